@@ -1,0 +1,243 @@
+"""The events of one run (DESIGN §1), each a fact in the immutable log.
+
+Every run event carries the correlation ids of spec 000 (``request_id`` is the
+gemini_request_id) plus its own id and the id of the event that caused it. Event ids are
+derived deterministically from the cause, so a handler that runs again after a crash
+publishes the same ids and JetStream's duplicate window drops the copies.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Literal, TypeVar
+
+import msgspec
+
+from contracts.failures import FailureContract
+from contracts.operations import OperationSet, SafetyLevel
+from contracts.receipts import Receipt
+
+_E = TypeVar("_E", bound="RunEvent")
+
+_NAMESPACE = uuid.UUID("5b0f1c2e-8a4d-4a7e-9d1e-6c3b2a1f0e9d")
+
+
+def derive_event_id(cause: str, kind: str, index: int = 0) -> str:
+    """A stable id for the ``index``-th event of ``kind`` that ``cause`` produced."""
+    return str(uuid.uuid5(_NAMESPACE, f"{cause}/{kind}/{index}"))
+
+
+class Event(
+    msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, tag_field="type"
+):
+    """Fields every event has; the ``type`` tag names the concrete event."""
+
+    event_id: str
+    at: float  # seconds since the epoch, UTC
+
+
+class RunEvent(Event, frozen=True, kw_only=True):
+    """An event of one run, with the correlation ids every service propagates."""
+
+    run_id: str
+    request_id: str
+    thread_id: str
+    user: str
+    causation_id: str | None = None
+
+
+class RunRequested(RunEvent, frozen=True, kw_only=True, tag="run.requested"):
+    """A client asks for a change: a prompt to plan, or a plan to run as written."""
+
+    scene_id: str
+    prompt: str | None = None
+    plan: Any = None  # raw JSON, validated by the planner so a bad plan is a PlanRejected
+    planner: str = "rules"
+    pre_approved: bool = False  # the requesting user approves destructive operations up front
+
+
+class PlanRejected(RunEvent, frozen=True, kw_only=True, tag="run.plan_rejected"):
+    planner: str
+    failure: FailureContract
+    message: str
+
+
+class Planned(RunEvent, frozen=True, kw_only=True, tag="run.planned"):
+    scene_id: str
+    planner: str
+    operation_set: OperationSet
+    schedule: list[str]  # operation ids in execution order
+    catalog_version: str
+    model: str | None = None
+    iteration: int = 1
+    pre_approved: bool = False
+
+
+Mode = Literal["allow", "require_approval", "deny"]
+
+
+class OperationDecision(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The policy's verdict on one operation (spec 002 §6)."""
+
+    operation_id: str
+    tool_name: str
+    safety_level: SafetyLevel
+    mode: Mode
+    reason: str
+    policy_ids: list[str] = []
+
+
+class PolicyDecided(RunEvent, frozen=True, kw_only=True, tag="run.policy_decided"):
+    decisions: list[OperationDecision]
+    policy_set: str  # identifies the rules that decided
+
+
+class ApprovalRequested(RunEvent, frozen=True, kw_only=True, tag="run.approval_requested"):
+    approval_id: str
+    operation_ids: list[str]
+    reason: str
+
+
+Resolution = Literal["approve_once", "approve_and_always_allow", "reject"]
+
+
+class ApprovalResolved(RunEvent, frozen=True, kw_only=True, tag="run.approval_resolved"):
+    approval_id: str
+    decision: Resolution
+    resolved_by: str
+
+
+class Approved(RunEvent, frozen=True, kw_only=True, tag="run.approved"):
+    """The exact operations the executor may run; it runs nothing else."""
+
+    scene_id: str
+    operation_set: OperationSet
+    schedule: list[str]
+    approved_by: str  # "policy" or the user who approved
+
+
+class Denied(RunEvent, frozen=True, kw_only=True, tag="run.denied"):
+    failure: FailureContract
+    message: str
+    operation_ids: list[str]
+
+
+class OperationStarted(RunEvent, frozen=True, kw_only=True, tag="run.op_started"):
+    operation_id: str
+    tool_name: str
+    mcp_call_id: str
+    scene_hash_before: str
+
+
+class OperationSucceeded(RunEvent, frozen=True, kw_only=True, tag="run.op_succeeded"):
+    operation_id: str
+    mcp_call_id: str
+    blender_mutation_id: str | None
+    receipt: Receipt
+
+
+class OperationFailed(RunEvent, frozen=True, kw_only=True, tag="run.op_failed"):
+    operation_id: str
+    mcp_call_id: str
+    receipt: Receipt
+    failure: FailureContract
+
+
+class OperationRolledBack(RunEvent, frozen=True, kw_only=True, tag="run.op_rolled_back"):
+    operation_id: str
+    mcp_call_id: str
+    method: Literal["checkpoint", "compensation", "none"]
+    scene_hash: str
+
+
+class OperationSkipped(RunEvent, frozen=True, kw_only=True, tag="run.op_skipped"):
+    operation_id: str
+    reason: str
+
+
+class Executed(RunEvent, frozen=True, kw_only=True, tag="run.executed"):
+    scene_id: str
+    receipts: list[Receipt]
+    scene_hash: str
+    blend_path: str | None
+    failure: FailureContract | None = None
+    message: str = ""
+
+
+class RunCompleted(RunEvent, frozen=True, kw_only=True, tag="run.completed"):
+    summary: str
+    blend_path: str | None
+    scene_hash: str | None
+
+
+class RunFailed(RunEvent, frozen=True, kw_only=True, tag="run.failed"):
+    failure: FailureContract
+    message: str
+
+
+class DeadLettered(Event, frozen=True, kw_only=True, tag="deadletter"):
+    """A message no handler could process; kept so nothing is dropped silently."""
+
+    consumer: str
+    subject: str
+    stream_seq: int
+    deliveries: int
+    reason: str
+    payload: str  # the original bytes, decoded as UTF-8 with replacement, truncated
+
+
+AnyEvent = (
+    RunRequested
+    | PlanRejected
+    | Planned
+    | PolicyDecided
+    | ApprovalRequested
+    | ApprovalResolved
+    | Approved
+    | Denied
+    | OperationStarted
+    | OperationSucceeded
+    | OperationFailed
+    | OperationRolledBack
+    | OperationSkipped
+    | Executed
+    | RunCompleted
+    | RunFailed
+    | DeadLettered
+)
+
+_decoder = msgspec.json.Decoder(AnyEvent)
+_encoder = msgspec.json.Encoder()
+
+
+def decode_event(data: bytes) -> AnyEvent:
+    """Decode one event, raising ``msgspec.ValidationError``/``DecodeError`` on bad input."""
+    return _decoder.decode(data)
+
+
+def encode_event(event: Event) -> bytes:
+    return _encoder.encode(event)
+
+
+def event_kind(event: Event) -> str:
+    """The event's tag, e.g. ``run.op_started``."""
+    return type(event).__struct_config__.tag  # type: ignore[return-value]
+
+
+def follow(cause: RunEvent, kind: type[_E], at: float, index: int = 0, **fields: Any) -> _E:
+    """Build the event ``cause`` leads to, carrying its correlation ids forward.
+
+    The id is derived from the cause, the kind and ``index``, so a handler that runs
+    again for the same cause produces the same ids and duplicates are dropped.
+    """
+    tag = kind.__struct_config__.tag
+    return kind(
+        event_id=derive_event_id(cause.event_id, str(tag), index),
+        at=at,
+        run_id=cause.run_id,
+        request_id=cause.request_id,
+        thread_id=cause.thread_id,
+        user=cause.user,
+        causation_id=cause.event_id,
+        **fields,
+    )

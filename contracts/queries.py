@@ -1,0 +1,139 @@
+"""Request/reply messages of the read side: the audit service answers, the CLI and gateway ask.
+
+Queries travel on core NATS request/reply (``subjects.query(prefix, name)``), outside the
+event log: they change nothing, so there is nothing to record. Every reply carries ``ok``
+and, when it is false, an ``error`` that says what to do, so a client never has to guess
+from a timeout or a half-filled row. Rows mirror the audit views column for column.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+
+from contracts.receipts import ActionState, RunState
+
+MAX_RUNS = 1000
+
+
+class _Message(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    pass
+
+
+# -- requests --------------------------------------------------------------------------
+
+
+class RunsQuery(_Message, frozen=True, kw_only=True):
+    """The newest runs first (``runs``)."""
+
+    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_RUNS)] = 50
+
+
+class RunQuery(_Message, frozen=True, kw_only=True):
+    """One run with its actions, audit records and timeline (``run``)."""
+
+    run_id: Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
+
+
+class DumpQuery(_Message, frozen=True, kw_only=True):
+    """Every view, ordered deterministically (``dump``): tests and rebuild verification."""
+
+
+class RebuildCommand(_Message, frozen=True, kw_only=True):
+    """Replay the whole log into fresh views and swap them in (``rebuild``)."""
+
+
+# -- rows --------------------------------------------------------------------------------
+
+
+class RunRow(_Message, frozen=True, kw_only=True):
+    run_id: str
+    request_id: str
+    thread_id: str
+    user: str
+    scene_id: str | None
+    prompt: str | None
+    state: RunState | None
+    planner: str | None
+    model: str | None
+    error_code: str | None
+    message: str | None
+    blend_path: str | None
+    scene_hash: str | None
+    created_at: float
+    updated_at: float
+
+
+class ActionRow(_Message, frozen=True, kw_only=True):
+    run_id: str
+    operation_id: str
+    tool_name: str | None
+    safety_level: str | None
+    state: ActionState | None
+    decision: str | None  # allow | require_approval | deny, once the policy decided
+    mcp_call_id: str | None
+    blender_mutation_id: str | None
+    error_code: str | None
+
+
+class AuditRecord(_Message, frozen=True, kw_only=True):
+    """The spec 000 minimum audit record, plus where it sits in the log."""
+
+    stream_seq: int
+    event_id: str
+    run_id: str
+    user: str
+    timestamp: float
+    request_id: str
+    operation_id: str
+    mcp_call_id: str | None
+    blender_mutation_id: str | None  # null for read-only operations
+    tool_name: str | None
+    safety_level: str | None
+    status: str  # succeeded | failed | rolled_back | skipped_idempotent
+    scene_hash_before: str | None
+    scene_hash_after: str | None
+
+
+class TimelineEntry(_Message, frozen=True, kw_only=True):
+    stream_seq: int
+    run_id: str
+    event_id: str
+    type: str
+    at: float
+    detail: str
+
+
+class RunDetail(_Message, frozen=True, kw_only=True):
+    run: RunRow
+    actions: list[ActionRow] = []
+    audit_records: list[AuditRecord] = []
+    timeline: list[TimelineEntry] = []
+
+
+# -- replies -----------------------------------------------------------------------------
+
+
+class Reply(_Message, frozen=True, kw_only=True):
+    """``ok`` or an ``error`` naming the fix; ``last_seq`` is the views' applied sequence."""
+
+    ok: bool
+    error: str = ""
+    last_seq: int = 0
+
+
+class RunsReply(Reply, frozen=True, kw_only=True):
+    runs: list[RunRow] = []
+
+
+class RunReply(Reply, frozen=True, kw_only=True):
+    detail: RunDetail | None = None
+
+
+class DumpReply(Reply, frozen=True, kw_only=True):
+    views: dict[str, list[dict[str, Any]]] = {}
+
+
+class RebuildReply(Reply, frozen=True, kw_only=True):
+    counts: dict[str, int] = {}  # rows per view after the rebuild

@@ -1,0 +1,54 @@
+"""Execution receipts (spec 000 §Executor Guarantees) and the final result of a run."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from contracts.failures import FailureContract
+from contracts.operations import SafetyLevel
+
+ReceiptStatus = Literal["succeeded", "failed", "rolled_back", "skipped_idempotent", "skipped"]
+RunState = Literal[
+    "queued", "planning", "awaiting_confirmation", "executing", "completed", "failed"
+]
+ActionState = Literal[
+    "planned", "awaiting_confirmation", "executing", "completed", "failed", "rejected"
+]
+
+
+class Receipt(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """What happened to one operation, with the hashes that let a reader check it."""
+
+    operation_id: str
+    tool_name: str
+    safety_level: SafetyLevel
+    status: ReceiptStatus
+    mcp_call_id: str | None = None
+    blender_mutation_id: str | None = None
+    scene_hash_before: str | None = None
+    scene_hash_after: str | None = None
+    duration_ms: float = 0.0
+    error_code: str | None = None  # the spec 001 ToolResult code when the tool failed
+    message: str = ""
+    result: dict[str, Any] | None = None
+
+
+class RunResult(msgspec.Struct, frozen=True, kw_only=True):
+    """The final view of one run, as ``blendmesh run --json`` prints it."""
+
+    run_id: str
+    request_id: str
+    thread_id: str
+    scene_id: str
+    user: str
+    status: RunState
+    planner: str | None = None
+    model: str | None = None
+    receipts: list[Receipt] = []
+    failure: FailureContract | None = None
+    message: str = ""
+    blend_path: str | None = None
+    scene_hash: str | None = None
+    pending_operations: list[str] = []
