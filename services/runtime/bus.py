@@ -1,0 +1,114 @@
+"""The bus: connection, the immutable event-log stream, KV buckets and the publisher."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Protocol
+
+import nats
+from nats.aio.client import Client
+from nats.errors import NoServersError
+from nats.js import JetStreamContext
+from nats.js.api import DiscardPolicy, KeyValueConfig, StorageType, StreamConfig
+from nats.js.errors import BadRequestError
+from nats.js.kv import KeyValue
+
+from contracts import subjects
+from contracts.events import Event, encode_event
+
+log = logging.getLogger("blendmesh.bus")
+
+DUPLICATE_WINDOW = 120.0  # seconds: covers a publisher's retries after a crash or reconnect
+
+
+async def connect(url: str, name: str, wait: float = 30.0) -> Client:
+    """Connect with reconnects forever, so a restarted server is rejoined, not fatal.
+
+    The first connection is retried for ``wait`` seconds too: under a Procfile the
+    services may start before nats-server listens.
+    """
+
+    async def _error(exc: Exception) -> None:
+        log.warning("%s: nats error: %s", name, exc)
+
+    deadline = asyncio.get_running_loop().time() + wait
+    while True:
+        try:
+            return await nats.connect(
+                url,
+                name=name,
+                max_reconnect_attempts=-1,
+                reconnect_time_wait=0.25,
+                error_cb=_error,
+            )
+        except (OSError, NoServersError) as exc:
+            if asyncio.get_running_loop().time() > deadline:
+                raise ConnectionError(
+                    f"cannot reach NATS at {url} ({exc}); start it with `blendmesh up` "
+                    "or fix NATS_URL"
+                ) from None
+            await asyncio.sleep(0.5)
+
+
+def event_log_config(prefix: str) -> StreamConfig:
+    """The event log: file storage, nothing can be deleted or purged, duplicates dropped."""
+    return StreamConfig(
+        name=subjects.stream_name(prefix),
+        subjects=subjects.stream_subjects(prefix),
+        storage=StorageType.FILE,
+        deny_delete=True,
+        deny_purge=True,
+        duplicate_window=DUPLICATE_WINDOW,
+        discard=DiscardPolicy.OLD,
+        allow_direct=True,
+    )
+
+
+async def ensure_event_log(js: JetStreamContext, prefix: str) -> None:
+    """Create the event-log stream, or check that the existing one is still immutable."""
+    config = event_log_config(prefix)
+    name = subjects.stream_name(prefix)
+    try:
+        await js.add_stream(config)
+    except BadRequestError:
+        info = await js.stream_info(name)
+        if not (info.config.deny_delete and info.config.deny_purge):
+            raise RuntimeError(
+                f"stream {name} exists but allows delete or purge; "
+                "blendmesh needs an immutable log: recreate it or use another BLENDMESH_PREFIX"
+            ) from None
+
+
+async def ensure_kv(js: JetStreamContext, prefix: str, name: str, history: int = 1) -> KeyValue:
+    bucket = f"{prefix}_{name}".replace(".", "_")
+    try:
+        return await js.key_value(bucket)
+    except Exception:
+        return await js.create_key_value(
+            KeyValueConfig(bucket=bucket, history=history, storage=StorageType.FILE)
+        )
+
+
+class EventPublisher(Protocol):
+    """Port: append events to the log. Returns the stream sequence of the event."""
+
+    async def publish(self, event: Event) -> int: ...
+
+
+class JetStreamPublisher:
+    """Publishes with ``Nats-Msg-Id`` = the event id, so re-publishing is idempotent."""
+
+    def __init__(self, js: JetStreamContext, prefix: str) -> None:
+        self._js = js
+        self._prefix = prefix
+        self._stream = subjects.stream_name(prefix)
+
+    async def publish(self, event: Event) -> int:
+        ack = await self._js.publish(
+            subjects.for_event(self._prefix, event),
+            encode_event(event),
+            stream=self._stream,
+            headers={"Nats-Msg-Id": event.event_id},
+        )
+        return ack.seq

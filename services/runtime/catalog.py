@@ -1,0 +1,60 @@
+"""The published tool catalog: the executor writes what its bridge declares, others read.
+
+Kept in a KV bucket so the planner and the policy judge plans against the registry that
+will run them, without importing the bridge (which needs ``bpy``).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import msgspec
+from nats.js import JetStreamContext
+from nats.js.errors import KeyNotFoundError
+
+from contracts.tools import ToolCatalog
+from services.runtime.bus import ensure_kv
+
+KEY = "tools"
+
+
+class CatalogSource(Protocol):
+    """Port: the current tool catalog, or None while no executor has published one."""
+
+    async def get(self) -> ToolCatalog | None: ...
+
+
+class KvCatalog:
+    def __init__(self, js: JetStreamContext, prefix: str) -> None:
+        self._js = js
+        self._prefix = prefix
+        self._cached: tuple[int, ToolCatalog] | None = None
+
+    async def _kv(self):  # type: ignore[no-untyped-def]
+        return await ensure_kv(self._js, self._prefix, "catalog")
+
+    async def publish(self, catalog: ToolCatalog) -> None:
+        kv = await self._kv()
+        await kv.put(KEY, msgspec.json.encode(catalog))
+
+    async def get(self) -> ToolCatalog | None:
+        kv = await self._kv()
+        try:
+            entry = await kv.get(KEY)
+        except KeyNotFoundError:
+            return None
+        if self._cached and self._cached[0] == entry.revision:
+            return self._cached[1]
+        catalog = msgspec.json.decode(entry.value or b"", type=ToolCatalog)
+        self._cached = (entry.revision or 0, catalog)
+        return catalog
+
+
+class StaticCatalog:
+    """An in-memory catalog for tests of domain logic."""
+
+    def __init__(self, catalog: ToolCatalog | None) -> None:
+        self.catalog = catalog
+
+    async def get(self) -> ToolCatalog | None:
+        return self.catalog

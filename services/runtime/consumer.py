@@ -1,0 +1,197 @@
+"""The consumer loop: the only place that acknowledges messages.
+
+A handler decodes nothing and acks nothing: it gets a typed event and returns the events
+it produces. The loop publishes those, then acks; maps ``Retry`` and unexpected errors to
+a delayed nak; and turns ``Reject``, undecodable messages and exhausted ``max_deliver``
+into a dead-letter event in the log before terminating the message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+import msgspec
+from nats.aio.msg import Msg
+from nats.errors import TimeoutError as NatsTimeoutError
+from nats.js import JetStreamContext
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+
+from contracts import subjects
+from contracts.events import AnyEvent, DeadLettered, Event, decode_event, derive_event_id
+from services.runtime.bus import EventPublisher
+from services.runtime.errors import Reject, Retry
+
+log = logging.getLogger("blendmesh.consumer")
+
+PAYLOAD_EXCERPT = 4096
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """Where a message sits in the log and how often it has been delivered."""
+
+    stream_seq: int
+    num_delivered: int
+    subject: str
+
+
+Handler = Callable[[AnyEvent, Delivery], Awaitable[Sequence[Event]]]
+
+
+@dataclass(frozen=True)
+class ConsumerSpec:
+    """A durable pull consumer and the handler it feeds."""
+
+    durable: str
+    filter_subjects: list[str]
+    handler: Handler
+    ack_wait: float = 30.0
+    max_deliver: int = 5
+    max_ack_pending: int = 1000
+    heartbeat: bool = False  # send in_progress() while the handler runs (long work)
+    backoff_cap: float = 10.0
+    extra: dict[str, object] = field(default_factory=dict)
+
+    def config(self) -> ConsumerConfig:
+        return ConsumerConfig(
+            durable_name=self.durable,
+            filter_subjects=self.filter_subjects or None,
+            ack_policy=AckPolicy.EXPLICIT,
+            deliver_policy=DeliverPolicy.ALL,
+            ack_wait=self.ack_wait,
+            max_deliver=self.max_deliver,
+            max_ack_pending=self.max_ack_pending,
+        )
+
+
+def backoff(num_delivered: int, cap: float) -> float:
+    return min(0.25 * 2 ** max(num_delivered - 1, 0), cap)
+
+
+class ConsumerLoop:
+    """Runs one durable consumer until stopped. Several processes may bind the same one."""
+
+    def __init__(
+        self,
+        js: JetStreamContext,
+        publisher: EventPublisher,
+        prefix: str,
+        spec: ConsumerSpec,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._js = js
+        self._publisher = publisher
+        self._prefix = prefix
+        self._spec = spec
+        self._clock = clock
+        self._stopping = False
+        self._busy = False
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        stream = subjects.stream_name(self._prefix)
+        await self._js.add_consumer(stream, self._spec.config())
+        self._sub = await self._js.pull_subscribe_bind(durable=self._spec.durable, stream=stream)
+        self._task = asyncio.create_task(self._run(), name=f"consumer:{self._spec.durable}")
+
+    async def stop(self) -> None:
+        """Finish the message in hand, then stop fetching."""
+        self._stopping = True
+        task, self._task = self._task, None
+        if task is None:
+            return
+        if not self._busy:
+            task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        with contextlib.suppress(Exception):
+            await self._sub.unsubscribe()
+
+    async def _run(self) -> None:
+        while not self._stopping:
+            try:
+                msgs = await self._sub.fetch(batch=1, timeout=5)
+            except (TimeoutError, NatsTimeoutError):
+                continue
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("%s: fetch failed (%s); retrying", self._spec.durable, exc)
+                await asyncio.sleep(0.5)
+                continue
+            for msg in msgs:
+                self._busy = True
+                try:
+                    await self.process(msg)
+                finally:
+                    self._busy = False
+
+    async def process(self, msg: Msg) -> None:
+        """Handle one message and settle it: ack, nak with delay, or term."""
+        meta = msg.metadata
+        delivery = Delivery(
+            stream_seq=meta.sequence.stream,
+            num_delivered=meta.num_delivered,
+            subject=msg.subject,
+        )
+        try:
+            event = decode_event(msg.data)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            await self._dead_letter(msg, delivery, f"undecodable message: {exc}")
+            return
+        heartbeat = asyncio.create_task(self._heartbeat(msg)) if self._spec.heartbeat else None
+        try:
+            produced = await self._spec.handler(event, delivery)
+            for out in produced:
+                await self._publisher.publish(out)
+        except Reject as exc:
+            await self._dead_letter(msg, delivery, f"rejected: {exc}")
+            return
+        except Retry as exc:
+            await self._retry(msg, delivery, str(exc), exc.delay)
+            return
+        except Exception as exc:
+            log.exception("%s: handler failed on %s", self._spec.durable, msg.subject)
+            delay = backoff(delivery.num_delivered, self._spec.backoff_cap)
+            await self._retry(msg, delivery, f"{type(exc).__name__}: {exc}", delay)
+            return
+        finally:
+            if heartbeat is not None:
+                heartbeat.cancel()
+        await msg.ack_sync()
+
+    async def _retry(self, msg: Msg, delivery: Delivery, reason: str, delay: float) -> None:
+        if delivery.num_delivered >= self._spec.max_deliver:
+            await self._dead_letter(
+                msg, delivery, f"gave up after {delivery.num_delivered} deliveries: {reason}"
+            )
+            return
+        log.info("%s: retry %s in %.2fs: %s", self._spec.durable, msg.subject, delay, reason)
+        await msg.nak(delay=delay)
+
+    async def _dead_letter(self, msg: Msg, delivery: Delivery, reason: str) -> None:
+        log.error("%s: dead-lettering %s: %s", self._spec.durable, msg.subject, reason)
+        letter = DeadLettered(
+            event_id=derive_event_id(f"seq:{delivery.stream_seq}", f"dlq:{self._spec.durable}"),
+            at=self._clock(),
+            consumer=self._spec.durable,
+            subject=msg.subject,
+            stream_seq=delivery.stream_seq,
+            deliveries=delivery.num_delivered,
+            reason=reason[:2000],
+            payload=msg.data[:PAYLOAD_EXCERPT].decode("utf-8", errors="replace"),
+        )
+        await self._publisher.publish(letter)
+        await msg.term()
+
+    async def _heartbeat(self, msg: Msg) -> None:
+        interval = max(self._spec.ack_wait / 3, 0.1)
+        while True:
+            await asyncio.sleep(interval)
+            with contextlib.suppress(Exception):
+                await msg.in_progress()

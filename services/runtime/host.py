@@ -1,0 +1,98 @@
+"""Hosting a service: the bus handle every app gets, and the ``__main__`` runner.
+
+Each ``services/<name>/app.py`` exposes ``async def start(settings, bus) -> Running``. The
+same function serves ``python -m services.<name>`` (one process per service, the Procfile)
+and the embedded mesh (every service as tasks of one process).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from nats.aio.client import Client
+from nats.js import JetStreamContext
+
+from services.runtime.bus import JetStreamPublisher, connect, ensure_event_log
+from services.runtime.consumer import ConsumerLoop, ConsumerSpec
+from services.runtime.settings import Settings
+
+
+@dataclass
+class Bus:
+    """A connection to the mesh's NATS, with the event log ensured."""
+
+    nc: Client
+    js: JetStreamContext
+    publisher: JetStreamPublisher
+    prefix: str
+
+    @classmethod
+    async def open(cls, url: str, prefix: str, name: str) -> Bus:
+        nc = await connect(url, name)
+        js = nc.jetstream(timeout=10)
+        await ensure_event_log(js, prefix)
+        return cls(nc=nc, js=js, publisher=JetStreamPublisher(js, prefix), prefix=prefix)
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.nc.drain()
+
+
+class Running(Protocol):
+    """A started service."""
+
+    name: str
+
+    async def stop(self) -> None: ...
+
+
+@dataclass
+class ConsumerService:
+    """A service made of consumer loops plus whatever it must close when it stops."""
+
+    name: str
+    loops: list[ConsumerLoop] = field(default_factory=list)
+    closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+
+    async def add(self, bus: Bus, spec: ConsumerSpec) -> None:
+        loop = ConsumerLoop(bus.js, bus.publisher, bus.prefix, spec)
+        await loop.start()
+        self.loops.append(loop)
+
+    async def stop(self) -> None:
+        await asyncio.gather(*(loop.stop() for loop in self.loops))
+        for close in reversed(self.closers):
+            await close()
+
+
+StartFn = Callable[[Settings, Bus], Awaitable[Running]]
+
+
+def run_service(name: str, start: StartFn) -> None:
+    """Run one service in this process until SIGINT or SIGTERM (``python -m``)."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    settings = Settings.from_env()
+    if not settings.nats_url:
+        raise SystemExit(
+            f"{name}: NATS_URL is not set; start the mesh with `blendmesh up` "
+            "or point NATS_URL at a nats-server with JetStream"
+        )
+
+    async def main() -> None:
+        bus = await Bus.open(settings.nats_url or "", settings.prefix, f"blendmesh-{name}")
+        running = await start(settings, bus)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await stop.wait()
+        await running.stop()
+        await bus.close()
+
+    asyncio.run(main())

@@ -1,0 +1,203 @@
+"""The runtime against a real nats-server: immutable log, dedup, the consumer loop."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import pytest
+from nats.js.api import StorageType
+from nats.js.errors import APIError
+
+from contracts import subjects
+from contracts.events import AnyEvent, DeadLettered, Event, RunFailed, RunRequested
+from contracts.failures import failure
+from services.runtime.consumer import ConsumerLoop, ConsumerSpec, Delivery
+from services.runtime.errors import Reject, Retry
+from services.runtime.history import read_run
+from services.runtime.host import Bus
+
+pytestmark = pytest.mark.integration
+
+
+def requested(run_id: str = "run1", event_id: str = "e1") -> RunRequested:
+    return RunRequested(
+        event_id=event_id,
+        at=1.0,
+        run_id=run_id,
+        request_id="req",
+        thread_id="t",
+        user="u",
+        scene_id="s",
+        prompt="add a cube",
+    )
+
+
+async def test_event_log_when_created_is_immutable_file_storage(bus: Bus) -> None:
+    info = await bus.js.stream_info(subjects.stream_name("bmtest"))
+    assert info.config.deny_delete and info.config.deny_purge
+    assert info.config.storage in ("file", StorageType.FILE)
+    assert info.config.duplicate_window == 120.0
+    with pytest.raises(APIError):
+        await bus.js.purge_stream(subjects.stream_name("bmtest"))
+
+
+async def test_publish_when_same_event_twice_stores_it_once(bus: Bus) -> None:
+    first = await bus.publisher.publish(requested())
+    second = await bus.publisher.publish(requested())
+    assert first == second
+    events = await read_run(bus.js, "bmtest", "run1")
+    assert [e.event_id for e in events] == ["e1"]
+
+
+async def test_read_run_when_no_events_returns_empty(bus: Bus) -> None:
+    assert await read_run(bus.js, "bmtest", "nothing") == []
+
+
+async def _loop(bus: Bus, handler, **kw) -> ConsumerLoop:  # type: ignore[no-untyped-def]
+    spec = ConsumerSpec(
+        durable=kw.pop("durable", "t1"),
+        filter_subjects=[subjects.any_run("bmtest", "requested")],
+        handler=handler,
+        ack_wait=2,
+        **kw,
+    )
+    loop = ConsumerLoop(bus.js, bus.publisher, "bmtest", spec)
+    await loop.start()
+    return loop
+
+
+async def _wait_for(bus: Bus, run_id: str, kind: str, timeout: float = 10) -> list[AnyEvent]:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while asyncio.get_running_loop().time() < deadline:
+        events = await read_run(bus.js, "bmtest", run_id)
+        if any(
+            getattr(e, "type", None) == kind or type(e).__struct_config__.tag == kind
+            for e in events
+        ):
+            return events
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no {kind} event for {run_id}")
+
+
+async def _dead_letters(bus: Bus) -> list[DeadLettered]:
+    sub = await bus.js.subscribe("bmtest.deadletter.>", ordered_consumer=True)
+    out: list[DeadLettered] = []
+    try:
+        while True:
+            msg = await sub.next_msg(timeout=3)
+            from contracts.events import decode_event
+
+            ev = decode_event(msg.data)
+            assert isinstance(ev, DeadLettered)
+            out.append(ev)
+            if msg.metadata.num_pending == 0:
+                return out
+    finally:
+        await sub.unsubscribe()
+
+
+async def test_consumer_when_handler_returns_events_publishes_then_acks(bus: Bus) -> None:
+    async def handler(event: AnyEvent, delivery: Delivery) -> Sequence[Event]:
+        assert isinstance(event, RunRequested)
+        return [
+            RunFailed(
+                event_id="f1",
+                at=2.0,
+                run_id=event.run_id,
+                request_id="req",
+                thread_id="t",
+                user="u",
+                causation_id=event.event_id,
+                failure=failure("INTERNAL_ERROR", "x"),
+                message="m",
+            )
+        ]
+
+    loop = await _loop(bus, handler)
+    await bus.publisher.publish(requested())
+    events = await _wait_for(bus, "run1", "run.failed")
+    await loop.stop()
+    assert [type(e).__name__ for e in events] == ["RunRequested", "RunFailed"]
+    info = await bus.js.consumer_info(subjects.stream_name("bmtest"), "t1")
+    assert info.num_ack_pending == 0 and info.num_pending == 0
+
+
+async def test_consumer_when_retry_then_success_redelivers(bus: Bus) -> None:
+    calls: list[int] = []
+
+    async def handler(event: AnyEvent, delivery: Delivery) -> Sequence[Event]:
+        calls.append(delivery.num_delivered)
+        if delivery.num_delivered < 3:
+            raise Retry("not yet", delay=0.05)
+        return []
+
+    loop = await _loop(bus, handler)
+    await bus.publisher.publish(requested())
+    for _ in range(100):
+        if len(calls) >= 3:
+            break
+        await asyncio.sleep(0.05)
+    await loop.stop()
+    assert calls == [1, 2, 3]
+
+
+async def test_consumer_when_max_deliver_exhausted_dead_letters(bus: Bus) -> None:
+    async def handler(event: AnyEvent, delivery: Delivery) -> Sequence[Event]:
+        raise RuntimeError("boom")
+
+    loop = await _loop(bus, handler, max_deliver=2, backoff_cap=0.05)
+    await bus.publisher.publish(requested())
+    letters: list[DeadLettered] = []
+    for _ in range(60):
+        await asyncio.sleep(0.1)
+        info = await bus.js.stream_info(subjects.stream_name("bmtest"))
+        if info.state.messages >= 2:
+            letters = await _dead_letters(bus)
+            break
+    await loop.stop()
+    assert len(letters) == 1
+    assert letters[0].deliveries == 2 and "boom" in letters[0].reason
+    assert letters[0].subject == "bmtest.run.run1.requested"
+
+
+async def test_consumer_when_message_malformed_dead_letters_and_continues(bus: Bus) -> None:
+    seen: list[str] = []
+
+    async def handler(event: AnyEvent, delivery: Delivery) -> Sequence[Event]:
+        seen.append(event.event_id)
+        return []
+
+    loop = await _loop(bus, handler)
+    await bus.js.publish("bmtest.run.bad.requested", b"{not json")
+    await bus.publisher.publish(requested("run2", "e2"))
+    for _ in range(60):
+        if seen:
+            break
+        await asyncio.sleep(0.05)
+    letters = await _dead_letters(bus)
+    await loop.stop()
+    assert seen == ["e2"]
+    assert len(letters) == 1 and letters[0].reason.startswith("undecodable")
+    assert letters[0].payload == "{not json"
+
+
+async def test_consumer_when_reject_dead_letters_without_retry(bus: Bus) -> None:
+    calls: list[int] = []
+
+    async def handler(event: AnyEvent, delivery: Delivery) -> Sequence[Event]:
+        calls.append(1)
+        raise Reject("impossible")
+
+    loop = await _loop(bus, handler)
+    await bus.publisher.publish(requested())
+    letters: list[DeadLettered] = []
+    for _ in range(60):
+        await asyncio.sleep(0.05)
+        info = await bus.js.stream_info(subjects.stream_name("bmtest"))
+        if info.state.messages >= 2:
+            letters = await _dead_letters(bus)
+            break
+    await loop.stop()
+    assert calls == [1]
+    assert letters and letters[0].reason == "rejected: impossible"
