@@ -1,0 +1,224 @@
+"""Tool registry: declarative tool metadata plus the uniform ToolResult envelope.
+
+Every tool is registered with ``@tool(...)``. The registry validates arguments
+against the tool's JSON schema (Draft 2020-12) before the implementation runs,
+so a malformed call can never mutate the scene (spec 001 Phase 1).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import jsonschema
+
+SafetyLevel = Literal["read_only", "safe_write", "destructive"]
+IdempotenceClass = Literal["idempotent", "repeatable_with_accumulation", "non_idempotent"]
+
+ERROR_CODES = frozenset(
+    {
+        "invalid_input",
+        "capability_missing",
+        "policy_refused",
+        "not_found",
+        "conflict",
+        "timeout",
+        "nondeterministic_refused",
+        "internal_error",
+    }
+)
+
+# Shared schema fragments, so every tool spells vectors and names identically.
+NAME_SCHEMA: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 63}
+VEC3_SCHEMA: dict[str, Any] = {
+    "type": "array",
+    "items": {"type": "number"},
+    "minItems": 3,
+    "maxItems": 3,
+}
+
+
+def vec3(description: str) -> dict[str, Any]:
+    """A 3-vector schema with a description (finite numbers are enforced separately)."""
+    return {**VEC3_SCHEMA, "description": description}
+
+
+def name_schema(description: str) -> dict[str, Any]:
+    """A 1..63 character name schema with a description."""
+    return {**NAME_SCHEMA, "description": description}
+
+
+class ToolError(Exception):
+    """Raised by tool implementations to produce a structured failure.
+
+    ``mutated`` must be True when the scene may already have been changed, so
+    the executor knows it has to restore a checkpoint.
+    """
+
+    def __init__(self, code: str, message: str, mutated: bool = False) -> None:
+        assert code in ERROR_CODES, code
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.mutated = mutated
+
+
+@dataclass
+class Outcome:
+    """What a successful tool returns; the registry wraps it into a ToolResult."""
+
+    data: dict[str, Any] | None
+    mutated: bool
+    message: str = ""
+    compensation: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """Static, public metadata of a tool: the executor plans and gates on it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    safety_level: SafetyLevel
+    idempotence_class: IdempotenceClass
+    compensation: str  # inverse tool name, "checkpoint" or "none"
+    safety_mode: str = "headless_safe"
+    determinism_class: str = "deterministic"
+    min_blender_version: tuple[int, int, int] = (4, 2, 0)
+
+    def to_mcp(self) -> dict[str, Any]:
+        """The MCP ``tools/list`` entry, with blendmesh metadata under ``_meta``."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+            "annotations": {
+                "readOnlyHint": self.safety_level == "read_only",
+                "destructiveHint": self.safety_level == "destructive",
+                "idempotentHint": self.idempotence_class == "idempotent",
+            },
+            "_meta": {
+                "blendmesh": {
+                    "safety_level": self.safety_level,
+                    "safety_mode": self.safety_mode,
+                    "determinism_class": self.determinism_class,
+                    "idempotence_class": self.idempotence_class,
+                    "min_blender_version": list(self.min_blender_version),
+                    "compensation": self.compensation,
+                }
+            },
+        }
+
+
+ToolFn = Callable[[dict[str, Any]], Outcome]
+
+
+@dataclass
+class RegisteredTool:
+    """A spec bound to its implementation and a precompiled validator."""
+
+    spec: ToolSpec
+    fn: ToolFn
+    validator: jsonschema.Draft202012Validator = field(repr=False)
+
+
+REGISTRY: dict[str, RegisteredTool] = {}
+
+
+def tool(**spec_fields: Any) -> Callable[[ToolFn], ToolFn]:
+    """Register the decorated function as a tool described by ``ToolSpec(**spec_fields)``."""
+
+    def register(fn: ToolFn) -> ToolFn:
+        spec = ToolSpec(**spec_fields)
+        if spec.name in REGISTRY:
+            raise ValueError(f"duplicate tool {spec.name}")
+        jsonschema.Draft202012Validator.check_schema(spec.input_schema)
+        REGISTRY[spec.name] = RegisteredTool(
+            spec, fn, jsonschema.Draft202012Validator(spec.input_schema)
+        )
+        return fn
+
+    return register
+
+
+def list_specs() -> list[ToolSpec]:
+    """All registered specs sorted by name (stable output for clients and tests)."""
+    return [REGISTRY[n].spec for n in sorted(REGISTRY)]
+
+
+def result(
+    ok: bool,
+    error_code: str | None,
+    message: str,
+    data: dict[str, Any] | None,
+    mutated: bool,
+    compensation: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Build a ToolResult (spec 001) dict."""
+    return {
+        "ok": ok,
+        "error_code": error_code,
+        "message": message,
+        "data": data,
+        "mutated": mutated,
+        "determinism": {"class": "deterministic", "seed": None},
+        "compensation": compensation,
+    }
+
+
+def _non_finite_path(value: Any, path: str) -> str | None:
+    # Python's json module accepts Infinity/NaN, and jsonschema's "number"
+    # accepts them too, so they must be rejected explicitly.
+    if isinstance(value, float) and not math.isfinite(value):
+        return path
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _non_finite_path(item, f"{path}.{key}")
+            if found:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _non_finite_path(item, f"{path}[{index}]")
+            if found:
+                return found
+    return None
+
+
+def validate(reg: RegisteredTool, arguments: Any) -> str | None:
+    """Return a human-readable reason the arguments are invalid, or None."""
+    bad = _non_finite_path(arguments, "arguments")
+    if bad:
+        return f"{bad}: non-finite numbers are not allowed"
+    error = jsonschema.exceptions.best_match(reg.validator.iter_errors(arguments))
+    if error is None:
+        return None
+    where = "arguments" + "".join(
+        f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path
+    )
+    return f"{where}: {error.message}"
+
+
+def call(name: str, arguments: Any, blender_version: tuple[int, ...]) -> dict[str, Any]:
+    """Run a tool and always return a ToolResult; never raises for tool failures."""
+    reg = REGISTRY.get(name)
+    if reg is None:
+        return result(False, "not_found", f"unknown tool {name!r}", None, False)
+    if tuple(blender_version) < reg.spec.min_blender_version:
+        needed = ".".join(map(str, reg.spec.min_blender_version))
+        return result(False, "capability_missing", f"{name} needs Blender >= {needed}", None, False)
+    reason = validate(reg, arguments)
+    if reason:
+        return result(False, "invalid_input", reason, None, False)
+    try:
+        out = reg.fn(arguments)
+    except ToolError as err:
+        return result(False, err.code, err.message, None, err.mutated)
+    except Exception as exc:
+        # We cannot know how far a crashing writer got, so assume it mutated.
+        mutated = reg.spec.safety_level != "read_only"
+        return result(False, "internal_error", f"{type(exc).__name__}: {exc}", None, mutated)
+    message = out.message or f"{name} ok"
+    return result(True, None, message, out.data, out.mutated, out.compensation)

@@ -1,0 +1,214 @@
+"""JSON-RPC 2.0 / MCP dispatch for the bridge (spec 001 Phase 0).
+
+One JSON object per line in, one per line out. Every failure of a single
+message becomes a JSON-RPC error envelope; nothing a client sends may end the
+loop except ``shutdown`` or EOF.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import platform
+import time
+from collections.abc import Callable
+from typing import IO, Any
+
+import bpy
+
+from . import registry
+from .tools import scene
+
+log = logging.getLogger("blendmesh.bridge")
+
+PROTOCOL_VERSION = "2025-06-18"
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = (
+    -32700,
+    -32600,
+    -32601,
+    -32602,
+    -32603,
+)
+SERVER_ERROR = -32000  # blendmesh/scene.* failures (missing file, unwritable path)
+
+
+class RpcError(Exception):
+    """A JSON-RPC error to send back to the caller."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _engines() -> list[str]:
+    # The engine enum is dynamic and RNA only exposes its static default, so
+    # probe candidate identifiers by assignment and restore the original.
+    render = bpy.context.scene.render
+    original = render.engine
+    candidates = {"BLENDER_EEVEE", "BLENDER_WORKBENCH", "CYCLES", original}
+    stack = list(bpy.types.RenderEngine.__subclasses__())
+    while stack:
+        cls = stack.pop()
+        stack.extend(cls.__subclasses__())
+        if getattr(cls, "bl_idname", None):
+            candidates.add(cls.bl_idname)
+    engines = []
+    for ident in sorted(candidates):
+        try:
+            render.engine = ident
+            engines.append(ident)
+        except TypeError:
+            pass
+    render.engine = original
+    return engines
+
+
+def blender_profile() -> dict[str, Any]:
+    """What this Blender can do; the executor gates tools and policies on it."""
+    return {
+        "version": ".".join(map(str, bpy.app.version)),
+        "version_tuple": list(bpy.app.version),
+        "background": bool(bpy.app.background),
+        "engines": _engines(),
+        "python": platform.python_version(),
+        "sandbox": "none",
+    }
+
+
+def _params_str(params: dict[str, Any], key: str) -> str:
+    value = params.get(key)
+    if not isinstance(value, str) or not value:
+        raise RpcError(INVALID_PARAMS, f"params.{key} must be a non-empty string")
+    return value
+
+
+class Server:
+    """Dispatches parsed requests to handlers and frames responses."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self.out = out
+        self.running = True
+        self.blender_version = tuple(bpy.app.version)
+        self._profile: dict[str, Any] | None = None
+        self.methods: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+            "initialize": self._initialize,
+            "ping": lambda p: {},
+            "tools/list": lambda p: {"tools": [s.to_mcp() for s in registry.list_specs()]},
+            "tools/call": self._tools_call,
+            "blendmesh/scene.reset": lambda p: scene.reset(),
+            "blendmesh/scene.load": lambda p: scene.load(_params_str(p, "path")),
+            "blendmesh/scene.save": self._save,
+            "blendmesh/scene.fingerprint": lambda p: scene.scene_fingerprint(),
+            "shutdown": self._shutdown,
+        }
+
+    def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        if self._profile is None:
+            self._profile = blender_profile()
+        return {
+            "protocolVersion": PROTOCOL_VERSION,
+            "serverInfo": {"name": "blendmesh-bridge", "version": "1"},
+            "capabilities": {"tools": {}},
+            "blenderProfile": self._profile,
+        }
+
+    def _tools_call(self, params: dict[str, Any]) -> dict[str, Any]:
+        name = _params_str(params, "name")
+        arguments = params.get("arguments", {})
+        if not isinstance(arguments, dict):
+            raise RpcError(INVALID_PARAMS, "params.arguments must be an object")
+        meta = params.get("_meta", {})
+        if not isinstance(meta, dict):
+            raise RpcError(INVALID_PARAMS, "params._meta must be an object")
+        started = time.perf_counter()
+        outcome = registry.call(name, arguments, self.blender_version)
+        log.debug(
+            "tool %s call_id=%s ok=%s %.1fms",
+            name,
+            meta.get("mcp_call_id"),
+            outcome["ok"],
+            (time.perf_counter() - started) * 1000,
+        )
+        return {
+            "content": [{"type": "text", "text": json.dumps(outcome)}],
+            "structuredContent": outcome,
+            "isError": not outcome["ok"],
+        }
+
+    def _save(self, params: dict[str, Any]) -> dict[str, Any]:
+        compress = params.get("compress", False)
+        if not isinstance(compress, bool):
+            raise RpcError(INVALID_PARAMS, "params.compress must be a boolean")
+        return scene.save(_params_str(params, "path"), compress)
+
+    def _shutdown(self, params: dict[str, Any]) -> dict[str, Any]:
+        self.running = False
+        return {}
+
+    def handle_line(self, line: bytes | str) -> dict[str, Any] | None:
+        """Process one framed message; returns the response, or None for notifications."""
+        try:
+            message = json.loads(line)
+        except (ValueError, UnicodeDecodeError) as err:
+            return _error(None, PARSE_ERROR, f"parse error: {err}")
+        if not isinstance(message, dict):
+            return _error(
+                None, INVALID_REQUEST, "request must be a JSON object (batches are not supported)"
+            )
+        has_id = "id" in message
+        msg_id = message.get("id")
+        if has_id and (isinstance(msg_id, bool) or not isinstance(msg_id, (str, int, type(None)))):
+            return _error(None, INVALID_REQUEST, "id must be a string, an integer or null")
+        method = message.get("method")
+        if message.get("jsonrpc") != "2.0" or not isinstance(method, str):
+            return _error(msg_id, INVALID_REQUEST, "expected jsonrpc '2.0' and a string method")
+        params = message.get("params", {})
+        if not isinstance(params, (dict, list)):
+            return _error(msg_id, INVALID_REQUEST, "params must be an object or an array")
+        if not has_id:
+            # Notifications never execute: MCP only defines informational ones,
+            # and a mutation nobody hears about could not be checkpointed.
+            log.debug("notification %s ignored", method)
+            return None
+        handler = self.methods.get(method)
+        if handler is None:
+            return _error(msg_id, METHOD_NOT_FOUND, f"method not found: {method}")
+        if not isinstance(params, dict):
+            return _error(msg_id, INVALID_PARAMS, "params must be an object")
+        try:
+            return {"jsonrpc": "2.0", "id": msg_id, "result": handler(params)}
+        except RpcError as err:
+            return _error(msg_id, err.code, err.message)
+        except scene.SceneError as err:
+            return _error(msg_id, SERVER_ERROR, str(err))
+        except Exception as exc:
+            log.exception("internal error in %s", method)
+            return _error(msg_id, INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
+
+    def write(self, response: dict[str, Any]) -> None:
+        """Frame one response; non-finite floats would not be valid JSON for strict clients."""
+        try:
+            text = json.dumps(response, ensure_ascii=False, allow_nan=False)
+        except ValueError as err:
+            text = json.dumps(
+                _error(response.get("id"), INTERNAL_ERROR, f"unserializable result: {err}")
+            )
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def serve(self, inp: IO[bytes]) -> None:
+        """Read lines until EOF or shutdown."""
+        while self.running:
+            line = inp.readline()
+            if not line:
+                return
+            if not line.strip():
+                continue
+            response = self.handle_line(line)
+            if response is not None:
+                self.write(response)
+
+
+def _error(msg_id: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}

@@ -1,0 +1,253 @@
+"""Async client for the Blender bridge child process.
+
+The executor never imports bpy: it drives ``python -m services.executor.bridge``
+through this client over JSON-RPC on stdio. Calls are serialized (the bridge
+is single-threaded anyway) and a call that overruns its timeout kills the
+child, because a hung Blender cannot be interrupted any other way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import ctypes
+import json
+import logging
+import os
+import signal
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("blendmesh.bridge")
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+STREAM_LIMIT = 64 * 1024 * 1024  # scene snapshots are single, possibly large, lines
+CLOSE_TIMEOUT = 5.0
+PROTOCOL_VERSION = "2025-06-18"
+
+
+class BridgeError(Exception):
+    """Protocol/transport failure, or a JSON-RPC error from the bridge (``code`` set)."""
+
+    def __init__(self, message: str, code: int | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class BridgeCrashed(BridgeError):
+    """The child died or closed its stdout; start a new BridgeProcess."""
+
+
+def _die_with_parent() -> None:
+    # Runs in the child between fork and exec: if the executor dies, the
+    # kernel kills the bridge instead of leaving an orphaned Blender.
+    PR_SET_PDEATHSIG = 1
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+class BridgeProcess:
+    """One bridge child process and the request/response channel to it."""
+
+    def __init__(
+        self,
+        python: str = sys.executable,
+        env: Mapping[str, str] | None = None,
+        call_timeout: float = 30.0,
+    ) -> None:
+        self.python = python
+        self.env = dict(os.environ if env is None else env)
+        self.call_timeout = call_timeout
+        self.profile: dict[str, Any] = {}
+        self._proc: asyncio.subprocess.Process | None = None
+        self._stderr_task: asyncio.Task[None] | None = None
+        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
+        self._lock = asyncio.Lock()
+        self._next_id = 1
+        self._closed = False
+
+    @property
+    def alive(self) -> bool:
+        """True while the child is running and usable."""
+        return self._proc is not None and self._proc.returncode is None and not self._closed
+
+    async def start(self) -> dict[str, Any]:
+        """Spawn the bridge and perform the MCP handshake; returns the initialize result."""
+        if self._proc is not None:
+            raise BridgeError("bridge already started")
+        env = dict(self.env)
+        # cwd-independent: the project root must be importable in the child.
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(PROJECT_ROOT), env.get("PYTHONPATH", "")) if p
+        )
+        self._proc = await asyncio.create_subprocess_exec(
+            self.python,
+            "-m",
+            "services.executor.bridge",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+            limit=STREAM_LIMIT,
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+        )
+        self._stderr_task = asyncio.create_task(self._drain_stderr())
+        params = {
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "blendmesh-executor", "version": "1"},
+        }
+        result = await self.request("initialize", params)
+        await self._notify("notifications/initialized")
+        self.profile = result.get("blenderProfile", {})
+        return result
+
+    async def _drain_stderr(self) -> None:
+        assert self._proc is not None and self._proc.stderr is not None
+        while True:
+            try:
+                line = await self._proc.stderr.readline()
+            except ValueError:  # an over-long line was discarded; keep draining
+                continue
+            if not line:
+                return
+            text = line.decode("utf-8", "replace").rstrip()
+            self._stderr_tail.append(text)
+            log.info("%s", text)
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        if not self.alive:
+            raise BridgeCrashed(self._crash_message("bridge is not running"))
+        assert self._proc is not None and self._proc.stdin is not None
+        try:
+            self._proc.stdin.write(json.dumps(message).encode("utf-8") + b"\n")
+            await self._proc.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError) as err:
+            raise BridgeCrashed(self._crash_message(f"bridge stdin closed: {err}")) from None
+
+    async def _notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        async with self._lock:
+            await self._send({"jsonrpc": "2.0", "method": method, "params": params or {}})
+
+    async def _roundtrip(self, message: dict[str, Any]) -> dict[str, Any]:
+        await self._send(message)
+        assert self._proc is not None and self._proc.stdout is not None
+        while True:
+            try:
+                line = await self._proc.stdout.readline()
+            except (ValueError, asyncio.LimitOverrunError) as err:
+                await self._kill()
+                raise BridgeError(f"bridge response too large or malformed: {err}") from None
+            if not line:
+                await self._reap()
+                raise BridgeCrashed(self._crash_message("bridge closed its stdout"))
+            try:
+                response = json.loads(line)
+            except ValueError:
+                log.warning("bridge sent a non-JSON line: %r", line[:200])
+                continue
+            if isinstance(response, dict) and response.get("id") == message["id"]:
+                return response
+            log.warning("bridge sent an unexpected message: %r", line[:200])
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> Any:
+        """Send one JSON-RPC request and return its result; raises BridgeError on an error reply."""
+        async with self._lock:
+            msg_id = self._next_id
+            self._next_id += 1
+            message = {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params or {}}
+            limit = self.call_timeout if timeout is None else timeout
+            try:
+                response = await asyncio.wait_for(self._roundtrip(message), limit)
+            except TimeoutError:
+                # A busy Blender cannot be interrupted; killing it is the only way back.
+                await self._kill()
+                raise TimeoutError(
+                    f"bridge call {method} exceeded {limit}s; bridge killed"
+                ) from None
+        if "error" in response:
+            error = response["error"] or {}
+            raise BridgeError(
+                f"{method}: {error.get('message', 'unknown error')}", error.get("code")
+            )
+        return response.get("result")
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        """MCP tool descriptors, sorted by name."""
+        return (await self.request("tools/list"))["tools"]
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        mcp_call_id: str,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """Run a tool; returns the ToolResult (MCP structuredContent)."""
+        params = {"name": name, "arguments": arguments, "_meta": {"mcp_call_id": mcp_call_id}}
+        result = await self.request("tools/call", params, timeout)
+        return result["structuredContent"]
+
+    async def reset(self) -> str:
+        """Empty factory scene; returns its hash."""
+        return (await self.request("blendmesh/scene.reset"))["hash"]
+
+    async def load(self, path: str) -> str:
+        """Open a .blend file; returns the scene hash."""
+        return (await self.request("blendmesh/scene.load", {"path": path}))["hash"]
+
+    async def save(self, path: str, compress: bool = False) -> dict[str, Any]:
+        """Save a copy of the scene; returns {"path", "bytes", "hash"}."""
+        return await self.request("blendmesh/scene.save", {"path": path, "compress": compress})
+
+    async def fingerprint(self) -> str:
+        """Current scene hash."""
+        return (await self.request("blendmesh/scene.fingerprint"))["hash"]
+
+    async def close(self) -> None:
+        """Ask the bridge to shut down, then make sure it is gone. Safe to call twice."""
+        if self._proc is None:
+            self._closed = True
+            return
+        if self.alive:
+            try:
+                await self.request("shutdown", timeout=CLOSE_TIMEOUT)
+                if self._proc.stdin is not None:
+                    self._proc.stdin.close()
+                await asyncio.wait_for(self._proc.wait(), CLOSE_TIMEOUT)
+            except (TimeoutError, BridgeError):
+                pass
+        self._closed = True
+        await self._kill()
+
+    async def _kill(self) -> None:
+        if self._proc is not None and self._proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self._proc.kill()
+        await self._reap()
+
+    async def _reap(self) -> None:
+        if self._proc is None:
+            return
+        await self._proc.wait()
+        if self._proc.stdin is not None and not self._proc.stdin.is_closing():
+            self._proc.stdin.close()
+        if self._stderr_task is not None:
+            # Let the drain finish reading what the child wrote before dying.
+            try:
+                await asyncio.wait_for(self._stderr_task, 1.0)
+            except (TimeoutError, asyncio.CancelledError):
+                self._stderr_task.cancel()
+
+    def _crash_message(self, what: str) -> str:
+        code = None if self._proc is None else self._proc.returncode
+        tail = " | ".join(self._stderr_tail)
+        return f"{what} (exit code {code}); stderr tail: {tail}"
