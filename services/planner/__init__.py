@@ -1,0 +1,1 @@
+"""The planner service: turns English requests into spec 000 operation sets."""

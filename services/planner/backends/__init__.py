@@ -1,0 +1,1 @@
+"""Planner backends: the offline rules grammar and the LLM-backed planners."""

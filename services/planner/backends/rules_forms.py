@@ -1,0 +1,169 @@
+"""Modifier and material clause forms of the rules grammar (see docs/grammar.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from services.planner.backends.rules_cursor import Cursor, Form, Plan, first, once
+from services.planner.backends.rules_vocab import MATERIAL_WORDS
+
+
+# -- modifiers ------------------------------------------------------------------------
+def _modifier_args(obj: str, mtype: str, name: str | None, props: dict[str, Any]) -> Plan:
+    args: dict[str, Any] = {"object": obj, "type": mtype}
+    if name is not None:
+        args["name"] = name
+    if props:
+        args["properties"] = props
+    return "modifier.add", args
+
+
+def add_modifier(cur: Cursor, mtype: str) -> Plan:
+    cur.word("modifier")
+    name = cur.literal_name() if cur.word("named", "called") else None
+    cur.expect("to", "on")
+    obj = cur.name()
+    props = cur.params() if cur.word("with") else {}
+    cur.end()
+    return _modifier_args(obj, mtype, name, props)
+
+
+def shorthand(mtype: str) -> Form:
+    def form(cur: Cursor) -> Plan:
+        obj = cur.name()
+        cur.word("with")
+        props = {} if cur.at_end() else cur.params()
+        return _modifier_args(obj, mtype, None, props)
+
+    return form
+
+
+def remove_modifier(cur: Cursor) -> Plan:
+    name = cur.modifier_ref()
+    cur.expect("from")
+    obj = cur.name()
+    cur.end()
+    return "modifier.remove", {"object": obj, "name": name}
+
+
+def _set_modifier(obj: str, name: str, props: dict[str, Any]) -> Plan:
+    return "modifier.set", {"object": obj, "name": name, "properties": props}
+
+
+def _set_param_of(cur: Cursor) -> Plan:
+    """set [the] <param> of [the] <M> [modifier] on <Name> to <value>"""
+    cur.skip_the()
+    param = cur.param_name()
+    cur.expect("of")
+    name = cur.modifier_ref()
+    cur.expect("on")
+    obj = cur.name()
+    cur.expect("to")
+    value = cur.value()
+    cur.end()
+    return _set_modifier(obj, name, {param: value})
+
+
+def _set_with(cur: Cursor) -> Plan:
+    """set <M> [modifier] on <Name> with <param> <value> ..."""
+    name = cur.modifier_ref()
+    cur.expect("on")
+    obj = cur.name()
+    cur.expect("with")
+    return _set_modifier(obj, name, cur.params())
+
+
+def _set_object_param(cur: Cursor) -> Plan:
+    """set <Name> <M> [modifier] <param> to <value>"""
+    obj = cur.name()
+    name = cur.modifier_ref()
+    param = cur.param_name()
+    cur.expect("to")
+    value = cur.value()
+    cur.end()
+    return _set_modifier(obj, name, {param: value})
+
+
+# -- materials ------------------------------------------------------------------------
+def _material_value(cur: Cursor, key: str, word: str) -> Any:
+    return cur.color() if key == "base_color" else cur.unit(word)
+
+
+def _material(obj: str, values: dict[str, Any]) -> Plan:
+    args: dict[str, Any] = {"object": obj}
+    for key in ("base_color", "metallic", "roughness"):
+        if key in values:
+            args[key] = values[key]
+    return "material.assign", args
+
+
+def _set_material_of(cur: Cursor) -> Plan:
+    """set [the] color|metallic|roughness of <Name> to <value>"""
+    cur.skip_article()
+    word = cur.expect(*MATERIAL_WORDS)
+    cur.expect("of")
+    obj = cur.name()
+    cur.expect("to")
+    value = _material_value(cur, MATERIAL_WORDS[word], word)
+    cur.end()
+    return _material(obj, {MATERIAL_WORDS[word]: value})
+
+
+def _set_material_short(cur: Cursor) -> Plan:
+    """set <Name> color|metallic|roughness to <value>"""
+    obj = cur.name()
+    word = cur.expect(*MATERIAL_WORDS)
+    cur.expect("to")
+    value = _material_value(cur, MATERIAL_WORDS[word], word)
+    cur.end()
+    return _material(obj, {MATERIAL_WORDS[word]: value})
+
+
+def material_items(cur: Cursor, obj: str, color: list[float] | None) -> Plan:
+    """[with] [color <c>] [metallic <x>] [roughness <x>] (any order, each at most once)."""
+    cur.word("with")
+    seen: dict[str, Any] = {} if color is None else {"base_color": color}
+    while not cur.at_end():
+        word = cur.expect(*MATERIAL_WORDS)
+        key = MATERIAL_WORDS[word]
+        once(seen, key, _material_value(cur, key, word), word)
+    return _material(obj, seen)
+
+
+def material_head(cur: Cursor) -> list[float] | None:
+    """[<named color>|#rrggbb] material"""
+    cur.skip_article()
+    after = cur.peek(1)
+    color = cur.color_word() if after is not None and after.lower == "material" else None
+    cur.expect("material")
+    return color
+
+
+# -- verbs ----------------------------------------------------------------------------
+def verb_give(cur: Cursor) -> Plan:
+    obj = cur.name()
+    return material_items(cur, obj, material_head(cur))
+
+
+def verb_color(cur: Cursor) -> Plan:
+    obj = cur.name()
+    color = cur.color()
+    cur.end()
+    return _material(obj, {"base_color": color})
+
+
+def verb_make(cur: Cursor) -> Plan:
+    obj = cur.name()
+    if cur.word("metallic"):
+        value = 1.0 if cur.at_end() else cur.unit("metallic")
+        cur.end()
+        return _material(obj, {"metallic": value})
+    color = cur.color()
+    cur.end()
+    return _material(obj, {"base_color": color})
+
+
+def verb_set(cur: Cursor) -> Plan:
+    return first(
+        cur, _set_material_of, _set_param_of, _set_with, _set_material_short, _set_object_param
+    )

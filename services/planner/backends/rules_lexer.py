@@ -1,0 +1,131 @@
+"""Tokenizer and clause splitter of the rules planner grammar (see docs/grammar.md).
+
+Lexing never fails: a character the grammar has no use for becomes an ``OTHER`` token,
+so the clause holding it is reported as unreadable, quoted exactly as the user typed it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Order matters: quoted strings first (so nothing inside them is split), then an
+# unterminated quote (swallows the rest of the text), hex colors, numbers, names, marks.
+_TOKEN_RE = re.compile(
+    r"""
+    (?P<ws>\s+)
+  | "(?P<dq>[^"]*)"
+  | \u201c(?P<cq>[^\u201d]*)\u201d
+  | (?P<unterminated>["\u201c].*)
+  | (?P<hex>\#[0-9A-Fa-f]{6})(?![0-9A-Za-z_])
+  | (?P<number>[-+]?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?)
+  | (?P<word>[A-Za-z_](?:[A-Za-z0-9_]|[.\-](?=[A-Za-z0-9_]))*)
+  | (?P<mark>[(),;.=\u00b0])
+  | (?P<other>.)
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+
+_MARKS = {
+    "(": "LPAREN",
+    ")": "RPAREN",
+    ",": "COMMA",
+    ";": "SEMI",
+    ".": "PERIOD",
+    "=": "EQ",
+    "\u00b0": "DEG",
+}
+_SEPARATOR_KINDS = frozenset({"COMMA", "SEMI", "PERIOD"})
+_SEPARATOR_WORDS = frozenset({"and", "then"})
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One lexeme: its kind, its exact source text, its value and its span in the text.
+
+    Kinds: WORD, STRING, NUMBER, HEX, LPAREN, RPAREN, COMMA, SEMI, PERIOD, EQ, DEG, OTHER.
+    ``value`` is the name/string for WORD and STRING (case preserved), the int or float
+    for NUMBER, the six hex digits for HEX and the source text otherwise.
+    """
+
+    kind: str
+    text: str
+    value: str | int | float
+    start: int
+    end: int
+
+    @property
+    def lower(self) -> str:
+        """The lower-cased word for WORD tokens, "" for any other kind."""
+        return self.text.lower() if self.kind == "WORD" else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Clause:
+    """The tokens of one clause and the exact source text they span."""
+
+    tokens: tuple[Token, ...]
+    text: str
+
+
+def _number(text: str) -> int | float:
+    if re.fullmatch(r"[-+]?\d+", text):
+        return int(text)
+    return float(text)
+
+
+def tokenize(text: str) -> list[Token]:
+    """Split ``text`` into tokens (whitespace dropped); never raises."""
+    tokens: list[Token] = []
+    for match in _TOKEN_RE.finditer(text):
+        group = match.lastgroup
+        raw = match.group(0)
+        start, end = match.span()
+        if group == "ws":
+            continue
+        if group == "dq" or group == "cq":
+            tokens.append(Token("STRING", raw, match.group(group), start, end))
+        elif group == "hex":
+            tokens.append(Token("HEX", raw, raw[1:], start, end))
+        elif group == "number":
+            tokens.append(Token("NUMBER", raw, _number(raw), start, end))
+        elif group == "word":
+            tokens.append(Token("WORD", raw, raw, start, end))
+        elif group == "mark":
+            tokens.append(Token(_MARKS[raw], raw, raw, start, end))
+        else:  # "unterminated" or "other"
+            tokens.append(Token("OTHER", raw, raw, start, end))
+    return tokens
+
+
+def _is_separator(token: Token) -> bool:
+    return token.kind in _SEPARATOR_KINDS or token.lower in _SEPARATOR_WORDS
+
+
+def split_clauses(text: str) -> list[Clause]:
+    """Split a request into clauses at separators outside parentheses and quotes.
+
+    Separators are ``,`` ``;`` ``.`` and the words ``and`` / ``then``; a run of them
+    (", and then") is one separator and empty clauses are dropped.
+    """
+    clauses: list[Clause] = []
+    current: list[Token] = []
+    depth = 0
+
+    def close() -> None:
+        if current:
+            span = text[current[0].start : current[-1].end]
+            clauses.append(Clause(tuple(current), span))
+            current.clear()
+
+    for token in tokenize(text):
+        if depth == 0 and _is_separator(token):
+            close()
+            continue
+        if token.kind == "LPAREN":
+            depth += 1
+        elif token.kind == "RPAREN":
+            depth = max(0, depth - 1)
+        current.append(token)
+    close()
+    return clauses

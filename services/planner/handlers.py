@@ -1,0 +1,136 @@
+"""Planner handlers: a request becomes a validated plan; an outcome ends the run.
+
+The planner owns the run's beginning and end (DESIGN §1): it turns ``run.requested``
+into ``run.planned`` or ``run.plan_rejected``, and turns ``run.executed`` or
+``run.denied`` into the terminal ``run.completed`` / ``run.failed``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import msgspec
+
+from contracts import subjects
+from contracts.events import (
+    AnyEvent,
+    Denied,
+    Event,
+    Executed,
+    Planned,
+    PlanRejected,
+    RunCompleted,
+    RunFailed,
+    RunRequested,
+    follow,
+)
+from contracts.failures import failure
+from services.planner.backends.plan import plan_given
+from services.planner.backends.rules import UnreadableRequest, plan_request
+from services.planner.graph import PlanInvalid, ValidPlan, validate
+from services.runtime.catalog import CatalogSource
+from services.runtime.consumer import Delivery
+from services.runtime.errors import Retry
+
+
+@dataclass
+class PlannerHandlers:
+    catalog: CatalogSource
+    clock: Callable[[], float] = field(default=time.time)
+
+    async def on_requested(self, event: RunRequested) -> Sequence[Event]:
+        catalog = await self.catalog.get()
+        if catalog is None:
+            raise Retry("no tool catalog yet: waiting for an executor to publish one", 0.5)
+        backend = "plan" if event.plan is not None else event.planner
+        try:
+            plan = self._plan(event, backend, catalog)
+        except PlanInvalid as exc:
+            return self._rejected(event, backend, exc)
+        return [
+            follow(
+                event,
+                Planned,
+                self.clock(),
+                scene_id=event.scene_id,
+                planner=backend,
+                operation_set=plan.operation_set,
+                schedule=plan.schedule,
+                catalog_version=catalog.version,
+                pre_approved=event.pre_approved,
+            )
+        ]
+
+    def _plan(self, event: RunRequested, backend: str, catalog) -> ValidPlan:  # type: ignore[no-untyped-def]
+        if backend == "plan":
+            return plan_given(event.plan, catalog)
+        if backend == "rules":
+            if not event.prompt:
+                raise PlanInvalid(
+                    failure("REQUEST_UNREADABLE", "Send a prompt or a plan", recoverable=False),
+                    "the request has neither a prompt nor a plan",
+                )
+            try:
+                ops = plan_request(event.prompt, event.request_id, catalog)
+            except UnreadableRequest as exc:
+                raise PlanInvalid(
+                    failure(
+                        "REQUEST_UNREADABLE",
+                        f"Rephrase {exc.unread!r} with the offline grammar (docs/grammar.md)",
+                    ),
+                    exc.message,
+                ) from None
+            # The rules planner is trusted no more than a model: its output is validated too.
+            return validate(msgspec.to_builtins(ops), catalog)
+        raise PlanInvalid(
+            failure("REQUEST_UNREADABLE", "Use the rules or plan planner", recoverable=False),
+            f"planner {backend!r} is not available in this mesh; use 'rules' or 'plan'",
+        )
+
+    def _rejected(self, event: RunRequested, backend: str, exc: PlanInvalid) -> Sequence[Event]:
+        now = self.clock()
+        return [
+            follow(
+                event, PlanRejected, now, planner=backend, failure=exc.failure, message=exc.message
+            ),
+            follow(event, RunFailed, now, failure=exc.failure, message=exc.message),
+        ]
+
+    async def on_executed(self, event: Executed) -> Sequence[Event]:
+        now = self.clock()
+        if event.failure is not None:
+            return [follow(event, RunFailed, now, failure=event.failure, message=event.message)]
+        done = sum(1 for r in event.receipts if r.status in ("succeeded", "skipped_idempotent"))
+        summary = f"{done} of {len(event.receipts)} operations applied to scene {event.scene_id}"
+        return [
+            follow(
+                event,
+                RunCompleted,
+                now,
+                summary=summary,
+                blend_path=event.blend_path,
+                scene_hash=event.scene_hash,
+            )
+        ]
+
+    async def on_denied(self, event: Denied) -> Sequence[Event]:
+        return [
+            follow(event, RunFailed, self.clock(), failure=event.failure, message=event.message)
+        ]
+
+    async def handle(self, event: AnyEvent, delivery: Delivery) -> Sequence[Event]:
+        match event:
+            case RunRequested():
+                return await self.on_requested(event)
+            case Executed():
+                return await self.on_executed(event)
+            case Denied():
+                return await self.on_denied(event)
+        return []
+
+
+def filter_subjects(prefix: str) -> list[str]:
+    """Subject -> handler table: what the planner consumes."""
+    return [subjects.any_run(prefix, kind) for kind in ("requested", "executed", "denied")]

@@ -1,0 +1,46 @@
+"""A tool catalog shaped like the bridge's, for unit tests of domain logic."""
+
+from __future__ import annotations
+
+from contracts.tools import ToolCatalog, ToolSpec
+
+_VEC = {"type": "array", "items": {"type": "number"}, "minItems": 3, "maxItems": 3}
+
+
+def _spec(name: str, level: str, schema: dict | None = None) -> ToolSpec:  # type: ignore[type-arg]
+    return ToolSpec(
+        name=name,
+        description=name,
+        safety_level=level,  # type: ignore[arg-type]
+        input_schema=schema or {"type": "object"},
+    )
+
+
+CATALOG = ToolCatalog(
+    version="test",
+    blender_version="5.0.1",
+    tools=[
+        _spec("scene.snapshot", "read_only"),
+        _spec(
+            "object.create",
+            "safe_write",
+            {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["primitive"],
+                "properties": {
+                    "primitive": {"enum": ["cube", "uv_sphere"]},
+                    "name": {"type": "string"},
+                    "location": _VEC,
+                },
+            },
+        ),
+        _spec("object.transform", "safe_write"),
+        _spec("object.rename", "safe_write"),
+        _spec("object.delete", "destructive"),
+        _spec("modifier.add", "safe_write"),
+        _spec("modifier.set", "safe_write"),
+        _spec("modifier.remove", "safe_write"),
+        _spec("material.assign", "safe_write"),
+    ],
+)
