@@ -1,0 +1,37 @@
+"""From a tool's spec 001 error code to the spec 000 failure contract."""
+
+from __future__ import annotations
+
+from contracts.failures import ErrorCode, FailureContract, RepairAction, failure
+
+# 001 ToolResult code -> (000 error code, recoverable, repair action)
+_MAP: dict[str, tuple[ErrorCode, bool, RepairAction]] = {
+    "invalid_input": ("ARGS_INVALID", True, "replace_args"),
+    "not_found": ("TOOL_ERROR", True, "insert_precondition"),
+    "conflict": ("TOOL_ERROR", True, "replace_args"),
+    "capability_missing": ("CAPABILITY_MISSING", False, "drop"),
+    "policy_refused": ("POLICY_BLOCKED", True, "drop"),
+    "timeout": ("TOOL_TIMEOUT", True, "retry"),
+    "nondeterministic_refused": ("TOOL_ERROR", True, "replace_args"),
+    "internal_error": ("INTERNAL_ERROR", False, "retry"),
+}
+
+
+def tool_failure(operation_id: str, tool: str, code: str | None, message: str) -> FailureContract:
+    error, recoverable, action = _MAP.get(code or "internal_error", _MAP["internal_error"])
+    return failure(
+        error,
+        f"{operation_id} ({tool}) failed: {message}",
+        recoverable=recoverable,
+        repair=[(operation_id, action)],
+    )
+
+
+def rollback_failure(operation_id: str, detail: str) -> FailureContract:
+    return failure(
+        "ROLLBACK_FAILED",
+        f"{operation_id} failed and its checkpoint could not be restored ({detail}); "
+        "the scene keeps its last saved revision",
+        recoverable=False,
+        repair=[(operation_id, "retry")],
+    )

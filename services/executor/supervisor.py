@@ -1,0 +1,48 @@
+"""Keeps one bridge process alive for the executor, restarting it after a crash or hang."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from services.executor.bridge_client import BridgeProcess
+
+
+class SupervisedBridge:
+    """The ``Bridge`` port over a ``BridgeProcess`` that can be replaced."""
+
+    def __init__(self, call_timeout: float) -> None:
+        self._call_timeout = call_timeout
+        self._proc = BridgeProcess(call_timeout=call_timeout)
+        self.profile: dict[str, Any] = {}
+        self.restarts = 0
+
+    async def start(self) -> list[dict[str, Any]]:
+        init = await self._proc.start()
+        self.profile = init.get("blenderProfile", {})
+        return await self._proc.list_tools()
+
+    async def restart(self) -> None:
+        await self._proc.close()
+        self._proc = BridgeProcess(call_timeout=self._call_timeout)
+        await self._proc.start()
+        self.restarts += 1
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], mcp_call_id: str, timeout: float | None = None
+    ) -> dict[str, Any]:
+        return await self._proc.call_tool(name, arguments, mcp_call_id, timeout=timeout)
+
+    async def reset(self) -> str:
+        return await self._proc.reset()
+
+    async def load(self, path: str) -> str:
+        return await self._proc.load(path)
+
+    async def save(self, path: str, compress: bool = False) -> dict[str, Any]:
+        return await self._proc.save(path, compress=compress)
+
+    async def fingerprint(self) -> str:
+        return await self._proc.fingerprint()
+
+    async def close(self) -> None:
+        await self._proc.close()

@@ -1,0 +1,96 @@
+"""An in-memory Blender bridge for unit tests of the executor's domain logic.
+
+It keeps the real bridge's contract (ToolResult envelopes, ``mutated`` on partial
+changes, hashes that change with the scene) without Blender, so the same behavioural
+tests run against both (tests/unit/test_plan_runner.py).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+
+def _ok(data: Any = None, mutated: bool = True) -> dict[str, Any]:
+    return {
+        "ok": True,
+        "error_code": None,
+        "message": "",
+        "data": data,
+        "mutated": mutated,
+        "determinism": {"class": "deterministic", "seed": None},
+        "compensation": None,
+    }
+
+
+def _err(code: str, message: str, mutated: bool = False) -> dict[str, Any]:
+    return {**_ok(None, mutated), "ok": False, "error_code": code, "message": message}
+
+
+class FakeBridge:
+    def __init__(self) -> None:
+        self.scene: dict[str, dict[str, Any]] = {}
+        self.restarts = 0
+        self.calls: list[str] = []
+
+    def _hash(self) -> str:
+        return hashlib.sha256(json.dumps(self.scene, sort_keys=True).encode()).hexdigest()
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], mcp_call_id: str, timeout: float | None = None
+    ) -> dict[str, Any]:
+        self.calls.append(mcp_call_id)
+        if timeout is not None and timeout < 0.01:
+            self.scene["__partial__"] = {}
+            raise TimeoutError
+        args = arguments
+        match name:
+            case "scene.snapshot":
+                return _ok({"objects": sorted(self.scene)}, mutated=False)
+            case "object.create":
+                obj = args.get("name", "Cube")
+                if obj in self.scene:
+                    return _err("conflict", f"an object named {obj!r} exists")
+                self.scene[obj] = {"location": list(args.get("location", [0, 0, 0])), "mods": {}}
+                return _ok({"name": obj})
+            case "object.transform" | "object.delete" | "modifier.add":
+                key = args.get("name") or args.get("object")
+                if key not in self.scene:
+                    return _err("not_found", f"no object named {key!r}")
+                if name == "object.transform":
+                    self.scene[key]["location"] = list(args["location"])
+                elif name == "object.delete":
+                    del self.scene[key]
+                else:
+                    self.scene[key]["mods"][args["type"]] = {}
+                    for prop, value in args.get("properties", {}).items():
+                        if not isinstance(value, int | float):
+                            return _err(
+                                "invalid_input", f"property {prop!r}: bad value", mutated=True
+                            )
+                        self.scene[key]["mods"][args["type"]][prop] = value
+                return _ok({"name": key})
+        return _err("not_found", f"no tool {name!r}")
+
+    async def reset(self) -> str:
+        self.scene = {}
+        return self._hash()
+
+    async def load(self, path: str) -> str:
+        self.scene = json.loads(Path(path).read_text())
+        return self._hash()
+
+    async def save(self, path: str, compress: bool = False) -> dict[str, Any]:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(json.dumps(self.scene))
+        return {"path": path, "bytes": Path(path).stat().st_size, "hash": self._hash()}
+
+    async def fingerprint(self) -> str:
+        return self._hash()
+
+    async def restart(self) -> None:
+        self.scene = copy.deepcopy({})
+        self.restarts += 1
