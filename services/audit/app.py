@@ -1,0 +1,40 @@
+"""Composition root of the audit service: the store, the consumer, the query responders."""
+
+from __future__ import annotations
+
+from services.audit.handlers import AuditHandlers
+from services.audit.queries import QueryResponders
+from services.audit.store import SqliteStore
+from services.runtime.consumer import ConsumerSpec
+from services.runtime.host import Bus, ConsumerService
+from services.runtime.settings import Settings
+
+DURABLE = "audit"
+
+
+async def start(settings: Settings, bus: Bus) -> ConsumerService:
+    store = await SqliteStore.open(settings.audit_db)
+    service = ConsumerService("audit", closers=[store.close])
+    try:
+        responders = QueryResponders(bus, store)
+        service.closers.append(responders.stop)  # closers run in reverse: responders first
+        await responders.start()
+        handlers = AuditHandlers(store)
+        await service.add(
+            bus,
+            ConsumerSpec(
+                durable=DURABLE,
+                # handlers.subject_table sends every subject of the log to on_event:
+                # no filter, so the one consumer sees the whole log in order.
+                filter_subjects=[],
+                handler=handlers.on_event,
+                ack_wait=settings.ack_wait,
+                max_deliver=settings.max_deliver,
+                # One message in flight: events apply in log order even across naks.
+                max_ack_pending=1,
+            ),
+        )
+    except BaseException:
+        await service.stop()
+        raise
+    return service

@@ -1,0 +1,178 @@
+"""Run and action states folded from a run's events (spec 002 §3). Pure: no I/O.
+
+The log is the only source of truth for a run's state (DESIGN §1). The CLI folds the
+events it watches to print a run live and the audit projections apply the same
+transitions one event at a time, so the two can never disagree about a state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from contracts.events import (
+    AnyEvent,
+    ApprovalRequested,
+    Approved,
+    Denied,
+    Event,
+    Executed,
+    OperationFailed,
+    OperationRolledBack,
+    OperationSkipped,
+    OperationStarted,
+    OperationSucceeded,
+    Planned,
+    PlanRejected,
+    PolicyDecided,
+    RunCompleted,
+    RunEvent,
+    RunFailed,
+    RunRequested,
+)
+from contracts.failures import FailureContract
+from contracts.receipts import ActionState, Receipt, RunResult, RunState
+
+TERMINAL: frozenset[str] = frozenset({"completed", "failed", "awaiting_confirmation"})
+
+
+def run_state_after(state: RunState | None, event: AnyEvent) -> RunState | None:
+    """The run state once ``event`` happened; events that change nothing keep ``state``."""
+    match event:
+        case RunRequested():
+            return "queued"
+        case Planned() | PolicyDecided():
+            return "planning"
+        case ApprovalRequested():
+            return "awaiting_confirmation"
+        case (
+            Approved()
+            | OperationStarted()
+            | OperationSucceeded()
+            | OperationFailed()
+            | OperationRolledBack()
+            | OperationSkipped()
+            | Executed()
+        ):
+            return "executing"
+        case PlanRejected() | Denied() | RunFailed():
+            return "failed"
+        case RunCompleted():
+            return "completed"
+    return state  # ApprovalResolved (Approved or Denied follows), dead letters
+
+
+def action_changes(event: Event) -> list[tuple[str, ActionState]]:
+    """The (operation_id, new state) pairs ``event`` causes; op_skipped changes nothing."""
+    match event:
+        case Planned():
+            return [(op.operation_id, "planned") for op in event.operation_set.operations]
+        case ApprovalRequested():
+            return [(op, "awaiting_confirmation") for op in event.operation_ids]
+        case Denied():
+            return [(op, "rejected") for op in event.operation_ids]
+        case OperationStarted():
+            return [(event.operation_id, "executing")]
+        case OperationSucceeded():
+            return [(event.operation_id, "completed")]
+        case OperationFailed() | OperationRolledBack():
+            return [(event.operation_id, "failed")]
+    return []
+
+
+def action_states(events: Sequence[AnyEvent]) -> dict[str, ActionState]:
+    states: dict[str, ActionState] = {}
+    for event in events:
+        states.update(action_changes(event))
+    return states
+
+
+def is_terminal(result: RunResult) -> bool:
+    """True when nothing more happens without a human: done, failed, or waiting for one."""
+    return result.status in TERMINAL
+
+
+@dataclass
+class _Acc:
+    requested: RunRequested
+    state: RunState | None = None
+    planner: str | None = None
+    model: str | None = None
+    receipts: list[Receipt] = field(default_factory=list)
+    sealed: bool = False  # the receipts came from an Executed; the next op event starts anew
+    failure: FailureContract | None = None
+    failure_message: str = ""
+    run_failed: bool = False
+    summary: str = ""
+    blend_path: str | None = None
+    scene_hash: str | None = None
+    pending: list[str] = field(default_factory=list)
+
+    def add_receipt(self, receipt: Receipt) -> None:
+        if self.sealed:
+            self.receipts, self.sealed = [], False
+        self.receipts.append(receipt)
+
+    def fail(self, failure: FailureContract, message: str, *, final: bool = False) -> None:
+        if self.run_failed and not final:
+            return  # RunFailed has the last word over PlanRejected/Denied
+        self.failure, self.failure_message, self.run_failed = failure, message, final
+
+    def apply(self, event: AnyEvent) -> None:
+        self.state = run_state_after(self.state, event)
+        match event:
+            case Planned():
+                self.planner, self.model = event.planner, event.model
+            case PlanRejected():
+                self.planner = event.planner  # carries no model: the planner's model stays
+                self.fail(event.failure, event.message)
+            case ApprovalRequested():
+                self.pending = list(event.operation_ids)
+            case Denied():
+                self.fail(event.failure, event.message)
+            case OperationSucceeded() | OperationFailed():
+                self.add_receipt(event.receipt)
+            case Executed():
+                self.receipts, self.sealed = list(event.receipts), True
+                self.blend_path, self.scene_hash = event.blend_path, event.scene_hash
+            case RunCompleted():
+                self.summary = event.summary
+                self.blend_path = _newer(event.blend_path, self.blend_path)
+                self.scene_hash = _newer(event.scene_hash, self.scene_hash)
+            case RunFailed():
+                self.fail(event.failure, event.message, final=True)
+
+    def result(self) -> RunResult:
+        req, status = self.requested, self.state or "queued"
+        return RunResult(
+            run_id=req.run_id,
+            request_id=req.request_id,
+            thread_id=req.thread_id,
+            scene_id=req.scene_id,
+            user=req.user,
+            status=status,
+            planner=self.planner,
+            model=self.model,
+            receipts=list(self.receipts),
+            failure=self.failure,
+            message=self.summary if status == "completed" else self.failure_message,
+            blend_path=self.blend_path,
+            scene_hash=self.scene_hash,
+            pending_operations=list(self.pending) if status == "awaiting_confirmation" else [],
+        )
+
+
+def _newer(value: str | None, old: str | None) -> str | None:
+    return value if value is not None else old
+
+
+def fold_run(events: Sequence[AnyEvent]) -> RunResult | None:
+    """The run's result so far; events of other runs are ignored. None before RunRequested."""
+    requested = next((e for e in events if isinstance(e, RunRequested)), None)
+    if requested is None:
+        return None
+    acc = _Acc(requested=requested)
+    for event in events:
+        if isinstance(event, RunEvent) and event.run_id == requested.run_id:
+            acc.apply(event)
+    return acc.result()

@@ -1,0 +1,215 @@
+"""Event -> row changes for the audit views. Pure: no I/O, no clock.
+
+Every value comes from the event or from the rows it builds on, never from the wall
+clock or the database, so replaying the log (``blendmesh audit rebuild``) reproduces the
+views exactly. The store hands in the run's current rows and writes what comes back in
+one transaction with the stream sequence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from contracts import events as ev
+from services.audit.fold import action_changes, run_state_after
+from services.audit.timeline import detail
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Change:
+    """One row to write. Keyed views (runs, actions) ``replace`` by primary key; the audit
+    records, timeline and dead letters are append-only, so a second insert fails loudly."""
+
+    table: str
+    row: Row
+    replace: bool = False
+
+
+@dataclass(frozen=True)
+class RunView:
+    """What the projection builds on: the run's row, its actions, each op's last record."""
+
+    run: Row | None = None
+    actions: Mapping[str, Row] = field(default_factory=dict)
+    records: Mapping[str, Row] = field(default_factory=dict)
+
+
+def project(event: ev.AnyEvent, seq: int, view: RunView) -> list[Change]:
+    """The row changes of the event at stream sequence ``seq``."""
+    if isinstance(event, ev.DeadLettered):
+        return [Change("dead_letters", _dead_letter(event, seq))]
+    if not isinstance(event, ev.RunEvent):
+        return []
+    changes = [Change("runs", _run_row(view.run, event), replace=True)]
+    changes += [Change("actions", r, replace=True) for r in _action_rows(event, view.actions)]
+    record = _audit_record(event, seq, view)
+    if record is not None:
+        changes.append(Change("audit_records", record))
+    entry = {
+        "stream_seq": seq,
+        "run_id": event.run_id,
+        "event_id": event.event_id,
+        "type": ev.event_kind(event),
+        "at": event.at,
+        "detail": detail(event),
+    }
+    return [*changes, Change("timeline", entry)]
+
+
+RUN_COLUMNS = (
+    "run_id", "request_id", "thread_id", "user", "scene_id", "prompt", "state", "planner",
+    "model", "error_code", "message", "blend_path", "scene_hash", "created_at", "updated_at",
+)  # fmt: skip
+ACTION_COLUMNS = (
+    "run_id", "operation_id", "tool_name", "safety_level", "state", "decision", "mcp_call_id",
+    "blender_mutation_id", "error_code",
+)  # fmt: skip
+
+
+def _run_row(prev: Row | None, event: ev.RunEvent) -> Row:
+    ids = {"run_id": event.run_id, "request_id": event.request_id, "created_at": event.at,
+           "thread_id": event.thread_id, "user": event.user}  # fmt: skip
+    row = dict(prev) if prev is not None else dict.fromkeys(RUN_COLUMNS) | ids
+    row["state"] = run_state_after(row["state"], event)  # type: ignore[arg-type]
+    row["updated_at"] = event.at
+    match event:
+        case ev.RunRequested():
+            row.update(
+                request_id=event.request_id,
+                thread_id=event.thread_id,
+                user=event.user,
+                scene_id=event.scene_id,
+                prompt=event.prompt,
+                created_at=event.at,
+            )
+        case ev.Planned():
+            row.update(planner=event.planner, model=event.model)
+            row["scene_id"] = row["scene_id"] or event.scene_id
+        case ev.PlanRejected():
+            row.update(
+                planner=event.planner, error_code=event.failure.error_code, message=event.message
+            )
+        case ev.Denied() | ev.RunFailed():
+            row.update(error_code=event.failure.error_code, message=event.message)
+        case ev.Executed():
+            row.update(blend_path=event.blend_path, scene_hash=event.scene_hash)
+        case ev.RunCompleted():
+            row["message"] = event.summary
+            if event.blend_path is not None:
+                row["blend_path"] = event.blend_path
+            if event.scene_hash is not None:
+                row["scene_hash"] = event.scene_hash
+    return row
+
+
+def _empty_action(run_id: str, operation_id: str) -> Row:
+    return dict.fromkeys(ACTION_COLUMNS) | {"run_id": run_id, "operation_id": operation_id}
+
+
+def _action_rows(event: ev.RunEvent, actions: Mapping[str, Row]) -> list[Row]:
+    rows: dict[str, Row] = {}
+
+    def row(op_id: str) -> Row:
+        if op_id not in rows:
+            prev = actions.get(op_id)
+            rows[op_id] = dict(prev) if prev else _empty_action(event.run_id, op_id)
+        return rows[op_id]
+
+    match event:
+        case ev.Planned():  # a new plan (or repair iteration) starts each operation afresh
+            for op in event.operation_set.operations:
+                rows[op.operation_id] = _empty_action(event.run_id, op.operation_id)
+                rows[op.operation_id].update(tool_name=op.tool_name, safety_level=op.safety_level)
+        case ev.PolicyDecided():
+            for d in event.decisions:
+                r = row(d.operation_id)
+                r.update(
+                    decision=d.mode,
+                    tool_name=r["tool_name"] or d.tool_name,
+                    safety_level=r["safety_level"] or d.safety_level,
+                )
+        case ev.Denied():
+            for op_id in event.operation_ids:
+                row(op_id)["error_code"] = event.failure.error_code
+        case ev.OperationStarted():
+            r = row(event.operation_id)
+            r.update(mcp_call_id=event.mcp_call_id, tool_name=r["tool_name"] or event.tool_name)
+        case ev.OperationSucceeded() | ev.OperationFailed():
+            r, receipt = row(event.operation_id), event.receipt
+            r.update(
+                mcp_call_id=event.mcp_call_id,
+                tool_name=r["tool_name"] or receipt.tool_name,
+                safety_level=r["safety_level"] or receipt.safety_level,
+            )
+            if isinstance(event, ev.OperationSucceeded):
+                r.update(blender_mutation_id=event.blender_mutation_id, error_code=None)
+            else:
+                r.update(
+                    blender_mutation_id=receipt.blender_mutation_id,
+                    error_code=event.failure.error_code,
+                )
+    for op_id, state in action_changes(event):
+        row(op_id)["state"] = state
+    return [rows[k] for k in sorted(rows)]
+
+
+def _audit_record(event: ev.RunEvent, seq: int, view: RunView) -> Row | None:
+    base: Row = {
+        "stream_seq": seq,
+        "event_id": event.event_id,
+        "run_id": event.run_id,
+        "user": event.user,
+        "timestamp": event.at,
+        "request_id": event.request_id,
+    }
+    match event:
+        case ev.OperationSucceeded() | ev.OperationFailed():
+            receipt = event.receipt
+            mutation = (
+                event.blender_mutation_id
+                if isinstance(event, ev.OperationSucceeded)
+                else receipt.blender_mutation_id
+            )
+            return base | {
+                "operation_id": event.operation_id,
+                "mcp_call_id": event.mcp_call_id,
+                "blender_mutation_id": mutation,
+                "tool_name": receipt.tool_name,
+                "safety_level": receipt.safety_level,
+                "status": receipt.status,
+                "scene_hash_before": receipt.scene_hash_before,
+                "scene_hash_after": receipt.scene_hash_after,
+            }
+        case ev.OperationRolledBack():
+            # The record of the failure it undoes supplies what the event does not carry;
+            # the rollback starts from the failed op's scene and ends at the restored hash.
+            failed = view.records.get(event.operation_id) or {}
+            action = view.actions.get(event.operation_id) or {}
+            return base | {
+                "operation_id": event.operation_id,
+                "mcp_call_id": event.mcp_call_id,
+                "blender_mutation_id": failed.get("blender_mutation_id"),
+                "tool_name": failed.get("tool_name") or action.get("tool_name"),
+                "safety_level": failed.get("safety_level") or action.get("safety_level"),
+                "status": "rolled_back",
+                "scene_hash_before": failed.get("scene_hash_after")
+                or failed.get("scene_hash_before"),
+                "scene_hash_after": event.scene_hash,
+            }
+    return None
+
+
+def _dead_letter(event: ev.DeadLettered, seq: int) -> Row:
+    return {
+        "stream_seq": seq,
+        "consumer": event.consumer,
+        "subject": event.subject,
+        "failed_seq": event.stream_seq,
+        "deliveries": event.deliveries,
+        "reason": event.reason,
+        "at": event.at,
+    }

@@ -1,0 +1,180 @@
+"""Query responders: core NATS request/reply on ``<prefix>.query.<name>``, queue group "audit".
+
+Nobody but the audit service opens its database; the CLI and the gateway ask here. Each
+request runs in its own task, so a rebuild or a read waiting for the views to catch up
+never holds up other queries, and every failure, including a malformed payload, becomes
+``ok=false`` with a message that says what to do instead of a dead responder.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import msgspec
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+
+from contracts import subjects
+from contracts.queries import (
+    DumpQuery,
+    DumpReply,
+    RebuildCommand,
+    RebuildReply,
+    Reply,
+    RunDetail,
+    RunQuery,
+    RunReply,
+    RunRow,
+    RunsQuery,
+    RunsReply,
+)
+from services.audit.handlers import replay
+from services.audit.store import SqliteStore, open_fresh
+from services.runtime.host import Bus
+
+log = logging.getLogger("blendmesh.audit")
+
+QUEUE = "audit"
+_T = TypeVar("_T")
+_encoder = msgspec.json.Encoder()
+Answer = Callable[[bytes], Awaitable[Reply]]
+
+
+class QueryFailed(Exception):
+    """The query cannot be answered; the message goes back to the client as ``error``."""
+
+
+def decode_query(name: str, data: bytes, kind: type[_T], example: str) -> _T:
+    """Decode a request; an empty payload means every default."""
+    try:
+        return msgspec.json.decode(data or b"{}", type=kind)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise QueryFailed(f"malformed {name} query: {exc}; send JSON like {example}") from None
+
+
+class QueryResponders:
+    """Answers ``runs``, ``run``, ``dump`` and ``rebuild`` from the views in ``store``."""
+
+    def __init__(self, bus: Bus, store: SqliteStore, catch_up_timeout: float = 5.0) -> None:
+        self._bus = bus
+        self._store = store
+        self._timeout = catch_up_timeout
+        self._subs: list[Subscription] = []
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._rebuilding = asyncio.Lock()
+
+    async def start(self) -> None:
+        answers: dict[str, Answer] = {
+            "runs": self.runs,
+            "run": self.run,
+            "dump": self.dump,
+            "rebuild": self.rebuild,
+        }
+        for name, answer in answers.items():
+            subject = subjects.query(self._bus.prefix, name)
+            self._subs.append(
+                await self._bus.nc.subscribe(subject, queue=QUEUE, cb=self._spawner(answer))
+            )
+
+    async def stop(self) -> None:
+        for sub in self._subs:
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _spawner(self, answer: Answer) -> Callable[[Msg], Awaitable[None]]:
+        async def on_request(msg: Msg) -> None:
+            if not msg.reply:
+                return  # a publish, not a request: nobody to answer
+            task = asyncio.create_task(self._respond(msg, answer))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+        return on_request
+
+    async def _respond(self, msg: Msg, answer: Answer) -> None:
+        try:
+            reply = await answer(msg.data)
+        except QueryFailed as exc:
+            reply = Reply(ok=False, error=str(exc))
+        except Exception as exc:
+            log.exception("audit: query on %s failed", msg.subject)
+            reply = Reply(ok=False, error=f"the audit service failed ({exc!r}); see its log")
+        with contextlib.suppress(Exception):
+            await msg.respond(_encoder.encode(reply))
+
+    async def runs(self, data: bytes) -> Reply:
+        query = decode_query("runs", data, RunsQuery, '{"limit": 50}')
+        seq = await self.caught_up()
+        rows = await self._store.runs(query.limit)
+        return RunsReply(ok=True, last_seq=seq, runs=msgspec.convert(rows, list[RunRow]))
+
+    async def run(self, data: bytes) -> Reply:
+        query = decode_query("run", data, RunQuery, '{"run_id": "RUN_ID"}')
+        seq = await self.caught_up()
+        detail = await self._store.run(query.run_id)
+        if detail is None:
+            raise QueryFailed(f"no run {query.run_id}; `blendmesh runs` lists the known runs")
+        return RunReply(ok=True, last_seq=seq, detail=msgspec.convert(detail, RunDetail))
+
+    async def dump(self, data: bytes) -> Reply:
+        decode_query("dump", data, DumpQuery, "{}")
+        await self.caught_up()
+        views: dict[str, list[dict[str, Any]]] = await self._store.dump()
+        return DumpReply(ok=True, last_seq=views["tracking"][0]["last_seq"], views=views)
+
+    async def rebuild(self, data: bytes) -> Reply:
+        """Replay the whole log into a fresh file, then swap it in under the store's lock."""
+        decode_query("rebuild", data, RebuildCommand, "{}")
+        async with self._rebuilding:
+            js, prefix = self._bus.js, self._bus.prefix
+            target = await self._log_last_seq()
+            fresh_path = self._store.path.with_name(self._store.path.name + ".rebuild")
+            fresh = await open_fresh(fresh_path)
+            try:
+                await replay(js, prefix, fresh, after=0, upto=target)
+
+                async def catch_up(store: SqliteStore, live_seq: int) -> None:
+                    # The live views may have moved on while we replayed: follow them.
+                    await replay(js, prefix, store, after=target, upto=live_seq)
+
+                await self._store.swap_in(fresh, catch_up)
+            except BaseException:
+                await fresh.close()
+                _discard(fresh_path)
+                raise
+        counts = await self._store.counts()
+        return RebuildReply(ok=True, last_seq=await self._store.last_seq(), counts=counts)
+
+    async def caught_up(self) -> int:
+        """Wait until the views reach the log's end as of now, so a client that just saw
+        an event reads its own writes. Returns the applied sequence."""
+        target = await self._log_last_seq()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._timeout
+        while (seq := await self._store.last_seq()) < target:
+            if loop.time() >= deadline:
+                raise QueryFailed(
+                    f"the audit views are behind the event log (applied {seq} of {target}); "
+                    "retry in a few seconds"
+                )
+            await asyncio.sleep(0.02)
+        return seq
+
+    async def _log_last_seq(self) -> int:
+        info = await self._bus.js.stream_info(subjects.stream_name(self._bus.prefix))
+        return int(info.state.last_seq)
+
+
+def _discard(path: Path) -> None:
+    for name in (str(path), f"{path}-wal", f"{path}-shm", f"{path}-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            Path(name).unlink()
