@@ -7,6 +7,7 @@ from services.executor.handlers import ExecutorHandlers, filter_subjects
 from services.executor.runner import PlanRunner
 from services.executor.scenes import SceneFiles
 from services.executor.supervisor import SupervisedBridge
+from services.runtime.bus import JetStreamPipeline
 from services.runtime.catalog import KvCatalog
 from services.runtime.consumer import ConsumerSpec
 from services.runtime.host import Bus, ConsumerService
@@ -24,7 +25,9 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         work_dir=settings.work_dir / "checkpoints",
         op_timeout=settings.op_timeout,
     )
-    handlers = ExecutorHandlers(runner=runner, publisher=bus.publisher)
+    handlers = ExecutorHandlers(
+        runner=runner, progress=lambda: JetStreamPipeline(bus.js, bus.prefix)
+    )
     service = ConsumerService("executor", closers=[bridge.close])
     await service.add(
         bus,

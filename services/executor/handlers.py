@@ -2,26 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from contracts import subjects
 from contracts.events import AnyEvent, Approved, Event
 from services.executor.runner import PlanRunner
-from services.runtime.bus import EventPublisher
+from services.runtime.bus import PipelinedPublisher
 from services.runtime.consumer import Delivery
 
 
 @dataclass
 class ExecutorHandlers:
     runner: PlanRunner
-    publisher: EventPublisher  # operation events go out live, not at the end of the run
+    # Operation events go out live, not at the end of the run; all of them are stored
+    # before the run's result is published.
+    progress: Callable[[], PipelinedPublisher]
 
     async def on_approved(self, event: Approved) -> Sequence[Event]:
-        async def emit(progress: Event) -> None:
-            await self.publisher.publish(progress)
-
-        return [await self.runner.run(event, emit)]
+        pipeline = self.progress()
+        executed = await self.runner.run(event, pipeline.send)
+        await pipeline.settle()
+        return [executed]
 
     async def handle(self, event: AnyEvent, delivery: Delivery) -> Sequence[Event]:
         match event:

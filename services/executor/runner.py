@@ -1,10 +1,16 @@
 """Running an approved schedule against the bridge: spec 000 §Executor Guarantees.
 
-For every operation, in schedule order: fingerprint before, a checkpoint before any
-mutation, the tool call, fingerprint after. A failed mutating operation is rolled back
-to its checkpoint (the default per-operation boundary) and the rollback is verified by
-hash; if the hash does not come back, the failure is ROLLBACK_FAILED and the scene is not
-saved. Operations after a failure are skipped (spec 002: stop at the first failure).
+For every operation, in schedule order: the tool call and a fingerprint after it. A
+failed mutating operation is rolled back to the state before it (the default
+per-operation boundary) and the rollback is verified by hash; if the hash does not come
+back, the failure is ROLLBACK_FAILED and the scene is not saved. Operations after a
+failure are skipped (spec 002: stop at the first failure).
+
+The state before an operation is a checkpoint plus a redo log: the last checkpoint file
+(the saved scene the run started from, then one every ``checkpoint_every`` committed
+operations) and the deterministic operations committed since. Restoring loads the file
+and replays the log. Writing a .blend before every operation would cost more than the
+operations themselves (bench/run_latency.py), and failures are the rare path.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
@@ -27,16 +33,42 @@ from contracts.events import (
     OperationSkipped,
     OperationStarted,
     OperationSucceeded,
+    RunEvent,
     follow,
 )
 from contracts.failures import FailureContract
 from contracts.operations import Operation
-from contracts.receipts import Receipt
+from contracts.receipts import Receipt, ReceiptStatus
 from services.executor.failures import rollback_failure, tool_failure
 from services.executor.ports import Bridge
 from services.executor.scenes import SceneFiles
 
 Emit = Callable[[Event], Awaitable[None]]
+_E = TypeVar("_E", bound=RunEvent)
+
+
+@dataclass
+class _Checkpoint:
+    """The last consistent state on disk, and what has been committed since."""
+
+    path: Path | None  # None: the empty scene
+    since: list[Operation] = field(default_factory=list)
+
+
+@dataclass
+class _Call:
+    """One tool invocation of one operation."""
+
+    approved: Approved
+    index: int
+    op: Operation
+    mcp_call_id: str
+    before: str  # scene hash before the call
+    ms: float = 0.0
+
+    @property
+    def mutating(self) -> bool:
+        return self.op.safety_level != "read_only"
 
 
 @dataclass
@@ -53,11 +85,15 @@ class PlanRunner:
     scenes: SceneFiles
     work_dir: Path
     op_timeout: float = 60.0
+    checkpoint_every: int = 32  # bounds how much a rollback replays
     clock: Callable[[], float] = field(default=time.time)
     new_id: Callable[[], str] = field(default=lambda: str(uuid.uuid4()))
 
     async def run(self, approved: Approved, emit: Emit) -> Executed:
         scene_hash = await self.scenes.open(self.bridge, approved.scene_id)
+        saved = self.scenes.path(approved.scene_id)
+        self._checkpoint = _Checkpoint(saved if saved.exists() else None)
+        self._run_id = approved.run_id
         ops = {op.operation_id: op for op in approved.operation_set.operations}
         receipts: list[Receipt] = []
         failed: _Step | None = None
@@ -82,6 +118,8 @@ class PlanRunner:
             scene_hash = step.hash_after
             if step.failure is not None:
                 failed, failed_id = step, op_id
+            elif op.safety_level != "read_only":
+                await self._committed(op)
         blend_path: str | None = None
         if failed is None or failed.consistent:
             blend_path = str(await self.scenes.commit(self.bridge, approved.scene_id))
@@ -101,47 +139,37 @@ class PlanRunner:
     async def _run_op(
         self, approved: Approved, index: int, op: Operation, before: str, emit: Emit
     ) -> _Step:
-        call_id = self.new_id()
-        mutating = op.safety_level != "read_only"
+        call = _Call(approved, index, op, self.new_id(), before)
         await emit(
-            follow(
-                approved,
-                OperationStarted,
-                self.clock(),
-                index,
-                operation_id=op.operation_id,
-                tool_name=op.tool_name,
-                mcp_call_id=call_id,
-                scene_hash_before=before,
-            )
+            self._event(call, OperationStarted, tool_name=op.tool_name, scene_hash_before=before)
         )
-        checkpoint = self.work_dir / f"{approved.run_id}-{op.operation_id}.blend"
-        if mutating:
-            checkpoint.parent.mkdir(parents=True, exist_ok=True)
-            await self.bridge.save(str(checkpoint))
         started = time.perf_counter()
-        result = await self._call(op, call_id)
-        ms = round((time.perf_counter() - started) * 1000, 3)
-        try:
-            if result.get("ok"):
-                return await self._succeeded(
-                    approved, index, op, call_id, before, ms, result, mutating, emit
-                )
-            return await self._failed(
-                approved,
-                index,
-                op,
-                call_id,
-                before,
-                ms,
-                result,
-                checkpoint if mutating else None,
-                emit,
-            )
-        finally:
-            checkpoint.unlink(missing_ok=True)
+        result = await self._invoke(op, call.mcp_call_id)
+        call.ms = round((time.perf_counter() - started) * 1000, 3)
+        if result.get("ok"):
+            return await self._succeeded(call, result, emit)
+        return await self._failed(call, result, emit)
 
-    async def _call(self, op: Operation, call_id: str) -> dict[str, Any]:
+    def _event(self, call: _Call, kind: type[_E], **fields: Any) -> _E:
+        return follow(
+            call.approved,
+            kind,
+            self.clock(),
+            call.index,
+            operation_id=call.op.operation_id,
+            mcp_call_id=call.mcp_call_id,
+            **fields,
+        )
+
+    async def _committed(self, op: Operation) -> None:
+        self._checkpoint.since.append(op)
+        if len(self._checkpoint.since) >= self.checkpoint_every:
+            path = self.work_dir / f"{self._run_id}.blend"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            await self.bridge.save(str(path))
+            self._checkpoint = _Checkpoint(path)
+
+    async def _invoke(self, op: Operation, call_id: str) -> dict[str, Any]:
         try:
             return await self.bridge.call_tool(
                 op.tool_name, op.args, call_id, timeout=self.op_timeout
@@ -153,9 +181,9 @@ class PlanRunner:
                 "error_code": "timeout",
                 "mutated": True,
                 "message": f"exceeded its {self.op_timeout:g} s budget; the bridge was "
-                "restarted and the checkpoint restored",
+                "restarted and the scene restored",
             }
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a dead bridge is an operation failure
             await self.bridge.restart()
             return {
                 "ok": False,
@@ -164,118 +192,76 @@ class PlanRunner:
                 "message": f"the Blender bridge stopped ({exc}); it was restarted",
             }
 
-    async def _succeeded(
-        self,
-        approved,
-        index,
-        op,
-        call_id,
-        before,
-        ms,
-        result,
-        mutating,  # type: ignore[no-untyped-def]
-        emit: Emit,
-    ) -> _Step:
-        after = await self.bridge.fingerprint() if mutating else before
-        mutation_id = self.new_id() if mutating else None
-        receipt = Receipt(
-            operation_id=op.operation_id,
-            tool_name=op.tool_name,
-            safety_level=op.safety_level,
-            status="succeeded",
-            mcp_call_id=call_id,
+    def _receipt(self, call: _Call, status: ReceiptStatus, **fields: Any) -> Receipt:
+        return Receipt(
+            operation_id=call.op.operation_id,
+            tool_name=call.op.tool_name,
+            safety_level=call.op.safety_level,
+            status=status,
+            mcp_call_id=call.mcp_call_id,
+            scene_hash_before=call.before,
+            duration_ms=call.ms,
+            **fields,
+        )
+
+    async def _succeeded(self, call: _Call, result: dict[str, Any], emit: Emit) -> _Step:
+        after = await self.bridge.fingerprint() if call.mutating else call.before
+        mutation_id = self.new_id() if call.mutating else None
+        receipt = self._receipt(
+            call,
+            "succeeded",
             blender_mutation_id=mutation_id,
-            scene_hash_before=before,
             scene_hash_after=after,
-            duration_ms=ms,
             result=result.get("data"),
         )
         await emit(
-            follow(
-                approved,
-                OperationSucceeded,
-                self.clock(),
-                index,
-                operation_id=op.operation_id,
-                mcp_call_id=call_id,
-                blender_mutation_id=mutation_id,
-                receipt=receipt,
-            )
+            self._event(call, OperationSucceeded, blender_mutation_id=mutation_id, receipt=receipt)
         )
         return _Step(receipt=receipt, hash_after=after)
 
-    async def _failed(
-        self,
-        approved,
-        index,
-        op,
-        call_id,
-        before,
-        ms,
-        result,  # type: ignore[no-untyped-def]
-        checkpoint: Path | None,
-        emit: Emit,
-    ) -> _Step:
+    async def _failed(self, call: _Call, result: dict[str, Any], emit: Emit) -> _Step:
         code, message = result.get("error_code"), str(result.get("message", ""))
-        contract = tool_failure(op.operation_id, op.tool_name, code, message)
-        receipt = Receipt(
-            operation_id=op.operation_id,
-            tool_name=op.tool_name,
-            safety_level=op.safety_level,
-            status="failed",
-            mcp_call_id=call_id,
-            scene_hash_before=before,
-            scene_hash_after=None,
-            duration_ms=ms,
-            error_code=code,
-            message=message,
-        )
-        await emit(
-            follow(
-                approved,
-                OperationFailed,
-                self.clock(),
-                index,
-                operation_id=op.operation_id,
-                mcp_call_id=call_id,
-                receipt=receipt,
-                failure=contract,
-            )
-        )
-        if checkpoint is None:
-            return _Step(receipt=receipt, hash_after=before, failure=contract)
-        method, restored = await self._rollback(checkpoint, before)
-        if restored != before:
-            bad = rollback_failure(op.operation_id, f"hash {restored} != {before}")
+        contract = tool_failure(call.op.operation_id, call.op.tool_name, code, message)
+        receipt = self._receipt(call, "failed", error_code=code, message=message)
+        await emit(self._event(call, OperationFailed, receipt=receipt, failure=contract))
+        if not call.mutating:
+            return _Step(receipt=receipt, hash_after=call.before, failure=contract)
+        method, restored = await self._rollback(call.before)
+        if restored != call.before:
+            bad = rollback_failure(call.op.operation_id, f"hash {restored} != {call.before}")
             return _Step(receipt=receipt, hash_after=restored, failure=bad, consistent=False)
-        await emit(
-            follow(
-                approved,
-                OperationRolledBack,
-                self.clock(),
-                index,
-                operation_id=op.operation_id,
-                mcp_call_id=call_id,
-                method=method,
-                scene_hash=restored,
-            )
-        )
+        await emit(self._event(call, OperationRolledBack, method=method, scene_hash=restored))
         rolled = msgspec.structs.replace(receipt, status="rolled_back", scene_hash_after=restored)
         return _Step(receipt=rolled, hash_after=restored, failure=contract)
 
-    async def _rollback(self, checkpoint: Path, before: str) -> tuple[str, str]:
-        """Return (method, hash): restore the checkpoint unless the scene is unchanged."""
+    async def _rollback(self, before: str) -> tuple[Literal["none", "checkpoint"], str]:
+        """Return (method, hash): restore the state before the operation if it changed."""
         try:
             current = await self.bridge.fingerprint()
-        except Exception:
+        except Exception:  # noqa: BLE001 - a dead bridge has lost the scene: restore it
             await self.bridge.restart()
             current = ""
         if current == before:
             return "none", current
+        return "checkpoint", await self._restore()
+
+    async def _restore(self) -> str:
+        """Load the last checkpoint and replay what was committed since; return the hash."""
+        point = self._checkpoint
         try:
-            return "checkpoint", await self.bridge.load(str(checkpoint))
-        except Exception as exc:
-            return "checkpoint", f"unrestored ({exc})"
+            if point.path is None:
+                await self.bridge.reset()
+            else:
+                await self.bridge.load(str(point.path))
+            for op in point.since:
+                result = await self.bridge.call_tool(
+                    op.tool_name, op.args, self.new_id(), timeout=self.op_timeout
+                )
+                if not result.get("ok"):
+                    return f"unrestored (replaying {op.operation_id}: {result.get('message')})"
+            return await self.bridge.fingerprint()
+        except Exception as exc:  # noqa: BLE001 - reported as ROLLBACK_FAILED
+            return f"unrestored ({exc})"
 
     def _skipped(self, op: Operation) -> Receipt:
         return Receipt(

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Protocol
+from typing import Any, Protocol
 
 import nats
 from nats.aio.client import Client
 from nats.errors import NoServersError
 from nats.js import JetStreamContext
 from nats.js.api import DiscardPolicy, KeyValueConfig, StorageType, StreamConfig
-from nats.js.errors import BadRequestError
+from nats.js.errors import BadRequestError, BucketNotFoundError
 from nats.js.kv import KeyValue
 
 from contracts import subjects
@@ -84,7 +84,7 @@ async def ensure_kv(js: JetStreamContext, prefix: str, name: str, history: int =
     bucket = f"{prefix}_{name}".replace(".", "_")
     try:
         return await js.key_value(bucket)
-    except Exception:
+    except BucketNotFoundError:
         return await js.create_key_value(
             KeyValueConfig(bucket=bucket, history=history, storage=StorageType.FILE)
         )
@@ -94,6 +94,16 @@ class EventPublisher(Protocol):
     """Port: append events to the log. Returns the stream sequence of the event."""
 
     async def publish(self, event: Event) -> int: ...
+
+
+class PipelinedPublisher(Protocol):
+    """Port: send events in order without waiting for each acknowledgement."""
+
+    async def send(self, event: Event) -> None: ...
+
+    async def settle(self) -> None:
+        """Wait until every sent event is stored; raise if any was not."""
+        ...
 
 
 class JetStreamPublisher:
@@ -112,3 +122,31 @@ class JetStreamPublisher:
             headers={"Nats-Msg-Id": event.event_id},
         )
         return ack.seq
+
+
+class JetStreamPipeline:
+    """Publishes in order and collects the acknowledgements to await together.
+
+    JetStream with ``sync_interval: always`` fsyncs every message; waiting for each ack in
+    turn would put one fsync on the path of every operation of a run.
+    """
+
+    def __init__(self, js: JetStreamContext, prefix: str) -> None:
+        self._js = js
+        self._prefix = prefix
+        self._stream = subjects.stream_name(prefix)
+        self._pending: list[asyncio.Future[Any]] = []
+
+    async def send(self, event: Event) -> None:
+        self._pending.append(
+            await self._js.publish_async(
+                subjects.for_event(self._prefix, event),
+                encode_event(event),
+                stream=self._stream,
+                headers={"Nats-Msg-Id": event.event_id},
+            )
+        )
+
+    async def settle(self) -> None:
+        pending, self._pending = self._pending, []
+        await asyncio.gather(*pending)

@@ -120,7 +120,7 @@ class ConsumerLoop:
                 continue
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - e.g. reconnecting: keep consuming
                 log.warning("%s: fetch failed (%s); retrying", self._spec.durable, exc)
                 await asyncio.sleep(0.5)
                 continue

@@ -216,7 +216,7 @@ def call(name: str, arguments: Any, blender_version: tuple[int, ...]) -> dict[st
         out = reg.fn(arguments)
     except ToolError as err:
         return result(False, err.code, err.message, None, err.mutated)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a tool bug must not kill the bridge
         # We cannot know how far a crashing writer got, so assume it mutated.
         mutated = reg.spec.safety_level != "read_only"
         return result(False, "internal_error", f"{type(exc).__name__}: {exc}", None, mutated)
