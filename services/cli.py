@@ -1,0 +1,247 @@
+"""The ``blendmesh`` command.
+
+Without NATS_URL every command starts the embedded mesh on ``--home`` (default ./var),
+does its job and stops it again; with NATS_URL it joins the mesh that runs there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from rich.console import Console
+
+from contracts.events import AnyEvent, Resolution
+from contracts.receipts import RunResult
+from services import console as show
+from services.audit import client as audit
+from services.client import ClientError, MeshClient, build_request
+from services.mesh import Mesh, MeshBusy
+from services.runtime.embedded import EmbeddedServerError
+from services.runtime.host import Bus
+from services.runtime.settings import Settings, SettingsError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_AWAITING, EXIT_MESH = 0, 1, 2, 3, 4
+READ_SERVICES = ("audit",)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="blendmesh", description=__doc__)
+    p.add_argument("--home", type=Path, help="state directory (default: $BLENDMESH_HOME or ./var)")
+    p.add_argument("-v", "--verbose", action="store_true", help="log what the services do")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="plan and apply a request to a scene")
+    run.add_argument("prompt", nargs="?", help='e.g. "add a cube named Box at 0 0 1"')
+    run.add_argument("--plan", type=Path, help="run a hand-written operation set (spec 000 JSON)")
+    run.add_argument("--scene", default="default", help="scene id (default: default)")
+    run.add_argument("--thread", help="thread id to continue")
+    run.add_argument("--approve", action="store_true", help="pre-approve destructive operations")
+    run.add_argument("--json", action="store_true", help="print the run result as JSON")
+    run.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for a result")
+
+    sub.add_parser("up", help="run the mesh in the foreground until Ctrl-C")
+    runs = sub.add_parser("runs", help="list recent runs")
+    runs.add_argument("--limit", type=int, default=20)
+    aud = sub.add_parser("audit", help="show a run's audit trail, or `audit rebuild`")
+    aud.add_argument("run_id", help="a run id, or `rebuild` to replay the log into the views")
+    for name in ("approve", "reject"):
+        cmd = sub.add_parser(name, help=f"{name} the operations a run waits on")
+        cmd.add_argument("run_id")
+        cmd.add_argument("--json", action="store_true", help="print the run result as JSON")
+    return p
+
+
+@asynccontextmanager
+async def connected(settings: Settings, services: Sequence[str]) -> AsyncIterator[Bus]:
+    """A bus on NATS_URL, or on an embedded mesh started for this command."""
+    mesh = Mesh(settings, services=() if settings.nats_url else services)
+    url = await mesh.start()
+    bus = await Bus.open(url, settings.prefix, "blendmesh-cli")
+    try:
+        yield bus
+    finally:
+        await bus.close()
+        await mesh.stop()
+
+
+def exit_code(result: RunResult) -> int:
+    return {"completed": EXIT_OK, "awaiting_confirmation": EXIT_AWAITING}.get(
+        result.status, EXIT_FAILED
+    )
+
+
+def report(result: RunResult, as_json: bool, out: Console) -> int:
+    if as_json:
+        sys.stdout.write(msgspec.json.encode(result).decode() + "\n")
+    else:
+        show.print_result(out, result)
+    return exit_code(result)
+
+
+def _progress(err: Console, quiet: bool):  # type: ignore[no-untyped-def]
+    def on_event(event: AnyEvent) -> None:
+        line = show.progress_line(event)
+        if line and not quiet:
+            err.print(line, highlight=False)
+
+    return on_event
+
+
+def load_plan(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except OSError as exc:
+        raise ClientError(f"cannot read plan {path}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise ClientError(f"plan {path} is not JSON: {exc}") from None
+
+
+async def cmd_run(args: argparse.Namespace, settings: Settings, out: Console, err: Console) -> int:
+    if bool(args.prompt) == bool(args.plan):
+        raise ClientError('give either a request ("add a cube named Box") or --plan FILE')
+    plan = load_plan(args.plan) if args.plan else None
+    request = build_request(
+        user=settings.user,
+        scene_id=args.scene,
+        prompt=args.prompt,
+        plan=plan,
+        planner=settings.planner,
+        thread_id=args.thread,
+        pre_approved=args.approve,
+    )
+    async with connected(settings, tuple(Mesh.all_services())) as bus:
+        result = await MeshClient(bus).run(request, _progress(err, args.json), args.timeout)
+    return report(result, args.json, out)
+
+
+async def cmd_resolve(
+    args: argparse.Namespace, settings: Settings, decision: Resolution, out: Console, err: Console
+) -> int:
+    async with connected(settings, tuple(Mesh.all_services())) as bus:
+        result = await MeshClient(bus).resolve(
+            args.run_id, decision, settings.user, _progress(err, args.json)
+        )
+    return report(result, args.json, out)
+
+
+async def cmd_up(settings: Settings, err: Console) -> int:
+    mesh = Mesh(settings)
+    url = await mesh.start()
+    err.print(f"blendmesh mesh is up: NATS_URL={url}  (Ctrl-C stops it)")
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await mesh.stop()
+    return EXIT_OK
+
+
+async def cmd_runs(args: argparse.Namespace, settings: Settings, out: Console) -> int:
+    async with connected(settings, READ_SERVICES) as bus:
+        rows = await audit.query_runs(bus.nc, settings.prefix, limit=args.limit)
+    out.print(
+        show.rows_table(
+            "runs",
+            show.as_rows(rows),
+            ["run_id", "state", "scene_id", "user", "planner", "error_code", "blend_path"],
+        )
+    )
+    return EXIT_OK
+
+
+async def cmd_audit(args: argparse.Namespace, settings: Settings, out: Console) -> int:
+    async with connected(settings, READ_SERVICES) as bus:
+        if args.run_id == "rebuild":
+            summary = await audit.rebuild(bus.nc, settings.prefix)
+            counts = ", ".join(f"{view} {n}" for view, n in summary.counts.items())
+            out.print(
+                f"rebuilt the audit views from the log up to seq {summary.last_seq}: {counts}"
+            )
+            return EXIT_OK
+        view = await audit.query_run(bus.nc, settings.prefix, args.run_id)
+    out.print(
+        show.rows_table(
+            "run",
+            show.as_rows([view.run]),
+            ["run_id", "state", "request_id", "thread_id", "user", "scene_id", "error_code"],
+        )
+    )
+    out.print(
+        show.rows_table(
+            "actions",
+            show.as_rows(view.actions),
+            ["operation_id", "tool_name", "safety_level", "decision", "state"],
+        )
+    )
+    out.print(
+        show.rows_table(
+            "audit records",
+            show.as_rows(view.audit_records),
+            [
+                "timestamp",
+                "operation_id",
+                "tool_name",
+                "safety_level",
+                "status",
+                "mcp_call_id",
+                "blender_mutation_id",
+                "scene_hash_before",
+                "scene_hash_after",
+            ],
+        )
+    )
+    return EXIT_OK
+
+
+async def dispatch(args: argparse.Namespace, settings: Settings) -> int:
+    # Piped output is read by scripts and grep: keep every row on one line.
+    out = Console(width=None if sys.stdout.isatty() else 1000)
+    err = Console(stderr=True, width=None if sys.stderr.isatty() else 1000)
+    match args.command:
+        case "run":
+            return await cmd_run(args, settings, out, err)
+        case "approve":
+            return await cmd_resolve(args, settings, "approve_once", out, err)
+        case "reject":
+            return await cmd_resolve(args, settings, "reject", out, err)
+        case "up":
+            return await cmd_up(settings, err)
+        case "runs":
+            return await cmd_runs(args, settings, out)
+        case "audit":
+            return await cmd_audit(args, settings, out)
+    raise AssertionError(args.command)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.ERROR,
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+    )
+    err = Console(stderr=True)
+    try:
+        settings = Settings.from_env()
+        if args.home:
+            settings = settings.with_(home=args.home.absolute())
+        return asyncio.run(dispatch(args, settings))
+    except KeyboardInterrupt:
+        return 130
+    except (ClientError, SettingsError, ValueError) as exc:
+        err.print(f"blendmesh: {exc}", highlight=False, markup=False)
+        return EXIT_USAGE
+    except (MeshBusy, EmbeddedServerError, ConnectionError, audit.AuditClientError) as exc:
+        err.print(f"blendmesh: {exc}", highlight=False, markup=False)
+        return EXIT_MESH
+
+
+if __name__ == "__main__":
+    sys.exit(main())

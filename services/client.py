@@ -1,0 +1,162 @@
+"""Talking to a mesh as a client: submit a run, follow it live, resolve an approval.
+
+The CLI uses it today; the HTTP gateway uses the same calls. A run's state is always
+folded from its events in the log, never kept on the side.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from nats.js.api import DeliverPolicy
+
+from contracts import subjects
+from contracts.events import (
+    AnyEvent,
+    ApprovalRequested,
+    ApprovalResolved,
+    Resolution,
+    RunRequested,
+    decode_event,
+    derive_event_id,
+    follow,
+)
+from contracts.receipts import RunResult
+from services.audit.fold import fold_run, is_terminal
+from services.runtime.history import read_run
+from services.runtime.host import Bus
+
+OnEvent = Callable[[AnyEvent], None]
+
+
+class ClientError(Exception):
+    """A request the mesh cannot act on; the message says why and what to do."""
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:20]}"
+
+
+def build_request(
+    *,
+    user: str,
+    scene_id: str,
+    prompt: str | None = None,
+    plan: Any = None,
+    planner: str = "rules",
+    thread_id: str | None = None,
+    pre_approved: bool = False,
+) -> RunRequested:
+    """A RunRequested with fresh ids; a plan's own request_id is kept for idempotency."""
+    subjects.check_token(scene_id, "scene id")
+    if thread_id is not None:
+        subjects.check_token(thread_id, "thread id")
+    run_id = new_id("run")
+    request_id = new_id("req")
+    if isinstance(plan, dict) and isinstance(plan.get("request_id"), str) and plan["request_id"]:
+        request_id = plan["request_id"]
+    return RunRequested(
+        event_id=derive_event_id(run_id, "run.requested"),
+        at=time.time(),
+        run_id=run_id,
+        request_id=request_id,
+        thread_id=thread_id or new_id("thread"),
+        user=user,
+        scene_id=scene_id,
+        prompt=prompt,
+        plan=plan,
+        planner=planner,
+        pre_approved=pre_approved,
+    )
+
+
+class MeshClient:
+    def __init__(self, bus: Bus) -> None:
+        self.bus = bus
+
+    async def run(
+        self, request: RunRequested, on_event: OnEvent | None = None, timeout: float = 600.0
+    ) -> RunResult:
+        """Submit a request and follow it until it completes, fails or waits for a person."""
+        follower = await self._subscribe(request.run_id)
+        await self.bus.publisher.publish(request)
+        return await self._follow(follower, on_event, timeout, after=None)
+
+    async def resolve(
+        self,
+        run_id: str,
+        decision: Resolution,
+        user: str,
+        on_event: OnEvent | None = None,
+        timeout: float = 600.0,
+    ) -> RunResult:
+        """Approve or reject the pending operations of ``run_id`` and follow the run."""
+        events = await read_run(self.bus.js, self.bus.prefix, run_id)
+        result = fold_run(events)
+        if result is None:
+            raise ClientError(f"there is no run {run_id}; `blendmesh runs` lists the runs")
+        if result.status != "awaiting_confirmation":
+            raise ClientError(f"run {run_id} is {result.status}, not awaiting approval")
+        pending = next(e for e in reversed(events) if isinstance(e, ApprovalRequested))
+        resolution = follow(
+            pending,
+            ApprovalResolved,
+            time.time(),
+            approval_id=pending.approval_id,
+            decision=decision,
+            resolved_by=user,
+        )
+        follower = await self._subscribe(run_id)
+        await self.bus.publisher.publish(resolution)
+        return await self._follow(follower, on_event, timeout, after=resolution.event_id)
+
+    async def _subscribe(self, run_id: str):  # type: ignore[no-untyped-def]
+        return await self.bus.js.subscribe(
+            subjects.run_events(self.bus.prefix, run_id),
+            ordered_consumer=True,
+            deliver_policy=DeliverPolicy.ALL,
+            stream=subjects.stream_name(self.bus.prefix),
+        )
+
+    async def _follow(
+        self,
+        sub,
+        on_event: OnEvent | None,
+        timeout: float,  # type: ignore[no-untyped-def]
+        after: str | None,
+    ) -> RunResult:
+        events: list[AnyEvent] = []
+        seen_after = after is None
+        deadline = asyncio.get_running_loop().time() + timeout
+        try:
+            while True:
+                remaining = deadline - asyncio.get_running_loop().time()
+                if remaining <= 0:
+                    raise ClientError(
+                        f"no result within {timeout:g} s; the run goes on in the mesh: "
+                        "check it later with `blendmesh audit RUN_ID`"
+                    )
+                try:
+                    msg = await sub.next_msg(timeout=min(remaining, 1.0))
+                except TimeoutError:
+                    continue
+                event = decode_event(msg.data)
+                events.append(event)
+                seen_after = seen_after or event.event_id == after
+                if on_event is not None and seen_after:
+                    on_event(event)
+                result = fold_run(events)
+                # After a resolution, the approval we just answered is not the end.
+                waiting_again = (
+                    after is not None
+                    and result is not None
+                    and (result.status == "awaiting_confirmation")
+                )
+                if result is not None and seen_after and is_terminal(result) and not waiting_again:
+                    return result
+        finally:
+            await sub.unsubscribe()

@@ -1,0 +1,133 @@
+"""The embedded mesh: nats-server plus every service, started and stopped together.
+
+Used by ``blendmesh run`` (nothing running before, nothing left after) and ``blendmesh
+up``. Services run as tasks of this process, each with its own NATS connection, exactly
+as they would in their own processes (docs/adr/0002-embedded-mesh-in-one-process.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import json
+import logging
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO
+
+from services.audit.app import start as start_audit
+from services.executor.app import start as start_executor
+from services.planner.app import start as start_planner
+from services.policy.app import start as start_policy
+from services.runtime.embedded import EmbeddedNats
+from services.runtime.host import Bus, Running, StartFn
+from services.runtime.settings import Settings
+
+log = logging.getLogger("blendmesh.mesh")
+
+SERVICES: dict[str, StartFn] = {
+    "audit": start_audit,
+    "planner": start_planner,
+    "policy": start_policy,
+    "executor": start_executor,
+}
+
+
+class MeshBusy(RuntimeError):
+    """Another embedded mesh owns this home directory."""
+
+
+class Mesh:
+    """A running mesh; ``url`` is where its NATS server listens."""
+
+    def __init__(self, settings: Settings, services: Sequence[str] = tuple(SERVICES)) -> None:
+        self.settings = settings
+        self.services = list(services)
+        self.url = settings.nats_url or ""
+        self._server: EmbeddedNats | None = None
+        self._lock: IO[str] | None = None
+        self._running: list[tuple[Running, Bus]] = []
+
+    @staticmethod
+    def all_services() -> list[str]:
+        return list(SERVICES)
+
+    @property
+    def embedded(self) -> bool:
+        return not self.settings.nats_url
+
+    async def start(self) -> str:
+        if self.embedded:
+            self._take_lock()
+            self._server = EmbeddedNats(self.settings.nats_store)
+            self.url = await self._server.start()
+            self._write_info()
+        try:
+            started = await asyncio.gather(*(self._start_one(n) for n in self.services))
+        except BaseException:
+            await self.stop()
+            raise
+        self._running = list(started)
+        return self.url
+
+    async def _start_one(self, name: str) -> tuple[Running, Bus]:
+        bus = await Bus.open(self.url, self.settings.prefix, f"blendmesh-{name}")
+        try:
+            return await SERVICES[name](self.settings, bus), bus
+        except BaseException:
+            await bus.close()
+            raise
+
+    async def stop(self) -> None:
+        running, self._running = self._running, []
+        for service, bus in reversed(running):
+            with contextlib.suppress(Exception):
+                await service.stop()
+            await bus.close()
+        if self._server is not None:
+            await self._server.stop()
+            self._server = None
+        self._release_lock()
+
+    def _take_lock(self) -> None:
+        home = self.settings.home
+        home.mkdir(parents=True, exist_ok=True)
+        lock = open(home / "mesh.lock", "a+")  # noqa: SIM115 - held for the mesh's lifetime
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.close()
+            url = _read_info(home).get("url", "")
+            hint = f"export NATS_URL={url} to use it" if url else "stop it first"
+            raise MeshBusy(
+                f"another blendmesh mesh is running on {home}; {hint}, "
+                "or pass --home DIR for a separate one"
+            ) from None
+        self._lock = lock
+
+    def _write_info(self) -> None:
+        info = {"url": self.url, "pid": os.getpid(), "prefix": self.settings.prefix}
+        (self.settings.home / "mesh.json").write_text(json.dumps(info))
+
+    def _release_lock(self) -> None:
+        if self._lock is not None:
+            (self.settings.home / "mesh.json").unlink(missing_ok=True)
+            fcntl.flock(self._lock, fcntl.LOCK_UN)
+            self._lock.close()
+            self._lock = None
+
+    async def __aenter__(self) -> Mesh:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+
+def _read_info(home: Path) -> dict[str, str]:
+    try:
+        return json.loads((home / "mesh.json").read_text())
+    except (OSError, ValueError):
+        return {}

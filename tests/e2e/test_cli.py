@@ -1,0 +1,196 @@
+"""The ``blendmesh`` command as a user runs it: a fresh process, nothing running before."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+BLENDMESH = str(Path(sys.executable).parent / "blendmesh")
+FLAGSHIP = (
+    "add a cube named Box at 0 0 1, add a bevel modifier to Box, "
+    "then add a uv sphere named Ball at 3 0 1"
+)
+
+
+def blendmesh(
+    home: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 180
+) -> subprocess.CompletedProcess[str]:
+    full_env = {k: v for k, v in os.environ.items() if k != "NATS_URL"}
+    full_env.update({"BLENDMESH_USER": "ana", **(env or {})})
+    return subprocess.run(
+        [BLENDMESH, "--home", str(home), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=full_env,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def as_json(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    assert proc.stdout.strip(), proc.stderr
+    return json.loads(proc.stdout)
+
+
+def assert_mesh_stopped(home: Path) -> None:
+    """The mesh released its lock (so its nats-server is gone) and removed its info file."""
+    assert not (home / "mesh.json").exists()
+    with open(home / "mesh.lock", "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def test_run_json_when_flagship_request_prints_result_and_stops(tmp_path: Path) -> None:
+    proc = blendmesh(tmp_path, "run", "--json", FLAGSHIP)
+    assert proc.returncode == 0, proc.stderr
+    result = as_json(proc)
+    assert result["status"] == "completed" and result["failure"] is None
+    assert {"run_id", "status", "receipts", "failure", "blend_path"} <= result.keys()
+    for receipt in result["receipts"]:
+        assert {
+            "operation_id",
+            "tool_name",
+            "status",
+            "scene_hash_before",
+            "scene_hash_after",
+        } <= receipt.keys()
+    assert Path(result["blend_path"]) == tmp_path / "scenes" / "default.blend"
+    assert Path(result["blend_path"]).exists()
+    assert_mesh_stopped(tmp_path)
+
+
+def test_run_when_table_output_shows_receipts_and_path(tmp_path: Path) -> None:
+    proc = blendmesh(tmp_path, "run", "--scene", "demo", "add a cone named Tip")
+    assert proc.returncode == 0, proc.stderr
+    assert "object.create" in proc.stdout and "succeeded" in proc.stdout
+    assert str(tmp_path / "scenes" / "demo.blend") in proc.stdout
+    assert "✓ op01 object.create" in proc.stderr
+
+
+def test_run_plan_when_hand_written_runs_it(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.json"
+    plan.write_text(
+        json.dumps(
+            {
+                "request_id": "hand-1",
+                "operations": [
+                    {
+                        "operation_id": "a",
+                        "tool_name": "object.create",
+                        "args": {"primitive": "plane"},
+                        "depends_on": [],
+                        "safety_level": "safe_write",
+                    }
+                ],
+            }
+        )
+    )
+    result = as_json(blendmesh(tmp_path, "run", "--json", "--plan", str(plan), "--scene", "demo"))
+    assert result["status"] == "completed" and result["request_id"] == "hand-1"
+
+
+def test_destructive_run_when_approved_by_cli_completes(tmp_path: Path) -> None:
+    assert blendmesh(tmp_path, "run", "add a cube named Old").returncode == 0
+    waiting = blendmesh(tmp_path, "run", "--json", "delete Old")
+    assert waiting.returncode == 3
+    run_id = as_json(waiting)["run_id"]
+    assert as_json(waiting)["status"] == "awaiting_confirmation"
+    runs = blendmesh(tmp_path, "runs")
+    assert run_id in runs.stdout and "awaiting_confirmation" in runs.stdout
+    approved = blendmesh(tmp_path, "approve", "--json", run_id)
+    assert approved.returncode == 0, approved.stderr
+    assert as_json(approved)["status"] == "completed"
+    again = blendmesh(tmp_path, "approve", run_id)
+    assert again.returncode == 2 and "not awaiting approval" in again.stderr
+    trail = blendmesh(tmp_path, "audit", run_id)
+    assert trail.returncode == 0 and "object.delete" in trail.stdout
+    assert "require_approval" in trail.stdout
+
+
+def test_destructive_run_when_rejected_by_cli_fails(tmp_path: Path) -> None:
+    blendmesh(tmp_path, "run", "add a cube named Keep")
+    run_id = as_json(blendmesh(tmp_path, "run", "--json", "delete Keep"))["run_id"]
+    rejected = blendmesh(tmp_path, "reject", "--json", run_id)
+    assert rejected.returncode == 1
+    assert as_json(rejected)["failure"]["error_code"] == "APPROVAL_REJECTED"
+
+
+def test_run_when_request_unreadable_exits_1_quoting_it(tmp_path: Path) -> None:
+    proc = blendmesh(tmp_path, "run", "add a cube, then paint it like van gogh")
+    assert proc.returncode == 1
+    assert '"paint it like van gogh"' in proc.stderr + proc.stdout
+    assert "add a <primitive> [named <Name>]" in proc.stdout  # the grammar is shown
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run"], "give either a request"),
+        (["run", "--scene", "../etc", "add a cube"], "scene id '../etc' is not valid"),
+        (["run", "--plan", "missing.json"], "cannot read plan"),
+        (["approve", "run-none"], "there is no run run-none"),
+        (["audit", "run-none"], "no run run-none"),
+    ],
+)
+def test_cli_when_input_is_bad_exits_nonzero_with_message(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    proc = blendmesh(tmp_path, *args)
+    assert proc.returncode in (2, 4)
+    assert message in proc.stderr
+
+
+def test_run_when_another_mesh_holds_home_says_how_to_join(tmp_path: Path) -> None:
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / "mesh.json").write_text(json.dumps({"url": "nats://127.0.0.1:4999"}))
+    with open(tmp_path / "mesh.lock", "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        proc = blendmesh(tmp_path, "run", "add a cube")
+    assert proc.returncode == 4
+    assert "NATS_URL=nats://127.0.0.1:4999" in proc.stderr
+
+
+def test_audit_rebuild_when_run_replays_the_log(tmp_path: Path) -> None:
+    blendmesh(tmp_path, "run", "add a cube named A, then move Nobody to 1 1 1")
+    proc = blendmesh(tmp_path, "audit", "rebuild")
+    assert proc.returncode == 0, proc.stderr
+    assert "rebuilt the audit views" in proc.stdout and "audit_records 3" in proc.stdout
+
+
+def test_up_when_running_serves_runs_from_nats_url(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "NATS_URL"}
+    up = subprocess.Popen(
+        [BLENDMESH, "--home", str(tmp_path / "mesh"), "up"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        assert up.stderr is not None
+        line = up.stderr.readline()
+        assert "NATS_URL=" in line, line
+        url = line.split("NATS_URL=")[1].split()[0]
+        client_home = tmp_path / "client"
+        proc = blendmesh(
+            client_home, "run", "--json", "add a torus named Ring", env={"NATS_URL": url}
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert as_json(proc)["blend_path"].startswith(str(tmp_path / "mesh"))
+        assert not (client_home / "nats").exists()  # joined, did not start its own
+    finally:
+        up.send_signal(signal.SIGINT)
+        code = up.wait(timeout=60)
+        if up.stderr is not None:
+            up.stderr.close()
+    assert code in (0, 130)
+    assert_mesh_stopped(tmp_path / "mesh")
