@@ -1,0 +1,243 @@
+"""Planner and policy handlers on in-memory ports: every branch returns the right events."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from contracts.events import (
+    AnyEvent,
+    ApprovalRequested,
+    ApprovalResolved,
+    Approved,
+    Denied,
+    Executed,
+    Planned,
+    PlanRejected,
+    PolicyDecided,
+    RunCompleted,
+    RunFailed,
+    RunRequested,
+    follow,
+)
+from contracts.failures import failure
+from contracts.receipts import Receipt
+from services.planner.handlers import PlannerHandlers
+from services.policy.engine import SafetyLevelPolicy
+from services.policy.handlers import PolicyHandlers
+from services.runtime.catalog import StaticCatalog
+from services.runtime.errors import Retry
+from tests.catalog_fixture import CATALOG
+
+
+def requested(prompt: str | None = None, plan: Any = None, **kw: Any) -> RunRequested:
+    return RunRequested(
+        event_id="e0",
+        at=0.0,
+        run_id="r1",
+        request_id="q1",
+        thread_id="t1",
+        user="ana",
+        scene_id="s1",
+        prompt=prompt,
+        plan=plan,
+        **kw,
+    )
+
+
+def planner(catalog: Any = CATALOG) -> PlannerHandlers:
+    return PlannerHandlers(catalog=StaticCatalog(catalog), clock=lambda: 5.0)
+
+
+async def test_planner_when_no_catalog_yet_retries() -> None:
+    with pytest.raises(Retry):
+        await planner(None).on_requested(requested("add a cube"))
+
+
+async def test_planner_when_prompt_readable_emits_planned_with_schedule() -> None:
+    (planned,) = await planner().on_requested(requested("add a cube named A, move A to 1 2 3"))
+    assert isinstance(planned, Planned)
+    assert planned.schedule == ["op01", "op02"] and planned.planner == "rules"
+    assert planned.causation_id == "e0" and planned.request_id == "q1"
+
+
+async def test_planner_when_same_request_twice_emits_same_event_ids() -> None:
+    first = await planner().on_requested(requested("add a cube"))
+    second = await planner().on_requested(requested("add a cube"))
+    assert [e.event_id for e in first] == [e.event_id for e in second]
+
+
+async def test_planner_when_prompt_unreadable_rejects_and_fails_run() -> None:
+    rejected, failed = await planner().on_requested(requested("juggle the lights"))
+    assert isinstance(rejected, PlanRejected) and isinstance(failed, RunFailed)
+    assert failed.failure.error_code == "REQUEST_UNREADABLE"
+    assert '"juggle the lights"' in failed.message
+
+
+async def test_planner_when_no_prompt_and_no_plan_fails_run() -> None:
+    _, failed = await planner().on_requested(requested())
+    assert isinstance(failed, RunFailed) and "neither a prompt nor a plan" in failed.message
+
+
+async def test_planner_when_backend_unknown_fails_run_naming_it() -> None:
+    _, failed = await planner().on_requested(requested("add a cube", planner="oracle"))
+    assert isinstance(failed, RunFailed) and "'oracle'" in failed.message
+
+
+async def test_planner_when_executed_ok_completes_run() -> None:
+    receipt = Receipt(
+        operation_id="a", tool_name="scene.snapshot", safety_level="read_only", status="succeeded"
+    )
+    executed = follow(
+        requested(),
+        Executed,
+        1.0,
+        scene_id="s1",
+        receipts=[receipt],
+        scene_hash="h",
+        blend_path="/x.blend",
+    )
+    (done,) = await planner().on_executed(executed)
+    assert isinstance(done, RunCompleted) and done.blend_path == "/x.blend"
+    assert done.summary == "1 of 1 operations applied to scene s1"
+
+
+async def test_planner_when_executed_with_failure_fails_run() -> None:
+    executed = follow(
+        requested(),
+        Executed,
+        1.0,
+        scene_id="s1",
+        receipts=[],
+        scene_hash="h",
+        blend_path=None,
+        failure=failure("TOOL_ERROR", "x"),
+        message="m",
+    )
+    (done,) = await planner().on_executed(executed)
+    assert isinstance(done, RunFailed) and done.failure.error_code == "TOOL_ERROR"
+
+
+def plan_event(*tools: str, pre_approved: bool = False) -> Planned:
+    ops = [
+        {
+            "operation_id": f"op{i}",
+            "tool_name": t,
+            "args": {},
+            "depends_on": [],
+            "safety_level": CATALOG.get(t).safety_level if CATALOG.get(t) else "read_only",
+        }
+        for i, t in enumerate(tools)
+    ]
+    from contracts.operations import convert_operation_set
+
+    return follow(
+        requested(),
+        Planned,
+        1.0,
+        scene_id="s1",
+        planner="plan",
+        operation_set=convert_operation_set({"request_id": "q1", "operations": ops}),
+        schedule=[o["operation_id"] for o in ops],
+        catalog_version="test",
+        pre_approved=pre_approved,
+    )
+
+
+class History:
+    def __init__(self) -> None:
+        self.events: list[AnyEvent] = []
+
+    async def __call__(self, run_id: str) -> Sequence[AnyEvent]:
+        return self.events
+
+
+def policy(history: History | None = None) -> PolicyHandlers:
+    return PolicyHandlers(
+        engine=SafetyLevelPolicy(),
+        catalog=StaticCatalog(CATALOG),
+        history=history or History(),
+        clock=lambda: 7.0,
+    )
+
+
+async def test_policy_when_all_safe_approves_by_policy() -> None:
+    decided, approved = await policy().on_planned(plan_event("object.create", "scene.snapshot"))
+    assert isinstance(decided, PolicyDecided) and isinstance(approved, Approved)
+    assert approved.approved_by == "policy"
+    assert decided.policy_set == "blendmesh.safety-levels.v1"
+
+
+async def test_policy_when_destructive_requests_approval() -> None:
+    _, asked = await policy().on_planned(plan_event("object.create", "object.delete"))
+    assert isinstance(asked, ApprovalRequested) and asked.operation_ids == ["op1"]
+
+
+async def test_policy_when_destructive_pre_approved_approves_as_user() -> None:
+    _, approved = await policy().on_planned(plan_event("object.delete", pre_approved=True))
+    assert isinstance(approved, Approved) and approved.approved_by == "ana"
+
+
+async def test_policy_when_tool_unknown_denies() -> None:
+    _, denied = await policy().on_planned(plan_event("python.exec"))
+    assert isinstance(denied, Denied) and denied.failure.error_code == "POLICY_BLOCKED"
+
+
+async def test_policy_when_no_catalog_yet_retries() -> None:
+    handlers = PolicyHandlers(
+        engine=SafetyLevelPolicy(), catalog=StaticCatalog(None), history=History()
+    )
+    with pytest.raises(Retry):
+        await handlers.on_planned(plan_event("object.create"))
+
+
+async def _waiting() -> tuple[History, ApprovalRequested]:
+    history = History()
+    planned = plan_event("object.delete")
+    _, asked = await policy().on_planned(planned)
+    assert isinstance(asked, ApprovalRequested)
+    history.events = [requested(), planned, asked]
+    return history, asked
+
+
+def resolution(
+    asked: ApprovalRequested, decision: str, approval_id: str | None = None, index: int = 0
+) -> ApprovalResolved:
+    return follow(
+        asked,
+        ApprovalResolved,
+        8.0,
+        index,
+        approval_id=approval_id or asked.approval_id,
+        decision=decision,
+        resolved_by="ben",
+    )  # type: ignore[arg-type]
+
+
+async def test_policy_when_approved_once_releases_the_planned_operations() -> None:
+    history, asked = await _waiting()
+    (approved,) = await policy(history).on_resolved(resolution(asked, "approve_once"))
+    assert isinstance(approved, Approved) and approved.approved_by == "ben"
+    assert approved.schedule == ["op0"]
+
+
+async def test_policy_when_rejected_denies_naming_the_operations() -> None:
+    history, asked = await _waiting()
+    (denied,) = await policy(history).on_resolved(resolution(asked, "reject"))
+    assert isinstance(denied, Denied) and denied.failure.error_code == "APPROVAL_REJECTED"
+    assert denied.operation_ids == ["op0"] and "ben rejected op0" in denied.message
+
+
+async def test_policy_when_second_resolution_changes_nothing() -> None:
+    history, asked = await _waiting()
+    handlers = policy(history)
+    first = await handlers.on_resolved(resolution(asked, "approve_once"))
+    history.events += [resolution(asked, "approve_once"), *first]
+    assert await handlers.on_resolved(resolution(asked, "reject", index=1)) == []
+
+
+async def test_policy_when_approval_id_does_not_match_changes_nothing() -> None:
+    history, asked = await _waiting()
+    assert await policy(history).on_resolved(resolution(asked, "approve_once", "other")) == []

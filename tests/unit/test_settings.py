@@ -1,0 +1,52 @@
+"""Settings from the environment: defaults, and a clear error for each bad value."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from services.runtime.settings import Settings, SettingsError
+
+
+def test_settings_when_env_empty_uses_defaults() -> None:
+    s = Settings.from_env({})
+    assert s.home == Path("var").absolute() and s.nats_url is None
+    assert s.prefix == "blendmesh" and s.planner == "rules" and s.max_deliver == 5
+
+
+def test_settings_when_env_set_reads_every_value() -> None:
+    s = Settings.from_env(
+        {
+            "NATS_URL": "nats://h:1",
+            "BLENDMESH_HOME": "/data",
+            "BLENDMESH_USER": "ana",
+            "BLENDMESH_OP_TIMEOUT": "2.5",
+            "BLENDMESH_MAX_DELIVER": "3",
+            "BLENDMESH_PREFIX": "studio-a",
+        }
+    )
+    assert (s.nats_url, s.home, s.user, s.op_timeout, s.max_deliver, s.prefix) == (
+        "nats://h:1",
+        Path("/data"),
+        "ana",
+        2.5,
+        3,
+        "studio-a",
+    )
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"BLENDMESH_PLANNER": "oracle"}, "BLENDMESH_PLANNER='oracle' is not a planner"),
+        ({"BLENDMESH_OP_TIMEOUT": "soon"}, "BLENDMESH_OP_TIMEOUT='soon' is not a number"),
+        ({"BLENDMESH_OP_TIMEOUT": "-1"}, "must be greater than 0"),
+        ({"BLENDMESH_MAX_DELIVER": "0"}, "must be at least 1"),
+        ({"BLENDMESH_MAX_DELIVER": "x"}, "is not a whole number"),
+        ({"BLENDMESH_PREFIX": "a.b"}, "BLENDMESH_PREFIX 'a.b' is not valid"),
+    ],
+)
+def test_settings_when_value_bad_raises_naming_it(env: dict[str, str], message: str) -> None:
+    with pytest.raises(SettingsError, match=message.replace("(", r"\(").replace(".", r"\.")):
+        Settings.from_env(env)
