@@ -1,6 +1,8 @@
 """Subject names, built here only, so no service spells a subject by hand.
 
 Layout (DESIGN §2): ``<prefix>.run.<run_id>.<event>`` for run events,
+``<prefix>.thread.<thread_id>.<event>`` for conversation threads,
+``<prefix>.scene.<scene_id>.<event>`` for scene revisions,
 ``<prefix>.deadletter.<consumer>`` for dead letters, and ``<prefix>.query.<name>`` for
 request/reply queries, which deliberately stay outside the event-log stream.
 """
@@ -26,12 +28,17 @@ def stream_name(prefix: str) -> str:
 
 
 def stream_subjects(prefix: str) -> list[str]:
-    return [f"{prefix}.run.>", f"{prefix}.deadletter.>"]
+    return [f"{prefix}.run.>", f"{prefix}.thread.>", f"{prefix}.scene.>", f"{prefix}.deadletter.>"]
 
 
 def run_events(prefix: str, run_id: str, kind: str = "*") -> str:
     """All events of one run, or one kind (``requested``, ``op_started``...)."""
     return f"{prefix}.run.{run_id}.{kind}"
+
+
+def thread_events(prefix: str, thread_id: str, kind: str = "*") -> str:
+    """The messages of one conversation thread (``message`` events)."""
+    return f"{prefix}.thread.{thread_id}.{kind}"
 
 
 def any_run(prefix: str, kind: str) -> str:

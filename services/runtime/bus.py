@@ -78,6 +78,9 @@ async def ensure_event_log(js: JetStreamContext, prefix: str) -> None:
                 f"stream {name} exists but allows delete or purge; "
                 "blendmesh needs an immutable log: recreate it or use another BLENDMESH_PREFIX"
             ) from None
+        if sorted(info.config.subjects or []) != sorted(config.subjects or []):
+            # A newer blendmesh logs more subjects; widening a stream keeps its messages.
+            await js.update_stream(config)
 
 
 async def ensure_kv(js: JetStreamContext, prefix: str, name: str, history: int = 1) -> KeyValue:

@@ -201,3 +201,22 @@ async def test_consumer_when_reject_dead_letters_without_retry(bus: Bus) -> None
     await loop.stop()
     assert calls == [1]
     assert letters and letters[0].reason == "rejected: impossible"
+
+
+async def test_event_log_when_older_subject_set_is_widened_in_place(nats_url: str) -> None:
+    from nats.js.api import StreamConfig
+
+    from services.runtime.bus import connect, ensure_event_log
+
+    nc = await connect(nats_url, "old")
+    js = nc.jetstream()
+    name = subjects.stream_name("bmold")
+    await js.add_stream(
+        StreamConfig(name=name, subjects=["bmold.run.>"], deny_delete=True, deny_purge=True)
+    )
+    await js.publish("bmold.run.x.requested", b"{}")
+    await ensure_event_log(js, "bmold")
+    info = await js.stream_info(name)
+    assert sorted(info.config.subjects or []) == sorted(subjects.stream_subjects("bmold"))
+    assert info.state.messages == 1
+    await nc.close()
