@@ -49,7 +49,10 @@ class FakeBridge:
         args = arguments
         match name:
             case "scene.snapshot":
-                return _ok({"objects": sorted(self.scene)}, mutated=False)
+                objects = [
+                    {"name": k, "location": v["location"]} for k, v in sorted(self.scene.items())
+                ]
+                return _ok({"objects": objects, "hash": self._hash()}, mutated=False)
             case "object.create":
                 obj = args.get("name", "Cube")
                 if obj in self.scene:

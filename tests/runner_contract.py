@@ -18,6 +18,7 @@ from contracts.events import (
 from contracts.operations import Operation, OperationSet
 from services.executor.runner import PlanRunner
 from services.executor.scenes import SceneFiles
+from services.runtime.scene_summaries import MemorySceneSummaries
 
 
 def approved(
@@ -99,6 +100,18 @@ class RunnerContract:
         assert len({r.mcp_call_id for r in executed.receipts}) == 3
         assert executed.blend_path and Path(executed.blend_path).exists()
         assert len(rec.of(OperationStarted)) == 3 and len(rec.of(OperationSucceeded)) == 3
+
+    async def test_run_when_committed_publishes_scene_summary(
+        self, bridge: Any, tmp_path: Path
+    ) -> None:
+        summaries = MemorySceneSummaries()
+        run = runner(bridge, tmp_path)
+        run.summaries = summaries
+        executed = await run.run(approved(CUBE), Recorder())
+        summary = summaries.items["s1"]
+        assert [o.name for o in summary.objects] == ["Box"]
+        assert summary.objects[0].location == [0.0, 0.0, 1.0]
+        assert summary.scene_hash == executed.scene_hash
 
     async def test_run_when_op_fails_without_change_reports_and_skips_rest(
         self, bridge: Any, tmp_path: Path

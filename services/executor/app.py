@@ -11,6 +11,7 @@ from services.runtime.bus import JetStreamPipeline
 from services.runtime.catalog import KvCatalog
 from services.runtime.consumer import ConsumerSpec
 from services.runtime.host import Bus, ConsumerService
+from services.runtime.scene_summaries import KvSceneSummaries
 from services.runtime.settings import Settings
 
 
@@ -24,6 +25,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         scenes=SceneFiles(settings.scenes_dir),
         work_dir=settings.work_dir / "checkpoints",
         op_timeout=settings.op_timeout,
+        summaries=KvSceneSummaries(bus.js, bus.prefix),
     )
     handlers = ExecutorHandlers(
         runner=runner, progress=lambda: JetStreamPipeline(bus.js, bus.prefix)

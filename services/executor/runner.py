@@ -39,9 +39,11 @@ from contracts.events import (
 from contracts.failures import FailureContract
 from contracts.operations import Operation
 from contracts.receipts import Receipt, ReceiptStatus
+from contracts.scenes import summarize
 from services.executor.failures import rollback_failure, tool_failure
 from services.executor.ports import Bridge
 from services.executor.scenes import SceneFiles
+from services.runtime.scene_summaries import SceneSummaries
 
 Emit = Callable[[Event], Awaitable[None]]
 _E = TypeVar("_E", bound=RunEvent)
@@ -86,6 +88,7 @@ class PlanRunner:
     work_dir: Path
     op_timeout: float = 60.0
     checkpoint_every: int = 32  # bounds how much a rollback replays
+    summaries: SceneSummaries | None = None  # where planners read what a scene holds
     clock: Callable[[], float] = field(default=time.time)
     new_id: Callable[[], str] = field(default=lambda: str(uuid.uuid4()))
 
@@ -123,6 +126,7 @@ class PlanRunner:
         blend_path: str | None = None
         if failed is None or failed.consistent:
             blend_path = str(await self.scenes.commit(self.bridge, approved.scene_id))
+            await self._summarize(approved.scene_id)
         message = failed.receipt.message if failed else ""
         return follow(
             approved,
@@ -135,6 +139,13 @@ class PlanRunner:
             failure=failed.failure if failed else None,
             message=f"{failed_id} ({failed.receipt.tool_name}) failed: {message}" if failed else "",
         )
+
+    async def _summarize(self, scene_id: str) -> None:
+        if self.summaries is None:
+            return
+        snapshot = await self.bridge.call_tool("scene.snapshot", {}, self.new_id())
+        if snapshot.get("ok"):
+            await self.summaries.put(summarize(scene_id, snapshot["data"]))
 
     async def _run_op(
         self, approved: Approved, index: int, op: Operation, before: str, emit: Emit

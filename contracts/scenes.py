@@ -1,0 +1,71 @@
+"""A compact summary of a saved scene, for planners that cannot open Blender themselves.
+
+The executor writes one per scene after every commit; a model gets it in its prompt so
+its plan refers to objects that exist.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import msgspec
+
+
+class ObjectSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    name: str
+    type: str
+    location: list[float]
+    rotation_degrees: list[float]
+    scale: list[float]
+    modifiers: list[str]  # "Name:TYPE"
+    materials: list[str]
+
+
+class MaterialSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    name: str
+    base_color: list[float]
+    metallic: float
+    roughness: float
+
+
+class SceneSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    scene_id: str
+    scene_hash: str
+    objects: list[ObjectSummary]
+    materials: list[MaterialSummary]
+
+
+def summarize(scene_id: str, snapshot: dict[str, Any]) -> SceneSummary:
+    """Reduce the bridge's ``scene.snapshot`` data to what a planner needs."""
+
+    def r(values: list[float]) -> list[float]:
+        return [round(v, 4) for v in values]
+
+    objects = [
+        ObjectSummary(
+            name=o["name"],
+            type=o.get("type", "MESH"),
+            location=r(o.get("location", [0, 0, 0])),
+            rotation_degrees=r([math.degrees(v) for v in o.get("rotation", [0, 0, 0])]),
+            scale=r(o.get("scale", [1, 1, 1])),
+            modifiers=[f"{m['name']}:{m['type']}" for m in o.get("modifiers", [])],
+            materials=[m for m in o.get("material_slots", []) if m],
+        )
+        for o in snapshot.get("objects", [])
+    ]
+    materials = [
+        MaterialSummary(
+            name=m["name"],
+            base_color=r(m.get("base_color", [0.8, 0.8, 0.8, 1.0])),
+            metallic=round(m.get("metallic", 0.0), 4),
+            roughness=round(m.get("roughness", 0.5), 4),
+        )
+        for m in snapshot.get("materials", [])
+    ]
+    return SceneSummary(
+        scene_id=scene_id,
+        scene_hash=snapshot.get("hash", ""),
+        objects=objects,
+        materials=materials,
+    )
