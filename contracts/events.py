@@ -46,6 +46,9 @@ class RunEvent(Event, frozen=True, kw_only=True):
     causation_id: str | None = None
 
 
+RollbackBoundary = Literal["operation", "run"]
+
+
 class RunRequested(RunEvent, frozen=True, kw_only=True, tag="run.requested"):
     """A client asks for a change: a prompt to plan, or a plan to run as written."""
 
@@ -54,12 +57,15 @@ class RunRequested(RunEvent, frozen=True, kw_only=True, tag="run.requested"):
     plan: Any = None  # raw JSON, validated by the planner so a bad plan is a PlanRejected
     planner: str = "rules"
     pre_approved: bool = False  # the requesting user approves destructive operations up front
+    # "operation": a failure undoes only the failed operation; "run": the whole run.
+    rollback_boundary: RollbackBoundary = "operation"
 
 
 class PlanRejected(RunEvent, frozen=True, kw_only=True, tag="run.plan_rejected"):
     planner: str
     failure: FailureContract
     message: str
+    model: str | None = None  # the model whose last answer was rejected, if one answered
 
 
 class Planned(RunEvent, frozen=True, kw_only=True, tag="run.planned"):
@@ -71,6 +77,7 @@ class Planned(RunEvent, frozen=True, kw_only=True, tag="run.planned"):
     model: str | None = None
     iteration: int = 1
     pre_approved: bool = False
+    rollback_boundary: RollbackBoundary = "operation"
 
 
 Mode = Literal["allow", "require_approval", "deny"]
@@ -114,6 +121,7 @@ class Approved(RunEvent, frozen=True, kw_only=True, tag="run.approved"):
     operation_set: OperationSet
     schedule: list[str]
     approved_by: str  # "policy" or the user who approved
+    rollback_boundary: RollbackBoundary = "operation"
 
 
 class Denied(RunEvent, frozen=True, kw_only=True, tag="run.denied"):
@@ -175,6 +183,22 @@ class RunFailed(RunEvent, frozen=True, kw_only=True, tag="run.failed"):
     message: str
 
 
+Role = Literal["user", "assistant"]
+
+
+class ThreadMessage(Event, frozen=True, kw_only=True, tag="thread.message"):
+    """One message of a conversation thread: a run's request, or what became of it.
+
+    A model planner reads a thread's recent messages back from the log as the
+    conversation history of its next run (spec 002 §4), so threads need no other store.
+    """
+
+    thread_id: str
+    run_id: str
+    role: Role
+    text: str
+
+
 class DeadLettered(Event, frozen=True, kw_only=True, tag="deadletter"):
     """A message no handler could process; kept so nothing is dropped silently."""
 
@@ -204,6 +228,7 @@ AnyEvent = (
     | RunCompleted
     | RunFailed
     | DeadLettered
+    | ThreadMessage
 )
 
 _decoder = msgspec.json.Decoder(AnyEvent)

@@ -22,8 +22,10 @@ ErrorCode = Literal[
     "TOOL_TIMEOUT",  # the tool exceeded its time budget
     "IDEMPOTENCY_CONFLICT",  # a committed receipt does not fit the current scene
     "ROLLBACK_FAILED",  # restoring the consistency point failed
+    "LEASE_LOST",  # another executor took the scene over; nothing was committed
     "DEPENDENCY_FAILED",  # not run because an operation it depends on failed
     "INTERNAL_ERROR",  # a bug in blendmesh; not the plan's fault
+    "MODEL_ERROR",  # the model could not be reached, or refused or was blocked (spec 002 §8)
 ]
 
 RepairAction = Literal["retry", "replace_args", "drop", "insert_precondition"]

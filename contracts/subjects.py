@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from contracts.events import Event, RunEvent, event_kind
+from contracts.events import Event, RunEvent, ThreadMessage, event_kind
 
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 
@@ -59,5 +59,7 @@ def for_event(prefix: str, event: Event) -> str:
     kind = event_kind(event)
     if isinstance(event, RunEvent):
         return run_events(prefix, event.run_id, kind.removeprefix("run."))
+    if isinstance(event, ThreadMessage):
+        return thread_events(prefix, event.thread_id, kind.removeprefix("thread."))
     consumer = getattr(event, "consumer", "unknown")
     return deadletter(prefix, consumer)

@@ -16,6 +16,7 @@ from nats.js.kv import KeyValue
 
 from contracts import subjects
 from contracts.events import Event, encode_event
+from services.runtime import tracing
 
 log = logging.getLogger("blendmesh.bus")
 
@@ -110,7 +111,10 @@ class PipelinedPublisher(Protocol):
 
 
 class JetStreamPublisher:
-    """Publishes with ``Nats-Msg-Id`` = the event id, so re-publishing is idempotent."""
+    """Publishes with ``Nats-Msg-Id`` = the event id, so re-publishing is idempotent.
+
+    The headers also carry the current trace context, so the consumers' spans join it.
+    """
 
     def __init__(self, js: JetStreamContext, prefix: str) -> None:
         self._js = js
@@ -122,7 +126,7 @@ class JetStreamPublisher:
             subjects.for_event(self._prefix, event),
             encode_event(event),
             stream=self._stream,
-            headers={"Nats-Msg-Id": event.event_id},
+            headers=tracing.inject({"Nats-Msg-Id": event.event_id}),
         )
         return ack.seq
 
@@ -146,7 +150,7 @@ class JetStreamPipeline:
                 subjects.for_event(self._prefix, event),
                 encode_event(event),
                 stream=self._stream,
-                headers={"Nats-Msg-Id": event.event_id},
+                headers=tracing.inject({"Nats-Msg-Id": event.event_id}),
             )
         )
 

@@ -20,9 +20,19 @@ from nats.aio.msg import Msg
 from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from opentelemetry.trace import Span, SpanKind, StatusCode
 
 from contracts import subjects
-from contracts.events import AnyEvent, DeadLettered, Event, decode_event, derive_event_id
+from contracts.events import (
+    AnyEvent,
+    DeadLettered,
+    Event,
+    RunEvent,
+    decode_event,
+    derive_event_id,
+    event_kind,
+)
+from services.runtime import tracing
 from services.runtime.bus import EventPublisher
 from services.runtime.errors import Reject, Retry
 
@@ -73,6 +83,11 @@ def backoff(num_delivered: int, cap: float) -> float:
     return min(0.25 * 2 ** max(num_delivered - 1, 0), cap)
 
 
+def _failed(span: Span, exc: Exception) -> None:
+    span.record_exception(exc)
+    span.set_status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}")
+
+
 class ConsumerLoop:
     """Runs one durable consumer until stopped. Several processes may bind the same one."""
 
@@ -107,8 +122,12 @@ class ConsumerLoop:
             return
         if not self._busy:
             task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
+        try:
             await task
+        except asyncio.CancelledError:
+            pass
+        except Exception:  # stopping must not fail on a loop that died
+            log.exception("%s: the consumer loop had failed", self._spec.durable)
         with contextlib.suppress(Exception):
             await self._sub.unsubscribe()
 
@@ -139,23 +158,37 @@ class ConsumerLoop:
             num_delivered=meta.num_delivered,
             subject=msg.subject,
         )
+        event: AnyEvent | None = None
+        undecodable = ""
         try:
             event = decode_event(msg.data)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-            await self._dead_letter(msg, delivery, f"undecodable message: {exc}")
-            return
+            undecodable = f"undecodable message: {exc}"
+        # The handler's span is a child of the publisher's; what the handler publishes and
+        # the dead letters written here carry it on as their parent.
+        with self._span(msg, delivery, event) as span:
+            if event is None:
+                span.set_status(StatusCode.ERROR, undecodable)
+                await self._dead_letter(msg, delivery, undecodable)
+                return
+            await self._handle(msg, delivery, event, span)
+
+    async def _handle(self, msg: Msg, delivery: Delivery, event: AnyEvent, span: Span) -> None:
         heartbeat = asyncio.create_task(self._heartbeat(msg)) if self._spec.heartbeat else None
         try:
             produced = await self._spec.handler(event, delivery)
             for out in produced:
                 await self._publisher.publish(out)
         except Reject as exc:
+            _failed(span, exc)
             await self._dead_letter(msg, delivery, f"rejected: {exc}")
             return
         except Retry as exc:
+            _failed(span, exc)
             await self._retry(msg, delivery, str(exc), exc.delay)
             return
         except Exception as exc:
+            _failed(span, exc)
             log.exception("%s: handler failed on %s", self._spec.durable, msg.subject)
             delay = backoff(delivery.num_delivered, self._spec.backoff_cap)
             await self._retry(msg, delivery, f"{type(exc).__name__}: {exc}", delay)
@@ -164,6 +197,31 @@ class ConsumerLoop:
             if heartbeat is not None:
                 heartbeat.cancel()
         await msg.ack_sync()
+
+    def _span(
+        self, msg: Msg, delivery: Delivery, event: AnyEvent | None
+    ) -> contextlib.AbstractContextManager[Span]:
+        """A CONSUMER span ``<durable> handle <event kind>`` in the message's trace."""
+        kind = event_kind(event) if event is not None else "undecodable"
+        attributes: dict[str, str | int] = {
+            "messaging.system": "nats",
+            "messaging.operation.type": "process",
+            "messaging.destination.name": msg.subject,
+            "messaging.consumer.group.name": self._spec.durable,
+            "messaging.nats.stream_sequence": delivery.stream_seq,
+            "messaging.nats.delivery_count": delivery.num_delivered,
+        }
+        if event is not None:
+            attributes["blendmesh.event_id"] = attributes["messaging.message.id"] = event.event_id
+        if isinstance(event, RunEvent):
+            attributes["blendmesh.run_id"] = event.run_id
+            attributes["blendmesh.request_id"] = event.request_id
+        return tracing.tracer().start_as_current_span(
+            f"{self._spec.durable} handle {kind}",
+            context=tracing.extract(msg.headers),
+            kind=SpanKind.CONSUMER,
+            attributes=attributes,
+        )
 
     async def _retry(self, msg: Msg, delivery: Delivery, reason: str, delay: float) -> None:
         if delivery.num_delivered >= self._spec.max_deliver:

@@ -21,6 +21,9 @@ from nats.js import JetStreamContext
 from services.runtime.bus import JetStreamPublisher, connect, ensure_event_log
 from services.runtime.consumer import ConsumerLoop, ConsumerSpec
 from services.runtime.settings import Settings
+from services.runtime.tracing import configure_tracing, shutdown_tracing
+
+log = logging.getLogger("blendmesh.host")
 
 
 @dataclass
@@ -66,9 +69,18 @@ class ConsumerService:
         self.loops.append(loop)
 
     async def stop(self) -> None:
-        await asyncio.gather(*(loop.stop() for loop in self.loops))
+        """Stop consuming, then close everything, even if a step fails on the way."""
+        results = await asyncio.gather(
+            *(loop.stop() for loop in self.loops), return_exceptions=True
+        )
         for close in reversed(self.closers):
-            await close()
+            try:
+                await close()
+            except Exception:  # the remaining closers must still run
+                log.exception("%s: closing failed", self.name)
+        for result in results:
+            if isinstance(result, Exception):
+                log.error("%s: stopping a consumer failed: %r", self.name, result)
 
 
 StartFn = Callable[[Settings, Bus], Awaitable[Running]]
@@ -95,4 +107,8 @@ def run_service(name: str, start: StartFn) -> None:
         await running.stop()
         await bus.close()
 
-    asyncio.run(main())
+    configure_tracing(settings)
+    try:
+        asyncio.run(main())
+    finally:
+        shutdown_tracing()

@@ -13,6 +13,12 @@ def test_settings_when_env_empty_uses_defaults() -> None:
     s = Settings.from_env({})
     assert s.home == Path("var").absolute() and s.nats_url is None
     assert s.prefix == "blendmesh" and s.planner == "rules" and s.max_deliver == 5
+    assert s.trace_exporter == "none"
+
+
+@pytest.mark.parametrize("exporter", ["none", "console", "otlp"])
+def test_settings_when_trace_set_reads_exporter(exporter: str) -> None:
+    assert Settings.from_env({"BLENDMESH_TRACE": exporter}).trace_exporter == exporter
 
 
 def test_settings_when_env_set_reads_every_value() -> None:
@@ -45,6 +51,7 @@ def test_settings_when_env_set_reads_every_value() -> None:
         ({"BLENDMESH_MAX_DELIVER": "0"}, "must be at least 1"),
         ({"BLENDMESH_MAX_DELIVER": "x"}, "is not a whole number"),
         ({"BLENDMESH_PREFIX": "a.b"}, "BLENDMESH_PREFIX 'a.b' is not valid"),
+        ({"BLENDMESH_TRACE": "jaeger"}, "BLENDMESH_TRACE='jaeger' is not a trace exporter"),
     ],
 )
 def test_settings_when_value_bad_raises_naming_it(env: dict[str, str], message: str) -> None:
