@@ -13,6 +13,9 @@ from collections.abc import Callable
 from typing import Any
 
 from nats.js.api import DeliverPolicy
+from nats.js.errors import NotFoundError
+from opentelemetry.context import Context
+from opentelemetry.trace import SpanKind
 
 from contracts import subjects
 from contracts.events import (
@@ -20,6 +23,8 @@ from contracts.events import (
     ApprovalRequested,
     ApprovalResolved,
     Resolution,
+    RollbackBoundary,
+    RunEvent,
     RunRequested,
     decode_event,
     derive_event_id,
@@ -27,6 +32,7 @@ from contracts.events import (
 )
 from contracts.receipts import RunResult
 from services.audit.fold import fold_run, is_terminal
+from services.runtime import tracing
 from services.runtime.history import read_run
 from services.runtime.host import Bus
 
@@ -35,6 +41,15 @@ OnEvent = Callable[[AnyEvent], None]
 
 class ClientError(Exception):
     """A request the mesh cannot act on; the message says why and what to do."""
+
+
+def _run_attributes(event: RunEvent) -> dict[str, str]:
+    return {
+        "blendmesh.run_id": event.run_id,
+        "blendmesh.request_id": event.request_id,
+        "blendmesh.thread_id": event.thread_id,
+        "blendmesh.user": event.user,
+    }
 
 
 def new_id(prefix: str) -> str:
@@ -50,6 +65,7 @@ def build_request(
     planner: str = "rules",
     thread_id: str | None = None,
     pre_approved: bool = False,
+    rollback_boundary: RollbackBoundary = "operation",
 ) -> RunRequested:
     """A RunRequested with fresh ids; a plan's own request_id is kept for idempotency."""
     subjects.check_token(scene_id, "scene id")
@@ -71,6 +87,7 @@ def build_request(
         plan=plan,
         planner=planner,
         pre_approved=pre_approved,
+        rollback_boundary=rollback_boundary,
     )
 
 
@@ -81,10 +98,20 @@ class MeshClient:
     async def run(
         self, request: RunRequested, on_event: OnEvent | None = None, timeout: float = 600.0
     ) -> RunResult:
-        """Submit a request and follow it until it completes, fails or waits for a person."""
-        follower = await self._subscribe(request.run_id)
-        await self.bus.publisher.publish(request)
-        return await self._follow(follower, on_event, timeout, after=None)
+        """Submit a request and follow it until it completes, fails or waits for a person.
+
+        The span opened here is the root of the run's trace: every service's span joins it
+        through the trace context in the events' headers.
+        """
+        attributes = {**_run_attributes(request), "blendmesh.scene_id": request.scene_id}
+        with tracing.tracer().start_as_current_span(
+            "blendmesh run", kind=SpanKind.CLIENT, attributes=attributes
+        ) as span:
+            follower = await self._subscribe(request.run_id)
+            await self.bus.publisher.publish(request)
+            result = await self._follow(follower, on_event, timeout, after=None)
+            span.set_attribute("blendmesh.status", result.status)
+            return result
 
     async def resolve(
         self,
@@ -110,9 +137,32 @@ class MeshClient:
             decision=decision,
             resolved_by=user,
         )
-        follower = await self._subscribe(run_id)
-        await self.bus.publisher.publish(resolution)
-        return await self._follow(follower, on_event, timeout, after=resolution.event_id)
+        # The approval continues the run's trace, from where the policy asked for it.
+        with tracing.tracer().start_as_current_span(
+            "blendmesh approval",
+            context=await self._trace_context(run_id, "approval_requested"),
+            kind=SpanKind.CLIENT,
+            attributes=_run_attributes(resolution),
+        ) as span:
+            span.set_attributes(
+                {"blendmesh.approval_id": pending.approval_id, "blendmesh.decision": decision}
+            )
+            follower = await self._subscribe(run_id)
+            await self.bus.publisher.publish(resolution)
+            result = await self._follow(follower, on_event, timeout, after=resolution.event_id)
+            span.set_attribute("blendmesh.status", result.status)
+            return result
+
+    async def _trace_context(self, run_id: str, kind: str) -> Context | None:
+        """The trace context stored with the run's last ``kind`` event, if there is one."""
+        try:
+            msg = await self.bus.js.get_last_msg(
+                subjects.stream_name(self.bus.prefix),
+                subjects.run_events(self.bus.prefix, run_id, kind),
+            )
+        except NotFoundError:
+            return None
+        return tracing.extract(msg.headers)
 
     async def _subscribe(self, run_id: str):  # type: ignore[no-untyped-def]
         return await self.bus.js.subscribe(

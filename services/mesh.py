@@ -64,8 +64,15 @@ class Mesh:
             self._server = EmbeddedNats(self.settings.nats_store)
             self.url = await self._server.start()
             self._write_info()
+        # Executors scale out: each instance has its own bridge and binds the same durable
+        # consumer, so runs on different scenes proceed in parallel.
+        names = [
+            n
+            for name in self.services
+            for n in [name] * (self.settings.executors if name == "executor" else 1)
+        ]
         try:
-            started = await asyncio.gather(*(self._start_one(n) for n in self.services))
+            started = await asyncio.gather(*(self._start_one(n) for n in names))
         except BaseException:
             await self.stop()
             raise

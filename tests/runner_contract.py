@@ -4,8 +4,11 @@ bridge, so both adapters are held to the same behaviour."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from contracts.events import (
     Approved,
@@ -16,14 +19,29 @@ from contracts.events import (
     OperationSucceeded,
 )
 from contracts.operations import Operation, OperationSet
+from services.executor.journal import MemoryJournal
+from services.executor.leases import Lease, LeaseHeld
 from services.executor.runner import PlanRunner
 from services.executor.scenes import SceneFiles
+from services.executor.session import Scenes
 from services.runtime.scene_summaries import MemorySceneSummaries
+from tests.catalog_fixture import CATALOG
+from tests.memory_ports import MemoryLeases, MemorySceneStore
+
+_REQUESTS = itertools.count(1)
 
 
 def approved(
-    *ops: tuple[str, str, dict[str, Any]], scene: str = "s1", levels: dict[str, str] | None = None
+    *ops: tuple[str, str, dict[str, Any]],
+    scene: str = "s1",
+    levels: dict[str, str] | None = None,
+    request_id: str | None = None,
+    run_id: str | None = None,
+    boundary: str = "operation",
 ) -> Approved:
+    """An approved plan; every call is a new request unless ``request_id`` is given."""
+    n = next(_REQUESTS)
+    request_id = request_id or f"req-{n}"
     operations = []
     for op_id, tool, args in ops:
         level = (levels or {}).get(op_id) or (
@@ -39,16 +57,17 @@ def approved(
             )
         )  # type: ignore[arg-type]
     return Approved(
-        event_id=f"ev-{scene}-{len(ops)}",
+        event_id=f"ev-{n}",
         at=0.0,
-        run_id=f"run-{scene}",
-        request_id="req",
+        run_id=run_id or f"run-{n}",
+        request_id=request_id,
         thread_id="t",
         user="u",
         scene_id=scene,
-        operation_set=OperationSet(request_id="req", operations=operations),
+        operation_set=OperationSet(request_id=request_id, operations=operations),
         schedule=[o.operation_id for o in operations],
         approved_by="policy",
+        rollback_boundary=boundary,  # type: ignore[arg-type]
     )
 
 
@@ -64,12 +83,30 @@ class Recorder:
 
 
 def runner(bridge: Any, tmp_path: Path, timeout: float = 30.0) -> PlanRunner:
+    """A runner on in-memory store, leases and journal, shared per test directory."""
+    ports = _PORTS.setdefault(
+        str(tmp_path), (MemorySceneStore(tmp_path / "store"), MemoryLeases(), MemoryJournal())
+    )
+    store, leases, journal = ports
+    scenes = Scenes(
+        store=store,
+        leases=leases,
+        files=SceneFiles(tmp_path / "scenes"),
+        work_dir=tmp_path / "work",
+        bridge=bridge,
+    )
     return PlanRunner(
         bridge=bridge,
-        scenes=SceneFiles(tmp_path / "scenes"),
-        work_dir=tmp_path / "work",
+        scenes=scenes,
+        journal=journal,
+        catalog=lambda: CATALOG,
+        profile=lambda: PROFILE,
         op_timeout=timeout,
     )
+
+
+_PORTS: dict[str, tuple[MemorySceneStore, MemoryLeases, MemoryJournal]] = {}
+PROFILE = {"version": "5.0.1", "version_tuple": [5, 0, 1], "background": True}
 
 
 CUBE = ("op01", "object.create", {"primitive": "cube", "name": "Box", "location": [0, 0, 1]})
@@ -178,3 +215,116 @@ class RunnerContract:
         assert rec.of(OperationRolledBack)[0].method == "checkpoint"
         assert executed.scene_hash == executed.receipts[0].scene_hash_before
         assert bridge.restarts == 1
+
+    async def test_resubmitted_plan_when_committed_skips_everything(
+        self, bridge: Any, tmp_path: Path
+    ) -> None:
+        plan = [CUBE, ("op02", "modifier.add", {"object": "Box", "type": "BEVEL"})]
+        first = await runner(bridge, tmp_path).run(approved(*plan, request_id="same"), Recorder())
+        again = await runner(bridge, tmp_path).run(approved(*plan, request_id="same"), Recorder())
+        assert again.failure is None
+        assert [r.status for r in again.receipts] == ["skipped_idempotent"] * 2
+        assert again.scene_hash == first.scene_hash
+        assert [r.blender_mutation_id for r in again.receipts] == [
+            r.blender_mutation_id for r in first.receipts
+        ]
+
+    async def test_redelivered_run_when_committed_reports_same_receipts(
+        self, bridge: Any, tmp_path: Path
+    ) -> None:
+        plan = approved(CUBE, request_id="redo", run_id="run-redo")
+        first = await runner(bridge, tmp_path).run(plan, Recorder())
+        rec = Recorder()
+        again = await runner(bridge, tmp_path).run(plan, rec)
+        assert [r.status for r in again.receipts] == ["succeeded"]
+        assert again.receipts == first.receipts and again.scene_hash == first.scene_hash
+        assert rec.of(OperationStarted) == []  # nothing ran twice
+
+    async def test_same_request_when_args_differ_is_conflict_and_runs_nothing(
+        self, bridge: Any, tmp_path: Path
+    ) -> None:
+        first = await runner(bridge, tmp_path).run(approved(CUBE, request_id="r1"), Recorder())
+        other = ("op01", "object.create", {"primitive": "cube", "name": "Other"})
+        rec = Recorder()
+        result = await runner(bridge, tmp_path).run(approved(other, request_id="r1"), rec)
+        assert result.failure is not None and result.failure.error_code == "IDEMPOTENCY_CONFLICT"
+        assert "other args" in result.failure.retry_hint
+        assert rec.of(OperationStarted) == [] and result.scene_hash == first.scene_hash
+        assert [r.status for r in result.receipts] == ["skipped"]
+
+    async def test_resubmitted_plan_when_scene_changed_since_is_conflict(
+        self, bridge: Any, tmp_path: Path
+    ) -> None:
+        await runner(bridge, tmp_path).run(approved(CUBE, request_id="r1"), Recorder())
+        move = ("op01", "object.transform", {"name": "Box", "location": [5, 5, 5]})
+        await runner(bridge, tmp_path).run(approved(move, request_id="r2"), Recorder())
+        result = await runner(bridge, tmp_path).run(approved(CUBE, request_id="r1"), Recorder())
+        assert result.failure is not None and result.failure.error_code == "IDEMPOTENCY_CONFLICT"
+        assert "scene changed" in result.failure.retry_hint
+
+    async def test_redelivered_run_when_revision_was_lost_replays_journal(
+        self, bridge: Any, tmp_path: Path
+    ) -> None:
+        """An executor died after journaling its operations but before committing the
+        revision: the next delivery rebuilds the same scene from the journal."""
+        start = await runner(bridge, tmp_path).run(approved(CUBE), Recorder())
+        store = _PORTS[str(tmp_path)][0]
+        before = store.heads["s1"]
+        plan = approved(
+            ("op01", "object.create", {"primitive": "cone", "name": "Tip"}),
+            ("op02", "modifier.add", {"object": "Tip", "type": "BEVEL"}),
+            request_id="lost",
+            run_id="run-lost",
+        )
+        full = await runner(bridge, tmp_path).run(plan, Recorder())
+        store.heads["s1"] = before  # the revision never made it
+        await bridge.reset()
+        again = await runner(bridge, tmp_path).run(plan, Recorder())
+        assert again.failure is None and again.scene_hash == full.scene_hash
+        assert again.scene_hash != start.scene_hash
+        assert [r.status for r in again.receipts] == ["succeeded", "succeeded"]
+
+    async def test_run_boundary_when_op_fails_undoes_the_whole_run(
+        self, bridge: Any, tmp_path: Path
+    ) -> None:
+        start = await runner(bridge, tmp_path).run(approved(CUBE), Recorder())
+        rec = Recorder()
+        plan = approved(
+            ("op01", "object.create", {"primitive": "cube", "name": "A"}),
+            ("op02", "object.transform", {"name": "Box", "location": [1, 1, 1]}),
+            ("op03", "object.transform", {"name": "Ghost", "location": [1, 1, 1]}),
+            boundary="run",
+            request_id="whole",
+        )
+        result = await runner(bridge, tmp_path).run(plan, rec)
+        assert result.failure is not None and "rolled back" in result.message
+        assert result.scene_hash == start.scene_hash
+        assert [r.status for r in result.receipts] == ["rolled_back"] * 3
+        assert {e.operation_id for e in rec.of(OperationRolledBack)} == {"op01", "op02", "op03"}
+        retry = await runner(bridge, tmp_path).run(
+            approved(
+                ("op01", "object.create", {"primitive": "cube", "name": "A"}), request_id="whole"
+            ),
+            Recorder(),
+        )
+        assert [r.status for r in retry.receipts] == ["succeeded"]  # the journal forgot op01
+
+    async def test_capability_gate_when_blender_too_old_runs_nothing(
+        self, bridge: Any, tmp_path: Path
+    ) -> None:
+        run = runner(bridge, tmp_path)
+        run.profile = lambda: {**PROFILE, "version_tuple": [4, 1, 0]}
+        rec = Recorder()
+        result = await run.run(approved(CUBE), rec)
+        assert result.failure is not None and result.failure.error_code == "CAPABILITY_MISSING"
+        assert "needs Blender 4.2.0" in result.failure.retry_hint
+        assert rec.events == [] and result.blend_path is None
+
+    async def test_lease_when_scene_held_by_another_executor_refuses(
+        self, bridge: Any, tmp_path: Path
+    ) -> None:
+        run = runner(bridge, tmp_path)
+        leases = _PORTS[str(tmp_path)][1]
+        leases.held["s1"] = Lease(scene_id="s1", owner="other", epoch=3, expires_at=1e12)
+        with pytest.raises(LeaseHeld):
+            await run.run(approved(CUBE), Recorder())

@@ -1,11 +1,20 @@
-"""Composition root of the executor: bridge child process, catalog, runner, consumer."""
+"""Composition root of the executor: bridge child process, catalog, scene store, consumer."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import socket
+import uuid
+
 from contracts.tools import catalog_from_mcp
 from services.executor.handlers import ExecutorHandlers, filter_subjects
+from services.executor.kv_journal import KvJournal
+from services.executor.leases import KvLeases
 from services.executor.runner import PlanRunner
+from services.executor.scene_store import JetStreamSceneStore
 from services.executor.scenes import SceneFiles
+from services.executor.session import Scenes
 from services.executor.supervisor import SupervisedBridge
 from services.runtime.bus import JetStreamPipeline
 from services.runtime.catalog import KvCatalog
@@ -14,23 +23,42 @@ from services.runtime.host import Bus, ConsumerService
 from services.runtime.scene_summaries import KvSceneSummaries
 from services.runtime.settings import Settings
 
+# Waiting for another executor's lease is a nak per try: allow many before dead-lettering.
+LEASE_PATIENCE = 20
+
 
 async def start(settings: Settings, bus: Bus) -> ConsumerService:
+    owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+    work_dir = settings.work_dir / owner.replace(":", "-")
     bridge = SupervisedBridge(call_timeout=settings.op_timeout)
     tools = await bridge.start()
     catalog = catalog_from_mcp(tools, str(bridge.profile.get("version", "unknown")))
     await KvCatalog(bus.js, bus.prefix).publish(catalog)
+    scenes = Scenes(
+        store=JetStreamSceneStore(bus.js, bus.prefix),
+        leases=KvLeases(bus.js, bus.prefix, owner, settings.lease_ttl),
+        files=SceneFiles(settings.scenes_dir),
+        work_dir=work_dir,
+        bridge=bridge,
+    )
     runner = PlanRunner(
         bridge=bridge,
-        scenes=SceneFiles(settings.scenes_dir),
-        work_dir=settings.work_dir / "checkpoints",
+        scenes=scenes,
+        journal=KvJournal(bus.js, bus.prefix),
+        catalog=lambda: catalog,
+        profile=lambda: bridge.profile,
         op_timeout=settings.op_timeout,
         summaries=KvSceneSummaries(bus.js, bus.prefix),
     )
     handlers = ExecutorHandlers(
         runner=runner, progress=lambda: JetStreamPipeline(bus.js, bus.prefix)
     )
-    service = ConsumerService("executor", closers=[bridge.close])
+
+    async def cleanup() -> None:
+        await bridge.close()
+        shutil.rmtree(work_dir, ignore_errors=True)
+
+    service = ConsumerService("executor", closers=[cleanup])
     await service.add(
         bus,
         ConsumerSpec(
@@ -38,7 +66,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
             filter_subjects=filter_subjects(bus.prefix),
             handler=handlers.handle,
             ack_wait=settings.ack_wait,
-            max_deliver=settings.max_deliver,
+            max_deliver=settings.max_deliver * LEASE_PATIENCE,
             heartbeat=True,
         ),
     )

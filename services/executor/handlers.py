@@ -7,9 +7,11 @@ from dataclasses import dataclass
 
 from contracts import subjects
 from contracts.events import AnyEvent, Approved, Event
+from services.executor.leases import LeaseHeld
 from services.executor.runner import PlanRunner
 from services.runtime.bus import PipelinedPublisher
 from services.runtime.consumer import Delivery
+from services.runtime.errors import Retry
 
 
 @dataclass
@@ -21,8 +23,13 @@ class ExecutorHandlers:
 
     async def on_approved(self, event: Approved) -> Sequence[Event]:
         pipeline = self.progress()
-        executed = await self.runner.run(event, pipeline.send)
-        await pipeline.settle()
+        try:
+            executed = await self.runner.run(event, pipeline.send)
+        except LeaseHeld as busy:
+            # Another executor writes this scene: come back when its lease may be free.
+            raise Retry(str(busy), delay=min(max(busy.retry_in, 0.2), 5.0)) from None
+        finally:
+            await pipeline.settle()
         return [executed]
 
     async def handle(self, event: AnyEvent, delivery: Delivery) -> Sequence[Event]:

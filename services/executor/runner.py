@@ -1,16 +1,15 @@
 """Running an approved schedule against the bridge: spec 000 §Executor Guarantees.
 
-For every operation, in schedule order: the tool call and a fingerprint after it. A
-failed mutating operation is rolled back to the state before it (the default
-per-operation boundary) and the rollback is verified by hash; if the hash does not come
-back, the failure is ROLLBACK_FAILED and the scene is not saved. Operations after a
-failure are skipped (spec 002: stop at the first failure).
+One run, in order: take the scene's lease and load its head revision; refuse what this
+runtime cannot do (001 capability gate); resume from the journal (operations this request
+already committed are skipped or replayed, never applied twice); run each remaining
+operation, journaling it before its success is announced; on a failure restore the
+consistency point of the run's rollback boundary and verify it by hash; commit the new
+revision with a fenced compare-and-set.
 
-The state before an operation is a checkpoint plus a redo log: the last checkpoint file
-(the saved scene the run started from, then one every ``checkpoint_every`` committed
-operations) and the deterministic operations committed since. Restoring loads the file
-and replays the log. Writing a .blend before every operation would cost more than the
-operations themselves (bench/run_latency.py), and failures are the rare path.
+The state before an operation is a checkpoint plus a redo log: the head revision's file
+and the deterministic operations committed since, replayed only when an operation fails
+(writing a .blend before every operation would cost more than the operations).
 """
 
 from __future__ import annotations
@@ -19,92 +18,89 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any
 
-import msgspec
+from opentelemetry.trace import StatusCode
 
-from contracts.events import (
-    Approved,
-    Event,
-    Executed,
-    OperationFailed,
-    OperationRolledBack,
-    OperationSkipped,
-    OperationStarted,
-    OperationSucceeded,
-    RunEvent,
-    follow,
-)
-from contracts.failures import FailureContract
-from contracts.operations import Operation
-from contracts.receipts import Receipt, ReceiptStatus
+from contracts.events import Approved, Event, Executed, OperationSkipped, follow
+from contracts.failures import FailureContract, failure
+from contracts.receipts import Receipt
 from contracts.scenes import summarize
-from services.executor.failures import rollback_failure, tool_failure
+from contracts.tools import ToolCatalog
+from services.executor.capability import gate
+from services.executor.journal import Conflict, Journal, JournalEntry, op_key, plan_resume
+from services.executor.leases import LeaseLost
+from services.executor.operation import OperationRunner, Step
 from services.executor.ports import Bridge
-from services.executor.scenes import SceneFiles
+from services.executor.scene_store import StaleCommit
+from services.executor.session import Scenes, SceneSession
+from services.runtime import tracing
 from services.runtime.scene_summaries import SceneSummaries
 
 Emit = Callable[[Event], Awaitable[None]]
-_E = TypeVar("_E", bound=RunEvent)
-
-
-@dataclass
-class _Checkpoint:
-    """The last consistent state on disk, and what has been committed since."""
-
-    path: Path | None  # None: the empty scene
-    since: list[Operation] = field(default_factory=list)
-
-
-@dataclass
-class _Call:
-    """One tool invocation of one operation."""
-
-    approved: Approved
-    index: int
-    op: Operation
-    mcp_call_id: str
-    before: str  # scene hash before the call
-    ms: float = 0.0
-
-    @property
-    def mutating(self) -> bool:
-        return self.op.safety_level != "read_only"
-
-
-@dataclass
-class _Step:
-    receipt: Receipt
-    hash_after: str
-    failure: FailureContract | None = None
-    consistent: bool = True  # False when rollback did not reach the checkpoint
 
 
 @dataclass
 class PlanRunner:
     bridge: Bridge
-    scenes: SceneFiles
-    work_dir: Path
+    scenes: Scenes
+    journal: Journal
+    catalog: Callable[[], ToolCatalog]
+    profile: Callable[[], dict[str, Any]]
     op_timeout: float = 60.0
-    checkpoint_every: int = 32  # bounds how much a rollback replays
     summaries: SceneSummaries | None = None  # where planners read what a scene holds
     clock: Callable[[], float] = field(default=time.time)
     new_id: Callable[[], str] = field(default=lambda: str(uuid.uuid4()))
 
     async def run(self, approved: Approved, emit: Emit) -> Executed:
-        scene_hash = await self.scenes.open(self.bridge, approved.scene_id)
-        saved = self.scenes.path(approved.scene_id)
-        self._checkpoint = _Checkpoint(saved if saved.exists() else None)
-        self._run_id = approved.run_id
+        session = await self.scenes.open(approved.scene_id)  # LeaseHeld: try again later
+        try:
+            return await self._run(approved, session, emit)
+        finally:
+            await self.scenes.close(session)
+
+    async def _run(self, approved: Approved, session: SceneSession, emit: Emit) -> Executed:
         ops = {op.operation_id: op for op in approved.operation_set.operations}
+        steps = OperationRunner(
+            self.bridge,
+            self.journal,
+            approved,
+            session,
+            emit,
+            self.op_timeout,
+            self.clock,
+            self.new_id,
+        )
+        refusal = gate(list(ops.values()), self.catalog(), self.profile())
+        if refusal is not None:
+            return await self._refused(approved, steps, refusal, session.start_hash)
+        entries = await self._journaled(approved)
+        resume = plan_resume(approved.schedule, ops, entries, session.start_hash)
+        if isinstance(resume, Conflict):
+            contract = failure(
+                "IDEMPOTENCY_CONFLICT",
+                f"{resume.reason}; submit the plan with a new request_id to apply it again",
+                repair=[(resume.operation_id, "replace_args")],
+            )
+            return await self._refused(approved, steps, contract, session.start_hash)
+        scene_hash = await steps.replay([ops[i] for i in resume.replay], session.start_hash)
+        if scene_hash is None:
+            contract = failure(
+                "IDEMPOTENCY_CONFLICT",
+                "replaying the journal did not reproduce "
+                "the committed scene; submit with a new request_id",
+                recoverable=False,
+                repair=[(resume.replay[0], "retry")],
+            )
+            return await self._refused(approved, steps, contract, session.start_hash)
+
         receipts: list[Receipt] = []
-        failed: _Step | None = None
-        failed_id = ""
+        done: list[Step] = []
+        failed: Step | None = None
         for index, op_id in enumerate(approved.schedule):
             op = ops[op_id]
             if failed is not None:
-                receipts.append(self._skipped(op))
+                receipts.append(steps.skipped(op))
                 await emit(
                     follow(
                         approved,
@@ -112,22 +108,68 @@ class PlanRunner:
                         self.clock(),
                         index,
                         operation_id=op_id,
-                        reason=f"not run: {failed_id} failed",
+                        reason=f"not run: {failed.op_id} failed",
                     )
                 )
                 continue
-            step = await self._run_op(approved, index, op, scene_hash, emit)
-            receipts.append(step.receipt)
+            if op_id in resume.done:
+                step = await self._traced(
+                    op.tool_name, steps.already_committed(index, resume.done[op_id])
+                )
+            else:
+                step = await self._traced(op.tool_name, steps.execute(index, op, scene_hash))
             scene_hash = step.hash_after
             if step.failure is not None:
-                failed, failed_id = step, op_id
-            elif op.safety_level != "read_only":
-                await self._committed(op)
+                failed = step
+            else:
+                done.append(step)
+            receipts.append(step.receipt)
+        if failed is not None and failed.consistent and approved.rollback_boundary == "run":
+            scene_hash, failed = await steps.undo_run(done, failed)
+            undone = {s.op_id: s.receipt for s in done}
+            receipts = [undone.get(r.operation_id, r) for r in receipts]
+        return await self._finish(approved, session, receipts, scene_hash, failed)
+
+    async def _traced(self, tool_name: str, step: Awaitable[Step]) -> Step:
+        """Await one operation inside its span: its events and tool call join the run's trace."""
+        with tracing.tracer().start_as_current_span(f"operation {tool_name}") as span:
+            done = await step
+            span.set_attributes(tracing.receipt_attributes(done.receipt))
+            if done.failure is not None:
+                span.set_status(StatusCode.ERROR, done.failure.error_code)
+            return done
+
+    async def _journaled(self, approved: Approved) -> dict[str, JournalEntry]:
+        found = {}
+        for op_id in approved.schedule:
+            entry = await self.journal.get(op_key(approved.request_id, op_id))
+            if entry is not None:
+                found[op_id] = entry
+        return found
+
+    async def _finish(
+        self,
+        approved: Approved,
+        session: SceneSession,
+        receipts: list[Receipt],
+        scene_hash: str,
+        failed: Step | None,
+    ) -> Executed:
+        contract = failed.failure if failed else None
+        message = failed.message if failed else ""
         blend_path: str | None = None
         if failed is None or failed.consistent:
-            blend_path = str(await self.scenes.commit(self.bridge, approved.scene_id))
-            await self._summarize(approved.scene_id)
-        message = failed.receipt.message if failed else ""
+            try:
+                blend_path = str(await self.scenes.commit(session, scene_hash))
+            except (StaleCommit, LeaseLost) as exc:
+                contract = failure(
+                    "LEASE_LOST",
+                    f"{exc}; run the request again",
+                    repair=[(receipts[0].operation_id, "retry")] if receipts else [],
+                )
+                message, blend_path = str(exc), None
+            else:
+                await self._summarize(approved.scene_id)
         return follow(
             approved,
             Executed,
@@ -136,8 +178,27 @@ class PlanRunner:
             receipts=receipts,
             scene_hash=scene_hash,
             blend_path=blend_path,
-            failure=failed.failure if failed else None,
-            message=f"{failed_id} ({failed.receipt.tool_name}) failed: {message}" if failed else "",
+            failure=contract,
+            message=message,
+        )
+
+    async def _refused(
+        self, approved: Approved, steps: OperationRunner, contract: FailureContract, scene_hash: str
+    ) -> Executed:
+        """Nothing executes: every operation is reported skipped with the reason."""
+        receipts = [
+            steps.skipped(op, contract.retry_hint) for op in approved.operation_set.operations
+        ]
+        return follow(
+            approved,
+            Executed,
+            self.clock(),
+            scene_id=approved.scene_id,
+            receipts=receipts,
+            scene_hash=scene_hash,
+            blend_path=None,
+            failure=contract,
+            message=contract.retry_hint,
         )
 
     async def _summarize(self, scene_id: str) -> None:
@@ -146,139 +207,3 @@ class PlanRunner:
         snapshot = await self.bridge.call_tool("scene.snapshot", {}, self.new_id())
         if snapshot.get("ok"):
             await self.summaries.put(summarize(scene_id, snapshot["data"]))
-
-    async def _run_op(
-        self, approved: Approved, index: int, op: Operation, before: str, emit: Emit
-    ) -> _Step:
-        call = _Call(approved, index, op, self.new_id(), before)
-        await emit(
-            self._event(call, OperationStarted, tool_name=op.tool_name, scene_hash_before=before)
-        )
-        started = time.perf_counter()
-        result = await self._invoke(op, call.mcp_call_id)
-        call.ms = round((time.perf_counter() - started) * 1000, 3)
-        if result.get("ok"):
-            return await self._succeeded(call, result, emit)
-        return await self._failed(call, result, emit)
-
-    def _event(self, call: _Call, kind: type[_E], **fields: Any) -> _E:
-        return follow(
-            call.approved,
-            kind,
-            self.clock(),
-            call.index,
-            operation_id=call.op.operation_id,
-            mcp_call_id=call.mcp_call_id,
-            **fields,
-        )
-
-    async def _committed(self, op: Operation) -> None:
-        self._checkpoint.since.append(op)
-        if len(self._checkpoint.since) >= self.checkpoint_every:
-            path = self.work_dir / f"{self._run_id}.blend"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            await self.bridge.save(str(path))
-            self._checkpoint = _Checkpoint(path)
-
-    async def _invoke(self, op: Operation, call_id: str) -> dict[str, Any]:
-        try:
-            return await self.bridge.call_tool(
-                op.tool_name, op.args, call_id, timeout=self.op_timeout
-            )
-        except TimeoutError:
-            await self.bridge.restart()
-            return {
-                "ok": False,
-                "error_code": "timeout",
-                "mutated": True,
-                "message": f"exceeded its {self.op_timeout:g} s budget; the bridge was "
-                "restarted and the scene restored",
-            }
-        except Exception as exc:  # noqa: BLE001 - a dead bridge is an operation failure
-            await self.bridge.restart()
-            return {
-                "ok": False,
-                "error_code": "internal_error",
-                "mutated": True,
-                "message": f"the Blender bridge stopped ({exc}); it was restarted",
-            }
-
-    def _receipt(self, call: _Call, status: ReceiptStatus, **fields: Any) -> Receipt:
-        return Receipt(
-            operation_id=call.op.operation_id,
-            tool_name=call.op.tool_name,
-            safety_level=call.op.safety_level,
-            status=status,
-            mcp_call_id=call.mcp_call_id,
-            scene_hash_before=call.before,
-            duration_ms=call.ms,
-            **fields,
-        )
-
-    async def _succeeded(self, call: _Call, result: dict[str, Any], emit: Emit) -> _Step:
-        after = await self.bridge.fingerprint() if call.mutating else call.before
-        mutation_id = self.new_id() if call.mutating else None
-        receipt = self._receipt(
-            call,
-            "succeeded",
-            blender_mutation_id=mutation_id,
-            scene_hash_after=after,
-            result=result.get("data"),
-        )
-        await emit(
-            self._event(call, OperationSucceeded, blender_mutation_id=mutation_id, receipt=receipt)
-        )
-        return _Step(receipt=receipt, hash_after=after)
-
-    async def _failed(self, call: _Call, result: dict[str, Any], emit: Emit) -> _Step:
-        code, message = result.get("error_code"), str(result.get("message", ""))
-        contract = tool_failure(call.op.operation_id, call.op.tool_name, code, message)
-        receipt = self._receipt(call, "failed", error_code=code, message=message)
-        await emit(self._event(call, OperationFailed, receipt=receipt, failure=contract))
-        if not call.mutating:
-            return _Step(receipt=receipt, hash_after=call.before, failure=contract)
-        method, restored = await self._rollback(call.before)
-        if restored != call.before:
-            bad = rollback_failure(call.op.operation_id, f"hash {restored} != {call.before}")
-            return _Step(receipt=receipt, hash_after=restored, failure=bad, consistent=False)
-        await emit(self._event(call, OperationRolledBack, method=method, scene_hash=restored))
-        rolled = msgspec.structs.replace(receipt, status="rolled_back", scene_hash_after=restored)
-        return _Step(receipt=rolled, hash_after=restored, failure=contract)
-
-    async def _rollback(self, before: str) -> tuple[Literal["none", "checkpoint"], str]:
-        """Return (method, hash): restore the state before the operation if it changed."""
-        try:
-            current = await self.bridge.fingerprint()
-        except Exception:  # noqa: BLE001 - a dead bridge has lost the scene: restore it
-            await self.bridge.restart()
-            current = ""
-        if current == before:
-            return "none", current
-        return "checkpoint", await self._restore()
-
-    async def _restore(self) -> str:
-        """Load the last checkpoint and replay what was committed since; return the hash."""
-        point = self._checkpoint
-        try:
-            if point.path is None:
-                await self.bridge.reset()
-            else:
-                await self.bridge.load(str(point.path))
-            for op in point.since:
-                result = await self.bridge.call_tool(
-                    op.tool_name, op.args, self.new_id(), timeout=self.op_timeout
-                )
-                if not result.get("ok"):
-                    return f"unrestored (replaying {op.operation_id}: {result.get('message')})"
-            return await self.bridge.fingerprint()
-        except Exception as exc:  # noqa: BLE001 - reported as ROLLBACK_FAILED
-            return f"unrestored ({exc})"
-
-    def _skipped(self, op: Operation) -> Receipt:
-        return Receipt(
-            operation_id=op.operation_id,
-            tool_name=op.tool_name,
-            safety_level=op.safety_level,
-            status="skipped",
-            message="not run: an earlier operation failed",
-        )

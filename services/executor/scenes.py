@@ -1,12 +1,16 @@
-"""Saved scenes: one .blend per scene id, replaced atomically, never half written."""
+"""The .blend users open: each committed head is exported to ``<home>/scenes/<id>.blend``.
+
+The authoritative revisions live in the scene store; this file is a convenience copy,
+replaced atomically so a reader never sees half of it.
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 from contracts.subjects import check_token
-from services.executor.ports import Bridge
 
 
 class SceneFiles:
@@ -17,17 +21,10 @@ class SceneFiles:
         check_token(scene_id, "scene id")  # also keeps the path inside root
         return self.root / f"{scene_id}.blend"
 
-    async def open(self, bridge: Bridge, scene_id: str) -> str:
-        """Load the scene into the bridge (an empty scene if it was never saved)."""
-        path = self.path(scene_id)
-        if path.exists():
-            return await bridge.load(str(path))
-        return await bridge.reset()
-
-    async def commit(self, bridge: Bridge, scene_id: str) -> Path:
+    def export(self, source: Path, scene_id: str) -> Path:
         path = self.path(scene_id)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.stem}.saving.blend")
-        await bridge.save(str(tmp), compress=True)
+        tmp = path.with_name(f".{path.stem}.exporting.blend")
+        shutil.copyfile(source, tmp)
         os.replace(tmp, path)
         return path

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from services.executor.bridge_client import BridgeProcess
 
+log = logging.getLogger("blendmesh.executor")
+
 
 class SupervisedBridge:
-    """The ``Bridge`` port over a ``BridgeProcess`` that can be replaced."""
+    """The ``Bridge`` port over a ``BridgeProcess`` that can be replaced.
+
+    A bridge found dead before a call (it crashed between operations) is replaced first,
+    so one crash never leaves the executor unable to serve the next run.
+    """
 
     def __init__(self, call_timeout: float) -> None:
         self._call_timeout = call_timeout
@@ -26,23 +33,29 @@ class SupervisedBridge:
         self._proc = BridgeProcess(call_timeout=self._call_timeout)
         await self._proc.start()
         self.restarts += 1
+        log.warning("restarted the Blender bridge (%d restarts)", self.restarts)
+
+    async def _live(self) -> BridgeProcess:
+        if not self._proc.alive:
+            await self.restart()
+        return self._proc
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], mcp_call_id: str, timeout: float | None = None
     ) -> dict[str, Any]:
-        return await self._proc.call_tool(name, arguments, mcp_call_id, timeout=timeout)
+        return await (await self._live()).call_tool(name, arguments, mcp_call_id, timeout=timeout)
 
     async def reset(self) -> str:
-        return await self._proc.reset()
+        return await (await self._live()).reset()
 
     async def load(self, path: str) -> str:
-        return await self._proc.load(path)
+        return await (await self._live()).load(path)
 
     async def save(self, path: str, compress: bool = False) -> dict[str, Any]:
-        return await self._proc.save(path, compress=compress)
+        return await (await self._live()).save(path, compress=compress)
 
     async def fingerprint(self) -> str:
-        return await self._proc.fingerprint()
+        return await (await self._live()).fingerprint()
 
     async def close(self) -> None:
         await self._proc.close()

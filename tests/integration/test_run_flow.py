@@ -226,3 +226,15 @@ async def test_audit_views_when_rebuilt_equal_live_views(mesh) -> None:  # type:
     assert await audit.query_dump(nc, prefix) == live
     runs = await audit.query_runs(nc, prefix, limit=100)
     assert result.run_id in [r.run_id for r in runs]
+
+
+async def test_run_boundary_when_an_op_fails_leaves_scene_as_before_the_run(mesh) -> None:  # type: ignore[no-untyped-def]
+    await run(mesh, "whole", "add a cube named Base")
+    before = file_digest(scene_file(mesh, "whole"))
+    result = await run(
+        mesh, "whole", "add a cube named Extra, then move Ghost to 1 1 1", rollback_boundary="run"
+    )
+    assert result.status == "failed"
+    assert [r.status for r in result.receipts] == ["rolled_back", "rolled_back"]
+    assert file_digest(scene_file(mesh, "whole")) == before
+    assert "Extra" not in inspect_blend(str(scene_file(mesh, "whole")))

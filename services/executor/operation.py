@@ -1,0 +1,357 @@
+"""One operation at a time: call the tool, journal what committed, restore what failed."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import msgspec
+
+from contracts.events import (
+    Approved,
+    Event,
+    OperationFailed,
+    OperationRolledBack,
+    OperationStarted,
+    OperationSucceeded,
+    RunEvent,
+    follow,
+)
+from contracts.failures import FailureContract
+from contracts.operations import Operation
+from contracts.receipts import Receipt, ReceiptStatus
+from services.executor.failures import rollback_failure, tool_failure
+from services.executor.journal import Journal, JournalEntry, args_digest, op_key
+from services.executor.ports import Bridge
+from services.executor.session import SceneSession
+
+Emit = Callable[[Event], Awaitable[None]]
+_E = TypeVar("_E", bound=RunEvent)
+
+
+@dataclass
+class Step:
+    """The outcome of one operation."""
+
+    op_id: str
+    receipt: Receipt
+    hash_after: str
+    failure: FailureContract | None = None
+    consistent: bool = True  # False when rollback did not reach the consistency point
+    message: str = ""
+    compensation: dict[str, Any] | None = None
+    index: int = 0
+
+
+@dataclass
+class _Call:
+    index: int
+    op: Operation
+    mcp_call_id: str
+    before: str
+    ms: float = 0.0
+
+    @property
+    def mutating(self) -> bool:
+        return self.op.safety_level != "read_only"
+
+
+@dataclass
+class OperationRunner:
+    bridge: Bridge
+    journal: Journal
+    approved: Approved
+    session: SceneSession
+    emit: Emit
+    op_timeout: float
+    clock: Callable[[], float]
+    new_id: Callable[[], str]
+    since: list[Operation] = field(default_factory=list)  # committed after the checkpoint
+
+    async def replay(self, ops: list[Operation], start: str) -> str | None:
+        """Re-apply committed operations missing from the head; None if a hash diverges."""
+        scene_hash = start
+        for op in ops:
+            entry = await self.journal.get(op_key(self.approved.request_id, op.operation_id))
+            result = await self.bridge.call_tool(
+                op.tool_name, op.args, self.new_id(), timeout=self.op_timeout
+            )
+            scene_hash = await self.bridge.fingerprint()
+            if (
+                not result.get("ok")
+                or entry is None
+                or (scene_hash != entry.receipt.scene_hash_after)
+            ):
+                return None
+            self.since.append(op)
+        return scene_hash
+
+    async def already_committed(self, index: int, entry: JournalEntry) -> Step:
+        """An operation this request committed before: report it, change nothing."""
+        mine = entry.run_id == self.approved.run_id  # a redelivery of the same run
+        status: ReceiptStatus = "succeeded" if mine else "skipped_idempotent"
+        receipt = msgspec.structs.replace(entry.receipt, status=status)
+        # Same event id as the original announcement: a copy is dropped by the log.
+        await self.emit(
+            follow(
+                self.approved,
+                OperationSucceeded,
+                self.clock(),
+                index,
+                operation_id=receipt.operation_id,
+                mcp_call_id=receipt.mcp_call_id or "",
+                blender_mutation_id=receipt.blender_mutation_id,
+                receipt=receipt,
+            )
+        )
+        return Step(
+            receipt.operation_id,
+            receipt,
+            receipt.scene_hash_after or "",
+            index=index,
+            compensation=entry.compensation if mine else None,
+        )
+
+    async def execute(self, index: int, op: Operation, before: str) -> Step:
+        call = _Call(index, op, self.new_id(), before)
+        await self.emit(
+            self._event(call, OperationStarted, tool_name=op.tool_name, scene_hash_before=before)
+        )
+        started = time.perf_counter()
+        result = await self._invoke(op, call.mcp_call_id)
+        call.ms = round((time.perf_counter() - started) * 1000, 3)
+        if result.get("ok"):
+            return await self._succeeded(call, result)
+        return await self._failed(call, result)
+
+    def skipped(
+        self,
+        op: Operation,
+        reason: str = "not run: an earlier operation failed",
+    ) -> Receipt:
+        return Receipt(
+            operation_id=op.operation_id,
+            tool_name=op.tool_name,
+            safety_level=op.safety_level,
+            status="skipped",
+            message=reason,
+        )
+
+    def _event(self, call: _Call, kind: type[_E], **fields: Any) -> _E:
+        return follow(
+            self.approved,
+            kind,
+            self.clock(),
+            call.index,
+            operation_id=call.op.operation_id,
+            mcp_call_id=call.mcp_call_id,
+            **fields,
+        )
+
+    def _receipt(self, call: _Call, status: ReceiptStatus, **fields: Any) -> Receipt:
+        return Receipt(
+            operation_id=call.op.operation_id,
+            tool_name=call.op.tool_name,
+            safety_level=call.op.safety_level,
+            status=status,
+            mcp_call_id=call.mcp_call_id,
+            scene_hash_before=call.before,
+            duration_ms=call.ms,
+            **fields,
+        )
+
+    async def _invoke(self, op: Operation, call_id: str) -> dict[str, Any]:
+        try:
+            return await self.bridge.call_tool(
+                op.tool_name, op.args, call_id, timeout=self.op_timeout
+            )
+        except TimeoutError:
+            await self.bridge.restart()
+            done = len(self.since)
+            return {
+                "ok": False,
+                "error_code": "timeout",
+                "mutated": True,
+                "message": f"exceeded its {self.op_timeout:g} s budget and was stopped; "
+                f"its partial work was discarded, the {done} operation(s) "
+                "committed before it are kept",
+            }
+        except Exception as exc:  # noqa: BLE001 - a dead bridge is an operation failure
+            await self.bridge.restart()
+            return {
+                "ok": False,
+                "error_code": "internal_error",
+                "mutated": True,
+                "message": f"the Blender bridge stopped ({exc}); it was restarted",
+            }
+
+    async def _succeeded(self, call: _Call, result: dict[str, Any]) -> Step:
+        try:
+            after = await self.bridge.fingerprint() if call.mutating else call.before
+        except Exception as exc:  # noqa: BLE001 - the bridge died after the tool ran
+            await self.bridge.restart()
+            return await self._failed(
+                call,
+                {
+                    "ok": False,
+                    "error_code": "internal_error",
+                    "mutated": True,
+                    "message": f"the Blender bridge stopped after the tool ran ({exc}); "
+                    "it was restarted",
+                },
+            )
+        mutation_id = self.new_id() if call.mutating else None
+        receipt = self._receipt(
+            call,
+            "succeeded",
+            blender_mutation_id=mutation_id,
+            scene_hash_after=after,
+            result=result.get("data"),
+        )
+        # Journal first: an announced success is always a committed one.
+        await self.journal.put(
+            op_key(self.approved.request_id, call.op.operation_id),
+            JournalEntry(
+                request_id=self.approved.request_id,
+                operation_id=call.op.operation_id,
+                args_digest=args_digest(call.op.args),
+                run_id=self.approved.run_id,
+                receipt=receipt,
+                compensation=result.get("compensation"),
+            ),
+        )
+        if call.mutating:
+            self.since.append(call.op)
+        await self.emit(
+            self._event(call, OperationSucceeded, blender_mutation_id=mutation_id, receipt=receipt)
+        )
+        return Step(
+            call.op.operation_id,
+            receipt,
+            after,
+            index=call.index,
+            compensation=result.get("compensation"),
+        )
+
+    async def _failed(self, call: _Call, result: dict[str, Any]) -> Step:
+        code, message = result.get("error_code"), str(result.get("message", ""))
+        contract = tool_failure(call.op.operation_id, call.op.tool_name, code, message)
+        receipt = self._receipt(call, "failed", error_code=code, message=message)
+        await self.emit(self._event(call, OperationFailed, receipt=receipt, failure=contract))
+        text = f"{call.op.operation_id} ({call.op.tool_name}) failed: {message}"
+        if not call.mutating:
+            return Step(
+                call.op.operation_id, receipt, call.before, contract, message=text, index=call.index
+            )
+        method, restored = await self._rollback(call.before)
+        if restored != call.before:
+            bad = rollback_failure(call.op.operation_id, self._checkpoint_note(restored))
+            return Step(
+                call.op.operation_id,
+                receipt,
+                restored,
+                bad,
+                consistent=False,
+                message=f"{text}; {bad.retry_hint}",
+                index=call.index,
+            )
+        await self.emit(self._event(call, OperationRolledBack, method=method, scene_hash=restored))
+        rolled = msgspec.structs.replace(receipt, status="rolled_back", scene_hash_after=restored)
+        return Step(
+            call.op.operation_id, rolled, restored, contract, message=text, index=call.index
+        )
+
+    def _checkpoint_note(self, restored: str) -> str:
+        head = self.session.head
+        where = (
+            f"revision {head.revision} (hash {head.scene_hash[:12]})" if head else "the empty scene"
+        )
+        return f"got {restored[:40]}; latest consistent checkpoint: {where}"
+
+    async def _rollback(self, before: str) -> tuple[Literal["none", "checkpoint"], str]:
+        """Return (method, hash): restore the state before the operation if it changed."""
+        try:
+            current = await self.bridge.fingerprint()
+        except Exception:  # noqa: BLE001 - a dead bridge has lost the scene: restore it
+            await self.bridge.restart()
+            current = ""
+        if current == before:
+            return "none", current
+        return "checkpoint", await self.restore(self.since)
+
+    async def restore(self, redo: list[Operation]) -> str:
+        """Load the checkpoint and replay ``redo``; the resulting hash, or why it failed."""
+        checkpoint: Path | None = self.session.checkpoint
+        try:
+            if checkpoint is None:
+                await self.bridge.reset()
+            else:
+                await self.bridge.load(str(checkpoint))
+            for op in redo:
+                result = await self.bridge.call_tool(
+                    op.tool_name, op.args, self.new_id(), timeout=self.op_timeout
+                )
+                if not result.get("ok"):
+                    return f"unrestored (replaying {op.operation_id}: {result.get('message')})"
+            return await self.bridge.fingerprint()
+        except Exception as exc:  # noqa: BLE001 - reported as ROLLBACK_FAILED
+            return f"unrestored ({exc})"
+
+    async def undo_run(self, done: list[Step], failed: Step) -> tuple[str, Step]:
+        """Roll the whole run back (boundary "run"): compensations in reverse where every
+        committed operation declared one, the checkpoint otherwise; verified by hash."""
+        start = self.session.start_hash
+        mine = [s for s in done if s.receipt.status == "succeeded"]
+        writes = [s for s in mine if s.receipt.safety_level != "read_only"]
+        method: Literal["compensation", "checkpoint"] = "checkpoint"
+        restored = ""
+        if all(s.compensation for s in writes):
+            method, restored = "compensation", await self._compensate(writes)
+        if restored != start:
+            method, restored = "checkpoint", await self.restore([])
+        if restored != start:
+            bad = rollback_failure(failed.op_id, self._checkpoint_note(restored))
+            return restored, Step(
+                failed.op_id,
+                failed.receipt,
+                restored,
+                bad,
+                consistent=False,
+                message=f"{failed.message}; {bad.retry_hint}",
+            )
+        self.since = []
+        for step in mine:
+            await self.journal.delete(op_key(self.approved.request_id, step.op_id))
+            await self.emit(
+                follow(
+                    self.approved,
+                    OperationRolledBack,
+                    self.clock(),
+                    step.index,
+                    operation_id=step.op_id,
+                    mcp_call_id=step.receipt.mcp_call_id or "",
+                    method=method,
+                    scene_hash=restored,
+                )
+            )
+            step.receipt = msgspec.structs.replace(step.receipt, status="rolled_back")
+        note = f"{failed.message}; the whole run was rolled back ({method})"
+        return restored, Step(
+            failed.op_id, failed.receipt, restored, failed.failure, message=note, index=failed.index
+        )
+
+    async def _compensate(self, writes: list[Step]) -> str:
+        try:
+            for step in reversed(writes):
+                inverse = step.compensation or {}
+                result = await self.bridge.call_tool(
+                    inverse["tool"], inverse["arguments"], self.new_id(), timeout=self.op_timeout
+                )
+                if not result.get("ok"):
+                    return ""
+            return await self.bridge.fingerprint()
+        except Exception:  # noqa: BLE001 - the checkpoint is the fallback
+            return ""

@@ -1,0 +1,118 @@
+"""One run's hold on one scene: lease, head revision loaded into the bridge, fenced commit."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from services.executor.leases import Lease, LeaseLost, Leases
+from services.executor.ports import Bridge
+from services.executor.scene_store import Head, SceneStore
+from services.executor.scenes import SceneFiles
+
+log = logging.getLogger("blendmesh.executor")
+
+
+class RevisionCorrupt(Exception):
+    """A stored revision does not hash to what its head says."""
+
+
+@dataclass
+class SceneSession:
+    scene_id: str
+    lease: Lease
+    head: Head | None
+    start_hash: str  # the scene as loaded: the run-level rollback point
+    checkpoint: Path | None  # the head revision's file (None: the empty scene)
+    lost: bool = False
+    renewer: asyncio.Task[None] | None = field(default=None, repr=False)
+
+
+@dataclass
+class Scenes:
+    store: SceneStore
+    leases: Leases
+    files: SceneFiles
+    work_dir: Path
+    bridge: Bridge
+    loaded: tuple[str, int, str] | None = None  # (scene, revision, hash) the bridge holds
+
+    async def open(self, scene_id: str) -> SceneSession:
+        """Take the lease (``LeaseHeld`` if busy) and load the head revision."""
+        lease = await self.leases.acquire(scene_id)
+        try:
+            head = await self.store.head(scene_id)
+            checkpoint, scene_hash = await self._load(scene_id, head)
+        except BaseException:
+            await self.leases.release(lease)
+            raise
+        session = SceneSession(scene_id, lease, head, scene_hash, checkpoint)
+        session.renewer = asyncio.create_task(self._renew(session))
+        return session
+
+    async def _load(self, scene_id: str, head: Head | None) -> tuple[Path | None, str]:
+        if head is None:
+            self.loaded = None
+            return None, await self.bridge.reset()
+        path = self.work_dir / "revisions" / f"{scene_id}-{head.revision:08d}.blend"
+        if self.loaded == (scene_id, head.revision, head.scene_hash):
+            # The bridge still holds this revision from the last run: skip the reload.
+            with contextlib.suppress(Exception):
+                if await self.bridge.fingerprint() == head.scene_hash and path.exists():
+                    return path, head.scene_hash
+        if not path.exists():
+            await self.store.fetch(head, path)
+        scene_hash = await self.bridge.load(str(path))
+        if scene_hash != head.scene_hash:
+            raise RevisionCorrupt(
+                f"revision {head.revision} of scene {scene_id} hashes to {scene_hash[:12]}, "
+                f"not {head.scene_hash[:12]}"
+            )
+        self.loaded = (scene_id, head.revision, scene_hash)
+        return path, scene_hash
+
+    async def _renew(self, session: SceneSession) -> None:
+        interval = max(getattr(self.leases, "ttl", 30.0) / 3, 0.05)
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                session.lease = await self.leases.renew(session.lease)
+            except LeaseLost:
+                session.lost = True
+                log.error("lost the lease on scene %s", session.scene_id)
+                return
+            except Exception as exc:  # noqa: BLE001 - e.g. reconnecting: try again next tick
+                log.warning("renewing the lease on %s failed: %s", session.scene_id, exc)
+
+    async def commit(self, session: SceneSession, scene_hash: str) -> Path:
+        """Store the bridge's scene as the new head (unless unchanged) and export it."""
+        head = session.head
+        if head is not None and head.scene_hash == scene_hash and session.checkpoint:
+            return self.files.export(session.checkpoint, session.scene_id)
+        if session.lost:
+            raise LeaseLost(f"the lease on scene {session.scene_id} expired during the run")
+        session.lease = await self.leases.renew(session.lease)  # fences a stale writer
+        path = self.work_dir / "revisions" / f".{session.scene_id}-new.blend"
+        saved = await self.bridge.save(str(path), compress=True)
+        if saved.get("hash") not in (None, scene_hash):
+            raise RevisionCorrupt(f"the saved scene hashes to {saved['hash']}, not {scene_hash}")
+        new = await self.store.commit(session.scene_id, path, scene_hash, head, session.lease.epoch)
+        final = path.with_name(f"{session.scene_id}-{new.revision:08d}.blend")
+        path.replace(final)
+        if session.checkpoint is not None and session.checkpoint != final:
+            session.checkpoint.unlink(missing_ok=True)  # the store keeps every revision
+        session.head, session.checkpoint = new, final
+        self.loaded = (session.scene_id, new.revision, scene_hash)
+        return self.files.export(final, session.scene_id)
+
+    async def close(self, session: SceneSession) -> None:
+        if session.renewer is not None:
+            session.renewer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await session.renewer
+        if not session.lost:
+            with contextlib.suppress(Exception):
+                await self.leases.release(session.lease)

@@ -1,0 +1,334 @@
+"""Crash safety with real processes: executors killed with SIGKILL, a bridge killed in the
+middle of an operation, nats-server restarted under a run, garbage on an executor subject."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from contracts import subjects
+from contracts.events import AnyEvent, DeadLettered, OperationStarted, decode_event
+from services.audit import client as audit
+from services.client import MeshClient, build_request
+from services.executor.leases import Lease
+from services.mesh import Mesh
+from services.runtime.bus import ensure_kv
+from services.runtime.embedded import EmbeddedNats
+from services.runtime.host import Bus
+from services.runtime.settings import Settings
+
+pytestmark = pytest.mark.integration
+
+PREFIX = "bmcrash"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def transforms(request_id: str, count: int) -> dict[str, Any]:
+    """Create an object, then move it ``count`` times: long enough to be killed midway."""
+    ops = [
+        {
+            "operation_id": "op0000",
+            "tool_name": "object.create",
+            "args": {"primitive": "monkey", "name": "Victim"},
+            "depends_on": [],
+            "safety_level": "safe_write",
+        }
+    ]
+    for i in range(1, count + 1):
+        ops.append(
+            {
+                "operation_id": f"op{i:04d}",
+                "tool_name": "object.transform",
+                "args": {
+                    "name": "Victim",
+                    "location": [i * 0.5, i % 7, 0.0],
+                    "rotation": [0.0, 0.0, float(i % 360)],
+                },
+                "depends_on": [f"op{i - 1:04d}"],
+                "safety_level": "safe_write",
+            }
+        )
+    return {"request_id": request_id, "operations": ops}
+
+
+class Cluster:
+    """nats-server and the light services in this process; executors as child processes."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.server = EmbeddedNats(home / "nats")
+        self.executors: list[subprocess.Popen[bytes]] = []
+
+    async def start(self, executors: int) -> None:
+        self.url = await self.server.start()
+        self.settings = Settings(
+            home=self.home,
+            nats_url=self.url,
+            prefix=PREFIX,
+            user="ana",
+            ack_wait=2.0,
+            lease_ttl=2.0,
+        )
+        self.mesh = Mesh(self.settings, services=("audit", "planner", "policy"))
+        await self.mesh.start()
+        self.bus = await Bus.open(self.url, PREFIX, "test")
+        for _ in range(executors):
+            self.spawn_executor()
+        await self.wait_for_executors(executors)
+
+    def spawn_executor(self) -> None:
+        env = {
+            **os.environ,
+            "NATS_URL": self.url,
+            "BLENDMESH_PREFIX": PREFIX,
+            "BLENDMESH_HOME": str(self.home),
+            "BLENDMESH_ACK_WAIT": "2",
+            "BLENDMESH_LEASE_TTL": "2",
+            "PYTHONPATH": str(ROOT),
+        }
+        self.executors.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "services.executor"],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
+
+    async def wait_for_executors(self, count: int) -> None:
+        stream = subjects.stream_name(PREFIX)
+        for _ in range(300):
+            try:
+                info = await self.bus.js.consumer_info(stream, "executor")
+                if info.num_waiting >= count:
+                    return
+            except Exception:  # noqa: BLE001 - the consumer appears with the first executor
+                pass
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"{count} executors did not start")
+
+    async def lease_holder_pid(self, scene: str) -> int:
+        kv = await ensure_kv(self.bus.js, PREFIX, "leases")
+        lease = msgspec.json.decode((await kv.get(scene)).value or b"", type=Lease)
+        return int(lease.owner.split(":")[1])
+
+    async def stop(self) -> None:
+        for proc in self.executors:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in self.executors:
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        await self.bus.close()
+        await self.mesh.stop()
+        await self.server.stop()
+
+
+@pytest.fixture
+async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
+    c = Cluster(tmp_path)
+    try:
+        yield c
+    finally:
+        await c.stop()
+
+
+async def test_executor_killed_midway_when_another_finishes_each_mutation_once(
+    cluster: Cluster,
+) -> None:
+    await cluster.start(executors=2)
+    client = MeshClient(cluster.bus)
+    reference = await client.run(
+        build_request(user="ana", scene_id="ref", plan=transforms("ref-1", 120)), timeout=120
+    )
+    assert reference.status == "completed"
+
+    killed: list[int] = []
+
+    async def kill_holder() -> None:
+        pid = await cluster.lease_holder_pid("crash")
+        os.kill(pid, signal.SIGKILL)
+        killed.append(pid)
+
+    tasks: list[asyncio.Task[None]] = []
+
+    def on_event(event: AnyEvent) -> None:
+        if isinstance(event, OperationStarted) and event.operation_id == "op0030" and not tasks:
+            tasks.append(asyncio.get_running_loop().create_task(kill_holder()))
+
+    request = build_request(user="ana", scene_id="crash", plan=transforms("crash-1", 120))
+    result = await client.run(request, on_event, timeout=120)
+    assert killed, "the executor was not killed"
+    assert result.status == "completed", result.message
+    assert result.scene_hash == reference.scene_hash
+    assert len(result.receipts) == 121 and {r.status for r in result.receipts} == {"succeeded"}
+    detail = await audit.query_run(cluster.bus.nc, PREFIX, result.run_id)
+    committed = Counter(r.operation_id for r in detail.audit_records if r.status == "succeeded")
+    assert set(committed) == {r.operation_id for r in result.receipts}
+    assert max(committed.values()) == 1
+    mutation_ids = [r.blender_mutation_id for r in result.receipts]
+    assert len(set(mutation_ids)) == len(mutation_ids)
+
+
+def bridge_pids() -> list[int]:
+    """Bridge processes that are children of this test process."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if b"services.executor.bridge" in cmdline and ppid == os.getpid():
+            pids.append(int(entry.name))
+    return pids
+
+
+async def test_bridge_killed_midway_when_executor_restores_and_serves_next_run(
+    tmp_path: Path,
+) -> None:
+    settings = Settings(home=tmp_path, prefix=PREFIX, user="ana")
+    async with Mesh(settings) as mesh:
+        bus = await Bus.open(mesh.url, PREFIX, "test")
+        client = MeshClient(bus)
+        before = bridge_pids()
+        assert len(before) == 1
+
+        def on_event(event: AnyEvent) -> None:
+            if isinstance(event, OperationStarted) and event.operation_id == "op0020":
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(before[0], signal.SIGKILL)
+
+        # Long enough that the kill lands mid-run even when the client sees events late.
+        result = await client.run(
+            build_request(user="ana", scene_id="b", plan=transforms("bridge-1", 400)),
+            on_event,
+            timeout=120,
+        )
+        assert result.status == "failed" and result.failure is not None
+        assert set(msgspec.to_builtins(result.failure)) == {
+            "error_code",
+            "recoverable",
+            "retry_hint",
+            "minimal_repair_plan",
+        }
+        failed = next(r for r in result.receipts if r.status == "rolled_back")
+        assert failed.scene_hash_after == failed.scene_hash_before == result.scene_hash
+        assert bridge_pids() != before  # a new bridge serves the executor
+        follow_up = await client.run(
+            build_request(user="ana", scene_id="b", prompt="move Victim to 9 9 9"), timeout=120
+        )
+        assert follow_up.status == "completed"
+        assert follow_up.receipts[0].scene_hash_before == result.scene_hash
+        await bus.close()
+
+
+async def test_malformed_executor_message_when_dead_lettered_next_run_unaffected(
+    tmp_path: Path,
+) -> None:
+    settings = Settings(home=tmp_path, prefix=PREFIX, user="ana")
+    async with Mesh(settings) as mesh:
+        bus = await Bus.open(mesh.url, PREFIX, "test")
+        await bus.js.publish(subjects.run_events(PREFIX, "junk", "approved"), b"\x00not json")
+        result = await MeshClient(bus).run(
+            build_request(user="ana", scene_id="ok", prompt="add a cube named Fine"), timeout=120
+        )
+        assert result.status == "completed"
+        sub = await bus.js.subscribe(subjects.deadletter(PREFIX, "executor"), ordered_consumer=True)
+        letter = decode_event((await sub.next_msg(timeout=10)).data)
+        await sub.unsubscribe()
+        assert isinstance(letter, DeadLettered) and letter.reason.startswith("undecodable")
+        assert letter.subject == subjects.run_events(PREFIX, "junk", "approved")
+        await bus.close()
+
+
+async def _poll_result(bus: Bus, run_id: str, timeout: float) -> Any:
+    """Fold the run from the log until it ends, riding out a server restart."""
+    from services.audit.fold import fold_run, is_terminal
+    from services.runtime.history import read_run
+
+    deadline = asyncio.get_running_loop().time() + timeout
+    while asyncio.get_running_loop().time() < deadline:
+        try:
+            result = fold_run(await read_run(bus.js, PREFIX, run_id))
+            if result is not None and is_terminal(result):
+                return result
+        except Exception:  # noqa: BLE001 - the server is restarting: ask again
+            pass
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"run {run_id} did not finish")
+
+
+async def test_nats_restart_during_run_when_services_reconnect_nothing_acked_is_lost(
+    tmp_path: Path,
+) -> None:
+    server = EmbeddedNats(tmp_path / "nats")
+    url = await server.start()
+    port = int(url.rsplit(":", 1)[1])
+    settings = Settings(home=tmp_path, nats_url=url, prefix=PREFIX, user="ana", ack_wait=3.0)
+    mesh = Mesh(settings)
+    await mesh.start()
+    bus = await Bus.open(url, PREFIX, "test")
+    acked: list[int] = []
+    try:
+        request = build_request(user="ana", scene_id="r", plan=transforms("restart-1", 150))
+        await bus.publisher.publish(request)
+        for _ in range(1000):  # until the run is well under way
+            events = await _history(bus, request.run_id)
+            if any(isinstance(e, OperationStarted) and e.operation_id == "op0030" for e in events):
+                break
+            await asyncio.sleep(0.02)
+
+        async def probe() -> None:
+            """Publish while the server goes down and up; remember what was acknowledged."""
+            for i in range(200):
+                try:
+                    ack = await bus.js.publish(
+                        f"{PREFIX}.deadletter.probe", f"{i}".encode(), timeout=0.5
+                    )
+                    acked.append(ack.seq)
+                except Exception:  # noqa: BLE001 - unacknowledged: allowed to be lost
+                    pass
+                await asyncio.sleep(0.01)
+
+        probing = asyncio.create_task(probe())
+        await server.stop()
+        await asyncio.sleep(0.5)
+        server = EmbeddedNats(tmp_path / "nats", port=port)
+        await server.start()
+        await probing
+        result = await _poll_result(bus, request.run_id, timeout=120)
+        assert result.status == "completed", result.message
+        assert len(result.receipts) == 151
+        stream = subjects.stream_name(PREFIX)
+        for seq in acked:
+            msg = await bus.js.get_msg(stream, seq)
+            assert msg.subject == f"{PREFIX}.deadletter.probe"
+        assert len(acked) > 10
+    finally:
+        await bus.close()
+        await mesh.stop()
+        await server.stop()
+
+
+async def _history(bus: Bus, run_id: str) -> list[AnyEvent]:
+    from services.runtime.history import read_run
+
+    return await read_run(bus.js, PREFIX, run_id)

@@ -1,0 +1,129 @@
+"""Several executors on one mesh: `blendmesh up --executors N` and the Procfile's
+`honcho start -c executor=N` both bind N executors to the same durable consumer."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from contracts import subjects
+from services.runtime.host import Bus
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+
+async def waiting_executors(url: str, prefix: str, count: int) -> int:
+    bus = await Bus.open(url, prefix, "probe")
+    try:
+        seen = 0
+        for _ in range(600):
+            try:
+                info = await bus.js.consumer_info(subjects.stream_name(prefix), "executor")
+                seen = info.num_waiting
+            except Exception:  # noqa: BLE001 - not created yet
+                seen = 0
+            if seen >= count:
+                break
+            await asyncio.sleep(0.1)
+        return seen
+    finally:
+        await bus.close()
+
+
+def run_json(url: str, home: Path, prompt: str, scene: str) -> dict[str, object]:
+    env = {**os.environ, "NATS_URL": url}
+    proc = subprocess.run(
+        [str(BIN / "blendmesh"), "--home", str(home), "run", "--json", "--scene", scene, prompt],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+async def test_up_when_executors_2_binds_two_executors(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "NATS_URL"}
+    up = subprocess.Popen(
+        [str(BIN / "blendmesh"), "--home", str(tmp_path / "mesh"), "up", "--executors", "2"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        assert up.stderr is not None
+        line = up.stderr.readline()
+        assert "2 executors" in line, line
+        url = line.split("NATS_URL=")[1].split(",")[0].split()[0]
+        assert await waiting_executors(url, "blendmesh", 2) >= 2
+        results = [
+            run_json(url, tmp_path / "c", f"add a cube named C{i}", f"s{i}") for i in range(2)
+        ]
+        assert all(r["status"] == "completed" for r in results)
+    finally:
+        stop(up)
+        if up.stderr is not None:
+            up.stderr.close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_procfile_when_scaled_to_two_executors_serves_runs(tmp_path: Path) -> None:
+    honcho = BIN / "honcho"
+    assert honcho.exists(), "honcho is a dev dependency"
+    shutil.copy(ROOT / "Procfile", tmp_path / "Procfile")
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "NATS_URL"}
+    env.update(
+        {"PATH": f"{BIN}:{env.get('PATH', '')}", "NATS_PORT": str(port), "PYTHONPATH": str(ROOT)}
+    )
+    procs = subprocess.Popen(
+        [str(honcho), "start", "-c", "executor=2"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    url = f"nats://127.0.0.1:{port}"
+    try:
+        assert await waiting_executors(url, "blendmesh", 2) >= 2
+        result = run_json(url, tmp_path / "client", "add a cone named Tip", "procfile")
+        assert result["status"] == "completed"
+        assert str(result["blend_path"]).startswith(str(tmp_path / "var"))
+    finally:
+        os.killpg(procs.pid, signal.SIGINT)
+        try:
+            procs.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(procs.pid, signal.SIGKILL)
+            procs.wait()
