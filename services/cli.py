@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -27,7 +28,8 @@ from services.client import ClientError, MeshClient, build_request
 from services.mesh import Mesh, MeshBusy
 from services.runtime.embedded import EmbeddedServerError
 from services.runtime.host import Bus
-from services.runtime.settings import Settings, SettingsError
+from services.runtime.settings import Settings, SettingsError, fallback_notice
+from services.runtime.tracing import configure_tracing, shutdown_tracing
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_AWAITING, EXIT_MESH = 0, 1, 2, 3, 4
 READ_SERVICES = ("audit",)
@@ -45,10 +47,17 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--scene", default="default", help="scene id (default: default)")
     run.add_argument("--thread", help="thread id to continue")
     run.add_argument("--approve", action="store_true", help="pre-approve destructive operations")
+    run.add_argument(
+        "--rollback",
+        choices=("operation", "run"),
+        default="operation",
+        help="what a failure undoes: the failed operation (default) or the whole run",
+    )
     run.add_argument("--json", action="store_true", help="print the run result as JSON")
     run.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for a result")
 
-    sub.add_parser("up", help="run the mesh in the foreground until Ctrl-C")
+    up = sub.add_parser("up", help="run the mesh in the foreground until Ctrl-C")
+    up.add_argument("--executors", type=int, help="executor instances (default: 1)")
     runs = sub.add_parser("runs", help="list recent runs")
     runs.add_argument("--limit", type=int, default=20)
     aud = sub.add_parser("audit", help="show a run's audit trail, or `audit rebuild`")
@@ -109,6 +118,9 @@ async def cmd_run(args: argparse.Namespace, settings: Settings, out: Console, er
     if bool(args.prompt) == bool(args.plan):
         raise ClientError('give either a request ("add a cube named Box") or --plan FILE')
     plan = load_plan(args.plan) if args.plan else None
+    notice = fallback_notice(os.environ) if args.prompt else None
+    if notice:
+        err.print(notice, markup=False, highlight=False)
     request = build_request(
         user=settings.user,
         scene_id=args.scene,
@@ -117,6 +129,7 @@ async def cmd_run(args: argparse.Namespace, settings: Settings, out: Console, er
         planner=settings.planner,
         thread_id=args.thread,
         pre_approved=args.approve,
+        rollback_boundary=args.rollback,
     )
     async with connected(settings, tuple(Mesh.all_services())) as bus:
         result = await MeshClient(bus).run(request, _progress(err, args.json), args.timeout)
@@ -136,7 +149,8 @@ async def cmd_resolve(
 async def cmd_up(settings: Settings, err: Console) -> int:
     mesh = Mesh(settings)
     url = await mesh.start()
-    err.print(f"blendmesh mesh is up: NATS_URL={url}  (Ctrl-C stops it)")
+    executors = f", {settings.executors} executors" if settings.executors > 1 else ""
+    err.print(f"blendmesh mesh is up: NATS_URL={url}{executors}  (Ctrl-C stops it)")
     try:
         await asyncio.Event().wait()
     finally:
@@ -213,6 +227,10 @@ async def dispatch(args: argparse.Namespace, settings: Settings) -> int:
         case "reject":
             return await cmd_resolve(args, settings, "reject", out, err)
         case "up":
+            if args.executors is not None:
+                if args.executors < 1:
+                    raise ClientError("--executors needs at least 1")
+                settings = settings.with_(executors=args.executors)
             return await cmd_up(settings, err)
         case "runs":
             return await cmd_runs(args, settings, out)
@@ -232,6 +250,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = Settings.from_env()
         if args.home:
             settings = settings.with_(home=args.home.absolute())
+        configure_tracing(settings)
         return asyncio.run(dispatch(args, settings))
     except KeyboardInterrupt:
         return 130
@@ -241,6 +260,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (MeshBusy, EmbeddedServerError, ConnectionError, audit.AuditClientError) as exc:
         err.print(f"blendmesh: {exc}", highlight=False, markup=False)
         return EXIT_MESH
+    finally:
+        shutdown_tracing()
 
 
 if __name__ == "__main__":

@@ -43,7 +43,9 @@ def progress_line(event: AnyEvent) -> str | None:
             ops = ", ".join(
                 f"{o.operation_id} {o.tool_name}" for o in event.operation_set.operations
             )
-            return f"  planned {len(event.schedule)} operations ({event.planner}): {ops}"
+            by = f"{event.planner} {event.model}" if event.model else event.planner
+            again = f", iteration {event.iteration}" if event.iteration > 1 else ""
+            return f"  planned {len(event.schedule)} operations ({by}{again}): {ops}"
         case PolicyDecided():
             asks = [d for d in event.decisions if d.mode != "allow"]
             if not asks:
@@ -53,7 +55,8 @@ def progress_line(event: AnyEvent) -> str | None:
             )
         case PlanRejected():
             code = event.failure.error_code
-            return f"  [red]plan rejected[/] ({code}) by the {event.planner} planner"
+            model = f" ({event.model})" if event.model else ""
+            return f"  [red]plan rejected[/] ({code}) by the {event.planner} planner{model}"
         case ApprovalRequested():
             return f"  [yellow]waiting for approval[/] of {', '.join(event.operation_ids)}"
         case Approved() if event.approved_by != "policy":
@@ -80,7 +83,9 @@ def progress_line(event: AnyEvent) -> str | None:
 
 
 def receipt_table(result: RunResult) -> Table:
-    table = Table(title=f"run {result.run_id} · {result.status}")
+    by = " ".join(p for p in (result.planner, result.model) if p)
+    title = f"run {result.run_id} · {result.status}" + (f" · {by}" if by else "")
+    table = Table(title=title, min_width=len(title))  # a title that fits stays on one line
     for column in ("operation", "tool", "status", "ms", "scene hash"):
         table.add_column(column, justify="right" if column == "ms" else "left")
     for r in result.receipts:

@@ -124,7 +124,8 @@ class _Acc:
             case Planned():
                 self.planner, self.model = event.planner, event.model
             case PlanRejected():
-                self.planner = event.planner  # carries no model: the planner's model stays
+                self.planner = event.planner
+                self.model = event.model or self.model  # a model that answered, if any
                 self.fail(event.failure, event.message)
             case ApprovalRequested():
                 self.pending = list(event.operation_ids)

@@ -93,6 +93,7 @@ def _run_row(prev: Row | None, event: ev.RunEvent) -> Row:
             row.update(
                 planner=event.planner, error_code=event.failure.error_code, message=event.message
             )
+            row["model"] = event.model or row["model"]
         case ev.Denied() | ev.RunFailed():
             row.update(error_code=event.failure.error_code, message=event.message)
         case ev.Executed():

@@ -1,17 +1,38 @@
-"""Composition root of the planner: catalog adapter, handlers, durable consumer."""
+"""Composition root of the planner: catalog, log readers, the model adapter, the consumer."""
 
 from __future__ import annotations
 
+from functools import partial
+
+from services.planner.backends.gemini import GeminiModel
+from services.planner.conversation import ModelPlanner
 from services.planner.handlers import PlannerHandlers, filter_subjects
+from services.planner.model_runs import ModelRuns
+from services.planner.prompt import HISTORY_LIMIT
 from services.runtime.catalog import KvCatalog
 from services.runtime.consumer import ConsumerSpec
+from services.runtime.history import read_run, read_thread
 from services.runtime.host import Bus, ConsumerService
+from services.runtime.scene_summaries import KvSceneSummaries
 from services.runtime.settings import Settings
 
 
 async def start(settings: Settings, bus: Bus) -> ConsumerService:
-    handlers = PlannerHandlers(catalog=KvCatalog(bus.js, bus.prefix))
-    service = ConsumerService("planner")
+    # The SDK client is made on the first gemini run: a mesh without a key still starts.
+    gemini = GeminiModel.from_settings(settings)
+    models = ModelRuns(
+        ModelPlanner(
+            model=gemini,
+            scenes=KvSceneSummaries(bus.js, bus.prefix),
+            thread=partial(read_thread, bus.js, bus.prefix, limit=HISTORY_LIMIT),
+        )
+    )
+    handlers = PlannerHandlers(
+        catalog=KvCatalog(bus.js, bus.prefix),
+        history=partial(read_run, bus.js, bus.prefix),
+        models=models,
+    )
+    service = ConsumerService("planner", closers=[gemini.aclose])
     await service.add(
         bus,
         ConsumerSpec(
@@ -20,6 +41,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
             handler=handlers.handle,
             ack_wait=settings.ack_wait,
             max_deliver=settings.max_deliver,
+            heartbeat=True,  # a model call with retries can outlast ack_wait
         ),
     )
     return service

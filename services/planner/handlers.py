@@ -8,7 +8,7 @@ into ``run.planned`` or ``run.plan_rejected``, and turns ``run.executed`` or
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 import msgspec
@@ -27,24 +27,47 @@ from contracts.events import (
     follow,
 )
 from contracts.failures import failure
+from contracts.tools import ToolCatalog
 from services.planner.backends.plan import plan_given
 from services.planner.backends.rules import UnreadableRequest, plan_request
 from services.planner.graph import PlanInvalid, ValidPlan, validate
+from services.planner.model_runs import ModelRuns
 from services.runtime.catalog import CatalogSource
 from services.runtime.consumer import Delivery
 from services.runtime.errors import Retry
+
+RunHistory = Callable[[str], Awaitable[Sequence[AnyEvent]]]
 
 
 @dataclass
 class PlannerHandlers:
     catalog: CatalogSource
     clock: Callable[[], float] = field(default=time.time)
+    history: RunHistory | None = None  # a run's events, read back from the log
+    models: ModelRuns | None = None  # the gemini backend, where it is wired in
 
-    async def on_requested(self, event: RunRequested) -> Sequence[Event]:
+    async def _catalog(self) -> ToolCatalog:
         catalog = await self.catalog.get()
         if catalog is None:
             raise Retry("no tool catalog yet: waiting for an executor to publish one", 0.5)
+        return catalog
+
+    async def _model_run(self, run_id: str) -> Sequence[AnyEvent] | None:
+        """The events of ``run_id`` when a model planned it, else None."""
+        if self.models is None or self.history is None:
+            return None
+        events = await self.history(run_id)
+        requested = next((e for e in events if isinstance(e, RunRequested)), None)
+        planned = next((e for e in reversed(events) if isinstance(e, Planned)), None)
+        if requested is None or planned is None or planned.planner != self.models.name:
+            return None
+        return events
+
+    async def on_requested(self, event: RunRequested) -> Sequence[Event]:
+        catalog = await self._catalog()
         backend = "plan" if event.plan is not None else event.planner
+        if self.models is not None and backend == self.models.name:
+            return await self.models.requested(event, catalog, self.clock())
         try:
             plan = self._plan(event, backend, catalog)
         except PlanInvalid as exc:
@@ -60,6 +83,7 @@ class PlannerHandlers:
                 schedule=plan.schedule,
                 catalog_version=catalog.version,
                 pre_approved=event.pre_approved,
+                rollback_boundary=event.rollback_boundary,
             )
         ]
 
@@ -99,6 +123,10 @@ class PlannerHandlers:
         ]
 
     async def on_executed(self, event: Executed) -> Sequence[Event]:
+        model_run = await self._model_run(event.run_id)
+        if model_run is not None and self.models is not None:
+            catalog = await self._catalog()
+            return await self.models.executed(event, model_run, catalog, self.clock())
         now = self.clock()
         if event.failure is not None:
             return [follow(event, RunFailed, now, failure=event.failure, message=event.message)]
@@ -116,9 +144,11 @@ class PlannerHandlers:
         ]
 
     async def on_denied(self, event: Denied) -> Sequence[Event]:
-        return [
-            follow(event, RunFailed, self.clock(), failure=event.failure, message=event.message)
-        ]
+        now = self.clock()
+        failed = follow(event, RunFailed, now, failure=event.failure, message=event.message)
+        if self.models is not None and await self._model_run(event.run_id) is not None:
+            return [failed, self.models.ended(event, event.failure, event.message, now)]
+        return [failed]
 
     async def handle(self, event: AnyEvent, delivery: Delivery) -> Sequence[Event]:
         match event:

@@ -96,6 +96,7 @@ class PolicyHandlers:
             operation_set=planned.operation_set,
             schedule=planned.schedule,
             approved_by=approver,
+            rollback_boundary=planned.rollback_boundary,
         )
 
     async def on_resolved(self, event: ApprovalResolved) -> Sequence[Event]:

@@ -1,0 +1,98 @@
+"""Planning with a model: ask, validate, and send failures back until a plan holds.
+
+``ModelPlanner`` gathers what the prompt needs (the scene summary and the thread's
+history, through ports), calls the model, and validates every answer with
+``graph.validate``. An invalid answer goes back with its failure contract while the repair
+policy allows (``repair.py``); ``ModelError`` is left to the caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+import msgspec
+
+from contracts.events import ThreadMessage
+from contracts.failures import FailureContract
+from contracts.operations import Operation
+from contracts.tools import ToolCatalog
+from services.planner.answer import decode_answer
+from services.planner.graph import PlanInvalid, ValidPlan, validate
+from services.planner.model import ModelClient, ModelReply
+from services.planner.prompt import PlanContext, build_request
+from services.planner.repair import Attempt, check_ids, may_repair, repair_turns
+from services.runtime.scene_summaries import SceneSummaries
+
+ThreadHistory = Callable[[str], Awaitable[Sequence[ThreadMessage]]]
+
+
+async def no_history(thread_id: str) -> Sequence[ThreadMessage]:
+    return []
+
+
+@dataclass(frozen=True)
+class Accepted:
+    plan: ValidPlan
+    model: str
+    iteration: int
+
+
+@dataclass(frozen=True)
+class GaveUp:
+    """The last answer failed and no further iteration is allowed."""
+
+    failure: FailureContract
+    message: str
+    model: str
+    iteration: int
+
+
+@dataclass
+class ModelPlanner:
+    model: ModelClient
+    scenes: SceneSummaries
+    thread: ThreadHistory = field(default=no_history)  # a thread's messages, from the log
+
+    async def plan(
+        self,
+        context: PlanContext,
+        thread_id: str,
+        catalog: ToolCatalog,
+        iteration: int = 1,
+        earlier: Sequence[Attempt] = (),
+        committed: dict[str, Operation] | None = None,
+    ) -> Accepted | GaveUp:
+        """Ask for a plan as answer number ``iteration``, after the ``earlier`` failures.
+
+        ``committed`` are the operations earlier executions of the run applied.
+        """
+        summary = await self.scenes.get(context.scene_id)
+        history = await self.thread(thread_id)
+        attempts = list(earlier)
+        while True:
+            request = build_request(context, catalog, summary, history, repair_turns(attempts))
+            reply = await self.model.generate(request)
+            try:
+                plan = validate(_decoded(reply, context.request_id), catalog)
+                check_ids(plan.operation_set.operations, committed or {})
+            except PlanInvalid as exc:
+                if not may_repair(iteration, exc.failure):
+                    return GaveUp(exc.failure, exc.message, reply.model, iteration)
+                attempts.append(Attempt(reply.text, exc.failure, exc.message))
+                iteration += 1
+                continue
+            return Accepted(plan, reply.model, iteration)
+
+
+def _decoded(reply: ModelReply, request_id: str) -> object:
+    try:
+        return decode_answer(reply.text, request_id)
+    except PlanInvalid as exc:
+        if reply.finish_reason != "MAX_TOKENS":
+            raise
+        cut = "the answer was cut off at the output token limit; send fewer operations"
+        raise PlanInvalid(
+            msgspec.structs.replace(exc.failure, retry_hint=f"{exc.failure.retry_hint} ({cut})"),
+            f"{exc.message} ({cut})",
+        ) from None

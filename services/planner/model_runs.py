@@ -1,0 +1,203 @@
+"""The events of a run planned by a model: plan, repair after a failure, end the thread turn.
+
+``PlannerHandlers`` hands ``gemini`` runs here. Such a run is a conversation: the request
+is appended to its thread as the user's message, the outcome as the assistant's, and a
+failed execution goes back to the model for a repair plan while iterations remain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from contracts.events import (
+    AnyEvent,
+    Event,
+    Executed,
+    Planned,
+    PlanRejected,
+    Role,
+    RunCompleted,
+    RunEvent,
+    RunFailed,
+    RunRequested,
+    ThreadMessage,
+    derive_event_id,
+    follow,
+)
+from contracts.failures import FailureContract, failure
+from contracts.operations import Operation
+from contracts.tools import ToolCatalog
+from services.planner.answer import encode_answer
+from services.planner.conversation import Accepted, GaveUp, ModelPlanner
+from services.planner.model import ModelError
+from services.planner.prompt import PlanContext
+from services.planner.repair import Attempt, committed_operations, may_repair, summary_of
+
+
+@dataclass
+class ModelRuns:
+    planner: ModelPlanner
+    name: str = "gemini"  # the backend name runs ask for and events carry
+
+    async def requested(
+        self, event: RunRequested, catalog: ToolCatalog, now: float
+    ) -> Sequence[Event]:
+        if not event.prompt:
+            contract = failure("REQUEST_UNREADABLE", "Send a prompt or a plan", recoverable=False)
+            return self._failed(event, contract, "the request has no prompt", now)
+        user = message(event, "user", event.prompt, now)
+        try:
+            outcome = await self.planner.plan(_context(event), event.thread_id, catalog)
+        except ModelError as exc:
+            return [user, *self._model_failed(event, exc, now)]
+        return [user, *self._outcome(event, event, outcome, catalog, now)]
+
+    async def executed(
+        self, event: Executed, history: Sequence[AnyEvent], catalog: ToolCatalog, now: float
+    ) -> Sequence[Event]:
+        """Complete the run, or send a failed execution back for a repair plan.
+
+        ``history`` is the run's events from the log: its request and latest plan.
+        """
+        requested = next(e for e in history if isinstance(e, RunRequested))
+        planned = next(e for e in reversed(history) if isinstance(e, Planned))
+        committed = committed_operations([*history, event])  # over every iteration
+        applied = list(committed.values())
+        if event.failure is None:
+            return self._completed(event, applied, now)
+        if not may_repair(planned.iteration, event.failure):
+            return self._failed(event, event.failure, event.message, now, applied)
+        attempt = Attempt(
+            encode_answer(planned.operation_set),
+            event.failure,
+            event.message,
+            stage="execution",
+            receipts=tuple(event.receipts),
+            scene=await self.planner.scenes.get(event.scene_id),
+            scene_id=event.scene_id,
+            committed=tuple(sorted(committed)),
+        )
+        try:
+            outcome = await self.planner.plan(
+                _context(requested),
+                requested.thread_id,
+                catalog,
+                iteration=planned.iteration + 1,
+                earlier=[attempt],
+                committed=committed,
+            )
+        except ModelError as exc:
+            return self._model_failed(event, exc, now, applied)
+        return self._outcome(event, requested, outcome, catalog, now, applied)
+
+    def ended(self, cause: RunEvent, contract: FailureContract, text: str, now: float) -> Event:
+        """The assistant's message for a run that failed outside the planner (a denial)."""
+        return message(cause, "assistant", f"Failed ({contract.error_code}): {text}", now)
+
+    def _outcome(
+        self,
+        cause: RunEvent,
+        requested: RunRequested,
+        outcome: Accepted | GaveUp,
+        catalog: ToolCatalog,
+        now: float,
+        applied: Sequence[Operation] = (),
+    ) -> Sequence[Event]:
+        if isinstance(outcome, GaveUp):
+            return [
+                follow(
+                    cause,
+                    PlanRejected,
+                    now,
+                    planner=self.name,
+                    failure=outcome.failure,
+                    message=outcome.message,
+                    model=outcome.model,
+                ),
+                *self._failed(cause, outcome.failure, outcome.message, now, applied),
+            ]
+        return [
+            follow(
+                cause,
+                Planned,
+                now,
+                scene_id=requested.scene_id,
+                planner=self.name,
+                operation_set=outcome.plan.operation_set,
+                schedule=outcome.plan.schedule,
+                catalog_version=catalog.version,
+                model=outcome.model,
+                iteration=outcome.iteration,
+                pre_approved=requested.pre_approved,
+                rollback_boundary=requested.rollback_boundary,
+            )
+        ]
+
+    def _completed(
+        self, event: Executed, applied: Sequence[Operation], now: float
+    ) -> Sequence[Event]:
+        done = sum(1 for r in event.receipts if r.status in ("succeeded", "skipped_idempotent"))
+        summary = f"{done} of {len(event.receipts)} operations applied to scene {event.scene_id}"
+        text = summary_of(f"Completed: {summary}.", applied)
+        return [
+            follow(
+                event,
+                RunCompleted,
+                now,
+                summary=summary,
+                blend_path=event.blend_path,
+                scene_hash=event.scene_hash,
+            ),
+            message(event, "assistant", text, now),
+        ]
+
+    def _failed(
+        self,
+        cause: RunEvent,
+        contract: FailureContract,
+        text: str,
+        now: float,
+        applied: Sequence[Operation] = (),
+    ) -> list[Event]:
+        said = summary_of(f"Failed ({contract.error_code}): {text}", applied)
+        return [
+            follow(cause, RunFailed, now, failure=contract, message=text),
+            message(cause, "assistant", said, now),
+        ]
+
+    def _model_failed(
+        self, cause: RunEvent, exc: ModelError, now: float, applied: Sequence[Operation] = ()
+    ) -> list[Event]:
+        contract = failure("MODEL_ERROR", _HINTS[exc.kind], recoverable=exc.recoverable)
+        return self._failed(cause, contract, exc.message, now, applied)
+
+
+def message(cause: RunEvent, role: Role, text: str, now: float) -> ThreadMessage:
+    """A thread message caused by ``cause``; its id is derived, so a re-run dedupes it."""
+    return ThreadMessage(
+        event_id=derive_event_id(cause.event_id, f"thread.message.{role}"),
+        at=now,
+        thread_id=cause.thread_id,
+        run_id=cause.run_id,
+        role=role,
+        text=text,
+    )
+
+
+def _context(event: RunRequested) -> PlanContext:
+    return PlanContext(
+        run_id=event.run_id,
+        request_id=event.request_id,
+        scene_id=event.scene_id,
+        prompt=event.prompt or "",
+    )
+
+
+_HINTS = {
+    "unavailable": "Gemini is unavailable or rate limited: run the request again later",
+    "auth": "Set GEMINI_API_KEY or GOOGLE_API_KEY for the planner, or use BLENDMESH_PLANNER=rules",
+    "bad_request": "Check BLENDMESH_GEMINI_MODEL and BLENDMESH_GEMINI_BASE_URL",
+    "blocked": "Rephrase the request: Gemini's safety filters blocked it",
+    "refused": "Rephrase the request: Gemini gave no plan for it",
+}

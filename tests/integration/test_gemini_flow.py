@@ -1,0 +1,216 @@
+"""Planning with Gemini through the whole mesh: the real google-genai client, a local server.
+
+The planner's SDK client is pointed at ``tests/gemini_fake.py`` with the base URL setting,
+so every test runs offline; real nats-server, real bpy.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from contracts.events import Planned
+from contracts.receipts import RunResult
+from services.client import MeshClient, build_request
+from services.mesh import Mesh
+from services.runtime.catalog import KvCatalog
+from services.runtime.history import read_run, read_thread
+from services.runtime.host import Bus
+from services.runtime.settings import Settings
+from tests.gemini_fake import FakeGemini, answer, error, op, plan, running, safety_blocked
+
+pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
+
+KEY = "test-key-0123456789"
+PREFIX = "bmgemini"
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeGemini]:
+    with running() as server, pytest.MonkeyPatch.context() as env:
+        env.setenv("GEMINI_API_KEY", KEY)  # the SDK reads it; settings never hold it
+        env.delenv("GOOGLE_API_KEY", raising=False)
+        env.delenv("GOOGLE_GEMINI_BASE_URL", raising=False)
+        yield server
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def mesh(
+    fake: FakeGemini, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[tuple[Mesh, Bus]]:
+    settings = Settings(
+        home=tmp_path_factory.mktemp("home"),
+        prefix=PREFIX,
+        user="ana",
+        planner="gemini",
+        gemini_base_url=fake.url,
+        gemini_max_retries=2,
+    )
+    running_mesh = Mesh(settings)
+    url = await running_mesh.start()
+    bus = await Bus.open(url, settings.prefix, "test-client")
+    try:
+        yield running_mesh, bus
+    finally:
+        await bus.close()
+        await running_mesh.stop()
+
+
+async def run(mesh: tuple[Mesh, Bus], scene: str, prompt: str, **kw: Any) -> RunResult:
+    request = build_request(user="ana", scene_id=scene, prompt=prompt, planner="gemini", **kw)
+    return await MeshClient(mesh[1]).run(request, timeout=120)
+
+
+def create(name: str, op_id: str = "op01") -> dict[str, Any]:
+    return op(op_id, "object.create", {"primitive": "cube", "name": name})
+
+
+async def test_gemini_plan_when_valid_executes_and_names_planner_and_model(  # type: ignore[no-untyped-def]
+    mesh, fake: FakeGemini
+) -> None:
+    bevel = op("op02", "modifier.add", {"object": "Box", "type": "BEVEL"}, ["op01"])
+    fake.script(plan(create("Box"), bevel))
+    result = await run(mesh, "good", "add a cube named Box and bevel it")
+    assert result.status == "completed", result
+    assert (result.planner, result.model) == ("gemini", "gemini-2.5-flash")
+    assert [r.tool_name for r in result.receipts] == ["object.create", "modifier.add"]
+    (sent,) = fake.requests
+    assert sent.api_key == KEY and sent.model == "gemini-2.5-flash"
+
+
+TRUNCATED = answer('{"request_id": "x", "operations": [{"operation_id": ')
+NO_TOOL = answer(json.dumps({"request_id": "x", "operations": [{"operation_id": "op01"}]}))
+CYCLE = plan(op("a", "scene.snapshot", {}, ["b"]), op("b", "scene.snapshot", {}, ["a"]))
+UNKNOWN = plan(op("op01", "python.exec", {"code": "print(1)"}))
+
+
+@pytest.mark.parametrize(
+    ("name", "bad", "code"),
+    [
+        ("malformed", TRUNCATED, "SCHEMA_INVALID"),
+        ("schema", NO_TOOL, "SCHEMA_INVALID"),
+        ("cycle", CYCLE, "GRAPH_CYCLE"),
+        ("unknown_tool", UNKNOWN, "TOOL_UNKNOWN"),
+    ],
+)
+async def test_gemini_plan_when_first_answer_invalid_second_executes(  # type: ignore[no-untyped-def]
+    mesh, fake: FakeGemini, name: str, bad: Any, code: str
+) -> None:
+    fake.script(bad, plan(create(f"Fixed_{name}")))
+    result = await run(mesh, f"repair-{name}", f"add a cube named Fixed_{name}")
+    assert result.status == "completed", result
+    assert [r.status for r in result.receipts] == ["succeeded"]
+    _, second = fake.requests
+    assert f'"error_code":"{code}"' in second.turns[-1]
+    assert "retry_hint" in second.turns[-1] and "minimal_repair_plan" in second.turns[-1]
+    assert second.body["contents"][-2]["role"] == "model"
+    events = await read_run(mesh[1].js, PREFIX, result.run_id)
+    assert [e.iteration for e in events if isinstance(e, Planned)] == [2]
+
+
+async def test_gemini_plan_when_three_answers_invalid_fails_with_last_contract(  # type: ignore[no-untyped-def]
+    mesh, fake: FakeGemini
+) -> None:
+    fake.script(
+        answer("I cannot do that."),
+        plan(op("a", "scene.snapshot", {}, ["a"])),
+        plan(op("op01", "python.exec", {})),
+        plan(create("Never")),
+    )
+    result = await run(mesh, "hopeless", "do something impossible")
+    assert result.status == "failed" and result.receipts == []
+    assert result.failure is not None and result.failure.error_code == "TOOL_UNKNOWN"
+    assert result.failure.retry_hint.startswith("Use only registered tools")
+    assert (result.planner, result.model) == ("gemini", "gemini-2.5-flash")
+    assert len(fake.requests) == 3 and len(fake.replies) == 1
+
+
+async def test_gemini_plan_when_rate_limited_once_retries_and_executes(  # type: ignore[no-untyped-def]
+    mesh, fake: FakeGemini
+) -> None:
+    fake.script(
+        error(429, "RESOURCE_EXHAUSTED", "Resource has been exhausted", retry_delay="0.2s"),
+        plan(create("Patient")),
+    )
+    result = await run(mesh, "limited", "add a cube named Patient")
+    assert result.status == "completed", result
+    assert len(fake.requests) == 2 and fake.requests[0].body == fake.requests[1].body
+
+
+async def test_gemini_plan_when_execution_fails_repair_plan_executes(  # type: ignore[no-untyped-def]
+    mesh, fake: FakeGemini
+) -> None:
+    ghost = op("op02", "object.transform", {"name": "Ghost", "location": [1, 2, 3]})
+    fake.script(
+        plan(create("Here"), ghost),
+        plan(op("op03", "object.transform", {"name": "Here", "location": [1, 2, 3]})),
+    )
+    result = await run(mesh, "exec-repair", "add a cube named Here and move it to 1 2 3")
+    assert result.status == "completed", result
+    assert [(r.tool_name, r.status) for r in result.receipts] == [("object.transform", "succeeded")]
+    repair = fake.requests[1].turns[-1]
+    assert '"error_code":"TOOL_ERROR"' in repair and "Ghost" in repair
+    assert '"name":"Here"' in repair  # the scene as it is after the first execution
+    events = await read_run(mesh[1].js, PREFIX, result.run_id)
+    assert [e.iteration for e in events if isinstance(e, Planned)] == [1, 2]
+
+
+async def test_gemini_request_when_sent_carries_catalog_scene_and_thread(  # type: ignore[no-untyped-def]
+    mesh, fake: FakeGemini
+) -> None:
+    fake.script(plan(create("Pillar")))
+    first = await run(mesh, "context", "add a cube named Pillar", thread_id="conv-1")
+    assert first.status == "completed" and first.thread_id == "conv-1"
+    fake.script(plan(op("op01", "object.transform", {"name": "Pillar", "scale": [1, 1, 3]})))
+    second = await run(mesh, "context", "make it three times taller", thread_id="conv-1")
+    assert second.status == "completed", second
+    (sent,) = fake.requests
+    catalog = await KvCatalog(mesh[1].js, PREFIX).get()
+    assert catalog is not None
+    for tool in catalog.tools:
+        schema = json.dumps(tool.input_schema, separators=(",", ":"), ensure_ascii=False)
+        assert f'"name":"{tool.name}"' in sent.system and schema in sent.system
+    history, request = sent.turns[0], sent.turns[-1]
+    assert history == "add a cube named Pillar"
+    assert "Completed: 1 of 1 operations" in sent.turns[1] and "Pillar" in sent.turns[1]
+    assert '"name":"Pillar"' in request and request.endswith("make it three times taller")
+    messages = await read_thread(mesh[1].js, PREFIX, "conv-1")
+    assert [(m.role, m.run_id) for m in messages] == [
+        ("user", first.run_id),
+        ("assistant", first.run_id),
+        ("user", second.run_id),
+        ("assistant", second.run_id),
+    ]
+
+
+async def test_gemini_plan_when_answer_blocked_by_safety_fails_saying_so(  # type: ignore[no-untyped-def]
+    mesh, fake: FakeGemini
+) -> None:
+    fake.script(safety_blocked())
+    result = await run(mesh, "blocked", "something the filters dislike")
+    assert result.status == "failed"
+    assert result.failure is not None and result.failure.error_code == "MODEL_ERROR"
+    assert not result.failure.recoverable
+    assert "blocked by safety filters (SAFETY)" in result.message
+    assert len(fake.requests) == 1
+
+
+async def test_gemini_logs_when_run_retries_hold_neither_prompt_nor_key(  # type: ignore[no-untyped-def]
+    mesh, fake: FakeGemini, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Everything `blendmesh -v` shows, and the model path's debug output on top. (The
+    # audit views store the prompt by design; aiosqlite's own DEBUG log echoes its SQL.)
+    caplog.set_level(logging.INFO)
+    for name in ("blendmesh", "google_genai", "httpx", "httpx2", "httpcore", "httpcore2"):
+        caplog.set_level(logging.DEBUG, logger=name)
+    prompt = "add a cube named Confidential_7f3a"
+    fake.script(error(503, "UNAVAILABLE", "overloaded"), plan(create("Confidential_7f3a")))
+    result = await run(mesh, "quiet", prompt)
+    assert result.status == "completed", result
+    assert "retry 1 of 2" in caplog.text  # the logs were captured
+    assert "Confidential_7f3a" not in caplog.text and KEY not in caplog.text
