@@ -22,9 +22,13 @@ from contracts.events import (
     AnyEvent,
     ApprovalRequested,
     ApprovalResolved,
+    Denied,
+    PlanRejected,
     Resolution,
     RollbackBoundary,
+    RunCompleted,
     RunEvent,
+    RunFailed,
     RunRequested,
     decode_event,
     derive_event_id,
@@ -37,6 +41,8 @@ from services.runtime.history import read_run
 from services.runtime.host import Bus
 
 OnEvent = Callable[[AnyEvent], None]
+# Events after which a run may be over (or waiting for a person).
+ENDINGS = (RunCompleted, RunFailed, PlanRejected, Denied, ApprovalRequested)
 
 
 class ClientError(Exception):
@@ -199,6 +205,8 @@ class MeshClient:
                 seen_after = seen_after or event.event_id == after
                 if on_event is not None and seen_after:
                     on_event(event)
+                if not isinstance(event, ENDINGS):
+                    continue  # folding on every event would make following a run quadratic
                 result = fold_run(events)
                 # After a resolution, the approval we just answered is not the end.
                 waiting_again = (

@@ -14,6 +14,7 @@ and the deterministic operations committed since, replayed only when an operatio
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -140,12 +141,10 @@ class PlanRunner:
             return done
 
     async def _journaled(self, approved: Approved) -> dict[str, JournalEntry]:
-        found = {}
-        for op_id in approved.schedule:
-            entry = await self.journal.get(op_key(approved.request_id, op_id))
-            if entry is not None:
-                found[op_id] = entry
-        return found
+        entries = await asyncio.gather(
+            *(self.journal.get(op_key(approved.request_id, i)) for i in approved.schedule)
+        )
+        return {i: e for i, e in zip(approved.schedule, entries, strict=True) if e is not None}
 
     async def _finish(
         self,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from typing import Any, Protocol
 
 import nats
@@ -84,14 +85,25 @@ async def ensure_event_log(js: JetStreamContext, prefix: str) -> None:
             await js.update_stream(config)
 
 
+# Binding a bucket costs a round trip; adapters call ensure_kv on every access, so the
+# handles are kept per connection (they stay valid across reconnects).
+_BUCKETS: weakref.WeakKeyDictionary[JetStreamContext, dict[str, KeyValue]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 async def ensure_kv(js: JetStreamContext, prefix: str, name: str, history: int = 1) -> KeyValue:
+    """The bucket ``<prefix>_<name>``, created with file storage on first use."""
     bucket = f"{prefix}_{name}".replace(".", "_")
-    try:
-        return await js.key_value(bucket)
-    except BucketNotFoundError:
-        return await js.create_key_value(
-            KeyValueConfig(bucket=bucket, history=history, storage=StorageType.FILE)
-        )
+    bound = _BUCKETS.setdefault(js, {})
+    if bucket not in bound:
+        try:
+            bound[bucket] = await js.key_value(bucket)
+        except BucketNotFoundError:
+            bound[bucket] = await js.create_key_value(
+                KeyValueConfig(bucket=bucket, history=history, storage=StorageType.FILE)
+            )
+    return bound[bucket]
 
 
 class EventPublisher(Protocol):
