@@ -21,7 +21,6 @@ from contracts.events import (
     Executed,
     Planned,
     PlanRejected,
-    RunCompleted,
     RunFailed,
     RunRequested,
     follow,
@@ -32,6 +31,7 @@ from services.planner.backends.plan import plan_given
 from services.planner.backends.rules import UnreadableRequest, plan_request
 from services.planner.graph import PlanInvalid, ValidPlan, validate
 from services.planner.model_runs import ModelRuns
+from services.planner.outcomes import completed
 from services.runtime.catalog import CatalogSource
 from services.runtime.consumer import Delivery
 from services.runtime.errors import Retry
@@ -130,18 +130,7 @@ class PlannerHandlers:
         now = self.clock()
         if event.failure is not None:
             return [follow(event, RunFailed, now, failure=event.failure, message=event.message)]
-        done = sum(1 for r in event.receipts if r.status in ("succeeded", "skipped_idempotent"))
-        summary = f"{done} of {len(event.receipts)} operations applied to scene {event.scene_id}"
-        return [
-            follow(
-                event,
-                RunCompleted,
-                now,
-                summary=summary,
-                blend_path=event.blend_path,
-                scene_hash=event.scene_hash,
-            )
-        ]
+        return [completed(event, now)]
 
     async def on_denied(self, event: Denied) -> Sequence[Event]:
         now = self.clock()

@@ -17,7 +17,6 @@ from contracts.events import (
     Planned,
     PlanRejected,
     Role,
-    RunCompleted,
     RunEvent,
     RunFailed,
     RunRequested,
@@ -31,6 +30,7 @@ from contracts.tools import ToolCatalog
 from services.planner.answer import encode_answer
 from services.planner.conversation import Accepted, GaveUp, ModelPlanner
 from services.planner.model import ModelError
+from services.planner.outcomes import completed
 from services.planner.prompt import PlanContext
 from services.planner.repair import Attempt, committed_operations, may_repair, summary_of
 
@@ -137,18 +137,10 @@ class ModelRuns:
     def _completed(
         self, event: Executed, applied: Sequence[Operation], now: float
     ) -> Sequence[Event]:
-        done = sum(1 for r in event.receipts if r.status in ("succeeded", "skipped_idempotent"))
-        summary = f"{done} of {len(event.receipts)} operations applied to scene {event.scene_id}"
-        text = summary_of(f"Completed: {summary}.", applied)
+        done = completed(event, now)
+        text = summary_of(f"Completed: {done.summary}.", applied)
         return [
-            follow(
-                event,
-                RunCompleted,
-                now,
-                summary=summary,
-                blend_path=event.blend_path,
-                scene_hash=event.scene_hash,
-            ),
+            done,
             message(event, "assistant", text, now),
         ]
 
