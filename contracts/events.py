@@ -97,12 +97,26 @@ class OperationDecision(msgspec.Struct, frozen=True, kw_only=True, forbid_unknow
 class PolicyDecided(RunEvent, frozen=True, kw_only=True, tag="run.policy_decided"):
     decisions: list[OperationDecision]
     policy_set: str  # identifies the rules that decided
+    policy_set_hash: str = ""  # "sha256:<hex>" of the policy files that decided
+
+
+class PendingOperation(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One operation a person is asked to approve, exactly as it would run."""
+
+    operation_id: str
+    tool: str
+    safety_level: SafetyLevel
+    args: dict[str, Any] = {}
 
 
 class ApprovalRequested(RunEvent, frozen=True, kw_only=True, tag="run.approval_requested"):
     approval_id: str
     operation_ids: list[str]
     reason: str
+    # sha256 of the canonical JSON of ``operations``; a resolution must quote it.
+    request_hash: str = ""
+    operations: list[PendingOperation] = []
+    expires_at: float | None = None  # seconds since the epoch; then the run fails
 
 
 Resolution = Literal["approve_once", "approve_and_always_allow", "reject"]
@@ -112,6 +126,7 @@ class ApprovalResolved(RunEvent, frozen=True, kw_only=True, tag="run.approval_re
     approval_id: str
     decision: Resolution
     resolved_by: str
+    request_hash: str = ""  # must match the pending ApprovalRequested.request_hash
 
 
 class Approved(RunEvent, frozen=True, kw_only=True, tag="run.approved"):

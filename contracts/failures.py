@@ -17,6 +17,7 @@ ErrorCode = Literal[
     "REQUEST_UNREADABLE",  # the offline planner could not read the request
     "POLICY_BLOCKED",  # the policy denied an operation
     "APPROVAL_REJECTED",  # a human rejected an operation that needed approval
+    "APPROVAL_EXPIRED",  # nobody resolved the approval before it expired
     "CAPABILITY_MISSING",  # the Blender runtime lacks what a tool needs
     "TOOL_ERROR",  # the tool failed; its 001 error code is in the event
     "TOOL_TIMEOUT",  # the tool exceeded its time budget

@@ -49,6 +49,10 @@ class ClientError(Exception):
     """A request the mesh cannot act on; the message says why and what to do."""
 
 
+class RequestMismatch(ClientError):
+    """A resolution quotes a request hash that is not the pending request's (HTTP 409)."""
+
+
 def _run_attributes(event: RunEvent) -> dict[str, str]:
     return {
         "blendmesh.run_id": event.run_id,
@@ -126,8 +130,13 @@ class MeshClient:
         user: str,
         on_event: OnEvent | None = None,
         timeout: float = 600.0,
+        request_hash: str | None = None,
     ) -> RunResult:
-        """Approve or reject the pending operations of ``run_id`` and follow the run."""
+        """Approve or reject the pending operations of ``run_id`` and follow the run.
+
+        ``request_hash`` is the hash of the request the person saw; when it is not the
+        pending request's, nothing is published. None answers whatever is pending (CLI).
+        """
         events = await read_run(self.bus.js, self.bus.prefix, run_id)
         result = fold_run(events)
         if result is None:
@@ -135,6 +144,11 @@ class MeshClient:
         if result.status != "awaiting_confirmation":
             raise ClientError(f"run {run_id} is {result.status}, not awaiting approval")
         pending = next(e for e in reversed(events) if isinstance(e, ApprovalRequested))
+        if request_hash is not None and request_hash != pending.request_hash:
+            raise RequestMismatch(
+                f"run {run_id} waits on a different request than the one answered; "
+                "look at the pending approval again"
+            )
         resolution = follow(
             pending,
             ApprovalResolved,
@@ -142,6 +156,7 @@ class MeshClient:
             approval_id=pending.approval_id,
             decision=decision,
             resolved_by=user,
+            request_hash=pending.request_hash,
         )
         # The approval continues the run's trace, from where the policy asked for it.
         with tracing.tracer().start_as_current_span(

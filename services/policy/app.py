@@ -4,22 +4,35 @@ from __future__ import annotations
 
 from functools import partial
 
-from services.policy.engine import SafetyLevelPolicy
-from services.policy.handlers import PolicyHandlers, filter_subjects
+from services.policy.allowlist import AllowlistResponders, KvAllowlist
+from services.policy.cedar import CedarPolicy
+from services.policy.handlers import PolicyHandlers, expiry_subjects, filter_subjects
 from services.runtime.catalog import KvCatalog
 from services.runtime.consumer import ConsumerSpec
 from services.runtime.history import read_run
 from services.runtime.host import Bus, ConsumerService
 from services.runtime.settings import Settings
 
+# An approval is looked at again at most every 30 s until it expires: enough deliveries
+# for a TTL of weeks, so the expiry timer never becomes a dead letter.
+EXPIRY_MAX_DELIVER = 100_000
+
 
 async def start(settings: Settings, bus: Bus) -> ConsumerService:
+    engine = CedarPolicy.load(settings.policy_dir)  # a malformed policy stops the start here
+    allowlist = KvAllowlist(bus.js, bus.prefix)
     handlers = PolicyHandlers(
-        engine=SafetyLevelPolicy(),
+        engine=engine,
         catalog=KvCatalog(bus.js, bus.prefix),
         history=partial(read_run, bus.js, bus.prefix),
+        allowlist=allowlist,
+        workspace=settings.home,
+        approval_ttl=settings.approval_ttl,
     )
     service = ConsumerService("policy")
+    responders = AllowlistResponders(bus.nc, bus.prefix, allowlist)
+    await responders.start()
+    service.closers.append(responders.stop)
     await service.add(
         bus,
         ConsumerSpec(
@@ -28,6 +41,17 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
             handler=handlers.handle,
             ack_wait=settings.ack_wait,
             max_deliver=settings.max_deliver,
+        ),
+    )
+    await service.add(
+        bus,
+        ConsumerSpec(
+            durable="policy-expiry",
+            filter_subjects=expiry_subjects(bus.prefix),
+            handler=handlers.handle_expiry,
+            ack_wait=settings.ack_wait,
+            max_deliver=EXPIRY_MAX_DELIVER,
+            backoff_cap=30.0,
         ),
     )
     return service

@@ -1,12 +1,16 @@
-"""Policy handlers: decide a plan, and resume a run when a person resolves an approval."""
+"""Policy handlers: decide a plan, resume a run when a person resolves an approval, and
+fail it when nobody does in time."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from contracts import subjects
+from contracts.allowlist import AllowlistEntry, entry_id
+from contracts.canonical import canonical_hash
 from contracts.events import (
     AnyEvent,
     ApprovalRequested,
@@ -14,19 +18,32 @@ from contracts.events import (
     Approved,
     Denied,
     Event,
+    OperationDecision,
+    PendingOperation,
     Planned,
     PolicyDecided,
     RunEvent,
     derive_event_id,
     follow,
 )
-from contracts.failures import failure
+from contracts.failures import RepairAction, failure
+from contracts.operations import Operation
+from contracts.tools import ToolSpec
+from services.policy.allowlist import Allowlist, MemoryAllowlist
+from services.policy.arguments import unsafe_argument
 from services.policy.engine import PolicyEngine
 from services.runtime.catalog import CatalogSource
 from services.runtime.consumer import Delivery
 from services.runtime.errors import Retry
 
 RunHistory = Callable[[str], Awaitable[Sequence[AnyEvent]]]
+ARGS_POLICY_ID = "blendmesh.args#unsafe-argument"
+EXPIRY_POLL = 30.0  # longest wait between two looks at a pending approval
+
+
+def request_hash(operations: Sequence[PendingOperation]) -> str:
+    """What a resolution must quote: the hash of exactly the operations asked about."""
+    return canonical_hash(list(operations))
 
 
 @dataclass
@@ -35,25 +52,63 @@ class PolicyHandlers:
     catalog: CatalogSource
     history: RunHistory  # a run's events, read back from the log
     clock: Callable[[], float] = field(default=time.time)
+    allowlist: Allowlist = field(default_factory=MemoryAllowlist)
+    workspace: Path = field(default_factory=Path.cwd)  # paths in args must stay inside
+    approval_ttl: float = 3600.0  # seconds a pending approval waits for a person
+
+    async def _decide(
+        self, planned: Planned, op: Operation, tool: ToolSpec | None
+    ) -> OperationDecision:
+        problem = unsafe_argument(op.args, self.workspace) if tool is not None else None
+        if problem is not None:
+            return OperationDecision(
+                operation_id=op.operation_id,
+                tool_name=op.tool_name,
+                safety_level=op.safety_level,
+                mode="deny",
+                reason=problem,
+                policy_ids=[ARGS_POLICY_ID],
+            )
+        decision = self.engine.decide(planned.user, op, tool, planned.scene_id)
+        if decision.mode != "require_approval":
+            return decision
+        entry = await self.allowlist.find(planned.user, op.tool_name, planned.scene_id)
+        if entry is None:
+            return decision
+        return OperationDecision(
+            operation_id=op.operation_id,
+            tool_name=op.tool_name,
+            safety_level=decision.safety_level,
+            mode="allow",
+            reason=f"{op.tool_name} is always allowed for {entry.user} on {entry.scene_id}",
+            policy_ids=[f"allowlist#{entry.entry_id}"],
+        )
 
     async def on_planned(self, event: Planned) -> Sequence[Event]:
         catalog = await self.catalog.get()
         if catalog is None:
             raise Retry("no tool catalog yet", 0.5)
-        decisions = [
-            self.engine.decide(event.user, op, catalog.get(op.tool_name))
-            for op in event.operation_set.operations
-        ]
+        ops = event.operation_set.operations
+        decisions = [await self._decide(event, op, catalog.get(op.tool_name)) for op in ops]
         now = self.clock()
         out: list[Event] = [
             follow(
-                event, PolicyDecided, now, decisions=decisions, policy_set=self.engine.policy_set
+                event,
+                PolicyDecided,
+                now,
+                decisions=decisions,
+                policy_set=self.engine.policy_set,
+                policy_set_hash=self.engine.policy_set_hash,
             )
         ]
         denied = [d for d in decisions if d.mode == "deny"]
         waiting = [d for d in decisions if d.mode == "require_approval"]
         if denied:
             reasons = "; ".join(f"{d.operation_id}: {d.reason}" for d in denied)
+            repair: list[tuple[str, RepairAction]] = [
+                (d.operation_id, "replace_args" if ARGS_POLICY_ID in d.policy_ids else "drop")
+                for d in denied
+            ]
             out.append(
                 follow(
                     event,
@@ -61,29 +116,44 @@ class PolicyHandlers:
                     now,
                     failure=failure(
                         "POLICY_BLOCKED",
-                        f"Remove or replace denied operations ({reasons})",
-                        repair=[(d.operation_id, "drop") for d in denied],
+                        f"Remove denied operations or replace their arguments ({reasons})",
+                        repair=repair,
                     ),
                     message=f"policy denied {reasons}",
                     operation_ids=[d.operation_id for d in denied],
                 )
             )
         elif waiting and not event.pre_approved:
-            reasons = "; ".join(f"{d.operation_id}: {d.reason}" for d in waiting)
-            out.append(
-                follow(
-                    event,
-                    ApprovalRequested,
-                    now,
-                    approval_id=derive_event_id(event.event_id, "approval"),
-                    operation_ids=[d.operation_id for d in waiting],
-                    reason=reasons,
-                )
-            )
+            out.append(self._ask(event, waiting, now))
         else:
             approver = event.user if waiting else "policy"
             out.append(self._approved(event, now, approver))
         return out
+
+    def _ask(
+        self, event: Planned, waiting: list[OperationDecision], now: float
+    ) -> ApprovalRequested:
+        by_id = {op.operation_id: op for op in event.operation_set.operations}
+        pending = [
+            PendingOperation(
+                operation_id=d.operation_id,
+                tool=d.tool_name,
+                safety_level=d.safety_level,
+                args=by_id[d.operation_id].args,
+            )
+            for d in waiting
+        ]
+        return follow(
+            event,
+            ApprovalRequested,
+            now,
+            approval_id=derive_event_id(event.event_id, "approval"),
+            operation_ids=[d.operation_id for d in waiting],
+            reason="; ".join(f"{d.operation_id}: {d.reason}" for d in waiting),
+            request_hash=request_hash(pending),
+            operations=pending,
+            expires_at=now + self.approval_ttl,
+        )
 
     def _approved(
         self, planned: Planned, now: float, approver: str, cause: RunEvent | None = None
@@ -99,17 +169,47 @@ class PolicyHandlers:
             rollback_boundary=planned.rollback_boundary,
         )
 
-    async def on_resolved(self, event: ApprovalResolved) -> Sequence[Event]:
-        """Resume the run; a resolution that matches nothing pending changes nothing."""
-        events = list(await self.history(event.run_id))
+    def _expired(self, pending: ApprovalRequested, now: float) -> Denied:
+        """The same event whichever path notices first, so the log keeps one copy."""
+        ops = ", ".join(pending.operation_ids)
+        return follow(
+            pending,
+            Denied,
+            now,
+            failure=failure(
+                "APPROVAL_EXPIRED",
+                f"nobody approved {ops} in time; run the request again to ask again",
+                repair=[(op, "retry") for op in pending.operation_ids],
+            ),
+            message=f"the approval of {ops} expired unanswered",
+            operation_ids=pending.operation_ids,
+        )
+
+    async def _open(
+        self, run_id: str, approval_id: str
+    ) -> tuple[Planned, ApprovalRequested] | None:
+        """The run's plan and its approval when that approval still waits for a person."""
+        events = list(await self.history(run_id))
         planned = next((e for e in reversed(events) if isinstance(e, Planned)), None)
         pending = next((e for e in reversed(events) if isinstance(e, ApprovalRequested)), None)
-        if planned is None or pending is None or pending.approval_id != event.approval_id:
-            return []
+        if planned is None or pending is None or pending.approval_id != approval_id:
+            return None
         after = events[events.index(pending) + 1 :]
         if any(isinstance(e, Approved | Denied) for e in after):
-            return []  # already resolved: a second resolution is a no-op
+            return None  # already resolved: a second resolution is a no-op
+        return planned, pending
+
+    async def on_resolved(self, event: ApprovalResolved) -> Sequence[Event]:
+        """Resume the run; a resolution that matches nothing pending changes nothing."""
+        found = await self._open(event.run_id, event.approval_id)
+        if found is None:
+            return []
+        planned, pending = found
+        if pending.request_hash and event.request_hash != pending.request_hash:
+            return []  # answers a different request than the one pending: refused
         now = self.clock()
+        if pending.expires_at is not None and now >= pending.expires_at:
+            return [self._expired(pending, now)]
         if event.decision == "reject":
             return [
                 follow(
@@ -126,7 +226,33 @@ class PolicyHandlers:
                     operation_ids=pending.operation_ids,
                 )
             ]
+        if event.decision == "approve_and_always_allow":
+            for op in pending.operations:
+                await self.allowlist.add(
+                    AllowlistEntry(
+                        entry_id=entry_id(planned.user, op.tool, planned.scene_id),
+                        user=planned.user,
+                        tool=op.tool,
+                        scene_id=planned.scene_id,
+                        created_at=event.at,
+                        created_by=event.resolved_by,
+                        run_id=event.run_id,
+                    )
+                )
         return [self._approved(planned, now, event.resolved_by, cause=event)]
+
+    async def on_approval_requested(self, event: ApprovalRequested) -> Sequence[Event]:
+        """The expiry timer, kept in the log: look again later until resolved or expired."""
+        if event.expires_at is None:
+            return []
+        found = await self._open(event.run_id, event.approval_id)
+        if found is None:
+            return []
+        now = self.clock()
+        remaining = event.expires_at - now
+        if remaining > 0:
+            raise Retry(f"approval {event.approval_id} is pending", min(remaining, EXPIRY_POLL))
+        return [self._expired(found[1], now)]
 
     async def handle(self, event: AnyEvent, delivery: Delivery) -> Sequence[Event]:
         match event:
@@ -136,7 +262,18 @@ class PolicyHandlers:
                 return await self.on_resolved(event)
         return []
 
+    async def handle_expiry(self, event: AnyEvent, delivery: Delivery) -> Sequence[Event]:
+        match event:
+            case ApprovalRequested():
+                return await self.on_approval_requested(event)
+        return []
+
 
 def filter_subjects(prefix: str) -> list[str]:
     """Subject -> handler table: what the policy consumes."""
     return [subjects.any_run(prefix, kind) for kind in ("planned", "approval_resolved")]
+
+
+def expiry_subjects(prefix: str) -> list[str]:
+    """What the expiry consumer reads back: the policy's own approval requests."""
+    return [subjects.any_run(prefix, "approval_requested")]

@@ -108,6 +108,8 @@ class Settings:
     gemini_seed: int = 0
     gemini_base_url: str | None = None  # None: the SDK's default (or GOOGLE_GEMINI_BASE_URL)
     gemini_max_retries: int = 4  # retries of rate-limited or transient calls, with back-off
+    policy_dir: Path | None = None  # None: the built-in services/policy/policies/*.cedar
+    approval_ttl: float = 3600.0  # seconds a pending approval waits before the run fails
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -149,6 +151,10 @@ class Settings:
             gemini_seed=_number(env, "BLENDMESH_GEMINI_SEED", 0, int),
             gemini_base_url=env.get("BLENDMESH_GEMINI_BASE_URL") or None,
             gemini_max_retries=_number(env, "BLENDMESH_GEMINI_MAX_RETRIES", 4, int),
+            policy_dir=Path(env["BLENDMESH_POLICY_DIR"]).absolute()
+            if env.get("BLENDMESH_POLICY_DIR")
+            else None,
+            approval_ttl=_float(env, "BLENDMESH_APPROVAL_TTL", 3600.0),
         )
 
     def with_(self, **changes: object) -> Settings:

@@ -25,7 +25,7 @@ from contracts.events import (
 from contracts.failures import failure
 from contracts.receipts import Receipt
 from services.planner.handlers import PlannerHandlers
-from services.policy.engine import SafetyLevelPolicy
+from services.policy.cedar import CedarPolicy
 from services.policy.handlers import PolicyHandlers
 from services.runtime.catalog import StaticCatalog
 from services.runtime.errors import Retry
@@ -120,12 +120,12 @@ async def test_planner_when_executed_with_failure_fails_run() -> None:
     assert isinstance(done, RunFailed) and done.failure.error_code == "TOOL_ERROR"
 
 
-def plan_event(*tools: str, pre_approved: bool = False) -> Planned:
+def plan_event(*tools: str, pre_approved: bool = False, args: Any = None) -> Planned:
     ops = [
         {
             "operation_id": f"op{i}",
             "tool_name": t,
-            "args": {},
+            "args": args or {},
             "depends_on": [],
             "safety_level": CATALOG.get(t).safety_level if CATALOG.get(t) else "read_only",
         }
@@ -154,12 +154,12 @@ class History:
         return self.events
 
 
-def policy(history: History | None = None) -> PolicyHandlers:
+def policy(history: History | None = None, **kw: Any) -> PolicyHandlers:
     return PolicyHandlers(
-        engine=SafetyLevelPolicy(),
+        engine=CedarPolicy.load(),
         catalog=StaticCatalog(CATALOG),
         history=history or History(),
-        clock=lambda: 7.0,
+        **{"clock": lambda: 7.0, **kw},
     )
 
 
@@ -167,7 +167,8 @@ async def test_policy_when_all_safe_approves_by_policy() -> None:
     decided, approved = await policy().on_planned(plan_event("object.create", "scene.snapshot"))
     assert isinstance(decided, PolicyDecided) and isinstance(approved, Approved)
     assert approved.approved_by == "policy"
-    assert decided.policy_set == "blendmesh.safety-levels.v1"
+    assert decided.policy_set == "blendmesh.v1"
+    assert decided.policy_set_hash.startswith("sha256:")
 
 
 async def test_policy_when_destructive_requests_approval() -> None:
@@ -187,7 +188,7 @@ async def test_policy_when_tool_unknown_denies() -> None:
 
 async def test_policy_when_no_catalog_yet_retries() -> None:
     handlers = PolicyHandlers(
-        engine=SafetyLevelPolicy(), catalog=StaticCatalog(None), history=History()
+        engine=CedarPolicy.load(), catalog=StaticCatalog(None), history=History()
     )
     with pytest.raises(Retry):
         await handlers.on_planned(plan_event("object.create"))
@@ -213,6 +214,7 @@ def resolution(
         approval_id=approval_id or asked.approval_id,
         decision=decision,
         resolved_by="ben",
+        request_hash=asked.request_hash,
     )  # type: ignore[arg-type]
 
 

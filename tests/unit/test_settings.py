@@ -57,3 +57,10 @@ def test_settings_when_env_set_reads_every_value() -> None:
 def test_settings_when_value_bad_raises_naming_it(env: dict[str, str], message: str) -> None:
     with pytest.raises(SettingsError, match=message.replace("(", r"\(").replace(".", r"\.")):
         Settings.from_env(env)
+
+
+def test_settings_when_policy_env_set_reads_dir_and_ttl() -> None:
+    s = Settings.from_env({"BLENDMESH_POLICY_DIR": "/rules", "BLENDMESH_APPROVAL_TTL": "90"})
+    assert (s.policy_dir, s.approval_ttl) == (Path("/rules"), 90.0)
+    d = Settings.from_env({})
+    assert (d.policy_dir, d.approval_ttl) == (None, 3600.0)

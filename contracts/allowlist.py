@@ -1,0 +1,49 @@
+"""Standing approvals (``approve_and_always_allow``) and the request/reply messages about them.
+
+An entry lets one user run one tool on one scene without being asked again. The policy
+service owns the entries (a KV bucket); clients list and revoke them on
+``subjects.query(prefix, "allowlist.list")`` and ``"allowlist.revoke"``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import msgspec
+
+LIST = "allowlist.list"
+REVOKE = "allowlist.revoke"
+
+
+def entry_id(user: str, tool: str, scene_id: str) -> str:
+    """The stable id of the entry for (user, tool, scene): approving twice makes one entry."""
+    return hashlib.sha256(f"{user}\x00{tool}\x00{scene_id}".encode()).hexdigest()[:16]
+
+
+class AllowlistEntry(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    entry_id: str
+    user: str
+    tool: str
+    scene_id: str
+    created_at: float  # seconds since the epoch
+    created_by: str  # who chose approve_and_always_allow
+    run_id: str  # the run whose approval created it
+
+
+class AllowlistListQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Entries of one user, or of every user when ``user`` is None."""
+
+    user: str | None = None
+
+
+class AllowlistRevoke(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    entry_id: str
+    user: str | None = None  # when set, only this user's entry may be revoked
+
+
+class AllowlistReply(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``ok`` false carries an ``error`` saying what to do."""
+
+    ok: bool
+    error: str | None = None
+    entries: list[AllowlistEntry] = []

@@ -1,0 +1,237 @@
+"""Standing approvals: the port, its KV adapter, and the list / revoke queries.
+
+``approve_and_always_allow`` writes an entry per (user, tool, scene); later decisions that
+would ask for approval allow instead, naming ``allowlist#<entry id>``. The entries live in
+the ``allowlist`` KV bucket; clients (the CLI, the gateway) list and revoke them over
+request/reply, so only the policy service writes the bucket.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import Protocol
+
+import msgspec
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+from nats.errors import NoRespondersError
+from nats.errors import TimeoutError as NatsTimeoutError
+from nats.js.client import JetStreamContext
+from nats.js.errors import KeyNotFoundError, NoKeysError
+
+from contracts import subjects
+from contracts.allowlist import (
+    LIST,
+    REVOKE,
+    AllowlistEntry,
+    AllowlistListQuery,
+    AllowlistReply,
+    AllowlistRevoke,
+    entry_id,
+)
+from services.runtime.bus import ensure_kv
+
+log = logging.getLogger(__name__)
+BUCKET = "allowlist"
+
+
+class AllowlistError(Exception):
+    """The allowlist could not be read or changed; the message says what to do."""
+
+
+class AllowlistRefused(AllowlistError):
+    """The policy service answered, and refused (e.g. no such entry)."""
+
+
+class Allowlist(Protocol):
+    """Port: the standing approvals."""
+
+    async def find(self, user: str, tool: str, scene_id: str) -> AllowlistEntry | None: ...
+
+    async def add(self, entry: AllowlistEntry) -> None: ...
+
+    async def entries(self, user: str | None = None) -> list[AllowlistEntry]: ...
+
+    async def revoke(self, entry_id: str, user: str | None = None) -> bool:
+        """Remove an entry; False when there is none (or it is another user's)."""
+        ...
+
+
+class MemoryAllowlist:
+    """In-memory adapter, for tests of the domain."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, AllowlistEntry] = {}
+
+    async def find(self, user: str, tool: str, scene_id: str) -> AllowlistEntry | None:
+        return self.items.get(entry_id(user, tool, scene_id))
+
+    async def add(self, entry: AllowlistEntry) -> None:
+        self.items[entry.entry_id] = entry
+
+    async def entries(self, user: str | None = None) -> list[AllowlistEntry]:
+        return sorted(
+            (e for e in self.items.values() if user is None or e.user == user),
+            key=lambda e: (e.created_at, e.entry_id),
+        )
+
+    async def revoke(self, entry_id: str, user: str | None = None) -> bool:
+        entry = self.items.get(entry_id)
+        if entry is None or (user is not None and entry.user != user):
+            return False
+        del self.items[entry_id]
+        return True
+
+
+class KvAllowlist:
+    """The entries in the ``<prefix>_allowlist`` KV bucket, keyed by entry id."""
+
+    def __init__(self, js: JetStreamContext, prefix: str) -> None:
+        self._js = js
+        self._prefix = prefix
+
+    async def _kv(self):  # type: ignore[no-untyped-def]
+        return await ensure_kv(self._js, self._prefix, BUCKET)
+
+    async def _get(self, key: str) -> AllowlistEntry | None:
+        kv = await self._kv()
+        try:
+            item = await kv.get(key)
+        except KeyNotFoundError:
+            return None
+        if not item.value:
+            return None
+        return msgspec.json.decode(item.value, type=AllowlistEntry)
+
+    async def find(self, user: str, tool: str, scene_id: str) -> AllowlistEntry | None:
+        return await self._get(entry_id(user, tool, scene_id))
+
+    async def add(self, entry: AllowlistEntry) -> None:
+        kv = await self._kv()
+        await kv.put(entry.entry_id, msgspec.json.encode(entry))
+
+    async def entries(self, user: str | None = None) -> list[AllowlistEntry]:
+        kv = await self._kv()
+        try:
+            keys = await kv.keys()
+        except NoKeysError:
+            return []
+        found = [e for e in [await self._get(k) for k in keys] if e is not None]
+        return sorted(
+            (e for e in found if user is None or e.user == user),
+            key=lambda e: (e.created_at, e.entry_id),
+        )
+
+    async def revoke(self, entry_id: str, user: str | None = None) -> bool:
+        entry = await self._get(entry_id)
+        if entry is None or (user is not None and entry.user != user):
+            return False
+        kv = await self._kv()
+        await kv.delete(entry_id)
+        return True
+
+
+_encoder = msgspec.json.Encoder()
+
+
+class AllowlistResponders:
+    """Answers ``allowlist.list`` and ``allowlist.revoke`` from an Allowlist."""
+
+    def __init__(self, nc: Client, prefix: str, allowlist: Allowlist) -> None:
+        self._nc = nc
+        self._prefix = prefix
+        self._allowlist = allowlist
+        self._subs: list[Subscription] = []
+
+    async def start(self) -> None:
+        for name in (LIST, REVOKE):
+            subject = subjects.query(self._prefix, name)
+            self._subs.append(
+                await self._nc.subscribe(subject, queue="policy", cb=self._on_request)
+            )
+
+    async def stop(self) -> None:
+        for sub in self._subs:
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+
+    async def _on_request(self, msg: Msg) -> None:
+        if not msg.reply:
+            return
+        try:
+            reply = await self.answer(msg.subject.rsplit(".query.", 1)[-1], msg.data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            reply = AllowlistReply(ok=False, error=f"unreadable request: {exc}")
+        except Exception as exc:
+            log.exception("policy: allowlist query on %s failed", msg.subject)
+            reply = AllowlistReply(ok=False, error=f"the policy service failed ({exc!r})")
+        with contextlib.suppress(Exception):
+            await msg.respond(_encoder.encode(reply))
+
+    async def answer(self, name: str, data: bytes) -> AllowlistReply:
+        if name == LIST:
+            query = msgspec.json.decode(data or b"{}", type=AllowlistListQuery)
+            return AllowlistReply(ok=True, entries=await self._allowlist.entries(query.user))
+        revoke = msgspec.json.decode(data, type=AllowlistRevoke)
+        entry = next(
+            (
+                e
+                for e in await self._allowlist.entries(revoke.user)
+                if e.entry_id == revoke.entry_id
+            ),
+            None,
+        )
+        if entry is None or not await self._allowlist.revoke(revoke.entry_id, revoke.user):
+            return AllowlistReply(
+                ok=False,
+                error=f"no allowlist entry {revoke.entry_id}; `blendmesh allowlist` lists them",
+            )
+        return AllowlistReply(ok=True, entries=[entry])
+
+
+async def _ask(nc: Client, prefix: str, name: str, body: msgspec.Struct, timeout: float):  # type: ignore[no-untyped-def]
+    subject = subjects.query(prefix, name)
+    try:
+        msg = await nc.request(subject, _encoder.encode(body), timeout=timeout)
+    except (NoRespondersError, TimeoutError, NatsTimeoutError):
+        raise AllowlistError(
+            f"the policy service did not answer {subject}; start the mesh (`blendmesh up`)"
+        ) from None
+    reply = msgspec.json.decode(msg.data, type=AllowlistReply)
+    if not reply.ok:
+        raise AllowlistRefused(reply.error or f"the policy service refused {name}")
+    return reply.entries
+
+
+async def list_entries(
+    nc: Client, prefix: str, user: str | None = None, timeout: float = 5.0
+) -> list[AllowlistEntry]:
+    """The standing approvals of ``user`` (every user's when None)."""
+    entries: list[AllowlistEntry] = await _ask(
+        nc, prefix, LIST, AllowlistListQuery(user=user), timeout
+    )
+    return entries
+
+
+async def revoke_entry(
+    nc: Client, prefix: str, entry_id: str, user: str | None = None, timeout: float = 5.0
+) -> AllowlistEntry:
+    """Revoke one entry and return it; raises AllowlistError when there is none."""
+    entries: list[AllowlistEntry] = await _ask(
+        nc, prefix, REVOKE, AllowlistRevoke(entry_id=entry_id, user=user), timeout
+    )
+    return entries[0]
+
+
+__all__ = [
+    "Allowlist",
+    "AllowlistError",
+    "AllowlistRefused",
+    "AllowlistResponders",
+    "KvAllowlist",
+    "MemoryAllowlist",
+    "list_entries",
+    "revoke_entry",
+]

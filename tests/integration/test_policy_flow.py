@@ -1,0 +1,120 @@
+"""Policy and approvals through the whole mesh: standing approvals, expiry, unsafe args."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from contracts.events import ApprovalRequested, PolicyDecided, RunFailed
+from contracts.receipts import RunResult
+from services.client import MeshClient, RequestMismatch, build_request
+from services.mesh import Mesh
+from services.policy import allowlist
+from services.runtime.history import read_run
+from services.runtime.host import Bus
+from services.runtime.settings import Settings
+
+pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
+
+TTL = 6.0  # long enough to answer an approval, short enough to watch one expire
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def mesh(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[Mesh, Bus]]:
+    settings = Settings(
+        home=tmp_path_factory.mktemp("home"), prefix="bmpolicy", user="ana", approval_ttl=TTL
+    )
+    running = Mesh(settings)
+    url = await running.start()
+    bus = await Bus.open(url, settings.prefix, "test-client")
+    try:
+        yield running, bus
+    finally:
+        await bus.close()
+        await running.stop()
+
+
+async def run(
+    mesh: tuple[Mesh, Bus], scene: str, prompt: str | None = None, **kw: Any
+) -> RunResult:
+    request = build_request(user="ana", scene_id=scene, prompt=prompt, **kw)
+    return await MeshClient(mesh[1]).run(request, timeout=120)
+
+
+async def decided(mesh: tuple[Mesh, Bus], run_id: str) -> PolicyDecided:
+    events = await read_run(mesh[1].js, mesh[1].prefix, run_id)
+    return next(e for e in events if isinstance(e, PolicyDecided))
+
+
+async def test_approve_and_always_allow_when_same_op_again_runs_without_asking(mesh) -> None:  # type: ignore[no-untyped-def]
+    bus = mesh[1]
+    await run(mesh, "standing", "add a cube named A, add a cube named B, add a cube named C")
+    asked = await run(mesh, "standing", "delete A")
+    assert asked.status == "awaiting_confirmation"
+    client = MeshClient(bus)
+    with pytest.raises(RequestMismatch):
+        await client.resolve(asked.run_id, "approve_once", "ana", request_hash="sha256:0")
+    done = await client.resolve(asked.run_id, "approve_and_always_allow", "ana", timeout=120)
+    assert done.status == "completed", done
+
+    again = await run(mesh, "standing", "delete B")
+    assert again.status == "completed", again
+    (entry,) = await allowlist.list_entries(bus.nc, bus.prefix, "ana")
+    assert (entry.tool, entry.scene_id) == ("object.delete", "standing")
+    assert (await decided(mesh, again.run_id)).decisions[0].policy_ids == [
+        f"allowlist#{entry.entry_id}"
+    ]
+
+    revoked = await allowlist.revoke_entry(bus.nc, bus.prefix, entry.entry_id)
+    assert revoked.entry_id == entry.entry_id
+    assert await allowlist.list_entries(bus.nc, bus.prefix, "ana") == []
+    asked_again = await run(mesh, "standing", "delete C")
+    assert asked_again.status == "awaiting_confirmation"
+    await client.resolve(asked_again.run_id, "reject", "ana", timeout=120)
+
+
+async def test_approval_when_nobody_answers_expires_and_fails_the_run(mesh) -> None:  # type: ignore[no-untyped-def]
+    await run(mesh, "expiring", "add a cube named Old")
+    asked = await run(mesh, "expiring", "delete Old")
+    assert asked.status == "awaiting_confirmation"
+    bus = mesh[1]
+    deadline = asyncio.get_running_loop().time() + TTL + 60
+    failed = None
+    while failed is None and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.5)
+        events = await read_run(bus.js, bus.prefix, asked.run_id)
+        failed = next((e for e in events if isinstance(e, RunFailed)), None)
+    assert failed is not None, "the approval never expired"
+    assert failed.failure.error_code == "APPROVAL_EXPIRED"
+
+
+async def test_unsafe_argument_when_planned_is_denied_without_asking(mesh) -> None:  # type: ignore[no-untyped-def]
+    ops = [
+        {
+            "operation_id": "far",
+            "tool_name": "object.create",
+            "args": {"primitive": "cube", "name": "Far", "location": [0, 0, 1e7]},
+            "depends_on": [],
+            "safety_level": "safe_write",
+        },
+        {
+            "operation_id": "gone",
+            "tool_name": "object.delete",
+            "args": {"name": "Far"},
+            "depends_on": ["far"],
+            "safety_level": "destructive",
+        },
+    ]
+    result = await run(mesh, "unsafe", plan={"request_id": "unsafe-1", "operations": ops})
+    assert result.status == "failed", result
+    assert result.failure is not None and result.failure.error_code == "POLICY_BLOCKED"
+    assert [(s.operation_id, s.action) for s in result.failure.minimal_repair_plan] == [
+        ("far", "replace_args")
+    ]
+    assert "'location[2]'" in result.message
+    events = await read_run(mesh[1].js, mesh[1].prefix, result.run_id)
+    assert not any(isinstance(e, ApprovalRequested) for e in events)

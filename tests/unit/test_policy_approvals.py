@@ -1,0 +1,174 @@
+"""Approvals as events (spec 002 §7): request hash, standing approvals, expiry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from contracts.canonical import canonical_hash
+from contracts.events import (
+    ApprovalRequested,
+    ApprovalResolved,
+    Approved,
+    Denied,
+    PolicyDecided,
+    follow,
+)
+from services.policy.allowlist import AllowlistResponders, MemoryAllowlist
+from services.policy.handlers import PolicyHandlers
+from services.runtime.errors import Retry
+from tests.unit.test_handlers import History, plan_event, policy, requested
+
+TTL = 60.0
+
+
+class Clock:
+    def __init__(self, now: float = 7.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def waiting(
+    allowlist: MemoryAllowlist | None = None, clock: Clock | None = None
+) -> tuple[PolicyHandlers, History, ApprovalRequested]:
+    history = History()
+    handlers = policy(
+        history, allowlist=allowlist or MemoryAllowlist(), clock=clock or Clock(), approval_ttl=TTL
+    )
+    planned = plan_event("object.delete", args={"name": "Box"})
+    _, asked = await handlers.on_planned(planned)
+    assert isinstance(asked, ApprovalRequested)
+    history.events = [requested(), planned, asked]
+    return handlers, history, asked
+
+
+def resolve(asked: ApprovalRequested, decision: str, **kw: Any) -> ApprovalResolved:
+    fields: dict[str, Any] = {
+        "approval_id": asked.approval_id,
+        "decision": decision,
+        "resolved_by": "ana",
+        "request_hash": asked.request_hash,
+        **kw,
+    }
+    return follow(asked, ApprovalResolved, 8.0, **fields)
+
+
+async def test_approval_request_when_asked_carries_operations_hash_and_expiry() -> None:
+    _, _, asked = await waiting()
+    (op,) = asked.operations
+    assert (op.operation_id, op.tool, op.safety_level, op.args) == (
+        "op0",
+        "object.delete",
+        "destructive",
+        {"name": "Box"},
+    )
+    assert asked.request_hash == canonical_hash(asked.operations)
+    assert asked.expires_at == 7.0 + TTL
+
+
+async def test_resolution_when_hash_does_not_match_is_refused() -> None:
+    handlers, _, asked = await waiting()
+    assert await handlers.on_resolved(resolve(asked, "approve_once", request_hash="sha256:0")) == []
+    assert await handlers.on_resolved(resolve(asked, "approve_once", request_hash="")) == []
+
+
+async def test_second_resolution_when_first_approved_is_a_no_op() -> None:
+    handlers, history, asked = await waiting()
+    (approved,) = await handlers.on_resolved(resolve(asked, "approve_once"))
+    history.events += [resolve(asked, "approve_once"), approved]
+    assert await handlers.on_resolved(resolve(asked, "reject")) == []
+
+
+async def test_approve_and_always_allow_when_same_op_again_allows_by_allowlist() -> None:
+    allowlist = MemoryAllowlist()
+    handlers, _, asked = await waiting(allowlist)
+    (approved,) = await handlers.on_resolved(resolve(asked, "approve_and_always_allow"))
+    assert isinstance(approved, Approved) and approved.approved_by == "ana"
+    (entry,) = await allowlist.entries("ana")
+    assert (entry.user, entry.tool, entry.scene_id) == ("ana", "object.delete", "s1")
+
+    decided, again = await handlers.on_planned(plan_event("object.delete", args={"name": "B"}))
+    assert isinstance(decided, PolicyDecided) and isinstance(again, Approved)
+    assert decided.decisions[0].mode == "allow"
+    assert decided.decisions[0].policy_ids == [f"allowlist#{entry.entry_id}"]
+    assert again.approved_by == "policy"
+
+
+async def test_allowlist_entry_when_revoked_asks_again() -> None:
+    allowlist = MemoryAllowlist()
+    handlers, _, asked = await waiting(allowlist)
+    await handlers.on_resolved(resolve(asked, "approve_and_always_allow"))
+    (entry,) = await allowlist.entries()
+    assert await allowlist.revoke(entry.entry_id, user="ben") is False  # not ben's
+    assert await allowlist.revoke(entry.entry_id) is True
+    _, asked_again = await handlers.on_planned(plan_event("object.delete", args={"name": "B"}))
+    assert isinstance(asked_again, ApprovalRequested)
+
+
+async def test_allowlist_entry_when_tool_denied_still_denies() -> None:
+    allowlist = MemoryAllowlist()
+    handlers, _, asked = await waiting(allowlist)
+    await handlers.on_resolved(resolve(asked, "approve_and_always_allow"))
+    _, denied = await handlers.on_planned(plan_event("object.delete", args={"name": "N" * 70}))
+    assert isinstance(denied, Denied) and denied.failure.error_code == "POLICY_BLOCKED"
+
+
+async def test_allowlist_responders_when_listed_and_revoked_answer_entries() -> None:
+    allowlist = MemoryAllowlist()
+    handlers, _, asked = await waiting(allowlist)
+    await handlers.on_resolved(resolve(asked, "approve_and_always_allow"))
+    responders = AllowlistResponders(None, "bm", allowlist)  # type: ignore[arg-type]
+    listed = await responders.answer("allowlist.list", b'{"user": "ana"}')
+    (entry,) = listed.entries
+    revoked = await responders.answer(
+        "allowlist.revoke", f'{{"entry_id": "{entry.entry_id}"}}'.encode()
+    )
+    assert revoked.ok and revoked.entries == [entry]
+    again = await responders.answer(
+        "allowlist.revoke", f'{{"entry_id": "{entry.entry_id}"}}'.encode()
+    )
+    assert not again.ok and "no allowlist entry" in (again.error or "")
+
+
+async def test_expiry_when_pending_and_not_expired_retries_later() -> None:
+    clock = Clock()
+    handlers, _, asked = await waiting(clock=clock)
+    clock.now = 7.0 + TTL - 5.0
+    with pytest.raises(Retry) as caught:
+        await handlers.on_approval_requested(asked)
+    assert caught.value.delay == pytest.approx(5.0)
+    clock.now = 8.0
+    with pytest.raises(Retry) as caught:
+        await handlers.on_approval_requested(asked)
+    assert caught.value.delay == 30.0
+
+
+async def test_expiry_when_expired_and_pending_denies_with_approval_expired() -> None:
+    clock = Clock()
+    handlers, _, asked = await waiting(clock=clock)
+    clock.now = 7.0 + TTL
+    (denied,) = await handlers.on_approval_requested(asked)
+    assert isinstance(denied, Denied) and denied.failure.error_code == "APPROVAL_EXPIRED"
+    assert denied.operation_ids == ["op0"]
+
+
+async def test_resolution_when_expired_denies_with_the_expiry_event() -> None:
+    clock = Clock()
+    handlers, _, asked = await waiting(clock=clock)
+    clock.now = 7.0 + TTL + 1
+    (late,) = await handlers.on_resolved(resolve(asked, "approve_once"))
+    (timer,) = await handlers.on_approval_requested(asked)
+    assert isinstance(late, Denied) and late.failure.error_code == "APPROVAL_EXPIRED"
+    assert late.event_id == timer.event_id  # one event in the log, whichever came first
+
+
+async def test_expiry_when_already_resolved_does_nothing() -> None:
+    clock = Clock()
+    handlers, history, asked = await waiting(clock=clock)
+    (approved,) = await handlers.on_resolved(resolve(asked, "approve_once"))
+    history.events += [resolve(asked, "approve_once"), approved]
+    clock.now = 7.0 + TTL + 1
+    assert await handlers.on_approval_requested(asked) == []
