@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -103,7 +104,9 @@ def print_result(console: Console, result: RunResult) -> None:
     if result.receipts:
         console.print(receipt_table(result))
     if result.status == "completed":
-        console.print(f"Saved scene [cyan]{result.scene_id}[/] to {result.blend_path}")
+        preview = Path(result.blend_path).with_suffix(".png") if result.blend_path else None
+        shown = f" (preview: {preview})" if preview is not None and preview.exists() else ""
+        console.print(f"Saved scene [cyan]{result.scene_id}[/] to {result.blend_path}{shown}")
     elif result.status == "awaiting_confirmation":
         ops = ", ".join(result.pending_operations)
         console.print(

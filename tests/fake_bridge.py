@@ -10,6 +10,8 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import struct
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +96,30 @@ class FakeBridge:
     async def fingerprint(self) -> str:
         return self._hash()
 
+    async def render_preview(
+        self, path: str, width: int = 320, height: int = 240
+    ) -> dict[str, Any]:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_bytes(blank_png(width, height))
+        return {"path": path, "width": width, "height": height, "engine": "fake"}
+
     async def restart(self) -> None:
         self.scene = copy.deepcopy({})
         self.restarts += 1
+
+
+def blank_png(width: int, height: int) -> bytes:
+    """A valid, all-white RGB PNG of the given size."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    rows = b"".join(b"\x00" + b"\xff" * 3 * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )

@@ -24,6 +24,7 @@ from services.executor.leases import Lease, LeaseHeld
 from services.executor.runner import PlanRunner
 from services.executor.scenes import SceneFiles
 from services.executor.session import Scenes
+from services.runtime.previews import MemoryPreviews
 from services.runtime.scene_summaries import MemorySceneSummaries
 from tests.catalog_fixture import CATALOG
 from tests.memory_ports import MemoryLeases, MemorySceneStore
@@ -149,6 +150,36 @@ class RunnerContract:
         assert [o.name for o in summary.objects] == ["Box"]
         assert summary.objects[0].location == [0.0, 0.0, 1.0]
         assert summary.scene_hash == executed.scene_hash
+
+    async def test_run_when_committed_renders_preview_png(
+        self, bridge: Any, tmp_path: Path
+    ) -> None:
+        previews = MemoryPreviews()
+        run = runner(bridge, tmp_path)
+        run.previews = previews
+        executed = await run.run(approved(CUBE), Recorder())
+        png = previews.items["s1"]
+        assert png.startswith(b"\x89PNG") and png[16:24] == (320).to_bytes(4, "big") + (
+            240
+        ).to_bytes(4, "big")
+        assert executed.blend_path is not None
+        assert Path(executed.blend_path).with_suffix(".png").read_bytes() == png
+        assert await bridge.fingerprint() == executed.scene_hash
+
+    async def test_run_when_preview_render_fails_still_completes(
+        self, bridge: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        async def broken(path: str, width: int = 320, height: int = 240) -> dict[str, Any]:
+            raise RuntimeError("no GPU and no CPU today")
+
+        monkeypatch.setattr(bridge, "render_preview", broken)
+        previews = MemoryPreviews()
+        run = runner(bridge, tmp_path)
+        run.previews = previews
+        executed = await run.run(approved(CUBE), Recorder())
+        assert executed.failure is None and executed.blend_path
+        assert previews.items == {}
+        assert not Path(executed.blend_path).with_suffix(".png").exists()
 
     async def test_run_when_op_fails_without_change_reports_and_skips_rest(
         self, bridge: Any, tmp_path: Path

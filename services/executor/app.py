@@ -20,6 +20,7 @@ from services.runtime.bus import JetStreamPipeline
 from services.runtime.catalog import KvCatalog
 from services.runtime.consumer import ConsumerSpec
 from services.runtime.host import Bus, ConsumerService
+from services.runtime.previews import ObjectStorePreviews
 from services.runtime.scene_summaries import KvSceneSummaries
 from services.runtime.settings import Settings
 
@@ -49,6 +50,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         profile=lambda: bridge.profile,
         op_timeout=settings.op_timeout,
         summaries=KvSceneSummaries(bus.js, bus.prefix),
+        previews=ObjectStorePreviews(bus.js, bus.prefix),
     )
     handlers = ExecutorHandlers(
         runner=runner, progress=lambda: JetStreamPipeline(bus.js, bus.prefix)

@@ -212,6 +212,13 @@ class BridgeProcess:
         """Current scene hash."""
         return (await self.request("blendmesh/scene.fingerprint"))["hash"]
 
+    async def render_preview(
+        self, path: str, width: int = 320, height: int = 240
+    ) -> dict[str, Any]:
+        """Render the scene to a PNG at ``path``; returns {"path", "width", "height", "engine"}."""
+        params = {"path": path, "width": width, "height": height}
+        return await self.request("blendmesh/scene.render_preview", params)
+
     async def close(self) -> None:
         """Ask the bridge to shut down, then make sure it is gone. Safe to call twice."""
         if self._proc is None:

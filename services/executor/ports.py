@@ -20,6 +20,12 @@ class Bridge(Protocol):
 
     async def fingerprint(self) -> str: ...
 
+    async def render_preview(
+        self, path: str, width: int = 320, height: int = 240
+    ) -> dict[str, Any]:
+        """Write a small PNG of the scene to ``path`` without changing the scene."""
+        ...
+
     async def restart(self) -> None:
         """Replace a dead or hung bridge with a fresh one (empty scene)."""
         ...

@@ -15,6 +15,7 @@ and the deterministic operations committed since, replayed only when an operatio
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -36,7 +37,10 @@ from services.executor.ports import Bridge
 from services.executor.scene_store import StaleCommit
 from services.executor.session import Scenes, SceneSession
 from services.runtime import tracing
+from services.runtime.previews import Previews
 from services.runtime.scene_summaries import SceneSummaries
+
+log = logging.getLogger("blendmesh.executor")
 
 Emit = Callable[[Event], Awaitable[None]]
 
@@ -50,6 +54,7 @@ class PlanRunner:
     profile: Callable[[], dict[str, Any]]
     op_timeout: float = 60.0
     summaries: SceneSummaries | None = None  # where planners read what a scene holds
+    previews: Previews | None = None  # where the gateway reads each scene's latest render
     clock: Callable[[], float] = field(default=time.time)
     new_id: Callable[[], str] = field(default=lambda: str(uuid.uuid4()))
 
@@ -169,6 +174,7 @@ class PlanRunner:
                 message, blend_path = str(exc), None
             else:
                 await self._summarize(approved.scene_id)
+                await self._preview(approved.scene_id)
         return follow(
             approved,
             Executed,
@@ -206,3 +212,15 @@ class PlanRunner:
         snapshot = await self.bridge.call_tool("scene.snapshot", {}, self.new_id())
         if snapshot.get("ok"):
             await self.summaries.put(summarize(scene_id, snapshot["data"]))
+
+    async def _preview(self, scene_id: str) -> None:
+        """Render the committed scene; a preview is a convenience, so failing only logs."""
+        path = self.scenes.work_dir / "previews" / f"{scene_id}.png"
+        try:
+            await self.bridge.render_preview(str(path))
+            png = path.read_bytes()
+            self.scenes.files.export_preview(png, scene_id)
+            if self.previews is not None:
+                await self.previews.put(scene_id, png)
+        except Exception as exc:  # noqa: BLE001 - never fail a committed run over its picture
+            log.warning("no preview for scene %s: %s", scene_id, exc)

@@ -1,4 +1,5 @@
-"""The .blend users open: each committed head is exported to ``<home>/scenes/<id>.blend``.
+"""The .blend users open: each committed head is exported to ``<home>/scenes/<id>.blend``
+(and its preview to ``<id>.png`` beside it).
 
 The authoritative revisions live in the scene store; this file is a convenience copy,
 replaced atomically so a reader never sees half of it.
@@ -20,6 +21,17 @@ class SceneFiles:
     def path(self, scene_id: str) -> Path:
         check_token(scene_id, "scene id")  # also keeps the path inside root
         return self.root / f"{scene_id}.blend"
+
+    def preview_path(self, scene_id: str) -> Path:
+        return self.path(scene_id).with_suffix(".png")
+
+    def export_preview(self, png: bytes, scene_id: str) -> Path:
+        path = self.preview_path(scene_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.stem}.exporting.png")
+        tmp.write_bytes(png)
+        os.replace(tmp, path)
+        return path
 
     def export(self, source: Path, scene_id: str) -> Path:
         path = self.path(scene_id)

@@ -57,5 +57,10 @@ class SupervisedBridge:
     async def fingerprint(self) -> str:
         return await (await self._live()).fingerprint()
 
+    async def render_preview(
+        self, path: str, width: int = 320, height: int = 240
+    ) -> dict[str, Any]:
+        return await (await self._live()).render_preview(path, width, height)
+
     async def close(self) -> None:
         await self._proc.close()

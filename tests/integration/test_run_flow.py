@@ -18,6 +18,7 @@ from services.audit import client as audit
 from services.client import MeshClient, build_request
 from services.mesh import Mesh
 from services.runtime.host import Bus
+from services.runtime.previews import ObjectStorePreviews
 from services.runtime.settings import Settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
@@ -106,6 +107,16 @@ async def test_flagship_request_when_run_saves_blend_with_box_and_ball(mesh) -> 
     scene = inspect_blend(result.blend_path)
     assert scene["Box"] == {"location": [0.0, 0.0, 1.0], "modifiers": ["BEVEL"]}
     assert scene["Ball"]["location"] == [3.0, 0.0, 1.0]
+
+
+async def test_completed_run_when_committed_stores_preview_png(mesh) -> None:  # type: ignore[no-untyped-def]
+    result = await run(mesh, "pictured", "add a cube named Box")
+    assert result.status == "completed", result
+    bus = mesh[1]
+    png = await ObjectStorePreviews(bus.js, bus.prefix).get("pictured")
+    assert png is not None and png.startswith(b"\x89PNG")
+    assert png[16:24] == (320).to_bytes(4, "big") + (240).to_bytes(4, "big")
+    assert result.blend_path and Path(result.blend_path).with_suffix(".png").read_bytes() == png
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ from typing import IO, Any
 
 import bpy
 
-from . import registry
+from . import preview, registry
 from .tools import scene
 
 log = logging.getLogger("blendmesh.bridge")
@@ -100,6 +100,7 @@ class Server:
             "blendmesh/scene.load": lambda p: scene.load(_params_str(p, "path")),
             "blendmesh/scene.save": self._save,
             "blendmesh/scene.fingerprint": lambda p: scene.scene_fingerprint(),
+            "blendmesh/scene.render_preview": self._render_preview,
             "shutdown": self._shutdown,
         }
 
@@ -141,6 +142,18 @@ class Server:
         if not isinstance(compress, bool):
             raise RpcError(INVALID_PARAMS, "params.compress must be a boolean")
         return scene.save(_params_str(params, "path"), compress)
+
+    def _render_preview(self, params: dict[str, Any]) -> dict[str, Any]:
+        size = {}
+        for key, default in (("width", 320), ("height", 240)):
+            value = params.get(key, default)
+            if isinstance(value, bool) or not isinstance(value, int) or not 16 <= value <= 4096:
+                raise RpcError(INVALID_PARAMS, f"params.{key} must be an integer in 16..4096")
+            size[key] = value
+        engine = params.get("engine")
+        if engine is not None and engine not in preview.ENGINES:
+            raise RpcError(INVALID_PARAMS, f"params.engine must be one of {preview.ENGINES}")
+        return preview.render_preview(_params_str(params, "path"), engine=engine, **size)
 
     def _shutdown(self, params: dict[str, Any]) -> dict[str, Any]:
         self.running = False

@@ -1,0 +1,150 @@
+"""``blendmesh/scene.render_preview``: a small PNG of the current scene, headless.
+
+Not a planner tool: the executor calls it after a commit. Workbench renders in
+background bpy through its software GL context; where that context is missing, Cycles on
+the CPU with a few samples takes over. A scene without a camera or a light is shot from a
+temporary camera (and lit by a temporary sun) framing its bounding box; both are removed
+and every render setting touched is restored, so the scene's fingerprint never changes.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import bpy
+from mathutils import Vector
+
+from .tools.scene import SceneError
+
+log = logging.getLogger("blendmesh.bridge")
+
+ENGINES = ("BLENDER_WORKBENCH", "CYCLES")
+_TEMP = "blendmesh.preview"
+_NOT_GEOMETRY = frozenset({"CAMERA", "LIGHT", "LIGHT_PROBE", "SPEAKER", "EMPTY"})
+# Looking down at the scene from the front right, as Blender's default camera does.
+_VIEW_DIRECTION = Vector((1.0, -1.0, 0.8)).normalized()
+
+
+def _bounds(scene: bpy.types.Scene) -> tuple[Vector, float]:
+    """Centre and radius of what renders (a unit sphere at the origin for an empty scene)."""
+    corners = [
+        ob.matrix_world @ Vector(corner)
+        for ob in scene.objects
+        if ob.type not in _NOT_GEOMETRY and ob.visible_get()
+        for corner in ob.bound_box
+    ]
+    if not corners:
+        return Vector((0.0, 0.0, 0.0)), 1.0
+    low = Vector(tuple(min(c[i] for c in corners) for i in range(3)))
+    high = Vector(tuple(max(c[i] for c in corners) for i in range(3)))
+    return (low + high) / 2, max((high - low).length / 2, 0.1)
+
+
+@contextmanager
+def _restored(owner: Any, *names: str) -> Iterator[None]:
+    saved = {name: getattr(owner, name) for name in names}
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(owner, name, value)
+
+
+@contextmanager
+def _temporary(scene: bpy.types.Scene, name: str, data: Any) -> Iterator[bpy.types.Object]:
+    ob = bpy.data.objects.new(name, data)
+    scene.collection.objects.link(ob)
+    try:
+        yield ob
+    finally:
+        bpy.data.objects.remove(ob, do_unlink=True)
+        if data.users == 0:
+            (bpy.data.cameras if data.id_type == "CAMERA" else bpy.data.lights).remove(data)
+
+
+@contextmanager
+def _staged(scene: bpy.types.Scene) -> Iterator[None]:
+    """A camera and a light for the render, only for its duration."""
+    center, radius = _bounds(scene)
+    lit = any(ob.type == "LIGHT" and ob.visible_get() for ob in scene.objects)
+    with _restored(scene, "camera"):
+        if scene.camera is None:
+            cam_data = bpy.data.cameras.new(_TEMP)
+            cam_data.clip_end = max(1000.0, radius * 10)
+            with _temporary(scene, _TEMP, cam_data) as cam:
+                distance = radius / math.sin(min(cam_data.angle_x, cam_data.angle_y) / 2) * 1.1
+                cam.location = center + _VIEW_DIRECTION * distance
+                cam.rotation_euler = (center - cam.location).to_track_quat("-Z", "Y").to_euler()
+                scene.camera = cam
+                with _lit(scene, lit):
+                    yield
+        else:
+            with _lit(scene, lit):
+                yield
+
+
+@contextmanager
+def _lit(scene: bpy.types.Scene, lit: bool) -> Iterator[None]:
+    if lit:
+        yield
+        return
+    sun_data = bpy.data.lights.new(_TEMP, "SUN")
+    sun_data.energy = 3.0
+    with _temporary(scene, _TEMP, sun_data) as sun:
+        sun.rotation_euler = (math.radians(40), 0.0, math.radians(30))
+        yield
+
+
+def _render(scene: bpy.types.Scene, engine: str, path: str) -> None:
+    render = scene.render
+    scene.render.engine = engine
+    if engine == "CYCLES":
+        scene.cycles.device = "CPU"
+        scene.cycles.samples = 4
+        scene.cycles.use_denoising = False
+    render.filepath = path
+    bpy.ops.render.render(write_still=True)
+    if not os.path.isfile(path) or os.path.getsize(path) == 0:
+        raise SceneError(f"{engine} wrote no image")
+
+
+def render_preview(
+    path: str, width: int = 320, height: int = 240, engine: str | None = None
+) -> dict[str, Any]:
+    """Render the scene to a PNG at ``path``; returns {path, width, height, engine, ms}."""
+    path = os.path.abspath(path)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    scene = bpy.context.scene
+    render = scene.render
+    started = time.perf_counter()
+    errors: list[str] = []
+    with (
+        _restored(render, "engine", "filepath", "resolution_x", "resolution_y"),
+        _restored(render, "resolution_percentage", "use_file_extension"),
+        _restored(render.image_settings, "file_format", "color_mode"),
+        _restored(scene.cycles, "device", "samples", "use_denoising"),
+        _staged(scene),
+    ):
+        render.resolution_x, render.resolution_y = width, height
+        render.resolution_percentage = 100
+        render.use_file_extension = False
+        render.image_settings.file_format = "PNG"
+        render.image_settings.color_mode = "RGBA"
+        for candidate in (engine,) if engine else ENGINES:
+            if os.path.exists(path):
+                os.remove(path)
+            try:
+                _render(scene, candidate, path)
+            except (RuntimeError, SceneError, TypeError) as err:
+                log.warning("preview with %s failed: %s", candidate, err)
+                errors.append(f"{candidate}: {err}")
+                continue
+            ms = (time.perf_counter() - started) * 1000
+            return {"path": path, "width": width, "height": height, "engine": candidate, "ms": ms}
+    raise SceneError("cannot render a preview: " + "; ".join(errors))
