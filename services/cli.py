@@ -25,7 +25,9 @@ from contracts.receipts import RunResult
 from services import console as show
 from services.audit import client as audit
 from services.client import ClientError, MeshClient, build_request
+from services.gateway.app import GatewayServer, create_app
 from services.mesh import Mesh, MeshBusy
+from services.policy import allowlist
 from services.runtime.embedded import EmbeddedServerError
 from services.runtime.host import Bus
 from services.runtime.settings import Settings, SettingsError, fallback_notice
@@ -58,6 +60,9 @@ def parser() -> argparse.ArgumentParser:
 
     up = sub.add_parser("up", help="run the mesh in the foreground until Ctrl-C")
     up.add_argument("--executors", type=int, help="executor instances (default: 1)")
+    up.add_argument(
+        "--port", type=int, default=8000, help="HTTP gateway port (default: 8000; 0: any free)"
+    )
     runs = sub.add_parser("runs", help="list recent runs")
     runs.add_argument("--limit", type=int, default=20)
     aud = sub.add_parser("audit", help="show a run's audit trail, or `audit rebuild`")
@@ -66,6 +71,15 @@ def parser() -> argparse.ArgumentParser:
         cmd = sub.add_parser(name, help=f"{name} the operations a run waits on")
         cmd.add_argument("run_id")
         cmd.add_argument("--json", action="store_true", help="print the run result as JSON")
+        if name == "approve":
+            cmd.add_argument(
+                "--always",
+                action="store_true",
+                help="approve, and from now on allow these tools on this scene without asking",
+            )
+    allow = sub.add_parser("allowlist", help="list standing approvals, or `allowlist revoke ID`")
+    allow.add_argument("action", nargs="?", choices=("revoke",), help="revoke one entry")
+    allow.add_argument("entry_id", nargs="?", help="the entry to revoke")
     return p
 
 
@@ -146,14 +160,53 @@ async def cmd_resolve(
     return report(result, args.json, out)
 
 
-async def cmd_up(settings: Settings, err: Console) -> int:
+async def cmd_allowlist(args: argparse.Namespace, settings: Settings, out: Console) -> int:
+    if args.action == "revoke" and not args.entry_id:
+        raise ClientError("give the entry to revoke: `blendmesh allowlist revoke ENTRY_ID`")
+    async with connected(settings, ("policy",)) as bus:
+        if args.action == "revoke":
+            try:
+                entry = await allowlist.revoke_entry(bus.nc, settings.prefix, args.entry_id)
+            except allowlist.AllowlistRefused as exc:
+                raise ClientError(str(exc)) from None
+            out.print(
+                f"revoked {entry.entry_id}: {entry.tool} on {entry.scene_id} for {entry.user}"
+            )
+            return EXIT_OK
+        entries = await allowlist.list_entries(bus.nc, settings.prefix)
+    rows = show.as_rows(entries)
+    out.print(
+        show.rows_table(
+            "allowlist", rows, ["entry_id", "user", "tool", "scene_id", "created_by", "run_id"]
+        )
+    )
+    return EXIT_OK
+
+
+async def cmd_up(settings: Settings, err: Console, port: int) -> int:
     mesh = Mesh(settings)
     url = await mesh.start()
-    executors = f", {settings.executors} executors" if settings.executors > 1 else ""
-    err.print(f"blendmesh mesh is up: NATS_URL={url}{executors}  (Ctrl-C stops it)")
+    bus: Bus | None = None
+    server: GatewayServer | None = None
     try:
-        await asyncio.Event().wait()
+        bus = await Bus.open(url, settings.prefix, "blendmesh-gateway")
+        app = create_app(settings, bus)
+        server = GatewayServer(app, port=port)
+        http = await server.start()
+        executors = f", {settings.executors} executors" if settings.executors > 1 else ""
+        err.print(
+            f"blendmesh mesh is up: NATS_URL={url}{executors} gateway {http}  (Ctrl-C stops it)",
+            markup=False,
+            highlight=False,
+        )
+        if not len(app.state.tokens):
+            err.print("no BLENDMESH_API_TOKENS are set: every /api request answers 401")
+        await server.wait()  # the gateway stops on Ctrl-C or SIGTERM
     finally:
+        if server is not None:
+            await server.stop()
+        if bus is not None:
+            await bus.close()
         await mesh.stop()
     return EXIT_OK
 
@@ -223,7 +276,10 @@ async def dispatch(args: argparse.Namespace, settings: Settings) -> int:
         case "run":
             return await cmd_run(args, settings, out, err)
         case "approve":
-            return await cmd_resolve(args, settings, "approve_once", out, err)
+            decision: Resolution = "approve_and_always_allow" if args.always else "approve_once"
+            return await cmd_resolve(args, settings, decision, out, err)
+        case "allowlist":
+            return await cmd_allowlist(args, settings, out)
         case "reject":
             return await cmd_resolve(args, settings, "reject", out, err)
         case "up":
@@ -231,7 +287,9 @@ async def dispatch(args: argparse.Namespace, settings: Settings) -> int:
                 if args.executors < 1:
                     raise ClientError("--executors needs at least 1")
                 settings = settings.with_(executors=args.executors)
-            return await cmd_up(settings, err)
+            if not 0 <= args.port <= 65535:
+                raise ClientError("--port needs a number from 0 to 65535")
+            return await cmd_up(settings, err, args.port)
         case "runs":
             return await cmd_runs(args, settings, out)
         case "audit":
@@ -257,7 +315,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ClientError, SettingsError, ValueError) as exc:
         err.print(f"blendmesh: {exc}", highlight=False, markup=False)
         return EXIT_USAGE
-    except (MeshBusy, EmbeddedServerError, ConnectionError, audit.AuditClientError) as exc:
+    except (
+        MeshBusy,
+        EmbeddedServerError,
+        ConnectionError,
+        audit.AuditClientError,
+        allowlist.AllowlistError,
+    ) as exc:
         err.print(f"blendmesh: {exc}", highlight=False, markup=False)
         return EXIT_MESH
     finally:

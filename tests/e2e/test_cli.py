@@ -169,7 +169,7 @@ def test_audit_rebuild_when_run_replays_the_log(tmp_path: Path) -> None:
 def test_up_when_running_serves_runs_from_nats_url(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "NATS_URL"}
     up = subprocess.Popen(
-        [BLENDMESH, "--home", str(tmp_path / "mesh"), "up"],
+        [BLENDMESH, "--home", str(tmp_path / "mesh"), "up", "--port", "0"],
         stderr=subprocess.PIPE,
         text=True,
         env=env,

@@ -1,0 +1,145 @@
+"""``POST /api/agent/run`` and its NDJSON twin ``/api/agent/run/stream`` (spec 002 §2)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Awaitable
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import StreamingResponse
+from nats.errors import Error as NatsError
+from rich.errors import MarkupError
+from rich.text import Text
+
+from contracts.events import AnyEvent, RunRequested
+from contracts.receipts import RunResult
+from services.client import ClientError, RequestMismatch, build_request
+from services.console import progress_line
+from services.gateway.auth import current_user
+from services.gateway.context import Gateway, gateway
+from services.gateway.errors import NotFound, Timeout, Unavailable, ValidationError, responses
+from services.gateway.schemas import RunBody, RunResponse, run_out
+from services.runtime.history import read_run
+
+router = APIRouter(prefix="/api/agent", tags=["agent"])
+User = Annotated[str, Depends(current_user)]
+Gw = Annotated[Gateway, Depends(gateway)]
+RUN_ERRORS = (400, 401, 404, 422, 503, 504)
+
+
+class NDJSONResponse(StreamingResponse):
+    media_type = "application/x-ndjson"
+
+
+async def start(body: RunBody, user: str, gw: Gateway) -> RunRequested:
+    """The RunRequested for ``body``, once the thread it continues is known to be the user's."""
+    if body.thread_id is not None:
+        owner = await gw.thread_owner(body.thread_id)
+        if owner is not None and owner != user:
+            raise NotFound(f"no thread {body.thread_id}")
+    try:
+        return build_request(
+            user=user,
+            scene_id=body.scene_id,
+            prompt=body.prompt,
+            plan=body.plan,
+            planner=gw.settings.planner,
+            thread_id=body.thread_id,
+            rollback_boundary=body.rollback,
+        )
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from None
+
+
+async def answer(gw: Gateway, following: Awaitable[RunResult], run_id: str) -> RunResponse:
+    """Wait for a run to reach an answer and map it; mesh trouble becomes 503 or 504."""
+    try:
+        result = await following
+        events = await read_run(gw.bus.js, gw.prefix, result.run_id)
+    except RequestMismatch:
+        raise
+    except ClientError:
+        raise Timeout(
+            f"run {run_id} has no answer within {gw.run_timeout:g} s; it goes on in the mesh: "
+            f"GET /api/runs/{run_id}"
+        ) from None
+    except (NatsError, TimeoutError):
+        raise Unavailable("the mesh did not answer; retry when it is up") from None
+    return run_out(result, events)
+
+
+@router.post("/run", response_model=RunResponse, responses=responses(*RUN_ERRORS))
+async def run(body: RunBody, user: User, gw: Gw) -> RunResponse:
+    """Run a request; answers once it is completed, failed or awaiting_confirmation."""
+    request = await start(body, user, gw)
+    following = gw.client.run(request, timeout=gw.run_timeout)
+    return await answer(gw, following, request.run_id)
+
+
+def plain(event: AnyEvent) -> str | None:
+    """The CLI's progress line for ``event`` without its rich markup."""
+    line = progress_line(event)
+    if line is None:
+        return None
+    try:
+        return Text.from_markup(line).plain
+    except MarkupError:
+        return line
+
+
+def ndjson(item: dict[str, Any]) -> bytes:
+    return json.dumps(item, ensure_ascii=False).encode() + b"\n"
+
+
+async def lines(gw: Gateway, request: RunRequested) -> AsyncIterator[bytes]:
+    """status, one delta per progress line, then result or error; the run survives a hang-up."""
+    queue: asyncio.Queue[str | None] = asyncio.Queue()
+
+    def on_event(event: AnyEvent) -> None:
+        line = plain(event)
+        if line:
+            queue.put_nowait(line)
+
+    following = asyncio.create_task(gw.client.run(request, on_event, gw.run_timeout))
+    following.add_done_callback(lambda _: queue.put_nowait(None))
+    yield ndjson(
+        {
+            "type": "status",
+            "status": "planning",
+            "threadId": request.thread_id,
+            "runId": request.run_id,
+        }
+    )
+    try:
+        while (line := await queue.get()) is not None:
+            yield ndjson({"type": "delta", "delta": line})
+        try:
+            response = await answer(gw, following, request.run_id)
+        except (Timeout, Unavailable) as exc:
+            yield ndjson({"type": "error", "error": str(exc)})
+            return
+        yield ndjson({"type": "result", "result": response.model_dump(by_alias=True, mode="json")})
+    finally:
+        if not following.done():
+            following.cancel()
+
+
+STREAM_OK: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "Newline-delimited JSON: status, deltas, then result or error",
+        "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+    }
+}
+
+
+@router.post(
+    "/run/stream",
+    response_class=NDJSONResponse,
+    responses={**STREAM_OK, **responses(*RUN_ERRORS, by_ref=True)},
+)
+async def run_stream(body: RunBody, user: User, gw: Gw) -> NDJSONResponse:
+    """Run a request and watch it: one JSON object a line."""
+    request = await start(body, user, gw)
+    return NDJSONResponse(lines(gw, request))

@@ -1,0 +1,109 @@
+"""Composition root of the gateway: ``create_app(settings, bus)`` and serving it.
+
+The gateway never talks to a service directly: it publishes requests and resolutions
+through ``MeshClient``, follows runs in the log, and asks the audit service for views.
+``blendmesh up`` serves it inside the mesh's own asyncio loop (``GatewayServer``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+from pathlib import Path
+
+import uvicorn
+from fastapi import FastAPI
+from fastapi.responses import FileResponse
+from fastapi.staticfiles import StaticFiles
+
+from services.client import MeshClient
+from services.gateway import agent, approvals, errors, reads, scenes
+from services.gateway.auth import Tokens
+from services.gateway.context import Gateway
+from services.runtime.host import Bus
+from services.runtime.settings import Settings
+
+STATIC = Path(__file__).parent / "static"
+DEFAULT_PORT = 8000
+
+
+def create_app(
+    settings: Settings,
+    bus: Bus,
+    tokens: Tokens | None = None,
+    *,
+    run_timeout: float = 600.0,
+    static: Path = STATIC,
+) -> FastAPI:
+    """The gateway over ``bus``; tokens default to BLENDMESH_API_TOKENS(_FILE)."""
+    app = FastAPI(
+        title="blendmesh",
+        version="0.1.0",
+        description="Change a Blender scene safely through the blendmesh mesh (docs/http-api.md).",
+    )
+    app.state.tokens = tokens if tokens is not None else Tokens.from_env(os.environ)
+    app.state.gateway = Gateway(
+        settings=settings, bus=bus, client=MeshClient(bus), run_timeout=run_timeout
+    )
+    errors.install(app)
+    for module in (agent, approvals, reads, scenes):
+        app.include_router(module.router)
+    if static.is_dir():  # the web console, when it is there
+        app.mount("/static", StaticFiles(directory=static), name="static")
+
+        @app.get("/", include_in_schema=False)
+        async def console() -> FileResponse:
+            index = static / "index.html"
+            if not index.is_file():
+                raise errors.NotFound("no web console is installed")
+            return FileResponse(index)
+
+    return app
+
+
+class GatewayServer:
+    """uvicorn serving an app as a task of the running loop; ``url`` once started."""
+
+    def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = DEFAULT_PORT) -> None:
+        self.host, self.port = host, port
+        self.url = ""
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off")
+        self._server = uvicorn.Server(config)
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> str:
+        # Bind here, so a busy port is an error we can explain (uvicorn would exit the process).
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((self.host, self.port))
+        except OSError as exc:
+            sock.close()
+            raise ConnectionError(
+                f"cannot serve the HTTP gateway on {self.host}:{self.port} ({exc.strerror}); "
+                "pass --port N, or --port 0 for any free port"
+            ) from None
+        port = sock.getsockname()[1]
+        self._task = asyncio.create_task(self._server.serve(sockets=[sock]))
+        while not self._server.started:
+            if self._task.done():
+                self._task.result()
+                raise ConnectionError("the HTTP gateway stopped while starting")
+            await asyncio.sleep(0.02)
+        self.url = f"http://{self.host}:{port}"
+        return self.url
+
+    async def wait(self) -> None:
+        """Until the server stops (uvicorn stops on SIGINT/SIGTERM)."""
+        if self._task is not None:
+            await asyncio.shield(self._task)
+
+    async def stop(self) -> None:
+        if self._task is None:
+            return
+        self._server.should_exit = True
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await self._task
+        self._task = None

@@ -1,0 +1,83 @@
+"""What every route needs: the mesh client and bus, and the owner lookups over the log.
+
+Ownership is read from the log, the only source of truth: a run belongs to the user of its
+RunRequested, a thread to the user whose run first used it, a scene to every user who
+ran something on it. Anything not the caller's answers exactly like something unknown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fastapi import Request
+from nats.js.errors import NotFoundError
+
+from contracts import subjects
+from contracts.events import AnyEvent, ApprovalRequested, RunRequested, decode_event
+from services.client import MeshClient
+from services.gateway.errors import NotFound
+from services.runtime.history import read_every
+from services.runtime.host import Bus
+from services.runtime.settings import Settings
+
+
+@dataclass
+class Gateway:
+    settings: Settings
+    bus: Bus
+    client: MeshClient
+    run_timeout: float  # seconds a synchronous route follows a run before answering 504
+
+    @property
+    def prefix(self) -> str:
+        return self.bus.prefix
+
+    async def requested(self, run_id: str) -> RunRequested | None:
+        """A run's RunRequested, read directly by its subject."""
+        try:
+            msg = await self.bus.js.get_last_msg(
+                subjects.stream_name(self.prefix),
+                subjects.run_events(self.prefix, run_id, "requested"),
+            )
+        except NotFoundError:
+            return None
+        event = decode_event(msg.data or b"")
+        return event if isinstance(event, RunRequested) else None
+
+    async def own_run(self, run_id: str, user: str) -> RunRequested:
+        requested = await self.requested(run_id)
+        if requested is None or requested.user != user:
+            raise NotFound(f"no run {run_id}")
+        return requested
+
+    async def _requests(self) -> list[RunRequested]:
+        events: list[AnyEvent] = await read_every(self.bus.js, self.prefix, "requested")
+        return [e for e in events if isinstance(e, RunRequested)]
+
+    async def thread_owner(self, thread_id: str) -> str | None:
+        """The user whose run first used ``thread_id``; None for a new thread."""
+        return next((r.user for r in await self._requests() if r.thread_id == thread_id), None)
+
+    async def own_scene(self, scene_id: str, user: str) -> None:
+        if not any(r.scene_id == scene_id and r.user == user for r in await self._requests()):
+            raise NotFound(f"no scene {scene_id}")
+
+    async def own_approval(self, approval_id: str, user: str) -> ApprovalRequested:
+        events = await read_every(self.bus.js, self.prefix, "approval_requested")
+        found = next(
+            (
+                e
+                for e in events
+                if isinstance(e, ApprovalRequested) and e.approval_id == approval_id
+            ),
+            None,
+        )
+        if found is None or found.user != user:
+            raise NotFound(f"no approval {approval_id}")
+        return found
+
+
+def gateway(request: Request) -> Gateway:
+    """FastAPI dependency: the app's Gateway (set by create_app)."""
+    found: Gateway = request.app.state.gateway
+    return found

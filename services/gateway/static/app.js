@@ -1,0 +1,279 @@
+// The blendmesh web console: plain JS over the HTTP API (docs/http-api.md), no build step.
+"use strict";
+
+const TOKEN_KEY = "blendmesh.token";
+const SCENE_KEY = "blendmesh.scene";
+const $ = (id) => document.getElementById(id);
+const objectUrls = {};
+
+function token() {
+  return $("token").value.trim();
+}
+
+function showError(message) {
+  const box = $("error");
+  box.textContent = message || "";
+  box.hidden = !message;
+}
+
+async function api(path, options = {}) {
+  const headers = { Authorization: `Bearer ${token()}`, ...(options.headers || {}) };
+  const response = await fetch(path, { ...options, headers, cache: "no-store" });
+  if (!response.ok) {
+    let message = `${response.status} ${response.statusText}`;
+    try {
+      const body = await response.json();
+      if (body && body.error) message = `${body.error.type}: ${body.error.message}`;
+    } catch (_) {
+      // not JSON: keep the status line
+    }
+    const error = new Error(message);
+    error.status = response.status;
+    throw error;
+  }
+  return response;
+}
+
+function cell(row, text) {
+  const td = document.createElement("td");
+  td.textContent = text === null || text === undefined ? "-" : String(text);
+  row.appendChild(td);
+  return td;
+}
+
+function logLine(text, kind) {
+  const li = document.createElement("li");
+  li.textContent = text;
+  if (kind) li.className = kind;
+  li.dataset.testid = "event";
+  $("event-log").appendChild(li);
+}
+
+function short(hash) {
+  return hash ? hash.slice(0, 12) : "-";
+}
+
+// -- a run, streamed ------------------------------------------------------------------
+
+async function submitRun(event) {
+  event.preventDefault();
+  showError("");
+  localStorage.setItem(TOKEN_KEY, token());
+  localStorage.setItem(SCENE_KEY, $("scene-id").value.trim());
+  $("event-log").replaceChildren();
+  $("run-status").textContent = "";
+  $("audit-table").tBodies[0].replaceChildren();
+  $("approvals").hidden = true;
+  $("result-section").hidden = true;
+  $("audit-section").hidden = true;
+  const body = { prompt: $("prompt").value.trim(), sceneId: $("scene-id").value.trim() };
+  $("submit").disabled = true;
+  try {
+    const response = await api("/api/agent/run/stream", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    await readStream(response);
+  } catch (error) {
+    showError(error.message);
+  } finally {
+    $("submit").disabled = false;
+  }
+}
+
+async function readStream(response) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    buffer += decoder.decode(value || new Uint8Array(), { stream: !done });
+    let newline;
+    while ((newline = buffer.indexOf("\n")) >= 0) {
+      const line = buffer.slice(0, newline).trim();
+      buffer = buffer.slice(newline + 1);
+      if (line) await onStreamItem(JSON.parse(line));
+    }
+    if (done) break;
+  }
+  if (buffer.trim()) await onStreamItem(JSON.parse(buffer));
+}
+
+async function onStreamItem(item) {
+  switch (item.type) {
+    case "status":
+      $("run-id").textContent = item.runId;
+      logLine(`run ${item.runId}: ${item.status}`, "status");
+      break;
+    case "delta":
+      logLine(item.delta);
+      break;
+    case "result":
+      logLine(`result: ${item.result.status}`, "status");
+      await showResult(item.result);
+      break;
+    case "error":
+      logLine(item.error, "error");
+      showError(item.error);
+      break;
+    default:
+      break;
+  }
+}
+
+// -- approvals ------------------------------------------------------------------------
+
+async function showPending(runId) {
+  const response = await api("/api/agent/approvals/pending");
+  const { approvals } = await response.json();
+  const mine = approvals.filter((a) => a.runId === runId);
+  const box = $("pending");
+  box.replaceChildren();
+  for (const approval of mine) box.appendChild(approvalCard(approval));
+  $("approvals").hidden = mine.length === 0;
+}
+
+function approvalCard(approval) {
+  const card = document.createElement("article");
+  card.className = "approval";
+  card.dataset.testid = "approval";
+  card.dataset.approvalId = approval.approvalId;
+  const reason = document.createElement("p");
+  reason.textContent = approval.reason;
+  card.appendChild(reason);
+  const list = document.createElement("ul");
+  for (const op of approval.operations) {
+    const li = document.createElement("li");
+    li.dataset.testid = "pending-operation";
+    li.textContent = `${op.operationId} ${op.tool} (${op.safetyLevel}) ${JSON.stringify(op.args)}`;
+    list.appendChild(li);
+  }
+  card.appendChild(list);
+  const buttons = document.createElement("div");
+  buttons.className = "buttons";
+  const choices = [
+    ["approve_once", "Approve", "approve"],
+    ["approve_and_always_allow", "Approve and always allow", "approve-always"],
+    ["reject", "Reject", "reject"],
+  ];
+  for (const [decision, label, testid] of choices) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = label;
+    button.dataset.testid = testid;
+    button.setAttribute("aria-label", `${label}: ${approval.operations.map((o) => o.tool).join(", ")}`);
+    button.addEventListener("click", () => resolve(approval, decision, buttons));
+    buttons.appendChild(button);
+  }
+  card.appendChild(buttons);
+  return card;
+}
+
+async function resolve(approval, decision, buttons) {
+  showError("");
+  for (const button of buttons.querySelectorAll("button")) button.disabled = true;
+  logLine(`${decision} ${approval.approvalId}`, "status");
+  try {
+    const response = await api("/api/agent/approvals/resolve", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({
+        approvalId: approval.approvalId,
+        decision,
+        requestHash: approval.requestHash,
+      }),
+    });
+    $("approvals").hidden = true;
+    await showResult(await response.json());
+  } catch (error) {
+    showError(error.message);
+    for (const button of buttons.querySelectorAll("button")) button.disabled = false;
+  }
+}
+
+// -- the answer: result, audit trail, scene -------------------------------------------
+
+async function showResult(result) {
+  $("result-section").hidden = false;
+  $("run-id").textContent = result.runId;
+  $("run-status").textContent = result.status;
+  $("run-summary").textContent = result.summary || "";
+  const rows = $("actions-table").tBodies[0];
+  rows.replaceChildren();
+  for (const action of result.actions || []) {
+    const row = rows.insertRow();
+    row.dataset.testid = "action-row";
+    cell(row, action.operationId);
+    cell(row, action.tool);
+    cell(row, action.status);
+    cell(row, action.requiresApproval ? "required" : "-");
+  }
+  const failure = $("failure");
+  failure.hidden = !result.failure;
+  failure.textContent = result.failure
+    ? `${result.failure.errorCode}: ${result.failure.retryHint}`
+    : "";
+  if (result.status === "awaiting_confirmation") {
+    await guarded(() => showPending(result.runId));
+    return;
+  }
+  await guarded(() => showAudit(result.runId));
+  if (result.scenePath) await guarded(() => showScene($("scene-id").value.trim(), result.scenePath));
+}
+
+async function guarded(step) {
+  try {
+    await step();
+  } catch (error) {
+    showError(error.message);
+  }
+}
+
+async function showAudit(runId) {
+  const response = await api(`/api/runs/${encodeURIComponent(runId)}/audit`);
+  const { records } = await response.json();
+  const rows = $("audit-table").tBodies[0];
+  rows.replaceChildren();
+  for (const record of records) {
+    const row = rows.insertRow();
+    row.dataset.testid = "audit-row";
+    cell(row, record.seq);
+    cell(row, new Date(record.timestamp).toLocaleTimeString());
+    cell(row, record.operationId);
+    cell(row, record.toolName);
+    cell(row, record.safetyLevel);
+    cell(row, record.status);
+    cell(row, short(record.sceneHashBefore));
+    cell(row, short(record.sceneHashAfter));
+  }
+  $("audit-section").hidden = false;
+}
+
+async function blobUrl(key, path) {
+  const blob = await (await api(path)).blob();
+  if (objectUrls[key]) URL.revokeObjectURL(objectUrls[key]);
+  objectUrls[key] = URL.createObjectURL(blob);
+  return objectUrls[key];
+}
+
+async function showScene(sceneId, scenePath) {
+  $("scene-section").hidden = false;
+  const link = $("download");
+  link.download = `${sceneId}.blend`;
+  link.href = await blobUrl("blend", scenePath);
+  try {
+    $("preview").src = await blobUrl("preview", `/api/scenes/${encodeURIComponent(sceneId)}/preview.png`);
+    $("preview-caption").textContent = "Rendered after the scene's last commit.";
+  } catch (error) {
+    if (error.status !== 404) throw error;
+    $("preview").removeAttribute("src");
+    $("preview-caption").textContent = "No preview has been rendered for this scene yet.";
+  }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("token").value = localStorage.getItem(TOKEN_KEY) || "";
+  $("scene-id").value = localStorage.getItem(SCENE_KEY) || "default";
+  $("run-form").addEventListener("submit", submitRun);
+});

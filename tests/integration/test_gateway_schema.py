@@ -1,0 +1,95 @@
+"""The gateway against its own OpenAPI document: no 5xx, and only documented statuses.
+
+The gateway runs on a real mesh and a real socket in a thread of its own (the mesh's NATS
+connections belong to that thread's loop); schemathesis calls it over HTTP like a client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, settings
+
+from services.gateway.app import GatewayServer, create_app
+from services.gateway.auth import Tokens
+from services.mesh import Mesh
+from services.runtime.host import Bus
+from services.runtime.settings import Settings
+
+pytestmark = pytest.mark.integration
+
+AUTH = {"Authorization": "Bearer tok-ana"}
+
+
+class LiveGateway:
+    """A mesh plus the gateway on a free port, in a thread with its own event loop."""
+
+    def __init__(self, home: Path) -> None:
+        self.settings = Settings(home=home, prefix="bmschema", user="ana")
+        self.url = ""
+        self._ready = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=lambda: asyncio.run(self._main()), daemon=True)
+
+    async def _main(self) -> None:
+        self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
+        try:
+            async with Mesh(self.settings) as mesh:
+                bus = await Bus.open(mesh.url, self.settings.prefix, "test-schema-gateway")
+                app = create_app(self.settings, bus, Tokens({"tok-ana": "ana"}), run_timeout=60)
+                server = GatewayServer(app, port=0)
+                try:
+                    self.url = await server.start()
+                    self._ready.set()
+                    await self._stop.wait()
+                finally:
+                    await server.stop()
+                    await bus.close()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test thread, which raises it
+            self._error = exc
+            self._ready.set()
+
+    def __enter__(self) -> LiveGateway:
+        self._thread.start()
+        self._ready.wait(timeout=120)
+        if self._error is not None or not self.url:
+            raise RuntimeError("the gateway did not start") from self._error
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(timeout=60)
+
+
+# The document comes from the app itself (building it needs no mesh); the calls go to a
+# live gateway. (schemathesis' lazy ``from_fixture`` loader does not run on pytest 9.)
+schema = schemathesis.openapi.from_dict(
+    create_app(Settings(home=Path("unused")), bus=None, tokens=Tokens({})).openapi()  # type: ignore[arg-type]
+)
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveGateway]:
+    with LiveGateway(tmp_path_factory.mktemp("schema-home")) as gateway:
+        yield gateway
+
+
+@schema.parametrize()
+@settings(
+    max_examples=6,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+def test_gateway_when_fuzzed_answers_only_documented_statuses(
+    case: schemathesis.Case, live: LiveGateway
+) -> None:
+    case.call_and_validate(base_url=live.url, headers=AUTH, timeout=90)
