@@ -175,6 +175,26 @@ class PlanRunner:
             else:
                 await self._summarize(approved.scene_id)
                 await self._preview(approved.scene_id)
+        return self._executed(approved, receipts, scene_hash, blend_path, contract, message)
+
+    async def _refused(
+        self, approved: Approved, steps: OperationRunner, contract: FailureContract, scene_hash: str
+    ) -> Executed:
+        """Nothing executes: every operation is reported skipped with the reason."""
+        receipts = [
+            steps.skipped(op, contract.retry_hint) for op in approved.operation_set.operations
+        ]
+        return self._executed(approved, receipts, scene_hash, None, contract, contract.retry_hint)
+
+    def _executed(
+        self,
+        approved: Approved,
+        receipts: list[Receipt],
+        scene_hash: str,
+        blend_path: str | None,
+        contract: FailureContract | None,
+        message: str,
+    ) -> Executed:
         return follow(
             approved,
             Executed,
@@ -185,25 +205,6 @@ class PlanRunner:
             blend_path=blend_path,
             failure=contract,
             message=message,
-        )
-
-    async def _refused(
-        self, approved: Approved, steps: OperationRunner, contract: FailureContract, scene_hash: str
-    ) -> Executed:
-        """Nothing executes: every operation is reported skipped with the reason."""
-        receipts = [
-            steps.skipped(op, contract.retry_hint) for op in approved.operation_set.operations
-        ]
-        return follow(
-            approved,
-            Executed,
-            self.clock(),
-            scene_id=approved.scene_id,
-            receipts=receipts,
-            scene_hash=scene_hash,
-            blend_path=None,
-            failure=contract,
-            message=contract.retry_hint,
         )
 
     async def _summarize(self, scene_id: str) -> None:
