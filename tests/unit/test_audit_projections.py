@@ -59,7 +59,18 @@ class MemoryStore:
         return rows[::-1][:limit]
 
     async def run(self, run_id: str) -> dict[str, Any] | None:
-        raise NotImplementedError  # the query side is tested against the real service
+        found = self.views["runs"].get(run_id)
+        if found is None:
+            return None
+        detail: dict[str, Any] = {"run": found}
+        for view, order in (
+            ("actions", "operation_id"),
+            ("audit_records", "stream_seq"),
+            ("timeline", "stream_seq"),
+        ):
+            rows = [r for r in self.views[view].values() if r["run_id"] == run_id]
+            detail[view] = sorted(rows, key=lambda r: r[order])
+        return detail
 
     async def dump(self) -> dict[str, list[Row]]:
         out: dict[str, list[Row]] = {"tracking": [{"last_seq": self.seq}]}
@@ -503,6 +514,17 @@ async def test_runs_when_two_runs_lists_newest_first(store: Any) -> None:
     await _replay(store, load_history())
     assert [r["run_id"] for r in await store.runs(10)] == ["run-mat", "run-ring"]
     assert [r["run_id"] for r in await store.runs(1)] == ["run-mat"]
+
+
+async def test_run_when_recorded_history_replayed_returns_its_rows_only(store: Any) -> None:
+    await _replay(store, load_history())
+    detail = await store.run("run-ring")
+    assert detail is not None and detail["run"]["run_id"] == "run-ring"
+    for view in ("actions", "audit_records", "timeline"):
+        assert detail[view] and {r["run_id"] for r in detail[view]} == {"run-ring"}
+    seqs = [r["stream_seq"] for r in detail["timeline"]]
+    assert seqs == sorted(seqs)
+    assert await store.run("run-none") is None
 
 
 if __name__ == "__main__":
