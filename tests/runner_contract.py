@@ -158,6 +158,8 @@ class RunnerContract:
         run = runner(bridge, tmp_path)
         run.previews = previews
         executed = await run.run(approved(CUBE), Recorder())
+        assert previews.items == {}  # the result does not wait for the picture
+        await run.preview(executed)
         png = previews.items["s1"]
         assert png.startswith(b"\x89PNG") and png[16:24] == (320).to_bytes(4, "big") + (
             240
@@ -177,6 +179,7 @@ class RunnerContract:
         run = runner(bridge, tmp_path)
         run.previews = previews
         executed = await run.run(approved(CUBE), Recorder())
+        await run.preview(executed)
         assert executed.failure is None and executed.blend_path
         assert previews.items == {}
         assert not Path(executed.blend_path).with_suffix(".png").exists()

@@ -25,12 +25,15 @@ class ExecutorHandlers:
         pipeline = self.progress()
         try:
             executed = await self.runner.run(event, pipeline.send)
+            # The result goes out before the preview is rendered: nobody waits for a picture.
+            await pipeline.send(executed)
         except LeaseHeld as busy:
             # Another executor writes this scene: come back when its lease may be free.
             raise Retry(str(busy), delay=min(max(busy.retry_in, 0.2), 5.0)) from None
         finally:
             await pipeline.settle()
-        return [executed]
+        await self.runner.preview(executed)
+        return []
 
     async def handle(self, event: AnyEvent, delivery: Delivery) -> Sequence[Event]:
         match event:

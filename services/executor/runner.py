@@ -174,7 +174,6 @@ class PlanRunner:
                 message, blend_path = str(exc), None
             else:
                 await self._summarize(approved.scene_id)
-                await self._preview(approved.scene_id)
         return self._executed(approved, receipts, scene_hash, blend_path, contract, message)
 
     async def _refused(
@@ -214,8 +213,12 @@ class PlanRunner:
         if snapshot.get("ok"):
             await self.summaries.put(summarize(scene_id, snapshot["data"]))
 
-    async def _preview(self, scene_id: str) -> None:
-        """Render the committed scene; a preview is a convenience, so failing only logs."""
+    async def preview(self, executed: Executed) -> None:
+        """Render the scene the run committed, after its result went out: a preview is a
+        convenience, so it never delays a run's result and failing to render only logs."""
+        if executed.blend_path is None:
+            return
+        scene_id = executed.scene_id
         path = self.scenes.work_dir / "previews" / f"{scene_id}.png"
         try:
             await self.bridge.render_preview(str(path))
