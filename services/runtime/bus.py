@@ -166,6 +166,18 @@ class JetStreamPipeline:
             )
         )
 
-    async def settle(self) -> None:
+    async def settle(self, timeout: float = 15.0) -> None:
+        """Wait for every acknowledgement; an ack lost to a reconnect raises after ``timeout``
+        (the handler then fails and its message is delivered again) instead of hanging."""
         pending, self._pending = self._pending, []
-        await asyncio.gather(*pending)
+        if not pending:
+            return
+        try:
+            await asyncio.wait_for(asyncio.gather(*pending), timeout)
+        except TimeoutError:
+            for future in pending:
+                future.cancel()
+            raise TimeoutError(
+                f"{sum(not f.done() or f.cancelled() for f in pending)} event(s) were not "
+                f"acknowledged within {timeout:g} s"
+            ) from None
