@@ -11,9 +11,10 @@ import asyncio
 import json
 import logging
 import os
+import signal
 import sys
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -183,31 +184,57 @@ async def cmd_allowlist(args: argparse.Namespace, settings: Settings, out: Conso
     return EXIT_OK
 
 
-async def cmd_up(settings: Settings, err: Console, port: int) -> int:
-    mesh = Mesh(settings)
-    url = await mesh.start()
-    bus: Bus | None = None
-    server: GatewayServer | None = None
+@contextmanager
+def _stop_signals() -> Iterator[asyncio.Event]:
+    """An event set by Ctrl-C or SIGTERM, installed before anything starts so a signal
+    that arrives early still stops the mesh cleanly."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
     try:
-        bus = await Bus.open(url, settings.prefix, "blendmesh-gateway")
-        app = create_app(settings, bus)
-        server = GatewayServer(app, port=port)
-        http = await server.start()
-        executors = f", {settings.executors} executors" if settings.executors > 1 else ""
-        err.print(
-            f"blendmesh mesh is up: NATS_URL={url}{executors} gateway {http}  (Ctrl-C stops it)",
-            markup=False,
-            highlight=False,
-        )
-        if not len(app.state.tokens):
-            err.print("no BLENDMESH_API_TOKENS are set: every /api request answers 401")
-        await server.wait()  # the gateway stops on Ctrl-C or SIGTERM
+        yield stop
     finally:
-        if server is not None:
-            await server.stop()
-        if bus is not None:
-            await bus.close()
-        await mesh.stop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+
+
+async def _until(stop: asyncio.Event, server: GatewayServer) -> None:
+    """Until a stop signal, or the gateway ending by itself."""
+    served = asyncio.ensure_future(server.wait())
+    stopped = asyncio.ensure_future(stop.wait())
+    await asyncio.wait([served, stopped], return_when=asyncio.FIRST_COMPLETED)
+    for task in (served, stopped):
+        task.cancel()
+
+
+async def cmd_up(settings: Settings, err: Console, port: int) -> int:
+    with _stop_signals() as stop:
+        mesh = Mesh(settings)
+        url = await mesh.start()
+        bus: Bus | None = None
+        server: GatewayServer | None = None
+        try:
+            bus = await Bus.open(url, settings.prefix, "blendmesh-gateway")
+            app = create_app(settings, bus)
+            server = GatewayServer(app, port=port)
+            http = await server.start()
+            executors = f", {settings.executors} executors" if settings.executors > 1 else ""
+            up = f"blendmesh mesh is up: NATS_URL={url}{executors} gateway {http}"
+            err.print(
+                f"{up}  (Ctrl-C stops it)",
+                markup=False,
+                highlight=False,
+            )
+            if not len(app.state.tokens):
+                err.print("no BLENDMESH_API_TOKENS are set: every /api request answers 401")
+            await _until(stop, server)
+        finally:
+            if server is not None:
+                await server.stop()
+            if bus is not None:
+                await bus.close()
+            await mesh.stop()
     return EXIT_OK
 
 

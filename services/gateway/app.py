@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import os
 import socket
+from collections.abc import Generator
 from pathlib import Path
 
 import uvicorn
@@ -63,6 +64,16 @@ def create_app(
     return app
 
 
+class _EmbeddedServer(uvicorn.Server):
+    """uvicorn inside the mesh's process: signals belong to ``blendmesh up``, which stops
+    the gateway and then the mesh. (uvicorn would re-raise SIGTERM after serving and kill
+    the process before the mesh could stop cleanly.)"""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        yield
+
+
 class GatewayServer:
     """uvicorn serving an app as a task of the running loop; ``url`` once started."""
 
@@ -70,7 +81,7 @@ class GatewayServer:
         self.host, self.port = host, port
         self.url = ""
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off")
-        self._server = uvicorn.Server(config)
+        self._server = _EmbeddedServer(config)
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> str:
@@ -96,7 +107,7 @@ class GatewayServer:
         return self.url
 
     async def wait(self) -> None:
-        """Until the server stops (uvicorn stops on SIGINT/SIGTERM)."""
+        """Until the server stops by itself (``stop()`` is how it is normally stopped)."""
         if self._task is not None:
             await asyncio.shield(self._task)
 

@@ -194,3 +194,28 @@ def test_up_when_running_serves_runs_from_nats_url(tmp_path: Path) -> None:
             up.stderr.close()
     assert code in (0, 130)
     assert_mesh_stopped(tmp_path / "mesh")
+
+
+def test_up_when_sent_sigterm_stops_the_mesh_cleanly(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "NATS_URL"}
+    up = subprocess.Popen(
+        [BLENDMESH, "--home", str(tmp_path), "up", "--port", "0"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        assert up.stderr is not None
+        assert "NATS_URL=" in up.stderr.readline()
+        assert (tmp_path / "mesh.json").exists()
+        up.send_signal(signal.SIGTERM)
+        assert up.wait(timeout=60) == 0
+    finally:
+        if up.poll() is None:
+            up.kill()
+            up.wait()
+        if up.stderr is not None:
+            up.stderr.close()
+    assert_mesh_stopped(tmp_path)
+    assert not (tmp_path / "audit.sqlite3-wal").exists()  # the audit store was closed
