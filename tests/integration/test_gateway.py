@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 from collections.abc import AsyncIterator
@@ -420,7 +421,11 @@ async def test_preview_when_scene_never_committed_answers_404(api: httpx.AsyncCl
 
 async def test_preview_when_scene_committed_returns_png(api: httpx.AsyncClient) -> None:
     await run(api, {"prompt": "add a cube named Seen", "sceneId": "gw_seen"})
-    response = await api.get("/api/scenes/gw_seen/preview.png", headers=ANA)
+    for _ in range(100):  # the preview is rendered after the run's result went out
+        response = await api.get("/api/scenes/gw_seen/preview.png", headers=ANA)
+        if response.status_code != 404:
+            break
+        await asyncio.sleep(0.1)
     assert response.status_code == 200, response.text
     assert response.headers["content-type"] == "image/png"
     assert response.content.startswith(b"\x89PNG")

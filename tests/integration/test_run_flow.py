@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import subprocess
@@ -113,7 +114,13 @@ async def test_completed_run_when_committed_stores_preview_png(mesh) -> None:  #
     result = await run(mesh, "pictured", "add a cube named Box")
     assert result.status == "completed", result
     bus = mesh[1]
-    png = await ObjectStorePreviews(bus.js, bus.prefix).get("pictured")
+    previews = ObjectStorePreviews(bus.js, bus.prefix)
+    png = None
+    for _ in range(100):  # rendered after the result went out, not before
+        png = await previews.get("pictured")
+        if png is not None:
+            break
+        await asyncio.sleep(0.1)
     assert png is not None and png.startswith(b"\x89PNG")
     assert png[16:24] == (320).to_bytes(4, "big") + (240).to_bytes(4, "big")
     assert result.blend_path and Path(result.blend_path).with_suffix(".png").read_bytes() == png

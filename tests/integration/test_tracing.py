@@ -78,6 +78,8 @@ async def test_run_when_traced_is_one_trace_across_every_service(  # type: ignor
     request = build_request(user="ana", scene_id="traced", prompt=PROMPT)
     result = await MeshClient(mesh[1]).run(request, timeout=120)
     assert result.status == "completed", result
+    # The executor's span ends after the preview it renders once the result is out.
+    await spans_until(exporter, "executor handle run.approved")
     spans = await spans_until(exporter, "audit handle run.completed")
 
     root = one(spans, "blendmesh run")
@@ -144,13 +146,19 @@ async def test_run_when_console_exporter_configured_completes_and_prints_spans( 
     mesh, capsys: pytest.CaptureFixture[str]
 ) -> None:
     tracing.configure_tracing(mesh[0].settings.with_(trace_exporter="console"))
+    err = ""
     try:
         request = build_request(user="ana", scene_id="console", prompt=PROMPT)
         result = await MeshClient(mesh[1]).run(request, timeout=120)
+        for _ in range(200):  # the executor's span ends after the preview it renders
+            err += capsys.readouterr().err
+            if '"name": "executor handle run.approved"' in err:
+                break
+            await asyncio.sleep(0.05)
     finally:
         tracing.shutdown_tracing()
     assert result.status == "completed", result
-    err = capsys.readouterr().err
+    err += capsys.readouterr().err
     assert '"name": "blendmesh run"' in err
     assert '"name": "executor handle run.approved"' in err
     assert '"name": "operation object.create"' in err
