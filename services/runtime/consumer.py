@@ -65,6 +65,7 @@ class ConsumerSpec:
     max_ack_pending: int = 1000
     heartbeat: bool = False  # send in_progress() while the handler runs (long work)
     backoff_cap: float = 10.0
+    ack_timeout: float = 10.0  # how long to wait for the server to confirm an ack
     extra: dict[str, object] = field(default_factory=dict)
 
     def config(self) -> ConsumerConfig:
@@ -147,6 +148,17 @@ class ConsumerLoop:
                 self._busy = True
                 try:
                     await self.process(msg)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:  # noqa: BLE001 - one message must never end the loop
+                    # Settling failed (an ack reply lost, a dead letter not stored): the
+                    # message comes back after ack_wait and the handler's idempotence
+                    # absorbs the repeat.
+                    log.exception(
+                        "%s: could not settle %s; it will be redelivered",
+                        self._spec.durable,
+                        msg.subject,
+                    )
                 finally:
                     self._busy = False
 
@@ -196,7 +208,7 @@ class ConsumerLoop:
         finally:
             if heartbeat is not None:
                 heartbeat.cancel()
-        await msg.ack_sync()
+        await msg.ack_sync(timeout=self._spec.ack_timeout)
 
     def _span(
         self, msg: Msg, delivery: Delivery, event: AnyEvent | None

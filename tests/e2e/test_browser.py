@@ -12,7 +12,6 @@ import contextlib
 import os
 import re
 import signal
-import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -34,16 +33,6 @@ pytestmark = [
 playwright_api = pytest.importorskip(
     "playwright.async_api", reason="the playwright package is not installed"
 )
-
-
-def _up_serves_http() -> bool:
-    """True once ``blendmesh up`` takes ``--port`` (it then serves the gateway)."""
-    if not Path(BLENDMESH).exists():
-        return False
-    proc = subprocess.run(
-        [BLENDMESH, "up", "--help"], capture_output=True, text=True, timeout=60, check=False
-    )
-    return "--port" in proc.stdout
 
 
 async def _read_url(proc: asyncio.subprocess.Process) -> str:
@@ -95,32 +84,9 @@ async def _drain(proc: asyncio.subprocess.Process) -> None:
         pass
 
 
-@contextlib.asynccontextmanager
-async def _in_process(home: Path) -> AsyncIterator[str]:
-    """The mesh and the gateway in this loop, for as long as ``up`` cannot serve HTTP."""
-    from services.gateway.app import GatewayServer, create_app
-    from services.gateway.auth import Tokens
-    from services.mesh import Mesh
-    from services.runtime.host import Bus
-    from services.runtime.settings import Settings
-
-    settings = Settings(home=home, prefix="bmweb", user="ana")
-    mesh = Mesh(settings)
-    nats_url = await mesh.start()
-    bus = await Bus.open(nats_url, settings.prefix, "gateway")
-    server = GatewayServer(create_app(settings, bus, Tokens({TOKEN: "ana"})), port=0)
-    try:
-        yield await server.start()
-    finally:
-        await server.stop()
-        await bus.close()
-        await mesh.stop()
-
-
 @pytest_asyncio.fixture
 async def console_url(tmp_path: Path) -> AsyncIterator[str]:
-    serving = _up_process if _up_serves_http() else _in_process
-    async with serving(tmp_path / "home") as url:
+    async with _up_process(tmp_path / "home") as url:
         yield url
 
 

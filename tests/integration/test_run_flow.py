@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -38,16 +37,23 @@ sys.__stdout__.write("RESULT " + json.dumps(out) + "\\n")
 """
 
 
-def inspect_blend(path: str) -> dict[str, Any]:
-    """Open a .blend in a fresh bpy process (the test process never imports bpy)."""
-    proc = subprocess.run(
-        [sys.executable, "-c", INSPECT, path],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
+async def inspect_blend(path: str) -> dict[str, Any]:
+    """Open a .blend in a fresh bpy process (the test process never imports bpy).
+
+    Awaited, not run blocking: the mesh shares this event loop, and a loop stalled for the
+    seconds bpy takes to start would starve its services' acks and heartbeats.
+    """
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        INSPECT,
+        path,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
-    line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
+    out, err = await asyncio.wait_for(proc.communicate(), timeout=120)
+    assert proc.returncode == 0, err.decode(errors="replace")
+    line = next(x for x in out.decode().splitlines() if x.startswith("RESULT "))
     return json.loads(line.removeprefix("RESULT "))
 
 
@@ -105,7 +111,7 @@ async def test_flagship_request_when_run_saves_blend_with_box_and_ball(mesh) -> 
     ]
     assert all(r.status == "succeeded" for r in result.receipts)
     assert result.blend_path and Path(result.blend_path).exists()
-    scene = inspect_blend(result.blend_path)
+    scene = await inspect_blend(result.blend_path)
     assert scene["Box"] == {"location": [0.0, 0.0, 1.0], "modifiers": ["BEVEL"]}
     assert scene["Ball"]["location"] == [3.0, 0.0, 1.0]
 
@@ -180,7 +186,7 @@ async def test_destructive_op_when_approved_completes(mesh) -> None:  # type: ig
     done = await MeshClient(mesh[1]).resolve(result.run_id, "approve_once", "ben", timeout=120)
     assert done.status == "completed"
     assert done.receipts[0].tool_name == "object.delete"
-    assert "Doomed" not in inspect_blend(str(done.blend_path))
+    assert "Doomed" not in await inspect_blend(str(done.blend_path))
 
 
 async def test_destructive_op_when_rejected_leaves_scene_as_it_was(mesh) -> None:  # type: ignore[no-untyped-def]
@@ -192,7 +198,7 @@ async def test_destructive_op_when_rejected_leaves_scene_as_it_was(mesh) -> None
     assert done.status == "failed"
     assert done.failure is not None and done.failure.error_code == "APPROVAL_REJECTED"
     assert file_digest(scene_file(mesh, "reject")) == before
-    assert "Precious" in inspect_blend(str(scene_file(mesh, "reject")))
+    assert "Precious" in await inspect_blend(str(scene_file(mesh, "reject")))
 
 
 async def test_destructive_op_when_pre_approved_runs_without_waiting(mesh) -> None:  # type: ignore[no-untyped-def]
@@ -255,4 +261,4 @@ async def test_run_boundary_when_an_op_fails_leaves_scene_as_before_the_run(mesh
     assert result.status == "failed"
     assert [r.status for r in result.receipts] == ["rolled_back", "rolled_back"]
     assert file_digest(scene_file(mesh, "whole")) == before
-    assert "Extra" not in inspect_blend(str(scene_file(mesh, "whole")))
+    assert "Extra" not in await inspect_blend(str(scene_file(mesh, "whole")))

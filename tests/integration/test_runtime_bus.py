@@ -6,6 +6,8 @@ import asyncio
 from collections.abc import Sequence
 
 import pytest
+from nats.aio.msg import Msg
+from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js.api import StorageType
 from nats.js.errors import APIError
 
@@ -201,6 +203,39 @@ async def test_consumer_when_reject_dead_letters_without_retry(bus: Bus) -> None
     await loop.stop()
     assert calls == [1]
     assert letters and letters[0].reason == "rejected: impossible"
+
+
+async def test_consumer_when_ack_reply_is_lost_keeps_consuming_and_redelivers(
+    bus: Bus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lost ack confirmation must not end the loop: the message returns after ack_wait."""
+    real_ack_sync = Msg.ack_sync
+    lost: list[int] = []
+
+    async def flaky_ack_sync(msg: Msg, timeout: float = 1.0) -> Msg:
+        if not lost:
+            lost.append(msg.metadata.sequence.stream)
+            raise NatsTimeoutError
+        return await real_ack_sync(msg, timeout=timeout)
+
+    monkeypatch.setattr(Msg, "ack_sync", flaky_ack_sync)
+    seen: list[tuple[str, int]] = []
+
+    async def handler(event: AnyEvent, delivery: Delivery) -> Sequence[Event]:
+        seen.append((event.event_id, delivery.num_delivered))
+        return []
+
+    loop = await _loop(bus, handler)
+    await bus.publisher.publish(requested("run1", "e1"))
+    await bus.publisher.publish(requested("run2", "e2"))
+    for _ in range(100):
+        if ("e1", 2) in seen:
+            break
+        await asyncio.sleep(0.1)
+    await loop.stop()
+    assert seen == [("e1", 1), ("e2", 1), ("e1", 2)]
+    info = await bus.js.consumer_info(subjects.stream_name("bmtest"), "t1")
+    assert info.num_ack_pending == 0 and info.num_pending == 0
 
 
 async def test_event_log_when_older_subject_set_is_widened_in_place(nats_url: str) -> None:
