@@ -150,7 +150,7 @@ class ConsumerLoop:
                     await self.process(msg)
                 except asyncio.CancelledError:
                     raise
-                except Exception:  # noqa: BLE001 - one message must never end the loop
+                except Exception:  # one message must never end the loop
                     # Settling failed (an ack reply lost, a dead letter not stored): the
                     # message comes back after ack_wait and the handler's idempotence
                     # absorbs the repeat.
