@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -21,6 +22,10 @@ import aiosqlite
 from services.audit.projections import Change, Row, RunView
 
 Project = Callable[[RunView], Sequence[Change]]
+
+# aiosqlite logs every call with its SQL parameters at DEBUG, and those carry users'
+# prompts: a service run with debug logging must not copy them into its log.
+logging.getLogger("aiosqlite").setLevel(logging.INFO)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tracking (id INTEGER PRIMARY KEY CHECK (id = 1), last_seq INTEGER);

@@ -10,6 +10,7 @@ against an in-memory fake of the store port and against the real SQLite adapter 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -530,3 +531,16 @@ async def test_run_when_recorded_history_replayed_returns_its_rows_only(store: A
 if __name__ == "__main__":
     HISTORY.parent.mkdir(parents=True, exist_ok=True)
     HISTORY.write_text("".join(ev.encode_event(e).decode() + "\n" for e in generate_history()))
+
+
+async def test_store_when_debug_logging_is_on_keeps_prompts_out_of_the_log(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    store = await SqliteStore.open(tmp_path / "quiet.db")
+    try:
+        await _replay(store, load_history()[:3])
+        assert (await store.run("run-ring") or {})["run"]["prompt"].startswith("add a torus")
+    finally:
+        await store.close()
+    assert "add a torus" not in caplog.text
