@@ -29,6 +29,7 @@ from services.client import ClientError, MeshClient, build_request
 from services.gateway.app import GatewayServer, create_app
 from services.mesh import Mesh, MeshBusy
 from services.policy import allowlist
+from services.runtime.access import CLIENT, CredentialsError
 from services.runtime.embedded import EmbeddedServerError
 from services.runtime.host import Bus
 from services.runtime.settings import Settings, SettingsError, fallback_notice
@@ -89,7 +90,7 @@ async def connected(settings: Settings, services: Sequence[str]) -> AsyncIterato
     """A bus on NATS_URL, or on an embedded mesh started for this command."""
     mesh = Mesh(settings, services=() if settings.nats_url else services)
     url = await mesh.start()
-    bus = await Bus.open(url, settings.prefix, "blendmesh-cli")
+    bus = await Bus.open(url, settings.prefix, "blendmesh-cli", mesh.login(CLIENT))
     try:
         yield bus
     finally:
@@ -215,7 +216,7 @@ async def cmd_up(settings: Settings, err: Console, port: int) -> int:
         bus: Bus | None = None
         server: GatewayServer | None = None
         try:
-            bus = await Bus.open(url, settings.prefix, "blendmesh-gateway")
+            bus = await Bus.open(url, settings.prefix, "blendmesh-gateway", mesh.login(CLIENT))
             app = create_app(settings, bus)
             server = GatewayServer(app, port=port)
             http = await server.start()
@@ -226,6 +227,8 @@ async def cmd_up(settings: Settings, err: Console, port: int) -> int:
                 markup=False,
                 highlight=False,
             )
+            if mesh.embedded:
+                err.print(f"NATS users: {settings.credentials_path}", markup=False, highlight=False)
             if not len(app.state.tokens):
                 err.print("no BLENDMESH_API_TOKENS are set: every /api request answers 401")
             await _until(stop, server)
@@ -346,6 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         MeshBusy,
         EmbeddedServerError,
         ConnectionError,
+        CredentialsError,
         audit.AuditClientError,
         allowlist.AllowlistError,
     ) as exc:

@@ -21,6 +21,7 @@ from services.audit.app import start as start_audit
 from services.executor.app import start as start_executor
 from services.planner.app import start as start_planner
 from services.policy.app import start as start_policy
+from services.runtime.access import ADMIN, Login, login_for
 from services.runtime.embedded import EmbeddedNats
 from services.runtime.host import Bus, Running, StartFn
 from services.runtime.settings import Settings
@@ -61,9 +62,14 @@ class Mesh:
     async def start(self) -> str:
         if self.embedded:
             self._take_lock()
-            self._server = EmbeddedNats(self.settings.nats_store)
+            self._server = EmbeddedNats.secured(
+                self.settings.nats_store, self.settings.credentials_path, self.settings.prefix
+            )
             self.url = await self._server.start()
             self._write_info()
+            # The admin user creates (or widens) the event log; the services' users may not.
+            prefix = self.settings.prefix
+            await (await Bus.open(self.url, prefix, "blendmesh-admin", self.login(ADMIN))).close()
         # Executors scale out: each instance has its own bridge and binds the same durable
         # consumer, so runs on different scenes proceed in parallel.
         names = [
@@ -80,12 +86,16 @@ class Mesh:
         return self.url
 
     async def _start_one(self, name: str) -> tuple[Running, Bus]:
-        bus = await Bus.open(self.url, self.settings.prefix, f"blendmesh-{name}")
+        bus = await Bus.open(self.url, self.settings.prefix, f"blendmesh-{name}", self.login(name))
         try:
             return await SERVICES[name](self.settings, bus), bus
         except BaseException:
             await bus.close()
             raise
+
+    def login(self, role: str) -> Login | None:
+        """How a process of ``role`` logs in to this mesh's NATS (None: anonymously)."""
+        return login_for(self.settings.credentials_path, role)
 
     async def stop(self) -> None:
         running, self._running = self._running, []

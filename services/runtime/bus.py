@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 import nats
 from nats.aio.client import Client
+from nats.errors import Error as NatsError
 from nats.errors import NoServersError
 from nats.js import JetStreamContext
 from nats.js.api import DiscardPolicy, KeyValueConfig, StorageType, StreamConfig
@@ -18,31 +19,48 @@ from nats.js.kv import KeyValue
 from contracts import subjects
 from contracts.events import Event, encode_event
 from services.runtime import tracing
+from services.runtime.access import Login
 
 log = logging.getLogger("blendmesh.bus")
 
 DUPLICATE_WINDOW = 120.0  # seconds: covers a publisher's retries after a crash or reconnect
 
 
-async def connect(url: str, name: str, wait: float = 30.0) -> Client:
+class LoginRefused(ConnectionError):
+    """The server does not accept this client's user or password."""
+
+
+async def connect(url: str, name: str, login: Login | None = None, wait: float = 30.0) -> Client:
     """Connect with reconnects forever, so a restarted server is rejoined, not fatal.
 
     The first connection is retried for ``wait`` seconds too: under a Procfile the
-    services may start before nats-server listens.
+    services may start before nats-server listens. A refused login is not retried.
     """
 
     async def _error(exc: Exception) -> None:
         log.warning("%s: nats error: %s", name, exc)
 
+    async def _quiet(exc: Exception) -> None:
+        pass  # the probe's failure is raised below, with what to do about it
+
+    auth: dict[str, Any] = {"user": login.user, "password": login.password} if login else {}
     deadline = asyncio.get_running_loop().time() + wait
     while True:
         try:
+            # One attempt without reconnects first: with them, nats-py retries a refused
+            # login forever instead of reporting it.
+            probe = Client()
+            try:
+                await probe.connect(url, name=name, allow_reconnect=False, error_cb=_quiet, **auth)
+            finally:
+                await probe.close()  # a refused probe's socket too
             return await nats.connect(
                 url,
                 name=name,
                 max_reconnect_attempts=-1,
                 reconnect_time_wait=0.25,
                 error_cb=_error,
+                **auth,
             )
         except (OSError, NoServersError) as exc:
             if asyncio.get_running_loop().time() > deadline:
@@ -51,6 +69,15 @@ async def connect(url: str, name: str, wait: float = 30.0) -> Client:
                     "or fix NATS_URL"
                 ) from None
             await asyncio.sleep(0.5)
+        except NatsError as exc:
+            if "authorization" not in str(exc).lower():
+                raise
+            who = f"user {login.user!r}" if login else "an anonymous client"
+            raise LoginRefused(
+                f"NATS at {url} refused {who} ({name}); use the credentials file of the "
+                "mesh that runs it (BLENDMESH_NATS_CREDENTIALS, or the same --home), or put "
+                "user:password in NATS_URL"
+            ) from None
 
 
 def event_log_config(prefix: str) -> StreamConfig:

@@ -12,14 +12,20 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import shutil
 import signal
 import sys
 import sysconfig
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
+from services.runtime import access
+from services.runtime.host import Bus
 from services.runtime.procs import die_with_parent
+from services.runtime.settings import Settings
 
 log = logging.getLogger("blendmesh.nats")
 
@@ -44,8 +50,13 @@ def server_binary() -> str:
     )
 
 
-def render_config(store_dir: Path, ports_dir: Path, port: int = -1) -> str:
-    return (
+def render_config(
+    store_dir: Path,
+    ports_dir: Path,
+    port: int = -1,
+    authorization: Mapping[str, Any] | None = None,
+) -> str:
+    config = (
         f'listen: "127.0.0.1:{port}"\n'
         f"ports_file_dir: {json.dumps(str(ports_dir))}\n"
         "jetstream {\n"
@@ -53,13 +64,22 @@ def render_config(store_dir: Path, ports_dir: Path, port: int = -1) -> str:
         "  sync_interval: always\n"
         "}\n"
     )
+    if authorization is not None:  # the config format reads JSON values
+        config += f"authorization: {json.dumps(authorization)}\n"
+    return config
 
 
 class EmbeddedNats:
     """One nats-server child process with JetStream on a given (or temporary) store."""
 
-    def __init__(self, store_dir: Path | None = None, port: int = -1) -> None:
+    def __init__(
+        self,
+        store_dir: Path | None = None,
+        port: int = -1,
+        authorization: Mapping[str, Any] | None = None,
+    ) -> None:
         self._port = port  # -1: a free port chosen by the OS
+        self._authorization = authorization  # None: anyone may connect
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._store_dir = store_dir
         self._proc: asyncio.subprocess.Process | None = None
@@ -73,7 +93,9 @@ class EmbeddedNats:
         self._store_dir.mkdir(parents=True, exist_ok=True)
         run_dir = self._run_dir = Path(tempfile.mkdtemp(prefix="blendmesh-nats-run-"))
         conf = run_dir / "nats.conf"
-        conf.write_text(render_config(self._store_dir, run_dir, self._port))
+        fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # it holds passwords
+        with os.fdopen(fd, "w") as out:
+            out.write(render_config(self._store_dir, run_dir, self._port, self._authorization))
         with open(run_dir / "nats.log", "wb") as server_log:
             self._proc = await asyncio.create_subprocess_exec(
                 server_binary(),
@@ -131,11 +153,23 @@ class EmbeddedNats:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
+    @classmethod
+    def secured(
+        cls, store_dir: Path | None, credentials: Path, prefix: str, port: int = -1
+    ) -> EmbeddedNats:
+        """A server that admits only blendmesh's role users (``access``), whose passwords
+        live in ``credentials`` (created on first use)."""
+        passwords = access.load_or_create(credentials)
+        return cls(store_dir, port, access.authorization(passwords, prefix))
 
-async def _serve(store: Path, port: int) -> None:
-    server = EmbeddedNats(store, port)
+
+async def _serve(settings: Settings, store: Path, port: int) -> None:
+    server = EmbeddedNats.secured(store, settings.credentials_path, settings.prefix, port)
     url = await server.start()
-    print(f"NATS_URL={url}", flush=True)
+    # The event log is created by the admin user, who alone may widen an older one.
+    admin = access.login_for(settings.credentials_path, access.ADMIN)
+    await (await Bus.open(url, settings.prefix, "blendmesh-admin", admin)).close()
+    print(f"NATS_URL={url} (users in {settings.credentials_path})", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -146,11 +180,12 @@ async def _serve(store: Path, port: int) -> None:
 
 def main() -> None:
     """``python -m services.runtime.embedded``: the Procfile's nats process."""
+    settings = Settings.from_env()
     parser = argparse.ArgumentParser(description="nats-server with blendmesh's JetStream config")
-    parser.add_argument("--store", type=Path, default=Path("var/nats"))
+    parser.add_argument("--store", type=Path, default=settings.nats_store)
     parser.add_argument("--port", type=int, default=4222)
     args = parser.parse_args()
-    asyncio.run(_serve(args.store.absolute(), args.port))
+    asyncio.run(_serve(settings, args.store.absolute(), args.port))
 
 
 if __name__ == "__main__":

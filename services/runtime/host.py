@@ -18,7 +18,8 @@ from typing import Protocol
 from nats.aio.client import Client
 from nats.js import JetStreamContext
 
-from services.runtime.bus import JetStreamPublisher, connect, ensure_event_log
+from services.runtime.access import Login, login_for
+from services.runtime.bus import JetStreamPublisher, LoginRefused, connect, ensure_event_log
 from services.runtime.consumer import ConsumerLoop, ConsumerSpec
 from services.runtime.settings import Settings
 from services.runtime.tracing import configure_tracing, shutdown_tracing
@@ -36,8 +37,8 @@ class Bus:
     prefix: str
 
     @classmethod
-    async def open(cls, url: str, prefix: str, name: str) -> Bus:
-        nc = await connect(url, name)
+    async def open(cls, url: str, prefix: str, name: str, login: Login | None = None) -> Bus:
+        nc = await connect(url, name, login)
         js = nc.jetstream(timeout=10)
         await ensure_event_log(js, prefix)
         return cls(nc=nc, js=js, publisher=JetStreamPublisher(js, prefix), prefix=prefix)
@@ -86,6 +87,22 @@ class ConsumerService:
 StartFn = Callable[[Settings, Bus], Awaitable[Running]]
 
 
+async def _open_service_bus(settings: Settings, name: str, wait: float = 30.0) -> Bus:
+    """Connect as the service's role. Under a Procfile the nats process may not have
+    written its credentials yet: an anonymous login that is refused is tried again."""
+    deadline = asyncio.get_running_loop().time() + wait
+    while True:
+        login = login_for(settings.credentials_path, name)
+        try:
+            return await Bus.open(
+                settings.nats_url or "", settings.prefix, f"blendmesh-{name}", login
+            )
+        except LoginRefused:
+            if login is not None or asyncio.get_running_loop().time() > deadline:
+                raise
+            await asyncio.sleep(0.5)
+
+
 def run_service(name: str, start: StartFn) -> None:
     """Run one service in this process until SIGINT or SIGTERM (``python -m``)."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
@@ -97,7 +114,7 @@ def run_service(name: str, start: StartFn) -> None:
         )
 
     async def main() -> None:
-        bus = await Bus.open(settings.nats_url or "", settings.prefix, f"blendmesh-{name}")
+        bus = await _open_service_bus(settings, name)
         running = await start(settings, bus)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

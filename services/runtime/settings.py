@@ -92,6 +92,8 @@ class Settings:
 
     home: Path  # state: the embedded NATS store, the audit views, saved scenes
     nats_url: str | None = None  # None: start an embedded nats-server in ``home``
+    # Passwords of the NATS role users; None: ``home/nats-credentials.json``.
+    nats_credentials: Path | None = None
     prefix: str = "blendmesh"  # first token of every subject; lets meshes share a server
     user: str = "local"
     planner: str = "rules"
@@ -137,6 +139,9 @@ class Settings:
         return cls(
             home=Path(env.get("BLENDMESH_HOME", "var")).absolute(),
             nats_url=env.get("NATS_URL") or None,
+            nats_credentials=Path(env["BLENDMESH_NATS_CREDENTIALS"]).absolute()
+            if env.get("BLENDMESH_NATS_CREDENTIALS")
+            else None,
             prefix=prefix,
             user=env.get("BLENDMESH_USER", default_user) or "local",
             planner=planner,
@@ -167,6 +172,10 @@ class Settings:
     @property
     def audit_db(self) -> Path:
         return self.home / "audit.sqlite3"
+
+    @property
+    def credentials_path(self) -> Path:
+        return self.nats_credentials or self.home / "nats-credentials.json"
 
     @property
     def nats_store(self) -> Path:

@@ -181,8 +181,17 @@ def test_up_when_running_serves_runs_from_nats_url(tmp_path: Path) -> None:
         assert "NATS_URL=" in line, line
         url = line.split("NATS_URL=")[1].split()[0]
         client_home = tmp_path / "client"
+        refused = blendmesh(client_home, "run", "add a cube named Nope", env={"NATS_URL": url})
+        assert refused.returncode == 4
+        assert "refused an anonymous client" in refused.stderr, refused.stderr
+        assert "BLENDMESH_NATS_CREDENTIALS" in refused.stderr
+        credentials = str(tmp_path / "mesh" / "nats-credentials.json")
         proc = blendmesh(
-            client_home, "run", "--json", "add a torus named Ring", env={"NATS_URL": url}
+            client_home,
+            "run",
+            "--json",
+            "add a torus named Ring",
+            env={"NATS_URL": url, "BLENDMESH_NATS_CREDENTIALS": credentials},
         )
         assert proc.returncode == 0, proc.stderr
         assert as_json(proc)["blend_path"].startswith(str(tmp_path / "mesh"))

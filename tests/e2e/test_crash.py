@@ -206,7 +206,7 @@ async def test_bridge_killed_midway_when_executor_restores_and_serves_next_run(
 ) -> None:
     settings = Settings(home=tmp_path, prefix=PREFIX, user="ana")
     async with Mesh(settings) as mesh:
-        bus = await Bus.open(mesh.url, PREFIX, "test")
+        bus = await Bus.open(mesh.url, PREFIX, "test", mesh.login("client"))
         client = MeshClient(bus)
         before = bridge_pids()
         assert len(before) == 1
@@ -245,8 +245,11 @@ async def test_malformed_executor_message_when_dead_lettered_next_run_unaffected
 ) -> None:
     settings = Settings(home=tmp_path, prefix=PREFIX, user="ana")
     async with Mesh(settings) as mesh:
-        bus = await Bus.open(mesh.url, PREFIX, "test")
-        await bus.js.publish(subjects.run_events(PREFIX, "junk", "approved"), b"\x00not json")
+        # Only the policy service may write ``approved``: this is a policy bug's message.
+        buggy = await Bus.open(mesh.url, PREFIX, "buggy-policy", mesh.login("policy"))
+        await buggy.js.publish(subjects.run_events(PREFIX, "junk", "approved"), b"\x00not json")
+        await buggy.close()
+        bus = await Bus.open(mesh.url, PREFIX, "test", mesh.login("client"))
         result = await MeshClient(bus).run(
             build_request(user="ana", scene_id="ok", prompt="add a cube named Fine"), timeout=120
         )

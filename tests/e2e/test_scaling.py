@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from contracts import subjects
+from services.runtime.access import CLIENT, login_for
 from services.runtime.host import Bus
 
 pytestmark = pytest.mark.integration
@@ -24,8 +25,12 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
 
-async def waiting_executors(url: str, prefix: str, count: int) -> int:
-    bus = await Bus.open(url, prefix, "probe")
+async def waiting_executors(url: str, prefix: str, count: int, credentials: Path) -> int:
+    for _ in range(600):  # the nats process writes its users' file before it listens
+        if credentials.exists():
+            break
+        await asyncio.sleep(0.1)
+    bus = await Bus.open(url, prefix, "probe", login_for(credentials, CLIENT))
     try:
         seen = 0
         for _ in range(600):
@@ -42,8 +47,8 @@ async def waiting_executors(url: str, prefix: str, count: int) -> int:
         await bus.close()
 
 
-def run_json(url: str, home: Path, prompt: str, scene: str) -> dict[str, object]:
-    env = {**os.environ, "NATS_URL": url}
+def run_json(url: str, credentials: Path, home: Path, prompt: str, scene: str) -> dict[str, object]:
+    env = {**os.environ, "NATS_URL": url, "BLENDMESH_NATS_CREDENTIALS": str(credentials)}
     proc = subprocess.run(
         [str(BIN / "blendmesh"), "--home", str(home), "run", "--json", "--scene", scene, prompt],
         capture_output=True,
@@ -79,9 +84,11 @@ async def test_up_when_executors_2_binds_two_executors(tmp_path: Path) -> None:
         line = up.stderr.readline()
         assert "2 executors" in line, line
         url = line.split("NATS_URL=")[1].split(",")[0].split()[0]
-        assert await waiting_executors(url, "blendmesh", 2) >= 2
+        credentials = tmp_path / "mesh" / "nats-credentials.json"
+        assert await waiting_executors(url, "blendmesh", 2, credentials) >= 2
         results = [
-            run_json(url, tmp_path / "c", f"add a cube named C{i}", f"s{i}") for i in range(2)
+            run_json(url, credentials, tmp_path / "c", f"add a cube named C{i}", f"s{i}")
+            for i in range(2)
         ]
         assert all(r["status"] == "completed" for r in results)
     finally:
@@ -116,8 +123,9 @@ async def test_procfile_when_scaled_to_two_executors_serves_runs(tmp_path: Path)
     )
     url = f"nats://127.0.0.1:{port}"
     try:
-        assert await waiting_executors(url, "blendmesh", 2) >= 2
-        result = run_json(url, tmp_path / "client", "add a cone named Tip", "procfile")
+        credentials = tmp_path / "var" / "nats-credentials.json"
+        assert await waiting_executors(url, "blendmesh", 2, credentials) >= 2
+        result = run_json(url, credentials, tmp_path / "client", "add a cone named Tip", "procfile")
         assert result["status"] == "completed"
         assert str(result["blend_path"]).startswith(str(tmp_path / "var"))
     finally:

@@ -43,7 +43,7 @@ async def mesh(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[
     settings = Settings(home=tmp_path_factory.mktemp("home"), prefix="bmgate", user="ana")
     running = Mesh(settings)
     url = await running.start()
-    bus = await Bus.open(url, settings.prefix, "test-gateway")
+    bus = await Bus.open(url, settings.prefix, "test-gateway", running.login("client"))
     try:
         yield running, bus
     finally:
@@ -214,7 +214,7 @@ async def test_run_when_no_answer_in_time_answers_504(mesh: tuple[Mesh, Bus]) ->
 
 
 async def test_runs_when_audit_service_absent_answers_503(mesh: tuple[Mesh, Bus]) -> None:
-    lonely = await Bus.open(mesh[0].url, "bmnobody", "test-gateway-lonely")
+    lonely = await Bus.open(mesh[0].url, "bmnobody", "test-gateway-lonely", mesh[0].login("admin"))
     try:
         app = create_app(mesh[0].settings, lonely, Tokens(TOKENS))
         transport = httpx.ASGITransport(app=app)

@@ -42,7 +42,9 @@ class LiveGateway:
         self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
         try:
             async with Mesh(self.settings) as mesh:
-                bus = await Bus.open(mesh.url, self.settings.prefix, "test-schema-gateway")
+                bus = await Bus.open(
+                    mesh.url, self.settings.prefix, "test-schema-gateway", mesh.login("client")
+                )
                 app = create_app(self.settings, bus, Tokens({"tok-ana": "ana"}), run_timeout=60)
                 server = GatewayServer(app, port=0)
                 try:

@@ -53,7 +53,7 @@ async def mesh(
     )
     running_mesh = Mesh(settings)
     url = await running_mesh.start()
-    bus = await Bus.open(url, settings.prefix, "test-client")
+    bus = await Bus.open(url, settings.prefix, "test-client", running_mesh.login("client"))
     try:
         yield running_mesh, bus
     finally:

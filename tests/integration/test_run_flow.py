@@ -62,7 +62,7 @@ async def mesh(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[
     settings = Settings(home=tmp_path_factory.mktemp("home"), prefix="bmflow", user="ana")
     running = Mesh(settings)
     url = await running.start()
-    bus = await Bus.open(url, settings.prefix, "test-client")
+    bus = await Bus.open(url, settings.prefix, "test-client", running.login("client"))
     try:
         yield running, bus
     finally:

@@ -45,7 +45,7 @@ async def mesh(tmp_path: Path) -> AsyncIterator[tuple[Mesh, Bus]]:
     settings = Settings(home=tmp_path / "home", prefix="bmtrace", user="ana")
     running = Mesh(settings)
     url = await running.start()
-    bus = await Bus.open(url, settings.prefix, "test-client")
+    bus = await Bus.open(url, settings.prefix, "test-client", running.login("client"))
     try:
         yield running, bus
     finally:
