@@ -18,7 +18,7 @@ from typing import Protocol
 from nats.aio.client import Client
 from nats.js import JetStreamContext
 
-from services.runtime.access import Login, login_for
+from services.runtime.access import CredentialsError, Login, login_for
 from services.runtime.bus import JetStreamPublisher, LoginRefused, connect, ensure_event_log
 from services.runtime.consumer import ConsumerLoop, ConsumerSpec
 from services.runtime.settings import Settings
@@ -127,5 +127,7 @@ def run_service(name: str, start: StartFn) -> None:
     configure_tracing(settings)
     try:
         asyncio.run(main())
+    except (ConnectionError, CredentialsError) as exc:  # unreachable, or login refused
+        raise SystemExit(f"{name}: {exc}") from None
     finally:
         shutdown_tracing()

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import stat
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -188,3 +191,28 @@ def test_credentials_when_file_is_broken_say_how_to_recover(
 def test_permissions_when_role_unknown_raise() -> None:
     with pytest.raises(ValueError, match="unknown role 'intruder'"):
         access.permissions("intruder", PREFIX)
+
+
+async def test_service_process_when_login_refused_exits_saying_why(
+    secured: tuple[str, Path], tmp_path: Path
+) -> None:
+    stale = tmp_path / "stale-credentials.json"
+    access.load_or_create(stale)  # another home's passwords
+    env = {
+        **os.environ,
+        "NATS_URL": secured[0],
+        "BLENDMESH_PREFIX": PREFIX,
+        "BLENDMESH_NATS_CREDENTIALS": str(stale),
+    }
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "services.audit",
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await asyncio.wait_for(proc.communicate(), timeout=60)
+    assert proc.returncode == 1
+    assert "audit: NATS at" in err.decode() and "refused user 'audit'" in err.decode()
+    assert "Traceback" not in err.decode()
