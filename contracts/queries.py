@@ -25,9 +25,10 @@ class _Message(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
 
 
 class RunsQuery(_Message, frozen=True, kw_only=True):
-    """The newest runs first (``runs``)."""
+    """The newest runs first (``runs``), of every user or of one."""
 
     limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_RUNS)] = 50
+    user: Annotated[str, msgspec.Meta(min_length=1, max_length=128)] | None = None
 
 
 class RunQuery(_Message, frozen=True, kw_only=True):

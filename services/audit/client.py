@@ -81,10 +81,12 @@ async def query_runs(
     prefix: str,
     limit: int = 50,
     *,
+    user: str | None = None,
     timeout: float = 10.0,
 ) -> list[RunRow]:
-    """The newest ``limit`` runs, newest first."""
-    reply = await _ask(nc, prefix, "runs", RunsQuery(limit=limit), RunsReply, timeout)
+    """The newest ``limit`` runs (of ``user``, when given), newest first."""
+    query = RunsQuery(limit=limit, user=user)
+    reply = await _ask(nc, prefix, "runs", query, RunsReply, timeout)
     return reply.runs
 
 

@@ -114,7 +114,7 @@ class QueryResponders:
     async def runs(self, data: bytes) -> Reply:
         query = decode_query("runs", data, RunsQuery, '{"limit": 50}')
         seq = await self.caught_up()
-        rows = await self._store.runs(query.limit)
+        rows = await self._store.runs(query.limit, query.user)
         return RunsReply(ok=True, last_seq=seq, runs=msgspec.convert(rows, list[RunRow]))
 
     async def run(self, data: bytes) -> Reply:

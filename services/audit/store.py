@@ -33,6 +33,7 @@ CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, request_id TEXT, threa
   user TEXT, scene_id TEXT, prompt TEXT, state TEXT, planner TEXT, model TEXT, error_code TEXT,
   message TEXT, blend_path TEXT, scene_hash TEXT, created_at REAL, updated_at REAL);
 CREATE INDEX IF NOT EXISTS runs_newest ON runs (created_at DESC, run_id DESC);
+CREATE INDEX IF NOT EXISTS runs_by_user ON runs (user, created_at DESC, run_id DESC);
 CREATE TABLE IF NOT EXISTS actions (run_id TEXT, operation_id TEXT, tool_name TEXT,
   safety_level TEXT, state TEXT, decision TEXT, mcp_call_id TEXT, blender_mutation_id TEXT,
   error_code TEXT, PRIMARY KEY (run_id, operation_id));
@@ -67,7 +68,7 @@ class ViewStore(Protocol):
         """Write ``project(view of run_id)`` with ``seq``; False when ``seq`` was applied."""
         ...
 
-    async def runs(self, limit: int) -> list[Row]: ...
+    async def runs(self, limit: int, user: str | None = None) -> list[Row]: ...
 
     async def run(self, run_id: str) -> dict[str, Any] | None:
         """``{"run": row, "actions", "audit_records", "timeline": rows}`` or None."""
@@ -123,10 +124,13 @@ class SqliteStore:
                 raise
             return True
 
-    async def runs(self, limit: int) -> list[Row]:
+    async def runs(self, limit: int, user: str | None = None) -> list[Row]:
         async with self._lock:
-            sql = "SELECT * FROM runs ORDER BY created_at DESC, run_id DESC LIMIT ?"
-            return await self._rows(sql, (limit,))
+            if user is None:
+                sql = "SELECT * FROM runs ORDER BY created_at DESC, run_id DESC LIMIT ?"
+                return await self._rows(sql, (limit,))
+            sql = "SELECT * FROM runs WHERE user = ? ORDER BY created_at DESC, run_id DESC LIMIT ?"
+            return await self._rows(sql, (user, limit))
 
     async def run(self, run_id: str) -> dict[str, Any] | None:
         async with self._lock:

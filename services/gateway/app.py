@@ -23,6 +23,7 @@ from services.client import MeshClient
 from services.gateway import agent, approvals, errors, reads, scenes
 from services.gateway.auth import Tokens
 from services.gateway.context import Gateway
+from services.gateway.owners import LogOwners
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 
@@ -46,7 +47,11 @@ def create_app(
     )
     app.state.tokens = tokens if tokens is not None else Tokens.from_env(os.environ)
     app.state.gateway = Gateway(
-        settings=settings, bus=bus, client=MeshClient(bus), run_timeout=run_timeout
+        settings=settings,
+        bus=bus,
+        client=MeshClient(bus),
+        owners=LogOwners(bus),
+        run_timeout=run_timeout,
     )
     errors.install(app)
     for module in (agent, approvals, reads, scenes):

@@ -1,8 +1,8 @@
 """What every route needs: the mesh client and bus, and the owner lookups over the log.
 
 Ownership is read from the log, the only source of truth: a run belongs to the user of its
-RunRequested, a thread to the user whose run first used it, a scene to every user who
-ran something on it. Anything not the caller's answers exactly like something unknown.
+RunRequested (read by its subject), a thread, a scene or an approval as ``owners`` folds
+it. Anything not the caller's answers exactly like something unknown.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from fastapi import Request
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
-from contracts.events import AnyEvent, ApprovalRequested, RunRequested, decode_event
+from contracts.events import ApprovalRequested, RunRequested, decode_event
 from services.client import MeshClient
-from services.gateway.errors import NotFound
-from services.runtime.history import read_every
+from services.gateway.errors import NotFound, Unavailable
+from services.gateway.owners import IndexBehind, LogOwners, OwnerIndex
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 
@@ -26,6 +26,7 @@ class Gateway:
     settings: Settings
     bus: Bus
     client: MeshClient
+    owners: LogOwners
     run_timeout: float  # seconds a synchronous route follows a run before answering 504
 
     @property
@@ -50,28 +51,22 @@ class Gateway:
             raise NotFound(f"no run {run_id}")
         return requested
 
-    async def _requests(self) -> list[RunRequested]:
-        events: list[AnyEvent] = await read_every(self.bus.js, self.prefix, "requested")
-        return [e for e in events if isinstance(e, RunRequested)]
+    async def _owners(self) -> OwnerIndex:
+        try:
+            return await self.owners.current()
+        except IndexBehind as exc:
+            raise Unavailable(str(exc)) from None
 
     async def thread_owner(self, thread_id: str) -> str | None:
         """The user whose run first used ``thread_id``; None for a new thread."""
-        return next((r.user for r in await self._requests() if r.thread_id == thread_id), None)
+        return (await self._owners()).threads.get(thread_id)
 
     async def own_scene(self, scene_id: str, user: str) -> None:
-        if not any(r.scene_id == scene_id and r.user == user for r in await self._requests()):
+        if (scene_id, user) not in (await self._owners()).scenes:
             raise NotFound(f"no scene {scene_id}")
 
     async def own_approval(self, approval_id: str, user: str) -> ApprovalRequested:
-        events = await read_every(self.bus.js, self.prefix, "approval_requested")
-        found = next(
-            (
-                e
-                for e in events
-                if isinstance(e, ApprovalRequested) and e.approval_id == approval_id
-            ),
-            None,
-        )
+        found = (await self._owners()).approvals.get(approval_id)
         if found is None or found.user != user:
             raise NotFound(f"no approval {approval_id}")
         return found

@@ -37,9 +37,8 @@ async def ask(query: Awaitable[_T]) -> _T:
 
 
 async def own_rows(gw: Gateway, user: str) -> list[RunRow]:
-    """The caller's runs among the newest MAX_RUNS, newest first."""
-    rows = await ask(audit.query_runs(gw.bus.nc, gw.prefix, limit=MAX_RUNS))
-    return [row for row in rows if row.user == user]
+    """The caller's newest MAX_RUNS runs, newest first."""
+    return await ask(audit.query_runs(gw.bus.nc, gw.prefix, limit=MAX_RUNS, user=user))
 
 
 async def own_detail(gw: Gateway, run_id: str, user: str) -> RunDetail:

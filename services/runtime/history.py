@@ -16,11 +16,6 @@ async def read_run(js: JetStreamContext, prefix: str, run_id: str) -> list[AnyEv
     return await _read(js, prefix, subjects.run_events(prefix, run_id))
 
 
-async def read_every(js: JetStreamContext, prefix: str, kind: str) -> list[AnyEvent]:
-    """One kind of event (``requested``, ``approval_requested``...) of every run, in log order."""
-    return await _read(js, prefix, subjects.any_run(prefix, kind))
-
-
 async def read_thread(
     js: JetStreamContext, prefix: str, thread_id: str, limit: int = 20
 ) -> list[ThreadMessage]:

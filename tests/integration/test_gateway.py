@@ -5,15 +5,17 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import httpx
 import pytest
 import pytest_asyncio
+from nats.aio.msg import Msg
 
 from services.gateway.app import create_app
 from services.gateway.auth import Tokens
+from services.gateway.owners import LogOwners
 from services.mesh import Mesh
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
@@ -223,6 +225,30 @@ async def test_runs_when_audit_service_absent_answers_503(mesh: tuple[Mesh, Bus]
     finally:
         await lonely.close()
     assert response.status_code == 503 and error_type(response) == "Unavailable"
+
+
+async def test_scene_when_ownership_index_lags_answers_503(
+    api: httpx.AsyncClient, mesh: tuple[Mesh, Bus]
+) -> None:
+    await run(api, {"prompt": "add a cube named Lag", "sceneId": "gw_lag"})  # a fact to index
+
+    class Stalled(LogOwners):
+        def _applier(self, kind: str) -> Callable[[Msg], Awaitable[None]]:
+            async def drop(msg: Msg) -> None:
+                pass
+
+            return drop
+
+    app = create_app(mesh[0].settings, mesh[1], Tokens(TOKENS))
+    stalled = app.state.gateway.owners = Stalled(mesh[1], 0.2)
+    transport = httpx.ASGITransport(app=app)
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as client:
+            response = await client.get("/api/scenes/gw_lag.blend", headers=ANA)
+    finally:
+        await stalled.close()
+    assert response.status_code == 503 and error_type(response) == "Unavailable"
+    assert "try again" in response.json()["error"]["message"]
 
 
 async def test_runs_when_listed_show_only_callers_runs(api: httpx.AsyncClient) -> None:

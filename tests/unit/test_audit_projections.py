@@ -55,9 +55,9 @@ class MemoryStore:
         self.seq = seq
         return True
 
-    async def runs(self, limit: int) -> list[Row]:
+    async def runs(self, limit: int, user: str | None = None) -> list[Row]:
         rows = sorted(self.views["runs"].values(), key=lambda r: (r["created_at"], r["run_id"]))
-        return rows[::-1][:limit]
+        return [r for r in rows[::-1] if user in (None, r["user"])][:limit]
 
     async def run(self, run_id: str) -> dict[str, Any] | None:
         found = self.views["runs"].get(run_id)
@@ -515,6 +515,13 @@ async def test_runs_when_two_runs_lists_newest_first(store: Any) -> None:
     await _replay(store, load_history())
     assert [r["run_id"] for r in await store.runs(10)] == ["run-mat", "run-ring"]
     assert [r["run_id"] for r in await store.runs(1)] == ["run-mat"]
+
+
+async def test_runs_when_filtered_by_user_lists_only_theirs(store: Any) -> None:
+    await _replay(store, load_history())
+    assert [r["run_id"] for r in await store.runs(10, "ana")] == ["run-mat", "run-ring"]
+    assert [r["run_id"] for r in await store.runs(1, "ana")] == ["run-mat"]
+    assert await store.runs(10, "ben") == []
 
 
 async def test_run_when_recorded_history_replayed_returns_its_rows_only(store: Any) -> None:

@@ -1,0 +1,108 @@
+"""Who owns what, folded from the log into memory: threads, scenes and approvals.
+
+Ownership is read from the log, the only source of truth: a thread belongs to the user
+whose run first used it, a scene to every user who ran something on it, an approval to
+the user of its run. Scanning the log on every request grew with every run ever made, so
+ordered consumers tail the ``requested`` and ``approval_requested`` events into an
+``OwnerIndex`` instead. Before answering, a lookup waits until the index holds the newest
+such event in the log (one round trip), so it sees exactly what a scan would have seen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+from nats.js.api import DeliverPolicy
+from nats.js.errors import NotFoundError
+
+from contracts import subjects
+from contracts.events import AnyEvent, ApprovalRequested, RunRequested, decode_event
+from services.runtime.host import Bus
+
+KINDS = ("requested", "approval_requested")
+
+
+class IndexBehind(RuntimeError):
+    """The index did not reach the log's newest events in time."""
+
+
+@dataclass
+class OwnerIndex:
+    """The ownership facts of the events applied so far (no I/O)."""
+
+    threads: dict[str, str] = field(default_factory=dict)  # thread -> first user
+    scenes: set[tuple[str, str]] = field(default_factory=set)  # (scene, user)
+    approvals: dict[str, ApprovalRequested] = field(default_factory=dict)
+
+    def apply(self, event: AnyEvent) -> None:
+        match event:
+            case RunRequested():
+                self.threads.setdefault(event.thread_id, event.user)
+                self.scenes.add((event.scene_id, event.user))
+            case ApprovalRequested():
+                self.approvals[event.approval_id] = event
+
+
+class LogOwners:
+    """An ``OwnerIndex`` kept current by tailing the log; started on first use."""
+
+    def __init__(self, bus: Bus, catch_up_timeout: float = 5.0) -> None:
+        self._bus = bus  # read when first used: the app may be built before it connects
+        self._timeout = catch_up_timeout
+        self._index = OwnerIndex()
+        self._seen: dict[str, int] = dict.fromkeys(KINDS, 0)  # newest stream seq applied
+        self._subs: list[Subscription] = []
+        self._starting = asyncio.Lock()
+
+    async def current(self) -> OwnerIndex:
+        """The index, once it holds every ownership event the log has now."""
+        await self._start()
+        stream = subjects.stream_name(self._bus.prefix)
+        deadline = asyncio.get_running_loop().time() + self._timeout
+        for kind in KINDS:
+            try:
+                newest = await self._bus.js.get_last_msg(
+                    stream, subjects.any_run(self._bus.prefix, kind)
+                )
+            except NotFoundError:
+                continue
+            while self._seen[kind] < (newest.seq or 0):
+                if asyncio.get_running_loop().time() > deadline:
+                    raise IndexBehind(f"the ownership index is behind the log ({kind}); try again")
+                await asyncio.sleep(0.01)
+        return self._index
+
+    async def close(self) -> None:
+        for sub in self._subs:
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+        self._subs = []
+
+    async def _start(self) -> None:
+        async with self._starting:
+            if self._subs:
+                return
+            stream = subjects.stream_name(self._bus.prefix)
+            for kind in KINDS:
+                self._subs.append(
+                    await self._bus.js.subscribe(
+                        subjects.any_run(self._bus.prefix, kind),
+                        stream=stream,
+                        ordered_consumer=True,
+                        deliver_policy=DeliverPolicy.ALL,
+                        cb=self._applier(kind),
+                    )
+                )
+
+    def _applier(self, kind: str) -> Callable[[Msg], Awaitable[None]]:
+        async def apply(msg: Msg) -> None:
+            with contextlib.suppress(Exception):  # a malformed event owns nothing
+                self._index.apply(decode_event(msg.data))
+            self._seen[kind] = max(self._seen[kind], msg.metadata.sequence.stream)
+
+        return apply
