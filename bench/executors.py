@@ -32,7 +32,7 @@ async def throughput(executors: int, runs: int) -> float:
     with tempfile.TemporaryDirectory(prefix="blendmesh-bench-") as home:
         settings = Settings(home=Path(home), prefix="bench", user="bench", executors=executors)
         async with Mesh(settings) as mesh:
-            bus = await Bus.open(mesh.url, settings.prefix, "bench")
+            bus = await Bus.open(mesh.url, settings.prefix, "bench", mesh.login("client"))
             client = MeshClient(bus)
             scenes = [f"scene{i:02d}" for i in range(runs)]
             setups = [

@@ -39,7 +39,7 @@ async def mesh_latencies(runs: int) -> list[float]:
     with tempfile.TemporaryDirectory(prefix="blendmesh-bench-") as home:
         settings = Settings(home=Path(home), prefix="bench", user="bench")
         async with Mesh(settings) as mesh:
-            bus = await Bus.open(mesh.url, settings.prefix, "bench")
+            bus = await Bus.open(mesh.url, settings.prefix, "bench", mesh.login("client"))
             client = MeshClient(bus)
             setup = await client.run(
                 build_request(user="bench", scene_id="bench", plan=setup_plan())

@@ -1,0 +1,34 @@
+"""The benchmarks still run against the current code (their figures are not asserted)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+@pytest.mark.parametrize(
+    ("args", "figure"),
+    [
+        (["run_latency.py", "--runs", "2"], "ratio mesh / raw bpy at p50:"),
+        (["executors.py", "--runs", "2"], "speed-up of two executors over one:"),
+        (["guarantees.py", "--repeat", "1"], "fingerprint"),
+    ],
+)
+def test_bench_when_run_small_prints_its_figures(args: list[str], figure: str) -> None:
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / args[0]), *args[1:]],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    line = next((x for x in proc.stdout.splitlines() if figure in x), "")
+    assert any(ch.isdigit() for ch in line.split(figure)[-1]), proc.stdout
