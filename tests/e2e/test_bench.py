@@ -19,6 +19,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
         (["run_latency.py", "--runs", "2"], "ratio mesh / raw bpy at p50:"),
         (["executors.py", "--runs", "2"], "speed-up of two executors over one:"),
         (["guarantees.py", "--repeat", "1"], "fingerprint"),
+        (["ownership.py", "--runs", "50"], "index speed-up at 50 runs:"),
     ],
 )
 def test_bench_when_run_small_prints_its_figures(args: list[str], figure: str) -> None:
