@@ -36,8 +36,17 @@ from contracts.receipts import ActionState, Receipt, RunResult, RunState
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "awaiting_confirmation"})
 
 
+FINAL: frozenset[str] = frozenset({"completed", "failed"})
+
+
 def run_state_after(state: RunState | None, event: AnyEvent) -> RunState | None:
-    """The run state once ``event`` happened; events that change nothing keep ``state``."""
+    """The run state once ``event`` happened; events that change nothing keep ``state``.
+
+    A completed or failed run stays so: an operation event that was re-published after a
+    reconnect may reach the log after the run's end, and must not reopen it.
+    """
+    if state in FINAL:
+        return state
     match event:
         case RunRequested():
             return "queued"
@@ -99,7 +108,11 @@ class _Acc:
     planner: str | None = None
     model: str | None = None
     receipts: list[Receipt] = field(default_factory=list)
-    sealed: bool = False  # the receipts came from an Executed; the next op event starts anew
+    # The execution (its Approved event) the receipts belong to, and whether its Executed
+    # has given the final list. A repair starts a new execution, and with it a new list;
+    # an operation event of a sealed execution is a late re-publish and changes nothing.
+    execution: str | None = None
+    sealed: bool = False
     failure: FailureContract | None = None
     failure_message: str = ""
     run_failed: bool = False
@@ -108,9 +121,12 @@ class _Acc:
     scene_hash: str | None = None
     pending: list[str] = field(default_factory=list)
 
-    def add_receipt(self, receipt: Receipt) -> None:
+    def add_receipt(self, execution: str | None, receipt: Receipt) -> None:
+        if execution != self.execution:
+            self.receipts, self.execution, self.sealed = [], execution, False
         if self.sealed:
-            self.receipts, self.sealed = [], False
+            return
+        self.receipts = [r for r in self.receipts if r.operation_id != receipt.operation_id]
         self.receipts.append(receipt)
 
     def fail(self, failure: FailureContract, message: str, *, final: bool = False) -> None:
@@ -132,9 +148,10 @@ class _Acc:
             case Denied():
                 self.fail(event.failure, event.message)
             case OperationSucceeded() | OperationFailed():
-                self.add_receipt(event.receipt)
+                self.add_receipt(event.causation_id, event.receipt)
             case Executed():
                 self.receipts, self.sealed = list(event.receipts), True
+                self.execution = event.causation_id
                 self.blend_path, self.scene_hash = event.blend_path, event.scene_hash
             case RunCompleted():
                 self.summary = event.summary

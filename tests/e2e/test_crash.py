@@ -18,7 +18,7 @@ import msgspec
 import pytest
 
 from contracts import subjects
-from contracts.events import AnyEvent, DeadLettered, OperationStarted, decode_event
+from contracts.events import AnyEvent, DeadLettered, Executed, OperationStarted, decode_event
 from services.audit import client as audit
 from services.client import MeshClient, build_request
 from services.executor.leases import Lease
@@ -318,8 +318,9 @@ async def test_nats_restart_during_run_when_services_reconnect_nothing_acked_is_
         await server.start()
         await probing
         result = await _poll_result(bus, request.run_id, timeout=120)
-        assert result.status == "completed", result.message
-        assert len(result.receipts) == 151
+        trace = _trace(await _history(bus, request.run_id))
+        assert result.status == "completed", (result.message, trace)
+        assert len(result.receipts) == 151, trace
         stream = subjects.stream_name(PREFIX)
         for seq in acked:
             msg = await bus.js.get_msg(stream, seq)
@@ -329,6 +330,17 @@ async def test_nats_restart_during_run_when_services_reconnect_nothing_acked_is_
         await bus.close()
         await mesh.stop()
         await server.stop()
+
+
+def _trace(events: list[AnyEvent]) -> str:
+    """The run's events in log order, one short token each, for a failure message."""
+    out = []
+    for e in events:
+        kind = type(e).__name__
+        op = getattr(e, "operation_id", "")
+        extra = f"[{len(e.receipts)}]" if isinstance(e, Executed) else ""
+        out.append(f"{kind}{':' + op if op else ''}{extra}")
+    return " ".join(out)
 
 
 async def _history(bus: Bus, run_id: str) -> list[AnyEvent]:

@@ -40,8 +40,20 @@ OPSET = OperationSet(request_id="req1", operations=OPS)
 BROKE = failure("TOOL_ERROR", "fix the args")
 
 
+def _of_execution(kind: type[Any]) -> bool:
+    return kind in (
+        ev.OperationStarted,
+        ev.OperationSucceeded,
+        ev.OperationFailed,
+        ev.OperationRolledBack,
+        ev.OperationSkipped,
+        ev.Executed,
+    )
+
+
 class Run:
-    """Builds one run's events in order, each caused by the previous one."""
+    """Builds one run's events in order, each caused by the previous one (an execution's
+    by its Approved)."""
 
     def __init__(self) -> None:
         self.events: list[ev.AnyEvent] = [REQ]
@@ -49,8 +61,14 @@ class Run:
     def then(self, kind: type[Any], index: int = 0, **fields: Any) -> Run:
         last = self.events[-1]
         assert isinstance(last, ev.RunEvent)
-        self.events.append(ev.follow(last, kind, last.at + 1, index, **fields))
+        # Like the executor, an execution's events are all caused by its Approved.
+        cause = self.execution if _of_execution(kind) and self.execution else last
+        self.events.append(ev.follow(cause, kind, last.at + 1, index, **fields))
         return self
+
+    @property
+    def execution(self) -> ev.Approved | None:
+        return next((e for e in reversed(self.events) if isinstance(e, ev.Approved)), None)
 
     def planned(self, model: str | None = None) -> Run:
         return self.then(
@@ -241,3 +259,42 @@ def test_run_state_after_when_event_changes_nothing_keeps_state() -> None:
     )
     assert run_state_after("awaiting_confirmation", resolved) == "awaiting_confirmation"
     assert run_state_after(None, REQ) == "queued"
+
+
+def _executed(run: Run, receipts: list[Receipt]) -> Run:
+    return run.then(
+        ev.Executed, scene_id="shot", receipts=receipts, scene_hash="h2", blend_path="shot.blend"
+    )
+
+
+def test_fold_when_op_events_arrive_after_executed_keeps_its_receipts() -> None:
+    """A reconnect can store an execution's re-published events after its Executed."""
+    run = Run().planned().approved()
+    run.op("cube").op("wipe", after="h2")
+    late = run.events[-2:]  # wipe started and succeeded, stored again later
+    _executed(run, run.receipts())
+    run.events.extend(late)
+    assert [r.operation_id for r in run.result().receipts] == ["cube", "wipe"]
+
+
+def test_fold_when_op_events_arrive_after_completion_stays_completed() -> None:
+    run = Run().planned().approved()
+    run.op("cube").op("wipe", after="h2")
+    late = run.events[-2:]
+    _executed(run, run.receipts())
+    run.then(ev.RunCompleted, summary="2 of 2 applied", blend_path=None, scene_hash="h2")
+    run.events.extend(late)
+    result = run.result()
+    assert result.status == "completed" and len(result.receipts) == 2
+    assert run_state_after("failed", late[-1]) == "failed"
+
+
+def test_fold_when_repair_runs_a_new_execution_reports_only_its_receipts() -> None:
+    run = Run().planned().approved()
+    run.op("cube", status="failed")
+    _executed(run, run.receipts())
+    run.planned(model="gemini-x").approved()  # the repaired plan, approved again
+    run.op("wipe", after="h3")
+    result = run.result()
+    assert result.status == "executing"
+    assert [(r.operation_id, r.status) for r in result.receipts] == [("wipe", "succeeded")]
