@@ -19,6 +19,7 @@ from services.gateway.owners import LogOwners
 from services.mesh import Mesh
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
+from tests.meshes import client_mesh
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 
@@ -43,14 +44,8 @@ AUDIT_FIELDS = {
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def mesh(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[Mesh, Bus]]:
     settings = Settings(home=tmp_path_factory.mktemp("home"), prefix="bmgate", user="ana")
-    running = Mesh(settings)
-    url = await running.start()
-    bus = await Bus.open(url, settings.prefix, "test-gateway", running.login("client"))
-    try:
-        yield running, bus
-    finally:
-        await bus.close()
-        await running.stop()
+    async with client_mesh(settings, "test-gateway") as running:
+        yield running
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

@@ -23,6 +23,7 @@ from services.runtime.history import read_run, read_thread
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 from tests.gemini_fake import FakeGemini, answer, error, op, plan, running, safety_blocked
+from tests.meshes import client_mesh
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 
@@ -51,14 +52,8 @@ async def mesh(
         gemini_base_url=fake.url,
         gemini_max_retries=2,
     )
-    running_mesh = Mesh(settings)
-    url = await running_mesh.start()
-    bus = await Bus.open(url, settings.prefix, "test-client", running_mesh.login("client"))
-    try:
-        yield running_mesh, bus
-    finally:
-        await bus.close()
-        await running_mesh.stop()
+    async with client_mesh(settings) as running:
+        yield running
 
 
 async def run(mesh: tuple[Mesh, Bus], scene: str, prompt: str, **kw: Any) -> RunResult:

@@ -17,6 +17,7 @@ from services.policy import allowlist
 from services.runtime.history import read_run
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
+from tests.meshes import client_mesh
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 
@@ -28,14 +29,8 @@ async def mesh(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[
     settings = Settings(
         home=tmp_path_factory.mktemp("home"), prefix="bmpolicy", user="ana", approval_ttl=TTL
     )
-    running = Mesh(settings)
-    url = await running.start()
-    bus = await Bus.open(url, settings.prefix, "test-client", running.login("client"))
-    try:
-        yield running, bus
-    finally:
-        await bus.close()
-        await running.stop()
+    async with client_mesh(settings) as running:
+        yield running
 
 
 async def run(

@@ -20,6 +20,7 @@ from services.mesh import Mesh
 from services.runtime.host import Bus
 from services.runtime.previews import ObjectStorePreviews
 from services.runtime.settings import Settings
+from tests.meshes import client_mesh
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 
@@ -60,14 +61,8 @@ async def inspect_blend(path: str) -> dict[str, Any]:
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def mesh(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[Mesh, Bus]]:
     settings = Settings(home=tmp_path_factory.mktemp("home"), prefix="bmflow", user="ana")
-    running = Mesh(settings)
-    url = await running.start()
-    bus = await Bus.open(url, settings.prefix, "test-client", running.login("client"))
-    try:
-        yield running, bus
-    finally:
-        await bus.close()
-        await running.stop()
+    async with client_mesh(settings) as running:
+        yield running
 
 
 async def run(

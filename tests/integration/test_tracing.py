@@ -21,6 +21,7 @@ from services.runtime.consumer import ConsumerLoop, ConsumerSpec, Delivery
 from services.runtime.errors import Reject
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
+from tests.meshes import client_mesh
 
 pytestmark = pytest.mark.integration
 
@@ -43,14 +44,8 @@ def exporter() -> Iterator[InMemorySpanExporter]:
 @pytest.fixture
 async def mesh(tmp_path: Path) -> AsyncIterator[tuple[Mesh, Bus]]:
     settings = Settings(home=tmp_path / "home", prefix="bmtrace", user="ana")
-    running = Mesh(settings)
-    url = await running.start()
-    bus = await Bus.open(url, settings.prefix, "test-client", running.login("client"))
-    try:
-        yield running, bus
-    finally:
-        await bus.close()
-        await running.stop()
+    async with client_mesh(settings) as running:
+        yield running
 
 
 async def spans_until(
