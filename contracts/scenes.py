@@ -69,3 +69,14 @@ def summarize(scene_id: str, snapshot: dict[str, Any]) -> SceneSummary:
         objects=objects,
         materials=materials,
     )
+
+
+class Head(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The current revision of a scene, as stored in the ``scene_heads`` KV bucket."""
+
+    scene_id: str
+    revision: int
+    scene_hash: str
+    object_name: str
+    epoch: int  # lease epoch of the executor that committed it
+    kv_revision: int = 0  # filled in on read: what a commit must compare against

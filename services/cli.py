@@ -22,13 +22,14 @@ import msgspec
 from rich.console import Console
 
 from contracts.events import AnyEvent, Resolution
+from contracts.progress import progress_line
 from contracts.receipts import RunResult
 from services import console as show
 from services.audit import client as audit
 from services.client import ClientError, MeshClient, build_request
 from services.gateway.app import GatewayServer, create_app
 from services.mesh import Mesh, MeshBusy
-from services.policy import allowlist
+from services.policy import client as allowlist
 from services.runtime.access import CLIENT, CredentialsError
 from services.runtime.embedded import EmbeddedServerError
 from services.runtime.host import Bus
@@ -114,9 +115,9 @@ def report(result: RunResult, as_json: bool, out: Console) -> int:
 
 def _progress(err: Console, quiet: bool):  # type: ignore[no-untyped-def]
     def on_event(event: AnyEvent) -> None:
-        line = show.progress_line(event)
+        line = progress_line(event)
         if line and not quiet:
-            err.print(line, highlight=False)
+            err.print(show.render(line), highlight=False)
 
     return on_event
 

@@ -34,8 +34,8 @@ from contracts.events import (
     derive_event_id,
     follow,
 )
+from contracts.fold import fold_run, is_terminal
 from contracts.receipts import RunResult
-from services.audit.fold import fold_run, is_terminal
 from services.runtime import tracing
 from services.runtime.history import read_run
 from services.runtime.host import Bus

@@ -12,22 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from contracts.events import (
-    AnyEvent,
-    ApprovalRequested,
-    Approved,
-    Denied,
-    OperationFailed,
-    OperationRolledBack,
-    OperationSkipped,
-    OperationSucceeded,
-    Planned,
-    PlanRejected,
-    PolicyDecided,
-    RunCompleted,
-    RunFailed,
-    RunRequested,
-)
+from contracts.progress import ProgressLine
 from contracts.receipts import RunResult
 
 
@@ -35,52 +20,16 @@ def short(value: str | None, n: int = 12) -> str:
     return (value or "-")[:n]
 
 
-def progress_line(event: AnyEvent) -> str | None:
-    """One line of live progress for an event, or None for events not worth a line."""
-    match event:
-        case RunRequested():
-            return f"[bold]run {event.run_id}[/] on scene [cyan]{event.scene_id}[/]"
-        case Planned():
-            ops = ", ".join(
-                f"{o.operation_id} {o.tool_name}" for o in event.operation_set.operations
-            )
-            by = f"{event.planner} {event.model}" if event.model else event.planner
-            again = f", iteration {event.iteration}" if event.iteration > 1 else ""
-            return f"  planned {len(event.schedule)} operations ({by}{again}): {ops}"
-        case PolicyDecided():
-            asks = [d for d in event.decisions if d.mode != "allow"]
-            if not asks:
-                return "  policy: every operation allowed"
-            return "  policy: " + escape(
-                "; ".join(f"{d.operation_id} {d.mode} ({d.reason})" for d in asks)
-            )
-        case PlanRejected():
-            code = event.failure.error_code
-            model = f" ({event.model})" if event.model else ""
-            return f"  [red]plan rejected[/] ({code}) by the {event.planner} planner{model}"
-        case ApprovalRequested():
-            return f"  [yellow]waiting for approval[/] of {', '.join(event.operation_ids)}"
-        case Approved() if event.approved_by != "policy":
-            return f"  approved by {event.approved_by}"
-        case OperationSucceeded():
-            r = event.receipt
-            return f"  [green]✓[/] {r.operation_id} {r.tool_name} {r.duration_ms:.1f} ms"
-        case OperationFailed():
-            r = event.receipt
-            return (
-                f"  [red]✗[/] {r.operation_id} {r.tool_name}: {r.error_code}: {escape(r.message)}"
-            )
-        case OperationRolledBack():
-            return f"  [yellow]↺[/] {event.operation_id} rolled back ({event.method})"
-        case OperationSkipped():
-            return f"  - {event.operation_id} skipped: {escape(event.reason)}"
-        case Denied():
-            return f"  [red]denied[/]: {escape(event.message)}"
-        case RunCompleted():
-            return f"[green]completed[/]: {escape(event.summary)}"
-        case RunFailed():
-            return f"[red]failed[/] ({event.failure.error_code}): {escape(event.message)}"
-    return None
+_STYLES = {"plain": "", "strong": "bold", "ok": "green", "warn": "yellow", "error": "red"}
+
+
+def render(line: ProgressLine) -> str:
+    """``line`` as rich markup: its mark in the colour of its tone, the rest as it is."""
+    style = _STYLES[line.tone]
+    mark = escape(line.mark)
+    if style and mark:
+        mark = f"[{style}]{mark}[/]"
+    return " " * line.indent + mark + escape(line.rest)
 
 
 def receipt_table(result: RunResult) -> Table:

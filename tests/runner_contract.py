@@ -19,15 +19,18 @@ from contracts.events import (
     OperationSucceeded,
 )
 from contracts.operations import Operation, OperationSet
-from services.executor.journal import MemoryJournal
-from services.executor.leases import Lease, LeaseHeld
+from services.executor.memory import (
+    MemoryJournal,
+    MemoryLeases,
+    MemoryPreviews,
+    MemorySceneStore,
+    MemorySceneSummaries,
+)
+from services.executor.ports import Lease, LeaseHeld
 from services.executor.runner import PlanRunner
 from services.executor.scenes import SceneFiles
 from services.executor.session import Scenes
-from services.runtime.previews import MemoryPreviews
-from services.runtime.scene_summaries import MemorySceneSummaries
 from tests.catalog_fixture import CATALOG
-from tests.memory_ports import MemoryLeases, MemorySceneStore
 
 _REQUESTS = itertools.count(1)
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contracts import events as ev
-from services.audit.fold import action_changes, run_state_after
+from contracts.fold import action_changes, run_state_after
 from services.audit.timeline import detail
 
 Row = dict[str, Any]

@@ -8,20 +8,20 @@ import socket
 import uuid
 
 from contracts.tools import catalog_from_mcp
+from services.executor.catalog import KvCatalog
 from services.executor.handlers import ExecutorHandlers, filter_subjects
 from services.executor.kv_journal import KvJournal
 from services.executor.leases import KvLeases
+from services.executor.previews import ObjectStorePreviews
 from services.executor.runner import PlanRunner
 from services.executor.scene_store import JetStreamSceneStore
+from services.executor.scene_summaries import KvSceneSummaries
 from services.executor.scenes import SceneFiles
 from services.executor.session import Scenes
 from services.executor.supervisor import SupervisedBridge
 from services.runtime.bus import JetStreamPipeline
-from services.runtime.catalog import KvCatalog
 from services.runtime.consumer import ConsumerSpec
 from services.runtime.host import Bus, ConsumerService
-from services.runtime.previews import ObjectStorePreviews
-from services.runtime.scene_summaries import KvSceneSummaries
 from services.runtime.settings import Settings
 
 # Waiting for another executor's lease is a nak per try: allow many before dead-lettering.

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from contracts import subjects
 from contracts.events import AnyEvent, Approved, Event
-from services.executor.leases import LeaseHeld
+from services.executor.ports import LeaseHeld
 from services.executor.runner import PlanRunner
 from services.runtime.bus import PipelinedPublisher
 from services.runtime.consumer import Delivery

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import msgspec
 
@@ -60,30 +60,6 @@ class JournalEntry(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     run_id: str  # the run that committed it
     receipt: Receipt
     compensation: dict[str, Any] | None = None  # the inverse call the tool declared
-
-
-class Journal(Protocol):
-    """Port: committed operations by key."""
-
-    async def get(self, key: str) -> JournalEntry | None: ...
-
-    async def put(self, key: str, entry: JournalEntry) -> None: ...
-
-    async def delete(self, key: str) -> None: ...
-
-
-class MemoryJournal:
-    def __init__(self) -> None:
-        self.entries: dict[str, JournalEntry] = {}
-
-    async def get(self, key: str) -> JournalEntry | None:
-        return self.entries.get(key)
-
-    async def put(self, key: str, entry: JournalEntry) -> None:
-        self.entries[key] = entry
-
-    async def delete(self, key: str) -> None:
-        self.entries.pop(key, None)
 
 
 @dataclass(frozen=True)

@@ -9,41 +9,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Protocol
 
 import msgspec
 from nats.js import JetStreamContext
 from nats.js.errors import KeyDeletedError, KeyNotFoundError, KeyWrongLastSequenceError
 
+from services.executor.ports import Lease, LeaseHeld, LeaseLost
 from services.runtime.bus import ensure_kv
-
-
-class Lease(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    scene_id: str
-    owner: str
-    epoch: int
-    expires_at: float
-    kv_revision: int = 0
-
-
-class LeaseHeld(Exception):
-    """Another executor writes this scene now; try again after ``retry_in`` seconds."""
-
-    def __init__(self, scene_id: str, owner: str, retry_in: float) -> None:
-        super().__init__(f"scene {scene_id} is being written by {owner}")
-        self.retry_in = retry_in
-
-
-class LeaseLost(Exception):
-    """This executor no longer owns the scene: its changes must not be committed."""
-
-
-class Leases(Protocol):
-    async def acquire(self, scene_id: str) -> Lease: ...
-
-    async def renew(self, lease: Lease) -> Lease: ...
-
-    async def release(self, lease: Lease) -> None: ...
 
 
 class KvLeases:

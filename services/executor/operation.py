@@ -24,8 +24,8 @@ from contracts.failures import FailureContract
 from contracts.operations import Operation
 from contracts.receipts import Receipt, ReceiptStatus
 from services.executor.failures import rollback_failure, tool_failure
-from services.executor.journal import Journal, JournalEntry, args_digest, op_key
-from services.executor.ports import Bridge
+from services.executor.journal import JournalEntry, args_digest, op_key
+from services.executor.ports import Bridge, Journal
 from services.executor.session import SceneSession
 
 Emit = Callable[[Event], Awaitable[None]]

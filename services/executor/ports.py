@@ -1,8 +1,20 @@
-"""What the executor needs from the outside world, as small Protocols."""
+"""What the executor needs from the outside world, as small Protocols.
+
+Every port the executor depends on lives here, with the errors and values it speaks in;
+its in-memory fake is in ``memory.py`` beside it, and ``tests/contract/`` holds each fake
+and its real adapter to the same behaviour.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Protocol
+
+import msgspec
+
+from contracts.scenes import Head, SceneSummary
+from contracts.tools import ToolCatalog
+from services.executor.journal import JournalEntry
 
 
 class Bridge(Protocol):
@@ -29,3 +41,79 @@ class Bridge(Protocol):
     async def restart(self) -> None:
         """Replace a dead or hung bridge with a fresh one (empty scene)."""
         ...
+
+
+class Journal(Protocol):
+    """Port: committed operations by key."""
+
+    async def get(self, key: str) -> JournalEntry | None: ...
+
+    async def put(self, key: str, entry: JournalEntry) -> None: ...
+
+    async def delete(self, key: str) -> None: ...
+
+
+class Lease(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    scene_id: str
+    owner: str
+    epoch: int
+    expires_at: float
+    kv_revision: int = 0
+
+
+class LeaseHeld(Exception):
+    """Another executor writes this scene now; try again after ``retry_in`` seconds."""
+
+    def __init__(self, scene_id: str, owner: str, retry_in: float) -> None:
+        super().__init__(f"scene {scene_id} is being written by {owner}")
+        self.retry_in = retry_in
+
+
+class LeaseLost(Exception):
+    """This executor no longer owns the scene: its changes must not be committed."""
+
+
+class Leases(Protocol):
+    async def acquire(self, scene_id: str) -> Lease: ...
+
+    async def renew(self, lease: Lease) -> Lease: ...
+
+    async def release(self, lease: Lease) -> None: ...
+
+
+class StaleCommit(Exception):
+    """Someone else committed the scene since this writer read its head."""
+
+
+class SceneStore(Protocol):
+    """Port: read the head, fetch a revision, commit a new one (compare-and-set)."""
+
+    async def head(self, scene_id: str) -> Head | None: ...
+
+    async def fetch(self, head: Head, dest: Path) -> None: ...
+
+    async def commit(
+        self, scene_id: str, blend: Path, scene_hash: str, parent: Head | None, epoch: int
+    ) -> Head: ...
+
+
+class Previews(Protocol):
+    """Port: the latest preview PNG of a scene, or None when none was rendered."""
+
+    async def put(self, scene_id: str, png: bytes) -> None: ...
+
+    async def get(self, scene_id: str) -> bytes | None: ...
+
+
+class SceneSummaries(Protocol):
+    """Port: the latest summary of a scene, or None for a scene never saved."""
+
+    async def get(self, scene_id: str) -> SceneSummary | None: ...
+
+    async def put(self, summary: SceneSummary) -> None: ...
+
+
+class CatalogSource(Protocol):
+    """Port: the current tool catalog, or None while no executor has published one."""
+
+    async def get(self) -> ToolCatalog | None: ...

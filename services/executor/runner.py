@@ -30,15 +30,18 @@ from contracts.receipts import Receipt
 from contracts.scenes import summarize
 from contracts.tools import ToolCatalog
 from services.executor.capability import gate
-from services.executor.journal import Conflict, Journal, JournalEntry, op_key, plan_resume
-from services.executor.leases import LeaseLost
+from services.executor.journal import Conflict, JournalEntry, op_key, plan_resume
 from services.executor.operation import OperationRunner, Step
-from services.executor.ports import Bridge
-from services.executor.scene_store import StaleCommit
+from services.executor.ports import (
+    Bridge,
+    Journal,
+    LeaseLost,
+    Previews,
+    SceneSummaries,
+    StaleCommit,
+)
 from services.executor.session import Scenes, SceneSession
 from services.runtime import tracing
-from services.runtime.previews import Previews
-from services.runtime.scene_summaries import SceneSummaries
 
 log = logging.getLogger("blendmesh.executor")
 

@@ -7,8 +7,8 @@ overwritten; the head names the current one.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
-from typing import Protocol
 
 import msgspec
 from nats.js import JetStreamContext
@@ -21,34 +21,9 @@ from nats.js.errors import (
 )
 from nats.js.object_store import ObjectStore
 
+from contracts.scenes import Head
+from services.executor.ports import StaleCommit
 from services.runtime.bus import ensure_kv
-
-
-class Head(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """The current revision of a scene."""
-
-    scene_id: str
-    revision: int
-    scene_hash: str
-    object_name: str
-    epoch: int  # lease epoch of the executor that committed it
-    kv_revision: int = 0  # filled in on read: what a commit must compare against
-
-
-class StaleCommit(Exception):
-    """Someone else committed the scene since this writer read its head."""
-
-
-class SceneStore(Protocol):
-    """Port: read the head, fetch a revision, commit a new one (compare-and-set)."""
-
-    async def head(self, scene_id: str) -> Head | None: ...
-
-    async def fetch(self, head: Head, dest: Path) -> None: ...
-
-    async def commit(
-        self, scene_id: str, blend: Path, scene_hash: str, parent: Head | None, epoch: int
-    ) -> Head: ...
 
 
 class JetStreamSceneStore:
@@ -74,19 +49,21 @@ class JetStreamSceneStore:
         head = msgspec.json.decode(entry.value or b"", type=Head)
         return msgspec.structs.replace(head, kv_revision=entry.revision or 0)
 
-    async def fetch(self, head: Head, dest: Path) -> None:
+    async def read(self, head: Head) -> bytes:
         result = await (await self._objects()).get(head.object_name)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.with_name(f".{dest.name}.part")
-        tmp.write_bytes(result.data or b"")
-        tmp.replace(dest)
+        return result.data or b""
+
+    async def fetch(self, head: Head, dest: Path) -> None:
+        data = await self.read(head)
+        # The event loop is shared with every service of an embedded mesh: no file I/O on it.
+        await asyncio.to_thread(_write_atomically, dest, data)
 
     async def commit(
         self, scene_id: str, blend: Path, scene_hash: str, parent: Head | None, epoch: int
     ) -> Head:
         revision = (parent.revision if parent else 0) + 1
         name = f"{scene_id}/{revision:08d}-{scene_hash[:16]}"
-        await (await self._objects()).put(name, blend.read_bytes())
+        await (await self._objects()).put(name, await asyncio.to_thread(blend.read_bytes))
         head = Head(
             scene_id=scene_id,
             revision=revision,
@@ -107,3 +84,10 @@ class JetStreamSceneStore:
                 f"{parent.revision if parent else 0}"
             ) from None
         return msgspec.structs.replace(head, kv_revision=kv_revision)
+
+
+def _write_atomically(dest: Path, data: bytes) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.part")
+    tmp.write_bytes(data)
+    tmp.replace(dest)

@@ -8,9 +8,8 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from services.executor.leases import Lease, LeaseLost, Leases
-from services.executor.ports import Bridge
-from services.executor.scene_store import Head, SceneStore
+from contracts.scenes import Head
+from services.executor.ports import Bridge, Lease, LeaseLost, Leases, SceneStore
 from services.executor.scenes import SceneFiles
 
 log = logging.getLogger("blendmesh.executor")

@@ -10,13 +10,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends
 from fastapi.responses import StreamingResponse
 from nats.errors import Error as NatsError
-from rich.errors import MarkupError
-from rich.text import Text
 
 from contracts.events import AnyEvent, RunRequested
+from contracts.progress import progress_line
 from contracts.receipts import RunResult
 from services.client import ClientError, RequestMismatch, build_request
-from services.console import progress_line
 from services.gateway.auth import current_user
 from services.gateway.context import Gateway, gateway
 from services.gateway.errors import NotFound, Timeout, Unavailable, ValidationError, responses
@@ -79,14 +77,9 @@ async def run(body: RunBody, user: User, gw: Gw) -> RunResponse:
 
 
 def plain(event: AnyEvent) -> str | None:
-    """The CLI's progress line for ``event`` without its rich markup."""
+    """The progress line for ``event`` as plain text."""
     line = progress_line(event)
-    if line is None:
-        return None
-    try:
-        return Text.from_markup(line).plain
-    except MarkupError:
-        return line
+    return line.text if line else None
 
 
 def ndjson(item: dict[str, Any]) -> bytes:

@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends
 
 from contracts.events import ApprovalRequested
-from services.audit.fold import fold_run
+from contracts.fold import fold_run
 from services.client import RequestMismatch
 from services.gateway.agent import answer
 from services.gateway.auth import current_user

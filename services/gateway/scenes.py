@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path as FsPath
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path
 from fastapi.responses import Response
 
-from services.executor.scene_store import JetStreamSceneStore
+from services.executor.client import SceneFiles
 from services.gateway.auth import current_user
 from services.gateway.context import Gateway, gateway
 from services.gateway.errors import NotFound, responses
-from services.runtime.previews import ObjectStorePreviews
 
 router = APIRouter(prefix="/api/scenes", tags=["scenes"])
 User = Annotated[str, Depends(current_user)]
@@ -35,14 +32,11 @@ def _binary(media_type: str, what: str) -> dict[int | str, dict[str, Any]]:
 async def scene_blend(scene_id: SceneId, user: User, gw: Gw) -> Response:
     """The current head revision of a scene one of the caller's runs used."""
     await gw.own_scene(scene_id, user)
-    store = JetStreamSceneStore(gw.bus.js, gw.prefix)
-    head = await store.head(scene_id)
+    files = SceneFiles(gw.bus.js, gw.prefix)
+    head = await files.head(scene_id)
     if head is None:
         raise NotFound(f"scene {scene_id} has no revision yet")
-    with tempfile.TemporaryDirectory(prefix="blendmesh-gateway-") as tmp:
-        dest = FsPath(tmp) / "scene.blend"
-        await store.fetch(head, dest)
-        data = dest.read_bytes()
+    data = await files.blend(head)
     return Response(
         data,
         media_type="application/octet-stream",
@@ -61,7 +55,7 @@ async def scene_blend(scene_id: SceneId, user: User, gw: Gw) -> Response:
 async def scene_preview(scene_id: SceneId, user: User, gw: Gw) -> Response:
     """The preview rendered after the scene's last commit; 404 until there is one."""
     await gw.own_scene(scene_id, user)
-    png = await ObjectStorePreviews(gw.bus.js, gw.prefix).get(scene_id)
+    png = await SceneFiles(gw.bus.js, gw.prefix).preview(scene_id)
     if png is None:
         raise NotFound(f"scene {scene_id} has no preview yet")
     return Response(png, media_type="image/png")

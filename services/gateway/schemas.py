@@ -25,10 +25,10 @@ from contracts.events import (
     PolicyDecided,
     Resolution,
 )
+from contracts.fold import action_states
 from contracts.operations import Operation
 from contracts.queries import AuditRecord, RunRow, TimelineEntry
 from contracts.receipts import ActionState, RunResult, RunState
-from services.audit.fold import action_states
 from services.gateway.errors import FAILURE_TYPE, ApiError, type_name
 
 # The subject-safe ids of contracts/subjects.py: they become NATS subject tokens.

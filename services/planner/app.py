@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from functools import partial
 
+from services.executor.client import KvCatalog, KvSceneSummaries
 from services.planner.backends.gemini import GeminiModel
 from services.planner.conversation import ModelPlanner
 from services.planner.handlers import PlannerHandlers, filter_subjects
 from services.planner.model_runs import ModelRuns
 from services.planner.prompt import HISTORY_LIMIT
-from services.runtime.catalog import KvCatalog
+from services.planner.threads import read_thread
 from services.runtime.consumer import ConsumerSpec
-from services.runtime.history import read_run, read_thread
+from services.runtime.history import read_run
 from services.runtime.host import Bus, ConsumerService
-from services.runtime.scene_summaries import KvSceneSummaries
 from services.runtime.settings import Settings
 
 

@@ -17,12 +17,12 @@ from contracts.events import ThreadMessage
 from contracts.failures import FailureContract
 from contracts.operations import Operation
 from contracts.tools import ToolCatalog
+from services.executor.client import SceneSummaries
 from services.planner.answer import decode_answer
 from services.planner.graph import PlanInvalid, ValidPlan, validate
 from services.planner.model import ModelClient, ModelReply
 from services.planner.prompt import PlanContext, build_request
 from services.planner.repair import Attempt, check_ids, may_repair, repair_turns
-from services.runtime.scene_summaries import SceneSummaries
 
 ThreadHistory = Callable[[str], Awaitable[Sequence[ThreadMessage]]]
 

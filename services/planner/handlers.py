@@ -27,12 +27,12 @@ from contracts.events import (
 )
 from contracts.failures import failure
 from contracts.tools import ToolCatalog
+from services.executor.client import CatalogSource
 from services.planner.backends.plan import plan_given
 from services.planner.backends.rules import UnreadableRequest, plan_request
 from services.planner.graph import PlanInvalid, ValidPlan, validate
 from services.planner.model_runs import ModelRuns
 from services.planner.outcomes import completed
-from services.runtime.catalog import CatalogSource
 from services.runtime.consumer import Delivery
 from services.runtime.errors import Retry
 

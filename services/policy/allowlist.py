@@ -1,4 +1,4 @@
-"""Standing approvals: the port, its KV adapter, and the list / revoke queries.
+"""Standing approvals: the KV adapter, and the responders for list / revoke queries.
 
 ``approve_and_always_allow`` writes an entry per (user, tool, scene); later decisions that
 would ask for approval allow instead, naming ``allowlist#<entry id>``. The entries live in
@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Protocol
 
 import msgspec
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
-from nats.errors import NoRespondersError
-from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js.client import JetStreamContext
 from nats.js.errors import KeyNotFoundError, NoKeysError
 
@@ -31,58 +28,11 @@ from contracts.allowlist import (
     AllowlistRevoke,
     entry_id,
 )
+from services.policy.ports import Allowlist
 from services.runtime.bus import ensure_kv
 
 log = logging.getLogger(__name__)
 BUCKET = "allowlist"
-
-
-class AllowlistError(Exception):
-    """The allowlist could not be read or changed; the message says what to do."""
-
-
-class AllowlistRefused(AllowlistError):
-    """The policy service answered, and refused (e.g. no such entry)."""
-
-
-class Allowlist(Protocol):
-    """Port: the standing approvals."""
-
-    async def find(self, user: str, tool: str, scene_id: str) -> AllowlistEntry | None: ...
-
-    async def add(self, entry: AllowlistEntry) -> None: ...
-
-    async def entries(self, user: str | None = None) -> list[AllowlistEntry]: ...
-
-    async def revoke(self, entry_id: str, user: str | None = None) -> bool:
-        """Remove an entry; False when there is none (or it is another user's)."""
-        ...
-
-
-class MemoryAllowlist:
-    """In-memory adapter, for tests of the domain."""
-
-    def __init__(self) -> None:
-        self.items: dict[str, AllowlistEntry] = {}
-
-    async def find(self, user: str, tool: str, scene_id: str) -> AllowlistEntry | None:
-        return self.items.get(entry_id(user, tool, scene_id))
-
-    async def add(self, entry: AllowlistEntry) -> None:
-        self.items[entry.entry_id] = entry
-
-    async def entries(self, user: str | None = None) -> list[AllowlistEntry]:
-        return sorted(
-            (e for e in self.items.values() if user is None or e.user == user),
-            key=lambda e: (e.created_at, e.entry_id),
-        )
-
-    async def revoke(self, entry_id: str, user: str | None = None) -> bool:
-        entry = self.items.get(entry_id)
-        if entry is None or (user is not None and entry.user != user):
-            return False
-        del self.items[entry_id]
-        return True
 
 
 class KvAllowlist:
@@ -189,49 +139,3 @@ class AllowlistResponders:
                 error=f"no allowlist entry {revoke.entry_id}; `blendmesh allowlist` lists them",
             )
         return AllowlistReply(ok=True, entries=[entry])
-
-
-async def _ask(nc: Client, prefix: str, name: str, body: msgspec.Struct, timeout: float):  # type: ignore[no-untyped-def]
-    subject = subjects.query(prefix, name)
-    try:
-        msg = await nc.request(subject, _encoder.encode(body), timeout=timeout)
-    except (NoRespondersError, TimeoutError, NatsTimeoutError):
-        raise AllowlistError(
-            f"the policy service did not answer {subject}; start the mesh (`blendmesh up`)"
-        ) from None
-    reply = msgspec.json.decode(msg.data, type=AllowlistReply)
-    if not reply.ok:
-        raise AllowlistRefused(reply.error or f"the policy service refused {name}")
-    return reply.entries
-
-
-async def list_entries(
-    nc: Client, prefix: str, user: str | None = None, timeout: float = 5.0
-) -> list[AllowlistEntry]:
-    """The standing approvals of ``user`` (every user's when None)."""
-    entries: list[AllowlistEntry] = await _ask(
-        nc, prefix, LIST, AllowlistListQuery(user=user), timeout
-    )
-    return entries
-
-
-async def revoke_entry(
-    nc: Client, prefix: str, entry_id: str, user: str | None = None, timeout: float = 5.0
-) -> AllowlistEntry:
-    """Revoke one entry and return it; raises AllowlistError when there is none."""
-    entries: list[AllowlistEntry] = await _ask(
-        nc, prefix, REVOKE, AllowlistRevoke(entry_id=entry_id, user=user), timeout
-    )
-    return entries[0]
-
-
-__all__ = [
-    "Allowlist",
-    "AllowlistError",
-    "AllowlistRefused",
-    "AllowlistResponders",
-    "KvAllowlist",
-    "MemoryAllowlist",
-    "list_entries",
-    "revoke_entry",
-]

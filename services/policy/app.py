@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from functools import partial
 
+from services.executor.client import KvCatalog
 from services.policy.allowlist import AllowlistResponders, KvAllowlist
 from services.policy.cedar import CedarPolicy
 from services.policy.handlers import PolicyHandlers, expiry_subjects, filter_subjects
-from services.runtime.catalog import KvCatalog
 from services.runtime.consumer import ConsumerSpec
 from services.runtime.history import read_run
 from services.runtime.host import Bus, ConsumerService

@@ -29,10 +29,10 @@ from contracts.events import (
 from contracts.failures import RepairAction, failure
 from contracts.operations import Operation
 from contracts.tools import ToolSpec
-from services.policy.allowlist import Allowlist, MemoryAllowlist
+from services.executor.client import CatalogSource
 from services.policy.arguments import unsafe_argument
 from services.policy.engine import PolicyEngine
-from services.runtime.catalog import CatalogSource
+from services.policy.ports import Allowlist
 from services.runtime.consumer import Delivery
 from services.runtime.errors import Retry
 
@@ -51,8 +51,8 @@ class PolicyHandlers:
     engine: PolicyEngine
     catalog: CatalogSource
     history: RunHistory  # a run's events, read back from the log
+    allowlist: Allowlist
     clock: Callable[[], float] = field(default=time.time)
-    allowlist: Allowlist = field(default_factory=MemoryAllowlist)
     workspace: Path = field(default_factory=Path.cwd)  # paths in args must stay inside
     approval_ttl: float = 3600.0  # seconds a pending approval waits for a person
 

@@ -1,31 +1,30 @@
-"""Reading a run's events, or a thread's messages, back from the log (the source of truth)."""
+"""Reading events back from the log, the one source of truth every service shares.
+
+Plumbing only: which subject to read is the caller's business (``read_run`` is here
+because every door and service folds runs).
+"""
 
 from __future__ import annotations
 
-import contextlib
+import logging
 
+import msgspec
 from nats.js import JetStreamContext
 from nats.js.api import DeliverPolicy
 
 from contracts import subjects
-from contracts.events import AnyEvent, ThreadMessage, decode_event
+from contracts.events import AnyEvent, decode_event
+
+log = logging.getLogger(__name__)
 
 
 async def read_run(js: JetStreamContext, prefix: str, run_id: str) -> list[AnyEvent]:
     """All events of ``run_id`` in log order, read through an ephemeral ordered consumer."""
-    return await _read(js, prefix, subjects.run_events(prefix, run_id))
+    return await read_subject(js, prefix, subjects.run_events(prefix, run_id))
 
 
-async def read_thread(
-    js: JetStreamContext, prefix: str, thread_id: str, limit: int = 20
-) -> list[ThreadMessage]:
-    """The last ``limit`` messages of a conversation thread, oldest first."""
-    events = await _read(js, prefix, subjects.thread_events(prefix, thread_id, "message"))
-    messages = [e for e in events if isinstance(e, ThreadMessage)]
-    return messages[-limit:] if limit > 0 else []
-
-
-async def _read(js: JetStreamContext, prefix: str, subject: str) -> list[AnyEvent]:
+async def read_subject(js: JetStreamContext, prefix: str, subject: str) -> list[AnyEvent]:
+    """Every event on ``subject`` in log order; an event this version cannot read is logged."""
     stream = subjects.stream_name(prefix)
     info = await js.stream_info(stream, subjects_filter=subject)
     expected = sum((info.state.subjects or {}).values()) if info.state.subjects else 0
@@ -38,8 +37,17 @@ async def _read(js: JetStreamContext, prefix: str, subject: str) -> list[AnyEven
     try:
         while True:
             msg = await sub.next_msg(timeout=5)
-            with contextlib.suppress(Exception):
+            try:
                 events.append(decode_event(msg.data))
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                # Only the roles that own a subject may write it, so this is a newer or
+                # older blendmesh's event: the fold goes on without it, and says so.
+                log.warning(
+                    "event %d on %s cannot be read by this version and is left out: %s",
+                    msg.metadata.sequence.stream,
+                    msg.subject,
+                    exc,
+                )
             if msg.metadata.num_pending == 0:
                 break
     except TimeoutError:

@@ -21,7 +21,7 @@ from contracts import subjects
 from contracts.events import AnyEvent, DeadLettered, Executed, OperationStarted, decode_event
 from services.audit import client as audit
 from services.client import MeshClient, build_request
-from services.executor.leases import Lease
+from services.executor.ports import Lease
 from services.mesh import Mesh
 from services.runtime.bus import ensure_kv
 from services.runtime.embedded import EmbeddedNats
@@ -264,7 +264,7 @@ async def test_malformed_executor_message_when_dead_lettered_next_run_unaffected
 
 async def _poll_result(bus: Bus, run_id: str, timeout: float) -> Any:
     """Fold the run from the log until it ends, riding out a server restart."""
-    from services.audit.fold import fold_run, is_terminal
+    from contracts.fold import fold_run, is_terminal
     from services.runtime.history import read_run
 
     deadline = asyncio.get_running_loop().time() + timeout

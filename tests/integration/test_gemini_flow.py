@@ -17,9 +17,10 @@ import pytest_asyncio
 from contracts.events import Planned
 from contracts.receipts import RunResult
 from services.client import MeshClient, build_request
+from services.executor.catalog import KvCatalog
 from services.mesh import Mesh
-from services.runtime.catalog import KvCatalog
-from services.runtime.history import read_run, read_thread
+from services.planner.threads import read_thread
+from services.runtime.history import read_run
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 from tests.gemini_fake import FakeGemini, answer, error, op, plan, running, safety_blocked

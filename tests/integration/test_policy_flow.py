@@ -13,7 +13,7 @@ from contracts.events import ApprovalRequested, PolicyDecided, RunFailed
 from contracts.receipts import RunResult
 from services.client import MeshClient, RequestMismatch, build_request
 from services.mesh import Mesh
-from services.policy import allowlist
+from services.policy import client as allowlist
 from services.runtime.history import read_run
 from services.runtime.host import Bus
 from services.runtime.settings import Settings

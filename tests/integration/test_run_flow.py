@@ -16,9 +16,9 @@ import pytest_asyncio
 from contracts.receipts import RunResult
 from services.audit import client as audit
 from services.client import MeshClient, build_request
+from services.executor.previews import ObjectStorePreviews
 from services.mesh import Mesh
 from services.runtime.host import Bus
-from services.runtime.previews import ObjectStorePreviews
 from services.runtime.settings import Settings
 from tests.meshes import client_mesh
 

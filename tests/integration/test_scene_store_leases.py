@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from services.executor.leases import KvLeases, LeaseHeld, LeaseLost
-from services.executor.scene_store import JetStreamSceneStore, StaleCommit
+from services.executor.leases import KvLeases
+from services.executor.ports import LeaseHeld, LeaseLost, StaleCommit
+from services.executor.scene_store import JetStreamSceneStore
 from services.runtime.host import Bus
 
 pytestmark = pytest.mark.integration

@@ -6,9 +6,9 @@ from typing import Any
 
 from contracts import events as ev
 from contracts.failures import failure
+from contracts.fold import action_states, fold_run, is_terminal, run_state_after
 from contracts.operations import Operation, OperationSet
 from contracts.receipts import Receipt, RunResult
-from services.audit.fold import action_states, fold_run, is_terminal, run_state_after
 
 REQ = ev.RunRequested(
     event_id="r1",

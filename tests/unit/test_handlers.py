@@ -24,10 +24,11 @@ from contracts.events import (
 )
 from contracts.failures import failure
 from contracts.receipts import Receipt
+from services.executor.memory import StaticCatalog
 from services.planner.handlers import PlannerHandlers
 from services.policy.cedar import CedarPolicy
 from services.policy.handlers import PolicyHandlers
-from services.runtime.catalog import StaticCatalog
+from services.policy.memory import MemoryAllowlist
 from services.runtime.errors import Retry
 from tests.catalog_fixture import CATALOG
 
@@ -159,7 +160,7 @@ def policy(history: History | None = None, **kw: Any) -> PolicyHandlers:
         engine=CedarPolicy.load(),
         catalog=StaticCatalog(CATALOG),
         history=history or History(),
-        **{"clock": lambda: 7.0, **kw},
+        **{"clock": lambda: 7.0, "allowlist": MemoryAllowlist(), **kw},
     )
 
 
@@ -188,7 +189,10 @@ async def test_policy_when_tool_unknown_denies() -> None:
 
 async def test_policy_when_no_catalog_yet_retries() -> None:
     handlers = PolicyHandlers(
-        engine=CedarPolicy.load(), catalog=StaticCatalog(None), history=History()
+        engine=CedarPolicy.load(),
+        catalog=StaticCatalog(None),
+        history=History(),
+        allowlist=MemoryAllowlist(),
     )
     with pytest.raises(Retry):
         await handlers.on_planned(plan_event("object.create"))

@@ -23,12 +23,11 @@ from contracts.events import (
 )
 from contracts.failures import failure
 from contracts.receipts import Receipt
+from services.executor.memory import MemorySceneSummaries, StaticCatalog
 from services.planner.conversation import ModelPlanner
 from services.planner.handlers import PlannerHandlers
 from services.planner.model import ModelError, ModelReply, ModelRequest
 from services.planner.model_runs import ModelRuns
-from services.runtime.catalog import StaticCatalog
-from services.runtime.scene_summaries import MemorySceneSummaries
 from tests.catalog_fixture import CATALOG
 
 

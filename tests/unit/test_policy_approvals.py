@@ -15,8 +15,9 @@ from contracts.events import (
     PolicyDecided,
     follow,
 )
-from services.policy.allowlist import AllowlistResponders, MemoryAllowlist
+from services.policy.allowlist import AllowlistResponders
 from services.policy.handlers import PolicyHandlers
+from services.policy.memory import MemoryAllowlist
 from services.runtime.errors import Retry
 from tests.unit.test_handlers import History, plan_event, policy, requested
 

@@ -1,4 +1,7 @@
-"""In-memory scene store and leases for unit tests of the executor's domain logic."""
+"""In-memory fakes of the executor's ports, for tests of its domain logic.
+
+Each one is held to the real adapter's behaviour by the shared tests in ``tests/contract/``.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +10,26 @@ from pathlib import Path
 
 import msgspec
 
-from services.executor.leases import Lease, LeaseHeld
-from services.executor.scene_store import Head, StaleCommit
+from contracts.scenes import Head, SceneSummary
+from contracts.tools import ToolCatalog
+from services.executor.journal import JournalEntry
+from services.executor.ports import Lease, LeaseHeld, StaleCommit
+
+
+class MemoryJournal:
+    """Committed operations in a dict."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, JournalEntry] = {}
+
+    async def get(self, key: str) -> JournalEntry | None:
+        return self.entries.get(key)
+
+    async def put(self, key: str, entry: JournalEntry) -> None:
+        self.entries[key] = entry
+
+    async def delete(self, key: str) -> None:
+        self.entries.pop(key, None)
 
 
 class MemorySceneStore:
@@ -70,3 +91,39 @@ class MemoryLeases:
 
     async def release(self, lease: Lease) -> None:
         self.held[lease.scene_id] = msgspec.structs.replace(lease, expires_at=0.0)
+
+
+class MemoryPreviews:
+    """In-memory previews for tests of domain logic."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, bytes] = {}
+
+    async def put(self, scene_id: str, png: bytes) -> None:
+        self.items[scene_id] = png
+
+    async def get(self, scene_id: str) -> bytes | None:
+        return self.items.get(scene_id)
+
+
+class MemorySceneSummaries:
+    """In-memory summaries for tests of domain logic."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, SceneSummary] = {}
+
+    async def get(self, scene_id: str) -> SceneSummary | None:
+        return self.items.get(scene_id)
+
+    async def put(self, summary: SceneSummary) -> None:
+        self.items[summary.scene_id] = summary
+
+
+class StaticCatalog:
+    """An in-memory catalog for tests of domain logic."""
+
+    def __init__(self, catalog: ToolCatalog | None) -> None:
+        self.catalog = catalog
+
+    async def get(self) -> ToolCatalog | None:
+        return self.catalog

@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Protocol
-
 import msgspec
 from nats.js import JetStreamContext
 from nats.js.errors import KeyNotFoundError
 
 from contracts.scenes import SceneSummary
 from services.runtime.bus import ensure_kv
-
-
-class SceneSummaries(Protocol):
-    """Port: the latest summary of a scene, or None for a scene never saved."""
-
-    async def get(self, scene_id: str) -> SceneSummary | None: ...
-
-    async def put(self, summary: SceneSummary) -> None: ...
 
 
 class KvSceneSummaries:
@@ -36,16 +26,3 @@ class KvSceneSummaries:
     async def put(self, summary: SceneSummary) -> None:
         kv = await ensure_kv(self._js, self._prefix, "scene_summaries")
         await kv.put(summary.scene_id, msgspec.json.encode(summary))
-
-
-class MemorySceneSummaries:
-    """In-memory summaries for tests of domain logic."""
-
-    def __init__(self) -> None:
-        self.items: dict[str, SceneSummary] = {}
-
-    async def get(self, scene_id: str) -> SceneSummary | None:
-        return self.items.get(scene_id)
-
-    async def put(self, summary: SceneSummary) -> None:
-        self.items[summary.scene_id] = summary

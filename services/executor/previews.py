@@ -6,8 +6,6 @@ Object Store bucket ``<prefix>_previews`` (object name = scene id).
 
 from __future__ import annotations
 
-from typing import Protocol
-
 from nats.js import JetStreamContext
 from nats.js.api import ObjectStoreConfig, StorageType
 from nats.js.errors import (
@@ -17,14 +15,6 @@ from nats.js.errors import (
     ObjectNotFoundError,
 )
 from nats.js.object_store import ObjectStore
-
-
-class Previews(Protocol):
-    """Port: the latest preview PNG of a scene, or None when none was rendered."""
-
-    async def put(self, scene_id: str, png: bytes) -> None: ...
-
-    async def get(self, scene_id: str) -> bytes | None: ...
 
 
 class ObjectStorePreviews:
@@ -59,16 +49,3 @@ class ObjectStorePreviews:
         except (ObjectNotFoundError, ObjectDeletedError, NotFoundError):
             return None
         return result.data or None
-
-
-class MemoryPreviews:
-    """In-memory previews for tests of domain logic."""
-
-    def __init__(self) -> None:
-        self.items: dict[str, bytes] = {}
-
-    async def put(self, scene_id: str, png: bytes) -> None:
-        self.items[scene_id] = png
-
-    async def get(self, scene_id: str) -> bytes | None:
-        return self.items.get(scene_id)

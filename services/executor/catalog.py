@@ -6,8 +6,6 @@ will run them, without importing the bridge (which needs ``bpy``).
 
 from __future__ import annotations
 
-from typing import Protocol
-
 import msgspec
 from nats.js import JetStreamContext
 from nats.js.errors import KeyNotFoundError
@@ -16,12 +14,6 @@ from contracts.tools import ToolCatalog
 from services.runtime.bus import ensure_kv
 
 KEY = "tools"
-
-
-class CatalogSource(Protocol):
-    """Port: the current tool catalog, or None while no executor has published one."""
-
-    async def get(self) -> ToolCatalog | None: ...
 
 
 class KvCatalog:
@@ -48,13 +40,3 @@ class KvCatalog:
         catalog = msgspec.json.decode(entry.value or b"", type=ToolCatalog)
         self._cached = (entry.revision or 0, catalog)
         return catalog
-
-
-class StaticCatalog:
-    """An in-memory catalog for tests of domain logic."""
-
-    def __init__(self, catalog: ToolCatalog | None) -> None:
-        self.catalog = catalog
-
-    async def get(self) -> ToolCatalog | None:
-        return self.catalog

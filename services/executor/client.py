@@ -1,0 +1,43 @@
+"""What the rest of blendmesh may read of the executor's data, and nothing else.
+
+The executor owns the tool catalog its bridge declares, the scene summaries, the scene
+revisions and their previews. Other services and the doors (CLI, gateway) reach them only
+through this module; import-linter holds that border (pyproject.toml).
+"""
+
+from __future__ import annotations
+
+from nats.js import JetStreamContext
+
+from contracts.scenes import Head
+from services.executor.catalog import KvCatalog
+from services.executor.ports import CatalogSource, SceneSummaries
+from services.executor.previews import ObjectStorePreviews
+from services.executor.scene_store import JetStreamSceneStore
+from services.executor.scene_summaries import KvSceneSummaries
+
+__all__ = [
+    "CatalogSource",
+    "KvCatalog",
+    "KvSceneSummaries",
+    "SceneFiles",
+    "SceneSummaries",
+]
+
+
+class SceneFiles:
+    """Read side of a scene's revisions: its head, the head's .blend bytes, its preview."""
+
+    def __init__(self, js: JetStreamContext, prefix: str) -> None:
+        self._scenes = JetStreamSceneStore(js, prefix)
+        self._previews = ObjectStorePreviews(js, prefix)
+
+    async def head(self, scene_id: str) -> Head | None:
+        return await self._scenes.head(scene_id)
+
+    async def blend(self, head: Head) -> bytes:
+        """The .blend of ``head``, read into memory without touching the disk."""
+        return await self._scenes.read(head)
+
+    async def preview(self, scene_id: str) -> bytes | None:
+        return await self._previews.get(scene_id)
