@@ -10,7 +10,6 @@ import argparse
 import asyncio
 import json
 import logging
-import os
 import signal
 import sys
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -26,14 +25,15 @@ from contracts.progress import progress_line
 from contracts.receipts import RunResult
 from services import console as show
 from services.audit import client as audit
-from services.client import ClientError, MeshClient, build_request
+from services.client import ClientError, MeshClient, OnEvent, build_request
 from services.gateway.app import GatewayServer, create_app
 from services.mesh import Mesh, MeshBusy
+from services.planner.client import fallback_notice, planner_for
 from services.policy import client as allowlist
 from services.runtime.access import CLIENT, CredentialsError
 from services.runtime.embedded import EmbeddedServerError
 from services.runtime.host import Bus
-from services.runtime.settings import Settings, SettingsError, fallback_notice
+from services.runtime.settings import Settings, SettingsError
 from services.runtime.tracing import configure_tracing, shutdown_tracing
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_AWAITING, EXIT_MESH = 0, 1, 2, 3, 4
@@ -113,7 +113,7 @@ def report(result: RunResult, as_json: bool, out: Console) -> int:
     return exit_code(result)
 
 
-def _progress(err: Console, quiet: bool):  # type: ignore[no-untyped-def]
+def _progress(err: Console, quiet: bool) -> OnEvent:
     def on_event(event: AnyEvent) -> None:
         line = progress_line(event)
         if line and not quiet:
@@ -135,7 +135,7 @@ async def cmd_run(args: argparse.Namespace, settings: Settings, out: Console, er
     if bool(args.prompt) == bool(args.plan):
         raise ClientError('give either a request ("add a cube named Box") or --plan FILE')
     plan = load_plan(args.plan) if args.plan else None
-    notice = fallback_notice(os.environ) if args.prompt else None
+    notice = fallback_notice(settings.env) if args.prompt else None
     if notice:
         err.print(notice, markup=False, highlight=False)
     request = build_request(
@@ -143,7 +143,7 @@ async def cmd_run(args: argparse.Namespace, settings: Settings, out: Console, er
         scene_id=args.scene,
         prompt=args.prompt,
         plan=plan,
-        planner=settings.planner,
+        planner=planner_for(settings),
         thread_id=args.thread,
         pre_approved=args.approve,
         rollback_boundary=args.rollback,

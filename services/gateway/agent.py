@@ -19,6 +19,7 @@ from services.gateway.auth import current_user
 from services.gateway.context import Gateway, gateway
 from services.gateway.errors import NotFound, Timeout, Unavailable, ValidationError, responses
 from services.gateway.schemas import RunBody, RunResponse, run_out
+from services.planner.client import planner_for
 from services.runtime.history import read_run
 
 router = APIRouter(prefix="/api/agent", tags=["agent"])
@@ -43,7 +44,7 @@ async def start(body: RunBody, user: str, gw: Gateway) -> RunRequested:
             scene_id=body.scene_id,
             prompt=body.prompt,
             plan=body.plan,
-            planner=gw.settings.planner,
+            planner=planner_for(gw.settings),
             thread_id=body.thread_id,
             rollback_boundary=body.rollback,
         )

@@ -10,6 +10,7 @@ from services.planner.conversation import ModelPlanner
 from services.planner.handlers import PlannerHandlers, filter_subjects
 from services.planner.model_runs import ModelRuns
 from services.planner.prompt import HISTORY_LIMIT
+from services.planner.settings import GeminiSettings
 from services.planner.threads import read_thread
 from services.runtime.consumer import ConsumerSpec
 from services.runtime.history import read_run
@@ -19,7 +20,7 @@ from services.runtime.settings import Settings
 
 async def start(settings: Settings, bus: Bus) -> ConsumerService:
     # The SDK client is made on the first gemini run: a mesh without a key still starts.
-    gemini = GeminiModel.from_settings(settings)
+    gemini = GeminiModel.from_settings(GeminiSettings.from_env(settings.env))
     models = ModelRuns(
         ModelPlanner(
             model=gemini,

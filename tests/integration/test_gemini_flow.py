@@ -50,8 +50,7 @@ async def mesh(
         prefix=PREFIX,
         user="ana",
         planner="gemini",
-        gemini_base_url=fake.url,
-        gemini_max_retries=2,
+        env={"BLENDMESH_GEMINI_BASE_URL": fake.url, "BLENDMESH_GEMINI_MAX_RETRIES": "2"},
     )
     async with client_mesh(settings) as running:
         yield running

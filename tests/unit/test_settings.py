@@ -12,7 +12,7 @@ from services.runtime.settings import Settings, SettingsError
 def test_settings_when_env_empty_uses_defaults() -> None:
     s = Settings.from_env({})
     assert s.home == Path("var").absolute() and s.nats_url is None
-    assert s.prefix == "blendmesh" and s.planner == "rules" and s.max_deliver == 5
+    assert s.prefix == "blendmesh" and s.planner is None and s.max_deliver == 5
     assert s.trace_exporter == "none"
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from services.runtime.settings import Settings, SettingsError, fallback_notice
+from services.planner.client import fallback_notice, planner_for
+from services.planner.settings import GeminiSettings
+from services.runtime.settings import Settings, SettingsError
 
 
 @pytest.mark.parametrize(
@@ -25,29 +27,28 @@ from services.runtime.settings import Settings, SettingsError, fallback_notice
 def test_settings_when_credentials_vary_pick_the_default_planner(
     env: dict[str, str], planner: str
 ) -> None:
-    assert Settings.from_env(env).planner == planner
+    assert planner_for(Settings.from_env(env)) == planner
 
 
 def test_settings_when_env_empty_use_reproducible_gemini_defaults() -> None:
-    s = Settings.from_env({})
-    assert (s.gemini_model, s.gemini_temperature, s.gemini_seed) == ("gemini-2.5-flash", 0.0, 0)
-    assert s.gemini_base_url is None and s.gemini_max_retries == 4
+    s = GeminiSettings.from_env({})
+    assert (s.model, s.temperature, s.seed) == ("gemini-2.5-flash", 0.0, 0)
+    assert s.base_url is None and s.max_retries == 4
 
 
 def test_settings_when_gemini_values_set_reads_them_and_never_the_key() -> None:
-    s = Settings.from_env(
-        {
-            "GEMINI_API_KEY": "secret-key-value",
-            "BLENDMESH_GEMINI_MODEL": "gemini-2.5-pro",
-            "BLENDMESH_GEMINI_TEMPERATURE": "0.4",
-            "BLENDMESH_GEMINI_SEED": "7",
-            "BLENDMESH_GEMINI_BASE_URL": "http://127.0.0.1:8080",
-            "BLENDMESH_GEMINI_MAX_RETRIES": "0",
-        }
-    )
-    assert (s.gemini_model, s.gemini_temperature, s.gemini_seed) == ("gemini-2.5-pro", 0.4, 7)
-    assert s.gemini_base_url == "http://127.0.0.1:8080" and s.gemini_max_retries == 0
-    assert "secret-key-value" not in repr(s)
+    env = {
+        "GEMINI_API_KEY": "secret-key-value",
+        "BLENDMESH_GEMINI_MODEL": "gemini-2.5-pro",
+        "BLENDMESH_GEMINI_TEMPERATURE": "0.4",
+        "BLENDMESH_GEMINI_SEED": "7",
+        "BLENDMESH_GEMINI_BASE_URL": "http://127.0.0.1:8080",
+        "BLENDMESH_GEMINI_MAX_RETRIES": "0",
+    }
+    s = GeminiSettings.from_env(env)
+    assert (s.model, s.temperature, s.seed) == ("gemini-2.5-pro", 0.4, 7)
+    assert s.base_url == "http://127.0.0.1:8080" and s.max_retries == 0
+    assert "secret-key-value" not in repr(s) + repr(Settings.from_env(env))
 
 
 @pytest.mark.parametrize(
@@ -61,7 +62,7 @@ def test_settings_when_gemini_values_set_reads_them_and_never_the_key() -> None:
 )
 def test_settings_when_gemini_value_bad_raises_naming_it(env: dict[str, str], message: str) -> None:
     with pytest.raises(SettingsError, match=message):
-        Settings.from_env(env)
+        GeminiSettings.from_env(env)
 
 
 def test_fallback_notice_when_no_key_and_no_choice_says_how_to_enable_gemini() -> None:

@@ -21,7 +21,7 @@ from google.genai import errors, types
 
 from services.planner.model import ModelError, ModelReply, ModelRequest
 from services.planner.retry import RetriesExhausted, RetryPolicy, call_with_retries
-from services.runtime.settings import Settings
+from services.planner.settings import GeminiSettings
 
 log = logging.getLogger("blendmesh.planner.gemini")
 
@@ -115,13 +115,13 @@ class GeminiModel:
         self._client: genai.Client | None = None
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> GeminiModel:
+    def from_settings(cls, settings: GeminiSettings) -> GeminiModel:
         return cls(
-            settings.gemini_model,
-            temperature=settings.gemini_temperature,
-            seed=settings.gemini_seed,
-            base_url=settings.gemini_base_url,
-            retry=RetryPolicy(max_retries=settings.gemini_max_retries),
+            settings.model,
+            temperature=settings.temperature,
+            seed=settings.seed,
+            base_url=settings.base_url,
+            retry=RetryPolicy(max_retries=settings.max_retries),
         )
 
     def _sdk(self) -> genai.Client:
