@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import socket
 from collections.abc import Generator
@@ -25,10 +26,11 @@ from services.gateway.auth import Tokens
 from services.gateway.context import Gateway
 from services.gateway.owners import LogOwners
 from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.settings import Settings, SettingsError
 
 STATIC = Path(__file__).parent / "static"
 DEFAULT_PORT = 8000
+log = logging.getLogger("blendmesh.gateway")
 
 
 def create_app(
@@ -123,3 +125,29 @@ class GatewayServer:
         with contextlib.suppress(Exception, asyncio.CancelledError):
             await self._task
         self._task = None
+
+
+class ServedGateway:
+    """The gateway as a service of its own (``python -m services.gateway``)."""
+
+    name = "gateway"
+
+    def __init__(self, server: GatewayServer) -> None:
+        self.server = server
+
+    async def stop(self) -> None:
+        await self.server.stop()
+
+
+async def start(settings: Settings, bus: Bus) -> ServedGateway:
+    """Serve the gateway on BLENDMESH_GATEWAY_PORT (8000) until the service stops."""
+    raw = settings.env.get("BLENDMESH_GATEWAY_PORT") or str(DEFAULT_PORT)
+    if not raw.isdigit() or int(raw) > 65535:
+        raise SettingsError(f"BLENDMESH_GATEWAY_PORT={raw!r} is not a port; use 0 to 65535")
+    app = create_app(settings, bus)
+    server = GatewayServer(app, port=int(raw))
+    url = await server.start()
+    log.warning("gateway: serving %s", url)
+    if not len(app.state.tokens):
+        log.warning("gateway: no BLENDMESH_API_TOKENS are set: every /api request answers 401")
+    return ServedGateway(server)

@@ -21,7 +21,7 @@ from nats.js import JetStreamContext
 from services.runtime.access import CredentialsError, Login, login_for
 from services.runtime.bus import JetStreamPublisher, LoginRefused, connect, ensure_event_log
 from services.runtime.consumer import ConsumerLoop, ConsumerSpec
-from services.runtime.settings import Settings
+from services.runtime.settings import Settings, SettingsError
 from services.runtime.tracing import configure_tracing, shutdown_tracing
 
 log = logging.getLogger("blendmesh.host")
@@ -127,7 +127,7 @@ def run_service(name: str, start: StartFn) -> None:
     configure_tracing(settings)
     try:
         asyncio.run(main())
-    except (ConnectionError, CredentialsError) as exc:  # unreachable, or login refused
+    except (ConnectionError, CredentialsError, SettingsError) as exc:  # unreachable, refused
         raise SystemExit(f"{name}: {exc}") from None
     finally:
         shutdown_tracing()

@@ -11,6 +11,8 @@ import signal
 import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -27,7 +29,7 @@ BIN = Path(sys.executable).parent
 
 async def waiting_executors(url: str, prefix: str, count: int, credentials: Path) -> int:
     for _ in range(600):  # the nats process writes its users' file before it listens
-        if credentials.exists():
+        if await asyncio.to_thread(credentials.exists):
             break
         await asyncio.sleep(0.1)
     bus = await Bus.open(url, prefix, "probe", login_for(credentials, CLIENT))
@@ -97,6 +99,17 @@ async def test_up_when_executors_2_binds_two_executors(tmp_path: Path) -> None:
             up.stderr.close()
 
 
+def openapi_title(port: int) -> str:
+    """The gateway's OpenAPI title, once the Procfile's gateway line serves it."""
+    for _ in range(300):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/openapi.json", timeout=5) as r:
+                return str(json.load(r)["info"]["title"])
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError(f"no gateway on port {port}")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -104,16 +117,24 @@ def free_port() -> int:
 
 
 async def test_procfile_when_scaled_to_two_executors_serves_runs(tmp_path: Path) -> None:
-    honcho = BIN / "honcho"
-    assert honcho.exists(), "honcho is a dev dependency"
+    """Started the way README says: `.venv/bin/honcho start` beside the checkout's venv,
+    with nothing of the venv on PATH (the Procfile must find its interpreter itself)."""
+    assert (BIN / "honcho").exists(), "honcho is a dev dependency"
     shutil.copy(ROOT / "Procfile", tmp_path / "Procfile")
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if k != "NATS_URL"}
+    (tmp_path / ".venv").symlink_to(BIN.parent, target_is_directory=True)
+    port, http_port = free_port(), free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("NATS_URL", "PYTHON", "PYTHONPATH")}
     env.update(
-        {"PATH": f"{BIN}:{env.get('PATH', '')}", "NATS_PORT": str(port), "PYTHONPATH": str(ROOT)}
+        {
+            "PATH": os.pathsep.join(
+                p for p in env.get("PATH", "").split(os.pathsep) if Path(p) != BIN
+            ),
+            "NATS_PORT": str(port),
+            "GATEWAY_PORT": str(http_port),
+        }
     )
     procs = subprocess.Popen(
-        [str(honcho), "start", "-c", "executor=2"],
+        [".venv/bin/honcho", "start", "-c", "executor=2"],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -128,6 +149,7 @@ async def test_procfile_when_scaled_to_two_executors_serves_runs(tmp_path: Path)
         result = run_json(url, credentials, tmp_path / "client", "add a cone named Tip", "procfile")
         assert result["status"] == "completed"
         assert str(result["blend_path"]).startswith(str(tmp_path / "var"))
+        assert await asyncio.to_thread(openapi_title, http_port) == "blendmesh"
     finally:
         os.killpg(procs.pid, signal.SIGINT)
         try:
