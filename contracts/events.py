@@ -1,4 +1,4 @@
-"""The events of one run (DESIGN §1), each a fact in the immutable log.
+"""The events of one run (docs/architecture.md), each a fact in the immutable log.
 
 Every run event carries the correlation ids of spec 000 (``request_id`` is the
 gemini_request_id) plus its own id and the id of the event that caused it. Event ids are

@@ -1,6 +1,6 @@
 """Run and action states folded from a run's events (spec 002 §3). Pure: no I/O.
 
-The log is the only source of truth for a run's state (DESIGN §1). The CLI folds the
+The log is the only source of truth for a run's state (docs/architecture.md). The CLI folds the
 events it watches to print a run live and the audit projections apply the same
 transitions one event at a time, so the two can never disagree about a state.
 """

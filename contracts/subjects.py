@@ -1,6 +1,6 @@
 """Subject names, built here only, so no service spells a subject by hand.
 
-Layout (DESIGN §2): ``<prefix>.run.<run_id>.<event>`` for run events,
+Layout (docs/architecture.md): ``<prefix>.run.<run_id>.<event>`` for run events,
 ``<prefix>.thread.<thread_id>.<event>`` for conversation threads,
 ``<prefix>.scene.<scene_id>.<event>`` for scene revisions,
 ``<prefix>.deadletter.<consumer>`` for dead letters, and ``<prefix>.query.<name>`` for

@@ -1,6 +1,6 @@
 """Planner handlers: a request becomes a validated plan; an outcome ends the run.
 
-The planner owns the run's beginning and end (DESIGN §1): it turns ``run.requested``
+The planner owns the run's beginning and end (docs/architecture.md): it turns ``run.requested``
 into ``run.planned`` or ``run.plan_rejected``, and turns ``run.executed`` or
 ``run.denied`` into the terminal ``run.completed`` / ``run.failed``.
 """
@@ -87,7 +87,7 @@ class PlannerHandlers:
             )
         ]
 
-    def _plan(self, event: RunRequested, backend: str, catalog) -> ValidPlan:  # type: ignore[no-untyped-def]
+    def _plan(self, event: RunRequested, backend: str, catalog: ToolCatalog) -> ValidPlan:
         if backend == "plan":
             return plan_given(event.plan, catalog)
         if backend == "rules":

@@ -1,7 +1,7 @@
 """Policy decisions, behind a port so the rules can change without touching handlers.
 
 The rules themselves are Cedar policies (``services/policy/cedar.py``); the defaults follow
-DESIGN §3: read_only and safe_write are allowed, destructive waits for a human, and a tool
+By design: read_only and safe_write are allowed, destructive waits for a human, and a tool
 the registry does not know is denied. The effective level is the stricter of the plan's
 declaration and the tool's own.
 """

@@ -1,4 +1,4 @@
-"""Who may write what on the bus: one NATS user per service role (DESIGN §2).
+"""Who may write what on the bus: one NATS user per service role (docs/architecture.md).
 
 The server blendmesh starts knows these users and refuses anonymous clients. Each role
 may publish only the events it owns (only policy writes ``approved``, only the executor

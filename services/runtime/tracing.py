@@ -1,4 +1,4 @@
-"""Tracing: one OpenTelemetry trace per run, across every service (DESIGN §1).
+"""Tracing: one OpenTelemetry trace per run, across every service (docs/architecture.md).
 
 The W3C ``traceparent`` travels in the NATS headers of every event: the publishers inject
 the current context, the consumer loop extracts it and opens the handler's span as its
