@@ -33,7 +33,7 @@ from contracts.queries import (
     RunsQuery,
     RunsReply,
 )
-from services.audit.handlers import replay
+from services.audit.replay import replay
 from services.audit.store import SqliteStore, open_fresh
 from services.runtime.host import Bus
 
