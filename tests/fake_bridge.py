@@ -7,6 +7,7 @@ tests run against both (tests/unit/test_plan_runner.py).
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import hashlib
 import json
@@ -15,21 +16,15 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-
-def _ok(data: Any = None, mutated: bool = True) -> dict[str, Any]:
-    return {
-        "ok": True,
-        "error_code": None,
-        "message": "",
-        "data": data,
-        "mutated": mutated,
-        "determinism": {"class": "deterministic", "seed": None},
-        "compensation": None,
-    }
+from contracts.bridge import Preview, SavedScene, ToolErrorCode, ToolResult
 
 
-def _err(code: str, message: str, mutated: bool = False) -> dict[str, Any]:
-    return {**_ok(None, mutated), "ok": False, "error_code": code, "message": message}
+def _ok(data: dict[str, Any], mutated: bool = True) -> ToolResult:
+    return ToolResult(ok=True, data=data, mutated=mutated)
+
+
+def _err(code: ToolErrorCode, message: str, mutated: bool = False) -> ToolResult:
+    return ToolResult(ok=False, error_code=code, message=message, mutated=mutated)
 
 
 class FakeBridge:
@@ -43,7 +38,7 @@ class FakeBridge:
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], mcp_call_id: str, timeout: float | None = None
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         self.calls.append(mcp_call_id)
         if timeout is not None and timeout < 0.01:
             self.scene["__partial__"] = {}
@@ -85,27 +80,29 @@ class FakeBridge:
         return self._hash()
 
     async def load(self, path: str) -> str:
-        self.scene = json.loads(Path(path).read_text())
+        self.scene = json.loads(await asyncio.to_thread(Path(path).read_text))
         return self._hash()
 
-    async def save(self, path: str, compress: bool = False) -> dict[str, Any]:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(json.dumps(self.scene))
-        return {"path": path, "bytes": Path(path).stat().st_size, "hash": self._hash()}
+    async def save(self, path: str, compress: bool = False) -> SavedScene:
+        size = await asyncio.to_thread(_write, Path(path), json.dumps(self.scene).encode())
+        return SavedScene(path=path, bytes=size, hash=self._hash())
 
     async def fingerprint(self) -> str:
         return self._hash()
 
-    async def render_preview(
-        self, path: str, width: int = 320, height: int = 240
-    ) -> dict[str, Any]:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_bytes(blank_png(width, height))
-        return {"path": path, "width": width, "height": height, "engine": "fake"}
+    async def render_preview(self, path: str, width: int = 320, height: int = 240) -> Preview:
+        await asyncio.to_thread(_write, Path(path), blank_png(width, height))
+        return Preview(path=path, width=width, height=height, engine="fake")
 
     async def restart(self) -> None:
         self.scene = copy.deepcopy({})
         self.restarts += 1
+
+
+def _write(path: Path, data: bytes) -> int:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return len(data)
 
 
 def blank_png(width: int, height: int) -> bytes:

@@ -4,12 +4,15 @@ bridge, so both adapters are held to the same behaviour."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
+from contracts.bridge import BlenderProfile
 from contracts.events import (
     Approved,
     Event,
@@ -17,8 +20,9 @@ from contracts.events import (
     OperationSkipped,
     OperationStarted,
     OperationSucceeded,
+    RollbackBoundary,
 )
-from contracts.operations import Operation, OperationSet
+from contracts.operations import Operation, OperationSet, SafetyLevel
 from services.executor.memory import (
     MemoryJournal,
     MemoryLeases,
@@ -38,17 +42,17 @@ _REQUESTS = itertools.count(1)
 def approved(
     *ops: tuple[str, str, dict[str, Any]],
     scene: str = "s1",
-    levels: dict[str, str] | None = None,
+    levels: dict[str, SafetyLevel] | None = None,
     request_id: str | None = None,
     run_id: str | None = None,
-    boundary: str = "operation",
+    boundary: RollbackBoundary = "operation",
 ) -> Approved:
     """An approved plan; every call is a new request unless ``request_id`` is given."""
     n = next(_REQUESTS)
     request_id = request_id or f"req-{n}"
     operations = []
     for op_id, tool, args in ops:
-        level = (levels or {}).get(op_id) or (
+        level: SafetyLevel = (levels or {}).get(op_id) or (
             "destructive"
             if tool == "object.delete"
             else "read_only"
@@ -59,7 +63,7 @@ def approved(
             Operation(
                 operation_id=op_id, tool_name=tool, args=args, depends_on=[], safety_level=level
             )
-        )  # type: ignore[arg-type]
+        )
     return Approved(
         event_id=f"ev-{n}",
         at=0.0,
@@ -71,7 +75,7 @@ def approved(
         operation_set=OperationSet(request_id=request_id, operations=operations),
         schedule=[o.operation_id for o in operations],
         approved_by="policy",
-        rollback_boundary=boundary,  # type: ignore[arg-type]
+        rollback_boundary=boundary,
     )
 
 
@@ -110,7 +114,14 @@ def runner(bridge: Any, tmp_path: Path, timeout: float = 30.0) -> PlanRunner:
 
 
 _PORTS: dict[str, tuple[MemorySceneStore, MemoryLeases, MemoryJournal]] = {}
-PROFILE = {"version": "5.0.1", "version_tuple": [5, 0, 1], "background": True}
+PROFILE = BlenderProfile(
+    version="5.0.1",
+    version_tuple=(5, 0, 1),
+    background=True,
+    engines=["BLENDER_WORKBENCH", "CYCLES"],
+    python="3.11",
+    sandbox="none",
+)
 
 
 CUBE = ("op01", "object.create", {"primitive": "cube", "name": "Box", "location": [0, 0, 1]})
@@ -139,7 +150,8 @@ class RunnerContract:
         assert r3.scene_hash_before == r3.scene_hash_after  # read-only
         assert r3.blender_mutation_id is None and r1.blender_mutation_id and r2.blender_mutation_id
         assert len({r.mcp_call_id for r in executed.receipts}) == 3
-        assert executed.blend_path and Path(executed.blend_path).exists()
+        assert executed.blend_path
+        assert await asyncio.to_thread(Path(executed.blend_path).exists)
         assert len(rec.of(OperationStarted)) == 3 and len(rec.of(OperationSucceeded)) == 3
 
     async def test_run_when_committed_publishes_scene_summary(
@@ -350,7 +362,7 @@ class RunnerContract:
         self, bridge: Any, tmp_path: Path
     ) -> None:
         run = runner(bridge, tmp_path)
-        run.profile = lambda: {**PROFILE, "version_tuple": [4, 1, 0]}
+        run.profile = lambda: msgspec.structs.replace(PROFILE, version_tuple=(4, 1, 0))
         rec = Recorder()
         result = await run.run(approved(CUBE), rec)
         assert result.failure is not None and result.failure.error_code == "CAPABILITY_MISSING"

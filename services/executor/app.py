@@ -33,7 +33,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
     work_dir = settings.work_dir / owner.replace(":", "-")
     bridge = SupervisedBridge(call_timeout=settings.op_timeout)
     tools = await bridge.start()
-    catalog = catalog_from_mcp(tools, str(bridge.profile.get("version", "unknown")))
+    catalog = catalog_from_mcp(tools, bridge.profile.version)
     await KvCatalog(bus.js, bus.prefix).publish(catalog)
     scenes = Scenes(
         store=JetStreamSceneStore(bus.js, bus.prefix),

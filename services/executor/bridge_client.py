@@ -19,14 +19,40 @@ import signal
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+import msgspec
+
+from contracts.bridge import (
+    BlenderProfile,
+    CallMeta,
+    CallToolResult,
+    Empty,
+    Fingerprint,
+    Implementation,
+    InitializeParams,
+    InitializeResult,
+    LoadParams,
+    Notification,
+    Preview,
+    PreviewParams,
+    Reply,
+    Request,
+    SavedScene,
+    SaveParams,
+    SceneHash,
+    ToolCall,
+    ToolList,
+    ToolResult,
+)
 
 log = logging.getLogger("blendmesh.bridge")
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 STREAM_LIMIT = 64 * 1024 * 1024  # scene snapshots are single, possibly large, lines
 CLOSE_TIMEOUT = 5.0
-PROTOCOL_VERSION = "2025-06-18"
+_R = TypeVar("_R", bound=msgspec.Struct)
+_reply = msgspec.json.Decoder(Reply)
 
 
 class BridgeError(Exception):
@@ -61,7 +87,7 @@ class BridgeProcess:
         self.python = python
         self.env = dict(os.environ if env is None else env)
         self.call_timeout = call_timeout
-        self.profile: dict[str, Any] = {}
+        self._profile: BlenderProfile | None = None
         self._proc: asyncio.subprocess.Process | None = None
         self._stderr_task: asyncio.Task[None] | None = None
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
@@ -74,7 +100,14 @@ class BridgeProcess:
         """True while the child is running and usable."""
         return self._proc is not None and self._proc.returncode is None and not self._closed
 
-    async def start(self) -> dict[str, Any]:
+    @property
+    def profile(self) -> BlenderProfile:
+        """What the child's Blender can do, as its handshake said."""
+        if self._profile is None:
+            raise BridgeError("bridge not started")
+        return self._profile
+
+    async def start(self) -> InitializeResult:
         """Spawn the bridge and perform the MCP handshake; returns the initialize result."""
         if self._proc is not None:
             raise BridgeError("bridge already started")
@@ -95,14 +128,12 @@ class BridgeProcess:
             preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
         )
         self._stderr_task = asyncio.create_task(self._drain_stderr())
-        params = {
-            "protocolVersion": PROTOCOL_VERSION,
-            "capabilities": {},
-            "clientInfo": {"name": "blendmesh-executor", "version": "1"},
-        }
-        result = await self.request("initialize", params)
+        params = InitializeParams(
+            client_info=Implementation(name="blendmesh-executor", version="1")
+        )
+        result = await self.request("initialize", InitializeResult, params)
         await self._notify("notifications/initialized")
-        self.profile = result.get("blenderProfile", {})
+        self._profile = result.blender_profile
         return result
 
     async def _drain_stderr(self) -> None:
@@ -118,21 +149,24 @@ class BridgeProcess:
             self._stderr_tail.append(text)
             log.info("%s", text)
 
-    async def _send(self, message: dict[str, Any]) -> None:
+    async def _send(self, message: Request | Notification) -> None:
         if not self.alive:
             raise BridgeCrashed(self._crash_message("bridge is not running"))
         assert self._proc is not None and self._proc.stdin is not None
+        # json, not msgspec: msgspec writes non-finite floats as null, and the bridge must
+        # see them to refuse them.
+        line = json.dumps(msgspec.to_builtins(message)).encode("utf-8") + b"\n"
         try:
-            self._proc.stdin.write(json.dumps(message).encode("utf-8") + b"\n")
+            self._proc.stdin.write(line)
             await self._proc.stdin.drain()
         except (BrokenPipeError, ConnectionResetError) as err:
             raise BridgeCrashed(self._crash_message(f"bridge stdin closed: {err}")) from None
 
-    async def _notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+    async def _notify(self, method: str) -> None:
         async with self._lock:
-            await self._send({"jsonrpc": "2.0", "method": method, "params": params or {}})
+            await self._send(Notification(method=method))
 
-    async def _roundtrip(self, message: dict[str, Any]) -> dict[str, Any]:
+    async def _roundtrip(self, message: Request) -> Reply:
         await self._send(message)
         assert self._proc is not None and self._proc.stdout is not None
         while True:
@@ -145,25 +179,29 @@ class BridgeProcess:
                 await self._reap()
                 raise BridgeCrashed(self._crash_message("bridge closed its stdout"))
             try:
-                response = json.loads(line)
-            except ValueError:
-                log.warning("bridge sent a non-JSON line: %r", line[:200])
+                response = _reply.decode(line)
+            except msgspec.DecodeError:
+                log.warning("bridge sent a line that is not a JSON-RPC reply: %r", line[:200])
                 continue
-            if isinstance(response, dict) and response.get("id") == message["id"]:
+            if response.id == message.id:
                 return response
             log.warning("bridge sent an unexpected message: %r", line[:200])
 
     async def request(
         self,
         method: str,
-        params: dict[str, Any] | None = None,
+        returns: type[_R],
+        params: msgspec.Struct | None = None,
         timeout: float | None = None,
-    ) -> Any:
-        """Send one JSON-RPC request and return its result; raises BridgeError on an error reply."""
+    ) -> _R:
+        """Send one JSON-RPC request and decode its result into ``returns``; raises
+        BridgeError on an error reply or a result that does not match."""
         async with self._lock:
             msg_id = self._next_id
             self._next_id += 1
-            message = {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params or {}}
+            message = Request(
+                id=msg_id, method=method, params=Empty() if params is None else params
+            )
             limit = self.call_timeout if timeout is None else timeout
             try:
                 response = await asyncio.wait_for(self._roundtrip(message), limit)
@@ -173,16 +211,16 @@ class BridgeProcess:
                 raise TimeoutError(
                     f"bridge call {method} exceeded {limit}s; bridge killed"
                 ) from None
-        if "error" in response:
-            error = response["error"] or {}
-            raise BridgeError(
-                f"{method}: {error.get('message', 'unknown error')}", error.get("code")
-            )
-        return response.get("result")
+        if response.error is not None:
+            raise BridgeError(f"{method}: {response.error.message}", response.error.code)
+        try:
+            return msgspec.json.decode(response.result, type=returns)
+        except msgspec.DecodeError as err:
+            raise BridgeError(f"{method}: unexpected result: {err}") from None
 
     async def list_tools(self) -> list[dict[str, Any]]:
         """MCP tool descriptors, sorted by name."""
-        return (await self.request("tools/list"))["tools"]
+        return (await self.request("tools/list", ToolList)).tools
 
     async def call_tool(
         self,
@@ -190,34 +228,32 @@ class BridgeProcess:
         arguments: dict[str, Any],
         mcp_call_id: str,
         timeout: float | None = None,
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         """Run a tool; returns the ToolResult (MCP structuredContent)."""
-        params = {"name": name, "arguments": arguments, "_meta": {"mcp_call_id": mcp_call_id}}
-        result = await self.request("tools/call", params, timeout)
-        return result["structuredContent"]
+        call = ToolCall(name=name, arguments=arguments, meta=CallMeta(mcp_call_id=mcp_call_id))
+        return (await self.request("tools/call", CallToolResult, call, timeout)).structured_content
 
     async def reset(self) -> str:
         """Empty factory scene; returns its hash."""
-        return (await self.request("blendmesh/scene.reset"))["hash"]
+        return (await self.request("blendmesh/scene.reset", SceneHash)).hash
 
     async def load(self, path: str) -> str:
         """Open a .blend file; returns the scene hash."""
-        return (await self.request("blendmesh/scene.load", {"path": path}))["hash"]
+        return (await self.request("blendmesh/scene.load", SceneHash, LoadParams(path=path))).hash
 
-    async def save(self, path: str, compress: bool = False) -> dict[str, Any]:
-        """Save a copy of the scene; returns {"path", "bytes", "hash"}."""
-        return await self.request("blendmesh/scene.save", {"path": path, "compress": compress})
+    async def save(self, path: str, compress: bool = False) -> SavedScene:
+        """Save a copy of the scene."""
+        params = SaveParams(path=path, compress=compress)
+        return await self.request("blendmesh/scene.save", SavedScene, params)
 
     async def fingerprint(self) -> str:
         """Current scene hash."""
-        return (await self.request("blendmesh/scene.fingerprint"))["hash"]
+        return (await self.request("blendmesh/scene.fingerprint", Fingerprint)).hash
 
-    async def render_preview(
-        self, path: str, width: int = 320, height: int = 240
-    ) -> dict[str, Any]:
-        """Render the scene to a PNG at ``path``; returns {"path", "width", "height", "engine"}."""
-        params = {"path": path, "width": width, "height": height}
-        return await self.request("blendmesh/scene.render_preview", params)
+    async def render_preview(self, path: str, width: int = 320, height: int = 240) -> Preview:
+        """Render the scene to a PNG at ``path``."""
+        params = PreviewParams(path=path, width=width, height=height)
+        return await self.request("blendmesh/scene.render_preview", Preview, params)
 
     async def close(self) -> None:
         """Ask the bridge to shut down, then make sure it is gone. Safe to call twice."""
@@ -226,7 +262,7 @@ class BridgeProcess:
             return
         if self.alive:
             try:
-                await self.request("shutdown", timeout=CLOSE_TIMEOUT)
+                await self.request("shutdown", Empty, timeout=CLOSE_TIMEOUT)
                 if self._proc.stdin is not None:
                     self._proc.stdin.close()
                 await asyncio.wait_for(self._proc.wait(), CLOSE_TIMEOUT)

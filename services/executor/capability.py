@@ -3,26 +3,20 @@ before anything executes."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from contracts.bridge import BlenderProfile
 from contracts.failures import FailureContract, failure
 from contracts.operations import Operation
 from contracts.tools import ToolCatalog
 
 
-def blender_version(profile: dict[str, Any]) -> tuple[int, ...]:
-    raw = profile.get("version_tuple") or [0, 0, 0]
-    return tuple(int(v) for v in raw)
-
-
 def gate(
     ops: list[Operation],
     catalog: ToolCatalog,
-    profile: dict[str, Any],
+    profile: BlenderProfile,
     allow_unsafe: bool = False,
 ) -> FailureContract | None:
     """The first refusal for the plan, or None when every tool can run here."""
-    version = blender_version(profile)
+    version = profile.version_tuple
     for op in ops:
         tool = catalog.get(op.tool_name)
         if tool is None:
@@ -32,7 +26,7 @@ def gate(
                 recoverable=True,
                 repair=[(op.operation_id, "replace_args")],
             )
-        if version < tuple(tool.min_blender_version):
+        if version < tool.min_blender_version:
             need = ".".join(map(str, tool.min_blender_version))
             have = ".".join(map(str, version))
             return failure(
@@ -41,7 +35,7 @@ def gate(
                 recoverable=False,
                 repair=[(op.operation_id, "drop")],
             )
-        if tool.safety_mode == "ui_assisted" and profile.get("background", True):
+        if tool.safety_mode == "ui_assisted" and profile.background:
             return failure(
                 "CAPABILITY_MISSING",
                 f"{op.tool_name} needs Blender's UI; executors run headless",

@@ -18,6 +18,7 @@ from typing import Any
 
 import msgspec
 
+from contracts.bridge import Compensation
 from contracts.operations import Operation
 from contracts.receipts import Receipt
 
@@ -59,7 +60,7 @@ class JournalEntry(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     args_digest: str
     run_id: str  # the run that committed it
     receipt: Receipt
-    compensation: dict[str, Any] | None = None  # the inverse call the tool declared
+    compensation: Compensation | None = None  # the inverse call the tool declared
 
 
 @dataclass(frozen=True)

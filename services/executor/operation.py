@@ -10,6 +10,7 @@ from typing import Any, Literal, TypeVar
 
 import msgspec
 
+from contracts.bridge import Compensation, ToolResult
 from contracts.events import (
     Approved,
     Event,
@@ -42,7 +43,7 @@ class Step:
     failure: FailureContract | None = None
     consistent: bool = True  # False when rollback did not reach the consistency point
     message: str = ""
-    compensation: dict[str, Any] | None = None
+    compensation: Compensation | None = None
     index: int = 0
 
 
@@ -80,11 +81,7 @@ class OperationRunner:
                 op.tool_name, op.args, self.new_id(), timeout=self.op_timeout
             )
             scene_hash = await self.bridge.fingerprint()
-            if (
-                not result.get("ok")
-                or entry is None
-                or (scene_hash != entry.receipt.scene_hash_after)
-            ):
+            if not result.ok or entry is None or scene_hash != entry.receipt.scene_hash_after:
                 return None
             self.since.append(op)
         return scene_hash
@@ -123,7 +120,7 @@ class OperationRunner:
         started = time.perf_counter()
         result = await self._invoke(op, call.mcp_call_id)
         call.ms = round((time.perf_counter() - started) * 1000, 3)
-        if result.get("ok"):
+        if result.ok:
             return await self._succeeded(call, result)
         return await self._failed(call, result)
 
@@ -163,7 +160,7 @@ class OperationRunner:
             **fields,
         )
 
-    async def _invoke(self, op: Operation, call_id: str) -> dict[str, Any]:
+    async def _invoke(self, op: Operation, call_id: str) -> ToolResult:
         try:
             return await self.bridge.call_tool(
                 op.tool_name, op.args, call_id, timeout=self.op_timeout
@@ -171,37 +168,37 @@ class OperationRunner:
         except TimeoutError:
             await self.bridge.restart()
             done = len(self.since)
-            return {
-                "ok": False,
-                "error_code": "timeout",
-                "mutated": True,
-                "message": f"exceeded its {self.op_timeout:g} s budget and was stopped; "
+            return ToolResult(
+                ok=False,
+                error_code="timeout",
+                mutated=True,
+                message=f"exceeded its {self.op_timeout:g} s budget and was stopped; "
                 f"its partial work was discarded, the {done} operation(s) "
                 "committed before it are kept",
-            }
+            )
         except Exception as exc:  # noqa: BLE001 - a dead bridge is an operation failure
             await self.bridge.restart()
-            return {
-                "ok": False,
-                "error_code": "internal_error",
-                "mutated": True,
-                "message": f"the Blender bridge stopped ({exc}); it was restarted",
-            }
+            return ToolResult(
+                ok=False,
+                error_code="internal_error",
+                mutated=True,
+                message=f"the Blender bridge stopped ({exc}); it was restarted",
+            )
 
-    async def _succeeded(self, call: _Call, result: dict[str, Any]) -> Step:
+    async def _succeeded(self, call: _Call, result: ToolResult) -> Step:
         try:
             after = await self.bridge.fingerprint() if call.mutating else call.before
         except Exception as exc:  # noqa: BLE001 - the bridge died after the tool ran
             await self.bridge.restart()
             return await self._failed(
                 call,
-                {
-                    "ok": False,
-                    "error_code": "internal_error",
-                    "mutated": True,
-                    "message": f"the Blender bridge stopped after the tool ran ({exc}); "
+                ToolResult(
+                    ok=False,
+                    error_code="internal_error",
+                    mutated=True,
+                    message=f"the Blender bridge stopped after the tool ran ({exc}); "
                     "it was restarted",
-                },
+                ),
             )
         mutation_id = self.new_id() if call.mutating else None
         receipt = self._receipt(
@@ -209,7 +206,7 @@ class OperationRunner:
             "succeeded",
             blender_mutation_id=mutation_id,
             scene_hash_after=after,
-            result=result.get("data"),
+            result=result.data,
         )
         # Journal first: an announced success is always a committed one.
         await self.journal.put(
@@ -220,7 +217,7 @@ class OperationRunner:
                 args_digest=args_digest(call.op.args),
                 run_id=self.approved.run_id,
                 receipt=receipt,
-                compensation=result.get("compensation"),
+                compensation=result.compensation,
             ),
         )
         if call.mutating:
@@ -233,11 +230,11 @@ class OperationRunner:
             receipt,
             after,
             index=call.index,
-            compensation=result.get("compensation"),
+            compensation=result.compensation,
         )
 
-    async def _failed(self, call: _Call, result: dict[str, Any]) -> Step:
-        code, message = result.get("error_code"), str(result.get("message", ""))
+    async def _failed(self, call: _Call, result: ToolResult) -> Step:
+        code, message = result.error_code, result.message
         contract = tool_failure(call.op.operation_id, call.op.tool_name, code, message)
         receipt = self._receipt(call, "failed", error_code=code, message=message)
         await self.emit(self._event(call, OperationFailed, receipt=receipt, failure=contract))
@@ -294,8 +291,8 @@ class OperationRunner:
                 result = await self.bridge.call_tool(
                     op.tool_name, op.args, self.new_id(), timeout=self.op_timeout
                 )
-                if not result.get("ok"):
-                    return f"unrestored (replaying {op.operation_id}: {result.get('message')})"
+                if not result.ok:
+                    return f"unrestored (replaying {op.operation_id}: {result.message})"
             return await self.bridge.fingerprint()
         except Exception as exc:  # noqa: BLE001 - reported as ROLLBACK_FAILED
             return f"unrestored ({exc})"
@@ -308,7 +305,7 @@ class OperationRunner:
         writes = [s for s in mine if s.receipt.safety_level != "read_only"]
         method: Literal["compensation", "checkpoint"] = "checkpoint"
         restored = ""
-        if all(s.compensation for s in writes):
+        if all(s.compensation is not None for s in writes):
             method, restored = "compensation", await self._compensate(writes)
         if restored != start:
             method, restored = "checkpoint", await self.restore([])
@@ -346,11 +343,13 @@ class OperationRunner:
     async def _compensate(self, writes: list[Step]) -> str:
         try:
             for step in reversed(writes):
-                inverse = step.compensation or {}
+                inverse = step.compensation
+                if inverse is None:
+                    return ""
                 result = await self.bridge.call_tool(
-                    inverse["tool"], inverse["arguments"], self.new_id(), timeout=self.op_timeout
+                    inverse.tool, inverse.arguments, self.new_id(), timeout=self.op_timeout
                 )
-                if not result.get("ok"):
+                if not result.ok:
                     return ""
             return await self.bridge.fingerprint()
         except Exception:  # noqa: BLE001 - the checkpoint is the fallback

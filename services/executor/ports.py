@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 import msgspec
 
+from contracts.bridge import Preview, SavedScene, ToolResult
 from contracts.scenes import Head, SceneSummary
 from contracts.tools import ToolCatalog
 from services.executor.journal import JournalEntry
@@ -22,19 +23,19 @@ class Bridge(Protocol):
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], mcp_call_id: str, timeout: float | None = None
-    ) -> dict[str, Any]: ...
+    ) -> ToolResult:
+        """Run one tool: a tool that fails answers with a ToolResult, a dead bridge raises."""
+        ...
 
     async def reset(self) -> str: ...
 
     async def load(self, path: str) -> str: ...
 
-    async def save(self, path: str, compress: bool = False) -> dict[str, Any]: ...
+    async def save(self, path: str, compress: bool = False) -> SavedScene: ...
 
     async def fingerprint(self) -> str: ...
 
-    async def render_preview(
-        self, path: str, width: int = 320, height: int = 240
-    ) -> dict[str, Any]:
+    async def render_preview(self, path: str, width: int = 320, height: int = 240) -> Preview:
         """Write a small PNG of the scene to ``path`` without changing the scene."""
         ...
 

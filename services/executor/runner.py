@@ -20,10 +20,10 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from opentelemetry.trace import StatusCode
 
+from contracts.bridge import BlenderProfile
 from contracts.events import Approved, Event, Executed, OperationSkipped, follow
 from contracts.failures import FailureContract, failure
 from contracts.receipts import Receipt
@@ -54,7 +54,7 @@ class PlanRunner:
     scenes: Scenes
     journal: Journal
     catalog: Callable[[], ToolCatalog]
-    profile: Callable[[], dict[str, Any]]
+    profile: Callable[[], BlenderProfile]
     op_timeout: float = 60.0
     summaries: SceneSummaries | None = None  # where planners read what a scene holds
     previews: Previews | None = None  # where the gateway reads each scene's latest render
@@ -213,8 +213,8 @@ class PlanRunner:
         if self.summaries is None:
             return
         snapshot = await self.bridge.call_tool("scene.snapshot", {}, self.new_id())
-        if snapshot.get("ok"):
-            await self.summaries.put(summarize(scene_id, snapshot["data"]))
+        if snapshot.ok and snapshot.data is not None:
+            await self.summaries.put(summarize(scene_id, snapshot.data))
 
     async def preview(self, executed: Executed) -> None:
         """Render the scene the run committed, after its result went out: a preview is a

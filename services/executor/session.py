@@ -96,8 +96,8 @@ class Scenes:
         session.lease = await self.leases.renew(session.lease)  # fences a stale writer
         path = self.work_dir / "revisions" / f".{session.scene_id}-new.blend"
         saved = await self.bridge.save(str(path), compress=True)
-        if saved.get("hash") not in (None, scene_hash):
-            raise RevisionCorrupt(f"the saved scene hashes to {saved['hash']}, not {scene_hash}")
+        if saved.hash != scene_hash:
+            raise RevisionCorrupt(f"the saved scene hashes to {saved.hash}, not {scene_hash}")
         new = await self.store.commit(session.scene_id, path, scene_hash, head, session.lease.epoch)
         final = path.with_name(f"{session.scene_id}-{new.revision:08d}.blend")
         path.replace(final)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from contracts.bridge import BlenderProfile, Preview, SavedScene, ToolResult
 from services.executor.bridge_client import BridgeProcess
 
 log = logging.getLogger("blendmesh.executor")
@@ -20,12 +21,21 @@ class SupervisedBridge:
     def __init__(self, call_timeout: float) -> None:
         self._call_timeout = call_timeout
         self._proc = BridgeProcess(call_timeout=call_timeout)
-        self.profile: dict[str, Any] = {}
+        self._profile: BlenderProfile | None = None
         self.restarts = 0
 
+    @property
+    def profile(self) -> BlenderProfile:
+        """What the bridge's Blender can do, as the first handshake said: a restart runs the
+        same Blender, and a failed restart must not make every plan look unsupported."""
+        if self._profile is None:
+            raise RuntimeError("the bridge has not been started")
+        return self._profile
+
     async def start(self) -> list[dict[str, Any]]:
+        """Start the bridge; returns its MCP tool descriptors."""
         init = await self._proc.start()
-        self.profile = init.get("blenderProfile", {})
+        self._profile = init.blender_profile
         return await self._proc.list_tools()
 
     async def restart(self) -> None:
@@ -42,7 +52,7 @@ class SupervisedBridge:
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], mcp_call_id: str, timeout: float | None = None
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         return await (await self._live()).call_tool(name, arguments, mcp_call_id, timeout=timeout)
 
     async def reset(self) -> str:
@@ -51,15 +61,13 @@ class SupervisedBridge:
     async def load(self, path: str) -> str:
         return await (await self._live()).load(path)
 
-    async def save(self, path: str, compress: bool = False) -> dict[str, Any]:
+    async def save(self, path: str, compress: bool = False) -> SavedScene:
         return await (await self._live()).save(path, compress=compress)
 
     async def fingerprint(self) -> str:
         return await (await self._live()).fingerprint()
 
-    async def render_preview(
-        self, path: str, width: int = 320, height: int = 240
-    ) -> dict[str, Any]:
+    async def render_preview(self, path: str, width: int = 320, height: int = 240) -> Preview:
         return await (await self._live()).render_preview(path, width, height)
 
     async def close(self) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from contracts.bridge import Compensation, Empty, ToolResult
 from services.executor.bridge_client import BridgeCrashed, BridgeError, BridgeProcess
 
 pytestmark = [
@@ -61,25 +62,30 @@ async def bridge(shared_bridge: BridgeProcess) -> BridgeProcess:
 _call_ids = iter(range(1, 1_000_000))
 
 
-async def call(bridge: BridgeProcess, tool: str, /, **arguments: Any) -> dict[str, Any]:
+async def call(bridge: BridgeProcess, tool: str, /, **arguments: Any) -> ToolResult:
     return await bridge.call_tool(tool, arguments, mcp_call_id=f"test-{next(_call_ids)}")
 
 
-async def ok(bridge: BridgeProcess, tool: str, /, **arguments: Any) -> dict[str, Any]:
+async def ok(bridge: BridgeProcess, tool: str, /, **arguments: Any) -> ToolResult:
     result = await call(bridge, tool, **arguments)
-    assert result["ok"], result
+    assert result.ok, result
     return result
 
 
+def data(result: ToolResult) -> dict[str, Any]:
+    assert result.data is not None, result
+    return result.data
+
+
 async def objects(bridge: BridgeProcess) -> dict[str, dict[str, Any]]:
-    snap = (await ok(bridge, "scene.snapshot"))["data"]
+    snap = data(await ok(bridge, "scene.snapshot"))
     return {o["name"]: o for o in snap["objects"]}
 
 
-async def apply_compensation(bridge: BridgeProcess, result: dict[str, Any]) -> dict[str, Any]:
-    comp = result["compensation"]
+async def apply_compensation(bridge: BridgeProcess, result: ToolResult) -> ToolResult:
+    comp = result.compensation
     assert comp is not None, result
-    return await ok(bridge, comp["tool"], **comp["arguments"])
+    return await ok(bridge, comp.tool, **comp.arguments)
 
 
 async def build_sample_scene(bridge: BridgeProcess) -> None:
@@ -105,11 +111,11 @@ async def test_initialize_when_started_reports_blender_profile(
     shared_bridge: BridgeProcess,
 ) -> None:
     profile = shared_bridge.profile
-    assert profile["version_tuple"][:2] >= [4, 2]
-    assert profile["background"] is True
-    assert profile["sandbox"] == "none"
-    assert "BLENDER_EEVEE" in profile["engines"]
-    assert profile["python"].startswith("3.11")
+    assert profile.version_tuple[:2] >= (4, 2)
+    assert profile.background is True
+    assert profile.sandbox == "none"
+    assert "BLENDER_EEVEE" in profile.engines
+    assert profile.python.startswith("3.11")
 
 
 async def test_tools_list_when_started_every_tool_has_metadata(bridge: BridgeProcess) -> None:
@@ -141,9 +147,9 @@ async def test_object_create_when_each_primitive_appears_in_snapshot_at_location
     result = await ok(
         bridge, "object.create", primitive=primitive, location=[1.5, -2, 3], rotation=[90, 0, 0]
     )
-    assert result["data"]["name"] == name
-    assert result["mutated"] is True
-    assert result["compensation"] == {"tool": "object.delete", "arguments": {"name": name}}
+    assert data(result)["name"] == name
+    assert result.mutated is True
+    assert result.compensation == Compensation(tool="object.delete", arguments={"name": name})
     obj = (await objects(bridge))[name]
     assert obj["location"] == [1.5, -2.0, 3.0]
     assert obj["rotation"][0] == pytest.approx(math.pi / 2, abs=1e-6)
@@ -157,8 +163,8 @@ async def test_object_create_when_name_exists_returns_conflict_and_unchanged_has
     await ok(bridge, "object.create", primitive="cube", name="Box")
     before = await bridge.fingerprint()
     result = await call(bridge, "object.create", primitive="uv_sphere", name="Box")
-    assert (result["ok"], result["error_code"], result["mutated"]) == (False, "conflict", False)
-    assert "Box" in result["message"]
+    assert (result.ok, result.error_code, result.mutated) == (False, "conflict", False)
+    assert "Box" in result.message
     assert await bridge.fingerprint() == before
 
 
@@ -168,8 +174,8 @@ async def test_object_transform_when_object_missing_returns_not_found_and_unchan
     await ok(bridge, "object.create", primitive="cube")
     before = await bridge.fingerprint()
     result = await call(bridge, "object.transform", name="Ghost", location=[1, 1, 1])
-    assert (result["error_code"], result["mutated"]) == ("not_found", False)
-    assert "Ghost" in result["message"]
+    assert (result.error_code, result.mutated) == ("not_found", False)
+    assert "Ghost" in result.message
     assert await bridge.fingerprint() == before
 
 
@@ -194,9 +200,9 @@ async def test_object_transform_when_relative_adds_and_multiplies_and_compensati
         rotation=[20, 0, 0],
         scale=[2, 2, 2],
     )
-    assert result["data"]["location"] == pytest.approx([2, 3, 4])
-    assert result["data"]["rotation"] == pytest.approx([30, 0, 0], abs=1e-4)
-    assert result["data"]["scale"] == pytest.approx([2, 4, 6])
+    assert data(result)["location"] == pytest.approx([2, 3, 4])
+    assert data(result)["rotation"] == pytest.approx([30, 0, 0], abs=1e-4)
+    assert data(result)["scale"] == pytest.approx([2, 4, 6])
     assert await bridge.fingerprint() != before
     await apply_compensation(bridge, result)
     assert await bridge.fingerprint() == before
@@ -219,9 +225,9 @@ async def test_object_rename_when_target_exists_returns_conflict(bridge: BridgeP
     await ok(bridge, "object.create", primitive="plane")
     before = await bridge.fingerprint()
     result = await call(bridge, "object.rename", name="Cube", new_name="Plane")
-    assert (result["error_code"], result["mutated"]) == ("conflict", False)
+    assert (result.error_code, result.mutated) == ("conflict", False)
     missing = await call(bridge, "object.rename", name="Nope", new_name="Other")
-    assert missing["error_code"] == "not_found"
+    assert missing.error_code == "not_found"
     assert await bridge.fingerprint() == before
 
 
@@ -229,23 +235,22 @@ async def test_object_delete_when_exists_removes_object(bridge: BridgeProcess) -
     empty = await bridge.fingerprint()
     await ok(bridge, "object.create", primitive="torus")
     result = await ok(bridge, "object.delete", name="Torus")
-    assert result["data"]["removed_data"] is True
-    assert result["compensation"] is None
+    assert data(result)["removed_data"] is True
+    assert result.compensation is None
     assert await objects(bridge) == {}
     assert await bridge.fingerprint() == empty
     again = await call(bridge, "object.delete", name="Torus")
-    assert (again["error_code"], again["mutated"]) == ("not_found", False)
+    assert (again.error_code, again.mutated) == ("not_found", False)
 
 
 async def test_modifier_add_set_remove_when_compensated_restore_hash(bridge: BridgeProcess) -> None:
     await ok(bridge, "object.create", primitive="cube", name="Box")
     h0 = await bridge.fingerprint()
     added = await ok(bridge, "modifier.add", object="Box", type="BEVEL", properties={"segments": 3})
-    assert added["data"]["name"] == "Bevel"
-    assert added["compensation"] == {
-        "tool": "modifier.remove",
-        "arguments": {"object": "Box", "name": "Bevel"},
-    }
+    assert data(added)["name"] == "Bevel"
+    assert added.compensation == Compensation(
+        tool="modifier.remove", arguments={"object": "Box", "name": "Bevel"}
+    )
     h1 = await bridge.fingerprint()
     changed = await ok(
         bridge,
@@ -254,7 +259,8 @@ async def test_modifier_add_set_remove_when_compensated_restore_hash(bridge: Bri
         name="Bevel",
         properties={"width": 0.25, "segments": 5},
     )
-    assert changed["compensation"]["arguments"]["properties"] == {
+    assert changed.compensation is not None
+    assert changed.compensation.arguments["properties"] == {
         "width": pytest.approx(0.1),
         "segments": 3,
     }
@@ -276,7 +282,7 @@ async def test_modifier_remove_when_each_type_compensation_recreates_it(
 ) -> None:
     await ok(bridge, "object.create", primitive="cube", name="Box")
     added = await ok(bridge, "modifier.add", object="Box", type=mod_type)
-    assert added["data"]["name"] == MODIFIER_NAMES[mod_type]
+    assert data(added)["name"] == MODIFIER_NAMES[mod_type]
     before = await bridge.fingerprint()
     removed = await ok(bridge, "modifier.remove", object="Box", name=MODIFIER_NAMES[mod_type])
     await apply_compensation(bridge, removed)
@@ -292,11 +298,11 @@ async def test_modifier_add_when_property_value_bad_returns_invalid_input_mutate
     result = await call(
         bridge, "modifier.add", object="Box", type="BEVEL", properties={"segments": "lots"}
     )
-    assert (result["ok"], result["error_code"], result["mutated"]) == (False, "invalid_input", True)
-    assert "segments" in result["message"]
+    assert (result.ok, result.error_code, result.mutated) == (False, "invalid_input", True)
+    assert "segments" in result.message
     # The partial modifier is left for the executor's checkpoint restore.
     assert await bridge.fingerprint() != before
-    assert await bridge.load(checkpoint["path"]) == before
+    assert await bridge.load(checkpoint.path) == before
 
 
 async def test_modifier_add_when_property_unknown_lists_writable_properties(
@@ -306,8 +312,8 @@ async def test_modifier_add_when_property_unknown_lists_writable_properties(
     result = await call(
         bridge, "modifier.add", object="Box", type="SUBSURF", properties={"wobble": 1}
     )
-    assert (result["error_code"], result["mutated"]) == ("invalid_input", True)
-    assert "wobble" in result["message"] and "levels" in result["message"]
+    assert (result.error_code, result.mutated) == ("invalid_input", True)
+    assert "wobble" in result.message and "levels" in result.message
 
 
 async def test_modifier_add_when_pointer_named_resolves_or_not_found(bridge: BridgeProcess) -> None:
@@ -316,13 +322,13 @@ async def test_modifier_add_when_pointer_named_resolves_or_not_found(bridge: Bri
     added = await ok(
         bridge, "modifier.add", object="Box", type="MIRROR", properties={"mirror_object": "Axis"}
     )
-    assert added["data"]["properties"]["mirror_object"] == "Axis"
+    assert data(added)["properties"]["mirror_object"] == "Axis"
     missing = await call(
         bridge, "modifier.add", object="Box", type="BOOLEAN", properties={"object": "Nope"}
     )
-    assert (missing["error_code"], missing["mutated"]) == ("not_found", True)
+    assert (missing.error_code, missing.mutated) == ("not_found", True)
     conflict = await call(bridge, "modifier.add", object="Box", type="MIRROR")
-    assert (conflict["error_code"], conflict["mutated"]) == ("conflict", False)
+    assert (conflict.error_code, conflict.mutated) == ("conflict", False)
 
 
 async def test_modifier_set_when_any_value_invalid_mutates_nothing(bridge: BridgeProcess) -> None:
@@ -333,7 +339,7 @@ async def test_modifier_set_when_any_value_invalid_mutates_nothing(bridge: Bridg
         result = await call(
             bridge, "modifier.set", object="Box", name="Subdivision", properties=props
         )
-        assert (result["error_code"], result["mutated"]) == ("invalid_input", False), props
+        assert (result.error_code, result.mutated) == ("invalid_input", False), props
     assert await bridge.fingerprint() == before
 
 
@@ -358,7 +364,7 @@ async def test_tool_call_when_arguments_invalid_returns_invalid_input_not_mutate
     await ok(bridge, "object.create", primitive="cube")
     before = await bridge.fingerprint()
     result = await bridge.call_tool(tool, arguments, mcp_call_id="bad-args")
-    assert (result["ok"], result["error_code"], result["mutated"]) == (
+    assert (result.ok, result.error_code, result.mutated) == (
         False,
         "invalid_input",
         False,
@@ -368,7 +374,7 @@ async def test_tool_call_when_arguments_invalid_returns_invalid_input_not_mutate
 
 async def test_tool_call_when_tool_unknown_returns_not_found_result(bridge: BridgeProcess) -> None:
     result = await call(bridge, "object.explode")
-    assert (result["ok"], result["error_code"], result["mutated"]) == (False, "not_found", False)
+    assert (result.ok, result.error_code, result.mutated) == (False, "not_found", False)
 
 
 async def test_material_assign_when_color_given_snapshot_shows_it(bridge: BridgeProcess) -> None:
@@ -381,8 +387,8 @@ async def test_material_assign_when_color_given_snapshot_shows_it(bridge: Bridge
         metallic=1,
         roughness=0.1,
     )
-    assert result["data"]["material"] == "Box_Material"
-    snap = (await ok(bridge, "scene.snapshot"))["data"]
+    assert data(result)["material"] == "Box_Material"
+    snap = data(await ok(bridge, "scene.snapshot"))
     assert snap["objects"][0]["material_slots"] == ["Box_Material"]
     (material,) = snap["materials"]
     assert material["base_color"] == pytest.approx([0.2, 0.4, 0.6, 1.0])
@@ -406,12 +412,12 @@ async def test_save_when_loaded_in_fresh_process_gives_same_hash(
     expected = await bridge.fingerprint()
     # Saving makes Blender print to stdout; the protocol must survive it.
     saved = await bridge.save(str(tmp_path / "nested" / "scene.blend"))
-    assert saved["hash"] == expected and saved["bytes"] > 0
-    assert (await bridge.save(str(tmp_path / "z.blend"), compress=True))["hash"] == expected
+    assert saved.hash == expected and saved.bytes > 0
+    assert (await bridge.save(str(tmp_path / "z.blend"), compress=True)).hash == expected
     fresh = BridgeProcess()
     try:
         await fresh.start()
-        assert await fresh.load(saved["path"]) == expected
+        assert await fresh.load(saved.path) == expected
         assert await fresh.load(str(tmp_path / "z.blend")) == expected
     finally:
         await fresh.close()
@@ -453,7 +459,7 @@ async def test_load_when_file_missing_raises_server_error(
 
 async def test_request_when_method_unknown_raises_method_not_found(bridge: BridgeProcess) -> None:
     with pytest.raises(BridgeError) as info:
-        await bridge.request("blendmesh/teleport")
+        await bridge.request("blendmesh/teleport", Empty)
     assert info.value.code == -32601
     assert bridge.alive
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from contracts.bridge import Preview, PreviewParams
 from services.executor.bridge_client import BridgeError, BridgeProcess
 
 pytestmark = [
@@ -44,10 +45,10 @@ async def test_render_preview_when_scene_has_no_camera_writes_png_and_keeps_fing
     before = await bridge.fingerprint()
     result = await bridge.render_preview(str(tmp_path / "p.png"))
     assert png_size((tmp_path / "p.png").read_bytes()) == (320, 240)
-    assert result["engine"] in ("BLENDER_WORKBENCH", "CYCLES")
+    assert result.engine in ("BLENDER_WORKBENCH", "CYCLES")
     assert await bridge.fingerprint() == before
     saved = await bridge.save(str(tmp_path / "after.blend"))
-    assert saved["hash"] == before
+    assert saved.hash == before
 
 
 async def test_render_preview_when_size_given_is_fast_and_sized(
@@ -64,9 +65,9 @@ async def test_render_preview_when_cycles_fallback_writes_png_and_keeps_fingerpr
     bridge: BridgeProcess, tmp_path: Path
 ) -> None:
     before = await bridge.fingerprint()
-    params = {"path": str(tmp_path / "c.png"), "engine": "CYCLES"}
-    result = await bridge.request("blendmesh/scene.render_preview", params)
-    assert result["engine"] == "CYCLES"
+    params = PreviewParams(path=str(tmp_path / "c.png"), engine="CYCLES")
+    result = await bridge.request("blendmesh/scene.render_preview", Preview, params)
+    assert result.engine == "CYCLES"
     assert png_size((tmp_path / "c.png").read_bytes()) == (320, 240)
     assert await bridge.fingerprint() == before
 

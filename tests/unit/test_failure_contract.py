@@ -65,9 +65,8 @@ async def collect(tmp_path: Path) -> dict[str, FailureContract]:
     (rejected,) = await policy(history).on_resolved(resolution(asked, "reject"))
     assert isinstance(rejected, Denied)
     found["approval_rejected"] = rejected.failure
-    refusal = gate(
-        approved(CUBE).operation_set.operations, CATALOG, {**PROFILE, "version_tuple": [3, 6, 0]}
-    )
+    old = msgspec.structs.replace(PROFILE, version_tuple=(3, 6, 0))
+    refusal = gate(approved(CUBE).operation_set.operations, CATALOG, old)
     assert refusal is not None
     found["capability"] = refusal
 

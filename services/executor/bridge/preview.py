@@ -20,11 +20,13 @@ from typing import Any
 import bpy
 from mathutils import Vector
 
+from contracts.bridge import Preview, PreviewEngine
+
 from .tools.scene import SceneError
 
 log = logging.getLogger("blendmesh.bridge")
 
-ENGINES = ("BLENDER_WORKBENCH", "CYCLES")
+ENGINES: tuple[PreviewEngine, ...] = ("BLENDER_WORKBENCH", "CYCLES")  # in the order tried
 _TEMP = "blendmesh.preview"
 _NOT_GEOMETRY = frozenset({"CAMERA", "LIGHT", "LIGHT_PROBE", "SPEAKER", "EMPTY"})
 # Looking down at the scene from the front right, as Blender's default camera does.
@@ -115,9 +117,10 @@ def _render(scene: bpy.types.Scene, engine: str, path: str) -> None:
 
 
 def render_preview(
-    path: str, width: int = 320, height: int = 240, engine: str | None = None
-) -> dict[str, Any]:
-    """Render the scene to a PNG at ``path``; returns {path, width, height, engine, ms}."""
+    path: str, width: int = 320, height: int = 240, engine: PreviewEngine | None = None
+) -> Preview:
+    """Render the scene to a PNG at ``path`` with ``engine``, or the first of ENGINES that
+    works."""
     path = os.path.abspath(path)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     scene = bpy.context.scene
@@ -146,5 +149,5 @@ def render_preview(
                 errors.append(f"{candidate}: {err}")
                 continue
             ms = (time.perf_counter() - started) * 1000
-            return {"path": path, "width": width, "height": height, "engine": candidate, "ms": ms}
+            return Preview(path=path, width=width, height=height, engine=candidate, ms=ms)
     raise SceneError("cannot render a preview: " + "; ".join(errors))

@@ -10,25 +10,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import jsonschema
+
+from contracts.bridge import Compensation, ToolErrorCode, ToolResult
 
 SafetyLevel = Literal["read_only", "safe_write", "destructive"]
 IdempotenceClass = Literal["idempotent", "repeatable_with_accumulation", "non_idempotent"]
 
-ERROR_CODES = frozenset(
-    {
-        "invalid_input",
-        "capability_missing",
-        "policy_refused",
-        "not_found",
-        "conflict",
-        "timeout",
-        "nondeterministic_refused",
-        "internal_error",
-    }
-)
+ERROR_CODES: frozenset[str] = frozenset(get_args(ToolErrorCode))
 
 # Shared schema fragments, so every tool spells vectors and names identically.
 NAME_SCHEMA: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 63}
@@ -57,7 +48,7 @@ class ToolError(Exception):
     the executor knows it has to restore a checkpoint.
     """
 
-    def __init__(self, code: str, message: str, mutated: bool = False) -> None:
+    def __init__(self, code: ToolErrorCode, message: str, mutated: bool = False) -> None:
         assert code in ERROR_CODES, code
         super().__init__(message)
         self.code = code
@@ -72,7 +63,7 @@ class Outcome:
     data: dict[str, Any] | None
     mutated: bool
     message: str = ""
-    compensation: dict[str, Any] | None = None
+    compensation: Compensation | None = None
 
 
 @dataclass(frozen=True)
@@ -149,24 +140,9 @@ def list_specs() -> list[ToolSpec]:
     return [REGISTRY[n].spec for n in sorted(REGISTRY)]
 
 
-def result(
-    ok: bool,
-    error_code: str | None,
-    message: str,
-    data: dict[str, Any] | None,
-    mutated: bool,
-    compensation: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Build a ToolResult (spec 001) dict."""
-    return {
-        "ok": ok,
-        "error_code": error_code,
-        "message": message,
-        "data": data,
-        "mutated": mutated,
-        "determinism": {"class": "deterministic", "seed": None},
-        "compensation": compensation,
-    }
+def failed(code: ToolErrorCode, message: str, mutated: bool = False) -> ToolResult:
+    """A ToolResult for a call that did not do what was asked."""
+    return ToolResult(ok=False, error_code=code, message=message, mutated=mutated)
 
 
 def _non_finite_path(value: Any, path: str) -> str | None:
@@ -201,24 +177,29 @@ def validate(reg: RegisteredTool, arguments: Any) -> str | None:
     return f"{where}: {error.message}"
 
 
-def call(name: str, arguments: Any, blender_version: tuple[int, ...]) -> dict[str, Any]:
+def call(name: str, arguments: dict[str, Any], blender_version: tuple[int, ...]) -> ToolResult:
     """Run a tool and always return a ToolResult; never raises for tool failures."""
     reg = REGISTRY.get(name)
     if reg is None:
-        return result(False, "not_found", f"unknown tool {name!r}", None, False)
+        return failed("not_found", f"unknown tool {name!r}")
     if tuple(blender_version) < reg.spec.min_blender_version:
         needed = ".".join(map(str, reg.spec.min_blender_version))
-        return result(False, "capability_missing", f"{name} needs Blender >= {needed}", None, False)
+        return failed("capability_missing", f"{name} needs Blender >= {needed}")
     reason = validate(reg, arguments)
     if reason:
-        return result(False, "invalid_input", reason, None, False)
+        return failed("invalid_input", reason)
     try:
         out = reg.fn(arguments)
     except ToolError as err:
-        return result(False, err.code, err.message, None, err.mutated)
+        return failed(err.code, err.message, err.mutated)
     except Exception as exc:  # noqa: BLE001 - a tool bug must not kill the bridge
         # We cannot know how far a crashing writer got, so assume it mutated.
         mutated = reg.spec.safety_level != "read_only"
-        return result(False, "internal_error", f"{type(exc).__name__}: {exc}", None, mutated)
-    message = out.message or f"{name} ok"
-    return result(True, None, message, out.data, out.mutated, out.compensation)
+        return failed("internal_error", f"{type(exc).__name__}: {exc}", mutated)
+    return ToolResult(
+        ok=True,
+        message=out.message or f"{name} ok",
+        data=out.data,
+        mutated=out.mutated,
+        compensation=out.compensation,
+    )

@@ -12,16 +12,38 @@ import logging
 import platform
 import time
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import bpy
+import msgspec
+
+from contracts.bridge import (
+    PROTOCOL_VERSION,
+    BlenderProfile,
+    CallToolResult,
+    Empty,
+    ErrorObject,
+    ErrorResponse,
+    Implementation,
+    InitializeParams,
+    InitializeResult,
+    LoadParams,
+    Preview,
+    PreviewParams,
+    RequestId,
+    Response,
+    SavedScene,
+    SaveParams,
+    TextContent,
+    ToolCall,
+    ToolList,
+)
 
 from . import preview, registry
 from .tools import scene
 
 log = logging.getLogger("blendmesh.bridge")
 
-PROTOCOL_VERSION = "2025-06-18"
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = (
     -32700,
     -32600,
@@ -64,23 +86,29 @@ def _engines() -> list[str]:
     return engines
 
 
-def blender_profile() -> dict[str, Any]:
+def blender_profile() -> BlenderProfile:
     """What this Blender can do; the executor gates tools and policies on it."""
-    return {
-        "version": ".".join(map(str, bpy.app.version)),
-        "version_tuple": list(bpy.app.version),
-        "background": bool(bpy.app.background),
-        "engines": _engines(),
-        "python": platform.python_version(),
-        "sandbox": "none",
-    }
+    major, minor, patch = bpy.app.version
+    return BlenderProfile(
+        version=f"{major}.{minor}.{patch}",
+        version_tuple=(major, minor, patch),
+        background=bool(bpy.app.background),
+        engines=_engines(),
+        python=platform.python_version(),
+        sandbox="none",
+    )
 
 
-def _params_str(params: dict[str, Any], key: str) -> str:
-    value = params.get(key)
-    if not isinstance(value, str) or not value:
-        raise RpcError(INVALID_PARAMS, f"params.{key} must be a non-empty string")
-    return value
+_P = TypeVar("_P", bound=msgspec.Struct)
+Handler = Callable[[dict[str, Any]], msgspec.Struct]
+
+
+def _params(params: dict[str, Any], kind: type[_P]) -> _P:
+    """Decode a method's params, or refuse them naming the field that is wrong."""
+    try:
+        return msgspec.convert(params, kind)
+    except msgspec.ValidationError as err:
+        raise RpcError(INVALID_PARAMS, f"invalid params: {err}") from None
 
 
 class Server:
@@ -89,77 +117,63 @@ class Server:
     def __init__(self, out: IO[str]) -> None:
         self.out = out
         self.running = True
-        self.blender_version = tuple(bpy.app.version)
-        self._profile: dict[str, Any] | None = None
-        self.methods: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+        self.blender_version: tuple[int, ...] = tuple(bpy.app.version)
+        self._profile: BlenderProfile | None = None
+        self.methods: dict[str, Handler] = {
             "initialize": self._initialize,
-            "ping": lambda p: {},
-            "tools/list": lambda p: {"tools": [s.to_mcp() for s in registry.list_specs()]},
+            "ping": lambda p: Empty(),
+            "tools/list": lambda p: ToolList(tools=[s.to_mcp() for s in registry.list_specs()]),
             "tools/call": self._tools_call,
             "blendmesh/scene.reset": lambda p: scene.reset(),
-            "blendmesh/scene.load": lambda p: scene.load(_params_str(p, "path")),
+            "blendmesh/scene.load": lambda p: scene.load(_params(p, LoadParams).path),
             "blendmesh/scene.save": self._save,
             "blendmesh/scene.fingerprint": lambda p: scene.scene_fingerprint(),
             "blendmesh/scene.render_preview": self._render_preview,
             "shutdown": self._shutdown,
         }
 
-    def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+    def _initialize(self, params: dict[str, Any]) -> InitializeResult:
+        client = _params(params, InitializeParams).client_info
+        log.debug("initialized by %s %s", client.name, client.version)
         if self._profile is None:
             self._profile = blender_profile()
-        return {
-            "protocolVersion": PROTOCOL_VERSION,
-            "serverInfo": {"name": "blendmesh-bridge", "version": "1"},
-            "capabilities": {"tools": {}},
-            "blenderProfile": self._profile,
-        }
+        return InitializeResult(
+            protocol_version=PROTOCOL_VERSION,
+            server_info=Implementation(name="blendmesh-bridge", version="1"),
+            capabilities={"tools": {}},
+            blender_profile=self._profile,
+        )
 
-    def _tools_call(self, params: dict[str, Any]) -> dict[str, Any]:
-        name = _params_str(params, "name")
-        arguments = params.get("arguments", {})
-        if not isinstance(arguments, dict):
-            raise RpcError(INVALID_PARAMS, "params.arguments must be an object")
-        meta = params.get("_meta", {})
-        if not isinstance(meta, dict):
-            raise RpcError(INVALID_PARAMS, "params._meta must be an object")
+    def _tools_call(self, params: dict[str, Any]) -> CallToolResult:
+        call = _params(params, ToolCall)
         started = time.perf_counter()
-        outcome = registry.call(name, arguments, self.blender_version)
+        outcome = registry.call(call.name, call.arguments, self.blender_version)
         log.debug(
             "tool %s call_id=%s ok=%s %.1fms",
-            name,
-            meta.get("mcp_call_id"),
-            outcome["ok"],
+            call.name,
+            call.meta.mcp_call_id,
+            outcome.ok,
             (time.perf_counter() - started) * 1000,
         )
-        return {
-            "content": [{"type": "text", "text": json.dumps(outcome)}],
-            "structuredContent": outcome,
-            "isError": not outcome["ok"],
-        }
+        return CallToolResult(
+            content=[TextContent(text=msgspec.json.encode(outcome).decode())],
+            structured_content=outcome,
+            is_error=not outcome.ok,
+        )
 
-    def _save(self, params: dict[str, Any]) -> dict[str, Any]:
-        compress = params.get("compress", False)
-        if not isinstance(compress, bool):
-            raise RpcError(INVALID_PARAMS, "params.compress must be a boolean")
-        return scene.save(_params_str(params, "path"), compress)
+    def _save(self, params: dict[str, Any]) -> SavedScene:
+        save = _params(params, SaveParams)
+        return scene.save(save.path, save.compress)
 
-    def _render_preview(self, params: dict[str, Any]) -> dict[str, Any]:
-        size = {}
-        for key, default in (("width", 320), ("height", 240)):
-            value = params.get(key, default)
-            if isinstance(value, bool) or not isinstance(value, int) or not 16 <= value <= 4096:
-                raise RpcError(INVALID_PARAMS, f"params.{key} must be an integer in 16..4096")
-            size[key] = value
-        engine = params.get("engine")
-        if engine is not None and engine not in preview.ENGINES:
-            raise RpcError(INVALID_PARAMS, f"params.engine must be one of {preview.ENGINES}")
-        return preview.render_preview(_params_str(params, "path"), engine=engine, **size)
+    def _render_preview(self, params: dict[str, Any]) -> Preview:
+        want = _params(params, PreviewParams)
+        return preview.render_preview(want.path, want.width, want.height, want.engine)
 
-    def _shutdown(self, params: dict[str, Any]) -> dict[str, Any]:
+    def _shutdown(self, params: dict[str, Any]) -> Empty:
         self.running = False
-        return {}
+        return Empty()
 
-    def handle_line(self, line: bytes | str) -> dict[str, Any] | None:
+    def handle_line(self, line: bytes | str) -> Response | ErrorResponse | None:
         """Process one framed message; returns the response, or None for notifications."""
         try:
             message = json.loads(line)
@@ -190,7 +204,7 @@ class Server:
         if not isinstance(params, dict):
             return _error(msg_id, INVALID_PARAMS, "params must be an object")
         try:
-            return {"jsonrpc": "2.0", "id": msg_id, "result": handler(params)}
+            return Response(id=msg_id, result=handler(params))
         except RpcError as err:
             return _error(msg_id, err.code, err.message)
         except scene.SceneError as err:
@@ -199,14 +213,14 @@ class Server:
             log.exception("internal error in %s", method)
             return _error(msg_id, INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
 
-    def write(self, response: dict[str, Any]) -> None:
-        """Frame one response; non-finite floats would not be valid JSON for strict clients."""
+    def write(self, response: Response | ErrorResponse) -> None:
+        """Frame one response; non-finite floats would not be valid JSON for strict clients
+        (msgspec would write them as null, so the json module frames the line)."""
         try:
-            text = json.dumps(response, ensure_ascii=False, allow_nan=False)
-        except ValueError as err:
-            text = json.dumps(
-                _error(response.get("id"), INTERNAL_ERROR, f"unserializable result: {err}")
-            )
+            text = json.dumps(msgspec.to_builtins(response), ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as err:
+            failed = _error(response.id, INTERNAL_ERROR, f"unserializable result: {err}")
+            text = json.dumps(msgspec.to_builtins(failed))
         self.out.write(text + "\n")
         self.out.flush()
 
@@ -223,5 +237,5 @@ class Server:
                 self.write(response)
 
 
-def _error(msg_id: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
+def _error(msg_id: RequestId, code: int, message: str) -> ErrorResponse:
+    return ErrorResponse(id=msg_id, error=ErrorObject(code=code, message=message))

@@ -11,6 +11,8 @@ from typing import Any
 
 import bpy
 
+from contracts.bridge import Compensation
+
 from ..fingerprint import json_value, modifier_props
 from ..registry import Outcome, ToolError, name_schema, tool
 from .objects import require_object
@@ -194,10 +196,9 @@ def add(args: dict[str, Any]) -> Outcome:
         },
         mutated=True,
         message=f"added {mod.type} modifier {mod.name!r} to {ob.name!r}",
-        compensation={
-            "tool": "modifier.remove",
-            "arguments": {"object": ob.name, "name": mod.name},
-        },
+        compensation=Compensation(
+            tool="modifier.remove", arguments={"object": ob.name, "name": mod.name}
+        ),
     )
 
 
@@ -236,10 +237,10 @@ def set_properties(args: dict[str, Any]) -> Outcome:
         },
         mutated=True,
         message=f"set {len(coerced)} properties on {ob.name!r}/{mod.name!r}",
-        compensation={
-            "tool": "modifier.set",
-            "arguments": {"object": ob.name, "name": mod.name, "properties": previous},
-        },
+        compensation=Compensation(
+            tool="modifier.set",
+            arguments={"object": ob.name, "name": mod.name, "properties": previous},
+        ),
     )
 
 
@@ -273,7 +274,9 @@ def remove(args: dict[str, Any]) -> Outcome:
         "properties": current_values(mod),
     }
     compensation = (
-        {"tool": "modifier.add", "arguments": recreate} if mod.type in FRIENDLY_NAMES else None
+        Compensation(tool="modifier.add", arguments=recreate)
+        if mod.type in FRIENDLY_NAMES
+        else None
     )
     ob.modifiers.remove(mod)
     return Outcome(

@@ -11,6 +11,8 @@ from typing import Any
 
 import bpy
 
+from contracts.bridge import Compensation
+
 from .. import primitives
 from ..registry import Outcome, ToolError, name_schema, tool, vec3
 
@@ -82,7 +84,7 @@ def create(args: dict[str, Any]) -> Outcome:
         data={"name": ob.name, **transform_of(ob)},
         mutated=True,
         message=f"created {primitive} {ob.name!r}",
-        compensation={"tool": "object.delete", "arguments": {"name": ob.name}},
+        compensation=Compensation(tool="object.delete", arguments={"name": ob.name}),
     )
 
 
@@ -129,10 +131,9 @@ def transform(args: dict[str, Any]) -> Outcome:
         data={"name": ob.name, **transform_of(ob)},
         mutated=True,
         message=f"transformed {ob.name!r}",
-        compensation={
-            "tool": "object.transform",
-            "arguments": {"name": ob.name, "mode": "absolute", **before},
-        },
+        compensation=Compensation(
+            tool="object.transform", arguments={"name": ob.name, "mode": "absolute", **before}
+        ),
     )
 
 
@@ -177,7 +178,9 @@ def rename(args: dict[str, Any]) -> Outcome:
         data={"name": ob.name, "previous_name": old},
         mutated=True,
         message=f"renamed {old!r} to {ob.name!r}",
-        compensation={"tool": "object.rename", "arguments": {"name": ob.name, "new_name": old}},
+        compensation=Compensation(
+            tool="object.rename", arguments={"name": ob.name, "new_name": old}
+        ),
     )
 
 

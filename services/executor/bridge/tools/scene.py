@@ -12,6 +12,8 @@ from typing import Any
 
 import bpy
 
+from contracts.bridge import Fingerprint, SavedScene, SceneHash
+
 from .. import fingerprint
 from ..registry import Outcome, tool
 
@@ -38,13 +40,13 @@ def snapshot(args: dict[str, Any]) -> Outcome:
     return Outcome(data=data, mutated=False, message=f"{len(snap['objects'])} objects")
 
 
-def reset() -> dict[str, Any]:
+def reset() -> SceneHash:
     """Replace everything with Blender's empty factory scene."""
     bpy.ops.wm.read_factory_settings(use_empty=True)
-    return {"hash": fingerprint.scene_hash()}
+    return SceneHash(hash=fingerprint.scene_hash())
 
 
-def load(path: str) -> dict[str, Any]:
+def load(path: str) -> SceneHash:
     """Open a .blend file as the current scene."""
     path = os.path.abspath(path)
     if not os.path.isfile(path):
@@ -56,10 +58,10 @@ def load(path: str) -> dict[str, Any]:
         raise SceneError(f"cannot load {path!r}: {err}") from None
     if "FINISHED" not in status:
         raise SceneError(f"cannot load {path!r}: Blender returned {sorted(status)}")
-    return {"hash": fingerprint.scene_hash()}
+    return SceneHash(hash=fingerprint.scene_hash())
 
 
-def save(path: str, compress: bool = False) -> dict[str, Any]:
+def save(path: str, compress: bool = False) -> SavedScene:
     """Write a copy of the scene (the session keeps no file association)."""
     path = os.path.abspath(path)
     try:
@@ -69,10 +71,10 @@ def save(path: str, compress: bool = False) -> dict[str, Any]:
         raise SceneError(f"cannot save {path!r}: {err}") from None
     if "FINISHED" not in status or not os.path.isfile(path):
         raise SceneError(f"cannot save {path!r}: Blender returned {sorted(status)}")
-    return {"path": path, "bytes": os.path.getsize(path), "hash": fingerprint.scene_hash()}
+    return SavedScene(path=path, bytes=os.path.getsize(path), hash=fingerprint.scene_hash())
 
 
-def scene_fingerprint() -> dict[str, Any]:
+def scene_fingerprint() -> Fingerprint:
     """Hash plus object count, for cheap drift checks."""
     snap = fingerprint.snapshot()
-    return {"hash": fingerprint.hash_snapshot(snap), "objects": len(snap["objects"])}
+    return Fingerprint(hash=fingerprint.hash_snapshot(snap), objects=len(snap["objects"]))
