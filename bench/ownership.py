@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -67,7 +69,7 @@ async def scan_owner(bus: Bus, thread_id: str) -> str | None:
         await sub.unsubscribe()
 
 
-async def median_ms(lookup) -> float:  # type: ignore[no-untyped-def]
+async def median_ms(lookup: Callable[[], Awaitable[object]]) -> float:
     times = []
     for _ in range(REPEAT):
         start = time.perf_counter()
@@ -92,7 +94,7 @@ async def measure(sizes: list[int]) -> list[tuple[int, float, float]]:
                     published = size
                     await owners.current()  # the index catches up once, as it would live
                     target = f"thread{size - 1}"
-                    scan = await median_ms(lambda t=target: scan_owner(bus, t))
+                    scan = await median_ms(functools.partial(scan_owner, bus, target))
                     index = await median_ms(owners.current)
                     assert (await owners.current()).threads[target] == await scan_owner(bus, target)
                     rows.append((size, scan, index))

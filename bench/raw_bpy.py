@@ -10,6 +10,7 @@ import json
 import math
 import sys
 import time
+from typing import Any
 
 # isort: off
 import bpy  # first: importing bpy is what makes bmesh importable
@@ -36,7 +37,7 @@ BUILDERS = {
 }
 
 
-def apply(op: dict) -> None:  # type: ignore[type-arg]
+def apply(op: dict[str, Any]) -> None:
     a = op["args"]
     match op["tool_name"]:
         case "object.create":

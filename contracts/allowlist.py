@@ -21,6 +21,8 @@ def entry_id(user: str, tool: str, scene_id: str) -> str:
 
 
 class AllowlistEntry(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A standing approval: this user may run this tool on this scene without being asked."""
+
     entry_id: str
     user: str
     tool: str
@@ -37,6 +39,8 @@ class AllowlistListQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unkno
 
 
 class AllowlistRevoke(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Remove one standing approval, so its user is asked again next time."""
+
     entry_id: str
     user: str | None = None  # when set, only this user's entry may be revoked
 

@@ -62,6 +62,8 @@ class RunRequested(RunEvent, frozen=True, kw_only=True, tag="run.requested"):
 
 
 class PlanRejected(RunEvent, frozen=True, kw_only=True, tag="run.plan_rejected"):
+    """The planner could not make a valid plan; the contract says how to ask again."""
+
     planner: str
     failure: FailureContract
     message: str
@@ -69,6 +71,8 @@ class PlanRejected(RunEvent, frozen=True, kw_only=True, tag="run.plan_rejected")
 
 
 class Planned(RunEvent, frozen=True, kw_only=True, tag="run.planned"):
+    """A valid plan in execution order, checked against the catalog it will run on."""
+
     scene_id: str
     planner: str
     operation_set: OperationSet
@@ -95,6 +99,8 @@ class OperationDecision(msgspec.Struct, frozen=True, kw_only=True, forbid_unknow
 
 
 class PolicyDecided(RunEvent, frozen=True, kw_only=True, tag="run.policy_decided"):
+    """The policy's verdict on every operation of a plan, naming the rules that decided."""
+
     decisions: list[OperationDecision]
     policy_set: str  # identifies the rules that decided
     policy_set_hash: str = ""  # "sha256:<hex>" of the policy files that decided
@@ -110,6 +116,8 @@ class PendingOperation(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
 
 
 class ApprovalRequested(RunEvent, frozen=True, kw_only=True, tag="run.approval_requested"):
+    """The run waits for a person to approve these operations, exactly as they would run."""
+
     approval_id: str
     operation_ids: list[str]
     reason: str
@@ -123,6 +131,8 @@ Resolution = Literal["approve_once", "approve_and_always_allow", "reject"]
 
 
 class ApprovalResolved(RunEvent, frozen=True, kw_only=True, tag="run.approval_resolved"):
+    """A person's answer to an approval; it counts only if it quotes the request's hash."""
+
     approval_id: str
     decision: Resolution
     resolved_by: str
@@ -140,12 +150,16 @@ class Approved(RunEvent, frozen=True, kw_only=True, tag="run.approved"):
 
 
 class Denied(RunEvent, frozen=True, kw_only=True, tag="run.denied"):
+    """The policy or a person refused operations of the plan, so the run does not execute."""
+
     failure: FailureContract
     message: str
     operation_ids: list[str]
 
 
 class OperationStarted(RunEvent, frozen=True, kw_only=True, tag="run.op_started"):
+    """The executor is about to call a tool; the hash shows the scene it starts from."""
+
     operation_id: str
     tool_name: str
     mcp_call_id: str
@@ -153,6 +167,8 @@ class OperationStarted(RunEvent, frozen=True, kw_only=True, tag="run.op_started"
 
 
 class OperationSucceeded(RunEvent, frozen=True, kw_only=True, tag="run.op_succeeded"):
+    """A tool call took effect; its receipt is the audit record of the change."""
+
     operation_id: str
     mcp_call_id: str
     blender_mutation_id: str | None
@@ -160,6 +176,8 @@ class OperationSucceeded(RunEvent, frozen=True, kw_only=True, tag="run.op_succee
 
 
 class OperationFailed(RunEvent, frozen=True, kw_only=True, tag="run.op_failed"):
+    """A tool call failed; the failure contract says what a repair plan should change."""
+
     operation_id: str
     mcp_call_id: str
     receipt: Receipt
@@ -167,6 +185,8 @@ class OperationFailed(RunEvent, frozen=True, kw_only=True, tag="run.op_failed"):
 
 
 class OperationRolledBack(RunEvent, frozen=True, kw_only=True, tag="run.op_rolled_back"):
+    """A failed operation's changes were undone; ``scene_hash`` is the scene after."""
+
     operation_id: str
     mcp_call_id: str
     method: Literal["checkpoint", "compensation", "none"]
@@ -174,11 +194,15 @@ class OperationRolledBack(RunEvent, frozen=True, kw_only=True, tag="run.op_rolle
 
 
 class OperationSkipped(RunEvent, frozen=True, kw_only=True, tag="run.op_skipped"):
+    """An operation was not run because an earlier one in the schedule failed."""
+
     operation_id: str
     reason: str
 
 
 class Executed(RunEvent, frozen=True, kw_only=True, tag="run.executed"):
+    """The executor is done with an approved plan: every receipt and the scene it left."""
+
     scene_id: str
     receipts: list[Receipt]
     scene_hash: str
@@ -188,12 +212,16 @@ class Executed(RunEvent, frozen=True, kw_only=True, tag="run.executed"):
 
 
 class RunCompleted(RunEvent, frozen=True, kw_only=True, tag="run.completed"):
+    """The run ended with its plan applied and the scene saved."""
+
     summary: str
     blend_path: str | None
     scene_hash: str | None
 
 
 class RunFailed(RunEvent, frozen=True, kw_only=True, tag="run.failed"):
+    """The run ended without its change; the failure contract says what to do next."""
+
     failure: FailureContract
     message: str
 
@@ -252,7 +280,10 @@ _encoder = msgspec.json.Encoder()
 
 def decode_event(data: bytes) -> AnyEvent:
     """Decode one event, raising ``msgspec.ValidationError``/``DecodeError`` on bad input."""
-    return _decoder.decode(data)
+    try:
+        return _decoder.decode(data)
+    except RecursionError:  # JSON nested thousands deep: bad input like any other
+        raise msgspec.DecodeError("JSON is malformed: nested too deeply to decode") from None
 
 
 def encode_event(event: Event) -> bytes:

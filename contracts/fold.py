@@ -39,7 +39,7 @@ TERMINAL: frozenset[str] = frozenset({"completed", "failed", "awaiting_confirmat
 FINAL: frozenset[str] = frozenset({"completed", "failed"})
 
 
-def run_state_after(state: RunState | None, event: AnyEvent) -> RunState | None:
+def run_state_after(state: RunState | None, event: Event) -> RunState | None:
     """The run state once ``event`` happened; events that change nothing keep ``state``.
 
     A completed or failed run stays so: an operation event that was re-published after a

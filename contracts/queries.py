@@ -49,6 +49,8 @@ class RebuildCommand(_Message, frozen=True, kw_only=True):
 
 
 class RunRow(_Message, frozen=True, kw_only=True):
+    """One run as the ``runs`` view holds it: its folded state and where its scene ended."""
+
     run_id: str
     request_id: str
     thread_id: str
@@ -67,6 +69,8 @@ class RunRow(_Message, frozen=True, kw_only=True):
 
 
 class ActionRow(_Message, frozen=True, kw_only=True):
+    """One operation of a run as the ``actions`` view holds it: its state and decision."""
+
     run_id: str
     operation_id: str
     tool_name: str | None
@@ -98,6 +102,8 @@ class AuditRecord(_Message, frozen=True, kw_only=True):
 
 
 class TimelineEntry(_Message, frozen=True, kw_only=True):
+    """One event of a run as a person reads it, in log order."""
+
     stream_seq: int
     run_id: str
     event_id: str
@@ -107,6 +113,8 @@ class TimelineEntry(_Message, frozen=True, kw_only=True):
 
 
 class RunDetail(_Message, frozen=True, kw_only=True):
+    """Everything the audit views know about one run: its row, actions, records, timeline."""
+
     run: RunRow
     actions: list[ActionRow] = []
     audit_records: list[AuditRecord] = []
@@ -125,16 +133,24 @@ class Reply(_Message, frozen=True, kw_only=True):
 
 
 class RunsReply(Reply, frozen=True, kw_only=True):
+    """The answer to a ``RunsQuery``, newest run first."""
+
     runs: list[RunRow] = []
 
 
 class RunReply(Reply, frozen=True, kw_only=True):
+    """The answer to a ``RunQuery``: ``detail`` is set whenever ``ok`` is."""
+
     detail: RunDetail | None = None
 
 
 class DumpReply(Reply, frozen=True, kw_only=True):
+    """The answer to a ``DumpQuery``: each view's rows, by view name."""
+
     views: dict[str, list[dict[str, Any]]] = {}
 
 
 class RebuildReply(Reply, frozen=True, kw_only=True):
+    """The answer to a ``RebuildCommand``: how many rows each rebuilt view holds."""
+
     counts: dict[str, int] = {}  # rows per view after the rebuild

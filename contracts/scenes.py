@@ -13,6 +13,8 @@ import msgspec
 
 
 class ObjectSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One object of a scene, with what a plan may refer to: name, transform, modifiers."""
+
     name: str
     type: str
     location: list[float]
@@ -23,6 +25,8 @@ class ObjectSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
 
 
 class MaterialSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One material of a scene, so a plan can reuse it rather than make a twin."""
+
     name: str
     base_color: list[float]
     metallic: float
@@ -30,6 +34,8 @@ class MaterialSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
 
 
 class SceneSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """What a model planner is told about a scene, instead of opening the ``.blend``."""
+
     scene_id: str
     scene_hash: str
     objects: list[ObjectSummary]
@@ -80,3 +86,6 @@ class Head(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
     object_name: str
     epoch: int  # lease epoch of the executor that committed it
     kv_revision: int = 0  # filled in on read: what a commit must compare against
+    # The user whose run created the scene: only they may change it, download it or see
+    # its preview. "" for a scene committed before scenes had owners.
+    owner: str = ""

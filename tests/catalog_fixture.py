@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from contracts.operations import SafetyLevel
 from contracts.tools import ToolCatalog, ToolSpec
 
 _VEC = {"type": "array", "items": {"type": "number"}, "minItems": 3, "maxItems": 3}
 
 
-def _spec(name: str, level: str, schema: dict | None = None) -> ToolSpec:  # type: ignore[type-arg]
+def _spec(name: str, level: SafetyLevel, schema: dict[str, Any] | None = None) -> ToolSpec:
     return ToolSpec(
         name=name,
         description=name,
-        safety_level=level,  # type: ignore[arg-type]
+        safety_level=level,
         input_schema=schema or {"type": "object"},
     )
 

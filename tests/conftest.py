@@ -11,6 +11,11 @@ from services.runtime.embedded import EmbeddedNats
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 
+TESTS = Path(__file__).parent
+# Tests marked by the directory they live in, so `-m "not integration and not e2e"` selects
+# the fast tests without each module having to say what it is.
+MARK_BY_DIRECTORY = {"integration": pytest.mark.integration, "e2e": pytest.mark.e2e}
+
 GEMINI_ENV = (
     "GEMINI_API_KEY",
     "GOOGLE_API_KEY",
@@ -18,6 +23,14 @@ GEMINI_ENV = (
     "GOOGLE_GEMINI_BASE_URL",
     "BLENDMESH_PLANNER",
 )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.is_relative_to(TESTS):
+            mark = MARK_BY_DIRECTORY.get(item.path.relative_to(TESTS).parts[0])
+            if mark is not None:
+                item.add_marker(mark)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -74,7 +74,7 @@ def _run_row(prev: Row | None, event: ev.RunEvent) -> Row:
     ids = {"run_id": event.run_id, "request_id": event.request_id, "created_at": event.at,
            "thread_id": event.thread_id, "user": event.user}  # fmt: skip
     row = dict(prev) if prev is not None else dict.fromkeys(RUN_COLUMNS) | ids
-    row["state"] = run_state_after(row["state"], event)  # type: ignore[arg-type]
+    row["state"] = run_state_after(row["state"], event)
     row["updated_at"] = event.at
     match event:
         case ev.RunRequested():

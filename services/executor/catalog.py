@@ -9,6 +9,7 @@ from __future__ import annotations
 import msgspec
 from nats.js import JetStreamContext
 from nats.js.errors import KeyNotFoundError
+from nats.js.kv import KeyValue
 
 from contracts.tools import ToolCatalog
 from services.runtime.bus import ensure_kv
@@ -22,7 +23,7 @@ class KvCatalog:
         self._prefix = prefix
         self._cached: tuple[int, ToolCatalog] | None = None
 
-    async def _kv(self):  # type: ignore[no-untyped-def]
+    async def _kv(self) -> KeyValue:
         return await ensure_kv(self._js, self._prefix, "catalog")
 
     async def publish(self, catalog: ToolCatalog) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import msgspec
 from nats.js import JetStreamContext
 from nats.js.errors import KeyDeletedError, KeyNotFoundError
+from nats.js.kv import KeyValue
 
 from services.executor.journal import JournalEntry
 from services.runtime.bus import ensure_kv
@@ -15,7 +16,7 @@ class KvJournal:
         self._js = js
         self._prefix = prefix
 
-    async def _kv(self):  # type: ignore[no-untyped-def]
+    async def _kv(self) -> KeyValue:
         return await ensure_kv(self._js, self._prefix, "journal")
 
     async def get(self, key: str) -> JournalEntry | None:

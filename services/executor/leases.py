@@ -7,12 +7,14 @@ holder still owns the epoch it started with.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 
 import msgspec
 from nats.js import JetStreamContext
 from nats.js.errors import KeyDeletedError, KeyNotFoundError, KeyWrongLastSequenceError
+from nats.js.kv import KeyValue
 
 from services.executor.ports import Lease, LeaseHeld, LeaseLost
 from services.runtime.bus import ensure_kv
@@ -33,7 +35,7 @@ class KvLeases:
         self.ttl = ttl
         self._clock = clock
 
-    async def _kv(self):  # type: ignore[no-untyped-def]
+    async def _kv(self) -> KeyValue:
         return await ensure_kv(self._js, self._prefix, "leases")
 
     async def acquire(self, scene_id: str) -> Lease:
@@ -77,7 +79,6 @@ class KvLeases:
     async def release(self, lease: Lease) -> None:
         kv = await self._kv()
         expired = msgspec.structs.replace(lease, expires_at=0.0)
-        try:
+        # Someone else holds it now: nothing of ours to release.
+        with contextlib.suppress(KeyWrongLastSequenceError):
             await kv.update(lease.scene_id, msgspec.json.encode(expired), last=lease.kv_revision)
-        except KeyWrongLastSequenceError:
-            pass  # someone else holds it now: nothing of ours to release

@@ -6,6 +6,8 @@ Each one is held to the real adapter's behaviour by the shared tests in ``tests/
 from __future__ import annotations
 
 import shutil
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -13,7 +15,7 @@ import msgspec
 from contracts.scenes import Head, SceneSummary
 from contracts.tools import ToolCatalog
 from services.executor.journal import JournalEntry
-from services.executor.ports import Lease, LeaseHeld, StaleCommit
+from services.executor.ports import Lease, LeaseHeld, LeaseLost, StaleCommit
 
 
 class MemoryJournal:
@@ -45,7 +47,13 @@ class MemorySceneStore:
         shutil.copyfile(self.root / head.object_name, dest)
 
     async def commit(
-        self, scene_id: str, blend: Path, scene_hash: str, parent: Head | None, epoch: int
+        self,
+        scene_id: str,
+        blend: Path,
+        scene_hash: str,
+        parent: Head | None,
+        epoch: int,
+        owner: str = "",
     ) -> Head:
         current = self.heads.get(scene_id)
         if (current.kv_revision if current else 0) != (parent.kv_revision if parent else 0):
@@ -60,6 +68,8 @@ class MemorySceneStore:
             scene_hash=scene_hash,
             object_name=name,
             epoch=epoch,
+            # A scene keeps the owner its first revision gave it.
+            owner=parent.owner if parent is not None and parent.owner else owner,
             kv_revision=revision,
         )
         self.heads[scene_id] = head
@@ -67,30 +77,52 @@ class MemorySceneStore:
 
 
 class MemoryLeases:
-    ttl = 30.0
+    """Leases in a dict, compared and set by revision as in KV. Owners that share one
+    ``held`` dict compete for scenes as executors on one bucket do."""
 
-    def __init__(self, owner: str = "me") -> None:
+    def __init__(
+        self,
+        owner: str = "me",
+        ttl: float = 30.0,
+        clock: Callable[[], float] = time.time,
+        held: dict[str, Lease] | None = None,
+    ) -> None:
         self.owner = owner
-        self.held: dict[str, Lease] = {}
+        self.ttl = ttl
+        self._clock = clock
+        self.held: dict[str, Lease] = {} if held is None else held
 
     async def acquire(self, scene_id: str) -> Lease:
+        now = self._clock()
         current = self.held.get(scene_id)
-        if current and current.owner != self.owner and current.expires_at > 0:
-            raise LeaseHeld(scene_id, current.owner, 1.0)
+        if current and current.owner != self.owner and current.expires_at > now:
+            raise LeaseHeld(scene_id, current.owner, current.expires_at - now)
         lease = Lease(
             scene_id=scene_id,
             owner=self.owner,
             epoch=(current.epoch if current else 0) + 1,
-            expires_at=1e12,
+            expires_at=now + self.ttl,
         )
-        self.held[scene_id] = lease
-        return lease
+        return self._write(lease, current)
 
     async def renew(self, lease: Lease) -> Lease:
-        return lease
+        current = self.held.get(lease.scene_id)
+        if current is None or current.kv_revision != lease.kv_revision:
+            raise LeaseLost(f"lease on scene {lease.scene_id} was taken over")
+        renewed = msgspec.structs.replace(lease, expires_at=self._clock() + self.ttl)
+        return self._write(renewed, current)
 
     async def release(self, lease: Lease) -> None:
-        self.held[lease.scene_id] = msgspec.structs.replace(lease, expires_at=0.0)
+        current = self.held.get(lease.scene_id)
+        # Someone else holds it now: nothing of ours to release.
+        if current is not None and current.kv_revision == lease.kv_revision:
+            self._write(msgspec.structs.replace(lease, expires_at=0.0), current)
+
+    def _write(self, lease: Lease, current: Lease | None) -> Lease:
+        revision = (current.kv_revision if current else 0) + 1
+        written = msgspec.structs.replace(lease, kv_revision=revision)
+        self.held[lease.scene_id] = written
+        return written
 
 
 class MemoryPreviews:

@@ -17,6 +17,7 @@ from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from nats.js.client import JetStreamContext
 from nats.js.errors import KeyNotFoundError, NoKeysError
+from nats.js.kv import KeyValue
 
 from contracts import subjects
 from contracts.allowlist import (
@@ -42,7 +43,7 @@ class KvAllowlist:
         self._js = js
         self._prefix = prefix
 
-    async def _kv(self):  # type: ignore[no-untyped-def]
+    async def _kv(self) -> KeyValue:
         return await ensure_kv(self._js, self._prefix, BUCKET)
 
     async def _get(self, key: str) -> AllowlistEntry | None:

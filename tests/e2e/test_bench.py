@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.integration
-
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
@@ -17,7 +15,11 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
     ("args", "figure"),
     [
         (["run_latency.py", "--runs", "2"], "ratio mesh / raw bpy at p50:"),
-        (["executors.py", "--runs", "2"], "speed-up of two executors over one:"),
+        pytest.param(
+            ["executors.py", "--runs", "2"],
+            "speed-up of two executors over one:",
+            marks=pytest.mark.slow,
+        ),
         (["guarantees.py", "--repeat", "1"], "fingerprint"),
         (["ownership.py", "--runs", "50"], "index speed-up at 50 runs:"),
     ],

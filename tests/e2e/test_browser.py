@@ -7,26 +7,21 @@ Uses Debian's chromium through Playwright's driver only (no downloaded browser).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import os
 import re
-import signal
-import sys
-from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
+
+from tests.meshes import blendmesh_up
 
 CHROMIUM = Path("/usr/bin/chromium")
-BLENDMESH = str(Path(sys.executable).parent / "blendmesh")
 TOKEN = "e2e-token"
 SCENE = "browser"
 RUN_TIMEOUT_MS = 90_000
 
 pytestmark = [
-    pytest.mark.integration,
     pytest.mark.timeout(240),
     pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is not installed"),
 ]
@@ -35,59 +30,11 @@ playwright_api = pytest.importorskip(
 )
 
 
-async def _read_url(proc: asyncio.subprocess.Process) -> str:
-    assert proc.stdout is not None
-    seen: list[str] = []
-    while line := (await proc.stdout.readline()).decode(errors="replace"):
-        seen.append(line)
-        found = re.search(r"https?://[\w.\[\]:-]+", line)
-        if found:
-            return found.group(0).rstrip("/")
-    raise AssertionError("blendmesh up printed no URL:\n" + "".join(seen))
-
-
-@contextlib.asynccontextmanager
-async def _up_process(home: Path) -> AsyncIterator[str]:
-    env = {k: v for k, v in os.environ.items() if k != "NATS_URL"}
-    env.update({"BLENDMESH_API_TOKENS": f"{TOKEN}=ana", "BLENDMESH_USER": "ana"})
-    proc = await asyncio.create_subprocess_exec(
-        BLENDMESH,
-        "--home",
-        str(home),
-        "up",
-        "--port",
-        "0",
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        env=env,
-        start_new_session=True,
-    )
-    try:
-        url = await asyncio.wait_for(_read_url(proc), 120)
-        drain = asyncio.create_task(_drain(proc))
-        yield url
-        drain.cancel()
-    finally:
-        if proc.returncode is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                await asyncio.wait_for(proc.wait(), 30)
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()
-
-
-async def _drain(proc: asyncio.subprocess.Process) -> None:
-    assert proc.stdout is not None
-    while await proc.stdout.readline():
-        pass
-
-
-@pytest_asyncio.fixture
-async def console_url(tmp_path: Path) -> AsyncIterator[str]:
-    async with _up_process(tmp_path / "home") as url:
-        yield url
+@pytest.fixture
+def console_url(tmp_path: Path) -> Iterator[str]:
+    env = {"BLENDMESH_API_TOKENS": f"{TOKEN}=ana", "BLENDMESH_USER": "ana"}
+    with blendmesh_up(tmp_path / "home", "--port", "0", env=env) as up:
+        yield up.gateway_url.rstrip("/")
 
 
 async def test_console_when_destructive_run_approved_shows_result_audit_and_preview(

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import fcntl
 import json
-import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.integration
+from tests.meshes import BLENDMESH, blendmesh_up, command_env
 
-BLENDMESH = str(Path(sys.executable).parent / "blendmesh")
 FLAGSHIP = (
     "add a cube named Box at 0 0 1, add a bevel modifier to Box, "
     "then add a uv sphere named Ball at 3 0 1"
@@ -25,14 +22,12 @@ FLAGSHIP = (
 def blendmesh(
     home: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 180
 ) -> subprocess.CompletedProcess[str]:
-    full_env = {k: v for k, v in os.environ.items() if k != "NATS_URL"}
-    full_env.update({"BLENDMESH_USER": "ana", **(env or {})})
     return subprocess.run(
         [BLENDMESH, "--home", str(home), *args],
         capture_output=True,
         text=True,
         timeout=timeout,
-        env=full_env,
+        env=command_env({"BLENDMESH_USER": "ana", **(env or {})}),
         stdin=subprocess.DEVNULL,
     )
 
@@ -98,6 +93,7 @@ def test_run_plan_when_hand_written_runs_it(tmp_path: Path) -> None:
     assert result["status"] == "completed" and result["request_id"] == "hand-1"
 
 
+@pytest.mark.slow
 def test_destructive_run_when_approved_by_cli_completes(tmp_path: Path) -> None:
     assert blendmesh(tmp_path, "run", "add a cube named Old").returncode == 0
     waiting = blendmesh(tmp_path, "run", "--json", "delete Old")
@@ -167,19 +163,8 @@ def test_audit_rebuild_when_run_replays_the_log(tmp_path: Path) -> None:
 
 
 def test_up_when_running_serves_runs_from_nats_url(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "NATS_URL"}
-    up = subprocess.Popen(
-        [BLENDMESH, "--home", str(tmp_path / "mesh"), "up", "--port", "0"],
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
-    try:
-        assert up.stderr is not None
-        line = up.stderr.readline()
-        assert "NATS_URL=" in line, line
-        url = line.split("NATS_URL=")[1].split()[0]
+    with blendmesh_up(tmp_path / "mesh", "--port", "0") as up:
+        url = up.nats_url
         client_home = tmp_path / "client"
         refused = blendmesh(client_home, "run", "add a cube named Nope", env={"NATS_URL": url})
         assert refused.returncode == 4
@@ -196,35 +181,14 @@ def test_up_when_running_serves_runs_from_nats_url(tmp_path: Path) -> None:
         assert proc.returncode == 0, proc.stderr
         assert as_json(proc)["blend_path"].startswith(str(tmp_path / "mesh"))
         assert not (client_home / "nats").exists()  # joined, did not start its own
-    finally:
-        up.send_signal(signal.SIGINT)
-        code = up.wait(timeout=60)
-        if up.stderr is not None:
-            up.stderr.close()
-    assert code in (0, 130)
+    assert up.proc.returncode in (0, 130)
     assert_mesh_stopped(tmp_path / "mesh")
 
 
 def test_up_when_sent_sigterm_stops_the_mesh_cleanly(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "NATS_URL"}
-    up = subprocess.Popen(
-        [BLENDMESH, "--home", str(tmp_path), "up", "--port", "0"],
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
-    try:
-        assert up.stderr is not None
-        assert "NATS_URL=" in up.stderr.readline()
+    with blendmesh_up(tmp_path, "--port", "0") as up:
         assert (tmp_path / "mesh.json").exists()
-        up.send_signal(signal.SIGTERM)
-        assert up.wait(timeout=60) == 0
-    finally:
-        if up.poll() is None:
-            up.kill()
-            up.wait()
-        if up.stderr is not None:
-            up.stderr.close()
+        up.proc.send_signal(signal.SIGTERM)
+        assert up.proc.wait(timeout=60) == 0
     assert_mesh_stopped(tmp_path)
     assert not (tmp_path / "audit.sqlite3-wal").exists()  # the audit store was closed

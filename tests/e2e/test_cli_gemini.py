@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,21 +11,18 @@ from typing import Any
 import pytest
 
 from tests.gemini_fake import FakeGemini, op, plan, running
+from tests.meshes import BLENDMESH, command_env
 
-pytestmark = pytest.mark.integration
-
-BLENDMESH = str(Path(sys.executable).parent / "blendmesh")
 NOTICE = "blendmesh: no Gemini key is set, so the offline planner reads this request"
 
 
 def blendmesh(home: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if k != "NATS_URL"}  # keys: see conftest
-    return subprocess.run(
+    return subprocess.run(  # Gemini keys: see conftest
         [BLENDMESH, "--home", str(home), *args],
         capture_output=True,
         text=True,
         timeout=180,
-        env={**base, "BLENDMESH_USER": "ana", **env},
+        env=command_env({"BLENDMESH_USER": "ana", **env}),
         stdin=subprocess.DEVNULL,
     )
 

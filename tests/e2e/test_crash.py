@@ -28,8 +28,6 @@ from services.runtime.embedded import EmbeddedNats
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 
-pytestmark = pytest.mark.integration
-
 PREFIX = "bmcrash"
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -279,6 +277,7 @@ async def _poll_result(bus: Bus, run_id: str, timeout: float) -> Any:
     raise AssertionError(f"run {run_id} did not finish")
 
 
+@pytest.mark.slow
 async def test_nats_restart_during_run_when_services_reconnect_nothing_acked_is_lost(
     tmp_path: Path,
 ) -> None:

@@ -15,13 +15,10 @@ import time
 import urllib.request
 from pathlib import Path
 
-import pytest
-
 from contracts import subjects
 from services.runtime.access import CLIENT, login_for
 from services.runtime.host import Bus
-
-pytestmark = pytest.mark.integration
+from tests.meshes import BLENDMESH, blendmesh_up, command_env
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -50,9 +47,9 @@ async def waiting_executors(url: str, prefix: str, count: int, credentials: Path
 
 
 def run_json(url: str, credentials: Path, home: Path, prompt: str, scene: str) -> dict[str, object]:
-    env = {**os.environ, "NATS_URL": url, "BLENDMESH_NATS_CREDENTIALS": str(credentials)}
+    env = command_env({"NATS_URL": url, "BLENDMESH_NATS_CREDENTIALS": str(credentials)})
     proc = subprocess.run(
-        [str(BIN / "blendmesh"), "--home", str(home), "run", "--json", "--scene", scene, prompt],
+        [BLENDMESH, "--home", str(home), "run", "--json", "--scene", scene, prompt],
         capture_output=True,
         text=True,
         timeout=180,
@@ -63,29 +60,10 @@ def run_json(url: str, credentials: Path, home: Path, prompt: str, scene: str) -
     return json.loads(proc.stdout)
 
 
-def stop(proc: subprocess.Popen[str]) -> None:
-    proc.send_signal(signal.SIGINT)
-    try:
-        proc.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
 async def test_up_when_executors_2_binds_two_executors(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "NATS_URL"}
-    up = subprocess.Popen(
-        [str(BIN / "blendmesh"), "--home", str(tmp_path / "mesh"), "up", "--executors", "2"],
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
-    try:
-        assert up.stderr is not None
-        line = up.stderr.readline()
-        assert "2 executors" in line, line
-        url = line.split("NATS_URL=")[1].split(",")[0].split()[0]
+    with blendmesh_up(tmp_path / "mesh", "--executors", "2") as up:
+        assert "2 executors" in up.banner, up.banner
+        url = up.nats_url
         credentials = tmp_path / "mesh" / "nats-credentials.json"
         assert await waiting_executors(url, "blendmesh", 2, credentials) >= 2
         results = [
@@ -93,10 +71,6 @@ async def test_up_when_executors_2_binds_two_executors(tmp_path: Path) -> None:
             for i in range(2)
         ]
         assert all(r["status"] == "completed" for r in results)
-    finally:
-        stop(up)
-        if up.stderr is not None:
-            up.stderr.close()
 
 
 def openapi_title(port: int) -> str:

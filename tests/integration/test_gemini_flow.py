@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from contracts.events import Planned
 from contracts.receipts import RunResult
@@ -24,7 +23,7 @@ from services.runtime.history import read_run
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 from tests.gemini_fake import FakeGemini, answer, error, op, plan, running, safety_blocked
-from tests.meshes import client_mesh
+from tests.meshes import mesh_fixture
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 
@@ -41,19 +40,18 @@ def fake() -> Iterator[FakeGemini]:
         yield server
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def mesh(
-    fake: FakeGemini, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[tuple[Mesh, Bus]]:
-    settings = Settings(
+@pytest.fixture(scope="module")
+def mesh_settings(fake: FakeGemini, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return Settings(
         home=tmp_path_factory.mktemp("home"),
         prefix=PREFIX,
         user="ana",
         planner="gemini",
         env={"BLENDMESH_GEMINI_BASE_URL": fake.url, "BLENDMESH_GEMINI_MAX_RETRIES": "2"},
     )
-    async with client_mesh(settings) as running:
-        yield running
+
+
+mesh = mesh_fixture()
 
 
 async def run(mesh: tuple[Mesh, Bus], scene: str, prompt: str, **kw: Any) -> RunResult:
@@ -65,8 +63,8 @@ def create(name: str, op_id: str = "op01") -> dict[str, Any]:
     return op(op_id, "object.create", {"primitive": "cube", "name": name})
 
 
-async def test_gemini_plan_when_valid_executes_and_names_planner_and_model(  # type: ignore[no-untyped-def]
-    mesh, fake: FakeGemini
+async def test_gemini_plan_when_valid_executes_and_names_planner_and_model(
+    mesh: tuple[Mesh, Bus], fake: FakeGemini
 ) -> None:
     bevel = op("op02", "modifier.add", {"object": "Box", "type": "BEVEL"}, ["op01"])
     fake.script(plan(create("Box"), bevel))
@@ -93,8 +91,8 @@ UNKNOWN = plan(op("op01", "python.exec", {"code": "print(1)"}))
         ("unknown_tool", UNKNOWN, "TOOL_UNKNOWN"),
     ],
 )
-async def test_gemini_plan_when_first_answer_invalid_second_executes(  # type: ignore[no-untyped-def]
-    mesh, fake: FakeGemini, name: str, bad: Any, code: str
+async def test_gemini_plan_when_first_answer_invalid_second_executes(
+    mesh: tuple[Mesh, Bus], fake: FakeGemini, name: str, bad: Any, code: str
 ) -> None:
     fake.script(bad, plan(create(f"Fixed_{name}")))
     result = await run(mesh, f"repair-{name}", f"add a cube named Fixed_{name}")
@@ -108,8 +106,8 @@ async def test_gemini_plan_when_first_answer_invalid_second_executes(  # type: i
     assert [e.iteration for e in events if isinstance(e, Planned)] == [2]
 
 
-async def test_gemini_plan_when_three_answers_invalid_fails_with_last_contract(  # type: ignore[no-untyped-def]
-    mesh, fake: FakeGemini
+async def test_gemini_plan_when_three_answers_invalid_fails_with_last_contract(
+    mesh: tuple[Mesh, Bus], fake: FakeGemini
 ) -> None:
     fake.script(
         answer("I cannot do that."),
@@ -125,8 +123,8 @@ async def test_gemini_plan_when_three_answers_invalid_fails_with_last_contract( 
     assert len(fake.requests) == 3 and len(fake.replies) == 1
 
 
-async def test_gemini_plan_when_rate_limited_once_retries_and_executes(  # type: ignore[no-untyped-def]
-    mesh, fake: FakeGemini
+async def test_gemini_plan_when_rate_limited_once_retries_and_executes(
+    mesh: tuple[Mesh, Bus], fake: FakeGemini
 ) -> None:
     fake.script(
         error(429, "RESOURCE_EXHAUSTED", "Resource has been exhausted", retry_delay="0.2s"),
@@ -137,8 +135,8 @@ async def test_gemini_plan_when_rate_limited_once_retries_and_executes(  # type:
     assert len(fake.requests) == 2 and fake.requests[0].body == fake.requests[1].body
 
 
-async def test_gemini_plan_when_execution_fails_repair_plan_executes(  # type: ignore[no-untyped-def]
-    mesh, fake: FakeGemini
+async def test_gemini_plan_when_execution_fails_repair_plan_executes(
+    mesh: tuple[Mesh, Bus], fake: FakeGemini
 ) -> None:
     ghost = op("op02", "object.transform", {"name": "Ghost", "location": [1, 2, 3]})
     fake.script(
@@ -155,8 +153,8 @@ async def test_gemini_plan_when_execution_fails_repair_plan_executes(  # type: i
     assert [e.iteration for e in events if isinstance(e, Planned)] == [1, 2]
 
 
-async def test_gemini_request_when_sent_carries_catalog_scene_and_thread(  # type: ignore[no-untyped-def]
-    mesh, fake: FakeGemini
+async def test_gemini_request_when_sent_carries_catalog_scene_and_thread(
+    mesh: tuple[Mesh, Bus], fake: FakeGemini
 ) -> None:
     fake.script(plan(create("Pillar")))
     first = await run(mesh, "context", "add a cube named Pillar", thread_id="conv-1")
@@ -183,8 +181,8 @@ async def test_gemini_request_when_sent_carries_catalog_scene_and_thread(  # typ
     ]
 
 
-async def test_gemini_plan_when_answer_blocked_by_safety_fails_saying_so(  # type: ignore[no-untyped-def]
-    mesh, fake: FakeGemini
+async def test_gemini_plan_when_answer_blocked_by_safety_fails_saying_so(
+    mesh: tuple[Mesh, Bus], fake: FakeGemini
 ) -> None:
     fake.script(safety_blocked())
     result = await run(mesh, "blocked", "something the filters dislike")
@@ -195,8 +193,8 @@ async def test_gemini_plan_when_answer_blocked_by_safety_fails_saying_so(  # typ
     assert len(fake.requests) == 1
 
 
-async def test_gemini_logs_when_run_retries_hold_neither_prompt_nor_key(  # type: ignore[no-untyped-def]
-    mesh, fake: FakeGemini, caplog: pytest.LogCaptureFixture
+async def test_gemini_logs_when_run_retries_hold_neither_prompt_nor_key(
+    mesh: tuple[Mesh, Bus], fake: FakeGemini, caplog: pytest.LogCaptureFixture
 ) -> None:
     # Everything `blendmesh -v` shows, and the model path's debug output on top. (The
     # audit views store the prompt by design; aiosqlite's own DEBUG log echoes its SQL.)

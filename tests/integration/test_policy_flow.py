@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from contracts.events import ApprovalRequested, PolicyDecided, RunFailed
 from contracts.receipts import RunResult
@@ -17,20 +15,21 @@ from services.policy import client as allowlist
 from services.runtime.history import read_run
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from tests.meshes import client_mesh
+from tests.meshes import mesh_fixture
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 
 TTL = 6.0  # long enough to answer an approval, short enough to watch one expire
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def mesh(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[Mesh, Bus]]:
-    settings = Settings(
+@pytest.fixture(scope="module")
+def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return Settings(
         home=tmp_path_factory.mktemp("home"), prefix="bmpolicy", user="ana", approval_ttl=TTL
     )
-    async with client_mesh(settings) as running:
-        yield running
+
+
+mesh = mesh_fixture()
 
 
 async def run(
@@ -45,7 +44,9 @@ async def decided(mesh: tuple[Mesh, Bus], run_id: str) -> PolicyDecided:
     return next(e for e in events if isinstance(e, PolicyDecided))
 
 
-async def test_approve_and_always_allow_when_same_op_again_runs_without_asking(mesh) -> None:  # type: ignore[no-untyped-def]
+async def test_approve_and_always_allow_when_same_op_again_runs_without_asking(
+    mesh: tuple[Mesh, Bus],
+) -> None:
     bus = mesh[1]
     await run(mesh, "standing", "add a cube named A, add a cube named B, add a cube named C")
     asked = await run(mesh, "standing", "delete A")
@@ -72,7 +73,9 @@ async def test_approve_and_always_allow_when_same_op_again_runs_without_asking(m
     await client.resolve(asked_again.run_id, "reject", "ana", timeout=120)
 
 
-async def test_approval_when_nobody_answers_expires_and_fails_the_run(mesh) -> None:  # type: ignore[no-untyped-def]
+async def test_approval_when_nobody_answers_expires_and_fails_the_run(
+    mesh: tuple[Mesh, Bus],
+) -> None:
     await run(mesh, "expiring", "add a cube named Old")
     asked = await run(mesh, "expiring", "delete Old")
     assert asked.status == "awaiting_confirmation"
@@ -87,7 +90,9 @@ async def test_approval_when_nobody_answers_expires_and_fails_the_run(mesh) -> N
     assert failed.failure.error_code == "APPROVAL_EXPIRED"
 
 
-async def test_unsafe_argument_when_planned_is_denied_without_asking(mesh) -> None:  # type: ignore[no-untyped-def]
+async def test_unsafe_argument_when_planned_is_denied_without_asking(
+    mesh: tuple[Mesh, Bus],
+) -> None:
     ops = [
         {
             "operation_id": "far",

@@ -6,12 +6,10 @@ import asyncio
 import hashlib
 import json
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from contracts.receipts import RunResult
 from services.audit import client as audit
@@ -20,7 +18,7 @@ from services.executor.previews import ObjectStorePreviews
 from services.mesh import Mesh
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from tests.meshes import client_mesh
+from tests.meshes import mesh_fixture
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 
@@ -58,11 +56,12 @@ async def inspect_blend(path: str) -> dict[str, Any]:
     return json.loads(line.removeprefix("RESULT "))
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def mesh(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[Mesh, Bus]]:
-    settings = Settings(home=tmp_path_factory.mktemp("home"), prefix="bmflow", user="ana")
-    async with client_mesh(settings) as running:
-        yield running
+@pytest.fixture(scope="module")
+def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return Settings(home=tmp_path_factory.mktemp("home"), prefix="bmflow", user="ana")
+
+
+mesh = mesh_fixture()
 
 
 async def run(
@@ -96,7 +95,9 @@ def op(
     }
 
 
-async def test_flagship_request_when_run_saves_blend_with_box_and_ball(mesh) -> None:  # type: ignore[no-untyped-def]
+async def test_flagship_request_when_run_saves_blend_with_box_and_ball(
+    mesh: tuple[Mesh, Bus],
+) -> None:
     result = await run(mesh, "flagship", FLAGSHIP)
     assert result.status == "completed", result
     assert [r.tool_name for r in result.receipts] == [
@@ -105,13 +106,14 @@ async def test_flagship_request_when_run_saves_blend_with_box_and_ball(mesh) -> 
         "object.create",
     ]
     assert all(r.status == "succeeded" for r in result.receipts)
-    assert result.blend_path and Path(result.blend_path).exists()
+    assert result.blend_path
+    assert await asyncio.to_thread(Path(result.blend_path).exists)
     scene = await inspect_blend(result.blend_path)
     assert scene["Box"] == {"location": [0.0, 0.0, 1.0], "modifiers": ["BEVEL"]}
     assert scene["Ball"]["location"] == [3.0, 0.0, 1.0]
 
 
-async def test_completed_run_when_committed_stores_preview_png(mesh) -> None:  # type: ignore[no-untyped-def]
+async def test_completed_run_when_committed_stores_preview_png(mesh: tuple[Mesh, Bus]) -> None:
     result = await run(mesh, "pictured", "add a cube named Box")
     assert result.status == "completed", result
     bus = mesh[1]
@@ -151,8 +153,8 @@ async def test_completed_run_when_committed_stores_preview_png(mesh) -> None:  #
         ),
     ],
 )
-async def test_invalid_plan_when_run_is_rejected_and_scene_untouched(  # type: ignore[no-untyped-def]
-    mesh, name: str, operations: list[dict[str, Any]], code: str
+async def test_invalid_plan_when_run_is_rejected_and_scene_untouched(
+    mesh: tuple[Mesh, Bus], name: str, operations: list[dict[str, Any]], code: str
 ) -> None:
     base = await run(
         mesh,
@@ -173,7 +175,7 @@ async def test_invalid_plan_when_run_is_rejected_and_scene_untouched(  # type: i
     assert file_digest(scene_file(mesh, "guarded")) == before
 
 
-async def test_destructive_op_when_approved_completes(mesh) -> None:  # type: ignore[no-untyped-def]
+async def test_destructive_op_when_approved_completes(mesh: tuple[Mesh, Bus]) -> None:
     await run(mesh, "approve", "add a cube named Doomed")
     result = await run(mesh, "approve", "delete Doomed")
     assert result.status == "awaiting_confirmation"
@@ -184,7 +186,7 @@ async def test_destructive_op_when_approved_completes(mesh) -> None:  # type: ig
     assert "Doomed" not in await inspect_blend(str(done.blend_path))
 
 
-async def test_destructive_op_when_rejected_leaves_scene_as_it_was(mesh) -> None:  # type: ignore[no-untyped-def]
+async def test_destructive_op_when_rejected_leaves_scene_as_it_was(mesh: tuple[Mesh, Bus]) -> None:
     await run(mesh, "reject", "add a cube named Precious")
     before = file_digest(scene_file(mesh, "reject"))
     result = await run(mesh, "reject", "delete Precious")
@@ -196,13 +198,17 @@ async def test_destructive_op_when_rejected_leaves_scene_as_it_was(mesh) -> None
     assert "Precious" in await inspect_blend(str(scene_file(mesh, "reject")))
 
 
-async def test_destructive_op_when_pre_approved_runs_without_waiting(mesh) -> None:  # type: ignore[no-untyped-def]
+async def test_destructive_op_when_pre_approved_runs_without_waiting(
+    mesh: tuple[Mesh, Bus],
+) -> None:
     await run(mesh, "pre", "add a cube named Gone")
     result = await run(mesh, "pre", "delete Gone", pre_approved=True)
     assert result.status == "completed"
 
 
-async def test_failing_op_when_run_rolls_back_and_names_the_operation(mesh) -> None:  # type: ignore[no-untyped-def]
+async def test_failing_op_when_run_rolls_back_and_names_the_operation(
+    mesh: tuple[Mesh, Bus],
+) -> None:
     result = await run(mesh, "rollback", "add a cube named Here, then move Ghost to 1 2 3")
     assert result.status == "failed"
     assert result.failure is not None
@@ -212,14 +218,14 @@ async def test_failing_op_when_run_rolls_back_and_names_the_operation(mesh) -> N
     assert failed.scene_hash_after == failed.scene_hash_before == result.scene_hash
 
 
-async def test_unreadable_request_when_run_fails_quoting_it(mesh) -> None:  # type: ignore[no-untyped-def]
+async def test_unreadable_request_when_run_fails_quoting_it(mesh: tuple[Mesh, Bus]) -> None:
     result = await run(mesh, "words", "add a cube named A, paint it like van gogh")
     assert result.status == "failed"
     assert result.failure is not None and result.failure.error_code == "REQUEST_UNREADABLE"
     assert '"paint it like van gogh"' in result.message
 
 
-async def test_audit_views_when_rebuilt_equal_live_views(mesh) -> None:  # type: ignore[no-untyped-def]
+async def test_audit_views_when_rebuilt_equal_live_views(mesh: tuple[Mesh, Bus]) -> None:
     result = await run(mesh, "audited", "add a cube named Audited, then move Nobody to 1 1 1")
     nc, prefix = mesh[1].nc, mesh[0].settings.prefix
     view = await audit.query_run(nc, prefix, result.run_id)
@@ -247,7 +253,9 @@ async def test_audit_views_when_rebuilt_equal_live_views(mesh) -> None:  # type:
     assert result.run_id in [r.run_id for r in runs]
 
 
-async def test_run_boundary_when_an_op_fails_leaves_scene_as_before_the_run(mesh) -> None:  # type: ignore[no-untyped-def]
+async def test_run_boundary_when_an_op_fails_leaves_scene_as_before_the_run(
+    mesh: tuple[Mesh, Bus],
+) -> None:
     await run(mesh, "whole", "add a cube named Base")
     before = file_digest(scene_file(mesh, "whole"))
     result = await run(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 from nats.aio.msg import Msg
@@ -14,7 +15,7 @@ from nats.js.errors import APIError
 from contracts import subjects
 from contracts.events import AnyEvent, DeadLettered, Event, RunFailed, RunRequested
 from contracts.failures import failure
-from services.runtime.consumer import ConsumerLoop, ConsumerSpec, Delivery
+from services.runtime.consumer import ConsumerLoop, ConsumerSpec, Delivery, Handler
 from services.runtime.errors import Reject, Retry
 from services.runtime.history import read_run
 from services.runtime.host import Bus
@@ -56,7 +57,7 @@ async def test_read_run_when_no_events_returns_empty(bus: Bus) -> None:
     assert await read_run(bus.js, "bmtest", "nothing") == []
 
 
-async def _loop(bus: Bus, handler, **kw) -> ConsumerLoop:  # type: ignore[no-untyped-def]
+async def _loop(bus: Bus, handler: Handler, **kw: Any) -> ConsumerLoop:
     spec = ConsumerSpec(
         durable=kw.pop("durable", "t1"),
         filter_subjects=[subjects.any_run("bmtest", "requested")],

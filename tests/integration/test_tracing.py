@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -21,7 +21,7 @@ from services.runtime.consumer import ConsumerLoop, ConsumerSpec, Delivery
 from services.runtime.errors import Reject
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from tests.meshes import client_mesh
+from tests.meshes import mesh_fixture
 
 pytestmark = pytest.mark.integration
 
@@ -42,10 +42,11 @@ def exporter() -> Iterator[InMemorySpanExporter]:
 
 
 @pytest.fixture
-async def mesh(tmp_path: Path) -> AsyncIterator[tuple[Mesh, Bus]]:
-    settings = Settings(home=tmp_path / "home", prefix="bmtrace", user="ana")
-    async with client_mesh(settings) as running:
-        yield running
+def mesh_settings(tmp_path: Path) -> Settings:
+    return Settings(home=tmp_path / "home", prefix="bmtrace", user="ana")
+
+
+mesh = mesh_fixture(scope="function")
 
 
 async def spans_until(
@@ -67,8 +68,8 @@ def one(spans: Sequence[ReadableSpan], name: str) -> ReadableSpan:
     return found[0]
 
 
-async def test_run_when_traced_is_one_trace_across_every_service(  # type: ignore[no-untyped-def]
-    exporter, mesh
+async def test_run_when_traced_is_one_trace_across_every_service(
+    exporter: InMemorySpanExporter, mesh: tuple[Mesh, Bus]
 ) -> None:
     request = build_request(user="ana", scene_id="traced", prompt=PROMPT)
     result = await MeshClient(mesh[1]).run(request, timeout=120)
@@ -137,8 +138,8 @@ async def test_run_when_traced_is_one_trace_across_every_service(  # type: ignor
         assert children >= {"audit handle run.op_started", "audit handle run.op_succeeded"}
 
 
-async def test_run_when_console_exporter_configured_completes_and_prints_spans(  # type: ignore[no-untyped-def]
-    mesh, capsys: pytest.CaptureFixture[str]
+async def test_run_when_console_exporter_configured_completes_and_prints_spans(
+    mesh: tuple[Mesh, Bus], capsys: pytest.CaptureFixture[str]
 ) -> None:
     tracing.configure_tracing(mesh[0].settings.with_(trace_exporter="console"))
     err = ""
@@ -159,8 +160,8 @@ async def test_run_when_console_exporter_configured_completes_and_prints_spans( 
     assert '"name": "operation object.create"' in err
 
 
-async def test_handler_when_it_rejects_marks_its_span_failed(  # type: ignore[no-untyped-def]
-    exporter, bus: Bus
+async def test_handler_when_it_rejects_marks_its_span_failed(
+    exporter: InMemorySpanExporter, bus: Bus
 ) -> None:
     async def handler(event: AnyEvent, delivery: Delivery) -> Sequence[Event]:
         raise Reject("not for me")
@@ -192,8 +193,8 @@ async def test_handler_when_it_rejects_marks_its_span_failed(  # type: ignore[no
     assert handled.parent.span_id == one(spans, "publish").context.span_id
 
 
-async def test_approval_when_resolved_continues_the_runs_trace(  # type: ignore[no-untyped-def]
-    exporter, mesh
+async def test_approval_when_resolved_continues_the_runs_trace(
+    exporter: InMemorySpanExporter, mesh: tuple[Mesh, Bus]
 ) -> None:
     client = MeshClient(mesh[1])
     made = await client.run(

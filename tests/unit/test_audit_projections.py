@@ -19,8 +19,8 @@ import pytest
 
 from contracts import events as ev
 from contracts.failures import failure
-from contracts.operations import Operation, OperationSet
-from contracts.receipts import Receipt
+from contracts.operations import Operation, OperationSet, SafetyLevel
+from contracts.receipts import Receipt, ReceiptStatus
 from services.audit.handlers import apply_event
 from services.audit.projections import Row, RunView
 from services.audit.store import VIEWS, Project, SqliteStore
@@ -98,12 +98,14 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
 # -- the recorded history ----------------------------------------------------------------
 
 
-def _receipt(op: Operation, status: str, before: str, after: str | None, **kw: Any) -> Receipt:
+def _receipt(
+    op: Operation, status: ReceiptStatus, before: str, after: str | None, **kw: Any
+) -> Receipt:
     return Receipt(
         operation_id=op.operation_id,
         tool_name=op.tool_name,
         safety_level=op.safety_level,
-        status=status,  # type: ignore[arg-type]
+        status=status,
         scene_hash_before=before,
         scene_hash_after=after,
         duration_ms=12.5,
@@ -111,10 +113,12 @@ def _receipt(op: Operation, status: str, before: str, after: str | None, **kw: A
     )
 
 
-def _op(op_id: str, tool: str, level: str, args: dict[str, Any], deps: list[str]) -> Operation:
+def _op(
+    op_id: str, tool: str, level: SafetyLevel, args: dict[str, Any], deps: list[str]
+) -> Operation:
     return Operation(
         operation_id=op_id, tool_name=tool, args=args, depends_on=deps, safety_level=level
-    )  # type: ignore[arg-type]
+    )
 
 
 def generate_history() -> list[ev.AnyEvent]:

@@ -14,6 +14,7 @@ from services.planner.retry import RetryPolicy
 from tests.catalog_fixture import CATALOG
 from tests.gemini_fake import (
     FakeGemini,
+    Reply,
     answer,
     error,
     op,
@@ -157,8 +158,8 @@ async def test_gemini_when_deadline_would_pass_stops_retrying(
     ],
 )
 async def test_gemini_when_call_fails_for_good_raises_model_error_without_retry(
-    fake: FakeGemini, model: GeminiModel, reply, kind: str, text: str
-) -> None:  # type: ignore[no-untyped-def]
+    fake: FakeGemini, model: GeminiModel, reply: Reply, kind: str, text: str
+) -> None:
     fake.script(reply)
     with pytest.raises(ModelError) as caught:
         await model.generate(request())

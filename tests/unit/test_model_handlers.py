@@ -22,6 +22,7 @@ from contracts.events import (
     follow,
 )
 from contracts.failures import failure
+from contracts.operations import OperationSet
 from contracts.receipts import Receipt
 from services.executor.memory import MemorySceneSummaries, StaticCatalog
 from services.planner.conversation import ModelPlanner
@@ -188,7 +189,7 @@ def planned_at(iteration: int) -> Planned:
     )
 
 
-def _plan():  # type: ignore[no-untyped-def]
+def _plan() -> OperationSet:
     from services.planner.answer import decode_answer
     from services.planner.graph import validate
 

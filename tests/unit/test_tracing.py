@@ -40,7 +40,9 @@ def exporter() -> Iterator[InMemorySpanExporter]:
     provider.shutdown()
 
 
-def test_inject_when_span_current_adds_traceparent_and_keeps_msg_id(exporter) -> None:  # type: ignore[no-untyped-def]
+def test_inject_when_span_current_adds_traceparent_and_keeps_msg_id(
+    exporter: InMemorySpanExporter,
+) -> None:
     with tracing.tracer().start_as_current_span("publish") as span:
         headers = tracing.inject({"Nats-Msg-Id": "e1"})
     ctx = span.get_span_context()
@@ -48,7 +50,9 @@ def test_inject_when_span_current_adds_traceparent_and_keeps_msg_id(exporter) ->
     assert headers["traceparent"].startswith(f"00-{ctx.trace_id:032x}-{ctx.span_id:016x}-")
 
 
-def test_extract_when_headers_injected_returns_remote_parent(exporter) -> None:  # type: ignore[no-untyped-def]
+def test_extract_when_headers_injected_returns_remote_parent(
+    exporter: InMemorySpanExporter,
+) -> None:
     with tracing.tracer().start_as_current_span("publish") as span:
         headers = tracing.inject({})
     parent = trace.get_current_span(tracing.extract(headers)).get_span_context()

@@ -138,9 +138,9 @@ class Cursor:
     # -- numbers and vectors ----------------------------------------------------------
     def number(self) -> Number:
         token = self.take()
-        if token.kind != "NUMBER":
+        if token.kind != "NUMBER" or isinstance(token.value, str):
             raise NoParse()
-        return token.value  # type: ignore[return-value]
+        return token.value
 
     def _numbers_ahead(self) -> int:
         count = 0

@@ -1,0 +1,45 @@
+"""The executor's Previews port: MemoryPreviews and ObjectStorePreviews held to the same
+behaviour. The gateway reads what the executor wrote, through the same port."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.executor.memory import MemoryPreviews
+from services.executor.ports import Previews
+from services.executor.previews import ObjectStorePreviews
+from services.runtime.host import Bus
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
+
+
+class PreviewsContract:
+    """Subclass with a ``previews`` fixture."""
+
+    async def test_get_when_nothing_rendered_yet_returns_none(self, previews: Previews) -> None:
+        assert await previews.get("s") is None
+
+    async def test_put_when_read_back_returns_same_bytes(self, previews: Previews) -> None:
+        await previews.put("s", PNG)
+        assert await previews.get("s") == PNG
+        assert await previews.get("other") is None
+
+    async def test_put_when_scene_rendered_again_keeps_only_latest(
+        self, previews: Previews
+    ) -> None:
+        await previews.put("s", PNG)
+        await previews.put("s", PNG + b"later")
+        assert await previews.get("s") == PNG + b"later"
+
+
+class TestMemoryPreviews(PreviewsContract):
+    @pytest.fixture
+    def previews(self) -> Previews:
+        return MemoryPreviews()
+
+
+@pytest.mark.integration
+class TestObjectStorePreviews(PreviewsContract):
+    @pytest.fixture
+    def previews(self, executor_bus: Bus) -> Previews:
+        return ObjectStorePreviews(executor_bus.js, executor_bus.prefix)
