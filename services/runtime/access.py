@@ -3,9 +3,10 @@
 The server blendmesh starts knows these users and refuses anonymous clients. Each role
 may publish only the events it owns (only policy writes ``approved``, only the executor
 writes ``op_*``, a client writes ``requested`` and ``approval_resolved``), only into the
-KV buckets and object stores it owns, and no role may delete or reconfigure a stream.
-Reads stay open to every role: the log is the shared record, and the JetStream API
-needed to read it cannot be split by stream cheaply.
+KV buckets and object stores it owns. Of the JetStream API a role gets the reads, named
+consumers to read through and its own durable consumers; only admin creates, changes or
+deletes a stream (docs/adr/0007-jetstream-api-least-privilege.md). Reads stay open to
+every role: the log is the shared record.
 
 Passwords are random per home and kept in a file only its owner can read
 (docs/adr/0006-nats-users-per-service.md).
@@ -23,7 +24,7 @@ from typing import Any
 
 from contracts import subjects
 
-ADMIN = "admin"  # creates the event log before the services start; nothing else
+ADMIN = "admin"  # creates the streams (log, buckets, stores) before the services start
 CLIENT = "client"  # the CLI and the HTTP gateway: people asking for runs
 SERVICE_ROLES = ("planner", "policy", "executor", "audit")
 ROLES = (ADMIN, CLIENT, *SERVICE_ROLES)
@@ -48,18 +49,35 @@ _KV_BUCKETS: dict[str, tuple[str, ...]] = {
     "executor": ("journal", "leases", "scene_heads", "scene_summaries", "catalog"),
 }
 _OBJECT_STORES: dict[str, tuple[str, ...]] = {"executor": ("scenes", "previews")}
+# Every bucket and store: the admin creates them all before the services start.
+KV_BUCKETS = tuple(name for names in _KV_BUCKETS.values() for name in names)
+OBJECT_STORES = tuple(name for names in _OBJECT_STORES.values() for name in names)
+# Durable consumers of the event log, by owner (the ConsumerSpecs of each service's app).
+DURABLES: dict[str, tuple[str, ...]] = {
+    "planner": ("planner",),
+    "policy": ("policy", "policy-expiry"),
+    "executor": ("executor",),
+    "audit": ("audit",),
+}
 # Roles that answer request/reply queries (audit views, the allowlist).
 _RESPONDERS = ("audit", "policy")
+# Audit's replay pulls from consumers the server names, so it may pull from (and delete)
+# any consumer of the log but the other services' durables.
+_PULLS_EPHEMERALS = ("audit",)
 
-_EVERYONE_PUBLISH = ("$JS.API.>", "$JS.ACK.>", "$JS.FC.>")
-# Stream administration that would undo the log's guarantees: deleting a stream (the
-# log, the journal, the allowlist), rewriting its config (adding sources that inject
-# events), or removing messages.
-_NOBODY = (
-    "$JS.API.STREAM.DELETE.>",
-    "$JS.API.STREAM.UPDATE.>",
-    "$JS.API.STREAM.MSG.DELETE.>",
+# JetStream API requests that only read; open to every role.
+_API_READS = (
+    "$JS.API.INFO",
+    "$JS.API.STREAM.INFO.*",
+    "$JS.API.STREAM.NAMES",
+    "$JS.API.STREAM.LIST",
+    "$JS.API.STREAM.MSG.GET.*",
+    "$JS.API.DIRECT.GET.>",
+    "$JS.API.CONSUMER.INFO.*.*",
+    "$JS.API.CONSUMER.NAMES.*",
+    "$JS.API.CONSUMER.LIST.*",
 )
+_CONSUMER = "$JS.API.CONSUMER"
 
 
 class CredentialsError(RuntimeError):
@@ -80,13 +98,20 @@ def bucket(prefix: str, name: str) -> str:
     return f"{prefix}_{name}".replace(".", "_")
 
 
+def inbox_prefix(role: str) -> str:
+    """Where a role's replies and consumer deliveries arrive; only that role may listen."""
+    return f"_INBOX.{role}"
+
+
 def permissions(role: str, prefix: str) -> dict[str, Any]:
     """The ``permissions`` block of one user in the server's ``authorization`` config."""
     if role == ADMIN:
-        return {"publish": {"allow": [">"]}, "subscribe": {"allow": [">"]}}
+        # Admin listens only to inboxes too: a push consumer delivers only to subjects
+        # someone subscribes to, so nobody may subscribe in the event space.
+        return {"publish": {"allow": [">"]}, "subscribe": {"allow": ["_INBOX.>"]}}
     if role not in _RUN_EVENTS:
         raise ValueError(f"unknown role {role!r}; roles are {', '.join(ROLES)}")
-    allow = list(_EVERYONE_PUBLISH)
+    allow, deny = _jetstream(role, prefix)
     allow += [subjects.any_run(prefix, kind) for kind in _RUN_EVENTS[role]]
     if role == "planner":
         allow.append(f"{prefix}.thread.>")
@@ -96,17 +121,7 @@ def permissions(role: str, prefix: str) -> dict[str, Any]:
         allow.append(f"{prefix}.deadletter.>")  # every consumer loop may dead-letter
     allow += [f"$KV.{bucket(prefix, name)}.>" for name in _KV_BUCKETS.get(role, ())]
     allow += [f"$O.{bucket(prefix, name)}.>" for name in _OBJECT_STORES.get(role, ())]
-    deny = list(_NOBODY)
-    # Purging is how nats-py replaces an object's chunks, so the executor may purge its
-    # own object stores; everything else must stay as written.
-    purgeable = {f"OBJ_{bucket(prefix, name)}" for name in _OBJECT_STORES.get(role, ())}
-    if purgeable:
-        kept = [subjects.stream_name(prefix)]
-        kept += [f"KV_{bucket(prefix, n)}" for names in _KV_BUCKETS.values() for n in names]
-        deny += [f"$JS.API.STREAM.PURGE.{stream}" for stream in kept]
-    else:
-        deny.append("$JS.API.STREAM.PURGE.>")
-    subscribe = ["_INBOX.>"]
+    subscribe = [f"{inbox_prefix(role)}.>"]
     if role in _RESPONDERS:
         subscribe.append(f"{prefix}.query.>")
     out: dict[str, Any] = {
@@ -116,6 +131,42 @@ def permissions(role: str, prefix: str) -> dict[str, Any]:
     if role in _RESPONDERS:
         out["allow_responses"] = True
     return out
+
+
+def _jetstream(role: str, prefix: str) -> tuple[list[str], list[str]]:
+    """The JetStream API a service or client role may use: ``(allow, deny)``.
+
+    No stream administration at all. Consumers only by name: the legacy create subject
+    without one lets the request body name any consumer, a service's durable included.
+    """
+    log = subjects.stream_name(prefix)
+    # Streams read through (ordered) consumers: the log, any object store (the gateway
+    # shows previews), and the role's own KV buckets (listing keys); other buckets are
+    # read by direct get.
+    read = [log, *(f"OBJ_{bucket(prefix, name)}" for name in OBJECT_STORES)]
+    read += [f"KV_{bucket(prefix, name)}" for name in _KV_BUCKETS.get(role, ())]
+    allow = [*_API_READS, "$JS.FC.>"]  # flow control: the ordered consumers' replies
+    for stream in read:
+        allow += [f"{_CONSUMER}.CREATE.{stream}.*", f"{_CONSUMER}.CREATE.{stream}.*.>"]
+    for durable in DURABLES.get(role, ()):
+        allow += [
+            f"{_CONSUMER}.DURABLE.CREATE.{log}.{durable}",
+            f"{_CONSUMER}.MSG.NEXT.{log}.{durable}",
+            f"{_CONSUMER}.DELETE.{log}.{durable}",  # to recreate it when it was tampered with
+            f"$JS.ACK.{log}.{durable}.>",
+        ]
+    if role in _PULLS_EPHEMERALS:
+        allow += [f"{_CONSUMER}.MSG.NEXT.{log}.*", f"{_CONSUMER}.DELETE.{log}.*"]
+    # Purging is how nats-py replaces an object's chunks; nothing else is ever purged.
+    allow += [f"$JS.API.STREAM.PURGE.OBJ_{bucket(prefix, n)}" for n in _OBJECT_STORES.get(role, ())]
+    deny = [
+        f"{_CONSUMER}.{verb}.{log}.{durable}{rest}"
+        for other, durables in DURABLES.items()
+        if other != role
+        for durable in durables
+        for verb, rest in (("CREATE", ""), ("CREATE", ".>"), ("MSG.NEXT", ""), ("DELETE", ""))
+    ]
+    return allow, deny
 
 
 def authorization(passwords: Mapping[str, str], prefix: str) -> dict[str, Any]:

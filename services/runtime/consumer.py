@@ -34,6 +34,7 @@ from contracts.events import (
 )
 from services.runtime import tracing
 from services.runtime.bus import EventPublisher
+from services.runtime.durables import DurableConsumer
 from services.runtime.errors import Reject, Retry
 
 log = logging.getLogger("blendmesh.consumer")
@@ -66,6 +67,7 @@ class ConsumerSpec:
     heartbeat: bool = False  # send in_progress() while the handler runs (long work)
     backoff_cap: float = 10.0
     ack_timeout: float = 10.0  # how long to wait for the server to confirm an ack
+    check_interval: float = 5.0  # seconds between checks that the consumer is as configured
     extra: dict[str, object] = field(default_factory=dict)
 
     def config(self) -> ConsumerConfig:
@@ -108,11 +110,16 @@ class ConsumerLoop:
         self._stopping = False
         self._busy = False
         self._task: asyncio.Task[None] | None = None
+        stream = subjects.stream_name(prefix)
+        self._durable = DurableConsumer(js, stream, spec.config())
+        self._next_check = 0.0
 
     async def start(self) -> None:
-        stream = subjects.stream_name(self._prefix)
-        await self._js.add_consumer(stream, self._spec.config())
-        self._sub = await self._js.pull_subscribe_bind(durable=self._spec.durable, stream=stream)
+        await self._durable.ensure()
+        self._next_check = asyncio.get_running_loop().time() + self._spec.check_interval
+        self._sub = await self._js.pull_subscribe_bind(
+            durable=self._spec.durable, stream=subjects.stream_name(self._prefix)
+        )
         self._task = asyncio.create_task(self._run(), name=f"consumer:{self._spec.durable}")
 
     async def stop(self) -> None:
@@ -132,8 +139,22 @@ class ConsumerLoop:
         with contextlib.suppress(Exception):
             await self._sub.unsubscribe()
 
+    async def _check(self) -> None:
+        """Now and then, make sure the durable consumer is still there as configured."""
+        now = asyncio.get_running_loop().time()
+        if now < self._next_check:
+            return
+        self._next_check = now + self._spec.check_interval
+        try:
+            await self._durable.ensure()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - e.g. reconnecting: try again next time
+            log.warning("%s: could not check the durable consumer (%s)", self._spec.durable, exc)
+
     async def _run(self) -> None:
         while not self._stopping:
+            await self._check()
             try:
                 msgs = await self._sub.fetch(batch=1, timeout=5)
             except (TimeoutError, NatsTimeoutError):
@@ -142,6 +163,7 @@ class ConsumerLoop:
                 raise
             except Exception as exc:  # noqa: BLE001 - e.g. reconnecting: keep consuming
                 log.warning("%s: fetch failed (%s); retrying", self._spec.durable, exc)
+                self._next_check = 0.0  # the consumer may be gone: check before the next fetch
                 await asyncio.sleep(0.5)
                 continue
             for msg in msgs:

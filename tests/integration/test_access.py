@@ -11,13 +11,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from nats.js.api import KeyValueConfig
 from nats.js.errors import NoStreamResponseError
 
 from contracts import subjects
 from services.runtime import access
-from services.runtime.bus import LoginRefused, connect, ensure_event_log
-from services.runtime.embedded import EmbeddedNats
+from services.runtime.bus import LoginRefused, connect, ensure_event_log, ensure_kv
+from services.runtime.embedded import EmbeddedNats, prepare_streams
 from services.runtime.history import read_run
 from services.runtime.host import Bus
 
@@ -34,8 +33,7 @@ async def secured(tmp_path: Path) -> AsyncIterator[tuple[str, Path]]:
     credentials = tmp_path / "nats-credentials.json"
     server = EmbeddedNats.secured(tmp_path / "nats", credentials, PREFIX)
     url = await server.start()
-    admin = await Bus.open(url, PREFIX, "admin", access.login_for(credentials, access.ADMIN))
-    await admin.close()
+    await prepare_streams(url, PREFIX, access.login_for(credentials, access.ADMIN))
     try:
         yield url, credentials
     finally:
@@ -138,7 +136,7 @@ async def test_kv_when_written_by_a_role_that_does_not_own_it_is_refused(
     client = await as_role(secured, access.CLIENT)
     try:
         bucket = access.bucket(PREFIX, "allowlist")
-        kv = await policy.js.create_key_value(KeyValueConfig(bucket=bucket))
+        kv = await ensure_kv(policy.js, PREFIX, "allowlist")  # the admin created it
         await kv.put("entry", b"granted by policy")
         assert await publish_refused(client, f"$KV.{bucket}.entry", b"granted by nobody")
         assert (await kv.get("entry")).value == b"granted by policy"
