@@ -71,7 +71,7 @@ async def measure(
 
     async def put(i: int) -> None:
         await journal.put(
-            op_key(f"bench-{objects}", f"op{i}"),
+            op_key("bench", "bench", f"bench-{objects}", f"op{i}"),
             JournalEntry(
                 request_id="r",
                 operation_id=f"op{i}",

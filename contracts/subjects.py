@@ -46,6 +46,12 @@ def any_run(prefix: str, kind: str) -> str:
     return f"{prefix}.run.*.{kind}"
 
 
+def run_id_in(subject: str) -> str | None:
+    """The run id of a run event's subject (``<prefix>.run.<run_id>.<event>``), else None."""
+    tokens = subject.split(".")
+    return tokens[2] if len(tokens) == 4 and tokens[1] == "run" else None
+
+
 def deadletter(prefix: str, consumer: str) -> str:
     return f"{prefix}.deadletter.{consumer}"
 

@@ -6,6 +6,7 @@ import os
 import shutil
 import socket
 import uuid
+from functools import partial
 
 from contracts.tools import catalog_from_mcp
 from services.executor.catalog import KvCatalog
@@ -21,6 +22,7 @@ from services.executor.session import Scenes
 from services.executor.supervisor import SupervisedBridge
 from services.runtime.bus import JetStreamPipeline
 from services.runtime.consumer import ConsumerSpec
+from services.runtime.history import read_run
 from services.runtime.host import Bus, ConsumerService
 from services.runtime.settings import Settings
 
@@ -53,7 +55,9 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         previews=ObjectStorePreviews(bus.js, bus.prefix),
     )
     handlers = ExecutorHandlers(
-        runner=runner, progress=lambda: JetStreamPipeline(bus.js, bus.prefix)
+        runner=runner,
+        progress=lambda: JetStreamPipeline(bus.js, bus.prefix),
+        history=partial(read_run, bus.js, bus.prefix),
     )
 
     async def cleanup() -> None:

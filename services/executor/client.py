@@ -39,5 +39,10 @@ class SceneFiles:
         """The .blend of ``head``, read into memory without touching the disk."""
         return await self._scenes.read(head)
 
+    async def owner(self, scene_id: str) -> str | None:
+        """The user who owns ``scene_id``; None for a scene nobody has committed yet."""
+        head = await self._scenes.head(scene_id)
+        return head.owner if head is not None else None
+
     async def preview(self, scene_id: str) -> bytes | None:
         return await self._previews.get(scene_id)

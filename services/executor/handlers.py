@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import logging
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from contracts import subjects
-from contracts.events import AnyEvent, Approved, Event
+from contracts.events import AnyEvent, Approved, Event, Executed
+from services.executor.authority import unbacked
 from services.executor.ports import LeaseHeld
 from services.executor.runner import PlanRunner
 from services.runtime.bus import PipelinedPublisher
 from services.runtime.consumer import Delivery
 from services.runtime.errors import Retry
+
+log = logging.getLogger("blendmesh.executor")
+RunHistory = Callable[[str], Awaitable[Sequence[AnyEvent]]]
 
 
 @dataclass
@@ -20,11 +25,31 @@ class ExecutorHandlers:
     # Operation events go out live, not at the end of the run; all of them are stored
     # before the run's result is published.
     progress: Callable[[], PipelinedPublisher]
+    history: RunHistory  # a run's events, read back from the log
 
     async def on_approved(self, event: Approved) -> Sequence[Event]:
+        events = await self.history(event.run_id)
+        if any(isinstance(e, Executed) and e.causation_id == event.event_id for e in events):
+            # Already executed, and the result is in the log: a redelivery, or a replay
+            # past the duplicate window, must not give the run a second outcome.
+            return []
+        reason = unbacked(event, events)
+        if reason is not None:
+            log.error(
+                "refused approval %s of run %s: the log does not back it (%s); "
+                "nothing was run. Only the policy service may publish approvals: "
+                "check the NATS server's permissions.",
+                event.event_id,
+                event.run_id,
+                reason,
+            )
+            return []
         pipeline = self.progress()
         try:
             executed = await self.runner.run(event, pipeline.send)
+            # Every operation event is stored before the result that sums them up: a
+            # result must never be in the log without the events it reports.
+            await pipeline.settle()
             # The result goes out before the preview is rendered: nobody waits for a picture.
             await pipeline.send(executed)
         except LeaseHeld as busy:

@@ -1,8 +1,9 @@
 """The operation journal of spec 000 §Executor Guarantees 2, and how a run resumes from it.
 
-An operation's key is ``request_id + operation_id``; its entry records a digest of the
-normalized args and the committed receipt with the scene hashes around it. Entries live
-in a KV bucket with no expiry, so they outlive the event log's duplicate window.
+An operation's key is ``user + scene + request_id + operation_id``; its entry records a
+digest of the normalized args and the committed receipt with the scene hashes around it.
+Entries live in a KV bucket with no expiry, so they outlive the event log's duplicate
+window.
 
 The journal is also the redo log for crash safety: if an executor dies after journaling
 operations but before committing the scene revision, the next one replays the journaled
@@ -47,9 +48,14 @@ def args_digest(args: dict[str, Any]) -> str:
     return hashlib.sha256(canonical).hexdigest()
 
 
-def op_key(request_id: str, operation_id: str) -> str:
-    """A KV-safe key for one operation of one request."""
-    return hashlib.sha256(f"{request_id}\x00{operation_id}".encode()).hexdigest()
+def op_key(user: str, scene_id: str, request_id: str, operation_id: str) -> str:
+    """A KV-safe key for one operation of one request of one user on one scene.
+
+    Scoped by user and scene, so nobody's request_id can block another user's run with an
+    IDEMPOTENCY_CONFLICT, nor skip an operation as already committed on another scene.
+    """
+    parts = (user, scene_id, request_id, operation_id)
+    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
 
 
 class JournalEntry(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

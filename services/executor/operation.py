@@ -72,11 +72,17 @@ class OperationRunner:
     new_id: Callable[[], str]
     since: list[Operation] = field(default_factory=list)  # committed after the checkpoint
 
+    @property
+    def _scope(self) -> tuple[str, str, str]:
+        """Whose journal entries these are: user, scene and request of the approved plan."""
+        a = self.approved
+        return a.user, a.scene_id, a.request_id
+
     async def replay(self, ops: list[Operation], start: str) -> str | None:
         """Re-apply committed operations missing from the head; None if a hash diverges."""
         scene_hash = start
         for op in ops:
-            entry = await self.journal.get(op_key(self.approved.request_id, op.operation_id))
+            entry = await self.journal.get(op_key(*self._scope, op.operation_id))
             result = await self.bridge.call_tool(
                 op.tool_name, op.args, self.new_id(), timeout=self.op_timeout
             )
@@ -210,7 +216,7 @@ class OperationRunner:
         )
         # Journal first: an announced success is always a committed one.
         await self.journal.put(
-            op_key(self.approved.request_id, call.op.operation_id),
+            op_key(*self._scope, call.op.operation_id),
             JournalEntry(
                 request_id=self.approved.request_id,
                 operation_id=call.op.operation_id,
@@ -321,7 +327,7 @@ class OperationRunner:
             )
         self.since = []
         for step in mine:
-            await self.journal.delete(op_key(self.approved.request_id, step.op_id))
+            await self.journal.delete(op_key(*self._scope, step.op_id))
             await self.emit(
                 follow(
                     self.approved,

@@ -94,7 +94,13 @@ class SceneStore(Protocol):
     async def fetch(self, head: Head, dest: Path) -> None: ...
 
     async def commit(
-        self, scene_id: str, blend: Path, scene_hash: str, parent: Head | None, epoch: int
+        self,
+        scene_id: str,
+        blend: Path,
+        scene_hash: str,
+        parent: Head | None,
+        epoch: int,
+        owner: str = "",
     ) -> Head: ...
 
 

@@ -80,6 +80,16 @@ class PlanRunner:
             self.clock,
             self.new_id,
         )
+        head = session.head
+        if head is not None and head.owner and head.owner != approved.user:
+            # Policy denies this before anyone is asked; this is the executor's own lock.
+            contract = failure(
+                "POLICY_BLOCKED",
+                f"scene {approved.scene_id} belongs to another user; use a scene id of your own",
+                recoverable=False,
+                repair=[(op_id, "drop") for op_id in approved.schedule],
+            )
+            return await self._refused(approved, steps, contract, session.start_hash)
         refusal = gate(list(ops.values()), self.catalog(), self.profile())
         if refusal is not None:
             return await self._refused(approved, steps, refusal, session.start_hash)
@@ -150,7 +160,10 @@ class PlanRunner:
 
     async def _journaled(self, approved: Approved) -> dict[str, JournalEntry]:
         entries = await asyncio.gather(
-            *(self.journal.get(op_key(approved.request_id, i)) for i in approved.schedule)
+            *(
+                self.journal.get(op_key(approved.user, approved.scene_id, approved.request_id, i))
+                for i in approved.schedule
+            )
         )
         return {i: e for i, e in zip(approved.schedule, entries, strict=True) if e is not None}
 
@@ -167,7 +180,7 @@ class PlanRunner:
         blend_path: str | None = None
         if failed is None or failed.consistent:
             try:
-                blend_path = str(await self.scenes.commit(session, scene_hash))
+                blend_path = str(await self.scenes.commit(session, scene_hash, approved.user))
             except (StaleCommit, LeaseLost) as exc:
                 contract = failure(
                     "LEASE_LOST",

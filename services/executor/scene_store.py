@@ -59,7 +59,13 @@ class JetStreamSceneStore:
         await asyncio.to_thread(_write_atomically, dest, data)
 
     async def commit(
-        self, scene_id: str, blend: Path, scene_hash: str, parent: Head | None, epoch: int
+        self,
+        scene_id: str,
+        blend: Path,
+        scene_hash: str,
+        parent: Head | None,
+        epoch: int,
+        owner: str = "",
     ) -> Head:
         revision = (parent.revision if parent else 0) + 1
         name = f"{scene_id}/{revision:08d}-{scene_hash[:16]}"
@@ -70,6 +76,8 @@ class JetStreamSceneStore:
             scene_hash=scene_hash,
             object_name=name,
             epoch=epoch,
+            # A scene keeps the owner its first revision gave it.
+            owner=parent.owner if parent is not None and parent.owner else owner,
         )
         kv = await ensure_kv(self._js, self._prefix, "scene_heads")
         value = msgspec.json.encode(head)

@@ -86,7 +86,7 @@ class Scenes:
             except Exception as exc:  # noqa: BLE001 - e.g. reconnecting: try again next tick
                 log.warning("renewing the lease on %s failed: %s", session.scene_id, exc)
 
-    async def commit(self, session: SceneSession, scene_hash: str) -> Path:
+    async def commit(self, session: SceneSession, scene_hash: str, owner: str) -> Path:
         """Store the bridge's scene as the new head (unless unchanged) and export it."""
         head = session.head
         if head is not None and head.scene_hash == scene_hash and session.checkpoint:
@@ -98,7 +98,9 @@ class Scenes:
         saved = await self.bridge.save(str(path), compress=True)
         if saved.hash != scene_hash:
             raise RevisionCorrupt(f"the saved scene hashes to {saved.hash}, not {scene_hash}")
-        new = await self.store.commit(session.scene_id, path, scene_hash, head, session.lease.epoch)
+        new = await self.store.commit(
+            session.scene_id, path, scene_hash, head, session.lease.epoch, owner=owner
+        )
         final = path.with_name(f"{session.scene_id}-{new.revision:08d}.blend")
         path.replace(final)
         if session.checkpoint is not None and session.checkpoint != final:

@@ -15,6 +15,7 @@ from nats.js.errors import NotFoundError
 from contracts import subjects
 from contracts.events import ApprovalRequested, RunRequested, decode_event
 from services.client import MeshClient
+from services.executor.client import SceneFiles
 from services.gateway.errors import NotFound, Unavailable
 from services.gateway.owners import IndexBehind, LogOwners, OwnerIndex
 from services.runtime.host import Bus
@@ -62,8 +63,16 @@ class Gateway:
         return (await self._owners()).threads.get(thread_id)
 
     async def own_scene(self, scene_id: str, user: str) -> None:
-        if (scene_id, user) not in (await self._owners()).scenes:
-            raise NotFound(f"no scene {scene_id}")
+        """The scene is the user's: its first revision was theirs. Naming a scene id in a
+        run, even one that failed, never grants it. Another user's scene is 404, like one
+        that does not exist, so ids cannot be probed."""
+        owner = await SceneFiles(self.bus.js, self.prefix).owner(scene_id)
+        if owner == user:
+            return
+        # A scene committed before scenes had owners: whoever ran something on it.
+        if owner == "" and (scene_id, user) in (await self._owners()).scenes:
+            return
+        raise NotFound(f"no scene {scene_id}")
 
     async def own_approval(self, approval_id: str, user: str) -> ApprovalRequested:
         found = (await self._owners()).approvals.get(approval_id)

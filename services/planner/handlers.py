@@ -16,16 +16,19 @@ import msgspec
 from contracts import subjects
 from contracts.events import (
     AnyEvent,
+    DeadLettered,
     Denied,
     Event,
     Executed,
     Planned,
     PlanRejected,
+    RunCompleted,
     RunFailed,
     RunRequested,
     follow,
 )
 from contracts.failures import failure
+from contracts.limits import DEFAULT_MAX_OPERATIONS
 from contracts.tools import ToolCatalog
 from services.executor.client import CatalogSource
 from services.planner.backends.plan import plan_given
@@ -36,6 +39,8 @@ from services.planner.outcomes import completed
 from services.runtime.consumer import Delivery
 from services.runtime.errors import Retry
 
+# The services whose dead letters leave a run open; audit's only miss a projection.
+RUN_SERVICES = ("planner", "policy", "executor")
 RunHistory = Callable[[str], Awaitable[Sequence[AnyEvent]]]
 
 
@@ -45,6 +50,7 @@ class PlannerHandlers:
     clock: Callable[[], float] = field(default=time.time)
     history: RunHistory | None = None  # a run's events, read back from the log
     models: ModelRuns | None = None  # the gemini backend, where it is wired in
+    max_operations: int = DEFAULT_MAX_OPERATIONS  # BLENDMESH_MAX_OPERATIONS
 
     async def _catalog(self) -> ToolCatalog:
         catalog = await self.catalog.get()
@@ -64,6 +70,11 @@ class PlannerHandlers:
         return events
 
     async def on_requested(self, event: RunRequested) -> Sequence[Event]:
+        if self.history is not None and any(
+            isinstance(e, Planned | PlanRejected) and e.causation_id == event.event_id
+            for e in await self.history(event.run_id)
+        ):
+            return []  # planned before: a replay past the duplicate window plans nothing new
         catalog = await self._catalog()
         backend = "plan" if event.plan is not None else event.planner
         if self.models is not None and backend == self.models.name:
@@ -89,7 +100,7 @@ class PlannerHandlers:
 
     def _plan(self, event: RunRequested, backend: str, catalog: ToolCatalog) -> ValidPlan:
         if backend == "plan":
-            return plan_given(event.plan, catalog)
+            return plan_given(event.plan, catalog, self.max_operations)
         if backend == "rules":
             if not event.prompt:
                 raise PlanInvalid(
@@ -107,7 +118,7 @@ class PlannerHandlers:
                     exc.message,
                 ) from None
             # The rules planner is trusted no more than a model: its output is validated too.
-            return validate(msgspec.to_builtins(ops), catalog)
+            return validate(msgspec.to_builtins(ops), catalog, self.max_operations)
         raise PlanInvalid(
             failure("REQUEST_UNREADABLE", "Use the rules or plan planner", recoverable=False),
             f"planner {backend!r} is not available in this mesh; use 'rules' or 'plan'",
@@ -122,7 +133,18 @@ class PlannerHandlers:
             follow(event, RunFailed, now, failure=exc.failure, message=exc.message),
         ]
 
+    async def _already_ended(self, run_id: str) -> bool:
+        """Whether the run's outcome is in the log already. A service whose consumer was
+        recreated replays the log past the duplicate window; an old run must not get a
+        second outcome then (a completed run turned failed)."""
+        if self.history is None:
+            return False
+        events = await self.history(run_id)
+        return any(isinstance(e, RunCompleted | RunFailed) for e in events)
+
     async def on_executed(self, event: Executed) -> Sequence[Event]:
+        if await self._already_ended(event.run_id):
+            return []
         model_run = await self._model_run(event.run_id)
         if model_run is not None and self.models is not None:
             catalog = await self._catalog()
@@ -133,14 +155,44 @@ class PlannerHandlers:
         return [completed(event, now)]
 
     async def on_denied(self, event: Denied) -> Sequence[Event]:
+        if await self._already_ended(event.run_id):
+            return []
         now = self.clock()
         failed = follow(event, RunFailed, now, failure=event.failure, message=event.message)
         if self.models is not None and await self._model_run(event.run_id) is not None:
             return [failed, self.models.ended(event, event.failure, event.message, now)]
         return [failed]
 
+    async def on_dead_letter(self, event: DeadLettered) -> Sequence[Event]:
+        """A run whose event no service could process is failed, never left open."""
+        run_id = subjects.run_id_in(event.subject)
+        if event.consumer not in RUN_SERVICES or run_id is None or self.history is None:
+            return []
+        events = await self.history(run_id)
+        requested = next((e for e in events if isinstance(e, RunRequested)), None)
+        if requested is None or any(isinstance(e, RunCompleted | RunFailed) for e in events):
+            return []
+        kind = event.subject.rsplit(".", 1)[-1]
+        message = (
+            f"the {event.consumer} service could not process this run's {kind} event "
+            f"after {event.deliveries} tries, so the run ends here"
+        )
+        contract = failure(
+            "INTERNAL_ERROR",
+            "Run the request again; if it fails the same way, it is a blendmesh bug: "
+            "the service's log names the cause",
+        )
+        # Indexed by the dead letter's stream sequence: never the id of the planner's own
+        # RunFailed for this request.
+        failed = follow(
+            requested, RunFailed, self.clock(), event.stream_seq, failure=contract, message=message
+        )
+        return [failed]
+
     async def handle(self, event: AnyEvent, delivery: Delivery) -> Sequence[Event]:
         match event:
+            case DeadLettered():
+                return await self.on_dead_letter(event)
             case RunRequested():
                 return await self.on_requested(event)
             case Executed():
@@ -152,4 +204,5 @@ class PlannerHandlers:
 
 def filter_subjects(prefix: str) -> list[str]:
     """Subject -> handler table: what the planner consumes."""
-    return [subjects.any_run(prefix, kind) for kind in ("requested", "executed", "denied")]
+    runs = [subjects.any_run(prefix, kind) for kind in ("requested", "executed", "denied")]
+    return [*runs, subjects.deadletter(prefix, "*")]

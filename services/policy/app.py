@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from services.executor.client import KvCatalog
+from services.executor.client import KvCatalog, SceneFiles
 from services.policy.allowlist import AllowlistResponders, KvAllowlist
 from services.policy.cedar import CedarPolicy
 from services.policy.handlers import PolicyHandlers, expiry_subjects, filter_subjects
@@ -26,6 +26,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         catalog=KvCatalog(bus.js, bus.prefix),
         history=partial(read_run, bus.js, bus.prefix),
         allowlist=allowlist,
+        scene_owner=SceneFiles(bus.js, bus.prefix).owner,
         workspace=settings.home,
         approval_ttl=settings.approval_ttl,
     )

@@ -37,6 +37,8 @@ from services.runtime.consumer import Delivery
 from services.runtime.errors import Retry
 
 RunHistory = Callable[[str], Awaitable[Sequence[AnyEvent]]]
+SceneOwner = Callable[[str], Awaitable[str | None]]
+OWNER_POLICY_ID = "blendmesh#scene-owner"
 ARGS_POLICY_ID = "blendmesh.args#unsafe-argument"
 EXPIRY_POLL = 30.0  # longest wait between two looks at a pending approval
 
@@ -52,13 +54,25 @@ class PolicyHandlers:
     catalog: CatalogSource
     history: RunHistory  # a run's events, read back from the log
     allowlist: Allowlist
+    scene_owner: SceneOwner  # who owns a scene (the executor's scene heads); None: nobody yet
     clock: Callable[[], float] = field(default=time.time)
     workspace: Path = field(default_factory=Path.cwd)  # paths in args must stay inside
     approval_ttl: float = 3600.0  # seconds a pending approval waits for a person
 
     async def _decide(
-        self, planned: Planned, op: Operation, tool: ToolSpec | None
+        self, planned: Planned, op: Operation, tool: ToolSpec | None, owner: str | None
     ) -> OperationDecision:
+        if owner and owner != planned.user:
+            # Naming a scene id never grants it: only its owner may change it.
+            return OperationDecision(
+                operation_id=op.operation_id,
+                tool_name=op.tool_name,
+                safety_level=op.safety_level,
+                mode="deny",
+                reason=f"scene {planned.scene_id} belongs to another user; use a scene id "
+                "of your own",
+                policy_ids=[OWNER_POLICY_ID],
+            )
         problem = unsafe_argument(op.args, self.workspace) if tool is not None else None
         if problem is not None:
             return OperationDecision(
@@ -89,7 +103,8 @@ class PolicyHandlers:
         if catalog is None:
             raise Retry("no tool catalog yet", 0.5)
         ops = event.operation_set.operations
-        decisions = [await self._decide(event, op, catalog.get(op.tool_name)) for op in ops]
+        owner = await self.scene_owner(event.scene_id)
+        decisions = [await self._decide(event, op, catalog.get(op.tool_name), owner) for op in ops]
         now = self.clock()
         out: list[Event] = [
             follow(

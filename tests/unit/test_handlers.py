@@ -17,6 +17,7 @@ from contracts.events import (
     Planned,
     PlanRejected,
     PolicyDecided,
+    Resolution,
     RunCompleted,
     RunFailed,
     RunRequested,
@@ -155,12 +156,17 @@ class History:
         return self.events
 
 
+async def nobody(scene_id: str) -> str | None:
+    """No scene has an owner yet."""
+    return None
+
+
 def policy(history: History | None = None, **kw: Any) -> PolicyHandlers:
     return PolicyHandlers(
         engine=CedarPolicy.load(),
         catalog=StaticCatalog(CATALOG),
         history=history or History(),
-        **{"clock": lambda: 7.0, "allowlist": MemoryAllowlist(), **kw},
+        **{"clock": lambda: 7.0, "allowlist": MemoryAllowlist(), "scene_owner": nobody, **kw},
     )
 
 
@@ -193,6 +199,7 @@ async def test_policy_when_no_catalog_yet_retries() -> None:
         catalog=StaticCatalog(None),
         history=History(),
         allowlist=MemoryAllowlist(),
+        scene_owner=nobody,
     )
     with pytest.raises(Retry):
         await handlers.on_planned(plan_event("object.create"))
@@ -208,7 +215,10 @@ async def _waiting() -> tuple[History, ApprovalRequested]:
 
 
 def resolution(
-    asked: ApprovalRequested, decision: str, approval_id: str | None = None, index: int = 0
+    asked: ApprovalRequested,
+    decision: Resolution,
+    approval_id: str | None = None,
+    index: int = 0,
 ) -> ApprovalResolved:
     return follow(
         asked,
@@ -219,7 +229,7 @@ def resolution(
         decision=decision,
         resolved_by="ben",
         request_hash=asked.request_hash,
-    )  # type: ignore[arg-type]
+    )
 
 
 async def test_policy_when_approved_once_releases_the_planned_operations() -> None:
@@ -247,3 +257,22 @@ async def test_policy_when_second_resolution_changes_nothing() -> None:
 async def test_policy_when_approval_id_does_not_match_changes_nothing() -> None:
     history, asked = await _waiting()
     assert await policy(history).on_resolved(resolution(asked, "approve_once", "other")) == []
+
+
+async def test_policy_when_scene_belongs_to_another_user_denies_every_operation() -> None:
+    async def ben_owns(scene_id: str) -> str | None:
+        return "ben"
+
+    decided, denied = await policy(scene_owner=ben_owns).on_planned(plan_event("object.create"))
+    assert isinstance(decided, PolicyDecided) and isinstance(denied, Denied)
+    assert [d.mode for d in decided.decisions] == ["deny"]
+    assert denied.failure.error_code == "POLICY_BLOCKED"
+    assert "scene s1 belongs to another user" in denied.message
+
+
+async def test_policy_when_scene_is_the_users_own_allows() -> None:
+    async def ana_owns(scene_id: str) -> str | None:
+        return "ana"
+
+    _, approved = await policy(scene_owner=ana_owns).on_planned(plan_event("object.create"))
+    assert isinstance(approved, Approved)

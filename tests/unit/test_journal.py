@@ -33,7 +33,13 @@ def test_args_digest_when_not_finite_raises() -> None:
 
 
 def test_op_key_when_parts_would_concatenate_equal_differs() -> None:
-    assert op_key("ab", "c") != op_key("a", "bc")
+    assert op_key("u", "s", "ab", "c") != op_key("u", "s", "a", "bc")
+
+
+def test_op_key_when_users_or_scenes_differ_differs() -> None:
+    """Another user's request_id never collides with yours, on any scene."""
+    assert op_key("ana", "s", "q1", "op1") != op_key("ben", "s", "q1", "op1")
+    assert op_key("ana", "s1", "q1", "op1") != op_key("ana", "s2", "q1", "op1")
 
 
 def op(op_id: str, args: dict[str, Any] | None = None) -> Operation:

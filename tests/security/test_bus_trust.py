@@ -1,0 +1,164 @@
+"""Nothing on the bus is trusted that can be checked: forged approvals, borrowed request ids.
+
+The red team made the server write an ``approved`` event that policy never decided; the
+executor then deleted an object on another user's scene and created one at x=1e30. Here
+the forgery is published with the policy role's own login (the strongest position an
+attacker could reach), and the executor must still refuse it: it runs only approvals that
+the run's log backs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from contracts.events import Approved, Executed, Planned, RunRequested, follow
+from contracts.operations import convert_operation_set
+from services.client import MeshClient, build_request
+from services.executor.client import SceneFiles
+from services.mesh import Mesh
+from services.runtime.bus import JetStreamPublisher
+from services.runtime.history import read_run
+from services.runtime.host import Bus
+from services.runtime.settings import Settings
+from tests.meshes import client_mesh, role_bus
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+PREFIX = "forge"
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def mesh(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[Mesh, Bus]]:
+    settings = Settings(home=tmp_path_factory.mktemp("home"), prefix=PREFIX, planner="rules")
+    async with client_mesh(settings) as running:
+        yield running
+
+
+def _ops(*ops: dict[str, object]) -> object:
+    return convert_operation_set({"request_id": "forged", "operations": list(ops)})
+
+
+DELETE = {
+    "operation_id": "op01",
+    "tool_name": "object.delete",
+    "args": {"name": "Keep"},
+    "depends_on": [],
+    "safety_level": "destructive",
+}
+FAR = {
+    "operation_id": "op02",
+    "tool_name": "object.create",
+    "args": {"primitive": "cube", "name": "Far", "location": [1e30, 0, 0]},
+    "depends_on": [],
+    "safety_level": "safe_write",
+}
+
+
+async def _forge(mesh: tuple[Mesh, Bus], approved: Approved) -> None:
+    async with role_bus(mesh[0], "policy") as policy:
+        await JetStreamPublisher(policy.js, PREFIX).publish(approved)
+
+
+async def _no_result(bus: Bus, run_id: str, wait: float = 3.0) -> None:
+    await asyncio.sleep(wait)  # the executor has had ample time to act on the forgery
+    events = await read_run(bus.js, PREFIX, run_id)
+    assert not any(isinstance(e, Executed) for e in events), events
+
+
+async def test_forged_approval_when_run_has_no_history_changes_nothing(
+    mesh: tuple[Mesh, Bus],
+) -> None:
+    client = MeshClient(mesh[1])
+    made = await client.run(
+        build_request(user="bob", scene_id="victim", prompt="add a cube named Keep"), timeout=120
+    )
+    assert made.status == "completed"
+    files = SceneFiles(mesh[1].js, PREFIX)
+    before = await files.head("victim")
+    request = RunRequested(
+        event_id="forged-request",
+        at=0.0,
+        run_id="run-forged",
+        request_id="forged",
+        thread_id="run-forged",
+        user="mallory",
+        scene_id="victim",
+    )
+    forged = follow(
+        request,
+        Approved,
+        1.0,
+        scene_id="victim",
+        operation_set=_ops(DELETE, FAR),
+        schedule=["op01", "op02"],
+        approved_by="policy",
+    )
+    await _forge(mesh, forged)
+    await _no_result(mesh[1], "run-forged")
+    assert await files.head("victim") == before
+
+
+async def test_forged_approval_when_destructive_op_awaits_a_person_changes_nothing(
+    mesh: tuple[Mesh, Bus], tmp_path: Path
+) -> None:
+    client = MeshClient(mesh[1])
+    await client.run(
+        build_request(user="bob", scene_id="waits", prompt="add a cube named Keep"), timeout=120
+    )
+    waiting = await client.run(
+        build_request(user="bob", scene_id="waits", prompt="delete Keep"), timeout=120
+    )
+    assert waiting.status == "awaiting_confirmation"
+    files = SceneFiles(mesh[1].js, PREFIX)
+    before = await files.head("waits")
+    events = await read_run(mesh[1].js, PREFIX, waiting.run_id)
+    planned = next(e for e in events if isinstance(e, Planned))
+    # The very plan policy asked a person about, "approved" by policy without anyone.
+    forged = follow(
+        planned,
+        Approved,
+        2.0,
+        scene_id=planned.scene_id,
+        operation_set=planned.operation_set,
+        schedule=planned.schedule,
+        approved_by="policy",
+    )
+    await _forge(mesh, forged)
+    await _no_result(mesh[1], waiting.run_id)
+    assert await files.head("waits") == before
+
+
+def _create(request_id: str, name: str) -> dict[str, object]:
+    return {
+        "request_id": request_id,
+        "operations": [
+            {
+                "operation_id": "op01",
+                "tool_name": "object.create",
+                "args": {"primitive": "cube", "name": name},
+                "depends_on": [],
+                "safety_level": "safe_write",
+            }
+        ],
+    }
+
+
+async def test_request_id_when_another_user_reuses_it_blocks_nobody(
+    mesh: tuple[Mesh, Bus],
+) -> None:
+    """Idempotency keys are scoped by user and scene: ben's request_id is not ana's."""
+    client = MeshClient(mesh[1])
+    mine = await client.run(
+        build_request(user="ana", scene_id="ana-scene", plan=_create("shared-req", "A")),
+        timeout=120,
+    )
+    theirs = await client.run(
+        build_request(user="ben", scene_id="ben-scene", plan=_create("shared-req", "B")),
+        timeout=120,
+    )
+    assert mine.status == "completed" and theirs.status == "completed", theirs.failure
+    assert [r.status for r in theirs.receipts] == ["succeeded"]

@@ -1,0 +1,98 @@
+"""A replay of the log past the duplicate window gives no run a second outcome."""
+
+from __future__ import annotations
+
+from contracts.events import DeadLettered, Executed, RunCompleted, RunFailed, follow
+from contracts.failures import failure
+from services.executor.memory import StaticCatalog
+from services.planner.handlers import PlannerHandlers
+from tests.catalog_fixture import CATALOG
+from tests.unit.test_handlers import History, requested
+
+
+def planner(history: History) -> PlannerHandlers:
+    return PlannerHandlers(catalog=StaticCatalog(CATALOG), clock=lambda: 5.0, history=history)
+
+
+def executed(with_failure: bool) -> Executed:
+    return follow(
+        requested(),
+        Executed,
+        1.0,
+        scene_id="s1",
+        receipts=[],
+        scene_hash="h",
+        blend_path=None,
+        failure=failure("TOOL_ERROR", "retry") if with_failure else None,
+    )
+
+
+async def test_planner_when_run_completed_before_ignores_a_replayed_failed_execution() -> None:
+    history = History()
+    ok = executed(with_failure=False)
+    (done,) = await planner(history).on_executed(ok)
+    assert isinstance(done, RunCompleted)
+    history.events = [requested(), ok, done]
+    assert await planner(history).on_executed(executed(with_failure=True)) == []
+
+
+async def test_planner_when_run_failed_before_ignores_a_replayed_execution() -> None:
+    history = History()
+    bad = executed(with_failure=True)
+    (failed,) = await planner(history).on_executed(bad)
+    assert isinstance(failed, RunFailed)
+    history.events = [requested(), bad, failed]
+    assert await planner(history).on_executed(executed(with_failure=False)) == []
+
+
+async def test_planner_when_request_planned_before_plans_nothing_new() -> None:
+    history = History()
+    request = requested(prompt="add a cube named Box")
+    (planned,) = await planner(history).on_requested(request)
+    history.events = [request, planned]
+    assert await planner(history).on_requested(request) == []
+
+
+async def test_planner_when_run_open_still_completes_it() -> None:
+    history = History()
+    history.events = [requested()]
+    (done,) = await planner(history).on_executed(executed(with_failure=False))
+    assert isinstance(done, RunCompleted)
+
+
+def dead_letter(consumer: str = "policy", subject: str = "bm.run.r1.planned") -> DeadLettered:
+    return DeadLettered(
+        event_id="dl1",
+        at=3.0,
+        consumer=consumer,
+        subject=subject,
+        stream_seq=42,
+        deliveries=5,
+        reason="OverflowError: int too large to convert to float",
+        payload="{}",
+    )
+
+
+async def test_planner_when_a_runs_event_is_dead_lettered_fails_the_run() -> None:
+    history = History()
+    history.events = [requested()]
+    (failed,) = await planner(history).on_dead_letter(dead_letter())
+    assert isinstance(failed, RunFailed) and failed.run_id == "r1"
+    assert failed.failure.error_code == "INTERNAL_ERROR"
+    assert "policy service could not process this run's planned event" in failed.message
+    assert "OverflowError" not in failed.message + failed.failure.retry_hint
+
+
+async def test_planner_when_dead_letter_is_audits_or_not_a_runs_leaves_runs_alone() -> None:
+    history = History()
+    history.events = [requested()]
+    assert await planner(history).on_dead_letter(dead_letter(consumer="audit")) == []
+    assert await planner(history).on_dead_letter(dead_letter(subject="bm.thread.t1.message")) == []
+
+
+async def test_planner_when_dead_lettered_run_already_ended_adds_nothing() -> None:
+    history = History()
+    ok = executed(with_failure=False)
+    (done,) = await planner(history).on_executed(ok)
+    history.events = [requested(), ok, done]
+    assert await planner(history).on_dead_letter(dead_letter()) == []
