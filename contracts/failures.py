@@ -40,7 +40,12 @@ class RepairStep(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
 
 
 class FailureContract(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """Exactly the four fields of spec 000: what failed, whether a new plan can fix it, how."""
+    """Exactly the four fields of spec 000: what failed, whether a new plan can fix it, how.
+
+    API users and the model read ``retry_hint``: it never carries a process's output
+    (a crashed bridge's stderr, a traceback), which stays in the log of the service that
+    saw it.
+    """
 
     error_code: ErrorCode
     recoverable: bool

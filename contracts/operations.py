@@ -68,8 +68,12 @@ class OperationSet(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
 
 
 def decode_operation_set(data: bytes | str) -> OperationSet:
-    """Decode JSON text into an OperationSet, raising ``msgspec.ValidationError``."""
-    return msgspec.json.decode(data, type=OperationSet)
+    """Decode JSON text into an OperationSet, raising ``msgspec.ValidationError`` or, for
+    text that is not JSON (or is nested too deeply to decode), ``msgspec.DecodeError``."""
+    try:
+        return msgspec.json.decode(data, type=OperationSet)
+    except RecursionError:
+        raise msgspec.DecodeError("JSON is malformed: nested too deeply to decode") from None
 
 
 def convert_operation_set(obj: Any) -> OperationSet:

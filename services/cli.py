@@ -129,6 +129,11 @@ def load_plan(path: Path) -> Any:
         raise ClientError(f"cannot read plan {path}: {exc.strerror}") from None
     except ValueError as exc:
         raise ClientError(f"plan {path} is not JSON: {exc}") from None
+    except RecursionError:
+        raise ClientError(
+            f"plan {path} is nested too deeply to read; an operation set (spec 000) is a "
+            "list of flat operations"
+        ) from None
 
 
 async def cmd_run(args: argparse.Namespace, settings: Settings, out: Console, err: Console) -> int:
@@ -147,6 +152,7 @@ async def cmd_run(args: argparse.Namespace, settings: Settings, out: Console, er
         thread_id=args.thread,
         pre_approved=args.approve,
         rollback_boundary=args.rollback,
+        max_operations=settings.max_operations,
     )
     async with connected(settings, tuple(Mesh.all_services())) as bus:
         result = await MeshClient(bus).run(request, _progress(err, args.json), args.timeout)
@@ -201,13 +207,16 @@ def _stop_signals() -> Iterator[asyncio.Event]:
             loop.remove_signal_handler(sig)
 
 
-async def _until(stop: asyncio.Event, server: GatewayServer) -> None:
-    """Until a stop signal, or the gateway ending by itself."""
+async def _until(stop: asyncio.Event, server: GatewayServer, mesh: Mesh) -> str | None:
+    """Until a stop signal, the gateway ending by itself, or the mesh's nats-server dying;
+    then how the server died, or None."""
     served = asyncio.ensure_future(server.wait())
     stopped = asyncio.ensure_future(stop.wait())
-    await asyncio.wait([served, stopped], return_when=asyncio.FIRST_COMPLETED)
-    for task in (served, stopped):
+    died = asyncio.ensure_future(mesh.server_exited())
+    await asyncio.wait([served, stopped, died], return_when=asyncio.FIRST_COMPLETED)
+    for task in (served, stopped, died):
         task.cancel()
+    return died.result() if died.done() and not died.cancelled() else None
 
 
 async def cmd_up(settings: Settings, err: Console, port: int) -> int:
@@ -232,7 +241,16 @@ async def cmd_up(settings: Settings, err: Console, port: int) -> int:
                 err.print(f"NATS users: {settings.credentials_path}", markup=False, highlight=False)
             if not len(app.state.tokens):
                 err.print("no BLENDMESH_API_TOKENS are set: every /api request answers 401")
-            await _until(stop, server)
+            died = await _until(stop, server, mesh)
+            if died is not None:
+                # Without its server the mesh can do nothing: every call would be a 503.
+                # Stop loudly, so a supervisor (systemd, a container runtime) restarts it.
+                err.print(
+                    f"blendmesh up: {died}\nthe mesh stops; start it again with `blendmesh up`",
+                    markup=False,
+                    highlight=False,
+                )
+                return EXIT_MESH
         finally:
             if server is not None:
                 await server.stop()

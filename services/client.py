@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from nats.js import JetStreamContext
 from nats.js.api import DeliverPolicy
 from nats.js.errors import NotFoundError
 from opentelemetry.context import Context
@@ -35,10 +36,12 @@ from contracts.events import (
     follow,
 )
 from contracts.fold import fold_run, is_terminal
+from contracts.limits import DEFAULT_MAX_OPERATIONS, check_plan
 from contracts.receipts import RunResult
 from services.runtime import tracing
 from services.runtime.history import read_run
 from services.runtime.host import Bus
+from services.runtime.limits import encode_bounded
 
 OnEvent = Callable[[AnyEvent], None]
 # Events after which a run may be over (or waiting for a person).
@@ -76,16 +79,23 @@ def build_request(
     thread_id: str | None = None,
     pre_approved: bool = False,
     rollback_boundary: RollbackBoundary = "operation",
+    max_operations: int = DEFAULT_MAX_OPERATIONS,
 ) -> RunRequested:
-    """A RunRequested with fresh ids; a plan's own request_id is kept for idempotency."""
+    """A RunRequested with fresh ids; a plan's own request_id is kept for idempotency.
+
+    Raises ``ValueError``: ``LimitExceeded`` for a plan or request too large to enter the
+    mesh, ``RequestRefused`` for a plan no service should see (it names the argument).
+    The plan is checked here, before encoding turns its NaN and infinities into null.
+    """
     subjects.check_token(scene_id, "scene id")
+    check_plan(plan, max_operations)
     if thread_id is not None:
         subjects.check_token(thread_id, "thread id")
     run_id = new_id("run")
     request_id = new_id("req")
     if isinstance(plan, dict) and isinstance(plan.get("request_id"), str) and plan["request_id"]:
         request_id = plan["request_id"]
-    return RunRequested(
+    request = RunRequested(
         event_id=derive_event_id(run_id, "run.requested"),
         at=time.time(),
         run_id=run_id,
@@ -99,6 +109,8 @@ def build_request(
         pre_approved=pre_approved,
         rollback_boundary=rollback_boundary,
     )
+    encode_bounded(request)
+    return request
 
 
 class MeshClient:
@@ -141,8 +153,12 @@ class MeshClient:
         result = fold_run(events)
         if result is None:
             raise ClientError(f"there is no run {run_id}; `blendmesh runs` lists the runs")
-        if result.status != "awaiting_confirmation":
+        if result.status in ("completed", "failed"):
             raise ClientError(f"run {run_id} is {result.status}, not awaiting approval")
+        if result.status != "awaiting_confirmation":
+            # Another resolution won the race and the run goes on: this answer is its
+            # outcome, exactly as the winner will see it.
+            return await self.follow(run_id, on_event, timeout)
         pending = next(e for e in reversed(events) if isinstance(e, ApprovalRequested))
         if request_hash is not None and request_hash != pending.request_hash:
             raise RequestMismatch(
@@ -174,6 +190,12 @@ class MeshClient:
             span.set_attribute("blendmesh.status", result.status)
             return result
 
+    async def follow(
+        self, run_id: str, on_event: OnEvent | None = None, timeout: float = 600.0
+    ) -> RunResult:
+        """Follow a run that is under way until it ends or waits for approval again."""
+        return await self._follow(await self._subscribe(run_id), on_event, timeout, after=None)
+
     async def _trace_context(self, run_id: str, kind: str) -> Context | None:
         """The trace context stored with the run's last ``kind`` event, if there is one."""
         try:
@@ -185,7 +207,7 @@ class MeshClient:
             return None
         return tracing.extract(msg.headers)
 
-    async def _subscribe(self, run_id: str):  # type: ignore[no-untyped-def]
+    async def _subscribe(self, run_id: str) -> JetStreamContext.PushSubscription:
         return await self.bus.js.subscribe(
             subjects.run_events(self.bus.prefix, run_id),
             ordered_consumer=True,
@@ -195,9 +217,9 @@ class MeshClient:
 
     async def _follow(
         self,
-        sub,
+        sub: JetStreamContext.PushSubscription,
         on_event: OnEvent | None,
-        timeout: float,  # type: ignore[no-untyped-def]
+        timeout: float,
         after: str | None,
     ) -> RunResult:
         events: list[AnyEvent] = []

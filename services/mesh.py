@@ -21,8 +21,10 @@ from services.audit.app import start as start_audit
 from services.executor.app import start as start_executor
 from services.planner.app import start as start_planner
 from services.policy.app import start as start_policy
-from services.runtime.access import ADMIN, Login, login_for
-from services.runtime.embedded import EmbeddedNats
+from services.runtime.access import ADMIN, CLIENT, Login, login_for
+from services.runtime.bus import refuse_anonymous
+from services.runtime.embedded import EmbeddedNats, prepare_streams
+from services.runtime.home import private_home
 from services.runtime.host import Bus, Running, StartFn
 from services.runtime.settings import Settings
 
@@ -60,6 +62,9 @@ class Mesh:
         return not self.settings.nats_url
 
     async def start(self) -> str:
+        if self.embedded or self.services:
+            # Before the first file is written in it.
+            await asyncio.to_thread(private_home, self.settings.home)
         if self.embedded:
             self._take_lock()
             self._server = EmbeddedNats.secured(
@@ -67,9 +72,10 @@ class Mesh:
             )
             self.url = await self._server.start()
             self._write_info()
-            # The admin user creates (or widens) the event log; the services' users may not.
-            prefix = self.settings.prefix
-            await (await Bus.open(self.url, prefix, "blendmesh-admin", self.login(ADMIN))).close()
+            # The admin user creates every stream; the services' users may not.
+            await prepare_streams(self.url, self.settings.prefix, self.login(ADMIN))
+        else:  # every role's login comes from the same credentials file
+            refuse_anonymous(self.url, self.login(CLIENT), self.settings.require_auth)
         # Executors scale out: each instance has its own bridge and binds the same durable
         # consumer, so runs on different scenes proceed in parallel.
         names = [
@@ -92,6 +98,13 @@ class Mesh:
         except BaseException:
             await bus.close()
             raise
+
+    async def server_exited(self) -> str:
+        """Wait until the embedded nats-server dies; forever for an external server."""
+        if self._server is None:
+            await asyncio.Event().wait()
+        assert self._server is not None
+        return await self._server.exited()
 
     def login(self, role: str) -> Login | None:
         """How a process of ``role`` logs in to this mesh's NATS (None: anonymously)."""

@@ -14,7 +14,14 @@ from services.runtime.settings import Settings
 TESTS = Path(__file__).parent
 # Tests marked by the directory they live in, so `-m "not integration and not e2e"` selects
 # the fast tests without each module having to say what it is.
-MARK_BY_DIRECTORY = {"integration": pytest.mark.integration, "e2e": pytest.mark.e2e}
+# tests/security holds the red team's findings, most of them on a real mesh; tests/chaos
+# kills servers and processes under a running mesh.
+MARK_BY_DIRECTORY = {
+    "integration": pytest.mark.integration,
+    "security": pytest.mark.integration,
+    "e2e": pytest.mark.e2e,
+    "chaos": pytest.mark.e2e,
+}
 
 GEMINI_ENV = (
     "GEMINI_API_KEY",

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
@@ -101,6 +102,16 @@ class Up:
     banner: str
     nats_url: str
     gateway_url: str
+    rest: list[str]  # the rest of its stderr, once it has ended
+
+    def stderr_after_exit(self, timeout: float = 10.0) -> str:
+        """Everything it wrote after its first line; call once the process has ended."""
+        self.proc.wait(timeout=timeout)
+        for _ in range(int(timeout * 10)):
+            if self.rest:
+                break
+            time.sleep(0.1)
+        return "".join(self.rest)
 
 
 @contextmanager
@@ -124,13 +135,16 @@ def blendmesh_up(home: Path, *args: str, env: Mapping[str, str] | None = None) -
     try:
         banner = proc.stderr.readline()
         assert "NATS_URL=" in banner and " gateway " in banner, banner
-        drain = threading.Thread(target=proc.stderr.read, daemon=True)
+        rest: list[str] = []
+        stderr = proc.stderr
+        drain = threading.Thread(target=lambda: rest.append(stderr.read()), daemon=True)
         drain.start()
         yield Up(
             proc=proc,
             banner=banner,
             nats_url=banner.split("NATS_URL=")[1].split(",")[0].split()[0],
             gateway_url=banner.split(" gateway ")[1].split()[0],
+            rest=rest,
         )
     finally:
         if proc.poll() is None:

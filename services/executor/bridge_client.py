@@ -291,6 +291,11 @@ class BridgeProcess:
                 self._stderr_task.cancel()
 
     def _crash_message(self, what: str) -> str:
+        """What a crash says to the caller. The message reaches failure contracts, which
+        API users and the model read; Blender's stderr (paths, tracebacks, whatever a tool
+        printed) goes to this process's log only."""
         code = None if self._proc is None else self._proc.returncode
-        tail = " | ".join(self._stderr_tail)
-        return f"{what} (exit code {code}); stderr tail: {tail}"
+        if self._stderr_tail:
+            tail = " | ".join(self._stderr_tail)
+            log.warning("bridge: %s (exit code %s); its stderr ended with: %s", what, code, tail)
+        return f"{what} (exit code {code}); see the executor's log"

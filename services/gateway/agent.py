@@ -12,12 +12,20 @@ from fastapi.responses import StreamingResponse
 from nats.errors import Error as NatsError
 
 from contracts.events import AnyEvent, RunRequested
+from contracts.limits import LimitExceeded
 from contracts.progress import progress_line
 from contracts.receipts import RunResult
 from services.client import ClientError, RequestMismatch, build_request
 from services.gateway.auth import current_user
 from services.gateway.context import Gateway, gateway
-from services.gateway.errors import NotFound, Timeout, Unavailable, ValidationError, responses
+from services.gateway.errors import (
+    NotFound,
+    Timeout,
+    TooLarge,
+    Unavailable,
+    ValidationError,
+    responses,
+)
 from services.gateway.schemas import RunBody, RunResponse, run_out
 from services.planner.client import planner_for
 from services.runtime.history import read_run
@@ -25,7 +33,7 @@ from services.runtime.history import read_run
 router = APIRouter(prefix="/api/agent", tags=["agent"])
 User = Annotated[str, Depends(current_user)]
 Gw = Annotated[Gateway, Depends(gateway)]
-RUN_ERRORS = (400, 401, 404, 422, 503, 504)
+RUN_ERRORS = (400, 401, 404, 413, 422, 503, 504)
 
 
 class NDJSONResponse(StreamingResponse):
@@ -47,7 +55,10 @@ async def start(body: RunBody, user: str, gw: Gateway) -> RunRequested:
             planner=planner_for(gw.settings),
             thread_id=body.thread_id,
             rollback_boundary=body.rollback,
+            max_operations=gw.settings.max_operations,
         )
+    except LimitExceeded as exc:
+        raise TooLarge(str(exc)) from None
     except ValueError as exc:
         raise ValidationError(str(exc)) from None
 

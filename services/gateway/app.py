@@ -24,6 +24,7 @@ from services.client import MeshClient
 from services.gateway import agent, approvals, errors, reads, scenes
 from services.gateway.auth import Tokens
 from services.gateway.context import Gateway
+from services.gateway.limits import BodyLimit
 from services.gateway.owners import LogOwners
 from services.runtime.host import Bus
 from services.runtime.settings import Settings, SettingsError
@@ -56,6 +57,9 @@ def create_app(
         run_timeout=run_timeout,
     )
     errors.install(app)
+    # Outside routing, parsing and authentication: an unauthenticated client is held to
+    # the limit too.
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     for module in (agent, approvals, reads, scenes):
         app.include_router(module.router)
     if static.is_dir():  # the web console, when it is there

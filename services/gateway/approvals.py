@@ -50,7 +50,9 @@ async def pending(user: User, gw: Gw) -> PendingApprovals:
 
 
 @router.post(
-    "/resolve", response_model=RunResponse, responses=responses(400, 401, 404, 409, 422, 503, 504)
+    "/resolve",
+    response_model=RunResponse,
+    responses=responses(400, 401, 404, 409, 413, 422, 503, 504),
 )
 async def resolve(body: ResolveBody, user: User, gw: Gw) -> RunResponse:
     """Approve or reject; answers once the run is completed or failed again.

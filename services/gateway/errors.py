@@ -1,7 +1,8 @@
 """The spec 002 §8 error taxonomy as HTTP: one table, safe messages, one JSON shape.
 
     ApiError
-    ├── ValidationError      422 (BadRequest 400: a body that is not JSON at all)
+    ├── ValidationError      422 (BadRequest 400: a body that is not JSON at all;
+    │                             TooLarge 413: a body or a plan over a size limit)
     ├── AuthError            401, with WWW-Authenticate
     ├── NotFound             404: unknown, or someone else's (the two look the same)
     ├── PolicyError          403
@@ -44,6 +45,10 @@ class BadRequest(ValidationError):
     """The body is not even JSON."""
 
 
+class TooLarge(ValidationError):
+    """The body, or the plan in it, is larger than the gateway accepts."""
+
+
 class AuthError(ApiError):
     """No bearer token, or one that maps to no user."""
 
@@ -83,6 +88,7 @@ class Timeout(ApiError):
 # The one table: most specific classes first, since the first match wins.
 STATUS: dict[type[ApiError], int] = {
     BadRequest: 400,
+    TooLarge: 413,
     ValidationError: 422,
     AuthError: 401,
     NotFound: 404,
@@ -127,7 +133,12 @@ def status_of(error: ApiError) -> int:
 
 def type_name(kind: type[ApiError]) -> str:
     """The name a client sees; the subclasses that only pick a status keep their parent's."""
-    return {BadRequest: "ValidationError", ModelUnavailable: "ModelError"}.get(kind, kind.__name__)
+    names: dict[type[ApiError], str] = {
+        BadRequest: "ValidationError",
+        TooLarge: "ValidationError",
+        ModelUnavailable: "ModelError",
+    }
+    return names.get(kind, kind.__name__)
 
 
 class ErrorDetail(BaseModel):
@@ -147,6 +158,7 @@ _DESCRIPTIONS = {
     403: "Blocked by policy (PolicyError)",
     404: "Unknown, or another user's (NotFound)",
     409: "Conflicts with the current state (Conflict)",
+    413: "The body or its plan is over a size limit (ValidationError)",
     422: "The request does not match the schema (ValidationError)",
     502: "A tool or the model failed (ToolExecutionError, ModelError)",
     503: "The mesh, the audit service or the model is unavailable",
@@ -199,11 +211,15 @@ def install(app: FastAPI) -> None:
 
     async def on_http(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
-        kind: type[ApiError] = {401: AuthError, 404: NotFound}.get(exc.status_code, ApiError)
+        # 400: FastAPI could not parse the body (e.g. JSON nested too deeply to read).
+        known: dict[int, type[ApiError]] = {400: BadRequest, 401: AuthError, 404: NotFound}
+        kind = known.get(exc.status_code, ApiError)
         if exc.status_code == 404:
             return error_response(NotFound, 404, "no such route")
         return JSONResponse(
-            ErrorBody(error=ErrorDetail(type=kind.__name__, message=str(exc.detail))).model_dump(),
+            ErrorBody(
+                error=ErrorDetail(type=type_name(kind), message=str(exc.detail))
+            ).model_dump(),
             status_code=exc.status_code,
             headers=getattr(exc, "headers", None),
         )

@@ -26,12 +26,14 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
             model=gemini,
             scenes=KvSceneSummaries(bus.js, bus.prefix),
             thread=partial(read_thread, bus.js, bus.prefix, limit=HISTORY_LIMIT),
+            max_operations=settings.max_operations,
         )
     )
     handlers = PlannerHandlers(
         catalog=KvCatalog(bus.js, bus.prefix),
         history=partial(read_run, bus.js, bus.prefix),
         models=models,
+        max_operations=settings.max_operations,
     )
     service = ConsumerService("planner", closers=[gemini.aclose])
     await service.add(

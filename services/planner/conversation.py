@@ -15,6 +15,7 @@ import msgspec
 
 from contracts.events import ThreadMessage
 from contracts.failures import FailureContract
+from contracts.limits import DEFAULT_MAX_OPERATIONS
 from contracts.operations import Operation
 from contracts.tools import ToolCatalog
 from services.executor.client import SceneSummaries
@@ -53,6 +54,7 @@ class ModelPlanner:
     model: ModelClient
     scenes: SceneSummaries
     thread: ThreadHistory = field(default=no_history)  # a thread's messages, from the log
+    max_operations: int = DEFAULT_MAX_OPERATIONS  # BLENDMESH_MAX_OPERATIONS
 
     async def plan(
         self,
@@ -74,7 +76,7 @@ class ModelPlanner:
             request = build_request(context, catalog, summary, history, repair_turns(attempts))
             reply = await self.model.generate(request)
             try:
-                plan = validate(_decoded(reply, context.request_id), catalog)
+                plan = validate(_decoded(reply, context.request_id), catalog, self.max_operations)
                 check_ids(plan.operation_set.operations, committed or {})
             except PlanInvalid as exc:
                 if not may_repair(iteration, exc.failure):

@@ -14,6 +14,12 @@ import networkx as nx
 from jsonschema import Draft202012Validator
 
 from contracts.failures import FailureContract, failure
+from contracts.limits import (
+    DEFAULT_MAX_OPERATIONS,
+    argument_problem,
+    nesting_problem,
+    operations_problem,
+)
 from contracts.operations import SAFETY_ORDER, OperationSet, convert_operation_set
 from contracts.tools import ToolCatalog
 
@@ -33,25 +39,55 @@ class ValidPlan:
     schedule: list[str]
 
 
-def validate(raw: Any, catalog: ToolCatalog) -> ValidPlan:
-    """Check schema, graph, tools, safety levels and arguments; return the schedule."""
-    ops = _parse(raw)
+def validate(
+    raw: Any, catalog: ToolCatalog, max_operations: int = DEFAULT_MAX_OPERATIONS
+) -> ValidPlan:
+    """Check size, schema, graph, tools, safety levels and arguments; return the schedule."""
+    ops = _parse(_loaded(raw), max_operations)
     graph = _graph(ops)
     _check_tools(ops, catalog)
     schedule = list(nx.lexicographical_topological_sort(graph))
     return ValidPlan(operation_set=ops, schedule=schedule)
 
 
-def _parse(raw: Any) -> OperationSet:
+def _schema_invalid(problem: str) -> PlanInvalid:
+    return PlanInvalid(
+        failure("SCHEMA_INVALID", f"Emit JSON matching planner-operations.v1: {problem}"),
+        f"the plan does not match the operation-set schema: {problem}",
+    )
+
+
+def _loaded(raw: Any) -> Any:
+    """JSON text as Python values; anything else as it is."""
+    if not isinstance(raw, bytes | str):
+        return raw
     try:
-        if isinstance(raw, bytes | str):
-            return msgspec.json.decode(raw, type=OperationSet)
-        return convert_operation_set(raw)
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        return msgspec.json.decode(raw)
+    except msgspec.DecodeError as exc:
+        raise _schema_invalid(str(exc)) from None
+    except RecursionError:
+        raise _schema_invalid("the JSON is nested too deeply to read") from None
+
+
+def _parse(raw: Any, max_operations: int) -> OperationSet:
+    # Size first: a plan over the limit is refused before any work proportional to it.
+    too_many = operations_problem(raw, max_operations)
+    if too_many:
         raise PlanInvalid(
-            failure("SCHEMA_INVALID", f"Emit JSON matching planner-operations.v1: {exc}"),
-            f"the plan does not match the operation-set schema: {exc}",
-        ) from None
+            failure(
+                "SCHEMA_INVALID",
+                f"Send at most {max_operations} operations in one plan; split the work into "
+                "several plans",
+            ),
+            too_many,
+        )
+    too_deep = nesting_problem(raw)
+    if too_deep:
+        raise _schema_invalid(too_deep)
+    try:
+        return convert_operation_set(raw)
+    except msgspec.ValidationError as exc:
+        raise _schema_invalid(str(exc)) from None
 
 
 def _graph(ops: OperationSet) -> nx.DiGraph:
@@ -114,6 +150,17 @@ def _check_tools(ops: OperationSet, catalog: ToolCatalog) -> None:
                 ),
                 f"operation {op.operation_id} calls {op.tool_name!r}, which is not a registered "
                 f"tool; registered tools: {', '.join(catalog.names)}",
+            )
+        unusable = argument_problem(op.args)
+        if unusable:
+            raise PlanInvalid(
+                failure(
+                    "ARGS_INVALID",
+                    f"Fix args of {op.operation_id} for {op.tool_name}: {unusable}",
+                    repair=[(op.operation_id, "replace_args")],
+                ),
+                f"operation {op.operation_id} ({op.tool_name}) has an unusable argument: "
+                f"{unusable}",
             )
         if SAFETY_ORDER[op.safety_level] < SAFETY_ORDER[spec.safety_level]:
             raise PlanInvalid(

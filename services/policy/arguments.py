@@ -7,9 +7,10 @@ leave the workspace. Each check names the argument so a planner can replace it.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path, PurePosixPath
 from typing import Any
+
+from contracts.limits import argument_problem
 
 MAX_NAME = 63  # Blender truncates longer ID names
 MAX_LOCATION = 1e6
@@ -45,9 +46,11 @@ def _path_problem(key: str, value: str, workspace: Path) -> str | None:
 
 def unsafe_argument(args: dict[str, Any], workspace: Path) -> str | None:
     """Why the arguments are unsafe, naming the argument; None when they are fine."""
-    for where, number in _numbers(args, "args"):
-        if not math.isfinite(number):
-            return f"argument {where.removeprefix('args.')!r} is not a finite number"
+    # Numbers no float holds, control characters and deep nesting first: the checks
+    # below convert every number to float and recurse into the args.
+    unusable = argument_problem(args)
+    if unusable:
+        return unusable
     for key, value in args.items():
         lowered = key.lower()
         if isinstance(value, str):

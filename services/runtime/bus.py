@@ -4,30 +4,132 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 import weakref
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
-import nats
 from nats.aio.client import Client
 from nats.errors import Error as NatsError
 from nats.errors import NoServersError
-from nats.js import JetStreamContext
-from nats.js.api import DiscardPolicy, KeyValueConfig, StorageType, StreamConfig
-from nats.js.errors import BadRequestError, BucketNotFoundError
+from nats.js import JetStreamContext, JetStreamManager
+from nats.js.api import (
+    ConsumerConfig,
+    ConsumerInfo,
+    DiscardPolicy,
+    KeyValueConfig,
+    ObjectStoreConfig,
+    StorageType,
+    StreamConfig,
+)
+from nats.js.errors import BadRequestError, BucketNotFoundError, NotFoundError
 from nats.js.kv import KeyValue
 
 from contracts import subjects
-from contracts.events import Event, encode_event
-from services.runtime import tracing
+from contracts.events import Event
+from services.runtime import access, tracing
 from services.runtime.access import Login
+from services.runtime.limits import encode_bounded
 
 log = logging.getLogger("blendmesh.bus")
+# Security warnings show even where a command keeps its log quiet (the CLI logs errors only).
+security_log = logging.getLogger("blendmesh.security")
+security_log.setLevel(logging.WARNING)
 
 DUPLICATE_WINDOW = 120.0  # seconds: covers a publisher's retries after a crash or reconnect
 
 
 class LoginRefused(ConnectionError):
     """The server does not accept this client's user or password."""
+
+
+class AnonymousRefused(LoginRefused):
+    """BLENDMESH_REQUIRE_AUTH is set and there are no credentials to join NATS with."""
+
+
+def _url_user(url: str) -> str | None:
+    """The user (or token) of a NATS URL, or of any URL in a comma-separated list."""
+    users = [urlsplit(u.strip()).username for u in url.split(",")]
+    return next((user for user in users if user), None)
+
+
+def joins_anonymously(url: str, login: Login | None) -> bool:
+    return login is None and _url_user(url) is None
+
+
+def refuse_anonymous(url: str, login: Login | None, required: bool) -> None:
+    """With ``required`` (BLENDMESH_REQUIRE_AUTH), refuse to join ``url`` without credentials."""
+    if required and joins_anonymously(url, login):
+        raise AnonymousRefused(
+            f"BLENDMESH_REQUIRE_AUTH is set and there are no credentials for NATS at {url}; "
+            "use the credentials file of the mesh that runs it (BLENDMESH_NATS_CREDENTIALS, "
+            "or the same --home), or put user:password in NATS_URL"
+        )
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_anonymous(url: str) -> None:
+    if url in _WARNED:
+        return
+    _WARNED.add(url)
+    security_log.warning(
+        "joined NATS at %s without credentials: unless that server restricts anonymous "
+        "clients itself, anyone who reaches it can append approvals and operations to the "
+        "event log, create streams that republish into it, delete or rewrite the log, write "
+        "the KV buckets (allowlist, journal, leases) and object stores, and delete or replace "
+        "the services' consumers; set BLENDMESH_REQUIRE_AUTH=1 to refuse to join without "
+        "credentials",
+        url,
+    )
+
+
+def _ephemeral(config: ConsumerConfig) -> ConsumerConfig:
+    """Give a consumer without a name one, so that its create request names it.
+
+    The create subject without a consumer name lets the request body pick any consumer,
+    a service's durable included; access.py refuses that subject to every role but admin.
+    """
+    if config.name or config.durable_name:
+        return config
+    return config.evolve(name=f"eph_{secrets.token_hex(8)}")
+
+
+class _NamingManager(JetStreamManager):
+    async def add_consumer(
+        self,
+        stream: str,
+        config: ConsumerConfig | None = None,
+        timeout: float | None = None,
+        **params: Any,
+    ) -> ConsumerInfo:
+        named = _ephemeral((config or ConsumerConfig()).evolve(**params))
+        return await super().add_consumer(stream, named, timeout)
+
+
+class NamingJetStream(JetStreamContext):
+    """A JetStream context whose consumers, ephemeral and ordered ones too, all have names."""
+
+    @property
+    def _jsm(self) -> JetStreamManager:  # nats-py creates ordered consumers through this
+        return _NamingManager(conn=self._nc, prefix=self._prefix, timeout=self._timeout)
+
+    async def add_consumer(
+        self,
+        stream: str,
+        config: ConsumerConfig | None = None,
+        timeout: float | None = None,
+        **params: Any,
+    ) -> ConsumerInfo:
+        return await self._jsm.add_consumer(stream, config, timeout, **params)
+
+
+class Connection(Client):
+    """A NATS client whose JetStream contexts name every consumer they create."""
+
+    def jetstream(self, **opts: Any) -> JetStreamContext:
+        return NamingJetStream(self, **opts)
 
 
 async def connect(url: str, name: str, login: Login | None = None, wait: float = 30.0) -> Client:
@@ -43,7 +145,10 @@ async def connect(url: str, name: str, login: Login | None = None, wait: float =
     async def _quiet(exc: Exception) -> None:
         pass  # the probe's failure is raised below, with what to do about it
 
-    auth: dict[str, Any] = {"user": login.user, "password": login.password} if login else {}
+    identity: dict[str, Any] = {"user": login.user, "password": login.password} if login else {}
+    role = login.user if login else _url_user(url)
+    if role in access.ROLES:  # replies and deliveries arrive where only the role may listen
+        identity["inbox_prefix"] = access.inbox_prefix(role)
     deadline = asyncio.get_running_loop().time() + wait
     while True:
         try:
@@ -51,17 +156,17 @@ async def connect(url: str, name: str, login: Login | None = None, wait: float =
             # login forever instead of reporting it.
             probe = Client()
             try:
-                await probe.connect(url, name=name, allow_reconnect=False, error_cb=_quiet, **auth)
+                await probe.connect(
+                    url, name=name, allow_reconnect=False, error_cb=_quiet, **identity
+                )
             finally:
                 await probe.close()  # a refused probe's socket too
-            return await nats.connect(
-                url,
-                name=name,
-                max_reconnect_attempts=-1,
-                reconnect_time_wait=0.25,
-                error_cb=_error,
-                **auth,
-            )
+            nc = Connection()
+            options: dict[str, Any] = {"max_reconnect_attempts": -1, "reconnect_time_wait": 0.25}
+            await nc.connect(url, name=name, error_cb=_error, **options, **identity)
+            if joins_anonymously(url, login):
+                _warn_anonymous(url)
+            return nc
         except (OSError, NoServersError) as exc:
             if asyncio.get_running_loop().time() > deadline:
                 raise ConnectionError(
@@ -95,21 +200,29 @@ def event_log_config(prefix: str) -> StreamConfig:
 
 
 async def ensure_event_log(js: JetStreamContext, prefix: str) -> None:
-    """Create the event-log stream, or check that the existing one is still immutable."""
+    """Create the event-log stream, or check that the existing one is still immutable.
+
+    Only admin may create or widen it on a server blendmesh started: the other roles find
+    it made, and never send the request they would be refused.
+    """
     config = event_log_config(prefix)
     name = subjects.stream_name(prefix)
     try:
-        await js.add_stream(config)
-    except BadRequestError:
         info = await js.stream_info(name)
-        if not (info.config.deny_delete and info.config.deny_purge):
-            raise RuntimeError(
-                f"stream {name} exists but allows delete or purge; "
-                "blendmesh needs an immutable log: recreate it or use another BLENDMESH_PREFIX"
-            ) from None
-        if sorted(info.config.subjects or []) != sorted(config.subjects or []):
-            # A newer blendmesh logs more subjects; widening a stream keeps its messages.
-            await js.update_stream(config)
+    except NotFoundError:
+        try:
+            await js.add_stream(config)
+            return
+        except BadRequestError:  # created meanwhile by another process
+            info = await js.stream_info(name)
+    if not (info.config.deny_delete and info.config.deny_purge):
+        raise RuntimeError(
+            f"stream {name} exists but allows delete or purge; "
+            "blendmesh needs an immutable log: recreate it or use another BLENDMESH_PREFIX"
+        )
+    if sorted(info.config.subjects or []) != sorted(config.subjects or []):
+        # A newer blendmesh logs more subjects; widening a stream keeps its messages.
+        await js.update_stream(config)
 
 
 # Binding a bucket costs a round trip; adapters call ensure_kv on every access, so the
@@ -120,17 +233,41 @@ _BUCKETS: weakref.WeakKeyDictionary[JetStreamContext, dict[str, KeyValue]] = (
 
 
 async def ensure_kv(js: JetStreamContext, prefix: str, name: str, history: int = 1) -> KeyValue:
-    """The bucket ``<prefix>_<name>``, created with file storage on first use."""
-    bucket = f"{prefix}_{name}".replace(".", "_")
+    """The bucket ``<prefix>_<name>``, created with file storage on first use (on a server
+    blendmesh started, the admin has created it: see ``ensure_stores``)."""
+    bucket = access.bucket(prefix, name)
     bound = _BUCKETS.setdefault(js, {})
     if bucket not in bound:
         try:
             bound[bucket] = await js.key_value(bucket)
         except BucketNotFoundError:
-            bound[bucket] = await js.create_key_value(
-                KeyValueConfig(bucket=bucket, history=history, storage=StorageType.FILE)
-            )
+            bound[bucket] = await js.create_key_value(_kv_config(bucket, history))
     return bound[bucket]
+
+
+def _kv_config(bucket: str, history: int = 1) -> KeyValueConfig:
+    return KeyValueConfig(bucket=bucket, history=history, storage=StorageType.FILE)
+
+
+async def ensure_stores(js: JetStreamContext, prefix: str) -> None:
+    """Create every KV bucket and object store the services use, as they would on first use.
+
+    Run as admin before the services start: no other role may create a stream, since a
+    stream's config (a republish, a source) can make the server write where its creator
+    may not.
+    """
+    for name in access.KV_BUCKETS:
+        bucket = access.bucket(prefix, name)
+        try:
+            await js.key_value(bucket)
+        except BucketNotFoundError:
+            await js.create_key_value(_kv_config(bucket))
+    for name in access.OBJECT_STORES:
+        bucket = access.bucket(prefix, name)
+        try:
+            await js.object_store(bucket)
+        except BucketNotFoundError:
+            await js.create_object_store(bucket, ObjectStoreConfig(storage=StorageType.FILE))
 
 
 class EventPublisher(Protocol):
@@ -163,7 +300,7 @@ class JetStreamPublisher:
     async def publish(self, event: Event) -> int:
         ack = await self._js.publish(
             subjects.for_event(self._prefix, event),
-            encode_event(event),
+            encode_bounded(event),  # raises EventTooLarge before NATS would
             stream=self._stream,
             headers=tracing.inject({"Nats-Msg-Id": event.event_id}),
         )
@@ -187,7 +324,7 @@ class JetStreamPipeline:
         self._pending.append(
             await self._js.publish_async(
                 subjects.for_event(self._prefix, event),
-                encode_event(event),
+                encode_bounded(event),
                 stream=self._stream,
                 headers=tracing.inject({"Nats-Msg-Id": event.event_id}),
             )

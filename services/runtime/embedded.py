@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from services.runtime import access
+from services.runtime.bus import ensure_stores
+from services.runtime.home import private_home
 from services.runtime.host import Bus
 from services.runtime.procs import die_with_parent
 from services.runtime.settings import Settings
@@ -69,6 +71,10 @@ def render_config(
     return config
 
 
+def _tail(path: Path, chars: int = 2000) -> str:
+    return path.read_text(errors="replace")[-chars:]
+
+
 class EmbeddedNats:
     """One nats-server child process with JetStream on a given (or temporary) store."""
 
@@ -86,19 +92,34 @@ class EmbeddedNats:
         self._run_dir: Path | None = None  # config, ports file and the server's log
         self.url = ""
 
-    async def start(self, timeout: float = 10.0) -> str:
+    def _write_run_dir(self) -> Path:
+        """Create the store and a fresh run directory holding the server's config."""
         if self._store_dir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="blendmesh-nats-")
             self._store_dir = Path(self._tmp.name)
         self._store_dir.mkdir(parents=True, exist_ok=True)
         run_dir = self._run_dir = Path(tempfile.mkdtemp(prefix="blendmesh-nats-run-"))
-        conf = run_dir / "nats.conf"
-        fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # it holds passwords
-        with os.fdopen(fd, "w") as out:
+        fd = os.open(run_dir / "nats.conf", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as out:  # 0o600: it holds passwords
             out.write(render_config(self._store_dir, run_dir, self._port, self._authorization))
-        with open(run_dir / "nats.log", "wb") as server_log:
+        return run_dir
+
+    def _remove_dirs(self) -> None:
+        if self._run_dir is not None:
+            shutil.rmtree(self._run_dir, ignore_errors=True)
+            self._run_dir = None
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    async def start(self, timeout: float = 10.0) -> str:
+        binary = await asyncio.to_thread(server_binary)
+        run_dir = await asyncio.to_thread(self._write_run_dir)
+        conf = run_dir / "nats.conf"
+        server_log = await asyncio.to_thread((run_dir / "nats.log").open, "wb")
+        with server_log:
             self._proc = await asyncio.create_subprocess_exec(
-                server_binary(),
+                binary,
                 "-c",
                 str(conf),
                 stdout=asyncio.subprocess.DEVNULL,
@@ -107,9 +128,9 @@ class EmbeddedNats:
             )
         ports_file = run_dir / f"nats-server_{self._proc.pid}.ports"
         deadline = asyncio.get_running_loop().time() + timeout
-        while not ports_file.exists():
+        while not await asyncio.to_thread(ports_file.exists):
             if self._proc.returncode is not None:
-                log_text = (run_dir / "nats.log").read_text(errors="replace")[-2000:]
+                log_text = await asyncio.to_thread(_tail, run_dir / "nats.log")
                 raise EmbeddedServerError(f"nats-server exited at start:\n{log_text}")
             if asyncio.get_running_loop().time() > deadline:
                 await self.stop()
@@ -118,7 +139,7 @@ class EmbeddedNats:
         # The ports file can be seen before it is fully written.
         for _ in range(50):
             try:
-                self.url = json.loads(ports_file.read_text())["nats"][0]
+                self.url = json.loads(await asyncio.to_thread(ports_file.read_text))["nats"][0]
                 break
             except (ValueError, KeyError, IndexError):
                 await asyncio.sleep(0.01)
@@ -128,6 +149,15 @@ class EmbeddedNats:
     @property
     def pid(self) -> int | None:
         return self._proc.pid if self._proc else None
+
+    async def exited(self) -> str:
+        """Wait until the server ends by itself; say how, with the end of its log."""
+        proc, run_dir = self._proc, self._run_dir
+        if proc is None:
+            return "nats-server is not running"
+        code = await proc.wait()
+        tail = await asyncio.to_thread(_tail, run_dir / "nats.log", 800) if run_dir else ""
+        return f"nats-server {proc.pid} exited with code {code}" + (f":\n{tail}" if tail else "")
 
     async def stop(self) -> None:
         """Stop gracefully (SIGTERM flushes JetStream), then kill if it hangs."""
@@ -139,12 +169,7 @@ class EmbeddedNats:
             except TimeoutError:
                 proc.kill()
                 await proc.wait()
-        if self._run_dir is not None:
-            shutil.rmtree(self._run_dir, ignore_errors=True)
-            self._run_dir = None
-        if self._tmp is not None:
-            self._tmp.cleanup()
-            self._tmp = None
+        await asyncio.to_thread(self._remove_dirs)
 
     async def __aenter__(self) -> EmbeddedNats:
         await self.start()
@@ -163,12 +188,21 @@ class EmbeddedNats:
         return cls(store_dir, port, access.authorization(passwords, prefix))
 
 
+async def prepare_streams(url: str, prefix: str, admin: access.Login | None) -> None:
+    """As admin, create (or widen) the event log and create every KV bucket and object
+    store, before any service starts: no other role may create or change a stream."""
+    bus = await Bus.open(url, prefix, "blendmesh-admin", admin)
+    try:
+        await ensure_stores(bus.js, prefix)
+    finally:
+        await bus.close()
+
+
 async def _serve(settings: Settings, store: Path, port: int) -> None:
     server = EmbeddedNats.secured(store, settings.credentials_path, settings.prefix, port)
     url = await server.start()
-    # The event log is created by the admin user, who alone may widen an older one.
     admin = access.login_for(settings.credentials_path, access.ADMIN)
-    await (await Bus.open(url, settings.prefix, "blendmesh-admin", admin)).close()
+    await prepare_streams(url, settings.prefix, admin)
     print(f"NATS_URL={url} (users in {settings.credentials_path})", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -185,6 +219,7 @@ def main() -> None:
     parser.add_argument("--store", type=Path, default=settings.nats_store)
     parser.add_argument("--port", type=int, default=4222)
     args = parser.parse_args()
+    private_home(settings.home)  # the store and the NATS users' passwords live there
     asyncio.run(_serve(settings, args.store.absolute(), args.port))
 
 

@@ -3,12 +3,15 @@
     HandlerError
     ├── Retry       transient: try again later (nak with a delay)
     └── Reject      permanent: this message can never succeed (term + dead letter)
+        └── EventTooLarge   what it produced cannot be published (also a LimitExceeded)
 
 Any other exception is treated as transient until ``max_deliver`` is exhausted, after
 which the message becomes a dead letter too: nothing is dropped silently.
 """
 
 from __future__ import annotations
+
+from contracts.limits import LimitExceeded
 
 
 class HandlerError(Exception):
@@ -25,3 +28,11 @@ class Retry(HandlerError):
 
 class Reject(HandlerError):
     """Permanent: the message is malformed or impossible; dead-letter it with the reason."""
+
+
+class EventTooLarge(Reject, LimitExceeded):
+    """An event over the size one NATS message may have; it was not published.
+
+    Permanent: publishing it again cannot succeed, so a handler that produced it is
+    dead-lettered at once with this message instead of being retried.
+    """

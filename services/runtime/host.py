@@ -19,8 +19,15 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext
 
 from services.runtime.access import CredentialsError, Login, login_for
-from services.runtime.bus import JetStreamPublisher, LoginRefused, connect, ensure_event_log
+from services.runtime.bus import (
+    JetStreamPublisher,
+    LoginRefused,
+    connect,
+    ensure_event_log,
+    refuse_anonymous,
+)
 from services.runtime.consumer import ConsumerLoop, ConsumerSpec
+from services.runtime.home import private_home
 from services.runtime.settings import Settings, SettingsError
 from services.runtime.tracing import configure_tracing, shutdown_tracing
 
@@ -94,6 +101,7 @@ async def _open_service_bus(settings: Settings, name: str, wait: float = 30.0) -
     while True:
         login = login_for(settings.credentials_path, name)
         try:
+            refuse_anonymous(settings.nats_url or "", login, settings.require_auth)
             return await Bus.open(
                 settings.nats_url or "", settings.prefix, f"blendmesh-{name}", login
             )
@@ -112,6 +120,7 @@ def run_service(name: str, start: StartFn) -> None:
             f"{name}: NATS_URL is not set; start the mesh with `blendmesh up` "
             "or point NATS_URL at a nats-server with JetStream"
         )
+    private_home(settings.home)
 
     async def main() -> None:
         bus = await _open_service_bus(settings, name)

@@ -8,10 +8,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from contracts.limits import DEFAULT_MAX_OPERATIONS
 from contracts.subjects import check_token
 
 PLANNERS = ("rules", "plan", "gemini")
 TRACE_EXPORTERS = ("none", "console", "otlp")
+MAX_REPLICAS = 5  # JetStream keeps at most five copies of a stream
 
 
 class SettingsError(ValueError):
@@ -44,6 +46,25 @@ def _int(env: Mapping[str, str], name: str, default: int) -> int:
     return value
 
 
+def _replicas(env: Mapping[str, str]) -> int:
+    value = _int(env, "BLENDMESH_REPLICAS", 1)
+    if value > MAX_REPLICAS:
+        raise SettingsError(
+            f"BLENDMESH_REPLICAS={env['BLENDMESH_REPLICAS']!r} is more copies than JetStream "
+            f"keeps (at most {MAX_REPLICAS}); use 1, 3 or 5, no more than the cluster's servers"
+        )
+    return value
+
+
+def _flag(env: Mapping[str, str], name: str) -> bool:
+    raw = env.get(name, "").strip().lower()
+    if raw in ("", "0", "false", "no", "off"):
+        return False
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    raise SettingsError(f"{name}={env[name]!r} is not a yes or no; set it to 1 or 0")
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything a blendmesh process needs to know about its environment."""
@@ -52,6 +73,7 @@ class Settings:
     nats_url: str | None = None  # None: start an embedded nats-server in ``home``
     # Passwords of the NATS role users; None: ``home/nats-credentials.json``.
     nats_credentials: Path | None = None
+    require_auth: bool = False  # refuse to join NATS_URL without credentials
     prefix: str = "blendmesh"  # first token of every subject; lets meshes share a server
     user: str = "local"
     planner: str | None = None  # None: the planner's default (services/planner/client.py)
@@ -63,6 +85,9 @@ class Settings:
     trace_exporter: str = "none"  # where spans go: none, console (stderr) or otlp
     policy_dir: Path | None = None  # None: the built-in services/policy/policies/*.cedar
     approval_ttl: float = 3600.0  # seconds a pending approval waits before the run fails
+    max_operations: int = DEFAULT_MAX_OPERATIONS  # operations one plan may hold
+    max_body_bytes: int = 1024 * 1024  # largest HTTP request body the gateway reads
+    replicas: int = 1  # copies of every stream, KV bucket and object store (3 on a cluster)
     # The environment these settings were read from: a service reads its own settings
     # from it (the planner its model's). Never shown, since it may hold API keys.
     env: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
@@ -96,6 +121,7 @@ class Settings:
             nats_credentials=Path(env["BLENDMESH_NATS_CREDENTIALS"]).absolute()
             if env.get("BLENDMESH_NATS_CREDENTIALS")
             else None,
+            require_auth=_flag(env, "BLENDMESH_REQUIRE_AUTH"),
             prefix=prefix,
             user=env.get("BLENDMESH_USER", default_user) or "local",
             planner=planner,
@@ -109,6 +135,9 @@ class Settings:
             if env.get("BLENDMESH_POLICY_DIR")
             else None,
             approval_ttl=_float(env, "BLENDMESH_APPROVAL_TTL", 3600.0),
+            max_operations=_int(env, "BLENDMESH_MAX_OPERATIONS", DEFAULT_MAX_OPERATIONS),
+            max_body_bytes=_int(env, "BLENDMESH_MAX_BODY_BYTES", 1024 * 1024),
+            replicas=_replicas(env),
             env=dict(env),
         )
 

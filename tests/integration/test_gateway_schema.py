@@ -95,3 +95,24 @@ def test_gateway_when_fuzzed_answers_only_documented_statuses(
     case: schemathesis.Case, live: LiveGateway
 ) -> None:
     case.call_and_validate(base_url=live.url, headers=AUTH, timeout=90)
+
+
+def test_gateway_when_driven_as_workflows_answers_only_documented_statuses(
+    live: LiveGateway,
+) -> None:
+    """Stateful: schemathesis chains calls through the links it infers between routes
+    (a run's id into its audit trail, an approval's id into its resolution, ...)."""
+
+    class Workflow(schema.as_state_machine()):  # type: ignore[misc]
+        def get_call_kwargs(self, case: schemathesis.Case) -> dict[str, object]:
+            return {"base_url": live.url, "headers": AUTH, "timeout": 90}
+
+    Workflow.run(
+        settings=settings(
+            max_examples=4,
+            stateful_step_count=4,
+            deadline=None,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+        )
+    )

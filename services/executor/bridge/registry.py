@@ -15,6 +15,7 @@ from typing import Any, Literal, get_args
 import jsonschema
 
 from contracts.bridge import Compensation, ToolErrorCode, ToolResult
+from contracts.limits import argument_problem
 
 SafetyLevel = Literal["read_only", "safe_write", "destructive"]
 IdempotenceClass = Literal["idempotent", "repeatable_with_accumulation", "non_idempotent"]
@@ -165,6 +166,10 @@ def _non_finite_path(value: Any, path: str) -> str | None:
 
 def validate(reg: RegisteredTool, arguments: Any) -> str | None:
     """Return a human-readable reason the arguments are invalid, or None."""
+    # The planner refuses these first; a direct caller meets the same check here.
+    unusable = argument_problem(arguments)
+    if unusable:
+        return unusable
     bad = _non_finite_path(arguments, "arguments")
     if bad:
         return f"{bad}: non-finite numbers are not allowed"

@@ -70,7 +70,10 @@ class Clause:
 
 def _number(text: str) -> int | float:
     if re.fullmatch(r"[-+]?\d+", text):
-        return int(text)
+        try:
+            return int(text)
+        except ValueError:  # over Python's 4300-digit limit: infinite, refused by validation
+            return float(text)
     return float(text)
 
 

@@ -13,6 +13,7 @@ import bpy
 
 from contracts.bridge import Compensation
 
+from ..caps import capped_properties
 from ..fingerprint import json_value, modifier_props
 from ..registry import Outcome, ToolError, name_schema, tool
 from .objects import require_object
@@ -35,8 +36,10 @@ PROPERTIES_SCHEMA: dict[str, Any] = {
     "type": "object",
     "description": (
         "RNA property name -> value. Arrays as lists, enum flags as lists of identifiers, "
-        "pointers (e.g. mirror_object, object) as the target's name or null."
+        "pointers (e.g. mirror_object, object) as the target's name or null. Properties "
+        "that multiply geometry are capped (see their maximum)."
     ),
+    "properties": capped_properties(),
 }
 
 
