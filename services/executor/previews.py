@@ -7,7 +7,6 @@ Object Store bucket ``<prefix>_previews`` (object name = scene id).
 from __future__ import annotations
 
 from nats.js import JetStreamContext
-from nats.js.api import ObjectStoreConfig, StorageType
 from nats.js.errors import (
     BucketNotFoundError,
     NotFoundError,
@@ -15,6 +14,8 @@ from nats.js.errors import (
     ObjectNotFoundError,
 )
 from nats.js.object_store import ObjectStore
+
+from services.runtime.bus import object_store_config
 
 
 class ObjectStorePreviews:
@@ -31,7 +32,7 @@ class ObjectStorePreviews:
                 if not create:
                     return None
                 self._store = await self._js.create_object_store(
-                    self.bucket, ObjectStoreConfig(storage=StorageType.FILE)
+                    self.bucket, object_store_config(self._js)
                 )
         return self._store
 

@@ -1,4 +1,9 @@
-"""The bus: connection, the immutable event-log stream, KV buckets and the publisher."""
+"""The bus: connection, the immutable event-log stream, KV buckets and the publisher.
+
+On a JetStream cluster every stream, bucket and object store is created with
+``BLENDMESH_REPLICAS`` copies (see ``use_replicas``), and ``NATS_URL`` may list several
+servers, comma separated: a client whose server dies moves to another.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ from urllib.parse import urlsplit
 
 from nats.aio.client import Client
 from nats.errors import Error as NatsError
-from nats.errors import NoServersError
+from nats.errors import NoRespondersError, NoServersError
 from nats.js import JetStreamContext, JetStreamManager
 from nats.js.api import (
     ConsumerConfig,
@@ -22,7 +27,12 @@ from nats.js.api import (
     StorageType,
     StreamConfig,
 )
-from nats.js.errors import BadRequestError, BucketNotFoundError, NotFoundError
+from nats.js.errors import (
+    BadRequestError,
+    BucketNotFoundError,
+    NotFoundError,
+    ServiceUnavailableError,
+)
 from nats.js.kv import KeyValue
 
 from contracts import subjects
@@ -43,8 +53,17 @@ class LoginRefused(ConnectionError):
     """The server does not accept this client's user or password."""
 
 
+class JetStreamUnavailable(ConnectionError):
+    """The server is up but JetStream does not answer (a cluster without a meta leader)."""
+
+
 class AnonymousRefused(LoginRefused):
     """BLENDMESH_REQUIRE_AUTH is set and there are no credentials to join NATS with."""
+
+
+def servers(url: str) -> list[str]:
+    """The servers of a NATS URL: one, or several separated by commas (a cluster's)."""
+    return [u.strip() for u in url.split(",") if u.strip()]
 
 
 def _url_user(url: str) -> str | None:
@@ -137,6 +156,8 @@ async def connect(url: str, name: str, login: Login | None = None, wait: float =
 
     The first connection is retried for ``wait`` seconds too: under a Procfile the
     services may start before nats-server listens. A refused login is not retried.
+    ``url`` may list a cluster's servers, comma separated: any of them will do, and the
+    client moves to another when its server goes away.
     """
 
     async def _error(exc: Exception) -> None:
@@ -149,6 +170,7 @@ async def connect(url: str, name: str, login: Login | None = None, wait: float =
     role = login.user if login else _url_user(url)
     if role in access.ROLES:  # replies and deliveries arrive where only the role may listen
         identity["inbox_prefix"] = access.inbox_prefix(role)
+    pool = servers(url)
     deadline = asyncio.get_running_loop().time() + wait
     while True:
         try:
@@ -157,13 +179,13 @@ async def connect(url: str, name: str, login: Login | None = None, wait: float =
             probe = Client()
             try:
                 await probe.connect(
-                    url, name=name, allow_reconnect=False, error_cb=_quiet, **identity
+                    pool, name=name, allow_reconnect=False, error_cb=_quiet, **identity
                 )
             finally:
                 await probe.close()  # a refused probe's socket too
             nc = Connection()
             options: dict[str, Any] = {"max_reconnect_attempts": -1, "reconnect_time_wait": 0.25}
-            await nc.connect(url, name=name, error_cb=_error, **options, **identity)
+            await nc.connect(pool, name=name, error_cb=_error, **options, **identity)
             if joins_anonymously(url, login):
                 _warn_anonymous(url)
             return nc
@@ -185,7 +207,49 @@ async def connect(url: str, name: str, login: Login | None = None, wait: float =
             ) from None
 
 
-def event_log_config(prefix: str) -> StreamConfig:
+async def wait_for_jetstream(js: JetStreamContext, wait: float = 60.0) -> None:
+    """Return once JetStream answers. A fresh cluster answers nothing until a majority of
+    its servers have met and elected a meta leader (several seconds); streams created
+    before then would time out."""
+    deadline = asyncio.get_running_loop().time() + wait
+    while True:
+        try:
+            await js.account_info()
+            return
+        except ServiceUnavailableError as exc:
+            if exc.err_code is None:  # no one answers at all: a server without JetStream
+                raise JetStreamUnavailable(
+                    "the NATS server has no JetStream; blendmesh needs nats-server -js"
+                ) from None
+            error: Exception = exc
+        except (TimeoutError, NoRespondersError) as exc:
+            error = exc
+        if asyncio.get_running_loop().time() > deadline:
+            raise JetStreamUnavailable(
+                f"JetStream did not answer within {wait:g} s ({error!r}); on a cluster, "
+                "start a majority of its servers"
+            ) from None
+        await asyncio.sleep(0.25)
+
+
+# The copies of each stream a context creates (BLENDMESH_REPLICAS), kept per connection
+# like the bucket handles below, so adapters that create a bucket on first use need not
+# be told.
+_REPLICAS: weakref.WeakKeyDictionary[JetStreamContext, int] = weakref.WeakKeyDictionary()
+
+
+def use_replicas(js: JetStreamContext, replicas: int) -> None:
+    """Create every stream, KV bucket and object store through ``js`` with ``replicas``
+    copies: 1 on one server, 3 (or 5) on a cluster, where a stream then outlives the loss
+    of one (or two) of its servers."""
+    _REPLICAS[js] = replicas
+
+
+def replicas_of(js: JetStreamContext) -> int:
+    return _REPLICAS.get(js, 1)
+
+
+def event_log_config(prefix: str, replicas: int = 1) -> StreamConfig:
     """The event log: file storage, nothing can be deleted or purged, duplicates dropped."""
     return StreamConfig(
         name=subjects.stream_name(prefix),
@@ -196,33 +260,58 @@ def event_log_config(prefix: str) -> StreamConfig:
         duplicate_window=DUPLICATE_WINDOW,
         discard=DiscardPolicy.OLD,
         allow_direct=True,
+        num_replicas=replicas,
     )
 
 
-async def ensure_event_log(js: JetStreamContext, prefix: str) -> None:
+async def ensure_event_log(js: JetStreamContext, prefix: str, wait: float = 30.0) -> None:
     """Create the event-log stream, or check that the existing one is still immutable.
 
     Only admin may create or widen it on a server blendmesh started: the other roles find
     it made, and never send the request they would be refused.
     """
-    config = event_log_config(prefix)
+    config = event_log_config(prefix, replicas_of(js))
     name = subjects.stream_name(prefix)
-    try:
-        info = await js.stream_info(name)
-    except NotFoundError:
+    deadline = asyncio.get_running_loop().time() + wait
+    while True:
+        try:
+            info = await js.stream_info(name)
+            break
+        except NotFoundError:
+            pass
         try:
             await js.add_stream(config)
             return
         except BadRequestError:  # created meanwhile by another process
-            info = await js.stream_info(name)
+            continue
+        except (NatsError, TimeoutError) as exc:
+            # Refused: on a server blendmesh started only admin creates streams, and the
+            # process that started it (a mesh, the Procfile's nats line) is about to.
+            if asyncio.get_running_loop().time() > deadline:
+                raise RuntimeError(
+                    f"stream {name} does not exist and this user may not create it ({exc!r}); "
+                    "start the mesh (`blendmesh up`, or the Procfile's nats line) first"
+                ) from None
+            await asyncio.sleep(0.25)
     if not (info.config.deny_delete and info.config.deny_purge):
         raise RuntimeError(
             f"stream {name} exists but allows delete or purge; "
             "blendmesh needs an immutable log: recreate it or use another BLENDMESH_PREFIX"
         )
+    copies = info.config.num_replicas or 1
+    if copies < replicas_of(js):
+        log.warning(
+            "stream %s keeps %d copies, fewer than the %d of BLENDMESH_REPLICAS; the admin "
+            "user can add them (nats stream edit %s --replicas %d)",
+            name,
+            copies,
+            config.num_replicas,
+            name,
+            config.num_replicas,
+        )
     if sorted(info.config.subjects or []) != sorted(config.subjects or []):
         # A newer blendmesh logs more subjects; widening a stream keeps its messages.
-        await js.update_stream(config)
+        await js.update_stream(config.evolve(num_replicas=copies))
 
 
 # Binding a bucket costs a round trip; adapters call ensure_kv on every access, so the
@@ -241,12 +330,19 @@ async def ensure_kv(js: JetStreamContext, prefix: str, name: str, history: int =
         try:
             bound[bucket] = await js.key_value(bucket)
         except BucketNotFoundError:
-            bound[bucket] = await js.create_key_value(_kv_config(bucket, history))
+            bound[bucket] = await js.create_key_value(_kv_config(js, bucket, history))
     return bound[bucket]
 
 
-def _kv_config(bucket: str, history: int = 1) -> KeyValueConfig:
-    return KeyValueConfig(bucket=bucket, history=history, storage=StorageType.FILE)
+def _kv_config(js: JetStreamContext, bucket: str, history: int = 1) -> KeyValueConfig:
+    return KeyValueConfig(
+        bucket=bucket, history=history, storage=StorageType.FILE, replicas=replicas_of(js)
+    )
+
+
+def object_store_config(js: JetStreamContext) -> ObjectStoreConfig:
+    """How an object store is created through ``js``: on file, with its replicas."""
+    return ObjectStoreConfig(storage=StorageType.FILE, replicas=replicas_of(js))
 
 
 async def ensure_stores(js: JetStreamContext, prefix: str) -> None:
@@ -261,13 +357,13 @@ async def ensure_stores(js: JetStreamContext, prefix: str) -> None:
         try:
             await js.key_value(bucket)
         except BucketNotFoundError:
-            await js.create_key_value(_kv_config(bucket))
+            await js.create_key_value(_kv_config(js, bucket))
     for name in access.OBJECT_STORES:
         bucket = access.bucket(prefix, name)
         try:
             await js.object_store(bucket)
         except BucketNotFoundError:
-            await js.create_object_store(bucket, ObjectStoreConfig(storage=StorageType.FILE))
+            await js.create_object_store(bucket, object_store_config(js))
 
 
 class EventPublisher(Protocol):

@@ -3,7 +3,8 @@
 It writes its own config so that JetStream always syncs to disk (``sync_interval:
 always``: the 2-minute default lost acknowledged writes in Jepsen's 2025 analysis), asks
 the OS for a free port and learns it from the server's ports file, so two meshes on one
-machine never race for a port.
+machine never race for a port. Given a ``ClusterNode`` it is one server of a JetStream
+cluster (``services/runtime/cluster.py``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import argparse
 import asyncio
 import json
 import logging
+import math
 import os
 import shutil
 import signal
@@ -22,8 +24,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from nats.js.errors import ServiceUnavailableError
+
 from services.runtime import access
-from services.runtime.bus import ensure_stores
+from services.runtime.bus import JetStreamUnavailable, ensure_stores
+from services.runtime.cluster import ClusterConfigError, ClusterNode, parse_routes, render_cluster
 from services.runtime.home import private_home
 from services.runtime.host import Bus
 from services.runtime.procs import die_with_parent
@@ -57,15 +62,20 @@ def render_config(
     ports_dir: Path,
     port: int = -1,
     authorization: Mapping[str, Any] | None = None,
+    node: ClusterNode | None = None,
+    host: str = "127.0.0.1",
 ) -> str:
+    """One server's config; with ``node``, that of one server of a cluster."""
     config = (
-        f'listen: "127.0.0.1:{port}"\n'
+        f"listen: {json.dumps(f'{host}:{port}')}\n"
         f"ports_file_dir: {json.dumps(str(ports_dir))}\n"
         "jetstream {\n"
         f"  store_dir: {json.dumps(str(store_dir))}\n"
         "  sync_interval: always\n"
         "}\n"
     )
+    if node is not None:
+        config += render_cluster(node)
     if authorization is not None:  # the config format reads JSON values
         config += f"authorization: {json.dumps(authorization)}\n"
     return config
@@ -83,9 +93,13 @@ class EmbeddedNats:
         store_dir: Path | None = None,
         port: int = -1,
         authorization: Mapping[str, Any] | None = None,
+        node: ClusterNode | None = None,
+        host: str = "127.0.0.1",
     ) -> None:
         self._port = port  # -1: a free port chosen by the OS
         self._authorization = authorization  # None: anyone may connect
+        self.node = node  # None: a server on its own
+        self._host = host
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._store_dir = store_dir
         self._proc: asyncio.subprocess.Process | None = None
@@ -101,7 +115,16 @@ class EmbeddedNats:
         run_dir = self._run_dir = Path(tempfile.mkdtemp(prefix="blendmesh-nats-run-"))
         fd = os.open(run_dir / "nats.conf", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as out:  # 0o600: it holds passwords
-            out.write(render_config(self._store_dir, run_dir, self._port, self._authorization))
+            out.write(
+                render_config(
+                    self._store_dir,
+                    run_dir,
+                    self._port,
+                    self._authorization,
+                    self.node,
+                    self._host,
+                )
+            )
         return run_dir
 
     def _remove_dirs(self) -> None:
@@ -180,29 +203,63 @@ class EmbeddedNats:
 
     @classmethod
     def secured(
-        cls, store_dir: Path | None, credentials: Path, prefix: str, port: int = -1
+        cls,
+        store_dir: Path | None,
+        credentials: Path,
+        prefix: str,
+        port: int = -1,
+        node: ClusterNode | None = None,
+        host: str = "127.0.0.1",
     ) -> EmbeddedNats:
         """A server that admits only blendmesh's role users (``access``), whose passwords
-        live in ``credentials`` (created on first use)."""
+        live in ``credentials`` (created on first use). The servers of a cluster share one
+        credentials file."""
         passwords = access.load_or_create(credentials)
-        return cls(store_dir, port, access.authorization(passwords, prefix))
+        return cls(store_dir, port, access.authorization(passwords, prefix), node, host)
 
 
-async def prepare_streams(url: str, prefix: str, admin: access.Login | None) -> None:
+async def prepare_streams(
+    url: str, prefix: str, admin: access.Login | None, replicas: int = 1, wait: float = 60.0
+) -> None:
     """As admin, create (or widen) the event log and create every KV bucket and object
-    store, before any service starts: no other role may create or change a stream."""
-    bus = await Bus.open(url, prefix, "blendmesh-admin", admin)
-    try:
-        await ensure_stores(bus.js, prefix)
-    finally:
-        await bus.close()
+    store, before any service starts: no other role may create or change a stream.
+
+    On a cluster they get ``replicas`` copies. A fresh cluster places them only once it has
+    a meta leader and ``replicas`` servers have joined: until then this waits, ``wait``
+    seconds at most (a cluster node waits for the others as long as it takes).
+    """
+    deadline = asyncio.get_running_loop().time() + wait
+    while True:
+        try:
+            bus = await Bus.open(url, prefix, "blendmesh-admin", admin, replicas)
+            try:
+                await ensure_stores(bus.js, prefix)
+            finally:
+                await bus.close()
+            return
+        except (ServiceUnavailableError, JetStreamUnavailable) as exc:  # servers missing
+            if asyncio.get_running_loop().time() > deadline:
+                raise EmbeddedServerError(
+                    f"JetStream could not place {replicas} copies of the streams within "
+                    f"{wait:g} s ({exc}); start every server of the cluster, or set "
+                    "BLENDMESH_REPLICAS to at most the servers it has"
+                ) from None
+            await asyncio.sleep(0.5)
 
 
-async def _serve(settings: Settings, store: Path, port: int) -> None:
-    server = EmbeddedNats.secured(store, settings.credentials_path, settings.prefix, port)
+async def _serve(
+    settings: Settings, store: Path, port: int, node: ClusterNode | None, host: str
+) -> None:
+    server = EmbeddedNats.secured(
+        store, settings.credentials_path, settings.prefix, port, node, host
+    )
     url = await server.start()
     admin = access.login_for(settings.credentials_path, access.ADMIN)
-    await prepare_streams(url, settings.prefix, admin)
+    if node is not None:
+        print(f"{node.server_name}: waiting for the cluster to elect a leader", file=sys.stderr)
+    # A cluster node waits for the other servers however late they start.
+    wait = math.inf if node is not None else 60.0
+    await prepare_streams(url, settings.prefix, admin, settings.replicas, wait)
     print(f"NATS_URL={url} (users in {settings.credentials_path})", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -212,15 +269,39 @@ async def _serve(settings: Settings, store: Path, port: int) -> None:
     await server.stop()
 
 
+def _node(args: argparse.Namespace, settings: Settings) -> ClusterNode | None:
+    """The cluster node ``--name`` and ``--routes`` describe; its routes log in with the
+    admin's password: a route may do all the admin may and more, so no one else holds it."""
+    if not args.routes:
+        return None
+    admin = access.login_for(settings.credentials_path, access.ADMIN)
+    return ClusterNode(
+        server_name=args.name,
+        listen=args.cluster_listen or f"{args.host}:6222",
+        routes=parse_routes(args.routes),
+        route_password=admin.password if admin else None,
+    )
+
+
 def main() -> None:
-    """``python -m services.runtime.embedded``: the Procfile's nats process."""
+    """``python -m services.runtime.embedded``: the Procfile's nats process, or one server
+    of a cluster (``--name``, ``--routes``; README: several machines)."""
     settings = Settings.from_env()
     parser = argparse.ArgumentParser(description="nats-server with blendmesh's JetStream config")
     parser.add_argument("--store", type=Path, default=settings.nats_store)
     parser.add_argument("--port", type=int, default=4222)
+    parser.add_argument("--host", default="127.0.0.1", help="where clients connect")
+    parser.add_argument("--name", default="n1", help="this server's name in the cluster")
+    parser.add_argument("--routes", default="", help="every server's HOST:PORT, comma separated")
+    parser.add_argument("--cluster-listen", default="", help="HOST:PORT (default HOST:6222)")
     args = parser.parse_args()
     private_home(settings.home)  # the store and the NATS users' passwords live there
-    asyncio.run(_serve(settings, args.store.absolute(), args.port))
+    access.load_or_create(settings.credentials_path)  # the routes' password is the admin's
+    try:
+        node = _node(args, settings)
+    except ClusterConfigError as exc:
+        parser.error(str(exc))
+    asyncio.run(_serve(settings, args.store.absolute(), args.port, node, args.host))
 
 
 if __name__ == "__main__":

@@ -25,6 +25,8 @@ from services.runtime.bus import (
     connect,
     ensure_event_log,
     refuse_anonymous,
+    use_replicas,
+    wait_for_jetstream,
 )
 from services.runtime.consumer import ConsumerLoop, ConsumerSpec
 from services.runtime.home import private_home
@@ -44,9 +46,14 @@ class Bus:
     prefix: str
 
     @classmethod
-    async def open(cls, url: str, prefix: str, name: str, login: Login | None = None) -> Bus:
+    async def open(
+        cls, url: str, prefix: str, name: str, login: Login | None = None, replicas: int = 1
+    ) -> Bus:
+        """Connect; what this bus creates (the log, a bucket) gets ``replicas`` copies."""
         nc = await connect(url, name, login)
         js = nc.jetstream(timeout=10)
+        use_replicas(js, replicas)
+        await wait_for_jetstream(js)
         await ensure_event_log(js, prefix)
         return cls(nc=nc, js=js, publisher=JetStreamPublisher(js, prefix), prefix=prefix)
 
@@ -103,7 +110,11 @@ async def _open_service_bus(settings: Settings, name: str, wait: float = 30.0) -
         try:
             refuse_anonymous(settings.nats_url or "", login, settings.require_auth)
             return await Bus.open(
-                settings.nats_url or "", settings.prefix, f"blendmesh-{name}", login
+                settings.nats_url or "",
+                settings.prefix,
+                f"blendmesh-{name}",
+                login,
+                settings.replicas,
             )
         except LoginRefused:
             if login is not None or asyncio.get_running_loop().time() > deadline:

@@ -52,6 +52,8 @@ def test_settings_when_env_set_reads_every_value() -> None:
         ({"BLENDMESH_MAX_DELIVER": "x"}, "is not a whole number"),
         ({"BLENDMESH_PREFIX": "a.b"}, "BLENDMESH_PREFIX 'a.b' is not valid"),
         ({"BLENDMESH_TRACE": "jaeger"}, "BLENDMESH_TRACE='jaeger' is not a trace exporter"),
+        ({"BLENDMESH_REPLICAS": "0"}, "BLENDMESH_REPLICAS='0' must be at least 1"),
+        ({"BLENDMESH_REPLICAS": "7"}, "BLENDMESH_REPLICAS='7' is more copies than JetStream"),
     ],
 )
 def test_settings_when_value_bad_raises_naming_it(env: dict[str, str], message: str) -> None:
@@ -64,3 +66,11 @@ def test_settings_when_policy_env_set_reads_dir_and_ttl() -> None:
     assert (s.policy_dir, s.approval_ttl) == (Path("/rules"), 90.0)
     d = Settings.from_env({})
     assert (d.policy_dir, d.approval_ttl) == (None, 3600.0)
+
+
+@pytest.mark.parametrize(("raw", "replicas"), [(None, 1), ("1", 1), ("3", 3), ("5", 5)])
+def test_settings_when_replicas_set_reads_copies_of_each_stream(
+    raw: str | None, replicas: int
+) -> None:
+    env = {} if raw is None else {"BLENDMESH_REPLICAS": raw}
+    assert Settings.from_env(env).replicas == replicas
