@@ -206,7 +206,8 @@ class CallToolResult(
     is_error: bool
 
 
-# blendmesh/scene.* methods: checkpoints, persistence and previews, not planner tools
+# blendmesh/scene.* methods: checkpoints, persistence and previews, not planner tools.
+# ``blendmesh/scene.inspect`` takes no params and answers contracts.inspection.SceneInspection.
 
 
 class LoadParams(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

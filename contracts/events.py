@@ -14,6 +14,7 @@ from typing import Any, Literal, TypeVar
 import msgspec
 
 from contracts.failures import FailureContract
+from contracts.gates import GateEnvelope
 from contracts.operations import OperationSet, SafetyLevel
 from contracts.receipts import Receipt
 
@@ -209,6 +210,20 @@ class Executed(RunEvent, frozen=True, kw_only=True, tag="run.executed"):
     blend_path: str | None
     failure: FailureContract | None = None
     message: str = ""
+    revision: int | None = None  # the scene revision the run committed, if it committed one
+    inspection: str | None = None  # the object holding that revision's inspection artifact
+
+
+class GatesEvaluated(RunEvent, frozen=True, kw_only=True, tag="run.gates_evaluated"):
+    """The guardians' verdict on the revision a run committed (spec 003 output and the
+    004 §8 envelope). The planner completes the run only when ``envelope.success``."""
+
+    scene_id: str
+    revision: int
+    guardians: list[str]  # the guardian ids that ran, in the configured order
+    result: str  # run_guardians' output as JSON, exactly as the orchestrator returned it
+    envelope: GateEnvelope
+    config: str = ""  # which gates configuration chose the guardians: "<file>@sha256:<hex>"
 
 
 class RunCompleted(RunEvent, frozen=True, kw_only=True, tag="run.completed"):
@@ -268,6 +283,7 @@ AnyEvent = (
     | OperationRolledBack
     | OperationSkipped
     | Executed
+    | GatesEvaluated
     | RunCompleted
     | RunFailed
     | DeadLettered

@@ -27,6 +27,7 @@ ErrorCode = Literal[
     "DEPENDENCY_FAILED",  # not run because an operation it depends on failed
     "INTERNAL_ERROR",  # a bug in blendmesh; not the plan's fault
     "MODEL_ERROR",  # the model could not be reached, or refused or was blocked (spec 002 §8)
+    "GATES_FAILED",  # the committed scene failed a verification gate (spec 004 §8)
 ]
 
 RepairAction = Literal["retry", "replace_args", "drop", "insert_precondition"]

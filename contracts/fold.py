@@ -17,6 +17,7 @@ from contracts.events import (
     Denied,
     Event,
     Executed,
+    GatesEvaluated,
     OperationFailed,
     OperationRolledBack,
     OperationSkipped,
@@ -31,6 +32,7 @@ from contracts.events import (
     RunRequested,
 )
 from contracts.failures import FailureContract
+from contracts.gates import GateEnvelope
 from contracts.receipts import ActionState, Receipt, RunResult, RunState
 
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "awaiting_confirmation"})
@@ -62,6 +64,7 @@ def run_state_after(state: RunState | None, event: Event) -> RunState | None:
             | OperationRolledBack()
             | OperationSkipped()
             | Executed()
+            | GatesEvaluated()
         ):
             return "executing"
         case PlanRejected() | Denied() | RunFailed():
@@ -120,6 +123,7 @@ class _Acc:
     blend_path: str | None = None
     scene_hash: str | None = None
     pending: list[str] = field(default_factory=list)
+    gates: GateEnvelope | None = None
 
     def add_receipt(self, execution: str | None, receipt: Receipt) -> None:
         if execution != self.execution:
@@ -153,6 +157,8 @@ class _Acc:
                 self.receipts, self.sealed = list(event.receipts), True
                 self.execution = event.causation_id
                 self.blend_path, self.scene_hash = event.blend_path, event.scene_hash
+            case GatesEvaluated():
+                self.gates = event.envelope
             case RunCompleted():
                 self.summary = event.summary
                 self.blend_path = _newer(event.blend_path, self.blend_path)
@@ -177,6 +183,7 @@ class _Acc:
             blend_path=self.blend_path,
             scene_hash=self.scene_hash,
             pending_operations=list(self.pending) if status == "awaiting_confirmation" else [],
+            gates=self.gates,
         )
 
 

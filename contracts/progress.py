@@ -15,6 +15,7 @@ from contracts.events import (
     ApprovalRequested,
     Approved,
     Denied,
+    GatesEvaluated,
     OperationFailed,
     OperationRolledBack,
     OperationSkipped,
@@ -95,6 +96,12 @@ def progress_line(event: AnyEvent) -> ProgressLine | None:
             return _line(event, "plain", "", f"- {event.operation_id} skipped: {event.reason}")
         case Denied():
             return _line(event, "error", "denied", f": {event.message}")
+        case GatesEvaluated() if event.envelope.success:
+            return _line(event, "ok", "gates passed", f": {', '.join(event.guardians)}")
+        case GatesEvaluated():
+            failed = ", ".join(event.envelope.failed_gates)
+            why = "; ".join(event.envelope.messages[:3])
+            return _line(event, "error", "gates failed", f" ({failed}): {why}")
         case RunCompleted():
             return _line(event, "ok", "completed", f": {event.summary}", 0)
         case RunFailed():

@@ -96,7 +96,9 @@ class AuditRecord(_Message, frozen=True, kw_only=True):
     blender_mutation_id: str | None  # null for read-only operations
     tool_name: str | None
     safety_level: str | None
-    status: str  # succeeded | failed | rolled_back | skipped_idempotent
+    # succeeded | failed | rolled_back | skipped_idempotent; for the guardians' record of a
+    # revision (operation_id "gates@<revision>"): gates_passed | gates_failed:<GATE,...>
+    status: str
     scene_hash_before: str | None
     scene_hash_after: str | None
 

@@ -7,6 +7,7 @@ from typing import Any, Literal
 import msgspec
 
 from contracts.failures import FailureContract
+from contracts.gates import GateEnvelope
 from contracts.operations import SafetyLevel
 
 ReceiptStatus = Literal["succeeded", "failed", "rolled_back", "skipped_idempotent", "skipped"]
@@ -52,3 +53,4 @@ class RunResult(msgspec.Struct, frozen=True, kw_only=True):
     blend_path: str | None = None
     scene_hash: str | None = None
     pending_operations: list[str] = []
+    gates: GateEnvelope | None = None  # the guardians' verdict on the committed revision

@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 from rich.console import Console
 
+from contracts import subjects
 from contracts.events import AnyEvent, Resolution
 from contracts.progress import progress_line
 from contracts.receipts import RunResult
@@ -27,6 +28,7 @@ from services import console as show
 from services.audit import client as audit
 from services.client import ClientError, MeshClient, OnEvent, build_request
 from services.gateway.app import GatewayServer, create_app
+from services.guardians import client as guardians
 from services.mesh import Mesh, MeshBusy
 from services.planner.client import fallback_notice, planner_for
 from services.policy import client as allowlist
@@ -83,6 +85,19 @@ def parser() -> argparse.ArgumentParser:
     allow = sub.add_parser("allowlist", help="list standing approvals, or `allowlist revoke ID`")
     allow.add_argument("action", nargs="?", choices=("revoke",), help="revoke one entry")
     allow.add_argument("entry_id", nargs="?", help="the entry to revoke")
+    judge = sub.add_parser("guardians", help="print what the guardians say of a scene revision")
+    judge.add_argument("scene", help="the scene id")
+    judge.add_argument("--revision", type=int, help="a revision number (default: the head)")
+    judge.add_argument(
+        "--guardian",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="a guardian to run (repeatable; default: the configured gates)",
+    )
+    mcp = sub.add_parser("mcp", help="serve an MCP server on stdio, e.g. `mcp guardians`")
+    servers = mcp.add_subparsers(dest="server", required=True)
+    servers.add_parser("guardians", help="spec 003's one tool, run_guardians")
     return p
 
 
@@ -91,7 +106,9 @@ async def connected(settings: Settings, services: Sequence[str]) -> AsyncIterato
     """A bus on NATS_URL, or on an embedded mesh started for this command."""
     mesh = Mesh(settings, services=() if settings.nats_url else services)
     url = await mesh.start()
-    bus = await Bus.open(url, settings.prefix, "blendmesh-cli", mesh.login(CLIENT))
+    bus = await Bus.open(
+        url, settings.prefix, "blendmesh-cli", mesh.login(CLIENT), settings.replicas
+    )
     try:
         yield bus
     finally:
@@ -226,7 +243,9 @@ async def cmd_up(settings: Settings, err: Console, port: int) -> int:
         bus: Bus | None = None
         server: GatewayServer | None = None
         try:
-            bus = await Bus.open(url, settings.prefix, "blendmesh-gateway", mesh.login(CLIENT))
+            bus = await Bus.open(
+                url, settings.prefix, "blendmesh-gateway", mesh.login(CLIENT), settings.replicas
+            )
             app = create_app(settings, bus)
             server = GatewayServer(app, port=port)
             http = await server.start()
@@ -343,7 +362,37 @@ async def dispatch(args: argparse.Namespace, settings: Settings) -> int:
             return await cmd_runs(args, settings, out)
         case "audit":
             return await cmd_audit(args, settings, out)
+        case "guardians":
+            return await cmd_guardians(args, settings)
+        case "mcp":
+            return await cmd_mcp(args)
     raise AssertionError(args.command)
+
+
+async def cmd_guardians(args: argparse.Namespace, settings: Settings) -> int:
+    """``run_guardians``' JSON for a revision, as the guardians service would judge it."""
+    subjects.check_token(args.scene, "scene id")
+    async with connected(settings, ()) as bus:
+        try:
+            result = await guardians.judge_revision(
+                bus.js, settings.prefix, args.scene, settings.env, args.revision, args.guardian
+            )
+        except guardians.NoArtifact as exc:
+            raise ClientError(str(exc)) from None
+    sys.stdout.write(json.dumps(result, indent=2) + "\n")
+    return EXIT_OK if result["ok"] else EXIT_FAILED
+
+
+async def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serve an MCP server on stdin/stdout; stdout carries the protocol and nothing else."""
+    # Imported here: the MCP SDK is loaded only by the command that serves it.
+    from services.guardians.mcp_server import serve_stdio
+
+    match args.server:
+        case "guardians":
+            await serve_stdio()
+            return EXIT_OK
+    raise AssertionError(args.server)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

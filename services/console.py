@@ -52,6 +52,13 @@ def receipt_table(result: RunResult) -> Table:
 def print_result(console: Console, result: RunResult) -> None:
     if result.receipts:
         console.print(receipt_table(result))
+    if result.gates is not None and result.gates.success:
+        console.print("[green]gates passed[/]", highlight=False)
+    elif result.gates is not None:
+        failed = ", ".join(result.gates.failed_gates)
+        console.print(f"[red]gates failed[/] ({escape(failed)}):", highlight=False)
+        for said in result.gates.messages:
+            console.print(f"  {escape(said)}", highlight=False)
     if result.status == "completed":
         preview = Path(result.blend_path).with_suffix(".png") if result.blend_path else None
         shown = f" (preview: {preview})" if preview is not None and preview.exists() else ""

@@ -19,6 +19,7 @@ from typing import IO
 
 from services.audit.app import start as start_audit
 from services.executor.app import start as start_executor
+from services.guardians.app import start as start_guardians
 from services.planner.app import start as start_planner
 from services.policy.app import start as start_policy
 from services.runtime.access import ADMIN, CLIENT, Login, login_for
@@ -35,6 +36,7 @@ SERVICES: dict[str, StartFn] = {
     "planner": start_planner,
     "policy": start_policy,
     "executor": start_executor,
+    "guardians": start_guardians,
 }
 
 
@@ -73,7 +75,9 @@ class Mesh:
             self.url = await self._server.start()
             self._write_info()
             # The admin user creates every stream; the services' users may not.
-            await prepare_streams(self.url, self.settings.prefix, self.login(ADMIN))
+            await prepare_streams(
+                self.url, self.settings.prefix, self.login(ADMIN), self.settings.replicas
+            )
         else:  # every role's login comes from the same credentials file
             refuse_anonymous(self.url, self.login(CLIENT), self.settings.require_auth)
         # Executors scale out: each instance has its own bridge and binds the same durable
@@ -92,7 +96,10 @@ class Mesh:
         return self.url
 
     async def _start_one(self, name: str) -> tuple[Running, Bus]:
-        bus = await Bus.open(self.url, self.settings.prefix, f"blendmesh-{name}", self.login(name))
+        settings = self.settings
+        bus = await Bus.open(
+            self.url, settings.prefix, f"blendmesh-{name}", self.login(name), settings.replicas
+        )
         try:
             return await SERVICES[name](self.settings, bus), bus
         except BaseException:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from contracts.bridge import Preview, SavedScene, ToolErrorCode, ToolResult
+from contracts.inspection import InspectedModifier, InspectedObject, SceneInspection
 
 
 def _ok(data: dict[str, Any], mutated: bool = True) -> ToolResult:
@@ -93,6 +94,19 @@ class FakeBridge:
     async def render_preview(self, path: str, width: int = 320, height: int = 240) -> Preview:
         await asyncio.to_thread(_write, Path(path), blank_png(width, height))
         return Preview(path=path, width=width, height=height, engine="fake")
+
+    async def inspect(self) -> SceneInspection:
+        objects = [
+            InspectedObject(
+                name=name,
+                type="MESH",
+                location=[float(v) for v in obj["location"]],
+                modifiers=[InspectedModifier(name=t.title(), type=t) for t in obj["mods"]],
+            )
+            for name, obj in sorted(self.scene.items())
+            if not name.startswith("__")  # a timed-out call's half-made change
+        ]
+        return SceneInspection(blender_version="fake", objects=objects)
 
     async def restart(self) -> None:
         self.scene = copy.deepcopy({})

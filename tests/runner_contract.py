@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from contracts import inspection
 from contracts.bridge import BlenderProfile
 from contracts.events import (
     Approved,
@@ -165,6 +166,91 @@ class RunnerContract:
         assert [o.name for o in summary.objects] == ["Box"]
         assert summary.objects[0].location == [0.0, 0.0, 1.0]
         assert summary.scene_hash == executed.scene_hash
+
+    async def test_run_when_committed_stores_inspection_of_the_revision(
+        self, bridge: Any, tmp_path: Path
+    ) -> None:
+        plan = approved(CUBE, ("op02", "modifier.add", {"object": "Box", "type": "BEVEL"}))
+        executed = await runner(bridge, tmp_path).run(plan, Recorder())
+        store = _PORTS[str(tmp_path)][0]
+        assert executed.revision == store.heads["s1"].revision == 1
+        assert executed.inspection is not None
+        data = await store.read_inspection(executed.inspection)
+        assert data is not None
+        doc = inspection.decode(data)
+        assert (doc.scene_id, doc.revision, doc.scene_hash) == ("s1", 1, executed.scene_hash)
+        assert [o.name for o in doc.objects] == ["Box"]
+        assert doc.objects[0].location == [0.0, 0.0, 1.0]
+        assert [m.type for m in doc.objects[0].modifiers] == ["BEVEL"]
+        assert doc.run is not None
+        assert (doc.run.run_id, doc.run.user, doc.run.approved_by) == (plan.run_id, "u", "policy")
+        assert [(o.operation_id, o.tool_name) for o in doc.run.operations] == [
+            ("op01", "object.create"),
+            ("op02", "modifier.add"),
+        ]
+        assert doc.run.operations[0].args == CUBE[2] and doc.run.python_steps == []
+
+    async def test_run_when_nothing_committed_reuses_the_head_inspection(
+        self, bridge: Any, tmp_path: Path
+    ) -> None:
+        first = await runner(bridge, tmp_path).run(approved(CUBE), Recorder())
+        read = await runner(bridge, tmp_path).run(
+            approved(("op01", "scene.snapshot", {})), Recorder()
+        )
+        assert read.failure is None and read.inspection is not None
+        assert (read.revision, read.inspection) == (first.revision, first.inspection)
+        ghost = ("op01", "object.transform", {"name": "Ghost", "location": [1, 1, 1]})
+        failed = await runner(bridge, tmp_path).run(approved(ghost), Recorder())
+        assert failed.failure is not None
+        assert (failed.revision, failed.inspection) == (first.revision, first.inspection)
+
+    async def test_run_when_head_has_no_inspection_reports_its_revision_alone(
+        self, bridge: Any, tmp_path: Path
+    ) -> None:
+        first = await runner(bridge, tmp_path).run(approved(CUBE), Recorder())
+        assert first.inspection is not None
+        store = _PORTS[str(tmp_path)][0]
+        (store.root / first.inspection).unlink()  # a revision from before artifacts existed
+        read = await runner(bridge, tmp_path).run(
+            approved(("op01", "scene.snapshot", {})), Recorder()
+        )
+        assert (read.revision, read.inspection) == (1, None)
+
+    async def test_inspection_when_same_plan_runs_on_two_scenes_is_identical(
+        self, bridge: Any, tmp_path: Path
+    ) -> None:
+        plan = [
+            CUBE,
+            ("op02", "modifier.add", {"object": "Box", "type": "BEVEL"}),
+            ("op03", "object.transform", {"name": "Box", "location": [0.1, 0.2, 0.3]}),
+        ]
+        store = _PORTS.setdefault(
+            str(tmp_path), (MemorySceneStore(tmp_path / "store"), MemoryLeases(), MemoryJournal())
+        )[0]
+        docs = []
+        for scene in ("a", "b"):
+            executed = await runner(bridge, tmp_path).run(approved(*plan, scene=scene), Recorder())
+            assert executed.inspection is not None
+            data = await store.read_inspection(executed.inspection)
+            assert data is not None
+            docs.append(inspection.decode(data))
+        a, b = docs
+        scene = [
+            msgspec.json.encode(
+                inspection.SceneInspection(
+                    blender_version=d.blender_version,
+                    objects=d.objects,
+                    node_groups=d.node_groups,
+                    materials=d.materials,
+                ),
+                order="sorted",
+            )
+            for d in docs
+        ]
+        assert scene[0] == scene[1]
+        assert a.run is not None and b.run is not None and a.run.run_id != b.run.run_id
+        same = msgspec.structs.replace(b, scene_id=a.scene_id, run=a.run)
+        assert inspection.encode(same) == inspection.encode(a)  # hash and revision too
 
     async def test_run_when_committed_renders_preview_png(
         self, bridge: Any, tmp_path: Path

@@ -201,6 +201,19 @@ def _audit_record(event: ev.RunEvent, seq: int, view: RunView) -> Row | None:
                 or failed.get("scene_hash_before"),
                 "scene_hash_after": event.scene_hash,
             }
+        case ev.GatesEvaluated():
+            # The guardians' verdict on the committed revision is an audit record too: who
+            # (the gates configuration) judged which scene state, and how it came out.
+            gates = ",".join(event.envelope.failed_gates)
+            return base | {
+                # Not an operation: the gates of one revision, named after it.
+                "operation_id": f"gates@{event.revision}",
+                "tool_name": "guardians",
+                "safety_level": "read_only",
+                "status": "gates_passed" if event.envelope.success else f"gates_failed:{gates}",
+                "scene_hash_before": view.run.get("scene_hash") if view.run else None,
+                "scene_hash_after": view.run.get("scene_hash") if view.run else None,
+            }
     return None
 
 

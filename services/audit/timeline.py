@@ -32,6 +32,13 @@ def detail(event: ev.RunEvent) -> str:
             text = f"{event.resolved_by} chose {event.decision}"
         case ev.Approved():
             text = f"{event.approved_by} approved {len(event.schedule)} operations"
+        case ev.GatesEvaluated() if event.envelope.success:
+            text = f"gates passed on revision {event.revision} ({', '.join(event.guardians)})"
+        case ev.GatesEvaluated():
+            failed = ", ".join(event.envelope.failed_gates)
+            text = f"gates failed on revision {event.revision}: {failed}; " + "; ".join(
+                event.envelope.messages
+            )
         case ev.OperationStarted():
             text = f"{event.operation_id} started {event.tool_name}"
         case ev.OperationSucceeded():

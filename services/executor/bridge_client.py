@@ -45,6 +45,7 @@ from contracts.bridge import (
     ToolList,
     ToolResult,
 )
+from contracts.inspection import SceneInspection
 
 log = logging.getLogger("blendmesh.bridge")
 
@@ -254,6 +255,10 @@ class BridgeProcess:
         """Render the scene to a PNG at ``path``."""
         params = PreviewParams(path=path, width=width, height=height)
         return await self.request("blendmesh/scene.render_preview", Preview, params)
+
+    async def inspect(self) -> SceneInspection:
+        """Describe the scene for the inspection artifact (evaluates its depsgraph)."""
+        return await self.request("blendmesh/scene.inspect", SceneInspection)
 
     async def close(self) -> None:
         """Ask the bridge to shut down, then make sure it is gone. Safe to call twice."""

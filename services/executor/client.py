@@ -26,7 +26,8 @@ __all__ = [
 
 
 class SceneFiles:
-    """Read side of a scene's revisions: its head, the head's .blend bytes, its preview."""
+    """Read side of a scene's revisions: its head, the head's .blend bytes, its preview, and
+    each revision's inspection artifact (what the guardians read)."""
 
     def __init__(self, js: JetStreamContext, prefix: str) -> None:
         self._scenes = JetStreamSceneStore(js, prefix)
@@ -46,3 +47,24 @@ class SceneFiles:
 
     async def preview(self, scene_id: str) -> bytes | None:
         return await self._previews.get(scene_id)
+
+    async def revision_inspection(
+        self, scene_id: str, revision: int | None = None
+    ) -> tuple[int, bytes] | None:
+        """The inspection artifact of a revision of ``scene_id`` (its head when None), with
+        that revision's number; None when there is no such revision or artifact."""
+        if revision is None:
+            head = await self._scenes.head(scene_id)
+            if head is None:
+                return None
+            revision = head.revision
+            name = await self._scenes.inspection(head)
+        else:
+            name = await self._scenes.find_inspection(scene_id, revision)
+        data = await self._scenes.read_inspection(name) if name else None
+        return (revision, data) if data is not None else None
+
+    async def inspection(self, object_name: str) -> bytes | None:
+        """The inspection artifact ``Executed.inspection`` names (``contracts.inspection``
+        decodes it); None when there is no such artifact."""
+        return await self._scenes.read_inspection(object_name)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from contracts import subjects
 from contracts.events import AnyEvent, Approved, Event, Executed
 from services.executor.authority import unbacked
+from services.executor.inspection import run_record
 from services.executor.ports import LeaseHeld
 from services.executor.runner import PlanRunner
 from services.runtime.bus import PipelinedPublisher
@@ -46,7 +47,8 @@ class ExecutorHandlers:
             return []
         pipeline = self.progress()
         try:
-            executed = await self.runner.run(event, pipeline.send)
+            # The log read for the authority check also names the run's approvals.
+            executed = await self.runner.run(event, pipeline.send, run_record(event, events))
             # Every operation event is stored before the result that sums them up: a
             # result must never be in the log without the events it reports.
             await pipeline.settle()

@@ -15,7 +15,14 @@ import msgspec
 from contracts.scenes import Head, SceneSummary
 from contracts.tools import ToolCatalog
 from services.executor.journal import JournalEntry
-from services.executor.ports import Lease, LeaseHeld, LeaseLost, StaleCommit
+from services.executor.ports import (
+    INSPECTION_SUFFIX,
+    Lease,
+    LeaseHeld,
+    LeaseLost,
+    StaleCommit,
+    inspection_name,
+)
 
 
 class MemoryJournal:
@@ -74,6 +81,22 @@ class MemorySceneStore:
         )
         self.heads[scene_id] = head
         return head
+
+    async def put_inspection(self, head: Head, document: bytes) -> str:
+        name = inspection_name(head)
+        self.root.mkdir(parents=True, exist_ok=True)
+        (self.root / name).write_bytes(document)
+        return name
+
+    async def inspection(self, head: Head) -> str | None:
+        name = inspection_name(head)
+        return name if (self.root / name).is_file() else None
+
+    async def read_inspection(self, name: str) -> bytes | None:
+        path = self.root / name
+        if not name.endswith(INSPECTION_SUFFIX) or not path.is_file():
+            return None
+        return path.read_bytes()
 
 
 class MemoryLeases:

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 import msgspec
 
 from contracts.bridge import Preview, SavedScene, ToolResult
+from contracts.inspection import SceneInspection
 from contracts.scenes import Head, SceneSummary
 from contracts.tools import ToolCatalog
 from services.executor.journal import JournalEntry
@@ -37,6 +38,10 @@ class Bridge(Protocol):
 
     async def render_preview(self, path: str, width: int = 320, height: int = 240) -> Preview:
         """Write a small PNG of the scene to ``path`` without changing the scene."""
+        ...
+
+    async def inspect(self) -> SceneInspection:
+        """Describe the scene it holds, deterministically, for the inspection artifact."""
         ...
 
     async def restart(self) -> None:
@@ -86,8 +91,18 @@ class StaleCommit(Exception):
     """Someone else committed the scene since this writer read its head."""
 
 
+INSPECTION_SUFFIX = ".inspection.json"
+
+
+def inspection_name(head: Head) -> str:
+    """Where a revision's inspection artifact is stored: beside its .blend, named after it
+    (``<scene>/<revision:08d>-<hash16>.inspection.json`` in the object store)."""
+    return head.object_name + INSPECTION_SUFFIX
+
+
 class SceneStore(Protocol):
-    """Port: read the head, fetch a revision, commit a new one (compare-and-set)."""
+    """Port: read the head, fetch a revision, commit a new one (compare-and-set), and keep
+    each revision's inspection artifact beside it."""
 
     async def head(self, scene_id: str) -> Head | None: ...
 
@@ -102,6 +117,18 @@ class SceneStore(Protocol):
         epoch: int,
         owner: str = "",
     ) -> Head: ...
+
+    async def put_inspection(self, head: Head, document: bytes) -> str:
+        """Store the inspection artifact of revision ``head``; returns its object name."""
+        ...
+
+    async def inspection(self, head: Head) -> str | None:
+        """The object name of ``head``'s artifact, or None when none was stored."""
+        ...
+
+    async def read_inspection(self, name: str) -> bytes | None:
+        """An artifact by object name; None when there is none (or the name is no artifact's)."""
+        ...
 
 
 class Previews(Protocol):

@@ -26,10 +26,12 @@ from opentelemetry.trace import StatusCode
 from contracts.bridge import BlenderProfile
 from contracts.events import Approved, Event, Executed, OperationSkipped, follow
 from contracts.failures import FailureContract, failure
+from contracts.inspection import RunRecord
 from contracts.receipts import Receipt
 from contracts.scenes import summarize
 from contracts.tools import ToolCatalog
 from services.executor.capability import gate
+from services.executor.inspection import document, run_record
 from services.executor.journal import Conflict, JournalEntry, op_key, plan_resume
 from services.executor.operation import OperationRunner, Step
 from services.executor.ports import (
@@ -61,14 +63,20 @@ class PlanRunner:
     clock: Callable[[], float] = field(default=time.time)
     new_id: Callable[[], str] = field(default=lambda: str(uuid.uuid4()))
 
-    async def run(self, approved: Approved, emit: Emit) -> Executed:
+    async def run(
+        self, approved: Approved, emit: Emit, record: RunRecord | None = None
+    ) -> Executed:
+        """Run ``approved``; ``record`` is what the run did as the inspection artifact tells
+        it (its approvals come from the run's log), by default its operations alone."""
         session = await self.scenes.open(approved.scene_id)  # LeaseHeld: try again later
         try:
-            return await self._run(approved, session, emit)
+            return await self._run(approved, session, emit, record or run_record(approved))
         finally:
             await self.scenes.close(session)
 
-    async def _run(self, approved: Approved, session: SceneSession, emit: Emit) -> Executed:
+    async def _run(
+        self, approved: Approved, session: SceneSession, emit: Emit, record: RunRecord
+    ) -> Executed:
         ops = {op.operation_id: op for op in approved.operation_set.operations}
         steps = OperationRunner(
             self.bridge,
@@ -147,7 +155,7 @@ class PlanRunner:
             scene_hash, failed = await steps.undo_run(done, failed)
             undone = {s.op_id: s.receipt for s in done}
             receipts = [undone.get(r.operation_id, r) for r in receipts]
-        return await self._finish(approved, session, receipts, scene_hash, failed)
+        return await self._finish(approved, session, receipts, scene_hash, failed, record)
 
     async def _traced(self, tool_name: str, step: Awaitable[Step]) -> Step:
         """Await one operation inside its span: its events and tool call join the run's trace."""
@@ -174,10 +182,12 @@ class PlanRunner:
         receipts: list[Receipt],
         scene_hash: str,
         failed: Step | None,
+        record: RunRecord,
     ) -> Executed:
         contract = failed.failure if failed else None
         message = failed.message if failed else ""
         blend_path: str | None = None
+        before = session.head
         if failed is None or failed.consistent:
             try:
                 blend_path = str(await self.scenes.commit(session, scene_hash, approved.user))
@@ -187,10 +197,34 @@ class PlanRunner:
                     f"{exc}; run the request again",
                     repair=[(receipts[0].operation_id, "retry")] if receipts else [],
                 )
-                message, blend_path = str(exc), None
-            else:
-                await self._summarize(approved.scene_id)
-        return self._executed(approved, receipts, scene_hash, blend_path, contract, message)
+                # The head is someone else's now: this run has no revision to describe.
+                return self._executed(approved, receipts, scene_hash, None, contract, str(exc))
+            await self._summarize(approved.scene_id)
+        revision, inspection = await self._inspect(session, session.head is not before, record)
+        return self._executed(
+            approved, receipts, scene_hash, blend_path, contract, message, revision, inspection
+        )
+
+    async def _inspect(
+        self, session: SceneSession, committed: bool, record: RunRecord
+    ) -> tuple[int | None, str | None]:
+        """The revision the run leaves the scene at, and its inspection artifact: written now
+        for a revision this run committed, otherwise the head's own (None if it has none)."""
+        head = session.head
+        if head is None:
+            return None, None
+        store = self.scenes.store
+        try:
+            if not committed:
+                return head.revision, await store.inspection(head)
+            scene = await self.bridge.inspect()
+            data = await asyncio.to_thread(document, scene, head, record)
+            return head.revision, await store.put_inspection(head, data)
+        except Exception as exc:  # noqa: BLE001 - the revision stands; the guardians see None
+            log.warning(
+                "no inspection of scene %s revision %d: %s", head.scene_id, head.revision, exc
+            )
+            return head.revision, None
 
     async def _refused(
         self, approved: Approved, steps: OperationRunner, contract: FailureContract, scene_hash: str
@@ -209,6 +243,8 @@ class PlanRunner:
         blend_path: str | None,
         contract: FailureContract | None,
         message: str,
+        revision: int | None = None,
+        inspection: str | None = None,
     ) -> Executed:
         return follow(
             approved,
@@ -220,6 +256,8 @@ class PlanRunner:
             blend_path=blend_path,
             failure=contract,
             message=message,
+            revision=revision,
+            inspection=inspection,
         )
 
     async def _summarize(self, scene_id: str) -> None:

@@ -12,18 +12,18 @@ from pathlib import Path
 
 import msgspec
 from nats.js import JetStreamContext
-from nats.js.api import ObjectStoreConfig, StorageType
 from nats.js.errors import (
     BucketNotFoundError,
     KeyDeletedError,
     KeyNotFoundError,
     KeyWrongLastSequenceError,
+    NotFoundError,
 )
 from nats.js.object_store import ObjectStore
 
 from contracts.scenes import Head
-from services.executor.ports import StaleCommit
-from services.runtime.bus import ensure_kv
+from services.executor.ports import INSPECTION_SUFFIX, StaleCommit, inspection_name
+from services.runtime.bus import ensure_kv, object_store_config
 
 
 class JetStreamSceneStore:
@@ -36,9 +36,7 @@ class JetStreamSceneStore:
         try:
             return await self._js.object_store(self._bucket)
         except BucketNotFoundError:
-            return await self._js.create_object_store(
-                self._bucket, ObjectStoreConfig(storage=StorageType.FILE)
-            )
+            return await self._js.create_object_store(self._bucket, object_store_config(self._js))
 
     async def head(self, scene_id: str) -> Head | None:
         kv = await ensure_kv(self._js, self._prefix, "scene_heads")
@@ -92,6 +90,39 @@ class JetStreamSceneStore:
                 f"{parent.revision if parent else 0}"
             ) from None
         return msgspec.structs.replace(head, kv_revision=kv_revision)
+
+    async def put_inspection(self, head: Head, document: bytes) -> str:
+        name = inspection_name(head)
+        await (await self._objects()).put(name, document)
+        return name
+
+    async def inspection(self, head: Head) -> str | None:
+        name = inspection_name(head)
+        try:
+            await (await self._objects()).get_info(name)
+        except NotFoundError:  # not found, or deleted
+            return None
+        return name
+
+    async def find_inspection(self, scene_id: str, revision: int) -> str | None:
+        """The artifact of revision ``revision`` of ``scene_id``, found by its name's prefix
+        (the name also carries the revision's hash, which an old revision's reader lacks)."""
+        start = f"{scene_id}/{revision:08d}-"
+        try:
+            infos = await (await self._objects()).list(ignore_deletes=True)
+        except NotFoundError:
+            return None
+        names = [i.name for i in infos if i.name and i.name.startswith(start)]
+        return next((n for n in names if n.endswith(INSPECTION_SUFFIX)), None)
+
+    async def read_inspection(self, name: str) -> bytes | None:
+        if not name.endswith(INSPECTION_SUFFIX):
+            return None  # a .blend is no artifact: readers of artifacts get artifacts only
+        try:
+            result = await (await self._objects()).get(name)
+        except NotFoundError:
+            return None
+        return result.data or b""
 
 
 def _write_atomically(dest: Path, data: bytes) -> None:

@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 from contracts.bridge import BlenderProfile, Preview, SavedScene, ToolResult
+from contracts.inspection import SceneInspection
 from services.executor.bridge_client import BridgeProcess
 
 log = logging.getLogger("blendmesh.executor")
@@ -69,6 +70,9 @@ class SupervisedBridge:
 
     async def render_preview(self, path: str, width: int = 320, height: int = 240) -> Preview:
         return await (await self._live()).render_preview(path, width, height)
+
+    async def inspect(self) -> SceneInspection:
+        return await (await self._live()).inspect()
 
     async def close(self) -> None:
         await self._proc.close()

@@ -124,6 +124,7 @@ FAILURE_TYPE: dict[ErrorCode, type[ApiError]] = {
     "DEPENDENCY_FAILED": ToolExecutionError,
     "INTERNAL_ERROR": ToolExecutionError,
     "MODEL_ERROR": ModelError,
+    "GATES_FAILED": ToolExecutionError,
 }
 
 

@@ -98,6 +98,12 @@ class Failure(_Model):
     minimal_repair_plan: list[RepairStepOut]
 
 
+class Gates(_Model):
+    success: bool
+    failed_gates: list[str]
+    messages: list[str]
+
+
 class RunResponse(_Model):
     ok: bool
     run_id: str
@@ -107,6 +113,10 @@ class RunResponse(_Model):
     actions: list[Action]
     failure: Failure | None
     scene_path: str | None = Field(description="Where to GET the scene's .blend, once committed")
+    gates: Gates | None = Field(
+        default=None,
+        description="The verification gates' verdict on the committed scene (spec 004 §8)",
+    )
 
 
 class PendingOperation(_Model):
@@ -235,6 +245,13 @@ def run_out(result: RunResult, events: Sequence[AnyEvent]) -> RunResponse:
         actions=actions,
         failure=failure,
         scene_path=scene_path(result.scene_id) if result.scene_hash else None,
+        gates=Gates(
+            success=result.gates.success,
+            failed_gates=list(result.gates.failed_gates),
+            messages=list(result.gates.messages),
+        )
+        if result.gates is not None
+        else None,
     )
 
 

@@ -20,6 +20,7 @@ from contracts.events import (
     Denied,
     Event,
     Executed,
+    GatesEvaluated,
     Planned,
     PlanRejected,
     RunCompleted,
@@ -28,11 +29,14 @@ from contracts.events import (
     follow,
 )
 from contracts.failures import failure
+from contracts.gates import awaits_gates
 from contracts.limits import DEFAULT_MAX_OPERATIONS
+from contracts.operations import Operation
 from contracts.tools import ToolCatalog
 from services.executor.client import CatalogSource
 from services.planner.backends.plan import plan_given
 from services.planner.backends.rules import UnreadableRequest, plan_request
+from services.planner.gates import gates_failure
 from services.planner.graph import PlanInvalid, ValidPlan, validate
 from services.planner.model_runs import ModelRuns
 from services.planner.outcomes import completed
@@ -40,7 +44,7 @@ from services.runtime.consumer import Delivery
 from services.runtime.errors import Retry
 
 # The services whose dead letters leave a run open; audit's only miss a projection.
-RUN_SERVICES = ("planner", "policy", "executor")
+RUN_SERVICES = ("planner", "policy", "executor", "guardians")
 RunHistory = Callable[[str], Awaitable[Sequence[AnyEvent]]]
 
 
@@ -143,16 +147,49 @@ class PlannerHandlers:
         return any(isinstance(e, RunCompleted | RunFailed) for e in events)
 
     async def on_executed(self, event: Executed) -> Sequence[Event]:
+        if awaits_gates(event):
+            return []  # the guardians judge the committed revision first: on_gates goes on
+        return await self._executed(event)
+
+    async def _executed(
+        self, event: Executed, gates: GatesEvaluated | None = None
+    ) -> Sequence[Event]:
         if await self._already_ended(event.run_id):
             return []
         model_run = await self._model_run(event.run_id)
         if model_run is not None and self.models is not None:
             catalog = await self._catalog()
-            return await self.models.executed(event, model_run, catalog, self.clock())
+            return await self.models.executed(event, model_run, catalog, self.clock(), gates)
         now = self.clock()
+        if gates is not None and not gates.envelope.success:
+            planned = await self._planned(event.run_id)
+            contract = gates_failure(gates.envelope, planned)
+            text = f"the committed scene failed its gates: {', '.join(gates.envelope.failed_gates)}"
+            return [follow(gates, RunFailed, now, failure=contract, message=text)]
         if event.failure is not None:
             return [follow(event, RunFailed, now, failure=event.failure, message=event.message)]
         return [completed(event, now)]
+
+    async def _planned(self, run_id: str) -> list[Operation]:
+        """The operations of the run's latest plan (for a repair plan's operation ids)."""
+        if self.history is None:
+            return []
+        events = await self.history(run_id)
+        planned = next((e for e in reversed(events) if isinstance(e, Planned)), None)
+        return list(planned.operation_set.operations) if planned is not None else []
+
+    async def on_gates(self, event: GatesEvaluated) -> Sequence[Event]:
+        """The guardians' verdict: complete the run, send it back to the model, or fail it."""
+        if self.history is None:
+            raise Retry("the planner reads a run's history to finish it after its gates", 1.0)
+        events = await self.history(event.run_id)
+        executed = next(
+            (e for e in events if isinstance(e, Executed) and e.event_id == event.causation_id),
+            None,
+        )
+        if executed is None:
+            raise Retry(f"the execution gates {event.event_id} judged is not in the log yet", 0.5)
+        return await self._executed(executed, event)
 
     async def on_denied(self, event: Denied) -> Sequence[Event]:
         if await self._already_ended(event.run_id):
@@ -197,6 +234,8 @@ class PlannerHandlers:
                 return await self.on_requested(event)
             case Executed():
                 return await self.on_executed(event)
+            case GatesEvaluated():
+                return await self.on_gates(event)
             case Denied():
                 return await self.on_denied(event)
         return []
@@ -204,5 +243,6 @@ class PlannerHandlers:
 
 def filter_subjects(prefix: str) -> list[str]:
     """Subject -> handler table: what the planner consumes."""
-    runs = [subjects.any_run(prefix, kind) for kind in ("requested", "executed", "denied")]
+    kinds = ("requested", "executed", "gates_evaluated", "denied")
+    runs = [subjects.any_run(prefix, kind) for kind in kinds]
     return [*runs, subjects.deadletter(prefix, "*")]

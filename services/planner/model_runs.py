@@ -14,6 +14,7 @@ from contracts.events import (
     AnyEvent,
     Event,
     Executed,
+    GatesEvaluated,
     Planned,
     PlanRejected,
     Role,
@@ -29,6 +30,7 @@ from contracts.operations import Operation
 from contracts.tools import ToolCatalog
 from services.planner.answer import encode_answer
 from services.planner.conversation import Accepted, GaveUp, ModelPlanner
+from services.planner.gates import gates_failure
 from services.planner.model import ModelError
 from services.planner.outcomes import completed
 from services.planner.prompt import PlanContext
@@ -54,9 +56,15 @@ class ModelRuns:
         return [user, *self._outcome(event, event, outcome, catalog, now)]
 
     async def executed(
-        self, event: Executed, history: Sequence[AnyEvent], catalog: ToolCatalog, now: float
+        self,
+        event: Executed,
+        history: Sequence[AnyEvent],
+        catalog: ToolCatalog,
+        now: float,
+        gates: GatesEvaluated | None = None,
     ) -> Sequence[Event]:
-        """Complete the run, or send a failed execution back for a repair plan.
+        """Complete the run, or send a failed execution (or failed gates, 004 §8) back for
+        a repair plan.
 
         ``history`` is the run's events from the log: its request and latest plan.
         """
@@ -64,15 +72,23 @@ class ModelRuns:
         planned = next(e for e in reversed(history) if isinstance(e, Planned))
         committed = committed_operations([*history, event])  # over every iteration
         applied = list(committed.values())
-        if event.failure is None:
+        gates_failed = gates is not None and not gates.envelope.success
+        if event.failure is None and not gates_failed:
             return self._completed(event, applied, now)
-        if not may_repair(planned.iteration, event.failure):
-            return self._failed(event, event.failure, event.message, now, applied)
+        cause: RunEvent = gates if gates is not None else event
+        contract, text = event.failure, event.message
+        if gates is not None and gates_failed:
+            contract = gates_failure(gates.envelope, planned.operation_set.operations)
+            text = f"the committed scene failed its gates: {', '.join(gates.envelope.failed_gates)}"
+        assert contract is not None
+        if not may_repair(planned.iteration, contract):
+            return self._failed(cause, contract, text, now, applied)
         attempt = Attempt(
             encode_answer(planned.operation_set),
-            event.failure,
-            event.message,
-            stage="execution",
+            contract,
+            text,
+            stage="gates" if gates_failed else "execution",
+            gates=gates.envelope if gates is not None and gates_failed else None,
             receipts=tuple(event.receipts),
             scene=await self.planner.scenes.get(event.scene_id),
             scene_id=event.scene_id,
@@ -88,8 +104,8 @@ class ModelRuns:
                 committed=committed,
             )
         except ModelError as exc:
-            return self._model_failed(event, exc, now, applied)
-        return self._outcome(event, requested, outcome, catalog, now, applied)
+            return self._model_failed(cause, exc, now, applied)
+        return self._outcome(cause, requested, outcome, catalog, now, applied)
 
     def ended(self, cause: RunEvent, contract: FailureContract, text: str, now: float) -> Event:
         """The assistant's message for a run that failed outside the planner (a denial)."""

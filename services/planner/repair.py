@@ -16,9 +16,11 @@ import msgspec
 
 from contracts.events import AnyEvent, Executed, Planned
 from contracts.failures import FailureContract, failure
+from contracts.gates import GateEnvelope
 from contracts.operations import Operation
 from contracts.receipts import Receipt
 from contracts.scenes import SceneSummary
+from services.planner.gates import envelope_text
 from services.planner.graph import PlanInvalid
 from services.planner.model import Turn
 from services.planner.prompt import scene_section
@@ -26,7 +28,7 @@ from services.planner.prompt import scene_section
 MAX_ITERATIONS = 3
 ANSWER_EXCERPT = 16_000  # characters of an earlier answer sent back with its failure
 
-Stage = Literal["validation", "execution"]
+Stage = Literal["validation", "execution", "gates"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,7 @@ class Attempt:
     scene: SceneSummary | None = None  # the scene after a failed execution
     scene_id: str = ""
     committed: tuple[str, ...] = ()  # ids of operations this run has applied so far
+    gates: GateEnvelope | None = None  # the verification gates that failed (004 §8)
 
 
 def may_repair(iteration: int, failure: FailureContract) -> bool:
@@ -66,6 +69,15 @@ def _failure_text(attempt: Attempt) -> str:
             "Answer with a complete, corrected operation set for the same request."
         )
     done = "; ".join(f"{r.operation_id} {r.tool_name}: {r.status}" for r in attempt.receipts)
+    if attempt.stage == "gates" and attempt.gates is not None:
+        return (
+            "blendmesh ran that operation set and saved the scene, but the scene failed its "
+            f"verification gates. Gate envelope: {envelope_text(attempt.gates)}\n"
+            f"{scene_section(attempt.scene_id, attempt.scene)}\n"
+            "Answer with an operation set that fixes what the gates report, on the scene as "
+            "it is now; every operation needs a new id"
+            + (f" (taken: {', '.join(attempt.committed)})." if attempt.committed else ".")
+        )
     return (
         f"blendmesh ran that operation set and it failed: {attempt.message}\n"
         f"Results: {done or 'nothing ran'}\n"

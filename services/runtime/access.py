@@ -26,7 +26,7 @@ from contracts import subjects
 
 ADMIN = "admin"  # creates the streams (log, buckets, stores) before the services start
 CLIENT = "client"  # the CLI and the HTTP gateway: people asking for runs
-SERVICE_ROLES = ("planner", "policy", "executor", "audit")
+SERVICE_ROLES = ("planner", "policy", "executor", "guardians", "audit")
 ROLES = (ADMIN, CLIENT, *SERVICE_ROLES)
 
 # Run events each role may append (the subject's last token).
@@ -42,6 +42,7 @@ _RUN_EVENTS: dict[str, tuple[str, ...]] = {
         "op_skipped",
         "executed",
     ),
+    "guardians": ("gates_evaluated",),
     "audit": (),
 }
 _KV_BUCKETS: dict[str, tuple[str, ...]] = {
@@ -57,6 +58,7 @@ DURABLES: dict[str, tuple[str, ...]] = {
     "planner": ("planner",),
     "policy": ("policy", "policy-expiry"),
     "executor": ("executor",),
+    "guardians": ("guardians",),
     "audit": ("audit",),
 }
 # Roles that answer request/reply queries (audit views, the allowlist).

@@ -72,6 +72,27 @@ class SceneStoreContract:
         assert (a.revision, b.revision) == (1, 1)
         assert await store.head("a") == a and await store.head("b") == b
 
+    async def test_inspection_when_stored_is_named_after_its_revision_and_reads_back(
+        self, store: SceneStore, tmp_path: Path
+    ) -> None:
+        first = await store.commit("s", blend(tmp_path, b"first"), "h1" * 8, None, epoch=1)
+        second = await store.commit("s", blend(tmp_path, b"second"), "h2" * 8, first, epoch=1)
+        assert await store.inspection(first) is None
+        name = await store.put_inspection(first, b'{"revision":1}')
+        assert name.endswith(".inspection.json") and name.startswith(first.object_name)
+        assert await store.inspection(first) == name
+        assert await store.inspection(second) is None  # each revision has its own
+        assert await store.read_inspection(name) == b'{"revision":1}'
+        other = await store.put_inspection(second, b'{"revision":2}')
+        assert other != name and await store.read_inspection(other) == b'{"revision":2}'
+
+    async def test_read_inspection_when_name_is_unknown_or_a_blend_is_none(
+        self, store: SceneStore, tmp_path: Path
+    ) -> None:
+        head = await store.commit("s", blend(tmp_path, b"scene"), "h1", None, epoch=1)
+        assert await store.read_inspection(f"{head.object_name}.inspection.json") is None
+        assert await store.read_inspection(head.object_name) is None  # the .blend itself
+
 
 class TestMemorySceneStore(SceneStoreContract):
     @pytest.fixture

@@ -21,6 +21,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
             marks=pytest.mark.slow,
         ),
         (["guarantees.py", "--repeat", "1"], "fingerprint"),
+        (["inspection.py", "--repeat", "1"], "inspect+store per commit:"),
         (["ownership.py", "--runs", "50"], "index speed-up at 50 runs:"),
     ],
 )

@@ -78,7 +78,7 @@ class Cluster:
             ack_wait=2.0,
             lease_ttl=2.0,
         )
-        self.mesh = Mesh(self.settings, services=("audit", "planner", "policy"))
+        self.mesh = Mesh(self.settings, services=("audit", "planner", "policy", "guardians"))
         await self.mesh.start()
         self.bus = await Bus.open(self.url, PREFIX, "test")
         for _ in range(executors):

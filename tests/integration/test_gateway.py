@@ -290,11 +290,15 @@ async def test_audit_when_run_completed_has_spec_000_fields(api: httpx.AsyncClie
     response = await api.get(f"/api/runs/{answer['runId']}/audit", headers=ANA)
     assert response.status_code == 200
     records = response.json()["records"]
-    assert [r["operationId"] for r in records] == ["op01", "op02"]
-    for record in records:
+    assert [r["operationId"] for r in records] == ["op01", "op02", "gates@1"]
+    *operations, gates = records
+    for record in operations:
         assert record.keys() >= AUDIT_FIELDS
         assert record["status"] == "succeeded" and record["toolName"] == "object.create"
         assert record["sceneHashBefore"] and record["sceneHashAfter"]
+    # The guardians' verdict on the committed revision is on the audit trail too.
+    assert gates["toolName"] == "guardians" and gates["status"] == "gates_passed"
+    assert answer["gates"] == {"success": True, "failedGates": [], "messages": []}
 
 
 # -- streaming --------------------------------------------------------------------------

@@ -11,11 +11,15 @@ from typing import Any
 
 import pytest
 
+from contracts import inspection
+from contracts.events import Executed
 from contracts.receipts import RunResult
 from services.audit import client as audit
 from services.client import MeshClient, build_request
+from services.executor.client import SceneFiles
 from services.executor.previews import ObjectStorePreviews
 from services.mesh import Mesh
+from services.runtime.history import read_run
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 from tests.meshes import mesh_fixture
@@ -184,6 +188,28 @@ async def test_destructive_op_when_approved_completes(mesh: tuple[Mesh, Bus]) ->
     assert done.status == "completed"
     assert done.receipts[0].tool_name == "object.delete"
     assert "Doomed" not in await inspect_blend(str(done.blend_path))
+
+
+async def test_committed_run_when_a_person_approved_names_them_in_its_inspection(
+    mesh: tuple[Mesh, Bus],
+) -> None:
+    await run(mesh, "inspected", "add a cube named Keep, add a cube named Doomed")
+    result = await run(mesh, "inspected", "delete Doomed")
+    done = await MeshClient(mesh[1]).resolve(result.run_id, "approve_once", "ben", timeout=120)
+    assert done.status == "completed", done
+    bus = mesh[1]
+    (executed,) = [
+        e for e in await read_run(bus.js, bus.prefix, done.run_id) if isinstance(e, Executed)
+    ]
+    assert executed.revision == 2 and executed.inspection is not None
+    data = await SceneFiles(bus.js, bus.prefix).inspection(executed.inspection)
+    assert data is not None
+    doc = inspection.decode(data)
+    assert (doc.scene_id, doc.revision, doc.scene_hash) == ("inspected", 2, executed.scene_hash)
+    assert [o.name for o in doc.objects] == ["Keep"]
+    assert doc.run is not None and doc.run.approved_by == "ben"
+    assert [(a.decision, a.resolved_by) for a in doc.run.approvals] == [("approve_once", "ben")]
+    assert [o.tool_name for o in doc.run.operations] == ["object.delete"]
 
 
 async def test_destructive_op_when_rejected_leaves_scene_as_it_was(mesh: tuple[Mesh, Bus]) -> None:

@@ -39,7 +39,7 @@ from contracts.bridge import (
     ToolList,
 )
 
-from . import preview, registry
+from . import inspect, preview, registry
 from .tools import scene
 
 log = logging.getLogger("blendmesh.bridge")
@@ -129,6 +129,7 @@ class Server:
             "blendmesh/scene.save": self._save,
             "blendmesh/scene.fingerprint": lambda p: scene.scene_fingerprint(),
             "blendmesh/scene.render_preview": self._render_preview,
+            "blendmesh/scene.inspect": lambda p: inspect.inspect(),
             "shutdown": self._shutdown,
         }
 

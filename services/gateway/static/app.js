@@ -199,6 +199,14 @@ async function showResult(result) {
   $("run-id").textContent = result.runId;
   $("run-status").textContent = result.status;
   $("run-summary").textContent = result.summary || "";
+  const gates = $("run-gates");
+  gates.hidden = !result.gates;
+  if (result.gates) {
+    gates.className = result.gates.success ? "gates-passed" : "gates-failed";
+    gates.textContent = result.gates.success
+      ? "gates passed"
+      : `gates failed (${result.gates.failedGates.join(", ")}): ${result.gates.messages.join("; ")}`;
+  }
   const rows = $("actions-table").tBodies[0];
   rows.replaceChildren();
   for (const action of result.actions || []) {

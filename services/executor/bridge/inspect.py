@@ -1,0 +1,263 @@
+"""``blendmesh/scene.inspect``: the scene the bridge holds, described for the guardians.
+
+The description is the scene part of the inspection artifact (``contracts.inspection``):
+objects, modifiers, node groups and materials in a stable order, floats rounded, so the
+same scene describes to the same bytes on every machine. Counts come from the evaluated
+depsgraph, which is what renders and what a guardian means by "the mesh".
+
+Blender keeps a modifier's own error (``ModifierData.error``, the red text of its panel)
+out of the Python API. What it does expose is the Geometry Nodes log
+(``NodesModifier.node_warnings``, filled when the active depsgraph evaluates), so a NODES
+modifier reports those; beyond that, the checks Blender makes before it evaluates a
+modifier at all (a group with no Group Output, a Boolean without an operand) are made
+here and reported in the same field, since such a modifier silently does nothing.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import bpy
+
+from contracts.inspection import (
+    DIGITS,
+    InspectedLink,
+    InspectedMaterial,
+    InspectedModifier,
+    InspectedNode,
+    InspectedNodeGroup,
+    InspectedObject,
+    InspectedSocket,
+    InterfaceSocket,
+    SceneInspection,
+)
+
+# Object types whose evaluated geometry can be read as a mesh; others count 0.
+_MESHABLE = frozenset({"MESH", "CURVE", "SURFACE", "FONT", "META"})
+# Modifiers Blender skips (its ``is_disabled``) while a pointer they need is empty.
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "ARMATURE": ("object",),
+    "CURVE": ("object",),
+    "LATTICE": ("object",),
+    "HOOK": ("object",),
+    "MESH_DEFORM": ("object",),
+    "DATA_TRANSFER": ("object",),
+    "PARTICLE_INSTANCE": ("object",),
+    "WARP": ("object_from", "object_to"),
+    "SHRINKWRAP": ("target",),
+    "SURFACE_DEFORM": ("target",),
+}
+_known: dict[str, bool] = {}
+
+
+def r(value: float) -> float:
+    """Round canonically; adding 0.0 turns -0.0 into 0.0."""
+    return round(float(value), DIGITS) + 0.0
+
+
+def rvec(values: Any) -> list[float]:
+    return [r(v) for v in values]
+
+
+def _number(value: Any) -> bool:
+    # Infinity is a legal default (a Clamp's bound) but not JSON: it reads as no default.
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def plain(value: Any) -> Any:
+    """A socket default as JSON data when it is a number, a bool or a vector/colour."""
+    if isinstance(value, bool):
+        return value
+    if _number(value):
+        return r(value) if isinstance(value, float) else value
+    if isinstance(value, str):
+        return None
+    try:
+        items = list(value)
+    except TypeError:
+        return None
+    return rvec(items) if items and all(_number(v) for v in items) else None
+
+
+def known(bl_idname: str) -> bool:
+    """Whether this Blender registers the node type (a file from a newer one may not)."""
+    found = _known.get(bl_idname)
+    if found is None:
+        found = bpy.types.Node.bl_rna_get_subclass(bl_idname) is not None
+        _known[bl_idname] = found
+    return found
+
+
+def _socket(socket: bpy.types.NodeSocket) -> InspectedSocket:
+    default = getattr(socket, "default_value", None)
+    return InspectedSocket(
+        name=socket.name,
+        identifier=socket.identifier,
+        type=socket.type,
+        is_linked=socket.is_linked,
+        enabled=socket.enabled,
+        default=None if default is None else plain(default),
+    )
+
+
+def _sockets(sockets: Any) -> list[InspectedSocket]:
+    # The virtual "extend" socket of group nodes is an editor affordance, not a socket.
+    return [_socket(s) for s in sockets if s.bl_idname != "NodeSocketVirtual"]
+
+
+def _node(node: bpy.types.Node) -> InspectedNode:
+    return InspectedNode(
+        name=node.name,
+        bl_idname=node.bl_idname,
+        known=known(node.bl_idname),
+        inputs=_sockets(node.inputs),
+        outputs=_sockets(node.outputs),
+        muted=node.mute,
+    )
+
+
+def _link(link: bpy.types.NodeLink) -> InspectedLink:
+    return InspectedLink(
+        from_node=link.from_node.name,
+        from_socket=link.from_socket.identifier,
+        from_type=link.from_socket.type,
+        to_node=link.to_node.name,
+        to_socket=link.to_socket.identifier,
+        to_type=link.to_socket.type,
+        valid=link.is_valid,
+        muted=link.is_muted,
+    )
+
+
+def _interface(group: bpy.types.NodeTree) -> list[InterfaceSocket]:
+    return [
+        InterfaceSocket(name=item.name, in_out=item.in_out, socket_type=item.socket_type)
+        for item in group.interface.items_tree
+        if item.item_type == "SOCKET"
+    ]
+
+
+def _group(group: bpy.types.NodeTree) -> InspectedNodeGroup:
+    links = sorted(
+        (_link(link) for link in group.links),
+        key=lambda k: (k.from_node, k.from_socket, k.to_node, k.to_socket),
+    )
+    return InspectedNodeGroup(
+        name=group.name,
+        bl_idname=group.bl_idname,
+        interface=_interface(group),
+        nodes=[_node(n) for n in sorted(group.nodes, key=lambda n: n.name)],
+        links=links,
+        users=group.users,
+    )
+
+
+def _nodes_error(mod: bpy.types.NodesModifier) -> str | None:
+    group = mod.node_group
+    if group is None:
+        return "no node group: the modifier is skipped"
+    if not any(n.bl_idname == "NodeGroupOutput" for n in group.nodes):
+        return f"node group {group.name!r} has no Group Output node"
+    outputs = [
+        i for i in group.interface.items_tree if i.item_type == "SOCKET" and i.in_out == "OUTPUT"
+    ]
+    if not outputs or outputs[0].socket_type != "NodeSocketGeometry":
+        return f"the first output of node group {group.name!r} is not a geometry"
+    # Blender's own log of the last evaluation; sorted, as its order follows threads.
+    errors = sorted({w.message for w in mod.node_warnings if w.type == "ERROR"})
+    return "; ".join(errors) or None
+
+
+def _boolean_error(mod: bpy.types.BooleanModifier) -> str | None:
+    if mod.operand_type == "OBJECT":
+        if mod.object is None:
+            return "no operand object: the modifier is skipped"
+        if mod.object.type != "MESH":
+            return f"operand {mod.object.name!r} is not a mesh: the modifier is skipped"
+    elif mod.collection is None and mod.solver != "EXACT":
+        return "no operand collection: the modifier is skipped"
+    return None
+
+
+def _modifier_error(mod: bpy.types.Modifier) -> str | None:
+    if mod.type == "NODES":
+        return _nodes_error(mod)
+    if mod.type == "BOOLEAN":
+        return _boolean_error(mod)
+    missing = [p for p in _NEEDS.get(mod.type, ()) if getattr(mod, p, None) is None]
+    return f"no {' and no '.join(missing)}: the modifier is skipped" if missing else None
+
+
+def _modifier(mod: bpy.types.Modifier) -> InspectedModifier:
+    group = getattr(mod, "node_group", None) if mod.type == "NODES" else None
+    return InspectedModifier(
+        name=mod.name,
+        type=mod.type,
+        show_viewport=mod.show_viewport,
+        node_group=None if group is None else group.name,
+        error=_modifier_error(mod),
+    )
+
+
+def _counts(ob: bpy.types.Object, evaluated: bpy.types.Object) -> tuple[int, int]:
+    if ob.type not in _MESHABLE:
+        return 0, 0
+    if ob.type == "MESH":
+        # An evaluated mesh object's data is the modifier stack's result: no copy needed.
+        mesh = evaluated.data
+        return len(mesh.vertices), len(mesh.polygons)
+    try:
+        mesh = evaluated.to_mesh()
+    except RuntimeError:
+        return 0, 0
+    try:
+        return (0, 0) if mesh is None else (len(mesh.vertices), len(mesh.polygons))
+    finally:
+        evaluated.to_mesh_clear()
+
+
+def _object(ob: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> InspectedObject:
+    evaluated = ob.evaluated_get(depsgraph)
+    vertices, faces = _counts(ob, evaluated)
+    return InspectedObject(
+        name=ob.name,
+        type=ob.type,
+        parent=ob.parent.name if ob.parent else None,
+        location=rvec(ob.location),
+        rotation_euler=rvec(ob.rotation_euler),
+        scale=rvec(ob.scale),
+        # Of the evaluated geometry, as the counts: the original's may be a stale fallback.
+        dimensions=rvec(evaluated.dimensions),
+        modifiers=[_modifier(m) for m in ob.modifiers],
+        materials=[s.material.name for s in ob.material_slots if s.material is not None],
+        data=ob.data.name if ob.data else None,
+        hide_viewport=ob.hide_viewport,
+        hide_render=ob.hide_render,
+        evaluated_vertices=vertices,
+        evaluated_faces=faces,
+    )
+
+
+def _material(mat: bpy.types.Material) -> InspectedMaterial:
+    with warnings.catch_warnings():
+        # Deprecated in 5.0 (every new material has nodes) and due to go in 6.0.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        use_nodes = getattr(mat, "use_nodes", mat.node_tree is not None)
+    return InspectedMaterial(name=mat.name, use_nodes=bool(use_nodes), users=mat.users)
+
+
+def inspect() -> SceneInspection:
+    """Describe the current scene; evaluates its depsgraph first (the active one, so the
+    Geometry Nodes log that ``node_warnings`` reads is written)."""
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    major, minor, patch = bpy.app.version
+    return SceneInspection(
+        blender_version=f"{major}.{minor}.{patch}",
+        objects=[
+            _object(ob, depsgraph) for ob in sorted(bpy.context.scene.objects, key=lambda o: o.name)
+        ],
+        node_groups=[_group(g) for g in sorted(bpy.data.node_groups, key=lambda g: g.name)],
+        materials=[_material(m) for m in sorted(bpy.data.materials, key=lambda m: m.name)],
+    )

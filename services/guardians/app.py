@@ -1,0 +1,38 @@
+"""Composition root of the guardians service: gates file, artifact reader, the consumer."""
+
+from __future__ import annotations
+
+import shutil
+
+from services.executor.client import SceneFiles
+from services.guardians.config import gates_file, load
+from services.guardians.handlers import GuardiansHandlers, filter_subjects
+from services.runtime.consumer import ConsumerSpec
+from services.runtime.host import Bus, ConsumerService
+from services.runtime.settings import Settings
+
+
+async def start(settings: Settings, bus: Bus) -> ConsumerService:
+    config = load(gates_file(settings.env))  # a bad gates file stops the start here
+    work_dir = settings.work_dir / "guardians"
+    handlers = GuardiansHandlers(
+        config=config,
+        artifact=SceneFiles(bus.js, bus.prefix).inspection,
+        work_dir=work_dir,
+    )
+
+    async def cleanup() -> None:
+        shutil.rmtree(work_dir, ignore_errors=True)
+
+    service = ConsumerService("guardians", closers=[cleanup])
+    await service.add(
+        bus,
+        ConsumerSpec(
+            durable="guardians",
+            filter_subjects=filter_subjects(bus.prefix),
+            handler=handlers.handle,
+            ack_wait=settings.ack_wait,
+            max_deliver=settings.max_deliver,
+        ),
+    )
+    return service

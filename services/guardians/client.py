@@ -1,0 +1,49 @@
+"""What the doors may ask of the guardians: judge a committed revision on demand.
+
+``blendmesh guardians SCENE`` prints what ``run_guardians`` says of a revision, with the
+configured guardians or the ones named, exactly as the service would judge it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from nats.js import JetStreamContext
+
+from services.executor.client import SceneFiles
+from services.guardians.config import gates_file, load
+from services.guardians.judge import judge
+
+__all__ = ["NoArtifact", "judge_revision"]
+
+
+class NoArtifact(LookupError):
+    """The scene has no such revision, or the revision has no inspection artifact."""
+
+
+async def judge_revision(
+    js: JetStreamContext,
+    prefix: str,
+    scene_id: str,
+    env: Mapping[str, str],
+    revision: int | None = None,
+    guardians: Sequence[str] = (),
+) -> dict[str, Any]:
+    """``run_guardians`` over the artifact of ``revision`` (the head when None)."""
+    found = await SceneFiles(js, prefix).revision_inspection(scene_id, revision)
+    if found is None:
+        which = f"no revision {revision}" if revision is not None else "no committed revision"
+        raise NoArtifact(
+            f"scene {scene_id} has {which} with an inspection artifact; "
+            "`blendmesh runs` lists the scenes runs committed"
+        )
+    number, artifact = found
+    config = load(gates_file(env))
+    ids = list(guardians) or list(config.guardians)
+    with tempfile.TemporaryDirectory(prefix="blendmesh-guardians-") as work:
+        name = f"{scene_id}-{number:08d}"
+        return await asyncio.to_thread(judge, artifact, ids, config.params, Path(work), name)
