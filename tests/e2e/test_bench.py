@@ -23,6 +23,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
         (["guarantees.py", "--repeat", "1"], "fingerprint"),
         (["inspection.py", "--repeat", "1"], "inspect+store per commit:"),
         (["ownership.py", "--runs", "50"], "index speed-up at 50 runs:"),
+        (["gates.py", "--runs", "1", "--sizes", "3", "6"], "gates at 6 objects / at 3:"),
     ],
 )
 def test_bench_when_run_small_prints_its_figures(args: list[str], figure: str) -> None:
