@@ -26,6 +26,7 @@ from services.runtime.history import read_run
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 from tests.meshes import client_mesh, role_bus
+from tests.unit.test_executor_authority import forge
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 PREFIX = "forge"
@@ -118,16 +119,7 @@ async def test_forged_approval_when_destructive_op_awaits_a_person_changes_nothi
     events = await read_run(mesh[1].js, PREFIX, waiting.run_id)
     planned = next(e for e in events if isinstance(e, Planned))
     # The very plan policy asked a person about, "approved" by policy without anyone.
-    forged = follow(
-        planned,
-        Approved,
-        2.0,
-        scene_id=planned.scene_id,
-        operation_set=planned.operation_set,
-        schedule=planned.schedule,
-        approved_by="policy",
-    )
-    await _forge(mesh, forged)
+    await _forge(mesh, forge(planned, planned, "policy"))
     await _no_result(mesh[1], waiting.run_id)
     assert await files.head("waits") == before
 

@@ -4,10 +4,23 @@ from __future__ import annotations
 
 import msgspec
 
-from contracts.events import AnyEvent, ApprovalRequested, Approved, Planned, follow
+from contracts.events import AnyEvent, ApprovalRequested, Approved, Planned, RunEvent, follow
 from contracts.operations import convert_operation_set
 from services.executor.authority import unbacked
 from tests.unit.test_handlers import History, plan_event, policy, requested, resolution
+
+
+def forge(cause: RunEvent, planned: Planned, by: str) -> Approved:
+    """An Approved of exactly ``planned``'s operations, as if ``cause`` had led to it."""
+    return follow(
+        cause,
+        Approved,
+        cause.at + 1,
+        scene_id=planned.scene_id,
+        operation_set=planned.operation_set,
+        schedule=planned.schedule,
+        approved_by=by,
+    )
 
 
 async def _allowed() -> tuple[list[AnyEvent], Approved]:
@@ -55,15 +68,7 @@ async def test_authority_when_approval_forged_without_any_decision_refuses() -> 
 
 async def test_authority_when_destructive_op_approved_without_a_person_refuses() -> None:
     events, planned, _ = await _asked()
-    forged = follow(
-        planned,
-        Approved,
-        2.0,
-        scene_id=planned.scene_id,
-        operation_set=planned.operation_set,
-        schedule=planned.schedule,
-        approved_by="policy",
-    )
+    forged = forge(planned, planned, "policy")
     reason = unbacked(forged, events)
     assert reason is not None and "nobody approved op0" in reason
 
@@ -71,30 +76,14 @@ async def test_authority_when_destructive_op_approved_without_a_person_refuses()
 async def test_authority_when_resolution_quotes_another_hash_refuses() -> None:
     events, planned, asked = await _asked()
     stale = msgspec.structs.replace(resolution(asked, "approve_once"), request_hash="sha256:0")
-    forged = follow(
-        stale,
-        Approved,
-        9.0,
-        scene_id=planned.scene_id,
-        operation_set=planned.operation_set,
-        schedule=planned.schedule,
-        approved_by="ben",
-    )
+    forged = forge(stale, planned, "ben")
     assert unbacked(forged, [*events, stale]) is not None
 
 
 async def test_authority_when_rejected_and_approved_anyway_refuses() -> None:
     events, planned, asked = await _asked()
     rejected = resolution(asked, "reject")
-    forged = follow(
-        rejected,
-        Approved,
-        9.0,
-        scene_id=planned.scene_id,
-        operation_set=planned.operation_set,
-        schedule=planned.schedule,
-        approved_by="ben",
-    )
+    forged = forge(rejected, planned, "ben")
     assert unbacked(forged, [*events, rejected]) is not None
 
 
@@ -121,15 +110,7 @@ async def test_authority_when_operations_differ_from_every_plan_refuses() -> Non
 async def test_authority_when_policy_denied_refuses() -> None:
     planned = plan_event("python.exec")
     decided, _ = await policy().on_planned(planned)
-    forged = follow(
-        planned,
-        Approved,
-        2.0,
-        scene_id=planned.scene_id,
-        operation_set=planned.operation_set,
-        schedule=planned.schedule,
-        approved_by="policy",
-    )
+    forged = forge(planned, planned, "policy")
     reason = unbacked(forged, [requested(), planned, decided])
     assert reason == "policy denied op0"
 
