@@ -208,6 +208,7 @@ class CallToolResult(
 
 # blendmesh/scene.* methods: checkpoints, persistence and previews, not planner tools.
 # ``blendmesh/scene.inspect`` takes no params and answers contracts.inspection.SceneInspection.
+# ``blendmesh/node_catalog`` takes no params and answers contracts.nodes.NodeCatalog.
 
 
 class LoadParams(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -83,6 +83,9 @@ class Planned(RunEvent, frozen=True, kw_only=True, tag="run.planned"):
     iteration: int = 1
     pre_approved: bool = False
     rollback_boundary: RollbackBoundary = "operation"
+    # A spec 004 response's ``done``: False means a model planner has more to do after
+    # this plan runs and passes its gates; other planners complete the run anyway.
+    done: bool = True
 
 
 Mode = Literal["allow", "require_approval", "deny"]

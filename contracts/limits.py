@@ -15,6 +15,8 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
+from contracts.geonodes import MAX_OPS_PER_STEP, MAX_STEPS, is_geonode_response
+
 DEFAULT_MAX_OPERATIONS = 500  # BLENDMESH_MAX_OPERATIONS: one run's receipts fit one event
 MAX_DEPTH = 32  # tool arguments nest a few levels; nothing a tool reads goes deeper
 # NATS refuses a message over max_payload (1 MiB by default, headers included): an event
@@ -122,12 +124,61 @@ def nesting_problem(plan: Any) -> str | None:
     )
 
 
+def geonode_problem(plan: Any, max_operations: int) -> str | None:
+    """Why a spec 004 response holds too much to compile, naming the limit; None when it
+    does not (its shape is the planner's to check)."""
+    steps = plan.get("steps") if isinstance(plan, dict) else None
+    if not isinstance(steps, list):
+        return None
+    if len(steps) > MAX_STEPS:
+        return f"the response has {len(steps)} steps, more than the {MAX_STEPS} one may hold"
+    total = 0
+    for index, step in enumerate(steps):
+        payload = step.get("payload") if isinstance(step, dict) else None
+        ops = payload.get("operations", payload.get("ops")) if isinstance(payload, dict) else None
+        if not isinstance(ops, list):
+            continue
+        if len(ops) > MAX_OPS_PER_STEP:
+            return (
+                f"step {step.get('id', index)} has {len(ops)} ops, more than the "
+                f"{MAX_OPS_PER_STEP} one step may hold; split it into several steps"
+            )
+        total += len(ops) + 1  # a NODE_TREE step also ensures its target
+    if total > max_operations:
+        return (
+            f"the response compiles to about {total} operations, more than the "
+            f"{max_operations} one plan may hold (BLENDMESH_MAX_OPERATIONS); split it into "
+            "several responses"
+        )
+    return None
+
+
+def _check_geonode_response(plan: dict[str, Any], max_operations: int) -> None:
+    """``check_plan`` for a 004 response: its size, and the values its ops send to Blender
+    (a PYTHON step's code and the texts for people may hold newlines)."""
+    problem = geonode_problem(plan, max_operations)
+    if problem:
+        raise LimitExceeded(problem)
+    steps = plan.get("steps")
+    for step in steps if isinstance(steps, list) else []:
+        if isinstance(step, dict) and step.get("type") != "PYTHON" and "payload" in step:
+            problem = argument_problem(step["payload"])
+            if problem:
+                raise RequestRefused(f"step {step.get('id')}: payload {problem}")
+    if _depth_problem(plan, MAX_DEPTH) is not None:
+        raise RequestRefused(f"the response is nested more than {MAX_DEPTH} levels deep")
+
+
 def check_plan(plan: Any, max_operations: int) -> None:
     """Refuse a plan no service should see: ``LimitExceeded`` when it is too large,
     ``RequestRefused`` naming the operation and argument when it is unusable.
 
-    What is not even shaped like a plan is left to the schema check of the planner.
+    What is not even shaped like a plan is left to the schema check of the planner. A
+    spec 004 response (``contracts.geonodes``) is checked as one.
     """
+    if is_geonode_response(plan):
+        _check_geonode_response(plan, max_operations)
+        return
     problem = operations_problem(plan, max_operations)
     if problem:
         raise LimitExceeded(problem)

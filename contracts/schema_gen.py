@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from contracts.geonodes import GeoNodeResponse
 from contracts.operations import OperationSet
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
@@ -36,11 +37,28 @@ def planner_operations_schema() -> dict[str, Any]:
     }
 
 
+def geonode_response_schema() -> dict[str, Any]:
+    """The spec 004 response (§1-§7), as the GeoNodeResponse type defines it."""
+    generated = msgspec.json.schema(GeoNodeResponse)
+    defs = dict(generated["$defs"])
+    root = defs.pop("GeoNodeResponse")
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://blendmesh.dev/schemas/geonode-response.v1.json",
+        **root,
+        "title": "GeoNode AI Assistant Response",
+        "$defs": defs,
+    }
+
+
 def render(schema: dict[str, Any]) -> str:
     return json.dumps(schema, indent=2, sort_keys=False) + "\n"
 
 
-GENERATED = {"planner-operations.v1.json": planner_operations_schema}
+GENERATED = {
+    "planner-operations.v1.json": planner_operations_schema,
+    "geonode-response.v1.json": geonode_response_schema,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

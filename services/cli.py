@@ -50,7 +50,12 @@ def parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="plan and apply a request to a scene")
     run.add_argument("prompt", nargs="?", help='e.g. "add a cube named Box at 0 0 1"')
-    run.add_argument("--plan", type=Path, help="run a hand-written operation set (spec 000 JSON)")
+    run.add_argument(
+        "--plan",
+        type=Path,
+        help="run a hand-written plan: a spec 000 operation set or a spec 004 Geometry Nodes "
+        "response (JSON)",
+    )
     run.add_argument("--scene", default="default", help="scene id (default: default)")
     run.add_argument("--thread", help="thread id to continue")
     run.add_argument("--approve", action="store_true", help="pre-approve destructive operations")

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from contracts.geonodes import step_of
 from contracts.progress import ProgressLine
 from contracts.receipts import RunResult
 
@@ -36,16 +37,20 @@ def receipt_table(result: RunResult) -> Table:
     by = " ".join(p for p in (result.planner, result.model) if p)
     title = f"run {result.run_id} · {result.status}" + (f" · {by}" if by else "")
     table = Table(title=title, min_width=len(title))  # a title that fits stays on one line
-    for column in ("operation", "tool", "status", "ms", "scene hash"):
+    # The step column only for a plan compiled from a Geometry Nodes response (spec 004).
+    steps = [step_of(r.operation_id) for r in result.receipts]
+    columns = ("step",) * any(steps) + ("operation", "tool", "status", "ms", "scene hash")
+    for column in columns:
         table.add_column(column, justify="right" if column == "ms" else "left")
-    for r in result.receipts:
-        table.add_row(
+    for r, step in zip(result.receipts, steps, strict=True):
+        cells = (
             r.operation_id,
             r.tool_name,
             r.status,
             f"{r.duration_ms:.1f}",
             short(r.scene_hash_after or r.scene_hash_before),
         )
+        table.add_row(*((step or "-",) * any(steps)), *cells)
     return table
 
 

@@ -9,7 +9,7 @@ import uuid
 from functools import partial
 
 from contracts.tools import catalog_from_mcp
-from services.executor.catalog import KvCatalog
+from services.executor.catalog import KvCatalog, KvNodeCatalog
 from services.executor.handlers import ExecutorHandlers, filter_subjects
 from services.executor.kv_journal import KvJournal
 from services.executor.leases import KvLeases
@@ -37,6 +37,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
     tools = await bridge.start()
     catalog = catalog_from_mcp(tools, bridge.profile.version)
     await KvCatalog(bus.js, bus.prefix).publish(catalog)
+    await KvNodeCatalog(bus.js, bus.prefix).publish(await bridge.node_catalog())
     scenes = Scenes(
         store=JetStreamSceneStore(bus.js, bus.prefix),
         leases=KvLeases(bus.js, bus.prefix, owner, settings.lease_ttl),

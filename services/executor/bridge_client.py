@@ -46,6 +46,7 @@ from contracts.bridge import (
     ToolResult,
 )
 from contracts.inspection import SceneInspection
+from contracts.nodes import NodeCatalog
 
 log = logging.getLogger("blendmesh.bridge")
 
@@ -259,6 +260,10 @@ class BridgeProcess:
     async def inspect(self) -> SceneInspection:
         """Describe the scene for the inspection artifact (evaluates its depsgraph)."""
         return await self.request("blendmesh/scene.inspect", SceneInspection)
+
+    async def node_catalog(self) -> NodeCatalog:
+        """Every node type the bridge's Blender accepts in a Geometry Nodes tree."""
+        return await self.request("blendmesh/node_catalog", NodeCatalog)
 
     async def close(self) -> None:
         """Ask the bridge to shut down, then make sure it is gone. Safe to call twice."""

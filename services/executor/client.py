@@ -1,6 +1,6 @@
 """What the rest of blendmesh may read of the executor's data, and nothing else.
 
-The executor owns the tool catalog its bridge declares, the scene summaries, the scene
+The executor owns the tool and node catalogs its bridge declares, the scene summaries, the scene
 revisions and their previews. Other services and the doors (CLI, gateway) reach them only
 through this module; import-linter holds that border (pyproject.toml).
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 from nats.js import JetStreamContext
 
 from contracts.scenes import Head
-from services.executor.catalog import KvCatalog
-from services.executor.ports import CatalogSource, SceneSummaries
+from services.executor.catalog import KvCatalog, KvNodeCatalog
+from services.executor.ports import CatalogSource, NodeCatalogSource, SceneSummaries
 from services.executor.previews import ObjectStorePreviews
 from services.executor.scene_store import JetStreamSceneStore
 from services.executor.scene_summaries import KvSceneSummaries
@@ -19,7 +19,9 @@ from services.executor.scene_summaries import KvSceneSummaries
 __all__ = [
     "CatalogSource",
     "KvCatalog",
+    "KvNodeCatalog",
     "KvSceneSummaries",
+    "NodeCatalogSource",
     "SceneFiles",
     "SceneSummaries",
 ]

@@ -14,6 +14,7 @@ import msgspec
 
 from contracts.bridge import Preview, SavedScene, ToolResult
 from contracts.inspection import SceneInspection
+from contracts.nodes import NodeCatalog
 from contracts.scenes import Head, SceneSummary
 from contracts.tools import ToolCatalog
 from services.executor.journal import JournalEntry
@@ -151,3 +152,9 @@ class CatalogSource(Protocol):
     """Port: the current tool catalog, or None while no executor has published one."""
 
     async def get(self) -> ToolCatalog | None: ...
+
+
+class NodeCatalogSource(Protocol):
+    """Port: the node catalog of the executor's Blender, or None while none is published."""
+
+    async def get(self) -> NodeCatalog | None: ...

@@ -7,6 +7,7 @@ from typing import Any
 
 from contracts.bridge import BlenderProfile, Preview, SavedScene, ToolResult
 from contracts.inspection import SceneInspection
+from contracts.nodes import NodeCatalog
 from services.executor.bridge_client import BridgeProcess
 
 log = logging.getLogger("blendmesh.executor")
@@ -73,6 +74,9 @@ class SupervisedBridge:
 
     async def inspect(self) -> SceneInspection:
         return await (await self._live()).inspect()
+
+    async def node_catalog(self) -> NodeCatalog:
+        return await (await self._live()).node_catalog()
 
     async def close(self) -> None:
         await self._proc.close()

@@ -26,6 +26,7 @@ from contracts.events import (
     Resolution,
 )
 from contracts.fold import action_states
+from contracts.geonodes import step_of
 from contracts.operations import Operation
 from contracts.queries import AuditRecord, RunRow, TimelineEntry
 from contracts.receipts import ActionState, RunResult, RunState
@@ -44,7 +45,11 @@ class _Model(BaseModel):
 
 
 class RunBody(_Model):
-    """A request in words (``prompt``) or a hand-written operation set (``plan``): one of them."""
+    """A request in words (``prompt``) or a hand-written plan (``plan``): one of them.
+
+    A plan is a spec 000 operation set or a spec 004 Geometry Nodes response; the planner
+    tells them apart by shape.
+    """
 
     model_config = ConfigDict(
         json_schema_extra={"oneOf": [{"required": ["prompt"]}, {"required": ["plan"]}]}
@@ -81,6 +86,11 @@ class Action(_Model):
     tool: str
     status: ActionState
     requires_approval: bool
+    step_id: str | None = Field(
+        default=None,
+        description="The step of a Geometry Nodes response (spec 004) the operation was "
+        "compiled from",
+    )
 
 
 class RepairStepOut(_Model):
@@ -216,6 +226,7 @@ def run_out(result: RunResult, events: Sequence[AnyEvent]) -> RunResponse:
             tool=op.tool_name,
             status=states.get(op.operation_id, "planned"),
             requires_approval=op.operation_id in asks,
+            step_id=step_of(op.operation_id),
         )
         for op in (planned.operation_set.operations if planned else [])
     ]

@@ -4,6 +4,10 @@ Gemini's structured output drops or refuses free-form objects (``args`` is one: 
 whose keys depend on the tool), so the model writes each operation's arguments as a JSON
 string, ``args_json``; ``decode_answer`` turns that back into the spec 000 operation set,
 which ``graph.validate`` then checks like any other plan (docs/adr/0003).
+
+Where the mesh has Geometry Nodes tools, the model may instead write a spec 004 response
+as one JSON string, ``geonodes_json``, leaving ``operations`` empty; ``decode_answer``
+returns that response for ``intake.accept`` to check and compile (docs/adr/0008).
 """
 
 from __future__ import annotations
@@ -15,12 +19,14 @@ from typing import Any
 import msgspec
 
 from contracts.failures import failure
+from contracts.geonodes import is_geonode_response
 from contracts.operations import ID_PATTERN, OperationSet
 from contracts.schema_gen import planner_operations_schema
 from contracts.tools import ToolCatalog
 from services.planner.graph import PlanInvalid
 
 ARGS_FIELD = "args_json"
+GEONODES_FIELD = "geonodes_json"
 # The JSON Schema keywords Gemini's response_json_schema honours (and that we need).
 _SUPPORTED = {
     "type",
@@ -37,12 +43,13 @@ _SUPPORTED = {
 _ORDER = ["operation_id", "tool_name", ARGS_FIELD, "depends_on", "safety_level"]
 
 
-def response_schema(catalog: ToolCatalog) -> dict[str, Any]:
+def response_schema(catalog: ToolCatalog, geonodes: bool = False) -> dict[str, Any]:
     """The spec 000 schema reduced to what structured output accepts, ``args`` as a string.
 
     Also narrows ``tool_name`` to the registered tools. Keywords the model cannot be held
     to (``pattern``, ``uniqueItems``, ``minLength``) move into descriptions; the planner
-    checks them all anyway.
+    checks them all anyway. With ``geonodes``, the answer may be a spec 004 response in
+    ``geonodes_json`` instead, so ``operations`` may be empty.
     """
     schema = copy.deepcopy(planner_operations_schema())
     op = schema["properties"]["operations"]["items"]
@@ -61,7 +68,24 @@ def response_schema(catalog: ToolCatalog) -> dict[str, Any]:
     op["required"] = list(_ORDER)
     op["propertyOrdering"] = list(_ORDER)
     schema["propertyOrdering"] = ["request_id", "operations"]
+    if geonodes:
+        _with_geonodes(schema)
     return _only_supported(schema)
+
+
+def _with_geonodes(schema: dict[str, Any]) -> None:
+    schema["properties"]["operations"].pop("minItems", None)
+    schema["properties"]["operations"]["description"] = (
+        "The operation set; leave it empty when geonodes_json holds the answer."
+    )
+    schema["properties"][GEONODES_FIELD] = {
+        "type": "string",
+        "description": "A Geometry Nodes response (spec 004: version, steps, done, "
+        "final_message, meta) written as one JSON string; empty when operations hold the "
+        "answer.",
+    }
+    schema["required"] = ["request_id"]
+    schema["propertyOrdering"] = ["request_id", "operations", GEONODES_FIELD]
 
 
 def _only_supported(node: Any) -> Any:
@@ -79,7 +103,8 @@ def _only_supported(node: Any) -> Any:
 
 
 def decode_answer(text: str, request_id: str) -> dict[str, Any]:
-    """The model's answer as a raw spec 000 operation set, for ``graph.validate``.
+    """The model's answer as a raw spec 000 operation set (or the spec 004 response of
+    ``geonodes_json``), for ``intake.accept``.
 
     Raises ``PlanInvalid`` (SCHEMA_INVALID) when the answer is not JSON or an
     ``args_json`` is not a JSON object. ``request_id`` is the run's own correlation id,
@@ -91,11 +116,35 @@ def decode_answer(text: str, request_id: str) -> dict[str, Any]:
         raise _malformed(f"the answer is not valid JSON ({exc})") from None
     if not isinstance(raw, dict):
         raise _malformed("the answer is not a JSON object")
+    geonodes = raw.pop(GEONODES_FIELD, None)
+    if geonodes is not None and (not isinstance(geonodes, str) or geonodes.strip()):
+        return _geonodes(geonodes, raw)
     operations = raw.get("operations")
     if isinstance(operations, list):
         raw["operations"] = [_with_args(op) for op in operations]
     raw["request_id"] = request_id
     return raw
+
+
+def _geonodes(encoded: Any, rest: dict[str, Any]) -> dict[str, Any]:
+    """The spec 004 response the answer holds in ``geonodes_json``."""
+    if rest.get("operations"):
+        raise _malformed(f"the answer has both operations and {GEONODES_FIELD}; give one")
+    if not isinstance(encoded, str):
+        raise _malformed(f"{GEONODES_FIELD} is not a string")
+    try:
+        response = json.loads(encoded)
+    except ValueError as exc:
+        raise _malformed(f"{GEONODES_FIELD} is not valid JSON ({exc})") from None
+    except RecursionError:
+        raise _malformed(f"{GEONODES_FIELD} is nested too deeply to read") from None
+    if not is_geonode_response(response):
+        raise _malformed(
+            f"{GEONODES_FIELD} does not hold a Geometry Nodes response "
+            "(an object with version, steps, done and final_message)"
+        )
+    assert isinstance(response, dict)
+    return response
 
 
 def _with_args(op: Any) -> Any:

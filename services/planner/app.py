@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from functools import partial
 
-from services.executor.client import KvCatalog, KvSceneSummaries
+from services.executor.client import KvCatalog, KvNodeCatalog, KvSceneSummaries
 from services.planner.backends.gemini import GeminiModel
 from services.planner.conversation import ModelPlanner
 from services.planner.handlers import PlannerHandlers, filter_subjects
 from services.planner.model_runs import ModelRuns
 from services.planner.prompt import HISTORY_LIMIT
-from services.planner.settings import GeminiSettings
+from services.planner.settings import GeminiSettings, PlanLimits
 from services.planner.threads import read_thread
 from services.runtime.consumer import ConsumerSpec
 from services.runtime.history import read_run
@@ -21,19 +21,25 @@ from services.runtime.settings import Settings
 async def start(settings: Settings, bus: Bus) -> ConsumerService:
     # The SDK client is made on the first gemini run: a mesh without a key still starts.
     gemini = GeminiModel.from_settings(GeminiSettings.from_env(settings.env))
+    limits = PlanLimits.from_env(settings.env, settings.max_operations)
+    nodes = KvNodeCatalog(bus.js, bus.prefix)
     models = ModelRuns(
         ModelPlanner(
             model=gemini,
             scenes=KvSceneSummaries(bus.js, bus.prefix),
             thread=partial(read_thread, bus.js, bus.prefix, limit=HISTORY_LIMIT),
-            max_operations=settings.max_operations,
+            max_operations=limits.max_operations,
+            nodes=nodes,
+            max_python_chars=limits.max_python_chars,
         )
     )
     handlers = PlannerHandlers(
         catalog=KvCatalog(bus.js, bus.prefix),
         history=partial(read_run, bus.js, bus.prefix),
         models=models,
-        max_operations=settings.max_operations,
+        max_operations=limits.max_operations,
+        nodes=nodes,
+        max_python_chars=limits.max_python_chars,
     )
     service = ConsumerService("planner", closers=[gemini.aclose])
     await service.add(

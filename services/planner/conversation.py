@@ -2,8 +2,9 @@
 
 ``ModelPlanner`` gathers what the prompt needs (the scene summary and the thread's
 history, through ports), calls the model, and validates every answer with
-``graph.validate``. An invalid answer goes back with its failure contract while the repair
-policy allows (``repair.py``); ``ModelError`` is left to the caller.
+``intake.accept`` (an operation set, or a Geometry Nodes response compiled into one). An
+invalid answer goes back with its failure contract while the repair policy allows
+(``repair.py``); ``ModelError`` is left to the caller.
 """
 
 from __future__ import annotations
@@ -15,15 +16,18 @@ import msgspec
 
 from contracts.events import ThreadMessage
 from contracts.failures import FailureContract
+from contracts.geonodes import DEFAULT_MAX_PYTHON_CHARS
 from contracts.limits import DEFAULT_MAX_OPERATIONS
 from contracts.operations import Operation
 from contracts.tools import ToolCatalog
-from services.executor.client import SceneSummaries
+from services.executor.client import NodeCatalogSource, SceneSummaries
 from services.planner.answer import decode_answer
-from services.planner.graph import PlanInvalid, ValidPlan, validate
+from services.planner.graph import PlanInvalid, ValidPlan
+from services.planner.intake import accept, node_catalog
 from services.planner.model import ModelClient, ModelReply
 from services.planner.prompt import PlanContext, build_request
 from services.planner.repair import Attempt, check_ids, may_repair, repair_turns
+from services.planner.settings import PlanLimits
 
 ThreadHistory = Callable[[str], Awaitable[Sequence[ThreadMessage]]]
 
@@ -55,6 +59,8 @@ class ModelPlanner:
     scenes: SceneSummaries
     thread: ThreadHistory = field(default=no_history)  # a thread's messages, from the log
     max_operations: int = DEFAULT_MAX_OPERATIONS  # BLENDMESH_MAX_OPERATIONS
+    nodes: NodeCatalogSource | None = None  # the node catalog, for Geometry Nodes answers
+    max_python_chars: int = DEFAULT_MAX_PYTHON_CHARS  # BLENDMESH_MAX_PYTHON_CHARS
 
     async def plan(
         self,
@@ -69,14 +75,18 @@ class ModelPlanner:
 
         ``committed`` are the operations earlier executions of the run applied.
         """
+        nodes = await node_catalog(self.nodes, catalog)
         summary = await self.scenes.get(context.scene_id)
         history = await self.thread(thread_id)
         attempts = list(earlier)
+        limits = PlanLimits(self.max_operations, self.max_python_chars)
         while True:
-            request = build_request(context, catalog, summary, history, repair_turns(attempts))
+            turns = repair_turns(attempts)
+            request = build_request(context, catalog, summary, history, turns, nodes)
             reply = await self.model.generate(request)
             try:
-                plan = validate(_decoded(reply, context.request_id), catalog, self.max_operations)
+                raw = _decoded(reply, context.request_id)
+                plan = accept(raw, context.request_id, catalog, nodes, limits)
                 check_ids(plan.operation_set.operations, committed or {})
             except PlanInvalid as exc:
                 if not may_repair(iteration, exc.failure):

@@ -37,13 +37,14 @@ class PlanInvalid(Exception):
 class ValidPlan:
     operation_set: OperationSet
     schedule: list[str]
+    done: bool = True  # a 004 response's ``done``: False asks a model planner for more
 
 
 def validate(
     raw: Any, catalog: ToolCatalog, max_operations: int = DEFAULT_MAX_OPERATIONS
 ) -> ValidPlan:
     """Check size, schema, graph, tools, safety levels and arguments; return the schedule."""
-    ops = _parse(_loaded(raw), max_operations)
+    ops = _parse(loaded(raw), max_operations)
     graph = _graph(ops)
     _check_tools(ops, catalog)
     schedule = list(nx.lexicographical_topological_sort(graph))
@@ -57,7 +58,7 @@ def _schema_invalid(problem: str) -> PlanInvalid:
     )
 
 
-def _loaded(raw: Any) -> Any:
+def loaded(raw: Any) -> Any:
     """JSON text as Python values; anything else as it is."""
     if not isinstance(raw, bytes | str):
         return raw

@@ -30,16 +30,20 @@ from contracts.events import (
 )
 from contracts.failures import failure
 from contracts.gates import awaits_gates
+from contracts.geonodes import DEFAULT_MAX_PYTHON_CHARS
 from contracts.limits import DEFAULT_MAX_OPERATIONS
+from contracts.nodes import NodeCatalog
 from contracts.operations import Operation
 from contracts.tools import ToolCatalog
-from services.executor.client import CatalogSource
+from services.executor.client import CatalogSource, NodeCatalogSource
 from services.planner.backends.plan import plan_given
 from services.planner.backends.rules import UnreadableRequest, plan_request
 from services.planner.gates import gates_failure
 from services.planner.graph import PlanInvalid, ValidPlan, validate
+from services.planner.intake import needs_nodes, node_catalog
 from services.planner.model_runs import ModelRuns
-from services.planner.outcomes import completed
+from services.planner.outcomes import completed, naming_step
+from services.planner.settings import PlanLimits
 from services.runtime.consumer import Delivery
 from services.runtime.errors import Retry
 
@@ -55,6 +59,8 @@ class PlannerHandlers:
     history: RunHistory | None = None  # a run's events, read back from the log
     models: ModelRuns | None = None  # the gemini backend, where it is wired in
     max_operations: int = DEFAULT_MAX_OPERATIONS  # BLENDMESH_MAX_OPERATIONS
+    nodes: NodeCatalogSource | None = None  # the node catalog, for Geometry Nodes plans
+    max_python_chars: int = DEFAULT_MAX_PYTHON_CHARS  # BLENDMESH_MAX_PYTHON_CHARS
 
     async def _catalog(self) -> ToolCatalog:
         catalog = await self.catalog.get()
@@ -83,8 +89,11 @@ class PlannerHandlers:
         backend = "plan" if event.plan is not None else event.planner
         if self.models is not None and backend == self.models.name:
             return await self.models.requested(event, catalog, self.clock())
+        nodes = None
+        if backend == "rules" or needs_nodes(event.plan):
+            nodes = await node_catalog(self.nodes, catalog)
         try:
-            plan = self._plan(event, backend, catalog)
+            plan = self._plan(event, backend, catalog, nodes)
         except PlanInvalid as exc:
             return self._rejected(event, backend, exc)
         return [
@@ -99,12 +108,16 @@ class PlannerHandlers:
                 catalog_version=catalog.version,
                 pre_approved=event.pre_approved,
                 rollback_boundary=event.rollback_boundary,
+                done=plan.done,
             )
         ]
 
-    def _plan(self, event: RunRequested, backend: str, catalog: ToolCatalog) -> ValidPlan:
+    def _plan(
+        self, event: RunRequested, backend: str, catalog: ToolCatalog, nodes: NodeCatalog | None
+    ) -> ValidPlan:
         if backend == "plan":
-            return plan_given(event.plan, catalog, self.max_operations)
+            limits = PlanLimits(self.max_operations, self.max_python_chars)
+            return plan_given(event.plan, event.request_id, catalog, nodes, limits)
         if backend == "rules":
             if not event.prompt:
                 raise PlanInvalid(
@@ -112,7 +125,7 @@ class PlannerHandlers:
                     "the request has neither a prompt nor a plan",
                 )
             try:
-                ops = plan_request(event.prompt, event.request_id, catalog)
+                ops = plan_request(event.prompt, event.request_id, catalog, nodes)
             except UnreadableRequest as exc:
                 raise PlanInvalid(
                     failure(
@@ -167,7 +180,8 @@ class PlannerHandlers:
             text = f"the committed scene failed its gates: {', '.join(gates.envelope.failed_gates)}"
             return [follow(gates, RunFailed, now, failure=contract, message=text)]
         if event.failure is not None:
-            return [follow(event, RunFailed, now, failure=event.failure, message=event.message)]
+            contract, text = naming_step(event.failure, event.message, event.receipts)
+            return [follow(event, RunFailed, now, failure=contract, message=text)]
         return [completed(event, now)]
 
     async def _planned(self, run_id: str) -> list[Operation]:

@@ -32,9 +32,16 @@ from services.planner.answer import encode_answer
 from services.planner.conversation import Accepted, GaveUp, ModelPlanner
 from services.planner.gates import gates_failure
 from services.planner.model import ModelError
-from services.planner.outcomes import completed
+from services.planner.outcomes import completed, naming_step
 from services.planner.prompt import PlanContext
-from services.planner.repair import Attempt, committed_operations, may_repair, summary_of
+from services.planner.repair import (
+    MAX_ITERATIONS,
+    Attempt,
+    committed_operations,
+    may_continue,
+    may_repair,
+    summary_of,
+)
 
 
 @dataclass
@@ -73,10 +80,25 @@ class ModelRuns:
         committed = committed_operations([*history, event])  # over every iteration
         applied = list(committed.values())
         gates_failed = gates is not None and not gates.envelope.success
-        if event.failure is None and not gates_failed:
-            return self._completed(event, applied, now)
         cause: RunEvent = gates if gates is not None else event
+        if event.failure is None and not gates_failed:
+            if planned.done or not may_continue(planned.iteration):
+                return self._completed(event, applied, now, unfinished=not planned.done)
+            attempt = Attempt(
+                encode_answer(planned.operation_set),
+                None,
+                "",
+                stage="continue",
+                gates=gates.envelope if gates is not None else None,
+                receipts=tuple(event.receipts),
+                scene=await self.planner.scenes.get(event.scene_id),
+                scene_id=event.scene_id,
+                committed=tuple(sorted(committed)),
+            )
+            return await self._again(cause, requested, planned, attempt, catalog, now, committed)
         contract, text = event.failure, event.message
+        if contract is not None:
+            contract, text = naming_step(contract, text, event.receipts)
         if gates is not None and gates_failed:
             contract = gates_failure(gates.envelope, planned.operation_set.operations)
             text = f"the committed scene failed its gates: {', '.join(gates.envelope.failed_gates)}"
@@ -94,6 +116,20 @@ class ModelRuns:
             scene_id=event.scene_id,
             committed=tuple(sorted(committed)),
         )
+        return await self._again(cause, requested, planned, attempt, catalog, now, committed)
+
+    async def _again(
+        self,
+        cause: RunEvent,
+        requested: RunRequested,
+        planned: Planned,
+        attempt: Attempt,
+        catalog: ToolCatalog,
+        now: float,
+        committed: dict[str, Operation],
+    ) -> Sequence[Event]:
+        """Ask the model for its next answer after ``attempt`` (a repair or what is left)."""
+        applied = list(committed.values())
         try:
             outcome = await self.planner.plan(
                 _context(requested),
@@ -147,14 +183,17 @@ class ModelRuns:
                 iteration=outcome.iteration,
                 pre_approved=requested.pre_approved,
                 rollback_boundary=requested.rollback_boundary,
+                done=outcome.plan.done,
             )
         ]
 
     def _completed(
-        self, event: Executed, applied: Sequence[Operation], now: float
+        self, event: Executed, applied: Sequence[Operation], now: float, unfinished: bool = False
     ) -> Sequence[Event]:
         done = completed(event, now)
-        text = summary_of(f"Completed: {done.summary}.", applied)
+        # An answer still not done at the last iteration: what it applied stands.
+        left = f" The model was not done after {MAX_ITERATIONS} answers." if unfinished else ""
+        text = summary_of(f"Completed: {done.summary}.{left}", applied)
         return [
             done,
             message(event, "assistant", text, now),

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import msgspec
+
 from contracts.events import Executed, RunCompleted, follow
+from contracts.failures import FailureContract
+from contracts.geonodes import step_of
+from contracts.receipts import Receipt
 
 
 def completed(event: Executed, now: float) -> RunCompleted:
@@ -17,3 +24,18 @@ def completed(event: Executed, now: float) -> RunCompleted:
         blend_path=event.blend_path,
         scene_hash=event.scene_hash,
     )
+
+
+def naming_step(
+    contract: FailureContract, message: str, receipts: Sequence[Receipt]
+) -> tuple[FailureContract, str]:
+    """The failure of an execution, its hint and message naming the failing ``step.id``
+    when the failing operation was compiled from a spec 004 step (§6)."""
+    failed = next((r.operation_id for r in receipts if r.status == "failed"), None)
+    if failed is None and contract.minimal_repair_plan:
+        failed = contract.minimal_repair_plan[0].operation_id
+    step = step_of(failed) if failed is not None else None
+    if step is None or contract.retry_hint.startswith(f"step {step}"):
+        return contract, message
+    hint = f"step {step} failed: {contract.retry_hint}"
+    return msgspec.structs.replace(contract, retry_hint=hint), f"step {step} failed: {message}"

@@ -16,11 +16,13 @@ from typing import Any
 import msgspec
 
 from contracts.events import ThreadMessage
+from contracts.nodes import NodeCatalog
 from contracts.operations import ID_PATTERN
 from contracts.scenes import SceneSummary
 from contracts.tools import ToolCatalog
 from services.planner.answer import ARGS_FIELD, response_schema
 from services.planner.model import ModelRequest, Role, Turn
+from services.planner.prompt_geonodes import GEONODES_RULES, node_section
 
 HISTORY_LIMIT = 20  # thread messages sent with each request
 
@@ -63,8 +65,15 @@ class PlanContext:
     prompt: str
 
 
-def system_instructions(catalog: ToolCatalog) -> str:
-    return f"{PERSONA}\n\n{POLICY}\n\n{catalog_section(catalog)}"
+def system_instructions(
+    catalog: ToolCatalog, nodes: NodeCatalog | None = None, request: str = ""
+) -> str:
+    """Persona, policy and the tool catalog; with a node catalog, also the Geometry Nodes
+    response and the nodes relevant to ``request``."""
+    text = f"{PERSONA}\n\n{POLICY}\n\n{catalog_section(catalog)}"
+    if nodes is None:
+        return text
+    return f"{text}\n\n{GEONODES_RULES}\n\n{node_section(nodes, request)}"
 
 
 def catalog_section(catalog: ToolCatalog) -> str:
@@ -117,17 +126,22 @@ def build_request(
     summary: SceneSummary | None,
     history: Sequence[ThreadMessage],
     repairs: Sequence[Turn] = (),
+    nodes: NodeCatalog | None = None,
 ) -> ModelRequest:
-    """The whole model call: instructions, history, the request, then any repair turns."""
+    """The whole model call: instructions, history, the request, then any repair turns.
+
+    ``nodes`` is the node catalog where the mesh has Geometry Nodes tools: then the model
+    may answer with a spec 004 response.
+    """
     turns = [
         *history_turns(history, context.run_id),
         Turn("user", request_turn(context, summary)),
         *repairs,
     ]
     return ModelRequest(
-        system=system_instructions(catalog),
+        system=system_instructions(catalog, nodes, context.prompt),
         contents=tuple(_merged(turns)),
-        response_schema=response_schema(catalog),
+        response_schema=response_schema(catalog, geonodes=nodes is not None),
     )
 
 

@@ -17,6 +17,7 @@ import msgspec
 from contracts.events import AnyEvent, Executed, Planned
 from contracts.failures import FailureContract, failure
 from contracts.gates import GateEnvelope
+from contracts.geonodes import step_of
 from contracts.operations import Operation
 from contracts.receipts import Receipt
 from contracts.scenes import SceneSummary
@@ -28,15 +29,16 @@ from services.planner.prompt import scene_section
 MAX_ITERATIONS = 3
 ANSWER_EXCERPT = 16_000  # characters of an earlier answer sent back with its failure
 
-Stage = Literal["validation", "execution", "gates"]
+# "continue": the answer ran and passed its gates, but said it was not done (004 ``done``).
+Stage = Literal["validation", "execution", "gates", "continue"]
 
 
 @dataclass(frozen=True)
 class Attempt:
-    """One answer that failed, and why."""
+    """One earlier answer that failed, and why; or one that ran but was not done (004)."""
 
     answer: str
-    failure: FailureContract
+    failure: FailureContract | None  # None when the answer succeeded ("continue")
     message: str
     stage: Stage = "validation"
     receipts: tuple[Receipt, ...] = ()  # what execution did, for an execution failure
@@ -44,6 +46,11 @@ class Attempt:
     scene_id: str = ""
     committed: tuple[str, ...] = ()  # ids of operations this run has applied so far
     gates: GateEnvelope | None = None  # the verification gates that failed (004 §8)
+
+
+def may_continue(iteration: int) -> bool:
+    """Whether an answer that succeeded but was not ``done`` (004) gets a next one."""
+    return iteration < MAX_ITERATIONS
 
 
 def may_repair(iteration: int, failure: FailureContract) -> bool:
@@ -60,7 +67,23 @@ def repair_turns(attempts: Sequence[Attempt]) -> list[Turn]:
     return turns
 
 
+def _continue_text(attempt: Attempt) -> str:
+    steps = sorted({s for i in attempt.committed if (s := step_of(i)) is not None})
+    gates = f" Gate envelope: {envelope_text(attempt.gates)}" if attempt.gates else ""
+    return (
+        "blendmesh ran that answer and saved the scene; it passed its verification gates."
+        f"{gates}\nYou said done=false, so the request is not finished yet.\n"
+        f"{scene_section(attempt.scene_id, attempt.scene)}\n"
+        "Answer with what is still left of the request, on the scene as it is now, and "
+        "done=true when nothing is left after it. Give every step and operation a new id"
+        + (f" (taken steps: {', '.join(steps)})" if steps else "")
+        + (f" (taken operations: {', '.join(attempt.committed)})." if attempt.committed else ".")
+    )
+
+
 def _failure_text(attempt: Attempt) -> str:
+    if attempt.stage == "continue":
+        return _continue_text(attempt)
     contract = json.dumps(msgspec.to_builtins(attempt.failure), separators=(",", ":"))
     if attempt.stage == "validation":
         return (

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
+from contracts.geonodes import DEFAULT_MAX_PYTHON_CHARS, PYTHON_CHARS_CEILING
+from contracts.limits import DEFAULT_MAX_OPERATIONS
 from services.runtime.settings import SettingsError
 
 _N = TypeVar("_N", int, float)
@@ -73,3 +75,24 @@ class GeminiSettings:
             base_url=env.get("BLENDMESH_GEMINI_BASE_URL") or None,
             max_retries=_number(env, "BLENDMESH_GEMINI_MAX_RETRIES", 4, int),
         )
+
+
+@dataclass(frozen=True)
+class PlanLimits:
+    """How much one plan may hold: operations (BLENDMESH_MAX_OPERATIONS, read with the
+    runtime settings) and the code of a spec 004 PYTHON step (BLENDMESH_MAX_PYTHON_CHARS)."""
+
+    max_operations: int = DEFAULT_MAX_OPERATIONS
+    max_python_chars: int = DEFAULT_MAX_PYTHON_CHARS
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], max_operations: int) -> PlanLimits:
+        chars = _number(env, "BLENDMESH_MAX_PYTHON_CHARS", DEFAULT_MAX_PYTHON_CHARS, int)
+        if not 1 <= chars <= PYTHON_CHARS_CEILING:
+            raise SettingsError(
+                f"BLENDMESH_MAX_PYTHON_CHARS={chars} must be between 1 and {PYTHON_CHARS_CEILING}"
+            )
+        return cls(max_operations=max_operations, max_python_chars=chars)
+
+
+DEFAULT_LIMITS = PlanLimits()

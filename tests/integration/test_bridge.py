@@ -125,6 +125,9 @@ async def test_tools_list_when_started_every_tool_has_metadata(bridge: BridgePro
     assert set(names) == {
         "scene.snapshot", "object.create", "object.transform", "object.rename", "object.delete",
         "modifier.add", "modifier.set", "modifier.remove", "material.assign",
+        "gn.ensure_target", "gn.remove_target", "gn.ensure_group_io", "gn.set_group_io",
+        "gn.remove_group_io", "gn.add_node", "gn.remove_node", "gn.restore_node", "gn.set_input",
+        "gn.set_property", "gn.link", "gn.unlink", "gn.cleanup_unused",
     }  # fmt: skip
     for entry in tools:
         meta = entry["_meta"]["blendmesh"]

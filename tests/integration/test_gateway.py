@@ -161,6 +161,7 @@ async def test_run_when_prompt_given_completes_with_actions(api: httpx.AsyncClie
             "tool": "object.create",
             "status": "completed",
             "requiresApproval": False,
+            "stepId": None,
         }
     ]
     assert answer["scenePath"] == "/api/scenes/gw_one.blend"

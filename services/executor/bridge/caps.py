@@ -35,3 +35,14 @@ def capped_properties() -> dict[str, Any]:
         name: {"maximum": cap, "description": f"{what}; at most {cap}"}
         for name, (cap, what) in PROPERTY_CAPS.items()
     }
+
+
+# The same limits for the Geometry Nodes inputs that multiply geometry, checked by
+# gn.set_input (socket values are not in any schema: one tool sets every node's inputs).
+# A value linked in from another node is not capped: the group is only evaluated later.
+SOCKET_CAPS: dict[tuple[str, str], tuple[int, str]] = {
+    ("GeometryNodeSubdivisionSurface", "Level"): (6, "each level multiplies the faces by 4"),
+    ("GeometryNodeSubdivideMesh", "Level"): (6, "each level multiplies the faces by 4"),
+    ("GeometryNodeMeshGrid", "Vertices X"): (1000, "grid vertices along X"),
+    ("GeometryNodeMeshGrid", "Vertices Y"): (1000, "grid vertices along Y"),
+}

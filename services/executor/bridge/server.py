@@ -39,7 +39,7 @@ from contracts.bridge import (
     ToolList,
 )
 
-from . import inspect, preview, registry
+from . import inspect, node_catalog, preview, registry
 from .tools import scene
 
 log = logging.getLogger("blendmesh.bridge")
@@ -130,6 +130,7 @@ class Server:
             "blendmesh/scene.fingerprint": lambda p: scene.scene_fingerprint(),
             "blendmesh/scene.render_preview": self._render_preview,
             "blendmesh/scene.inspect": lambda p: inspect.inspect(),
+            "blendmesh/node_catalog": lambda p: node_catalog.node_catalog(),
             "shutdown": self._shutdown,
         }
 

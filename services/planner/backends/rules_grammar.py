@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from services.planner.backends import rules_forms as forms
+from services.planner.backends import rules_geonodes as geonodes
 from services.planner.backends.rules_cursor import Cursor, Form, NoParse, Plan, first, once
 from services.planner.backends.rules_lexer import Token
 from services.planner.backends.rules_vocab import MODIFIERS, PRIMITIVES
@@ -105,6 +106,8 @@ def _delete_object(cur: Cursor) -> Plan:
 # -- verbs ----------------------------------------------------------------------------
 def _verb_add(cur: Cursor) -> Plan:
     cur.skip_article()
+    if [t.lower if t else "" for t in (cur.peek(), cur.peek(1))] == ["array", "of"]:
+        return geonodes.array_of(cur)
     primitive = cur.phrase(PRIMITIVES)
     if primitive is not None:
         return _create(cur, primitive)
@@ -158,6 +161,7 @@ VERBS: dict[str, Form] = {
     "colour": forms.verb_color,
     "make": forms.verb_make,
     "give": forms.verb_give,
+    "scatter": geonodes.scatter,
     "bevel": forms.shorthand("BEVEL"),
     "subdivide": forms.shorthand("SUBSURF"),
     "snapshot": _verb_snapshot("snapshot"),

@@ -1,5 +1,5 @@
 """Tool implementations; importing this package registers every tool."""
 
-from . import materials, modifiers, objects, scene
+from . import geonodes, materials, modifiers, objects, scene
 
-__all__ = ["materials", "modifiers", "objects", "scene"]
+__all__ = ["geonodes", "materials", "modifiers", "objects", "scene"]

@@ -1,0 +1,240 @@
+"""Geometry Nodes responses (spec 004) through the whole mesh: real nats-server, real bpy,
+the bridge's gn.* tools and the node catalog its Blender publishes."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import sys
+from typing import Any
+
+import pytest
+
+from contracts.events import Planned
+from contracts.geonodes import step_of
+from contracts.receipts import RunResult
+from services.client import MeshClient, build_request
+from services.mesh import Mesh
+from services.runtime.history import read_run
+from services.runtime.host import Bus
+from services.runtime.settings import Settings
+from tests.geonode_fixture import EXAMPLE_9
+from tests.meshes import mesh_fixture
+
+pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
+
+INSPECT = """
+import json, sys, bpy
+bpy.ops.wm.open_mainfile(filepath=sys.argv[1], load_ui=False, use_scripts=False)
+deps = bpy.context.evaluated_depsgraph_get()
+out = {}
+for o in bpy.data.objects:
+    mods = {m.name: (m.node_group.name if m.type == "NODES" and m.node_group else m.type)
+            for m in o.modifiers}
+    instances = sum(1 for i in deps.object_instances
+                    if i.is_instance and i.parent and i.parent.original == o)
+    out[o.name] = {"modifiers": mods, "instances": instances}
+sys.__stdout__.write("RESULT " + json.dumps(out) + "\\n")
+"""
+
+
+async def inspect_blend(path: str) -> dict[str, Any]:
+    """Each object's modifiers (a NODES one by its node group) and how many instances its
+    evaluated geometry holds, read in a fresh bpy process."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        INSPECT,
+        path,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), timeout=120)
+    assert proc.returncode == 0, err.decode(errors="replace")
+    line = next(x for x in out.decode().splitlines() if x.startswith("RESULT "))
+    return json.loads(line.removeprefix("RESULT "))
+
+
+@pytest.fixture(scope="module")
+def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return Settings(home=tmp_path_factory.mktemp("home"), prefix="bmgeo", user="ana")
+
+
+mesh = mesh_fixture(client="test-geonodes")
+
+
+async def run(
+    mesh: tuple[Mesh, Bus], scene: str, prompt: str | None = None, plan: Any = None, **kw: Any
+) -> RunResult:
+    request = build_request(user="ana", scene_id=scene, prompt=prompt, plan=plan, **kw)
+    return await MeshClient(mesh[1]).run(request, timeout=180)
+
+
+def node_tree(
+    step_id: str, obj: str, modifier: str, group: str, *ops: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "id": step_id,
+        "type": "NODE_TREE",
+        "description": f"{step_id} on {obj}",
+        "payload": {
+            "target": {"object_name": obj, "modifier_name": modifier, "node_group_name": group},
+            "operations": list(ops),
+        },
+    }
+
+
+def create(node_id: str, bl_idname: str, x: int = 0) -> dict[str, Any]:
+    return {"op": "create_node", "node_id": node_id, "bl_idname": bl_idname, "location": [x, 0]}
+
+
+def value(node_id: str, socket: str, v: Any) -> dict[str, Any]:
+    return {"op": "set_input_default", "node_id": node_id, "socket": socket, "value": v}
+
+
+def link(a: str, out: str, b: str, into: str) -> dict[str, Any]:
+    return {
+        "op": "link",
+        "from": {"node_id": a, "socket": out},
+        "to": {"node_id": b, "socket": into},
+    }
+
+
+def response(*steps: dict[str, Any]) -> dict[str, Any]:
+    return {"version": "1.0", "steps": list(steps), "done": True, "final_message": "done"}
+
+
+SCATTER = response(
+    node_tree(
+        "step_1",
+        "Ground",
+        "GeometryNodes",
+        "GN_Scatter",
+        create("points", "GeometryNodeDistributePointsOnFaces", 200),
+        value("points", "Density", 3.0),
+        link("group_input", "Geometry", "points", "Mesh"),
+        create("rock", "GeometryNodeObjectInfo", 200),
+        value("rock", "Object", "Rock"),
+        value("rock", "As Instance", True),
+        create("instances", "GeometryNodeInstanceOnPoints", 400),
+        link("points", "Points", "instances", "Points"),
+        link("rock", "Geometry", "instances", "Instance"),
+        create("join", "GeometryNodeJoinGeometry", 600),
+        link("group_input", "Geometry", "join", "Geometry"),
+        link("instances", "Instances", "join", "Geometry"),
+        link("join", "Geometry", "group_output", "Geometry"),
+    )
+)
+
+
+async def test_example_9_when_run_refuses_its_python_step_and_nothing_runs(
+    mesh: tuple[Mesh, Bus],
+) -> None:
+    result = await run(mesh, "example9", plan=copy.deepcopy(EXAMPLE_9))
+    assert result.status == "failed"
+    assert result.failure is not None and result.failure.error_code == "TOOL_UNKNOWN"
+    assert result.failure.retry_hint.startswith("PYTHON steps are not available yet")
+    assert "step_3" in result.message and "nothing" in result.message
+    assert result.receipts == []
+    assert not (mesh[0].settings.scenes_dir / "example9.blend").exists()
+
+
+async def test_scatter_by_node_tree_when_run_completes_with_gates_passing(
+    mesh: tuple[Mesh, Bus],
+) -> None:
+    setup = await run(
+        mesh,
+        "scatter",
+        "add a plane named Ground scaled 4, add a cube named Rock at 0 0 5 scaled 0.1",
+    )
+    assert setup.status == "completed", setup
+    result = await run(mesh, "scatter", plan=copy.deepcopy(SCATTER))
+    assert result.status == "completed", (result.failure, result.message)
+    assert result.gates is not None and result.gates.success, result.gates
+    assert {step_of(r.operation_id) for r in result.receipts} == {"step_1"}
+    assert [r.tool_name for r in result.receipts][:2] == ["gn.ensure_target", "gn.add_node"]
+    assert all(r.status == "succeeded" for r in result.receipts)
+    scene = await inspect_blend(str(result.blend_path))
+    assert scene["Ground"]["modifiers"] == {"GeometryNodes": "GN_Scatter"}
+    assert scene["Ground"]["instances"] > 0
+
+
+async def test_scatter_phrase_when_run_offline_completes_with_gates_passing(
+    mesh: tuple[Mesh, Bus],
+) -> None:
+    result = await run(
+        mesh,
+        "phrase",
+        "add a plane named Field scaled 5, add a cube named Pebble at 0 0 3 scaled 0.1, "
+        "then scatter 20 Pebble on Field",
+    )
+    assert result.status == "completed", (result.failure, result.message)
+    assert result.gates is not None and result.gates.success, result.gates
+    assert step_of(result.receipts[-1].operation_id) == "op03"
+    scene = await inspect_blend(str(result.blend_path))
+    assert scene["Field"]["modifiers"] == {"Scatter Pebble": "Scatter Pebble on Field"}
+    assert 5 <= scene["Field"]["instances"] <= 60  # about 20: a random count, a fixed seed
+
+
+def five_steps() -> dict[str, Any]:
+    """Five steps on one tree, the third on an object that does not exist: it passes every
+    check before the run (a NODE_TREE step may target any object) and fails as it runs."""
+    sub = "GeometryNodeSubdivisionSurface"
+    return response(
+        node_tree("step_1", "Box", "GN1", "G1", create("s", sub)),
+        node_tree("step_2", "Box", "GN1", "G1", link("group_input", "Geometry", "s", "Mesh")),
+        node_tree("step_3", "Nowhere", "GN1", "G3"),
+        node_tree("step_4", "Box", "GN1", "G1", link("s", "Mesh", "group_output", "Geometry")),
+        node_tree("step_5", "Box", "GN1", "G1", value("s", "Level", 1)),
+    )
+
+
+@pytest.mark.parametrize(
+    ("boundary", "before_step_3", "modifiers"),
+    [("run", {"rolled_back"}, {}), ("operation", {"succeeded"}, {"GN1": "G1"})],
+)
+async def test_failure_in_step_3_of_5_when_run_names_step_3_and_rolls_back(
+    mesh: tuple[Mesh, Bus], boundary: str, before_step_3: set[str], modifiers: dict[str, str]
+) -> None:
+    scene = f"fails-{boundary}"
+    setup = await run(mesh, scene, "add a cube named Box")
+    assert setup.status == "completed", setup
+    result = await run(mesh, scene, plan=five_steps(), rollback_boundary=boundary)
+    assert result.status == "failed"
+    assert result.failure is not None
+    assert result.failure.retry_hint.startswith("step step_3 failed: step_3.01 (gn.ensure_target)")
+    assert result.message.startswith("step step_3 failed")
+    assert [s.operation_id for s in result.failure.minimal_repair_plan] == ["step_3.01"]
+    by_step: dict[str | None, set[str]] = {}
+    for r in result.receipts:
+        by_step.setdefault(step_of(r.operation_id), set()).add(r.status)
+    # The run's boundary decides whether steps 1 and 2 are undone with the failed one.
+    assert by_step["step_1"] == by_step["step_2"] == before_step_3
+    assert by_step["step_3"] == {"rolled_back"}
+    assert by_step["step_4"] == by_step["step_5"] == {"skipped"}
+    events = await read_run(mesh[1].js, mesh[1].prefix, result.run_id)
+    planned = next(e for e in events if isinstance(e, Planned))
+    assert planned.planner == "plan" and len(planned.operation_set.operations) == 9
+    head = mesh[0].settings.scenes_dir / f"{scene}.blend"
+    assert (await inspect_blend(str(head)))["Box"]["modifiers"] == modifiers
+
+
+async def test_response_when_a_socket_is_misspelt_is_refused_before_anything_runs(
+    mesh: tuple[Mesh, Bus],
+) -> None:
+    plan = response(
+        node_tree(
+            "step_1",
+            "Box",
+            "GN",
+            "G",
+            create("s", "GeometryNodeSubdivisionSurface"),
+            value("s", "Levels", 2),
+        )
+    )
+    result = await run(mesh, "misspelt", plan=plan)
+    assert result.status == "failed" and result.receipts == []
+    assert result.failure is not None and result.failure.error_code == "ARGS_INVALID"
+    assert "did you mean 'Level'" in result.failure.retry_hint
+    assert result.failure.minimal_repair_plan[0].operation_id == "step_1.03"
