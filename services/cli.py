@@ -100,9 +100,17 @@ def parser() -> argparse.ArgumentParser:
         metavar="ID",
         help="a guardian to run (repeatable; default: the configured gates)",
     )
-    mcp = sub.add_parser("mcp", help="serve an MCP server on stdio, e.g. `mcp guardians`")
-    servers = mcp.add_subparsers(dest="server", required=True)
-    servers.add_parser("guardians", help="spec 003's one tool, run_guardians")
+    mcp = sub.add_parser(
+        "mcp", help="serve an MCP server on stdio: blendmesh's front door, or `mcp guardians`"
+    )
+    mcp.add_argument(
+        "server",
+        nargs="?",
+        choices=("blendmesh", "guardians"),
+        default="blendmesh",
+        help="blendmesh (default): run, runs, run_status, audit, scene, preview, as the local "
+        "user on the mesh; guardians: spec 003's one tool, run_guardians",
+    )
     return p
 
 
@@ -370,7 +378,7 @@ async def dispatch(args: argparse.Namespace, settings: Settings) -> int:
         case "guardians":
             return await cmd_guardians(args, settings)
         case "mcp":
-            return await cmd_mcp(args)
+            return await cmd_mcp(args, settings)
     raise AssertionError(args.command)
 
 
@@ -388,14 +396,20 @@ async def cmd_guardians(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK if result["ok"] else EXIT_FAILED
 
 
-async def cmd_mcp(args: argparse.Namespace) -> int:
+async def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
     """Serve an MCP server on stdin/stdout; stdout carries the protocol and nothing else."""
     # Imported here: the MCP SDK is loaded only by the command that serves it.
-    from services.guardians.mcp_server import serve_stdio
-
     match args.server:
         case "guardians":
+            from services.guardians.mcp_server import serve_stdio
+
             await serve_stdio()
+            return EXIT_OK
+        case "blendmesh":
+            from services.mcp.server import serve_stdio as serve_door
+
+            async with connected(settings, tuple(Mesh.all_services())) as bus:
+                await serve_door(settings, bus)
             return EXIT_OK
     raise AssertionError(args.server)
 

@@ -25,6 +25,7 @@ from services.gateway import agent, approvals, errors, reads, scenes
 from services.gateway.auth import Tokens
 from services.gateway.context import Gateway
 from services.gateway.limits import BodyLimit
+from services.gateway.mcp import McpEndpoint
 from services.gateway.owners import LogOwners
 from services.runtime.host import Bus
 from services.runtime.settings import Settings, SettingsError
@@ -62,6 +63,9 @@ def create_app(
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     for module in (agent, approvals, reads, scenes):
         app.include_router(module.router)
+    # The MCP front door, as the token's user (services/mcp).
+    app.state.mcp = McpEndpoint(settings, bus, app.state.tokens, run_timeout)
+    app.add_route("/mcp", app.state.mcp, include_in_schema=False)
     if static.is_dir():  # the web console, when it is there
         app.mount("/static", StaticFiles(directory=static), name="static")
 
@@ -91,6 +95,7 @@ class GatewayServer:
     def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = DEFAULT_PORT) -> None:
         self.host, self.port = host, port
         self.url = ""
+        self.app = app
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off")
         self._server = _EmbeddedServer(config)
         self._task: asyncio.Task[None] | None = None
@@ -126,6 +131,9 @@ class GatewayServer:
         if self._task is None:
             return
         self._server.should_exit = True
+        mcp: McpEndpoint | None = getattr(self.app.state, "mcp", None)
+        if mcp is not None:
+            await mcp.close()
         with contextlib.suppress(Exception, asyncio.CancelledError):
             await self._task
         self._task = None

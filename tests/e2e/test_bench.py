@@ -25,6 +25,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
         (["ownership.py", "--runs", "50"], "index speed-up at 50 runs:"),
         (["gates.py", "--runs", "1", "--sizes", "3", "6"], "gates at 6 objects / at 3:"),
         (["geonodes.py", "--runs", "1"], "ratio mesh / bpy:"),
+        (["mcp_latency.py", "--runs", "2"], "ratio blendmesh run / mcp at p50:"),
     ],
 )
 def test_bench_when_run_small_prints_its_figures(args: list[str], figure: str) -> None:

@@ -1,0 +1,190 @@
+"""``blendmesh mcp`` as an MCP host starts it: over stdio, with the official SDK's client,
+on the embedded mesh the command starts, acting as the local user."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import mcp.types as types
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.shared.context import RequestContext
+
+from tests.mcp_plans import create, delete, error_type, structured
+from tests.meshes import BLENDMESH, command_env
+
+Answers = list[types.ElicitResult]
+
+
+@asynccontextmanager
+async def door(home: Path, answers: Answers | None = None) -> AsyncIterator[ClientSession]:
+    """``blendmesh mcp`` on ``home``; a host that asks its person when ``answers`` is given
+    (each elicitation takes the next answer), one that cannot ask otherwise."""
+    params = StdioServerParameters(
+        command=BLENDMESH,
+        args=["--home", str(home), "mcp"],
+        env=command_env({"BLENDMESH_USER": "ana"}),
+        cwd=str(home),
+    )
+    asked: list[str] = []
+
+    async def elicit(_ctx: RequestContext[Any, Any], params: types.ElicitRequestParams) -> Any:
+        asked.append(params.message)
+        assert answers, "asked more often than the test expected"
+        return answers.pop(0)
+
+    async with (
+        stdio_client(params) as (read, write),
+        ClientSession(
+            read, write, elicitation_callback=elicit if answers is not None else None
+        ) as session,
+    ):
+        await session.initialize()
+        session.asked = asked  # type: ignore[attr-defined]
+        yield session
+
+
+async def test_mcp_when_listed_and_run_answers_tools_resources_and_preview(
+    tmp_path: Path,
+) -> None:
+    lines: list[str] = []
+
+    async def on_progress(_progress: float, _total: float | None, message: str | None) -> None:
+        lines.append(message or "")
+
+    async with door(tmp_path) as session:
+        listed = await session.list_tools()
+        resources = await session.list_resources()
+        templates = await session.list_resource_templates()
+        ran = await session.call_tool(
+            "run",
+            {"plan": create("Box"), "scene_id": "demo"},
+            progress_callback=on_progress,
+        )
+        catalog = await session.read_resource("blendmesh://catalog")  # type: ignore[arg-type]
+        inspection = await session.read_resource(
+            "blendmesh://scenes/demo"  # type: ignore[arg-type]
+        )
+        status = await session.call_tool("run_status", {"run_id": structured(ran)["run_id"]})
+        runs = await session.call_tool("runs", {})
+        scene = await session.call_tool("scene", {"scene_id": "demo"})
+        preview = await session.call_tool("preview", {"scene_id": "demo"})
+    assert {t.name for t in listed.tools} == {
+        "run",
+        "runs",
+        "run_status",
+        "audit",
+        "scene",
+        "preview",
+    }
+    assert all(t.description and t.inputSchema["type"] == "object" for t in listed.tools)
+    assert {str(r.uri) for r in resources.resources} == {
+        "blendmesh://catalog",
+        "blendmesh://nodes",
+    }
+    assert templates.resourceTemplates[0].uriTemplate == "blendmesh://scenes/{scene_id}"
+    assert ran.isError is False, ran.content
+    result = structured(ran)
+    assert result["status"] == "completed" and result["ok"] is True
+    assert result["receipts"][0]["tool_name"] == "object.create"
+    assert "Box" in {o["name"] for o in result["scene"]["objects"]}
+    assert "blend_path" not in result
+    assert [c.type for c in ran.content] == ["text", "image"]
+    image = ran.content[1]
+    assert isinstance(image, types.ImageContent) and image.mimeType == "image/png"
+    assert any("object.create" in line for line in lines), lines
+    tools = json.loads(catalog.contents[0].text)  # type: ignore[union-attr]
+    assert "object.delete" in json.dumps(tools)
+    assert inspection.contents[0].text  # type: ignore[union-attr]
+    assert structured(status)["status"] == "completed"
+    assert result["run_id"] in {r["run_id"] for r in structured(runs)["runs"]}
+    assert structured(scene)["revision"] >= 1
+    assert [c.type for c in preview.content] == ["text", "image"]
+
+
+async def test_mcp_when_arguments_bad_answers_tool_errors_and_keeps_serving(
+    tmp_path: Path,
+) -> None:
+    async with door(tmp_path) as session:
+        not_a_plan = await session.call_tool("run", {"plan": "delete everything", "scene_id": "s"})
+        both = await session.call_tool(
+            "run", {"request": "add a cube", "plan": create("A"), "scene_id": "s"}
+        )
+        unknown_arg = await session.call_tool("run", {"scene_id": "s", "sudo": True})
+        bad_scene = await session.call_tool("run", {"request": "add a cube", "scene_id": "../x"})
+        schema_invalid = await session.call_tool(
+            "run", {"plan": {"operations": "nope"}, "scene_id": "s"}
+        )
+        no_scene = await session.call_tool("scene", {"scene_id": "nowhere"})
+        no_preview = await session.call_tool("preview", {"scene_id": "nowhere"})
+        no_run = await session.call_tool("run_status", {"run_id": "run-none"})
+        no_tool = await session.call_tool("approve", {"run_id": "run-none"})
+        works = await session.call_tool("run", {"request": "add a cone named Tip", "scene_id": "s"})
+    for answer in (not_a_plan, both, unknown_arg, bad_scene, no_tool):
+        assert error_type(answer) == "ValidationError"
+    assert "delete everything" not in not_a_plan.content[0].text  # type: ignore[union-attr]
+    assert error_type(schema_invalid) == "ValidationError"
+    assert structured(schema_invalid)["failure"]["error_code"] == "SCHEMA_INVALID"
+    for answer in (no_scene, no_preview, no_run):
+        assert error_type(answer) == "NotFound"
+    assert structured(works)["status"] == "completed", works.content
+
+
+async def test_mcp_destructive_plan_when_person_answers_in_host_completes_or_fails(
+    tmp_path: Path,
+) -> None:
+    accept = types.ElicitResult(action="accept", content={"approve": True})
+    decline = types.ElicitResult(action="decline")
+    async with door(tmp_path, [accept, decline]) as session:
+        await session.call_tool("run", {"plan": create("Old"), "scene_id": "s"})
+        approved = await session.call_tool("run", {"plan": delete("Old"), "scene_id": "s"})
+        await session.call_tool("run", {"plan": create("Keep"), "scene_id": "s"})
+        rejected = await session.call_tool("run", {"plan": delete("Keep"), "scene_id": "s"})
+        trail = await session.call_tool("audit", {"run_id": structured(rejected)["run_id"]})
+        asked: list[str] = session.asked  # type: ignore[attr-defined]
+    assert structured(approved)["status"] == "completed", approved.content
+    assert structured(approved)["receipts"][0]["tool_name"] == "object.delete"
+    assert error_type(rejected) == "PolicyError"
+    assert structured(rejected)["failure"]["error_code"] == "APPROVAL_REJECTED"
+    assert len(asked) == 2 and "object.delete" in asked[0] and '"name":"Old"' in asked[0]
+    timeline = json.dumps(structured(trail)["timeline"])
+    assert "approval_resolved" in timeline
+
+
+async def test_mcp_destructive_plan_when_host_cannot_ask_waits_for_cli_approval(
+    tmp_path: Path,
+) -> None:
+    async with door(tmp_path) as session:
+        await session.call_tool("run", {"plan": create("Old"), "scene_id": "s"})
+        waiting = await session.call_tool("run", {"plan": delete("Old"), "scene_id": "s"})
+        result = structured(waiting)
+        run_id = result["run_id"]
+        info = json.loads((tmp_path / "mesh.json").read_text())
+        env = {
+            "BLENDMESH_USER": "ana",
+            "NATS_URL": info["url"],
+            "BLENDMESH_NATS_CREDENTIALS": str(tmp_path / "nats-credentials.json"),
+        }
+        approve = await asyncio.create_subprocess_exec(
+            *[BLENDMESH, "--home", str(tmp_path / "cli"), "approve", "--json", run_id],
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            stdin=asyncio.subprocess.DEVNULL,
+            env=command_env(env),
+        )
+        _, stderr = await asyncio.wait_for(approve.communicate(), 120)
+        status = await session.call_tool("run_status", {"run_id": run_id})
+    assert waiting.isError is False
+    assert result["status"] == "awaiting_confirmation"
+    assert result["approval"]["approval_id"]
+    assert result["approval"]["approve_command"] == f"blendmesh approve {run_id}"
+    assert result["approval"]["operations"][0]["tool"] == "object.delete"
+    text = waiting.content[0].text  # type: ignore[union-attr]
+    assert f"blendmesh approve {run_id}" in text
+    assert approve.returncode == 0, stderr.decode()
+    assert structured(status)["status"] == "completed"

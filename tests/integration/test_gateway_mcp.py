@@ -1,0 +1,100 @@
+"""The MCP front door at the gateway's ``/mcp``, over streamable HTTP, on a real mesh:
+the bearer token's user is the MCP user, and another user's token sees nothing of theirs."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+import mcp.types as types
+import pytest
+import pytest_asyncio
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.context import RequestContext
+
+from services.gateway.app import GatewayServer, create_app
+from services.gateway.auth import Tokens
+from services.mesh import Mesh
+from services.runtime.host import Bus
+from services.runtime.settings import Settings
+from tests.mcp_plans import create, delete, error_type, structured
+from tests.meshes import mesh_fixture
+
+pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
+
+TOKENS = {"tok-ana": "ana", "tok-ben": "ben"}
+
+
+@pytest.fixture(scope="module")
+def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return Settings(home=tmp_path_factory.mktemp("home"), prefix="bmgmcp", user="local")
+
+
+mesh = mesh_fixture(client="test-gateway-mcp")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def gateway(mesh: tuple[Mesh, Bus]) -> AsyncIterator[str]:
+    app = create_app(mesh[0].settings, mesh[1], Tokens(TOKENS), run_timeout=120)
+    server = GatewayServer(app, port=0)
+    url = await server.start()
+    try:
+        yield f"{url}/mcp"
+    finally:
+        await server.stop()
+
+
+@asynccontextmanager
+async def door(
+    url: str, token: str, answers: list[types.ElicitResult] | None = None
+) -> AsyncIterator[ClientSession]:
+    async def elicit(_ctx: RequestContext[Any, Any], _params: types.ElicitRequestParams) -> Any:
+        assert answers, "asked more often than the test expected"
+        return answers.pop(0)
+
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(30, read=300)) as http,
+        streamable_http_client(url, http_client=http) as (read, write, _),
+        ClientSession(
+            read, write, elicitation_callback=elicit if answers is not None else None
+        ) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+async def test_mcp_http_when_no_or_bad_token_answers_401(gateway: str) -> None:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    async with httpx.AsyncClient() as http:
+        missing = await http.post(gateway, json=body)
+        wrong = await http.post(gateway, json=body, headers={"Authorization": "Bearer nope"})
+    assert missing.status_code == 401 and wrong.status_code == 401
+    assert missing.json()["error"]["type"] == "AuthError"
+    assert "nope" not in wrong.text
+
+
+async def test_mcp_http_when_token_user_runs_another_user_sees_nothing(gateway: str) -> None:
+    async with door(gateway, "tok-ana", [types.ElicitResult(action="accept")]) as ana:
+        listed = await ana.list_tools()
+        made = await ana.call_tool("run", {"plan": create("Box"), "scene_id": "ana-scene"})
+        gone = await ana.call_tool("run", {"plan": delete("Box"), "scene_id": "ana-scene"})
+        mine = await ana.call_tool("scene", {"scene_id": "ana-scene"})
+    run_id = structured(made)["run_id"]
+    async with door(gateway, "tok-ben") as ben:
+        status = await ben.call_tool("run_status", {"run_id": run_id})
+        trail = await ben.call_tool("audit", {"run_id": run_id})
+        scene = await ben.call_tool("scene", {"scene_id": "ana-scene"})
+        preview = await ben.call_tool("preview", {"scene_id": "ana-scene"})
+        runs = await ben.call_tool("runs", {})
+    assert "run" in {t.name for t in listed.tools}
+    assert structured(made)["status"] == "completed" and structured(made)["user"] == "ana"
+    assert any(c.type == "image" for c in made.content)
+    assert structured(gone)["status"] == "completed", gone.content
+    assert structured(mine)["revision"] >= 2
+    for answer in (status, trail, scene, preview):
+        assert error_type(answer) == "NotFound"
+    assert run_id not in str(structured(runs))

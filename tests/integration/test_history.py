@@ -1,0 +1,28 @@
+"""Reading a run back from the log: an event this version cannot read is left out, loudly."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from contracts import subjects
+from services.runtime.bus import JetStreamPublisher
+from services.runtime.history import read_run
+from services.runtime.settings import Settings
+from tests.meshes import bare_mesh, role_bus
+from tests.unit.test_handlers import requested
+
+
+async def test_read_run_when_an_event_is_unreadable_keeps_the_rest_and_warns(
+    settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with bare_mesh(settings) as mesh, role_bus(mesh, "client") as bus:
+        first = requested()
+        await JetStreamPublisher(bus.js, settings.prefix).publish(first)
+        subject = subjects.run_events(settings.prefix, first.run_id, "requested")
+        await bus.js.publish(subject, b'{"type": "run.requested", "from": "the future"}')
+        with caplog.at_level(logging.WARNING, logger="services.runtime.history"):
+            events = await read_run(bus.js, settings.prefix, first.run_id)
+    assert events == [first]
+    assert "cannot be read by this version and is left out" in caplog.text
