@@ -4,6 +4,7 @@ on the embedded mesh the command starts, acting as the local user."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -15,7 +16,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.context import RequestContext
 
-from tests.mcp_plans import create, delete, error_type, structured
+from tests.mcp_plans import create, delete, error_type, op, plan, structured
 from tests.meshes import BLENDMESH, command_env
 
 Answers = list[types.ElicitResult]
@@ -188,3 +189,36 @@ async def test_mcp_destructive_plan_when_host_cannot_ask_waits_for_cli_approval(
     assert f"blendmesh approve {run_id}" in text
     assert approve.returncode == 0, stderr.decode()
     assert structured(status)["status"] == "completed"
+
+
+async def test_mcp_when_host_cancels_the_wait_the_run_goes_on(tmp_path: Path) -> None:
+    """Cancelling a ``run`` call ends the host's wait, never the run in the mesh."""
+    submitted = asyncio.Event()
+    run_id: list[str] = []
+
+    async def on_progress(_progress: float, _total: float | None, message: str | None) -> None:
+        if message and message.startswith("run ") and not run_id:
+            run_id.append(message.split()[1])
+            submitted.set()
+
+    many = plan(*(op(f"c{i:02d}", "object.create", {"primitive": "cube", "name": f"C{i}"})
+                  for i in range(40)))  # fmt: skip
+    async with door(tmp_path) as session:
+        call = asyncio.create_task(
+            session.call_tool(
+                "run", {"plan": many, "scene_id": "busy"}, progress_callback=on_progress
+            )
+        )
+        await asyncio.wait_for(submitted.wait(), timeout=60)
+        call.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await call
+        assert call.cancelled()  # the host stopped waiting while the run was under way
+        status = "queued"
+        for _ in range(600):  # the run finishes in the mesh all the same
+            answer = await session.call_tool("run_status", {"run_id": run_id[0]})
+            status = structured(answer)["status"]
+            if status in ("completed", "failed"):
+                break
+            await asyncio.sleep(0.1)
+    assert status == "completed"
