@@ -7,6 +7,8 @@ through this module; import-linter holds that border (pyproject.toml).
 
 from __future__ import annotations
 
+import asyncio
+
 from nats.js import JetStreamContext
 
 from contracts.scenes import Head
@@ -49,6 +51,16 @@ class SceneFiles:
 
     async def preview(self, scene_id: str) -> bytes | None:
         return await self._previews.get(scene_id)
+
+    async def scenes_of(self, user: str, limit: int = 200) -> list[Head]:
+        """The heads of the scenes ``user`` owns, by scene id (at most ``limit``)."""
+        ids = sorted({scene for scene, _, _ in await self._scenes.revisions()})
+        heads = await asyncio.gather(*(self._scenes.head(scene) for scene in ids))
+        return [h for h in heads if h is not None and h.owner == user][:limit]
+
+    async def history(self, scene_id: str) -> list[tuple[int, str]]:
+        """(revision, hash prefix) of every stored revision of ``scene_id``, oldest first."""
+        return [(n, d) for s, n, d in await self._scenes.revisions() if s == scene_id]
 
     async def revision_inspection(
         self, scene_id: str, revision: int | None = None

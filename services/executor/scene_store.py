@@ -104,6 +104,21 @@ class JetStreamSceneStore:
             return None
         return name
 
+    async def revisions(self) -> list[tuple[str, int, str]]:
+        """(scene id, revision, hash prefix) of every stored .blend revision, in name order."""
+        try:
+            infos = await (await self._objects()).list(ignore_deletes=True)
+        except NotFoundError:
+            return []
+        found = []
+        for info in infos:
+            name = info.name or ""
+            scene, _, rest = name.partition("/")
+            number, _, digest = rest.partition("-")
+            if scene and number.isdigit() and digest and not name.endswith(INSPECTION_SUFFIX):
+                found.append((scene, int(number), digest))
+        return sorted(found)
+
     async def find_inspection(self, scene_id: str, revision: int) -> str | None:
         """The artifact of revision ``revision`` of ``scene_id``, found by its name's prefix
         (the name also carries the revision's hash, which an old revision's reader lacks)."""

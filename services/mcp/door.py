@@ -159,6 +159,21 @@ class Door:
             answer["materials"] = plain(summary)["materials"]
         return answer
 
+    async def scenes(self, user: str, limit: int) -> list[dict[str, Any]]:
+        """The user's scenes with their head revisions."""
+        heads = await SceneFiles(self.bus.js, self.prefix).scenes_of(user, limit)
+        return [
+            {"scene_id": h.scene_id, "revision": h.revision, "scene_hash": h.scene_hash}
+            for h in heads
+        ]
+
+    async def scene_history(self, scene_id: str, user: str) -> list[dict[str, Any]] | None:
+        """Every revision of the user's scene, oldest first; None when it is not theirs."""
+        if not await self.owns_scene(scene_id, user):
+            return None
+        revisions = await SceneFiles(self.bus.js, self.prefix).history(scene_id)
+        return [{"revision": n, "scene_hash_prefix": d} for n, d in revisions]
+
     async def preview(self, scene_id: str, user: str) -> bytes | None:
         if not await self.owns_scene(scene_id, user):
             return None

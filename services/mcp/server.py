@@ -83,6 +83,17 @@ async def _call(door: Door, user: str, name: str, args: Any, ctx: Context) -> ty
             if scene is None:
                 raise NotFound(f"no scene {scene_id}")
             return answers.result(f"scene {scene_id} at revision {scene['revision']}", scene)
+        case "scenes":
+            limit = check(args, tools.SCENES.inputSchema).get("limit", 50)
+            scenes = await door.scenes(user, limit)
+            return answers.result(f"{len(scenes)} scenes", {"scenes": scenes})
+        case "scene_history":
+            scene_id = check(args, tools.SCENE_HISTORY.inputSchema)["scene_id"]
+            history = await door.scene_history(scene_id, user)
+            if history is None:
+                raise NotFound(f"no scene {scene_id}")
+            n = len(history)
+            return answers.result(f"scene {scene_id}: {n} revisions", {"revisions": history})
         case "preview":
             scene_id = check(args, tools.PREVIEW.inputSchema)["scene_id"]
             png = await door.preview(scene_id, user)

@@ -123,7 +123,25 @@ PREVIEW = types.Tool(
     annotations=_READ,
 )
 
-TOOLS = [RUN, RUNS, RUN_STATUS, AUDIT, SCENE, PREVIEW]
+SCENES = types.Tool(
+    name="scenes",
+    title="Your scenes",
+    description="The scenes you own (a scene is yours when your run made its first revision), "
+    "each with its head revision and hash.",
+    inputSchema=_schema(
+        {"limit": {"type": "integer", "minimum": 1, "maximum": 200, "default": 50}}, []
+    ),
+    annotations=_READ,
+)
+SCENE_HISTORY = types.Tool(
+    name="scene_history",
+    title="A scene's revisions",
+    description="Every committed revision of one of your scenes, oldest first.",
+    inputSchema=_schema({"scene_id": SCENE_ID}, ["scene_id"]),
+    annotations=_READ,
+)
+
+TOOLS = [RUN, RUNS, RUN_STATUS, AUDIT, SCENE, SCENES, SCENE_HISTORY, PREVIEW]
 
 CATALOG_URI = "blendmesh://catalog"
 NODES_URI = "blendmesh://nodes"

@@ -74,6 +74,9 @@ async def test_mcp_when_listed_and_run_answers_tools_resources_and_preview(
         status = await session.call_tool("run_status", {"run_id": structured(ran)["run_id"]})
         runs = await session.call_tool("runs", {})
         scene = await session.call_tool("scene", {"scene_id": "demo"})
+        scenes = await session.call_tool("scenes", {})
+        history = await session.call_tool("scene_history", {"scene_id": "demo"})
+        unknown_history = await session.call_tool("scene_history", {"scene_id": "never"})
         preview = await session.call_tool("preview", {"scene_id": "demo"})
     assert {t.name for t in listed.tools} == {
         "run",
@@ -81,6 +84,8 @@ async def test_mcp_when_listed_and_run_answers_tools_resources_and_preview(
         "run_status",
         "audit",
         "scene",
+        "scenes",
+        "scene_history",
         "preview",
     }
     assert all(t.description and t.inputSchema["type"] == "object" for t in listed.tools)
@@ -105,6 +110,9 @@ async def test_mcp_when_listed_and_run_answers_tools_resources_and_preview(
     assert structured(status)["status"] == "completed"
     assert result["run_id"] in {r["run_id"] for r in structured(runs)["runs"]}
     assert structured(scene)["revision"] >= 1
+    assert [s["scene_id"] for s in structured(scenes)["scenes"]] == ["demo"]
+    assert [r["revision"] for r in structured(history)["revisions"]] == [1]
+    assert error_type(unknown_history) == "NotFound"
     assert [c.type for c in preview.content] == ["text", "image"]
 
 

@@ -50,4 +50,5 @@ async def test_readme_block_when_started_as_written_serves_the_tools(
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         tools = {tool.name for tool in (await session.list_tools()).tools}
-    assert {"run", "runs", "run_status", "audit", "scene", "preview"} <= tools, host
+    expected = {"run", "runs", "run_status", "audit", "scene", "scenes", "scene_history"}
+    assert expected | {"preview"} <= tools, host

@@ -90,11 +90,14 @@ async def test_mcp_http_when_token_user_runs_another_user_sees_nothing(gateway: 
         scene = await ben.call_tool("scene", {"scene_id": "ana-scene"})
         preview = await ben.call_tool("preview", {"scene_id": "ana-scene"})
         runs = await ben.call_tool("runs", {})
+        scenes = await ben.call_tool("scenes", {})
+        history = await ben.call_tool("scene_history", {"scene_id": "ana-scene"})
     assert "run" in {t.name for t in listed.tools}
     assert structured(made)["status"] == "completed" and structured(made)["user"] == "ana"
     assert any(c.type == "image" for c in made.content)
     assert structured(gone)["status"] == "completed", gone.content
     assert structured(mine)["revision"] >= 2
-    for answer in (status, trail, scene, preview):
+    for answer in (status, trail, scene, preview, history):
         assert error_type(answer) == "NotFound"
+    assert structured(scenes)["scenes"] == []
     assert run_id not in str(structured(runs))
