@@ -31,9 +31,15 @@ VALUE: dict[str, Any] = {
         "the name of an object/collection/material/image (null clears it)."
     )
 }
+# A compensation restores at most this many nodes, links or renames in one call: a node tree
+# larger than that is restored from the checkpoint instead, and a plan that names more is
+# refused before anything runs.
+MAX_ITEMS = 1000
+MAX_KEYS = 256  # properties or socket values recorded for one node
+
 LOCATION: dict[str, Any] = {
     "type": "array",
-    "items": {"type": "number"},
+    "items": {"type": "number", "minimum": -1e6, "maximum": 1e6},
     "minItems": 2,
     "maxItems": 2,
     "description": "Node editor location [x, y] (default [0, 0]).",
@@ -63,6 +69,11 @@ _REF: dict[str, Any] = {
     "required": ["from_node", "from_socket", "to_node", "to_socket"],
     "properties": {**LINK_ENDS, "muted": {"type": "boolean"}},
 }
+_RECORD: dict[str, Any] = {
+    "type": "object",
+    "propertyNames": {"maxLength": 63},
+    "maxProperties": MAX_KEYS,
+}
 _NODE_STATE: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -72,12 +83,12 @@ _NODE_STATE: dict[str, Any] = {
         "bl_idname": BL_IDNAME,
         "label": {"type": "string", "maxLength": 63},
         "location": LOCATION,
-        "width": {"type": "number", "minimum": 1},
+        "width": {"type": "number", "minimum": 1, "maximum": 10000},
         "hide": {"type": "boolean"},
         "mute": {"type": "boolean"},
-        "properties": {"type": "object", "propertyNames": {"maxLength": 63}},
-        "inputs": {"type": "object", "propertyNames": {"maxLength": 63}},
-        "outputs": {"type": "object", "propertyNames": {"maxLength": 63}},
+        "properties": _RECORD,
+        "inputs": _RECORD,
+        "outputs": _RECORD,
     },
 }
 _ORDER: dict[str, Any] = {
@@ -90,6 +101,7 @@ _ORDER: dict[str, Any] = {
         "from": {
             "type": "array",
             "items": {"type": "array", "items": NODE_ID, "minItems": 2, "maxItems": 2},
+            "maxItems": MAX_ITEMS,
         },
     },
 }
@@ -123,12 +135,12 @@ ADD_NODE = schema(["node_id", "bl_idname"], node_id=NODE_ID, bl_idname=BL_IDNAME
 NODE_ONLY = schema(["node_id"], node_id=NODE_ID)
 RESTORE_NODE = schema(
     [],
-    unlink={"type": "array", "items": _REF},
-    remove={"type": "array", "items": NODE_ID},
-    rename={"type": "array", "items": _RENAME},
-    nodes={"type": "array", "items": _NODE_STATE},
-    links={"type": "array", "items": _REF},
-    order={"type": "array", "items": _ORDER},
+    unlink={"type": "array", "items": _REF, "maxItems": MAX_ITEMS},
+    remove={"type": "array", "items": NODE_ID, "maxItems": MAX_ITEMS},
+    rename={"type": "array", "items": _RENAME, "maxItems": MAX_ITEMS},
+    nodes={"type": "array", "items": _NODE_STATE, "maxItems": MAX_ITEMS},
+    links={"type": "array", "items": _REF, "maxItems": MAX_ITEMS},
+    order={"type": "array", "items": _ORDER, "maxItems": MAX_ITEMS},
 )
 SET_INPUT = schema(["node_id", "socket", "value"], node_id=NODE_ID, socket=SOCKET, value=VALUE)
 SET_PROPERTY = schema(
