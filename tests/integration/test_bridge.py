@@ -7,21 +7,22 @@ import json
 import math
 import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from contracts.bridge import Compensation, Empty, ToolResult
 from services.executor.bridge_client import BridgeCrashed, BridgeError, BridgeProcess
+from tests.bridges import bridge_fixtures, call, ok
 
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.asyncio(loop_scope="module"),
     pytest.mark.timeout(120),
 ]
+
+shared_bridge, bridge = bridge_fixtures()
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 PRIMITIVES = {
@@ -43,33 +44,6 @@ MODIFIER_NAMES = {
     "WAVE": "Wave", "EDGE_SPLIT": "EdgeSplit", "WEIGHTED_NORMAL": "WeightedNormal",
     "BOOLEAN": "Boolean",
 }  # fmt: skip
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def shared_bridge() -> AsyncIterator[BridgeProcess]:
-    bridge = BridgeProcess()
-    await bridge.start()
-    yield bridge
-    await bridge.close()
-
-
-@pytest_asyncio.fixture(loop_scope="module")
-async def bridge(shared_bridge: BridgeProcess) -> BridgeProcess:
-    await shared_bridge.reset()
-    return shared_bridge
-
-
-_call_ids = iter(range(1, 1_000_000))
-
-
-async def call(bridge: BridgeProcess, tool: str, /, **arguments: Any) -> ToolResult:
-    return await bridge.call_tool(tool, arguments, mcp_call_id=f"test-{next(_call_ids)}")
-
-
-async def ok(bridge: BridgeProcess, tool: str, /, **arguments: Any) -> ToolResult:
-    result = await call(bridge, tool, **arguments)
-    assert result.ok, result
-    return result
 
 
 def data(result: ToolResult) -> dict[str, Any]:

@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from contracts.bridge import ToolResult
 from services.executor.bridge_client import BridgeProcess
+from tests.bridges import bridge_fixtures, call, ok
 
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.asyncio(loop_scope="module"),
     pytest.mark.timeout(120),
 ]
+
+shared_bridge, bridge = bridge_fixtures()
 
 T = {"object": "Plane", "modifier": "GeometryNodes"}
 GN_TOOLS = {
@@ -39,33 +40,6 @@ GN_TOOLS = {
 SCATTER_POINTS = 94
 CUBE_VERTICES = 8
 PLANE_VERTICES = 4
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def shared_bridge() -> AsyncIterator[BridgeProcess]:
-    bridge = BridgeProcess()
-    await bridge.start()
-    yield bridge
-    await bridge.close()
-
-
-@pytest_asyncio.fixture(loop_scope="module")
-async def bridge(shared_bridge: BridgeProcess) -> BridgeProcess:
-    await shared_bridge.reset()
-    return shared_bridge
-
-
-_call_ids = iter(range(1, 1_000_000))
-
-
-async def call(bridge: BridgeProcess, tool: str, /, **arguments: Any) -> ToolResult:
-    return await bridge.call_tool(tool, arguments, mcp_call_id=f"gn-{next(_call_ids)}")
-
-
-async def ok(bridge: BridgeProcess, tool: str, /, **arguments: Any) -> ToolResult:
-    result = await call(bridge, tool, **arguments)
-    assert result.ok, result
-    return result
 
 
 async def refused(bridge: BridgeProcess, code: str, tool: str, /, **arguments: Any) -> str:
@@ -351,6 +325,23 @@ async def test_add_node_when_id_too_long_or_has_control_character_refuses(
         await refused(
             bridge, "invalid_input", "gn.add_node", **T, node_id=bad, bl_idname="ShaderNodeMath"
         )
+
+
+async def test_gn_tools_when_arguments_are_hostile_refuse_before_changing_anything(
+    bridge: BridgeProcess,
+) -> None:
+    """What a model could send first: a location far away, wrong types, and a restore call
+    (a tool any plan may name) carrying more nodes than any compensation records."""
+    await plane_with_target(bridge)
+    math = {**T, "node_id": "n1", "bl_idname": "ShaderNodeMath"}
+    await refused(bridge, "invalid_input", "gn.add_node", **math, location=[1e30, 0])
+    await refused(bridge, "invalid_input", "gn.add_node", **{**math, "node_id": 7})
+    await refused(bridge, "invalid_input", "gn.add_node", **math, location="here")
+    many = [{"node_id": f"n{i}", "bl_idname": "ShaderNodeMath"} for i in range(1001)]
+    await refused(bridge, "invalid_input", "gn.restore_node", **T, nodes=many)
+    wide = {"node_id": "n1", "bl_idname": "ShaderNodeMath",
+            "inputs": {f"s{i}": 0 for i in range(257)}}  # fmt: skip
+    await refused(bridge, "invalid_input", "gn.restore_node", **T, nodes=[wide])
 
 
 async def test_remove_node_when_linked_into_join_restores_node_links_and_order(

@@ -10,22 +10,23 @@ import asyncio
 import math
 import sys
 import textwrap
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
-import pytest_asyncio
 
 from contracts.inspection import InspectedNodeGroup, InspectedObject, SceneInspection
 from services.executor.bridge_client import BridgeProcess
+from tests.bridges import bridge_fixtures
 
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.asyncio(loop_scope="module"),
     pytest.mark.timeout(120),
 ]
+
+shared_bridge, bridge = bridge_fixtures()
 
 HEADER = """
 import sys
@@ -73,20 +74,6 @@ async def prepared(tmp_path: Path, body: str) -> Path:
     _, err = await proc.communicate()
     assert proc.returncode == 0, err.decode()[-3000:]
     return path
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def shared_bridge() -> AsyncIterator[BridgeProcess]:
-    bridge = BridgeProcess()
-    await bridge.start()
-    yield bridge
-    await bridge.close()
-
-
-@pytest_asyncio.fixture(loop_scope="module")
-async def bridge(shared_bridge: BridgeProcess) -> BridgeProcess:
-    await shared_bridge.reset()
-    return shared_bridge
 
 
 _ids = iter(range(1, 1_000_000))
