@@ -152,7 +152,8 @@ def _number(prop: bpy.types.Property, value: Any) -> int | float:
     return value
 
 
-def _scalar(prop: bpy.types.Property, value: Any) -> Any:
+def scalar(prop: bpy.types.Property, value: Any) -> Any:
+    """A JSON value as what assigning one RNA property needs; ValueError says why not."""
     if prop.type == "BOOLEAN":
         if not isinstance(value, bool):
             raise ValueError(f"expected a boolean, got {value!r}")
@@ -187,8 +188,8 @@ def coerce(prop: bpy.types.Property, value: Any) -> Any:
     if prop.type in ("BOOLEAN", "INT", "FLOAT") and prop.array_length > 0:
         if not isinstance(value, list) or len(value) != prop.array_length:
             raise ValueError(f"expected a list of {prop.array_length} values, got {value!r}")
-        return [_scalar(prop, v) for v in value]
-    return _scalar(prop, value)
+        return [scalar(prop, v) for v in value]
+    return scalar(prop, value)
 
 
 def set_rna(owner: Any, ident: str, value: Any, what: str) -> None:

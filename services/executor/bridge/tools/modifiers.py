@@ -15,6 +15,7 @@ from contracts.bridge import Compensation
 
 from ..caps import capped_properties
 from ..fingerprint import json_value, modifier_props
+from ..nodes import scalar
 from ..registry import Outcome, ToolError, name_schema, tool
 from .objects import require_object
 
@@ -67,39 +68,6 @@ def _bad(mod: bpy.types.Modifier, ident: str, why: str, mutated: bool) -> ToolEr
     return ToolError("invalid_input", f"{mod.type} property {ident!r}: {why}", mutated)
 
 
-def _number(prop: bpy.types.Property, value: Any) -> int | float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"expected a number, got {value!r}")
-    if prop.type == "INT":
-        if isinstance(value, float) and not value.is_integer():
-            raise ValueError(f"expected an integer, got {value!r}")
-        value = int(value)
-    if not prop.hard_min <= value <= prop.hard_max:
-        raise ValueError(f"{value!r} is outside [{prop.hard_min}, {prop.hard_max}]")
-    return value
-
-
-def _scalar(prop: bpy.types.Property, value: Any) -> Any:
-    if prop.type == "BOOLEAN":
-        if not isinstance(value, bool):
-            raise ValueError(f"expected a boolean, got {value!r}")
-        return value
-    if prop.type in ("INT", "FLOAT"):
-        return _number(prop, value)
-    if prop.type == "STRING":
-        if not isinstance(value, str):
-            raise ValueError(f"expected a string, got {value!r}")
-        return value
-    items = [item.identifier for item in prop.enum_items]
-    if prop.is_enum_flag:
-        if not isinstance(value, list) or any(v not in items for v in value):
-            raise ValueError(f"expected a list of {items}, got {value!r}")
-        return set(value)
-    if value not in items:
-        raise ValueError(f"expected one of {items}, got {value!r}")
-    return value
-
-
 def coerce(mod: bpy.types.Modifier, ident: str, value: Any, mutated: bool = False) -> Any:
     """Turn a JSON value into what ``setattr(mod, ident, ...)`` needs, or raise invalid_input."""
     props = writable(mod)
@@ -113,8 +81,8 @@ def coerce(mod: bpy.types.Modifier, ident: str, value: Any, mutated: bool = Fals
         if props[ident][1]:
             if not isinstance(value, list) or len(value) != prop.array_length:
                 raise ValueError(f"expected a list of {prop.array_length} values, got {value!r}")
-            return [_scalar(prop, v) for v in value]
-        return _scalar(prop, value)
+            return [scalar(prop, v) for v in value]
+        return scalar(prop, value)
     except ValueError as err:
         raise _bad(mod, ident, str(err), mutated) from None
     except ToolError as err:
