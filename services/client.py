@@ -190,6 +190,18 @@ class MeshClient:
             span.set_attribute("blendmesh.status", result.status)
             return result
 
+    async def requested(self, run_id: str) -> RunRequested | None:
+        """A run's RunRequested (who asked, on which scene), read directly by its subject."""
+        try:
+            msg = await self.bus.js.get_last_msg(
+                subjects.stream_name(self.bus.prefix),
+                subjects.run_events(self.bus.prefix, run_id, "requested"),
+            )
+        except NotFoundError:
+            return None
+        event = decode_event(msg.data or b"")
+        return event if isinstance(event, RunRequested) else None
+
     async def follow(
         self, run_id: str, on_event: OnEvent | None = None, timeout: float = 600.0
     ) -> RunResult:

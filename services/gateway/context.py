@@ -10,10 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fastapi import Request
-from nats.js.errors import NotFoundError
 
-from contracts import subjects
-from contracts.events import ApprovalRequested, RunRequested, decode_event
+from contracts.events import ApprovalRequested, RunRequested
 from services.client import MeshClient
 from services.executor.client import SceneFiles
 from services.gateway.errors import NotFound, Unavailable
@@ -34,20 +32,8 @@ class Gateway:
     def prefix(self) -> str:
         return self.bus.prefix
 
-    async def requested(self, run_id: str) -> RunRequested | None:
-        """A run's RunRequested, read directly by its subject."""
-        try:
-            msg = await self.bus.js.get_last_msg(
-                subjects.stream_name(self.prefix),
-                subjects.run_events(self.prefix, run_id, "requested"),
-            )
-        except NotFoundError:
-            return None
-        event = decode_event(msg.data or b"")
-        return event if isinstance(event, RunRequested) else None
-
     async def own_run(self, run_id: str, user: str) -> RunRequested:
-        requested = await self.requested(run_id)
+        requested = await self.client.requested(run_id)
         if requested is None or requested.user != user:
             raise NotFound(f"no run {run_id}")
         return requested

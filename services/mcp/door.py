@@ -76,19 +76,8 @@ class Door:
     def prefix(self) -> str:
         return self.bus.prefix
 
-    async def requested(self, run_id: str) -> RunRequested | None:
-        try:
-            msg = await self.bus.js.get_last_msg(
-                subjects.stream_name(self.prefix),
-                subjects.run_events(self.prefix, run_id, "requested"),
-            )
-        except NotFoundError:
-            return None
-        event = decode_event(msg.data or b"")
-        return event if isinstance(event, RunRequested) else None
-
     async def own_run(self, run_id: str, user: str) -> RunRequested:
-        requested = await self.requested(run_id)
+        requested = await self.client.requested(run_id)
         if requested is None or requested.user != user:
             raise NotFound(f"no run {run_id}")
         return requested
@@ -112,7 +101,7 @@ class Door:
             )
             first = decode_event(msg.data or b"")
             run_id = getattr(first, "run_id", "")
-            started = await self.requested(run_id) if run_id else None
+            started = await self.client.requested(run_id) if run_id else None
             if started is not None and started.user != user:
                 raise NotFound(f"no thread {thread_id}")
 
