@@ -16,7 +16,8 @@ REVOKE = "allowlist.revoke"
 
 
 def entry_id(user: str, tool: str, scene_id: str) -> str:
-    """The stable id of the entry for (user, tool, scene): approving twice makes one entry."""
+    """The stable id of the entry for (user, tool, scene): approving twice makes one entry.
+    ``tool`` is ``contracts.python_approvals.standing_key``: trusted Python by its code."""
     return hashlib.sha256(f"{user}\x00{tool}\x00{scene_id}".encode()).hexdigest()[:16]
 
 
@@ -30,6 +31,8 @@ class AllowlistEntry(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     created_at: float  # seconds since the epoch
     created_by: str  # who chose approve_and_always_allow
     run_id: str  # the run whose approval created it
+    # For python.trusted: the one code text it covers (the entry id is keyed by it too).
+    code_sha256: str | None = None
 
 
 class AllowlistListQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

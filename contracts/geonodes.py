@@ -276,7 +276,8 @@ class GnOpsStep(_Step, tag="GN_OPS", frozen=True, kw_only=True):
 
 
 class PythonStep(_Step, tag="PYTHON", frozen=True, kw_only=True):
-    """Python to run in Blender (not available yet: it needs an OS sandbox)."""
+    """Python to run in Blender, in an OS sandbox: ``safe`` over a facade of bpy, ``trusted``
+    with real bpy after a person approves this exact code (docs/python-steps.md)."""
 
     payload: PythonPayload
 

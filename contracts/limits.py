@@ -33,10 +33,15 @@ class LimitExceeded(RequestRefused):
     """Larger than blendmesh accepts; the message names the limit and what to do."""
 
 
-def _control(text: str) -> str | None:
+# Line breaks and tabs are text in source code, and only there (a Python step's ``code``).
+CODE_ARGUMENT = "code"
+_CODE_WHITESPACE = frozenset("\n\r\t")
+
+
+def _control(text: str, allowed: frozenset[str] = frozenset()) -> str | None:
     """The first control character of ``text`` as ``U+XXXX``; None when it has none."""
     for char in text:
-        if char < " " or "\x7f" <= char <= "\x9f":
+        if (char < " " or "\x7f" <= char <= "\x9f") and char not in allowed:
             return f"U+{ord(char):04X}"
     return None
 
@@ -66,7 +71,8 @@ def argument_problem(args: Any) -> str | None:
 
     Numbers must be finite and within the range of a double (a 400-digit integer has no
     float, and Blender reads every number as one); strings and keys must hold no control
-    characters (Blender cuts a name at NUL and shows the rest); nesting stops at
+    characters (Blender cuts a name at NUL and shows the rest), except line breaks and
+    tabs in a top-level ``code`` argument (source code); nesting stops at
     ``MAX_DEPTH`` levels.
     """
     for path, value, depth in _walk(args, "args"):
@@ -82,7 +88,8 @@ def argument_problem(args: Any) -> str | None:
             return (
                 f"argument {name!r} is too large a number (|value| must be below {_FLOAT_MAX:.3g})"
             )
-        if isinstance(value, str) and (char := _control(value)):
+        allowed = _CODE_WHITESPACE if name == CODE_ARGUMENT else frozenset()
+        if isinstance(value, str) and (char := _control(value, allowed)):
             return f"argument {name!r} contains a control character ({char}); use printable text"
         if isinstance(value, dict):
             for key in value:

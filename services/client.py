@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from nats.js import JetStreamContext
@@ -37,7 +37,9 @@ from contracts.events import (
 )
 from contracts.fold import fold_run, is_terminal
 from contracts.limits import DEFAULT_MAX_OPERATIONS, check_plan
+from contracts.python_steps import CODE_SHA256_RE
 from contracts.receipts import RunResult
+from contracts.trusted_code import quote_problem
 from services.runtime import tracing
 from services.runtime.history import read_run
 from services.runtime.host import Bus
@@ -54,6 +56,27 @@ class ClientError(Exception):
 
 class RequestMismatch(ClientError):
     """A resolution quotes a request hash that is not the pending request's (HTTP 409)."""
+
+
+class CodeNotQuoted(ClientError):
+    """An approval of trusted Python does not quote its code's hash (HTTP 409)."""
+
+
+MAX_QUOTED_CODE = 500  # as many hashes as ApprovalResolved.code_sha256 holds
+
+
+def _quoted(code_sha256: Sequence[str] | None) -> list[str]:
+    """The quoted hashes once each; a malformed one would be dropped by the policy, so it
+    is refused here, naming it."""
+    quoted = list(dict.fromkeys(code_sha256 or ()))
+    if len(quoted) > MAX_QUOTED_CODE:
+        raise ClientError(f"an approval quotes at most {MAX_QUOTED_CODE} code hashes")
+    for value in quoted:
+        if not CODE_SHA256_RE.match(value):
+            raise ClientError(
+                f"code hash {value[:80]!r} is not 'sha256:' and 64 lowercase hex digits"
+            )
+    return quoted
 
 
 def _run_attributes(event: RunEvent) -> dict[str, str]:
@@ -143,12 +166,16 @@ class MeshClient:
         on_event: OnEvent | None = None,
         timeout: float = 600.0,
         request_hash: str | None = None,
+        code_sha256: Sequence[str] | None = None,
     ) -> RunResult:
         """Approve or reject the pending operations of ``run_id`` and follow the run.
 
         ``request_hash`` is the hash of the request the person saw; when it is not the
         pending request's, nothing is published. None answers whatever is pending (CLI).
+        ``code_sha256`` are the hashes of the trusted Python the person read: an approval
+        that misses one is refused (``CodeNotQuoted``) and nothing is published.
         """
+        quoted = _quoted(code_sha256)
         events = await read_run(self.bus.js, self.bus.prefix, run_id)
         result = fold_run(events)
         if result is None:
@@ -165,6 +192,9 @@ class MeshClient:
                 f"run {run_id} waits on a different request than the one answered; "
                 "look at the pending approval again"
             )
+        problem = quote_problem(pending.operations, quoted) if decision != "reject" else None
+        if problem is not None:
+            raise CodeNotQuoted(f"run {run_id}: {problem}")
         resolution = follow(
             pending,
             ApprovalResolved,
@@ -173,6 +203,7 @@ class MeshClient:
             decision=decision,
             resolved_by=user,
             request_hash=pending.request_hash,
+            code_sha256=quoted if decision != "reject" else [],
         )
         # The approval continues the run's trace, from where the policy asked for it.
         with tracing.tracer().start_as_current_span(
@@ -189,6 +220,10 @@ class MeshClient:
             result = await self._follow(follower, on_event, timeout, after=resolution.event_id)
             span.set_attribute("blendmesh.status", result.status)
             return result
+
+    async def result(self, run_id: str) -> RunResult | None:
+        """The run as its events fold today; None when there is no such run."""
+        return fold_run(await read_run(self.bus.js, self.bus.prefix, run_id))
 
     async def requested(self, run_id: str) -> RunRequested | None:
         """A run's RunRequested (who asked, on which scene), read directly by its subject."""

@@ -33,6 +33,10 @@ GN_CATALOG = ToolCatalog(
             ToolSpec(name=n, description=n, safety_level="safe_write", input_schema={})
             for n in GN_TOOLS
         ),
+        ToolSpec(name="python.safe", description="", safety_level="safe_write", input_schema={}),
+        ToolSpec(
+            name="python.trusted", description="", safety_level="destructive", input_schema={}
+        ),
     ],
 )
 # A part of the catalog the bridge reads from Blender: the nodes the tests build with.
@@ -73,7 +77,7 @@ EXAMPLE_9: dict[str, Any] = {
             "payload": {
                 "mode": "safe",
                 "timeout_ms": 3000,
-                "code": "import bpy\\nobj=bpy.data.objects.get('Plane')\\n"
+                "code": "import bpy\nobj=bpy.data.objects.get('Plane')\n"
                 "print(obj.name if obj else 'missing')",
             },
         },

@@ -5,7 +5,8 @@ server joined as it is configured, or a permission bypassed, must not be enough 
 a scene. So the executor checks the run's own history before it touches Blender: the plan
 it is asked to run was planned for this run, policy decided every operation of it and
 denied none, and every operation that needed a person was approved, quoting the hash of
-exactly the operations that were asked about. Pure: no I/O.
+exactly the operations that were asked about, and naming the hash of any trusted Python
+code it approves (approving up front never covers such code). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from contracts.events import (
     PolicyDecided,
     RunRequested,
 )
+from contracts.python_approvals import TRUSTED_TOOL, unquoted
 
 
 def unbacked(approved: Approved, events: Sequence[AnyEvent]) -> str | None:
@@ -68,7 +70,10 @@ def _backs(
     waiting = sorted(op for op, mode in modes.items() if mode == "require_approval")
     if not waiting:
         return None
-    if planned.pre_approved and requested.pre_approved and approved.approved_by == requested.user:
+    by_id = {op.operation_id: op for op in planned.operation_set.operations}
+    code = [(by_id[i].tool_name, by_id[i].args) for i in waiting]
+    up_front = planned.pre_approved and requested.pre_approved
+    if up_front and approved.approved_by == requested.user and not _trusted(code):
         return None  # the requesting user approved destructive operations up front
     asked = next(
         (
@@ -85,8 +90,13 @@ def _backs(
         and e.approval_id == asked.approval_id
         and e.decision != "reject"
         and e.request_hash == asked.request_hash
+        and not unquoted(code, e.code_sha256)
         for e in events
     )
     if not resolved:
         return f"nobody approved {', '.join(waiting)} as they were asked about"
     return None
+
+
+def _trusted(code: Sequence[tuple[str, object]]) -> bool:
+    return any(tool == TRUSTED_TOOL for tool, _ in code)

@@ -6,7 +6,10 @@ from __future__ import annotations
 from contracts.bridge import BlenderProfile
 from contracts.failures import FailureContract, failure
 from contracts.operations import Operation
+from contracts.python_approvals import PYTHON_TOOLS
 from contracts.tools import ToolCatalog
+
+SANDBOX = "bubblewrap"  # BlenderProfile.sandbox where Python steps can run
 
 
 def gate(
@@ -39,6 +42,15 @@ def gate(
             return failure(
                 "CAPABILITY_MISSING",
                 f"{op.tool_name} needs Blender's UI; executors run headless",
+                recoverable=False,
+                repair=[(op.operation_id, "drop")],
+            )
+        if op.tool_name in PYTHON_TOOLS and profile.sandbox != SANDBOX:
+            return failure(
+                "CAPABILITY_MISSING",
+                f"{op.tool_name} needs the bubblewrap OS sandbox, which this executor's "
+                "Blender bridge cannot start; Python steps never run unconfined (install "
+                "the Debian package bubblewrap, or plan without Python)",
                 recoverable=False,
                 repair=[(op.operation_id, "drop")],
             )

@@ -8,16 +8,19 @@ check. Pure: no I/O, so the runner decides when to ask and where to store.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
-from contracts.events import AnyEvent, ApprovalRequested, ApprovalResolved, Approved
+from contracts.events import AnyEvent, ApprovalRequested, ApprovalResolved, Approved, PolicyDecided
 from contracts.inspection import (
     Inspection,
     RunApproval,
     RunOperation,
+    RunPythonStep,
     RunRecord,
     SceneInspection,
     encode,
 )
+from contracts.python_approvals import PYTHON_TOOLS, TRUSTED_TOOL
 from contracts.scenes import Head
 
 
@@ -55,7 +58,42 @@ def run_record(approved: Approved, events: Sequence[AnyEvent] = ()) -> RunRecord
             if i in ops
         ],
         approvals=approvals,
+        python_steps=python_steps(approved, events),
     )
+
+
+def python_steps(approved: Approved, events: Sequence[AnyEvent] = ()) -> list[RunPythonStep]:
+    """Every Python step of the run by its code's hash, with who approved that code: the
+    person whose resolution quoted the hash, or the standing approval policy applied."""
+    quoted = {
+        h: e.resolved_by
+        for e in events
+        if isinstance(e, ApprovalResolved) and e.decision != "reject"
+        for h in e.code_sha256
+    }
+    standing = {
+        d.operation_id: p
+        for e in events
+        if isinstance(e, PolicyDecided)
+        for d in e.decisions
+        for p in d.policy_ids
+        if p.startswith("allowlist#")
+    }
+    steps = []
+    for op in approved.operation_set.operations:
+        if op.tool_name not in PYTHON_TOOLS:
+            continue
+        code = str(op.args.get("code_sha256", ""))
+        mode: Literal["safe", "trusted"] = "trusted" if op.tool_name == TRUSTED_TOOL else "safe"
+        steps.append(
+            RunPythonStep(
+                operation_id=op.operation_id,
+                mode=mode,
+                code_sha256=code,
+                approved_by=quoted.get(code) or standing.get(op.operation_id),
+            )
+        )
+    return steps
 
 
 def document(scene: SceneInspection, head: Head, run: RunRecord | None) -> bytes:
@@ -70,6 +108,7 @@ def document(scene: SceneInspection, head: Head, run: RunRecord | None) -> bytes
             objects=scene.objects,
             node_groups=scene.node_groups,
             materials=scene.materials,
+            active_camera=scene.active_camera,
             run=run,
         )
     )

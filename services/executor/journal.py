@@ -67,6 +67,8 @@ class JournalEntry(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     run_id: str  # the run that committed it
     receipt: Receipt
     compensation: Compensation | None = None  # the inverse call the tool declared
+    # The stored scene right after an operation a replay must not call again (results.py).
+    result_image: str | None = None
 
 
 @dataclass(frozen=True)

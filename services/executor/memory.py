@@ -98,6 +98,19 @@ class MemorySceneStore:
             return None
         return path.read_bytes()
 
+    async def put_result(self, name: str, blend: Path) -> None:
+        dest = self.root / name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(blend, dest)
+
+    async def fetch_result(self, name: str, dest: Path) -> bool:
+        source = self.root / name
+        if not source.is_file():
+            return False
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, dest)
+        return True
+
 
 class MemoryLeases:
     """Leases in a dict, compared and set by revision as in KV. Owners that share one

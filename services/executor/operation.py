@@ -23,13 +23,17 @@ from contracts.events import (
 )
 from contracts.failures import FailureContract
 from contracts.operations import Operation
+from contracts.python_approvals import PYTHON_TOOLS
+from contracts.python_steps import KILL_GRACE_MS, SCENE_IO_MS
 from contracts.receipts import Receipt, ReceiptStatus
 from services.executor.failures import rollback_failure, tool_failure
 from services.executor.journal import JournalEntry, args_digest, op_key
 from services.executor.ports import Bridge, Journal
+from services.executor.results import ResultImages, repeatable
 from services.executor.session import SceneSession
 
 Emit = Callable[[Event], Awaitable[None]]
+SANDBOX_START_S = 60.0  # the longest a sandboxed Blender may take to start
 _E = TypeVar("_E", bound=RunEvent)
 
 
@@ -71,6 +75,8 @@ class OperationRunner:
     clock: Callable[[], float]
     new_id: Callable[[], str]
     since: list[Operation] = field(default_factory=list)  # committed after the checkpoint
+    images: ResultImages | None = None  # where results that cannot be replayed are kept
+    _imaged: dict[str, str] = field(default_factory=dict)  # operation id -> result image
 
     @property
     def _scope(self) -> tuple[str, str, str]:
@@ -83,11 +89,23 @@ class OperationRunner:
         scene_hash = start
         for op in ops:
             entry = await self.journal.get(op_key(*self._scope, op.operation_id))
-            result = await self.bridge.call_tool(
-                op.tool_name, op.args, self.new_id(), timeout=self.op_timeout
-            )
-            scene_hash = await self.bridge.fingerprint()
-            if not result.ok or entry is None or scene_hash != entry.receipt.scene_hash_after:
+            if entry is not None and entry.result_image:
+                # Never run it again: load the scene it left (results.py).
+                if self.images is None:
+                    return None
+                try:
+                    scene_hash = await self.images.load(entry.result_image)
+                except Exception:  # noqa: BLE001 - reported as IDEMPOTENCY_CONFLICT
+                    return None
+                self._imaged[op.operation_id] = entry.result_image
+                ok = True
+            else:
+                result = await self.bridge.call_tool(
+                    op.tool_name, op.args, self.new_id(), timeout=self._budget(op)
+                )
+                scene_hash = await self.bridge.fingerprint()
+                ok = result.ok
+            if not ok or entry is None or scene_hash != entry.receipt.scene_hash_after:
                 return None
             self.since.append(op)
         return scene_hash
@@ -166,10 +184,21 @@ class OperationRunner:
             **fields,
         )
 
+    def _budget(self, op: Operation) -> float:
+        """Seconds the bridge may take: a Python step brings its own limit (plus the
+        sandbox's scene I/O and grace), which may be longer than the executor's."""
+        declared = op.args.get("timeout_ms") if op.tool_name in PYTHON_TOOLS else None
+        if not isinstance(declared, int):
+            return self.op_timeout
+        # Opening and saving the scene in the sandbox, the kill grace, and a sandboxed
+        # Blender that may still be starting (docs/python-steps.md).
+        extra = (2 * SCENE_IO_MS + KILL_GRACE_MS) / 1000 + SANDBOX_START_S
+        return max(self.op_timeout, declared / 1000 + extra)
+
     async def _invoke(self, op: Operation, call_id: str) -> ToolResult:
         try:
             return await self.bridge.call_tool(
-                op.tool_name, op.args, call_id, timeout=self.op_timeout
+                op.tool_name, op.args, call_id, timeout=self._budget(op)
             )
         except TimeoutError:
             await self.bridge.restart()
@@ -206,6 +235,22 @@ class OperationRunner:
                     "it was restarted",
                 ),
             )
+        key = op_key(*self._scope, call.op.operation_id)
+        image: str | None = None
+        if call.mutating and not repeatable(result):
+            try:
+                image = await self._keep(key)
+            except Exception as exc:  # noqa: BLE001 - without its image it cannot be kept
+                return await self._failed(
+                    call,
+                    ToolResult(
+                        ok=False,
+                        error_code="internal_error",
+                        mutated=True,
+                        message=f"its result could not be stored for recovery ({exc}); "
+                        "it was undone",
+                    ),
+                )
         mutation_id = self.new_id() if call.mutating else None
         receipt = self._receipt(
             call,
@@ -216,7 +261,7 @@ class OperationRunner:
         )
         # Journal first: an announced success is always a committed one.
         await self.journal.put(
-            op_key(*self._scope, call.op.operation_id),
+            key,
             JournalEntry(
                 request_id=self.approved.request_id,
                 operation_id=call.op.operation_id,
@@ -224,10 +269,13 @@ class OperationRunner:
                 run_id=self.approved.run_id,
                 receipt=receipt,
                 compensation=result.compensation,
+                result_image=image,
             ),
         )
         if call.mutating:
             self.since.append(call.op)
+        if image is not None:
+            self._imaged[call.op.operation_id] = image
         await self.emit(
             self._event(call, OperationSucceeded, blender_mutation_id=mutation_id, receipt=receipt)
         )
@@ -267,6 +315,11 @@ class OperationRunner:
             call.op.operation_id, rolled, restored, contract, message=text, index=call.index
         )
 
+    async def _keep(self, key: str) -> str:
+        if self.images is None:
+            raise RuntimeError("this executor keeps no result images")
+        return await self.images.keep(key)
+
     def _checkpoint_note(self, restored: str) -> str:
         head = self.session.head
         where = (
@@ -286,16 +339,20 @@ class OperationRunner:
         return "checkpoint", await self.restore(self.since)
 
     async def restore(self, redo: list[Operation]) -> str:
-        """Load the checkpoint and replay ``redo``; the resulting hash, or why it failed."""
+        """Load the checkpoint and replay ``redo``; the resulting hash, or why it failed.
+        From the last operation with a result image on, that image is the checkpoint."""
         checkpoint: Path | None = self.session.checkpoint
+        last = max((i for i, op in enumerate(redo) if op.operation_id in self._imaged), default=-1)
         try:
-            if checkpoint is None:
+            if last >= 0 and self.images is not None:
+                await self.images.load(self._imaged[redo[last].operation_id])
+            elif checkpoint is None:
                 await self.bridge.reset()
             else:
                 await self.bridge.load(str(checkpoint))
-            for op in redo:
+            for op in redo[last + 1 :]:
                 result = await self.bridge.call_tool(
-                    op.tool_name, op.args, self.new_id(), timeout=self.op_timeout
+                    op.tool_name, op.args, self.new_id(), timeout=self._budget(op)
                 )
                 if not result.ok:
                     return f"unrestored (replaying {op.operation_id}: {result.message})"

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 import msgspec
 
-from contracts.bridge import Preview, SavedScene, ToolResult
+from contracts.bridge import HashScheme, Preview, SavedScene, ToolResult
 from contracts.inspection import SceneInspection
 from contracts.nodes import NodeCatalog
 from contracts.scenes import Head, SceneSummary
@@ -36,6 +36,11 @@ class Bridge(Protocol):
     async def save(self, path: str, compress: bool = False) -> SavedScene: ...
 
     async def fingerprint(self) -> str: ...
+
+    async def fingerprint_full(self, scheme: HashScheme = "digests") -> str:
+        """The hash recomputed in full; ``whole_snapshot`` verifies revisions committed
+        before the hash combined per-datablock digests (ADR 0012)."""
+        ...
 
     async def render_preview(self, path: str, width: int = 320, height: int = 240) -> Preview:
         """Write a small PNG of the scene to ``path`` without changing the scene."""
@@ -129,6 +134,14 @@ class SceneStore(Protocol):
 
     async def read_inspection(self, name: str) -> bytes | None:
         """An artifact by object name; None when there is none (or the name is no artifact's)."""
+        ...
+
+    async def put_result(self, name: str, blend: Path) -> None:
+        """Keep the result image of an operation that cannot be replayed by calling it."""
+        ...
+
+    async def fetch_result(self, name: str, dest: Path) -> bool:
+        """Write result image ``name`` to ``dest``; False when there is none."""
         ...
 
 

@@ -119,6 +119,40 @@ class JetStreamSceneStore:
                 found.append((scene, int(number), digest))
         return sorted(found)
 
+    async def find_revision(self, scene_id: str, revision: int) -> Head | None:
+        """Revision ``revision`` of ``scene_id``, as a head to read it by; its ``scene_hash``
+        is the hash prefix its object name carries (that is all a revision keeps)."""
+        found = await self.dated_revisions(scene_id)
+        return next(
+            (
+                Head(
+                    scene_id=scene_id,
+                    revision=n,
+                    scene_hash=digest,
+                    object_name=f"{scene_id}/{n:08d}-{digest}",
+                    epoch=0,
+                )
+                for n, digest, _ in found
+                if n == revision
+            ),
+            None,
+        )
+
+    async def dated_revisions(self, scene_id: str) -> list[tuple[int, str, str]]:
+        """(revision, hash prefix, stored at: ISO 8601) of each .blend revision of
+        ``scene_id``, oldest first."""
+        try:
+            infos = await (await self._objects()).list(ignore_deletes=True)
+        except NotFoundError:
+            return []
+        found = []
+        for info in infos:
+            scene, _, rest = (info.name or "").partition("/")
+            number, _, digest = rest.partition("-")
+            if scene == scene_id and number.isdigit() and digest and "." not in digest:
+                found.append((int(number), digest, info.mtime or ""))
+        return sorted(found)
+
     async def find_inspection(self, scene_id: str, revision: int) -> str | None:
         """The artifact of revision ``revision`` of ``scene_id``, found by its name's prefix
         (the name also carries the revision's hash, which an old revision's reader lacks)."""
@@ -138,6 +172,17 @@ class JetStreamSceneStore:
         except NotFoundError:
             return None
         return result.data or b""
+
+    async def put_result(self, name: str, blend: Path) -> None:
+        await (await self._objects()).put(name, await asyncio.to_thread(blend.read_bytes))
+
+    async def fetch_result(self, name: str, dest: Path) -> bool:
+        try:
+            result = await (await self._objects()).get(name)
+        except NotFoundError:
+            return False
+        await asyncio.to_thread(_write_atomically, dest, result.data or b"")
+        return True
 
 
 def _write_atomically(dest: Path, data: bytes) -> None:

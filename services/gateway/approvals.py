@@ -9,7 +9,8 @@ from fastapi import APIRouter, Depends
 
 from contracts.events import ApprovalRequested
 from contracts.fold import fold_run
-from services.client import RequestMismatch
+from contracts.trusted_code import quote_problem
+from services.client import CodeNotQuoted, RequestMismatch
 from services.gateway.agent import answer
 from services.gateway.auth import current_user
 from services.gateway.context import Gateway, gateway
@@ -75,14 +76,24 @@ async def resolve(body: ResolveBody, user: User, gw: Gw) -> RunResponse:
         return run_out(result, events)
     if body.request_hash != request_hash(current):
         raise Conflict(STALE)
+    # Trusted Python counts as approved only by a person who quotes its code's hash: refuse
+    # here, before anything is published, rather than let the policy drop the resolution.
+    problem = (
+        None if body.decision == "reject" else quote_problem(current.operations, body.code_sha256)
+    )
+    if problem is not None:
+        raise Conflict(problem)
     following = gw.client.resolve(
         asked.run_id,
         body.decision,
         user,
         timeout=gw.run_timeout,
         request_hash=body.request_hash if current.request_hash else None,
+        code_sha256=body.code_sha256,
     )
     try:
         return await answer(gw, following, asked.run_id)
     except RequestMismatch:  # a newer request arrived between our read and the resolution
         raise Conflict(STALE) from None
+    except CodeNotQuoted as exc:
+        raise Conflict(str(exc)) from None

@@ -10,6 +10,7 @@ import mcp.types as types
 
 from contracts.events import ApprovalRequested
 from contracts.receipts import RunResult
+from contracts.trusted_code import code_hashes, numbered, trusted_code, visible
 from services.mcp.door import plain
 from services.mcp.errors import ToolError, failure_type
 
@@ -43,12 +44,19 @@ def tool_error(exc: ToolError) -> types.CallToolResult:
     )
 
 
+def approve_command(pending: ApprovalRequested) -> str:
+    """The CLI command that approves ``pending``, quoting the hash of any trusted code."""
+    quoted = "".join(f" --code-sha256 {h}" for h in code_hashes(pending.operations))
+    return f"blendmesh approve {pending.run_id}{quoted}"
+
+
 def approval_out(pending: ApprovalRequested) -> dict[str, Any]:
     return {
         "approval_id": pending.approval_id,
         "reason": pending.reason,
         "operations": [plain(op) for op in pending.operations],
-        "approve_command": f"blendmesh approve {pending.run_id}",
+        "code_sha256": code_hashes(pending.operations),
+        "approve_command": approve_command(pending),
         "reject_command": f"blendmesh reject {pending.run_id}",
     }
 
@@ -77,7 +85,7 @@ def run_answer(
         ops = ", ".join(f"{op.operation_id} {op.tool}" for op in pending.operations)
         summary += (
             f"; it waits for a person to approve {ops} (approval {pending.approval_id}). "
-            f"No tool can approve it: the person runs `blendmesh approve {run.run_id}` "
+            f"No tool can approve it: the person runs `{approve_command(pending)}` "
             f"(or `blendmesh reject {run.run_id}`), then `run_status` shows the outcome"
         )
     images = [preview] if preview else []
@@ -85,9 +93,17 @@ def run_answer(
 
 
 def approval_question(pending: ApprovalRequested) -> str:
-    """What the host shows the person: every operation exactly as it would run."""
+    """What the host shows the person: every operation exactly as it would run, and each
+    trusted Python step's code in full with the hash that accepting quotes."""
     lines = [f"blendmesh asks you to approve run {pending.run_id}: {pending.reason}"]
+    code = {t.operation_id: t for t in trusted_code(pending.operations)}
     for op in pending.operations:
-        lines.append(f"- {op.operation_id} {op.tool} ({op.safety_level}) {_json(op.args)}")
-    lines.append("Accept to run these operations once; decline to reject the run.")
+        trusted = code.get(op.operation_id)
+        args = {k: v for k, v in op.args.items() if not (trusted and k == "code")}
+        lines.append(f"- {op.operation_id} {op.tool} ({op.safety_level}) {visible(_json(args))}")
+        if trusted is not None:
+            lines.append(f"  trusted Python, {trusted.code_sha256}:")
+            lines += [f"  {line}" for line in numbered(trusted.code)]
+    exactly = ", this code exactly as shown" if code else ""
+    lines.append(f"Accept to run these operations once{exactly}; decline to reject the run.")
     return "\n".join(lines)

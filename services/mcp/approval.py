@@ -20,6 +20,7 @@ from mcp.shared.context import RequestContext
 from contracts.events import AnyEvent, Resolution
 from contracts.progress import progress_line
 from contracts.receipts import RunResult
+from contracts.trusted_code import code_hashes
 from services.client import ClientError, OnEvent, build_request
 from services.mcp import answers
 from services.mcp.door import Door, pending_approval
@@ -142,6 +143,7 @@ async def _decide(
         on_event,
         door.run_timeout,
         request_hash=pending.request_hash,
+        code_sha256=code_hashes(pending.operations),  # of the code the question showed
     )
 
 

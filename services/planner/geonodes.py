@@ -4,8 +4,9 @@ Steps keep their order, and each op becomes one operation of the bridge's Geomet
 tools; every operation depends on the one before, so the steps run as one chain (§6) and
 the executor stops at the first failure. Operation ids carry the step
 (``contracts.geonodes.operation_id``), so a receipt or failure names its ``step.id``.
-PYTHON steps are refused until they can run in an OS sandbox: nothing of such a response
-runs. Pure: no I/O.
+A PYTHON step becomes one ``python.safe`` or ``python.trusted`` operation carrying its code
+and the code's sha256, the name a person approves and an always-allow is keyed by; the
+bridge runs it in its OS sandbox (docs/python-steps.md). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from contracts.geonodes import (
 )
 from contracts.limits import geonode_problem
 from contracts.operations import Operation, OperationSet
+from contracts.python_steps import code_sha256
 from contracts.tools import ToolCatalog
 from services.planner.graph import PlanInvalid
 
@@ -73,24 +75,6 @@ def _schema_invalid(problem: str) -> PlanInvalid:
     return PlanInvalid(
         failure("SCHEMA_INVALID", f"Emit JSON matching geonode-response.v1: {problem}"),
         f"the response does not match the Geometry Nodes response schema (spec 004): {problem}",
-    )
-
-
-def refuse_python(response: GeoNodeResponse) -> None:
-    """Refuse a response with a PYTHON step: no step of it runs."""
-    python = [step.id for step in response.steps if isinstance(step, PythonStep)]
-    if not python:
-        return
-    ids = ", ".join(python)
-    raise PlanInvalid(
-        failure(
-            "TOOL_UNKNOWN",
-            f"PYTHON steps are not available yet: they will run in an OS sandbox; nothing "
-            f"ran. Do what step {ids} does with NODE_TREE or GN_OPS steps, or leave it out",
-            repair=[(step_id, "drop") for step_id in python],
-        ),
-        f"step {ids} is a PYTHON step: PYTHON steps are not available yet (they will run "
-        "in an OS sandbox), so nothing of this response ran",
     )
 
 
@@ -146,10 +130,17 @@ def step_calls(step: Step) -> list[Call]:
         patched = step.payload.target
         where = {"object": patched.object_name, "modifier": patched.modifier_name}
         return [_gn_call(op, where) for op in step.payload.ops]
-    raise PlanInvalid(
-        failure("TOOL_UNKNOWN", "PYTHON steps are not available yet; nothing ran"),
-        f"step {step.id} is a PYTHON step, which cannot be compiled",
-    )
+    payload = step.payload
+    return [
+        (
+            f"python.{payload.mode}",
+            {
+                "code": payload.code,
+                "timeout_ms": payload.timeout_ms,
+                "code_sha256": code_sha256(payload.code),
+            },
+        )
+    ]
 
 
 def _link(from_node: str, from_socket: str, to_node: str, to_socket: str) -> dict[str, Any]:

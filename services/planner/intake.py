@@ -18,7 +18,7 @@ from contracts.geonodes import is_geonode_response
 from contracts.nodes import NodeCatalog
 from contracts.tools import ToolCatalog
 from services.executor.client import NodeCatalogSource
-from services.planner.geonodes import compile_response, parse_response, refuse_python
+from services.planner.geonodes import compile_response, parse_response
 from services.planner.geonodes_check import check_response
 from services.planner.graph import PlanInvalid, ValidPlan, loaded, validate
 from services.planner.settings import DEFAULT_LIMITS, PlanLimits
@@ -64,7 +64,6 @@ def accept(
     if not is_geonode_response(raw):
         return validate(raw, catalog, limits.max_operations)
     response = parse_response(raw, limits.max_operations, limits.max_python_chars)
-    refuse_python(response)
     if nodes is None:
         raise PlanInvalid(
             failure(

@@ -67,7 +67,13 @@ tree the modifier shows: {{"op":"ensure_target","allow_create_modifier":true}}, 
 "from_socket":"Mesh","to_node":"group_output","to_socket":"Geometry"}}, {{"op":"unlink", \
 same fields}}, {{"op":"set_input","node_id":"n1","socket_name":"Level","value":2}}, \
 {{"op":"cleanup_unused"}}.
-- PYTHON steps are not available: a response with one is refused and nothing runs.
+- {{"id":"step_3","type":"PYTHON","description":"...","payload":{{"mode":"safe",\
+"timeout_ms":3000,"code":"import bpy\\nobj = bpy.data.objects.get('Plane')\\n..."}}}} \
+runs Python, only when no op above can do it. "safe" (the default) sees a small facade \
+named bpy: bpy.data.objects (get, [name], iteration) with name, type, location, \
+rotation_euler, scale, hide_viewport, hide_render, modifiers and materials; \
+bpy.data.materials; print. No other import, no operators, files or underscores. \
+"trusted" is real bpy and waits for a person to approve the exact code: avoid it.
 Node ids: "group_input" and "group_output" are the group's own nodes (group_input's \
 outputs are the group's inputs, starting with Geometry; group_output's inputs are its \
 outputs). A NODE_TREE step names only those and nodes an earlier op creates; a GN_OPS \

@@ -28,6 +28,7 @@ from contracts.events import (
 )
 from contracts.failures import RepairAction, failure
 from contracts.operations import Operation
+from contracts.python_approvals import TRUSTED_TOOL, code_problem, standing_key, unquoted
 from contracts.tools import ToolSpec
 from services.executor.client import CatalogSource
 from services.policy.arguments import unsafe_argument
@@ -46,6 +47,10 @@ EXPIRY_POLL = 30.0  # longest wait between two looks at a pending approval
 def request_hash(operations: Sequence[PendingOperation]) -> str:
     """What a resolution must quote: the hash of exactly the operations asked about."""
     return canonical_hash(list(operations))
+
+
+def _trusted_code(decisions: Sequence[OperationDecision]) -> bool:
+    return any(d.tool_name == TRUSTED_TOOL for d in decisions)
 
 
 @dataclass
@@ -74,6 +79,7 @@ class PolicyHandlers:
                 policy_ids=[OWNER_POLICY_ID],
             )
         problem = unsafe_argument(op.args, self.workspace) if tool is not None else None
+        problem = problem or code_problem(op.tool_name, op.args)
         if problem is not None:
             return OperationDecision(
                 operation_id=op.operation_id,
@@ -86,15 +92,17 @@ class PolicyHandlers:
         decision = self.engine.decide(planned.user, op, tool, planned.scene_id)
         if decision.mode != "require_approval":
             return decision
-        entry = await self.allowlist.find(planned.user, op.tool_name, planned.scene_id)
+        key = standing_key(op.tool_name, op.args)
+        entry = await self.allowlist.find(planned.user, key, planned.scene_id)
         if entry is None:
             return decision
+        what = f"this code ({entry.code_sha256})" if entry.code_sha256 else op.tool_name
         return OperationDecision(
             operation_id=op.operation_id,
             tool_name=op.tool_name,
             safety_level=decision.safety_level,
             mode="allow",
-            reason=f"{op.tool_name} is always allowed for {entry.user} on {entry.scene_id}",
+            reason=f"{what} is always allowed for {entry.user} on {entry.scene_id}",
             policy_ids=[f"allowlist#{entry.entry_id}"],
         )
 
@@ -138,7 +146,8 @@ class PolicyHandlers:
                     operation_ids=[d.operation_id for d in denied],
                 )
             )
-        elif waiting and not event.pre_approved:
+        elif waiting and (not event.pre_approved or _trusted_code(waiting)):
+            # Approving up front covers destructive tools, never code nobody has read.
             out.append(self._ask(event, waiting, now))
         else:
             approver = event.user if waiting else "policy"
@@ -222,6 +231,9 @@ class PolicyHandlers:
         planned, pending = found
         if pending.request_hash and event.request_hash != pending.request_hash:
             return []  # answers a different request than the one pending: refused
+        asked = [(op.tool, op.args) for op in pending.operations]
+        if event.decision != "reject" and unquoted(asked, event.code_sha256):
+            return []  # approves trusted code without naming it: refused, still pending
         now = self.clock()
         if pending.expires_at is not None and now >= pending.expires_at:
             return [self._expired(pending, now)]
@@ -245,9 +257,12 @@ class PolicyHandlers:
             for op in pending.operations:
                 await self.allowlist.add(
                     AllowlistEntry(
-                        entry_id=entry_id(planned.user, op.tool, planned.scene_id),
+                        entry_id=entry_id(
+                            planned.user, standing_key(op.tool, op.args), planned.scene_id
+                        ),
                         user=planned.user,
                         tool=op.tool,
+                        code_sha256=op.args.get("code_sha256") if op.tool == TRUSTED_TOOL else None,
                         scene_id=planned.scene_id,
                         created_at=event.at,
                         created_by=event.resolved_by,
@@ -285,8 +300,10 @@ class PolicyHandlers:
 
 
 def filter_subjects(prefix: str) -> list[str]:
-    """Subject -> handler table: what the policy consumes."""
-    return [subjects.any_run(prefix, kind) for kind in ("planned", "approval_resolved")]
+    """Subject -> handler table: what the policy consumes. Signed resolutions are
+    checked first (signed.py), then handled as the run's own."""
+    runs = [subjects.any_run(prefix, kind) for kind in ("planned", "approval_resolved")]
+    return [*runs, subjects.any_signed(prefix, "approval_resolved")]
 
 
 def expiry_subjects(prefix: str) -> list[str]:

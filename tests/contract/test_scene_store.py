@@ -25,6 +25,16 @@ class SceneStoreContract:
     async def test_head_when_scene_never_committed_is_none(self, store: SceneStore) -> None:
         assert await store.head("s") is None
 
+    async def test_result_image_when_kept_fetches_back_and_missing_is_false(
+        self, store: SceneStore, tmp_path: Path
+    ) -> None:
+        await store.put_result("_results/abc", blend(tmp_path, b"image"))
+        assert await store.fetch_result("_results/abc", tmp_path / "got" / "a.blend")
+        assert (tmp_path / "got" / "a.blend").read_bytes() == b"image"
+        assert not await store.fetch_result("_results/none", tmp_path / "b.blend")
+        assert not (tmp_path / "b.blend").exists()
+        assert await store.head("_results") is None  # an image is no scene
+
     async def test_commit_when_first_becomes_head_and_fetches_back(
         self, store: SceneStore, tmp_path: Path
     ) -> None:

@@ -13,8 +13,9 @@ import pytest
 
 from contracts.events import Planned
 from contracts.geonodes import step_of
+from contracts.python_steps import code_sha256
 from contracts.receipts import RunResult
-from services.client import MeshClient, build_request
+from services.client import CodeNotQuoted, MeshClient, build_request
 from services.mesh import Mesh
 from services.runtime.history import read_run
 from services.runtime.host import Bus
@@ -34,7 +35,8 @@ for o in bpy.data.objects:
             for m in o.modifiers}
     instances = sum(1 for i in deps.object_instances
                     if i.is_instance and i.parent and i.parent.original == o)
-    out[o.name] = {"modifiers": mods, "instances": instances}
+    out[o.name] = {"modifiers": mods, "instances": instances,
+                   "location": [round(v, 4) for v in o.location]}
 sys.__stdout__.write("RESULT " + json.dumps(out) + "\\n")
 """
 
@@ -128,16 +130,61 @@ SCATTER = response(
 )
 
 
-async def test_example_9_when_run_refuses_its_python_step_and_nothing_runs(
+async def test_example_9_when_run_completes_with_its_safe_python_step(
     mesh: tuple[Mesh, Bus],
 ) -> None:
+    setup = await run(mesh, "example9", "add a plane named Plane")
+    assert setup.status == "completed", setup
     result = await run(mesh, "example9", plan=copy.deepcopy(EXAMPLE_9))
-    assert result.status == "failed"
-    assert result.failure is not None and result.failure.error_code == "TOOL_UNKNOWN"
-    assert result.failure.retry_hint.startswith("PYTHON steps are not available yet")
-    assert "step_3" in result.message and "nothing" in result.message
-    assert result.receipts == []
-    assert not (mesh[0].settings.scenes_dir / "example9.blend").exists()
+    assert result.status == "completed", (result.failure, result.message)
+    assert result.gates is not None and result.gates.success, result.gates
+    python = result.receipts[-1]
+    assert (python.operation_id, python.tool_name) == ("step_3.01", "python.safe")
+    assert python.status == "succeeded" and python.result is not None
+    assert python.result["output"] == "Plane\n" and python.result["mode"] == "safe"
+    # It only read the scene: the scene after it is the scene before it.
+    assert python.scene_hash_after == python.scene_hash_before
+    scene = await inspect_blend(str(result.blend_path))
+    assert scene["Plane"]["modifiers"] == {"GeometryNodes": "GN_Scatter"}
+
+
+async def test_trusted_python_step_when_approved_with_its_hash_runs_real_bpy(
+    mesh: tuple[Mesh, Bus],
+) -> None:
+    code = "import bpy\nbpy.data.objects['Box'].location.z = 3.5\nprint(bpy.app.version_string)"
+    step = {"id": "step_1", "type": "PYTHON", "payload": {"mode": "trusted", "code": code}}
+    plan = {"version": "1.0", "steps": [step], "done": True, "final_message": "raised Box"}
+    assert (await run(mesh, "trusted", "add a cube named Box")).status == "completed"
+    waiting = await run(mesh, "trusted", plan=plan)
+    assert waiting.status == "awaiting_confirmation", (waiting.failure, waiting.message)
+    client = MeshClient(mesh[1])
+    with pytest.raises(CodeNotQuoted):
+        await client.resolve(waiting.run_id, "approve_once", "ana", timeout=60)
+    result = await client.resolve(
+        waiting.run_id, "approve_once", "ana", timeout=180, code_sha256=[code_sha256(code)]
+    )
+    assert result.status == "completed", (result.failure, result.message)
+    (receipt,) = result.receipts
+    assert receipt.tool_name == "python.trusted" and receipt.result is not None
+    assert receipt.result["output"].startswith("5.0")
+    assert (await inspect_blend(str(result.blend_path)))["Box"]["location"][2] == 3.5
+    assert result.gates is not None and result.gates.success, result.gates
+
+
+async def test_safe_python_step_when_code_fails_rolls_back_and_names_the_step(
+    mesh: tuple[Mesh, Bus],
+) -> None:
+    assert (await run(mesh, "pyfail", "add a cube named Box")).status == "completed"
+    before = await inspect_blend(str(mesh[0].settings.scenes_dir / "pyfail.blend"))
+    code = "import bpy\nbpy.data.objects['Box'].location.x = 9\nimport os"
+    step = {"id": "step_1", "type": "PYTHON", "payload": {"code": code}}
+    plan = {"version": "1.0", "steps": [step], "done": True, "final_message": "x"}
+    result = await run(mesh, "pyfail", plan=plan)
+    assert result.status == "failed" and result.failure is not None
+    assert result.failure.error_code == "POLICY_BLOCKED", result.failure
+    assert "step_1" in result.message and "os" in result.message
+    after = await inspect_blend(str(mesh[0].settings.scenes_dir / "pyfail.blend"))
+    assert after == before
 
 
 async def test_scatter_by_node_tree_when_run_completes_with_gates_passing(

@@ -11,6 +11,8 @@ import msgspec
 import pytest
 
 from contracts.geonodes import convert_geonode_response, step_of
+from contracts.python_steps import code_sha256
+from contracts.tools import ToolCatalog
 from services.planner.geonodes import compile_response
 from services.planner.graph import PlanInvalid
 from services.planner.intake import accept
@@ -202,16 +204,30 @@ def test_accept_when_given_an_operation_set_validates_it_as_before() -> None:
     assert accepted.operation_set.request_id == "r" and accepted.done is True
 
 
-def test_example_9_when_accepted_refuses_its_python_step_and_runs_nothing() -> None:
+def test_example_9_when_accepted_runs_its_python_step_safe_with_the_code_hash() -> None:
+    accepted = accept(EXAMPLE_9, "r", GN_CATALOG, NODES)
+    last = accepted.operation_set.operations[-1]
+    code = EXAMPLE_9["steps"][2]["payload"]["code"]
+    assert last.operation_id == "step_3.01" and last.tool_name == "python.safe"
+    assert last.args == {"code": code, "timeout_ms": 3000, "code_sha256": code_sha256(code)}
+    assert last.safety_level == "safe_write"
+    assert last.depends_on == [accepted.operation_set.operations[-2].operation_id]
+
+
+def test_python_step_when_trusted_compiles_to_the_trusted_tool_that_asks() -> None:
+    response = copy.deepcopy(EXAMPLE_9)
+    response["steps"][2]["payload"]["mode"] = "trusted"
+    last = accept(response, "r", GN_CATALOG, NODES).operation_set.operations[-1]
+    assert (last.tool_name, last.safety_level) == ("python.trusted", "destructive")
+
+
+def test_python_step_when_bridge_has_no_python_tools_is_refused_naming_the_tool() -> None:
+    tools = [t for t in GN_CATALOG.tools if not t.name.startswith("python.")]
+    catalog = ToolCatalog(version="no-python", blender_version="5.0.1", tools=tools)
     with pytest.raises(PlanInvalid) as caught:
-        accept(EXAMPLE_9, "r", GN_CATALOG, NODES)
-    contract = caught.value.failure
-    assert contract.error_code == "TOOL_UNKNOWN" and contract.recoverable
-    assert contract.retry_hint.startswith("PYTHON steps are not available yet")
-    assert "nothing ran" in contract.retry_hint and "step_3" in contract.retry_hint
-    assert [(s.operation_id, s.action) for s in contract.minimal_repair_plan] == [
-        ("step_3", "drop")
-    ]
+        accept(EXAMPLE_9, "r", catalog, NODES)
+    assert caught.value.failure.error_code == "TOOL_UNKNOWN"
+    assert "python.safe" in caught.value.failure.retry_hint
 
 
 def test_python_step_when_code_over_the_setting_is_schema_invalid() -> None:

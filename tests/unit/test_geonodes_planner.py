@@ -14,7 +14,6 @@ from contracts.events import (
     Executed,
     GatesEvaluated,
     Planned,
-    PlanRejected,
     RunCompleted,
     RunFailed,
     RunRequested,
@@ -138,11 +137,11 @@ async def test_plan_backend_when_given_a_response_plans_its_compiled_operations(
     assert planned.done is True
 
 
-async def test_plan_backend_when_response_has_python_rejects_it_naming_the_step() -> None:
-    rejected, failed = await handlers().on_requested(requested(plan=EXAMPLE_9))
-    assert isinstance(rejected, PlanRejected) and isinstance(failed, RunFailed)
-    assert failed.failure.error_code == "TOOL_UNKNOWN"
-    assert "step step_3 is a PYTHON step" in failed.message
+async def test_plan_backend_when_response_has_python_plans_it_as_its_last_operation() -> None:
+    (planned,) = await handlers().on_requested(requested(plan=EXAMPLE_9))
+    assert isinstance(planned, Planned)
+    assert planned.schedule[-1] == "step_3.01"
+    assert planned.operation_set.operations[-1].tool_name == "python.safe"
 
 
 async def test_plan_backend_when_node_catalog_not_published_yet_retries() -> None:
@@ -266,7 +265,7 @@ def test_response_schema_when_gn_available_allows_either_shape() -> None:
 def test_prompt_when_nodes_known_describes_the_response_and_relevant_nodes() -> None:
     context = PlanContext(run_id="r1", request_id="q1", scene_id="s1", prompt="add noise texture")
     request = build_request(context, GN_CATALOG, None, [], nodes=NODES)
-    assert GEONODES_FIELD in request.system and "PYTHON steps are not available" in request.system
+    assert GEONODES_FIELD in request.system and '"type":"PYTHON"' in request.system
     assert "ShaderNodeTexNoise" in request.system  # named by the request's words
     assert (
         'GeometryNodeSubdivisionSurface "Subdivision Surface" in: Mesh:GEOMETRY' in request.system
