@@ -2,10 +2,11 @@
 
 After every commit the executor has its bridge describe the scene it just saved (objects,
 transforms, parents, modifiers and their evaluation errors, Geometry Nodes groups with
-nodes, sockets and links, materials, evaluated counts) and adds what the run did (its
-operations, approvals and Python steps). The document is stored beside the revision and
-materialised as ``inspection.json`` in a folder: that folder is the ``repo_path`` of spec
-003. Guardians read it and nothing else, never ``bpy``, never the bus.
+nodes, sockets and links, materials, evaluated counts, cameras, lights and the active
+camera) and adds what the run did (its operations, approvals and Python steps). The
+document is stored beside the revision and materialised as ``inspection.json`` in a
+folder: that folder is the ``repo_path`` of spec 003. Guardians read it and nothing else,
+never ``bpy``, never the bus.
 
 Deterministic by construction: lists are in a stable order (objects, groups, materials
 and links by name, nodes by name, sockets in Blender's order), floats rounded to
@@ -89,6 +90,23 @@ class InspectedModifier(msgspec.Struct, frozen=True, kw_only=True, forbid_unknow
     error: str | None = None  # what evaluating it reported, or None when it evaluated
 
 
+class InspectedCamera(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """What a camera object's data says about how it sees."""
+
+    lens: float  # focal length in millimetres
+    type: str = "PERSP"  # PERSP, ORTHO or PANO
+
+
+class InspectedLight(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """What a light object's data says about how it lights."""
+
+    kind: str  # POINT, SUN, SPOT or AREA
+    power: float  # watts (sun: W/m2)
+    color: list[float] = []  # linear RGB
+    # Radius (point, spot), edge length (area) or angular diameter in degrees (sun).
+    size: float = 0.0
+
+
 class InspectedObject(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """One object of the scene."""
 
@@ -108,6 +126,8 @@ class InspectedObject(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     # no mesh to count.
     evaluated_vertices: int = 0
     evaluated_faces: int = 0
+    camera: InspectedCamera | None = None  # for CAMERA objects
+    light: InspectedLight | None = None  # for LIGHT objects
 
 
 class InspectedMaterial(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -168,6 +188,7 @@ class Inspection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     objects: list[InspectedObject] = []
     node_groups: list[InspectedNodeGroup] = []
     materials: list[InspectedMaterial] = []
+    active_camera: str | None = None  # the camera object the scene renders through
     run: RunRecord | None = None
 
 
@@ -178,6 +199,7 @@ class SceneInspection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     objects: list[InspectedObject] = []
     node_groups: list[InspectedNodeGroup] = []
     materials: list[InspectedMaterial] = []
+    active_camera: str | None = None
 
 
 def encode(inspection: Inspection) -> bytes:

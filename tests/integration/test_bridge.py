@@ -87,7 +87,7 @@ async def test_initialize_when_started_reports_blender_profile(
     profile = shared_bridge.profile
     assert profile.version_tuple[:2] >= (4, 2)
     assert profile.background is True
-    assert profile.sandbox == "none"
+    assert profile.sandbox == "bubblewrap"  # Python steps can run here
     assert "BLENDER_EEVEE" in profile.engines
     assert profile.python.startswith("3.11")
 
@@ -102,6 +102,10 @@ async def test_tools_list_when_started_every_tool_has_metadata(bridge: BridgePro
         "gn.ensure_target", "gn.remove_target", "gn.ensure_group_io", "gn.set_group_io",
         "gn.remove_group_io", "gn.add_node", "gn.remove_node", "gn.restore_node", "gn.set_input",
         "gn.set_property", "gn.link", "gn.unlink", "gn.cleanup_unused",
+        "camera.create", "camera.set", "camera.set_active", "light.create", "light.set",
+        "world.set", "object.duplicate", "object.parent", "object.unparent", "object.shade",
+        "collection.create", "collection.move", "object.visibility", "modifier.apply",
+        "keyframe.insert", "python.safe", "python.trusted",
     }  # fmt: skip
     for entry in tools:
         meta = entry["_meta"]["blendmesh"]

@@ -9,6 +9,7 @@ import pytest
 
 from contracts.events import OperationDecision
 from contracts.operations import Operation
+from contracts.tools import ToolSpec
 from services.policy.cedar import BUILTIN_DIR, CedarPolicy, PolicyLoadError, load_policies
 from tests.catalog_fixture import CATALOG
 
@@ -38,6 +39,30 @@ def test_decide_when_destructive_requires_approval() -> None:
 
 def test_decide_when_plan_declares_destructive_for_safe_tool_requires_approval() -> None:
     assert decide("object.create", "destructive") == "require_approval"
+
+
+def test_decide_when_modifier_apply_declared_safe_still_requires_approval() -> None:
+    # The bridge declares modifier.apply destructive: the catalog's level wins over the plan's.
+    apply = ToolSpec(
+        name="modifier.apply",
+        description="modifier.apply",
+        input_schema={"type": "object"},
+        safety_level="destructive",
+        idempotence_class="non_idempotent",
+    )
+    args = {"object": "Box", "modifier": "Bevel"}
+    op = Operation(
+        operation_id="a",
+        tool_name="modifier.apply",
+        args=args,
+        depends_on=[],
+        safety_level="safe_write",
+    )
+    made = CedarPolicy.load().decide("ana", op, apply, "default")
+    assert (made.mode, made.policy_ids) == (
+        "require_approval",
+        ["blendmesh.v1#approve-destructive"],
+    )
 
 
 def test_decide_when_tool_unknown_denies() -> None:

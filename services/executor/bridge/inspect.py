@@ -23,6 +23,8 @@ import bpy
 
 from contracts.inspection import (
     DIGITS,
+    InspectedCamera,
+    InspectedLight,
     InspectedLink,
     InspectedMaterial,
     InspectedModifier,
@@ -33,6 +35,8 @@ from contracts.inspection import (
     InterfaceSocket,
     SceneInspection,
 )
+
+from .scene_state import LIGHT_SIZE_PROPS
 
 # Object types whose evaluated geometry can be read as a mesh; others count 0.
 _MESHABLE = frozenset({"MESH", "CURVE", "SURFACE", "FONT", "META"})
@@ -218,6 +222,25 @@ def _counts(ob: bpy.types.Object, evaluated: bpy.types.Object) -> tuple[int, int
         evaluated.to_mesh_clear()
 
 
+def _camera(ob: bpy.types.Object) -> InspectedCamera | None:
+    if ob.type != "CAMERA":
+        return None
+    return InspectedCamera(lens=r(ob.data.lens), type=ob.data.type)
+
+
+def _light(ob: bpy.types.Object) -> InspectedLight | None:
+    if ob.type != "LIGHT":
+        return None
+    light = ob.data
+    size = getattr(light, LIGHT_SIZE_PROPS.get(light.type, "shadow_soft_size"))
+    return InspectedLight(
+        kind=light.type,
+        power=r(light.energy),
+        color=rvec(light.color),
+        size=r(math.degrees(size) if light.type == "SUN" else size),
+    )
+
+
 def _object(ob: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> InspectedObject:
     evaluated = ob.evaluated_get(depsgraph)
     vertices, faces = _counts(ob, evaluated)
@@ -237,6 +260,8 @@ def _object(ob: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> InspectedOb
         hide_render=ob.hide_render,
         evaluated_vertices=vertices,
         evaluated_faces=faces,
+        camera=_camera(ob),
+        light=_light(ob),
     )
 
 
@@ -252,12 +277,12 @@ def inspect() -> SceneInspection:
     """Describe the current scene; evaluates its depsgraph first (the active one, so the
     Geometry Nodes log that ``node_warnings`` reads is written)."""
     depsgraph = bpy.context.evaluated_depsgraph_get()
+    scene = bpy.context.scene
     major, minor, patch = bpy.app.version
     return SceneInspection(
         blender_version=f"{major}.{minor}.{patch}",
-        objects=[
-            _object(ob, depsgraph) for ob in sorted(bpy.context.scene.objects, key=lambda o: o.name)
-        ],
+        objects=[_object(ob, depsgraph) for ob in sorted(scene.objects, key=lambda o: o.name)],
         node_groups=[_group(g) for g in sorted(bpy.data.node_groups, key=lambda g: g.name)],
         materials=[_material(m) for m in sorted(bpy.data.materials, key=lambda m: m.name)],
+        active_camera=scene.camera.name if scene.camera is not None else None,
     )

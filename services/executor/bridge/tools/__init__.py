@@ -1,5 +1,33 @@
 """Tool implementations; importing this package registers every tool."""
 
-from . import geonodes, materials, modifiers, objects, scene
+from . import (
+    apply,
+    cameras,
+    collections,
+    display,
+    geonodes,
+    keyframes,
+    lights,
+    materials,
+    modifiers,
+    objects,
+    python,
+    relations,
+    scene,
+)
 
-__all__ = ["geonodes", "materials", "modifiers", "objects", "scene"]
+__all__ = [
+    "apply",
+    "cameras",
+    "collections",
+    "display",
+    "geonodes",
+    "keyframes",
+    "lights",
+    "materials",
+    "modifiers",
+    "objects",
+    "python",
+    "relations",
+    "scene",
+]

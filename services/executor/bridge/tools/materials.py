@@ -8,7 +8,7 @@ from typing import Any
 import bpy
 
 from ..fingerprint import material_values, principled
-from ..registry import Outcome, ToolError, name_schema, tool
+from ..registry import Outcome, ToolError, Touches, name_schema, tool
 from .objects import require_object
 
 UNIT: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1}
@@ -33,6 +33,7 @@ def _ensure_bsdf(mat: bpy.types.Material) -> bpy.types.Node:
 
 @tool(
     name="material.assign",
+    touches=Touches(("object", "material")),
     description=(
         "Create or update a Principled BSDF material and put it in the object's first "
         "material slot. Colors are linear RGB(A) in 0..1."

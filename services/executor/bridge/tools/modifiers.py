@@ -16,7 +16,8 @@ from contracts.bridge import Compensation
 from ..caps import capped_properties
 from ..fingerprint import json_value, modifier_props
 from ..nodes import scalar
-from ..registry import Outcome, ToolError, name_schema, tool
+from ..registry import Outcome, ToolError, Touches, name_schema, tool
+from . import nodes_modifier
 from .objects import require_object
 
 # Blender's own default names for the supported modifier types.
@@ -26,7 +27,7 @@ FRIENDLY_NAMES: dict[str, str] = {
     "DISPLACE": "Displace", "SMOOTH": "Smooth", "TRIANGULATE": "Triangulate", "WELD": "Weld",
     "SCREW": "Screw", "REMESH": "Remesh", "CAST": "Cast", "SIMPLE_DEFORM": "SimpleDeform",
     "WAVE": "Wave", "EDGE_SPLIT": "EdgeSplit", "WEIGHTED_NORMAL": "WeightedNormal",
-    "BOOLEAN": "Boolean",
+    "BOOLEAN": "Boolean", "NODES": "GeometryNodes",
 }  # fmt: skip
 # ID pointer targets resolvable by name, keyed by RNA struct identifier.
 ID_COLLECTIONS: dict[str, str] = {
@@ -118,10 +119,13 @@ def assign(mod: bpy.types.Modifier, ident: str, value: Any) -> None:
 
 @tool(
     name="modifier.add",
+    touches=Touches(("object", "node_group")),
     description=(
         "Append a modifier to an object's stack, then set its properties. A modifier name "
         "already on the object is a conflict. A bad property fails with mutated=true (the "
-        "executor restores a checkpoint)."
+        "executor restores a checkpoint). A NODES (Geometry Nodes) modifier evaluates the "
+        "existing group node_group, or without it a new pass-through group "
+        "'<name>_Group' (Group Input's Geometry linked to Group Output)."
     ),
     input_schema={
         "type": "object",
@@ -137,6 +141,9 @@ def assign(mod: bpy.types.Modifier, ident: str, value: Any) -> None:
                 "Modifier name; defaults to Blender's name for the type (BEVEL -> 'Bevel')."
             ),
             "properties": PROPERTIES_SCHEMA,
+            "node_group": name_schema(
+                "NODES only: an existing Geometry Nodes group for the modifier to evaluate."
+            ),
         },
     },
     safety_level="safe_write",
@@ -150,14 +157,32 @@ def add(args: dict[str, Any]) -> Outcome:
     name = args.get("name", FRIENDLY_NAMES[mod_type])
     if ob.modifiers.get(name) is not None:
         raise ToolError("conflict", f"object {ob.name!r} already has a modifier named {name!r}")
+    group = nodes_modifier.choose(args, name)
     mod = ob.modifiers.new(name=name, type=mod_type)
     if mod is None:
         raise ToolError(
             "invalid_input",
             f"object {ob.name!r} of type {ob.type} cannot hold a {mod_type} modifier",
         )
+    created_group = nodes_modifier.attach(mod, group)
     for ident, value in args.get("properties", {}).items():
-        assign(mod, ident, coerce(mod, ident, value, mutated=True))
+        if mod_type != "NODES" or ident != "node_group":  # attached above
+            assign(mod, ident, coerce(mod, ident, value, mutated=True))
+    # Removing the modifier alone would leave the group it created behind, and its name
+    # taken for the next modifier.add.
+    inverse = (
+        Compensation(
+            tool="gn.remove_target",
+            arguments={
+                "object": ob.name,
+                "modifier": mod.name,
+                "remove_modifier": True,
+                "delete_node_group": True,
+            },
+        )
+        if created_group
+        else Compensation(tool="modifier.remove", arguments={"object": ob.name, "name": mod.name})
+    )
     return Outcome(
         data={
             "object": ob.name,
@@ -167,14 +192,13 @@ def add(args: dict[str, Any]) -> Outcome:
         },
         mutated=True,
         message=f"added {mod.type} modifier {mod.name!r} to {ob.name!r}",
-        compensation=Compensation(
-            tool="modifier.remove", arguments={"object": ob.name, "name": mod.name}
-        ),
+        compensation=inverse,
     )
 
 
 @tool(
     name="modifier.set",
+    touches=Touches(("object",)),
     description=(
         "Set properties of an existing modifier. All values are validated before any is set."
     ),
@@ -217,6 +241,7 @@ def set_properties(args: dict[str, Any]) -> Outcome:
 
 @tool(
     name="modifier.remove",
+    touches=Touches(("object",)),
     description=(
         "Remove a modifier from an object. The compensation re-adds it (type, name, all writable "
         "properties) at the end of the stack."
@@ -244,9 +269,10 @@ def remove(args: dict[str, Any]) -> Outcome:
         "name": mod.name,
         "properties": current_values(mod),
     }
+    # A NODES modifier's input values live outside its RNA properties: not re-creatable.
     compensation = (
         Compensation(tool="modifier.add", arguments=recreate)
-        if mod.type in FRIENDLY_NAMES
+        if mod.type in FRIENDLY_NAMES and mod.type != "NODES"
         else None
     )
     ob.modifiers.remove(mod)

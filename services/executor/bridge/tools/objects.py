@@ -14,9 +14,15 @@ import bpy
 from contracts.bridge import Compensation
 
 from .. import primitives
-from ..registry import Outcome, ToolError, name_schema, tool, vec3
+from ..registry import Outcome, ToolError, Touches, name_schema, tool, vec3
 
 ROTATION_DOC = "Euler XYZ rotation in DEGREES."
+# Data the object tools create per object, removed with its object when nothing else uses it.
+OWNED_DATA = (
+    (bpy.types.Mesh, "meshes"),
+    (bpy.types.Camera, "cameras"),
+    (bpy.types.Light, "lights"),
+)
 
 
 def require_object(name: str) -> bpy.types.Object:
@@ -46,6 +52,7 @@ def transform_of(ob: bpy.types.Object) -> dict[str, list[float]]:
 
 @tool(
     name="object.create",
+    touches=Touches(("name",)),
     description=(
         "Create a mesh primitive object linked to the scene collection. Default sizes match "
         "Blender's Add menu (cube 2, spheres radius 1, plane 2, torus 1/0.25). An existing name "
@@ -90,6 +97,7 @@ def create(args: dict[str, Any]) -> Outcome:
 
 @tool(
     name="object.transform",
+    touches=Touches(("name",)),
     description=(
         "Set (mode=absolute) or offset (mode=relative) an object's location, rotation and/or "
         "scale. Relative: location and rotation add, scale multiplies. " + ROTATION_DOC
@@ -139,6 +147,7 @@ def transform(args: dict[str, Any]) -> Outcome:
 
 @tool(
     name="object.rename",
+    touches=Touches(("name", "new_name", "previous_name")),
     description=(
         "Rename an object. Its mesh data is renamed along with it when it was named like the "
         "object and has no other users. An existing target name is a conflict."
@@ -186,7 +195,11 @@ def rename(args: dict[str, Any]) -> Outcome:
 
 @tool(
     name="object.delete",
-    description="Delete an object; its mesh datablock is removed too when nothing else uses it.",
+    touches=Touches(("name",)),
+    description=(
+        "Delete an object; its mesh, camera or light datablock is removed too when nothing "
+        "else uses it."
+    ),
     input_schema={
         "type": "object",
         "additionalProperties": False,
@@ -198,15 +211,18 @@ def rename(args: dict[str, Any]) -> Outcome:
     compensation="checkpoint",
 )
 def delete(args: dict[str, Any]) -> Outcome:
-    """Remove the object and its orphaned mesh; undo is only possible via checkpoint."""
+    """Remove the object and its orphaned data; undo is only possible via checkpoint."""
     ob = require_object(args["name"])
     name = ob.name
     data = ob.data
     bpy.data.objects.remove(ob, do_unlink=True)
     removed_data = False
-    if isinstance(data, bpy.types.Mesh) and data.users == 0:
-        bpy.data.meshes.remove(data)
-        removed_data = True
+    # Left behind, the orphan would keep its name taken: the next object made like this
+    # one (a replayed create) would get 'Name.001' data and hash differently.
+    for kind, collection in OWNED_DATA:
+        if isinstance(data, kind) and data.users == 0:
+            getattr(bpy.data, collection).remove(data)
+            removed_data = True
     return Outcome(
         data={"name": name, "removed_data": removed_data},
         mutated=True,

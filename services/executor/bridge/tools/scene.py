@@ -3,6 +3,10 @@
 The methods (reset/load/save/fingerprint) are not MCP tools: the executor uses
 them for checkpoints and persistence, so they report failures as SceneError
 (JSON-RPC -32000) rather than as ToolResults.
+
+``fingerprint`` answers from the digest cache; whatever replaces the scene (reset, load)
+clears it, and ``save`` (a checkpoint or a commit) hashes the scene in full and checks
+the cache against it (ADR 0012).
 """
 
 from __future__ import annotations
@@ -12,9 +16,9 @@ from typing import Any
 
 import bpy
 
-from contracts.bridge import Fingerprint, SavedScene, SceneHash
+from contracts.bridge import Fingerprint, HashScheme, SavedScene, SceneHash
 
-from .. import fingerprint
+from .. import digests, fingerprint
 from ..registry import Outcome, tool
 
 
@@ -25,8 +29,9 @@ class SceneError(Exception):
 @tool(
     name="scene.snapshot",
     description=(
-        "Full canonical description of the scene (every object, modifier and used material; never "
-        "truncated) plus its hash. Rotations here are radians, as Blender stores them."
+        "Full canonical description of the scene (every object, modifier and used material, "
+        "cameras, lights, the world, collections and keyframes; never truncated) plus its "
+        "hash. Rotations here are radians, as Blender stores them."
     ),
     input_schema={"type": "object", "additionalProperties": False, "properties": {}},
     safety_level="read_only",
@@ -36,14 +41,15 @@ class SceneError(Exception):
 def snapshot(args: dict[str, Any]) -> Outcome:
     """Return the snapshot the hash is computed from, so callers can see what changed."""
     snap = fingerprint.snapshot()
-    data = {**snap, "hash": fingerprint.hash_snapshot(snap)}
+    data = {**snap, "hash": digests.snapshot_hash(snap)}
     return Outcome(data=data, mutated=False, message=f"{len(snap['objects'])} objects")
 
 
 def reset() -> SceneHash:
     """Replace everything with Blender's empty factory scene."""
+    digests.CACHE.clear()
     bpy.ops.wm.read_factory_settings(use_empty=True)
-    return SceneHash(hash=fingerprint.scene_hash())
+    return SceneHash(hash=digests.CACHE.scene_hash()[0])
 
 
 def load(path: str) -> SceneHash:
@@ -51,6 +57,8 @@ def load(path: str) -> SceneHash:
     path = os.path.abspath(path)
     if not os.path.isfile(path):
         raise SceneError(f"cannot load {path!r}: no such file")
+    # Cleared before opening: a failed open may have replaced part of the scene already.
+    digests.CACHE.clear()
     try:
         # Never run scripts embedded in a file: scenes may come from untrusted sources.
         status = bpy.ops.wm.open_mainfile(filepath=path, load_ui=False, use_scripts=False)
@@ -58,11 +66,12 @@ def load(path: str) -> SceneHash:
         raise SceneError(f"cannot load {path!r}: {err}") from None
     if "FINISHED" not in status:
         raise SceneError(f"cannot load {path!r}: Blender returned {sorted(status)}")
-    return SceneHash(hash=fingerprint.scene_hash())
+    return SceneHash(hash=digests.CACHE.scene_hash()[0])
 
 
 def save(path: str, compress: bool = False) -> SavedScene:
-    """Write a copy of the scene (the session keeps no file association)."""
+    """Write a copy of the scene (the session keeps no file association); its hash is
+    the full one, checked against the cache, since a commit stores it."""
     path = os.path.abspath(path)
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -71,10 +80,19 @@ def save(path: str, compress: bool = False) -> SavedScene:
         raise SceneError(f"cannot save {path!r}: {err}") from None
     if "FINISHED" not in status or not os.path.isfile(path):
         raise SceneError(f"cannot save {path!r}: Blender returned {sorted(status)}")
-    return SavedScene(path=path, bytes=os.path.getsize(path), hash=fingerprint.scene_hash())
+    return SavedScene(path=path, bytes=os.path.getsize(path), hash=digests.CACHE.checked_hash())
 
 
 def scene_fingerprint() -> Fingerprint:
-    """Hash plus object count, for cheap drift checks."""
-    snap = fingerprint.snapshot()
-    return Fingerprint(hash=fingerprint.hash_snapshot(snap), objects=len(snap["objects"]))
+    """Hash plus object count from the digest cache, for cheap drift checks."""
+    scene_hash, objects = digests.CACHE.scene_hash()
+    return Fingerprint(hash=scene_hash, objects=objects)
+
+
+def full_fingerprint(scheme: HashScheme = "digests") -> Fingerprint:
+    """Hash plus object count recomputed in full, leaving the cache as it is; with
+    ``whole_snapshot``, the hash revisions committed before ADR 0012 carry."""
+    objects = len(bpy.context.scene.objects)
+    if scheme == "whole_snapshot":
+        return Fingerprint(hash=fingerprint.whole_snapshot_hash(), objects=objects)
+    return Fingerprint(hash=digests.full_hash(), objects=objects)

@@ -22,13 +22,14 @@ from ...nodes import (
     set_rna,
     stable_key,
 )
-from ...registry import Outcome, ToolError, tool
+from ...registry import Outcome, ToolError, Touches, tool
 from . import schemas
 from .common import again, restore, target_args
 
 
 @tool(
     name="gn.add_node",
+    touches=Touches(("object",), node_groups=True),
     description=(
         "Add a node to the modifier's node group; its name and label are node_id. An existing "
         "node_id is a conflict; a type this Blender does not have in Geometry Nodes is refused. "
@@ -73,6 +74,7 @@ def add_node(args: dict[str, Any]) -> Outcome:
 
 @tool(
     name="gn.remove_node",
+    touches=Touches(("object",), node_groups=True),
     description=(
         "Remove a node and its links. The compensation recreates it (type, location, "
         "properties, input values, links) through gn.restore_node."
@@ -98,6 +100,7 @@ def remove_node(args: dict[str, Any]) -> Outcome:
 
 @tool(
     name="gn.restore_node",
+    touches=Touches(("object",), node_groups=True),
     description=(
         "Put back nodes and links that another gn tool removed (its compensation): unlink, "
         "remove, rename, create nodes with their properties and socket values, link, and "
@@ -120,6 +123,7 @@ def restore_node(args: dict[str, Any]) -> Outcome:
 
 @tool(
     name="gn.set_input",
+    touches=Touches(("object",), node_groups=True),
     description=(
         "Set the value of a node's input socket (its value when nothing is linked). Checked "
         "against the socket: number type and hard range, vector length, booleans, colours as "
@@ -165,6 +169,7 @@ def set_input(args: dict[str, Any]) -> Outcome:
 
 @tool(
     name="gn.set_property",
+    touches=Touches(("object",), node_groups=True),
     description=(
         "Set a node property such as data_type, domain, operation or mode; enum values are "
         "checked against what this node accepts (see the node catalog). Changing one may "
@@ -226,6 +231,7 @@ def _links_of(tree: bpy.types.NodeTree, node: bpy.types.Node) -> set[tuple[str, 
 
 @tool(
     name="gn.cleanup_unused",
+    touches=Touches(("object",), node_groups=True),
     description=(
         "Remove every node that does not feed group_output, directly or through other "
         "nodes (Group Input/Output nodes and frames stay). The compensation recreates them."

@@ -10,7 +10,7 @@ from contracts.bridge import Compensation
 
 from ...node_state import add_link, input_order, link_ref, reachable
 from ...nodes import describe, find_socket, require_node, require_tree, stable_key
-from ...registry import Outcome, ToolError, tool
+from ...registry import Outcome, ToolError, Touches, tool
 from . import schemas
 from .common import again, restore, target_args
 
@@ -55,6 +55,7 @@ def _link_args(
 
 @tool(
     name="gn.link",
+    touches=Touches(("object",), node_groups=True),
     description=(
         "Link an output socket of one node to an input socket of another (sockets by name or "
         "identifier). Linking into an input that takes one link replaces its link. A link "
@@ -120,6 +121,7 @@ def link(args: dict[str, Any]) -> Outcome:
 
 @tool(
     name="gn.unlink",
+    touches=Touches(("object",), node_groups=True),
     description="Remove the link between two sockets (named as for gn.link).",
     input_schema=schemas.LINK,
     safety_level="safe_write",

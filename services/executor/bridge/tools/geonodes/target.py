@@ -10,10 +10,15 @@ from contracts.bridge import Compensation
 
 from ...node_state import link_ref, removal_patch
 from ...nodes import IO_NODES, require_nodes_modifier, require_tree
-from ...registry import Outcome, ToolError, tool
+from ...registry import Outcome, ToolError, Touches, tool
 from ..objects import require_object
 from . import schemas
 from .common import GN_TREE, again, restore, target_args
+
+
+def group_name_for(modifier: str) -> str:
+    """The name a new node group gets after the modifier that evaluates it."""
+    return f"{modifier[:57]}_Group"
 
 
 def new_group(name: str) -> bpy.types.NodeTree:
@@ -39,6 +44,7 @@ def _io_node(
 
 @tool(
     name="gn.ensure_target",
+    touches=Touches(("object", "node_group"), node_groups=True),
     description=(
         "Make sure an object has a Geometry Nodes modifier with a node group to edit. A "
         "missing modifier is created only with allow_create_modifier=true. A modifier without "
@@ -82,7 +88,7 @@ def ensure_target(args: dict[str, Any]) -> Outcome:
     if assigned:
         group = existing
         if group is None:
-            group = new_group(wanted or f"{name[:57]}_Group")
+            group = new_group(wanted or group_name_for(name))
             created_group = True
         mod.node_group = group
     data = {
@@ -110,6 +116,7 @@ def ensure_target(args: dict[str, Any]) -> Outcome:
 
 @tool(
     name="gn.remove_target",
+    touches=Touches(("object",), node_groups=True),
     description=(
         "The inverse of gn.ensure_target: detach the node group from a Geometry Nodes "
         "modifier, delete the group when delete_node_group and nothing else uses it, and "
@@ -168,6 +175,7 @@ def _reroute(
 
 @tool(
     name="gn.ensure_group_io",
+    touches=Touches(("object",), node_groups=True),
     description=(
         "Leave exactly one Group Input node named group_input and one Group Output node named "
         "group_output: a missing one is created, a differently named one renamed, duplicates "
@@ -224,6 +232,7 @@ def ensure_group_io(args: dict[str, Any]) -> Outcome:
 
 @tool(
     name="gn.set_group_io",
+    touches=Touches(("object",), node_groups=True),
     description=(
         "Make sure the node group's interface has an input or output socket of this name and "
         "type (a new one appears on group_input/group_output and, for inputs, on the "
@@ -273,6 +282,7 @@ def _interface_socket(tree: bpy.types.NodeTree, in_out: str, name: str) -> Any:
 
 @tool(
     name="gn.remove_group_io",
+    touches=Touches(("object",), node_groups=True),
     description=(
         "The inverse of gn.set_group_io: remove an input or output socket from the node "
         "group's interface, with the links to it."

@@ -1,0 +1,150 @@
+"""The parts of the canonical snapshot beyond transforms, geometry, modifiers and materials.
+
+Cameras, lights, the world, the active camera, collections, parents' inverse matrices,
+visibility, smooth shading and keyframes: each tool that changes one of them must change
+the scene hash, or the executor could not prove a rollback or a replay restored it.
+
+Every entry is left out while it holds what a new object or an empty scene has (no
+keyframes, no smooth faces, only in the scene collection, ...), so the hash of a scene that
+uses none of them is the one it had before they were hashed, and stored revisions still
+verify. Where a list can grow with the scene (keyframes) it is hashed like vertices, so an
+entry stays small.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import bpy
+import numpy as np
+
+from .canonical import DECIMALS, r, rvec
+
+# Which light property ``light.create``/``light.set`` call "size", per light type.
+LIGHT_SIZE_PROPS: dict[str, str] = {
+    "POINT": "shadow_soft_size",
+    "SPOT": "shadow_soft_size",
+    "AREA": "size",
+    "SUN": "angle",
+}
+_IDENTITY = [[1.0 if i == j else 0.0 for j in range(4)] for i in range(4)]
+
+
+def fcurves(ob: bpy.types.Object) -> list[bpy.types.FCurve]:
+    """The F-curves animating the object itself, in a stable order (path, then index)."""
+    anim = ob.animation_data
+    if anim is None or anim.action is None:
+        return []
+    action = anim.action
+    if hasattr(action, "fcurves"):  # before Blender 4.4's slotted actions
+        found = list(action.fcurves)
+    else:
+        from bpy_extras import anim_utils
+
+        bag = anim_utils.action_get_channelbag_for_slot(action, anim.action_slot)
+        found = [] if bag is None else list(bag.fcurves)
+    return sorted(found, key=lambda f: (f.data_path, f.array_index))
+
+
+def _keys(curve: bpy.types.FCurve) -> list[Any]:
+    count = len(curve.keyframe_points)
+    co = np.empty(count * 2, dtype=np.float32)
+    curve.keyframe_points.foreach_get("co", co)
+    rounded = np.round(co.astype(np.float64), DECIMALS) + 0.0
+    digest = hashlib.sha256(rounded.tobytes()).hexdigest()
+    return [curve.data_path, curve.array_index, count, digest]
+
+
+def light_values(light: bpy.types.Light) -> dict[str, Any]:
+    """Kind, power (W), colour and size (sun: angle in radians) of a light datablock."""
+    return {
+        "type": light.type,
+        "energy": r(light.energy),
+        "color": rvec(light.color),
+        "size": r(getattr(light, LIGHT_SIZE_PROPS.get(light.type, "shadow_soft_size"))),
+    }
+
+
+def smooth_faces(mesh: bpy.types.Mesh) -> int:
+    """How many faces of the mesh are shaded smooth."""
+    flags = np.empty(len(mesh.polygons), dtype=bool)
+    mesh.polygons.foreach_get("use_smooth", flags)
+    return int(flags.sum())
+
+
+def object_state(ob: bpy.types.Object) -> dict[str, Any]:
+    """The object's entries of this kind, each only when it is not the default."""
+    entry: dict[str, Any] = {}
+    if ob.type == "CAMERA":
+        entry["camera"] = {"lens": r(ob.data.lens), "type": ob.data.type}
+    elif ob.type == "LIGHT":
+        entry["light"] = light_values(ob.data)
+    inverse = [rvec(row) for row in ob.matrix_parent_inverse]
+    if inverse != _IDENTITY:
+        entry["parent_inverse"] = inverse
+    master = bpy.context.scene.collection
+    if list(ob.users_collection) != [master]:
+        entry["collections"] = sorted(c.name for c in ob.users_collection)
+    hidden = [k for k in ("viewport", "render") if getattr(ob, f"hide_{k}")]
+    if hidden:
+        entry["hidden"] = hidden
+    if ob.type == "MESH":
+        smooth = smooth_faces(ob.data)
+        if smooth:
+            entry["smooth_faces"] = smooth
+    curves = fcurves(ob)
+    if curves:
+        entry["keyframes"] = [_keys(c) for c in curves]
+    return entry
+
+
+def background(world: bpy.types.World) -> bpy.types.Node | None:
+    """The world's Background shader node (the first by name), if it has one."""
+    if world.node_tree is None:
+        return None
+    found = sorted(
+        (n for n in world.node_tree.nodes if n.type == "BACKGROUND"), key=lambda n: n.name
+    )
+    return found[0] if found else None
+
+
+def world_values(world: bpy.types.World) -> dict[str, Any]:
+    """Colour and strength from the Background node (what renders), else the world colour."""
+    node = background(world)
+    if node is None:
+        return {"name": world.name, "color": rvec(world.color), "strength": None}
+    return {
+        "name": world.name,
+        "color": rvec(node.inputs["Color"].default_value[:3]),
+        "strength": r(node.inputs["Strength"].default_value),
+    }
+
+
+def scene_collections(scene: bpy.types.Scene) -> list[bpy.types.Collection]:
+    """Every collection under the scene collection, each once, sorted by name."""
+    found: dict[str, bpy.types.Collection] = {}
+    stack = list(scene.collection.children)
+    while stack:
+        coll = stack.pop()
+        if coll.name not in found:
+            found[coll.name] = coll
+            stack.extend(coll.children)
+    return [found[name] for name in sorted(found)]
+
+
+def scene_state(scene: bpy.types.Scene) -> dict[str, Any]:
+    """The scene's entries of this kind: active camera, world and collection tree."""
+    state: dict[str, Any] = {}
+    if scene.camera is not None:
+        state["active_camera"] = scene.camera.name
+    if scene.world is not None:
+        state["world"] = world_values(scene.world)
+    collections = scene_collections(scene)
+    if collections:
+        parents: dict[str, list[str]] = {}
+        for parent in [scene.collection, *collections]:
+            for child in parent.children:
+                parents.setdefault(child.name, []).append(parent.name)
+        state["collections"] = [[c.name, sorted(parents[c.name])] for c in collections]
+    return state

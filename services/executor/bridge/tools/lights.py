@@ -1,0 +1,199 @@
+"""Light and world tools: light.create, light.set, world.set.
+
+"size" means what softens a light's shadows, per kind: the radius of a point or spot
+light, the edge length of an area light, and the angular diameter in degrees of the sun
+(0..180). Values Blender would clamp are refused before anything is written.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import bpy
+
+from contracts.bridge import Compensation
+
+from ..canonical import r
+from ..registry import Outcome, ToolError, Touches, name_schema, rgb, tool
+from ..scene_state import LIGHT_SIZE_PROPS, background, light_values, world_values
+from .objects import require_free_name
+from .placing import link_new, location_schema, require_kind, rotation_schema
+
+# Blender's own names for a new light of each kind (Add > Light).
+DEFAULT_NAMES = {"POINT": "Point", "SUN": "Sun", "SPOT": "Spot", "AREA": "Area"}
+MAX_SUN_ANGLE = 180.0
+POWER_SCHEMA: dict[str, Any] = {
+    "type": "number",
+    "minimum": 0,
+    "maximum": 1e6,
+    "description": "Power in watts (sun: irradiance in W/m2).",
+}
+SIZE_SCHEMA: dict[str, Any] = {
+    "type": "number",
+    "minimum": 0,
+    "maximum": 1e4,
+    "description": (
+        "Shadow softness: radius for point and spot, edge length for area (scene units), "
+        f"angular diameter in degrees for sun (0..{MAX_SUN_ANGLE:g})."
+    ),
+}
+COLOR_SCHEMA = rgb("Linear RGB, each channel 0..1.")
+
+
+def _size_value(kind: str, size: float) -> float:
+    """The RNA value for a ``size`` argument; the sun's must fit 0..180 degrees."""
+    if kind != "SUN":
+        return size
+    if size > MAX_SUN_ANGLE:
+        raise ToolError(
+            "invalid_input",
+            f"a sun's size is its angle in degrees, 0..{MAX_SUN_ANGLE:g}; got {size:g}",
+        )
+    return math.radians(size)
+
+
+def _apply(light: bpy.types.Light, args: dict[str, Any], size: float | None) -> None:
+    if "power" in args:
+        light.energy = args["power"]
+    if "color" in args:
+        light.color = args["color"]
+    if size is not None:
+        setattr(light, LIGHT_SIZE_PROPS[light.type], size)
+
+
+def _data(ob: bpy.types.Object) -> dict[str, Any]:
+    values = light_values(ob.data)
+    if ob.data.type == "SUN":
+        values["size"] = r(math.degrees(ob.data.angle))
+    return {"name": ob.name, **values}
+
+
+@tool(
+    name="light.create",
+    touches=Touches(("name",)),
+    description=(
+        "Add a light object (point, sun, spot or area) to the scene collection. size is the "
+        "radius (point, spot), the edge length (area) or the angle in degrees (sun, 0..180). "
+        "An existing name is a conflict."
+    ),
+    input_schema={
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["kind"],
+        "properties": {
+            "kind": {"enum": ["point", "sun", "spot", "area"]},
+            "name": name_schema("Object name (default: Point, Sun, Spot or Area)."),
+            "location": location_schema("Location in scene units (default 0,0,0)."),
+            "rotation": rotation_schema("Default 0,0,0 (shining down -Z)."),
+            "power": POWER_SCHEMA,
+            "color": COLOR_SCHEMA,
+            "size": SIZE_SCHEMA,
+        },
+    },
+    safety_level="safe_write",
+    idempotence_class="non_idempotent",
+    compensation="object.delete",
+)
+def create(args: dict[str, Any]) -> Outcome:
+    """Check the name and the size, then create; the inverse deletes the light."""
+    kind = args["kind"].upper()
+    name = args.get("name", DEFAULT_NAMES[kind])
+    require_free_name(name)
+    size = _size_value(kind, args["size"]) if "size" in args else None
+    light = bpy.data.lights.new(name, kind)
+    _apply(light, args, size)
+    ob = link_new(name, light, args)
+    return Outcome(
+        data=_data(ob),
+        mutated=True,
+        message=f"created {kind.lower()} light {ob.name!r}",
+        compensation=Compensation(tool="object.delete", arguments={"name": ob.name}),
+    )
+
+
+@tool(
+    name="light.set",
+    touches=Touches(("name",)),
+    description=(
+        "Change a light's power, colour and/or size (radius, edge length or sun angle in "
+        "degrees). Naming an object that is not a light is invalid."
+    ),
+    input_schema={
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["name"],
+        "anyOf": [{"required": ["power"]}, {"required": ["color"]}, {"required": ["size"]}],
+        "properties": {
+            "name": name_schema("Light object name."),
+            "power": POWER_SCHEMA,
+            "color": COLOR_SCHEMA,
+            "size": SIZE_SCHEMA,
+        },
+    },
+    safety_level="safe_write",
+    idempotence_class="idempotent",
+    compensation="checkpoint",
+)
+def set_light(args: dict[str, Any]) -> Outcome:
+    """Check the light and the size, then set."""
+    ob = require_kind(args["name"], "LIGHT", "light.set")
+    size = _size_value(ob.data.type, args["size"]) if "size" in args else None
+    _apply(ob.data, args, size)
+    return Outcome(data=_data(ob), mutated=True, message=f"set light {ob.name!r}")
+
+
+@tool(
+    name="world.set",
+    touches=Touches(),  # the world is in the scene-level digest, always recomputed
+    description=(
+        "Set the world's background colour and/or strength (what lights the scene from "
+        "all around). A scene without a world gets one named 'World'."
+    ),
+    input_schema={
+        "type": "object",
+        "additionalProperties": False,
+        "anyOf": [{"required": ["color"]}, {"required": ["strength"]}],
+        "properties": {
+            "color": COLOR_SCHEMA,
+            "strength": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 1000,
+                "description": "Background strength (1 is Blender's default).",
+            },
+        },
+    },
+    safety_level="safe_write",
+    idempotence_class="idempotent",
+    compensation="checkpoint",
+)
+def set_world(args: dict[str, Any]) -> Outcome:
+    """Set the Background node's inputs (what renders) and the viewport colour."""
+    scene = bpy.context.scene
+    world = scene.world or bpy.data.worlds.get("World")
+    if world is not None and "strength" in args and background(world) is None:
+        raise ToolError(
+            "invalid_input",
+            f"world {world.name!r} has no Background node to give a strength; set color only",
+        )
+    if world is None:
+        world = new_world("World")
+    if scene.world != world:
+        scene.world = world
+    node = background(world)
+    if "color" in args:
+        world.color = args["color"]
+        if node is not None:
+            node.inputs["Color"].default_value = [*args["color"], 1.0]
+    if "strength" in args and node is not None:
+        node.inputs["Strength"].default_value = args["strength"]
+    return Outcome(data=world_values(world), mutated=True, message=f"set world {world.name!r}")
+
+
+def new_world(name: str) -> bpy.types.World:
+    """A world with Blender's default nodes (a Background into the World Output)."""
+    world = bpy.data.worlds.new(name)
+    if world.node_tree is None:  # before Blender 5.0 a new world has no nodes until asked
+        world.use_nodes = True
+    return world
