@@ -111,7 +111,8 @@ class BlenderProfile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     background: bool  # headless: tools whose safety_mode is ui_assisted cannot run
     engines: list[str]  # render engines this build accepts
     python: str
-    sandbox: str  # "none": the bridge relies on process isolation alone
+    # "bubblewrap": Python steps can run in their OS sandbox; "none": they are refused.
+    sandbox: str
 
 
 class InitializeParams(
@@ -234,6 +235,19 @@ class PreviewParams(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     engine: PreviewEngine | None = None
 
 
+# How a scene hash is computed. "digests": sha256 over the sorted per-datablock digests,
+# what every method answers (ADR 0012). "whole_snapshot": sha256 of the whole canonical
+# snapshot, what revisions committed before ADR 0012 carry; asked only to verify those.
+HashScheme = Literal["digests", "whole_snapshot"]
+
+
+class FullFingerprintParams(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``blendmesh/scene.fingerprint_full``: hash the whole scene afresh, never from the
+    bridge's digest cache (and without changing it), so the two can be compared."""
+
+    scheme: HashScheme = "digests"
+
+
 class SceneHash(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """What ``scene.reset`` and ``scene.load`` leave behind, so the caller can verify it."""
 
@@ -241,7 +255,8 @@ class SceneHash(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
 
 
 class Fingerprint(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """``blendmesh/scene.fingerprint``: the cheap drift check rollbacks are verified by."""
+    """``blendmesh/scene.fingerprint`` (from the digest cache: the cheap drift check rollbacks
+    are verified by) and ``blendmesh/scene.fingerprint_full`` (recomputed in full)."""
 
     hash: str
     objects: int

@@ -91,6 +91,9 @@ class FakeBridge:
     async def fingerprint(self) -> str:
         return self._hash()
 
+    async def fingerprint_full(self, scheme: str = "digests") -> str:
+        return self._hash()
+
     async def render_preview(self, path: str, width: int = 320, height: int = 240) -> Preview:
         await asyncio.to_thread(_write, Path(path), blank_png(width, height))
         return Preview(path=path, width=width, height=height, engine="fake")

@@ -29,6 +29,8 @@ from contracts.bridge import (
     CallToolResult,
     Empty,
     Fingerprint,
+    FullFingerprintParams,
+    HashScheme,
     Implementation,
     InitializeParams,
     InitializeResult,
@@ -85,10 +87,12 @@ class BridgeProcess:
         python: str = sys.executable,
         env: Mapping[str, str] | None = None,
         call_timeout: float = 30.0,
+        nice: int = 0,
     ) -> None:
         self.python = python
         self.env = dict(os.environ if env is None else env)
         self.call_timeout = call_timeout
+        self.nice = nice  # added to the child's niceness: >0 yields the CPU to others
         self._profile: BlenderProfile | None = None
         self._proc: asyncio.subprocess.Process | None = None
         self._stderr_task: asyncio.Task[None] | None = None
@@ -101,6 +105,11 @@ class BridgeProcess:
     def alive(self) -> bool:
         """True while the child is running and usable."""
         return self._proc is not None and self._proc.returncode is None and not self._closed
+
+    @property
+    def pid(self) -> int | None:
+        """The child's process id, None before it starts."""
+        return None if self._proc is None else self._proc.pid
 
     @property
     def profile(self) -> BlenderProfile:
@@ -129,6 +138,10 @@ class BridgeProcess:
             limit=STREAM_LIMIT,
             preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
         )
+        if self.nice > 0:
+            os.setpriority(
+                os.PRIO_PROCESS, self._proc.pid, os.getpriority(os.PRIO_PROCESS, 0) + self.nice
+            )
         self._stderr_task = asyncio.create_task(self._drain_stderr())
         params = InitializeParams(
             client_info=Implementation(name="blendmesh-executor", version="1")
@@ -251,6 +264,11 @@ class BridgeProcess:
     async def fingerprint(self) -> str:
         """Current scene hash."""
         return (await self.request("blendmesh/scene.fingerprint", Fingerprint)).hash
+
+    async def fingerprint_full(self, scheme: HashScheme = "digests") -> str:
+        """Current scene hash recomputed in full, not from the bridge's digest cache."""
+        params = FullFingerprintParams(scheme=scheme)
+        return (await self.request("blendmesh/scene.fingerprint_full", Fingerprint, params)).hash
 
     async def render_preview(self, path: str, width: int = 320, height: int = 240) -> Preview:
         """Render the scene to a PNG at ``path``."""

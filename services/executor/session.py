@@ -19,6 +19,16 @@ class RevisionCorrupt(Exception):
     """A stored revision does not hash to what its head says."""
 
 
+async def hashes_to(bridge: Bridge, loaded: str, expected: str) -> bool:
+    """True when the scene the bridge just loaded (hashing to ``loaded``) is the one whose
+    hash a head records as ``expected``. Revisions committed before the hash combined
+    per-datablock digests record the whole-snapshot hash: that one is asked for then, so
+    they still load (ADR 0012)."""
+    if loaded == expected:
+        return True
+    return await bridge.fingerprint_full("whole_snapshot") == expected
+
+
 @dataclass
 class SceneSession:
     scene_id: str
@@ -26,6 +36,9 @@ class SceneSession:
     head: Head | None
     start_hash: str  # the scene as loaded: the run-level rollback point
     checkpoint: Path | None  # the head revision's file (None: the empty scene)
+    # The head's hash as the bridge computes it now; differs from head.scene_hash only for
+    # a revision committed before ADR 0012, whose head records the whole-snapshot hash.
+    head_hash: str = ""
     lost: bool = False
     renewer: asyncio.Task[None] | None = field(default=None, repr=False)
 
@@ -48,24 +61,29 @@ class Scenes:
         except BaseException:
             await self.leases.release(lease)
             raise
-        session = SceneSession(scene_id, lease, head, scene_hash, checkpoint)
+        session = SceneSession(scene_id, lease, head, scene_hash, checkpoint, head_hash=scene_hash)
         session.renewer = asyncio.create_task(self._renew(session))
         return session
+
+    def revision_path(self, scene_id: str, revision: int) -> Path:
+        """Where this executor keeps its copy of a revision's .blend (scratch space)."""
+        return self.work_dir / "revisions" / f"{scene_id}-{revision:08d}.blend"
 
     async def _load(self, scene_id: str, head: Head | None) -> tuple[Path | None, str]:
         if head is None:
             self.loaded = None
             return None, await self.bridge.reset()
-        path = self.work_dir / "revisions" / f"{scene_id}-{head.revision:08d}.blend"
-        if self.loaded == (scene_id, head.revision, head.scene_hash):
+        path = self.revision_path(scene_id, head.revision)
+        if self.loaded is not None and self.loaded[:2] == (scene_id, head.revision):
             # The bridge still holds this revision from the last run: skip the reload.
+            held = self.loaded[2]
             with contextlib.suppress(Exception):
-                if await self.bridge.fingerprint() == head.scene_hash and path.exists():
-                    return path, head.scene_hash
+                if await self.bridge.fingerprint() == held and path.exists():
+                    return path, held
         if not path.exists():
             await self.store.fetch(head, path)
         scene_hash = await self.bridge.load(str(path))
-        if scene_hash != head.scene_hash:
+        if not await hashes_to(self.bridge, scene_hash, head.scene_hash):
             raise RevisionCorrupt(
                 f"revision {head.revision} of scene {scene_id} hashes to {scene_hash[:12]}, "
                 f"not {head.scene_hash[:12]}"
@@ -89,7 +107,8 @@ class Scenes:
     async def commit(self, session: SceneSession, scene_hash: str, owner: str) -> Path:
         """Store the bridge's scene as the new head (unless unchanged) and export it."""
         head = session.head
-        if head is not None and head.scene_hash == scene_hash and session.checkpoint:
+        unchanged = scene_hash in (head.scene_hash, session.head_hash) if head else False
+        if unchanged and session.checkpoint:
             return self.files.export(session.checkpoint, session.scene_id)
         if session.lost:
             raise LeaseLost(f"the lease on scene {session.scene_id} expired during the run")
@@ -105,7 +124,7 @@ class Scenes:
         path.replace(final)
         if session.checkpoint is not None and session.checkpoint != final:
             session.checkpoint.unlink(missing_ok=True)  # the store keeps every revision
-        session.head, session.checkpoint = new, final
+        session.head, session.checkpoint, session.head_hash = new, final, scene_hash
         self.loaded = (session.scene_id, new.revision, scene_hash)
         return self.files.export(final, session.scene_id)
 

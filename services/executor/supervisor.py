@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from contracts.bridge import BlenderProfile, Preview, SavedScene, ToolResult
+from contracts.bridge import BlenderProfile, HashScheme, Preview, SavedScene, ToolResult
 from contracts.inspection import SceneInspection
 from contracts.nodes import NodeCatalog
 from services.executor.bridge_client import BridgeProcess
@@ -20,9 +20,10 @@ class SupervisedBridge:
     so one crash never leaves the executor unable to serve the next run.
     """
 
-    def __init__(self, call_timeout: float) -> None:
+    def __init__(self, call_timeout: float, nice: int = 0) -> None:
         self._call_timeout = call_timeout
-        self._proc = BridgeProcess(call_timeout=call_timeout)
+        self._nice = nice
+        self._proc = BridgeProcess(call_timeout=call_timeout, nice=nice)
         self._profile: BlenderProfile | None = None
         self.restarts = 0
 
@@ -42,7 +43,7 @@ class SupervisedBridge:
 
     async def restart(self) -> None:
         await self._proc.close()
-        self._proc = BridgeProcess(call_timeout=self._call_timeout)
+        self._proc = BridgeProcess(call_timeout=self._call_timeout, nice=self._nice)
         await self._proc.start()
         self.restarts += 1
         log.warning("restarted the Blender bridge (%d restarts)", self.restarts)
@@ -68,6 +69,9 @@ class SupervisedBridge:
 
     async def fingerprint(self) -> str:
         return await (await self._live()).fingerprint()
+
+    async def fingerprint_full(self, scheme: HashScheme = "digests") -> str:
+        return await (await self._live()).fingerprint_full(scheme)
 
     async def render_preview(self, path: str, width: int = 320, height: int = 240) -> Preview:
         return await (await self._live()).render_preview(path, width, height)

@@ -1,20 +1,22 @@
-"""Canonical scene snapshot and its hash.
+"""Canonical scene snapshot, the content the scene hash is computed from.
 
 The executor compares hashes to prove that a rollback or a compensation
 restored the scene, and to detect drift between processes, so the snapshot
-must be deterministic (sorted, rounded, -0.0 normalised) and cheap.
+must be deterministic (sorted, rounded, -0.0 normalised) and cheap. The hash
+combines one digest per entry of it (``digests.py``).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
 import bpy
 import numpy as np
 
-DECIMALS = 6
+from . import scene_state
+from .canonical import DECIMALS, canonical_json, r, rvec
+
 # Pure UI state: it changes when a neighbouring modifier is added or removed,
 # which would make add->remove round trips look like scene changes.
 UI_ONLY_MODIFIER_PROPS = frozenset({"is_active", "show_expanded"})
@@ -24,21 +26,6 @@ _node_prop_cache: dict[str, list[tuple[str, str, bool]]] = {}
 # What every node has (name, label, location, selection, drawn size, colour): the content
 # among them is hashed by name, the rest is editor state.
 NODE_BASE_PROPS = frozenset(bpy.types.Node.bl_rna.properties.keys())
-
-
-def r(value: float) -> float:
-    """Round a float canonically; adding 0.0 turns -0.0 into 0.0."""
-    return round(float(value), DECIMALS) + 0.0
-
-
-def rvec(values: Any) -> list[float]:
-    """Round every component of a vector."""
-    return [r(v) for v in values]
-
-
-def canonical_json(value: Any) -> str:
-    """The one JSON encoding used for hashing."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def is_id_struct(struct: bpy.types.Struct | None) -> bool:
@@ -176,7 +163,8 @@ def _interface(group: bpy.types.NodeTree) -> list[list[Any]]:
     ]
 
 
-def _node_group(group: bpy.types.NodeTree) -> dict[str, Any]:
+def node_group_json(group: bpy.types.NodeTree) -> dict[str, Any]:
+    """A node group's entry in the snapshot: its interface, nodes and links."""
     return {
         "name": group.name,
         "bl_idname": group.bl_idname,
@@ -202,7 +190,7 @@ def node_groups(objects: list[bpy.types.Object]) -> list[dict[str, Any]]:
             continue
         found[group.name] = group
         stack.extend(n.node_tree for n in group.nodes if getattr(n, "node_tree", None))
-    return [_node_group(found[name]) for name in sorted(found)]
+    return [node_group_json(found[name]) for name in sorted(found)]
 
 
 def _idprop_json(value: Any) -> Any:
@@ -249,7 +237,8 @@ def _mesh(mesh: bpy.types.Mesh) -> dict[str, Any]:
     }
 
 
-def _object(ob: bpy.types.Object) -> dict[str, Any]:
+def object_json(ob: bpy.types.Object) -> dict[str, Any]:
+    """An object's entry in the snapshot (what the scene hash digests per object)."""
     entry: dict[str, Any] = {
         "name": ob.name,
         "type": ob.type,
@@ -263,6 +252,7 @@ def _object(ob: bpy.types.Object) -> dict[str, Any]:
     }
     if ob.type == "MESH":
         entry["mesh"] = _mesh(ob.data)
+    entry.update(scene_state.object_state(ob))
     return entry
 
 
@@ -302,21 +292,19 @@ def snapshot() -> dict[str, Any]:
             if slot.material is not None:
                 used[slot.material.name] = slot.material
     snap: dict[str, Any] = {
-        "objects": [_object(ob) for ob in objects],
+        "objects": [object_json(ob) for ob in objects],
         "materials": [material_values(used[name]) for name in sorted(used)],
     }
     # Only when there are any, so the hash of a scene without Geometry Nodes is unchanged.
     groups = node_groups(objects)
     if groups:
         snap["node_groups"] = groups
+    snap.update(scene_state.scene_state(bpy.context.scene))
     return snap
 
 
-def hash_snapshot(snap: dict[str, Any]) -> str:
-    """sha256 hex of the canonical JSON of a snapshot."""
-    return hashlib.sha256(canonical_json(snap).encode("utf-8")).hexdigest()
-
-
-def scene_hash() -> str:
-    """Hash of the current scene."""
-    return hash_snapshot(snapshot())
+def whole_snapshot_hash() -> str:
+    """sha256 hex of the canonical JSON of the whole snapshot: the scene hash before it
+    was combined from per-datablock digests (``digests.py``). Revisions committed then
+    carry it, so loading one checks it with this (ADR 0012)."""
+    return hashlib.sha256(canonical_json(snapshot()).encode("utf-8")).hexdigest()

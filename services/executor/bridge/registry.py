@@ -14,8 +14,9 @@ from typing import Any, Literal, get_args
 
 import jsonschema
 
-from contracts.bridge import Compensation, ToolErrorCode, ToolResult
+from contracts.bridge import Compensation, Determinism, ToolErrorCode, ToolResult
 from contracts.limits import argument_problem
+from contracts.tools import DeterminismClass
 
 SafetyLevel = Literal["read_only", "safe_write", "destructive"]
 IdempotenceClass = Literal["idempotent", "repeatable_with_accumulation", "non_idempotent"]
@@ -32,9 +33,19 @@ VEC3_SCHEMA: dict[str, Any] = {
 }
 
 
-def vec3(description: str) -> dict[str, Any]:
-    """A 3-vector schema with a description (finite numbers are enforced separately)."""
-    return {**VEC3_SCHEMA, "description": description}
+def vec3(description: str, bound: float | None = None) -> dict[str, Any]:
+    """A 3-vector schema with a description (finite numbers are enforced separately);
+    with ``bound``, every component must lie within -bound..bound."""
+    if bound is None:
+        return {**VEC3_SCHEMA, "description": description}
+    items = {"type": "number", "minimum": -bound, "maximum": bound}
+    return {**VEC3_SCHEMA, "items": items, "description": description}
+
+
+def rgb(description: str) -> dict[str, Any]:
+    """A linear RGB colour, each channel 0..1."""
+    items = {"type": "number", "minimum": 0, "maximum": 1}
+    return {**VEC3_SCHEMA, "items": items, "description": description}
 
 
 def name_schema(description: str) -> dict[str, Any]:
@@ -68,6 +79,38 @@ class Outcome:
 
 
 @dataclass(frozen=True)
+class Touches:
+    """What a call may change, so the bridge recomputes only those digests of the scene
+    hash (``digests.py``, ADR 0012). Every tool that writes declares it.
+
+    ``names``: the argument or result keys whose values (a name, or a list of names) name
+    what changed; any digest that names one of them is dropped too (a rename or a delete
+    changes its parent's children, a modifier's target). An object named there brings its
+    data and its action along; with ``node_groups`` also the groups its Geometry Nodes
+    modifiers evaluate. ``everything``: the call may replace the whole scene.
+    """
+
+    names: tuple[str, ...] = ()
+    node_groups: bool = False
+    everything: bool = False
+
+    def named(self, *sources: dict[str, Any] | None) -> set[str]:
+        """The names the declared keys hold in ``sources`` (arguments, result data)."""
+        found: set[str] = set()
+        for source in sources:
+            for key in self.names:
+                value = (source or {}).get(key)
+                if isinstance(value, str):
+                    found.add(value)
+                elif isinstance(value, list):
+                    found.update(v for v in value if isinstance(v, str))
+        return found
+
+
+EVERYTHING = Touches(everything=True)
+
+
+@dataclass(frozen=True)
 class ToolSpec:
     """Static, public metadata of a tool: the executor plans and gates on it."""
 
@@ -78,8 +121,9 @@ class ToolSpec:
     idempotence_class: IdempotenceClass
     compensation: str  # inverse tool name, "checkpoint" or "none"
     safety_mode: str = "headless_safe"
-    determinism_class: str = "deterministic"
+    determinism_class: DeterminismClass = "deterministic"
     min_blender_version: tuple[int, int, int] = (4, 2, 0)
+    touches: Touches | None = None  # required unless read_only
 
     def to_mcp(self) -> dict[str, Any]:
         """The MCP ``tools/list`` entry, with blendmesh metadata under ``_meta``."""
@@ -127,6 +171,9 @@ def tool(**spec_fields: Any) -> Callable[[ToolFn], ToolFn]:
         spec = ToolSpec(**spec_fields)
         if spec.name in REGISTRY:
             raise ValueError(f"duplicate tool {spec.name}")
+        if spec.touches is None and spec.safety_level != "read_only":
+            # Undeclared, its changes would never reach the cached scene hash.
+            raise ValueError(f"tool {spec.name} writes but does not declare what it touches")
         jsonschema.Draft202012Validator.check_schema(spec.input_schema)
         REGISTRY[spec.name] = RegisteredTool(
             spec, fn, jsonschema.Draft202012Validator(spec.input_schema)
@@ -207,4 +254,6 @@ def call(name: str, arguments: dict[str, Any], blender_version: tuple[int, ...])
         data=out.data,
         mutated=out.mutated,
         compensation=out.compensation,
+        # The executor keeps the result of a call it could not repeat, instead of a replay.
+        determinism=Determinism(kind=reg.spec.determinism_class),
     )

@@ -24,6 +24,7 @@ from contracts.bridge import (
     Empty,
     ErrorObject,
     ErrorResponse,
+    FullFingerprintParams,
     Implementation,
     InitializeParams,
     InitializeResult,
@@ -39,7 +40,8 @@ from contracts.bridge import (
     ToolList,
 )
 
-from . import inspect, node_catalog, preview, registry
+from . import digests, inspect, node_catalog, preview, registry, touched
+from .tools import python as python_tools
 from .tools import scene
 
 log = logging.getLogger("blendmesh.bridge")
@@ -95,7 +97,8 @@ def blender_profile() -> BlenderProfile:
         background=bool(bpy.app.background),
         engines=_engines(),
         python=platform.python_version(),
-        sandbox="none",
+        # Python steps run only where the OS sandbox starts (docs/python-steps.md).
+        sandbox="bubblewrap" if python_tools.POOL.check() is None else "none",
     )
 
 
@@ -119,6 +122,7 @@ class Server:
         self.running = True
         self.blender_version: tuple[int, ...] = tuple(bpy.app.version)
         self._profile: BlenderProfile | None = None
+        digests.install()
         self.methods: dict[str, Handler] = {
             "initialize": self._initialize,
             "ping": lambda p: Empty(),
@@ -128,6 +132,9 @@ class Server:
             "blendmesh/scene.load": lambda p: scene.load(_params(p, LoadParams).path),
             "blendmesh/scene.save": self._save,
             "blendmesh/scene.fingerprint": lambda p: scene.scene_fingerprint(),
+            "blendmesh/scene.fingerprint_full": lambda p: scene.full_fingerprint(
+                _params(p, FullFingerprintParams).scheme
+            ),
             "blendmesh/scene.render_preview": self._render_preview,
             "blendmesh/scene.inspect": lambda p: inspect.inspect(),
             "blendmesh/node_catalog": lambda p: node_catalog.node_catalog(),
@@ -149,7 +156,7 @@ class Server:
     def _tools_call(self, params: dict[str, Any]) -> CallToolResult:
         call = _params(params, ToolCall)
         started = time.perf_counter()
-        outcome = registry.call(call.name, call.arguments, self.blender_version)
+        outcome = touched.call(call.name, call.arguments, self.blender_version)
         log.debug(
             "tool %s call_id=%s ok=%s %.1fms",
             call.name,

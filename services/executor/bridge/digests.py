@@ -1,0 +1,234 @@
+"""The scene hash as a combination of per-datablock digests, and the cache that keeps them.
+
+Each object (with its modifiers, mesh statistics, camera or light, keyframes, ...), each
+used material, each evaluated node group and the scene-level part (active camera, world,
+collections) is hashed on its own; the scene hash is sha256 over the sorted
+(kind, name, digest) rows, so it never depends on the order Blender lists things in.
+
+The cache keeps the digests between calls and drops those a tool declared it touches
+(``registry.Touches``), plus whatever Blender's depsgraph reports as updated whenever it
+evaluates. A dropped digest is recomputed on the next fingerprint, so one operation costs
+what it touched plus one pass over the object names, not a pass over the whole scene.
+``full_hash`` recomputes everything from the snapshot and is what a commit stores
+(ADR 0012); the two always agree unless a declaration is wrong, which a commit detects.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import bpy
+
+from . import fingerprint, scene_state
+from .canonical import canonical_json
+
+log = logging.getLogger("blendmesh.bridge")
+
+# Part of every combined hash, so a future change of the rows cannot collide with these.
+FORMAT = "blendmesh-scene-digests/1"
+SNAPSHOT_PARTS = ("objects", "materials", "node_groups")
+
+
+def digest(value: Any) -> str:
+    """sha256 hex of one entry's canonical JSON."""
+    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
+def combine(rows: Iterable[tuple[str, str, str]]) -> str:
+    """The scene hash from (kind, name, digest) rows, in any order."""
+    ordered = sorted([kind, name, dig] for kind, name, dig in rows)
+    return hashlib.sha256(canonical_json([FORMAT, ordered]).encode("utf-8")).hexdigest()
+
+
+def snapshot_rows(snap: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """The rows of a canonical snapshot (``fingerprint.snapshot``)."""
+    rows = [("object", o["name"], digest(o)) for o in snap["objects"]]
+    rows += [("material", m["name"], digest(m)) for m in snap["materials"]]
+    rows += [("node_group", g["name"], digest(g)) for g in snap.get("node_groups", [])]
+    rows.append(("scene", "", digest({k: v for k, v in snap.items() if k not in SNAPSHOT_PARTS})))
+    return rows
+
+
+def snapshot_hash(snap: dict[str, Any]) -> str:
+    """The scene hash of a snapshot: what the ``scene.snapshot`` tool reports."""
+    return combine(snapshot_rows(snap))
+
+
+def full_hash() -> str:
+    """The scene hash recomputed from nothing; never reads or changes the cache."""
+    return snapshot_hash(fingerprint.snapshot())
+
+
+def _strings(value: Any, found: set[str]) -> None:
+    if isinstance(value, str):
+        found.add(value)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _strings(item, found)
+    elif isinstance(value, list):
+        for item in value:
+            _strings(item, found)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One cached digest. ``refs``: every name its JSON mentions (the snapshot refers to
+    other datablocks by name) plus data it reads without naming, so touching any of them
+    drops it. ``materials`` and ``groups``: what it brings into the scene hash."""
+
+    digest: str
+    refs: frozenset[str]
+    materials: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+
+
+def _entry(
+    value: dict[str, Any],
+    extra: Iterable[str] = (),
+    materials: Iterable[str] = (),
+    groups: Iterable[str] = (),
+) -> Entry:
+    refs: set[str] = set(extra)
+    _strings(value, refs)
+    return Entry(digest(value), frozenset(refs), tuple(materials), tuple(groups))
+
+
+def action_name(ob: bpy.types.Object) -> str | None:
+    """The action animating the object (duplicates share it), if any."""
+    anim = ob.animation_data
+    return anim.action.name if anim is not None and anim.action is not None else None
+
+
+def node_groups_of(ob: bpy.types.Object) -> list[str]:
+    """The node groups the object's Geometry Nodes modifiers evaluate."""
+    return [m.node_group.name for m in ob.modifiers if m.type == "NODES" and m.node_group]
+
+
+def nested_groups(group: bpy.types.NodeTree) -> list[str]:
+    """The groups a node group's group nodes evaluate."""
+    return [n.node_tree.name for n in group.nodes if getattr(n, "node_tree", None)]
+
+
+def _object_entry(ob: bpy.types.Object) -> Entry:
+    action = action_name(ob)
+    return _entry(
+        fingerprint.object_json(ob),
+        extra=[action] if action else [],
+        materials=[s.material.name for s in ob.material_slots if s.material is not None],
+        groups=node_groups_of(ob),
+    )
+
+
+class DigestCache:
+    """Digests of the current scene's datablocks, by (kind, name)."""
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple[str, str], Entry] = {}
+        self.pending: set[str] = set()  # names the depsgraph reported, dropped next time
+
+    def clear(self) -> None:
+        """Forget everything (a file was loaded, or the scene replaced)."""
+        self.entries.clear()
+        self.pending.clear()
+
+    def invalidate(self, names: Iterable[str]) -> None:
+        """Drop every entry that is, names or reads any of ``names``."""
+        touched = set(names)
+        if touched:
+            self.entries = {
+                key: e
+                for key, e in self.entries.items()
+                if key[1] not in touched and touched.isdisjoint(e.refs)
+            }
+
+    def scene_hash(self) -> tuple[str, int]:
+        """The scene hash from the cached digests, recomputing those that were dropped;
+        and the number of objects."""
+        self.invalidate(self.pending)
+        self.pending.clear()
+        try:
+            return self._compute()
+        except KeyError as err:
+            # A cached entry names a material or group that is gone: it was stale.
+            log.error("digest cache named a datablock that is gone (%s); rebuilding it", err)
+            self.clear()
+            return self._compute()
+
+    def _compute(self) -> tuple[str, int]:
+        scene = bpy.context.scene
+        fresh: dict[tuple[str, str], Entry] = {}
+        materials: set[str] = set()
+        stack: list[str] = []
+        for ob in scene.objects:
+            key = ("object", ob.name)
+            entry = self.entries.get(key) or _object_entry(ob)
+            fresh[key] = entry
+            materials.update(entry.materials)
+            stack.extend(entry.groups)
+        objects = len(fresh)
+        for name in materials:
+            key = ("material", name)
+            fresh[key] = self.entries.get(key) or _entry(
+                fingerprint.material_values(bpy.data.materials[name])
+            )
+        while stack:
+            key = ("node_group", stack.pop())
+            if key in fresh:
+                continue
+            cached = self.entries.get(key)
+            if cached is None:
+                group = bpy.data.node_groups[key[1]]
+                cached = _entry(fingerprint.node_group_json(group), groups=nested_groups(group))
+            fresh[key] = cached
+            stack.extend(cached.groups)
+        self.entries = fresh
+        rows = [(kind, name, e.digest) for (kind, name), e in fresh.items()]
+        rows.append(("scene", "", digest(scene_state.scene_state(scene))))
+        return combine(rows), objects
+
+    def checked_hash(self) -> str:
+        """The full hash, after comparing it with the cached one: a difference means a
+        tool changed something it did not declare. It is logged and the cache rebuilt, and
+        the full hash returned, so a commit compares against the truth (ADR 0012)."""
+        cached, _ = self.scene_hash()
+        full = full_hash()
+        if cached != full:
+            log.error(
+                "digest cache was stale: cached scene hash %s, full %s; rebuilding it",
+                cached[:12],
+                full[:12],
+            )
+            self.clear()
+        return full
+
+
+CACHE = DigestCache()
+
+
+def reported(update: bpy.types.DepsgraphUpdate) -> bool:
+    """Whether a depsgraph update says its ID may have changed. After a change of
+    relations (a modifier, a parent, a material added anywhere) Blender reports every
+    object with only the shading flag set; the objects that did change carry the geometry
+    or transform flag, so shading-only object updates would only drop digests in vain."""
+    if not isinstance(update.id, bpy.types.Object):
+        return True
+    flags = (update.is_updated_geometry, update.is_updated_transform, update.is_updated_shading)
+    return flags != (False, False, True)
+
+
+@bpy.app.handlers.persistent
+def _depsgraph_updated(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None:
+    # Blender only reports updates when something evaluates the depsgraph (in background
+    # mode a data API edit alone does not), so this is a safety net, not the mechanism.
+    CACHE.pending.update(u.id.name for u in depsgraph.updates if reported(u))
+
+
+def install() -> None:
+    """Listen to the depsgraph (once per process; persistent across file loads)."""
+    handlers = bpy.app.handlers.depsgraph_update_post
+    if _depsgraph_updated not in handlers:
+        handlers.append(_depsgraph_updated)

@@ -1,0 +1,57 @@
+"""Tool calls that keep the digest cache true: each drops the digests of what it touched.
+
+The names a tool declares (``registry.Touches``) are read from its arguments before the
+call (a rename or a delete leaves nothing to look up afterwards) and from its arguments
+and result after it; each object among them brings its data, action and, when declared,
+node groups, since linked duplicates share those and their digests read them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import bpy
+
+from contracts.bridge import ToolResult
+
+from . import registry
+from .digests import CACHE, action_name, nested_groups, node_groups_of
+from .registry import Touches
+
+
+def owned(names: set[str], touches: Touches) -> set[str]:
+    """``names`` plus what the objects among them own and read."""
+    found = set(names)
+    for name in names:
+        ob = bpy.data.objects.get(name)
+        if ob is None:
+            continue
+        if ob.data is not None:
+            found.add(ob.data.name)
+        action = action_name(ob)
+        if action:
+            found.add(action)
+        if touches.node_groups:
+            stack = node_groups_of(ob)
+            while stack:
+                group = stack.pop()
+                if group not in found and group in bpy.data.node_groups:
+                    found.add(group)
+                    stack.extend(nested_groups(bpy.data.node_groups[group]))
+    return found
+
+
+def call(name: str, arguments: dict[str, Any], blender_version: tuple[int, ...]) -> ToolResult:
+    """``registry.call``, then drop the digests the call may have changed."""
+    reg = registry.REGISTRY.get(name)
+    touches = None if reg is None else reg.spec.touches
+    before = set() if touches is None else owned(touches.named(arguments), touches)
+    result = registry.call(name, arguments, blender_version)
+    if touches is None:
+        return result  # unknown or read-only: nothing changed
+    if touches.everything or (result.mutated and not result.ok):
+        # A failed writer may have stopped anywhere; the executor restores a checkpoint.
+        CACHE.clear()
+    else:
+        CACHE.invalidate(before | owned(touches.named(arguments, result.data), touches))
+    return result
