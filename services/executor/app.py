@@ -8,18 +8,22 @@ import socket
 import uuid
 from functools import partial
 
+from contracts import scene_files
 from contracts.tools import catalog_from_mcp
 from services.executor.catalog import KvCatalog, KvNodeCatalog
 from services.executor.handlers import ExecutorHandlers, filter_subjects
 from services.executor.kv_journal import KvJournal
 from services.executor.leases import KvLeases
+from services.executor.preview_worker import PreviewWorker
 from services.executor.previews import ObjectStorePreviews
 from services.executor.runner import PlanRunner
 from services.executor.scene_store import JetStreamSceneStore
 from services.executor.scene_summaries import KvSceneSummaries
+from services.executor.scene_tools import SceneTools
 from services.executor.scenes import SceneFiles
 from services.executor.session import Scenes
 from services.executor.supervisor import SupervisedBridge
+from services.executor.uploads import ObjectStoreUploads
 from services.runtime.bus import JetStreamPipeline
 from services.runtime.consumer import ConsumerSpec
 from services.runtime.history import read_run
@@ -28,6 +32,7 @@ from services.runtime.settings import Settings
 
 # Waiting for another executor's lease is a nak per try: allow many before dead-lettering.
 LEASE_PATIENCE = 20
+PREVIEW_NICE = 19
 
 
 async def start(settings: Settings, bus: Bus) -> ConsumerService:
@@ -35,16 +40,37 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
     work_dir = settings.work_dir / owner.replace(":", "-")
     bridge = SupervisedBridge(call_timeout=settings.op_timeout)
     tools = await bridge.start()
-    catalog = catalog_from_mcp(tools, bridge.profile.version)
+    # The executor's own tools join the bridge's: the planner, the policy and the
+    # capability gate judge plans against one catalog.
+    catalog = catalog_from_mcp([*tools, *scene_files.tool_entries()], bridge.profile.version)
     await KvCatalog(bus.js, bus.prefix).publish(catalog)
     await KvNodeCatalog(bus.js, bus.prefix).publish(await bridge.node_catalog())
+    store = JetStreamSceneStore(bus.js, bus.prefix)
+    files = SceneFiles(settings.scenes_dir)
     scenes = Scenes(
-        store=JetStreamSceneStore(bus.js, bus.prefix),
+        store=store,
         leases=KvLeases(bus.js, bus.prefix, owner, settings.lease_ttl),
-        files=SceneFiles(settings.scenes_dir),
+        files=files,
         work_dir=work_dir,
         bridge=bridge,
     )
+    # Previews render on a Blender process of their own, started with the executor, so a
+    # picture never holds up the bridge the next run needs; at the lowest CPU priority,
+    # so on a busy machine the runs' processes go first.
+    preview_bridge = SupervisedBridge(call_timeout=settings.op_timeout, nice=PREVIEW_NICE)
+    worker = None
+    if settings.previews:
+
+        async def open_preview_bridge() -> SupervisedBridge:
+            await preview_bridge.start()
+            return preview_bridge
+
+        worker = PreviewWorker(
+            open_bridge=open_preview_bridge,
+            files=files,
+            previews=ObjectStorePreviews(bus.js, bus.prefix),
+            work_dir=work_dir / "previews",
+        )
     runner = PlanRunner(
         bridge=bridge,
         scenes=scenes,
@@ -53,7 +79,13 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         profile=lambda: bridge.profile,
         op_timeout=settings.op_timeout,
         summaries=KvSceneSummaries(bus.js, bus.prefix),
-        previews=ObjectStorePreviews(bus.js, bus.prefix),
+        preview_worker=worker,
+        scene_tools=SceneTools(
+            revisions=store,
+            uploads=ObjectStoreUploads(bus.js, bus.prefix),
+            work_dir=work_dir / "imports",
+            max_upload_bytes=settings.max_upload_bytes,
+        ),
     )
     handlers = ExecutorHandlers(
         runner=runner,
@@ -62,9 +94,14 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
     )
 
     async def cleanup() -> None:
+        if worker is not None:
+            await worker.close()
+        await preview_bridge.close()
         await bridge.close()
         shutil.rmtree(work_dir, ignore_errors=True)
 
+    if worker is not None:
+        worker.start()
     service = ConsumerService("executor", closers=[cleanup])
     await service.add(
         bus,

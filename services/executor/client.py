@@ -11,19 +11,30 @@ import asyncio
 
 from nats.js import JetStreamContext
 
+from contracts import inspection as artifacts
+from contracts.scene_report import RevisionEntry
 from contracts.scenes import Head
 from services.executor.catalog import KvCatalog, KvNodeCatalog
-from services.executor.ports import CatalogSource, NodeCatalogSource, SceneSummaries
+from services.executor.ports import (
+    INSPECTION_SUFFIX,
+    CatalogSource,
+    NodeCatalogSource,
+    SceneSummaries,
+)
 from services.executor.previews import ObjectStorePreviews
 from services.executor.scene_store import JetStreamSceneStore
 from services.executor.scene_summaries import KvSceneSummaries
+from services.executor.scenes import SceneFiles as ExportedScenes
+from services.executor.uploads import ObjectStoreUploads
 
 __all__ = [
     "CatalogSource",
+    "ExportedScenes",
     "KvCatalog",
     "KvNodeCatalog",
     "KvSceneSummaries",
     "NodeCatalogSource",
+    "ObjectStoreUploads",
     "SceneFiles",
     "SceneSummaries",
 ]
@@ -61,6 +72,32 @@ class SceneFiles:
     async def history(self, scene_id: str) -> list[tuple[int, str]]:
         """(revision, hash prefix) of every stored revision of ``scene_id``, oldest first."""
         return [(n, d) for s, n, d in await self._scenes.revisions() if s == scene_id]
+
+    async def revision_log(self, scene_id: str, limit: int = 100) -> list[RevisionEntry]:
+        """The newest ``limit`` revisions of ``scene_id``, oldest first, each with the run
+        that committed it as its inspection artifact records it."""
+        dated = (await self._scenes.dated_revisions(scene_id))[-limit:]
+        documents = await asyncio.gather(
+            *(
+                self._scenes.read_inspection(f"{scene_id}/{n:08d}-{digest}{INSPECTION_SUFFIX}")
+                for n, digest, _ in dated
+            )
+        )
+        entries = []
+        for (n, digest, at), data in zip(dated, documents, strict=True):
+            run = artifacts.decode(data).run if data else None
+            entries.append(
+                RevisionEntry(
+                    revision=n,
+                    scene_hash_prefix=digest,
+                    stored_at=at,
+                    run_id=run.run_id if run else None,
+                    user=run.user if run else None,
+                    approved_by=run.approved_by if run else None,
+                    tools=[op.tool_name for op in run.operations] if run else [],
+                )
+            )
+        return entries
 
     async def revision_inspection(
         self, scene_id: str, revision: int | None = None

@@ -20,6 +20,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from opentelemetry.trace import StatusCode
 
@@ -38,10 +39,12 @@ from services.executor.ports import (
     Bridge,
     Journal,
     LeaseLost,
-    Previews,
     SceneSummaries,
     StaleCommit,
 )
+from services.executor.preview_worker import PreviewWorker
+from services.executor.results import ResultImages
+from services.executor.scene_tools import SceneTools
 from services.executor.session import Scenes, SceneSession
 from services.runtime import tracing
 
@@ -59,7 +62,9 @@ class PlanRunner:
     profile: Callable[[], BlenderProfile]
     op_timeout: float = 60.0
     summaries: SceneSummaries | None = None  # where planners read what a scene holds
-    previews: Previews | None = None  # where the gateway reads each scene's latest render
+    # Renders each scene's newest revision on its own bridge; None: no previews.
+    preview_worker: PreviewWorker | None = None
+    scene_tools: SceneTools | None = None  # scene.import and scene.revert, answered here
     clock: Callable[[], float] = field(default=time.time)
     new_id: Callable[[], str] = field(default=lambda: str(uuid.uuid4()))
 
@@ -78,8 +83,11 @@ class PlanRunner:
         self, approved: Approved, session: SceneSession, emit: Emit, record: RunRecord
     ) -> Executed:
         ops = {op.operation_id: op for op in approved.operation_set.operations}
+        bridge: Bridge = self.bridge
+        if self.scene_tools is not None:
+            bridge = self.scene_tools.bind(bridge, approved.scene_id, approved.user)
         steps = OperationRunner(
-            self.bridge,
+            bridge,
             self.journal,
             approved,
             session,
@@ -87,6 +95,7 @@ class PlanRunner:
             self.op_timeout,
             self.clock,
             self.new_id,
+            images=ResultImages(self.scenes.store, self.bridge, self.scenes.work_dir / "results"),
         )
         head = session.head
         if head is not None and head.owner and head.owner != approved.user:
@@ -268,17 +277,13 @@ class PlanRunner:
             await self.summaries.put(summarize(scene_id, snapshot.data))
 
     async def preview(self, executed: Executed) -> None:
-        """Render the scene the run committed, after its result went out: a preview is a
-        convenience, so it never delays a run's result and failing to render only logs."""
-        if executed.blend_path is None:
+        """Ask for a picture of the revision the run left its scene at. The preview worker
+        renders it on its own bridge, so this returns at once: the next run never waits
+        for a picture, and failing to render only logs."""
+        if executed.blend_path is None or executed.revision is None:
             return
-        scene_id = executed.scene_id
-        path = self.scenes.work_dir / "previews" / f"{scene_id}.png"
-        try:
-            await self.bridge.render_preview(str(path))
-            png = path.read_bytes()
-            self.scenes.files.export_preview(png, scene_id)
-            if self.previews is not None:
-                await self.previews.put(scene_id, png)
-        except Exception as exc:  # noqa: BLE001 - never fail a committed run over its picture
-            log.warning("no preview for scene %s: %s", scene_id, exc)
+        if self.preview_worker is None:
+            return
+        revision = self.scenes.revision_path(executed.scene_id, executed.revision)
+        blend = revision if revision.exists() else Path(executed.blend_path)
+        self.preview_worker.submit(executed.scene_id, executed.revision, blend)

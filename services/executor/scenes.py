@@ -2,13 +2,18 @@
 (and its preview to ``<id>.png`` beside it).
 
 The authoritative revisions live in the scene store; this file is a convenience copy,
-replaced atomically so a reader never sees half of it.
+replaced atomically so a reader never sees half of it. Beside it, ``.<id>.blend.sha256``
+records the hash of the bytes blendmesh wrote: a file that no longer has them was changed
+by someone (or never written by blendmesh), and a run must not overwrite it silently
+(``changed``, ``keep_aside``; the doors ask the person to adopt or discard it).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
+import time
 from pathlib import Path
 
 from contracts.subjects import check_token
@@ -38,5 +43,49 @@ class SceneFiles:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.stem}.exporting.blend")
         shutil.copyfile(source, tmp)
+        self._record(scene_id, _sha256(tmp))
         os.replace(tmp, path)
         return path
+
+    def _written_path(self, scene_id: str) -> Path:
+        return self.root / f".{scene_id}.blend.sha256"
+
+    def _record(self, scene_id: str, digest: str) -> None:
+        record = self._written_path(scene_id)
+        tmp = record.with_name(f"{record.name}.part")
+        tmp.write_text(digest + "\n")
+        os.replace(tmp, record)
+
+    def changed(self, scene_id: str) -> Path | None:
+        """The exported file of ``scene_id`` when its bytes are not the ones blendmesh
+        wrote last (edited by hand, or put there by someone else); None when it is as
+        blendmesh wrote it or does not exist."""
+        path = self.path(scene_id)
+        if not path.is_file():
+            return None
+        try:
+            written = self._written_path(scene_id).read_text().strip()
+        except FileNotFoundError:
+            return path
+        return None if written == _sha256(path) else path
+
+    def keep_aside(self, scene_id: str, now: float | None = None) -> Path:
+        """Copy the exported file to ``<id>.blend.bak-<UTC time>`` beside it and accept the
+        file as it is, so the next commit may replace it; returns the copy."""
+        path = self.path(scene_id)
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(time.time() if now is None else now))
+        backup = path.with_name(f"{path.name}.bak-{stamp}")
+        n = 1
+        while backup.exists():  # two discards within a second keep both copies
+            backup, n = path.with_name(f"{path.name}.bak-{stamp}-{n}"), n + 1
+        shutil.copyfile(path, backup)
+        self._record(scene_id, _sha256(path))
+        return backup
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()

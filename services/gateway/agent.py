@@ -16,6 +16,7 @@ from contracts.limits import LimitExceeded
 from contracts.progress import progress_line
 from contracts.receipts import RunResult
 from services.client import ClientError, RequestMismatch, build_request
+from services.gateway import exports
 from services.gateway.auth import current_user
 from services.gateway.context import Gateway, gateway
 from services.gateway.errors import (
@@ -33,7 +34,7 @@ from services.runtime.history import read_run
 router = APIRouter(prefix="/api/agent", tags=["agent"])
 User = Annotated[str, Depends(current_user)]
 Gw = Annotated[Gateway, Depends(gateway)]
-RUN_ERRORS = (400, 401, 404, 413, 422, 503, 504)
+RUN_ERRORS = (400, 401, 404, 409, 413, 422, 503, 504)
 
 
 class NDJSONResponse(StreamingResponse):
@@ -41,11 +42,19 @@ class NDJSONResponse(StreamingResponse):
 
 
 async def start(body: RunBody, user: str, gw: Gateway) -> RunRequested:
-    """The RunRequested for ``body``, once the thread it continues is known to be the user's."""
+    """The RunRequested for ``body``, once the thread it continues is known to be the user's
+    and the scene's exported file holds nothing a person would lose (``exports``): the
+    import of that file instead when the caller chose to adopt it."""
     if body.thread_id is not None:
         owner = await gw.thread_owner(body.thread_id)
         if owner is not None and owner != user:
             raise NotFound(f"no thread {body.thread_id}")
+    request = _built(body, user, gw)  # a request that cannot be built changes no file
+    adopted = await exports.guard(gw, user, body.scene_id, body.exported_file)
+    return adopted if adopted is not None else request
+
+
+def _built(body: RunBody, user: str, gw: Gateway) -> RunRequested:
     try:
         return build_request(
             user=user,

@@ -13,7 +13,9 @@
     └── Timeout              504
 
 A message is written for the caller and never echoes a prompt, a plan's args, a token
-or a stack trace; the log gets the error's class and the route, not the payload.
+or a stack trace; the log gets the error's class and the route, not the payload. The
+scene door's refusals (``services/scene_client.py``) answer as the class ``DOOR_ERRORS``
+names for them.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from contracts.failures import ErrorCode
+from services.client import ClientError
+from services.scene_client import NoScene, NotABlend, SceneFileChanged, UploadTooLarge
 
 log = logging.getLogger("blendmesh.gateway")
 
@@ -99,6 +103,14 @@ STATUS: dict[type[ApiError], int] = {
     ModelError: 502,
     Unavailable: 503,
     Timeout: 504,
+}
+
+# The scene door's refusals, shared with the CLI, as the class each answers as.
+DOOR_ERRORS: dict[type[ClientError], type[ApiError]] = {
+    NoScene: NotFound,
+    UploadTooLarge: TooLarge,
+    NotABlend: ValidationError,
+    SceneFileChanged: Conflict,
 }
 
 # The 002 class a failed run's error code belongs to: a run that ended failed is still a
@@ -225,6 +237,10 @@ def install(app: FastAPI) -> None:
             headers=getattr(exc, "headers", None),
         )
 
+    async def on_door_error(request: Request, exc: Exception) -> JSONResponse:
+        kind = next(api for door, api in DOOR_ERRORS.items() if isinstance(exc, door))
+        return error_response(kind, STATUS[kind], str(exc))
+
     async def on_mesh_down(request: Request, exc: Exception) -> JSONResponse:
         log.warning("%s %s: the mesh: %s", request.method, request.url.path, type(exc).__name__)
         return error_response(Unavailable, 503, "the mesh did not answer; retry when it is up")
@@ -236,5 +252,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(ApiError, on_api_error)
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(StarletteHTTPException, on_http)
+    for door_error in DOOR_ERRORS:
+        app.add_exception_handler(door_error, on_door_error)
     app.add_exception_handler(NatsError, on_mesh_down)
     app.add_exception_handler(Exception, on_unexpected)

@@ -1,16 +1,31 @@
-"""``GET /api/scenes/{sceneId}.blend`` and ``/preview.png``: bytes from the object store."""
+"""``GET /api/scenes`` (the caller's scenes), ``/api/scenes/{sceneId}`` (its summary) and
+its ``/history``, ``.blend`` and ``/preview.png``: reads of the executor's scene store.
+
+Only a scene's owner reads it; another user's scene answers like a missing one (404).
+"""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path
+from fastapi import APIRouter, Depends, Path, Query
 from fastapi.responses import Response
 
+from contracts import inspection
+from contracts.scene_report import scene_report
 from services.executor.client import SceneFiles
 from services.gateway.auth import current_user
 from services.gateway.context import Gateway, gateway
 from services.gateway.errors import NotFound, responses
+from services.gateway.scene_schemas import (
+    SceneHistory,
+    SceneList,
+    SceneSummary,
+    revision_out,
+    row_out,
+    summary_out,
+)
+from services.scene_client import MAX_LISTED_REVISIONS, MAX_LISTED_SCENES, SceneDoor
 
 router = APIRouter(prefix="/api/scenes", tags=["scenes"])
 User = Annotated[str, Depends(current_user)]
@@ -22,6 +37,17 @@ ERRORS = responses(401, 404, 422, 503)
 def _binary(media_type: str, what: str) -> dict[int | str, dict[str, Any]]:
     schema = {"type": "string", "format": "binary"}
     return {200: {"description": what, "content": {media_type: {"schema": schema}}}}
+
+
+@router.get("", response_model=SceneList, responses=responses(401, 422, 503))
+async def scenes(
+    user: User,
+    gw: Gw,
+    limit: Annotated[int, Query(ge=1, le=MAX_LISTED_SCENES)] = MAX_LISTED_SCENES,
+) -> SceneList:
+    """The caller's scenes by id: head revision, objects, last change and by whom."""
+    rows = await SceneDoor(gw.bus, gw.settings).scenes(user, limit)
+    return SceneList(scenes=[row_out(row) for row in rows])
 
 
 @router.get(
@@ -59,3 +85,27 @@ async def scene_preview(scene_id: SceneId, user: User, gw: Gw) -> Response:
     if png is None:
         raise NotFound(f"scene {scene_id} has no preview yet")
     return Response(png, media_type="image/png")
+
+
+@router.get("/{sceneId}/history", response_model=SceneHistory, responses=ERRORS)
+async def scene_history(
+    scene_id: SceneId,
+    user: User,
+    gw: Gw,
+    limit: Annotated[int, Query(ge=1, le=MAX_LISTED_REVISIONS)] = MAX_LISTED_REVISIONS,
+) -> SceneHistory:
+    """The scene's newest revisions, oldest first, each with the run that committed it."""
+    await gw.own_scene(scene_id, user)
+    entries = await SceneFiles(gw.bus.js, gw.prefix).revision_log(scene_id, limit)
+    return SceneHistory(scene_id=scene_id, revisions=[revision_out(e) for e in entries])
+
+
+# Last: ``/{sceneId}`` would otherwise take ``x.blend`` for a scene id (and refuse it).
+@router.get("/{sceneId}", response_model=SceneSummary, responses=ERRORS)
+async def scene_summary(scene_id: SceneId, user: User, gw: Gw) -> SceneSummary:
+    """What the head revision holds: objects, materials, lights, cameras, last change."""
+    await gw.own_scene(scene_id, user)
+    found = await SceneFiles(gw.bus.js, gw.prefix).revision_inspection(scene_id)
+    if found is None:
+        raise NotFound(f"scene {scene_id} has no inspection of its head revision yet")
+    return summary_out(scene_report(inspection.decode(found[1])))

@@ -28,8 +28,10 @@ from contracts.events import (
 from contracts.fold import action_states
 from contracts.geonodes import step_of
 from contracts.operations import Operation
+from contracts.python_steps import CODE_SHA256_PATTERN
 from contracts.queries import AuditRecord, RunRow, TimelineEntry
 from contracts.receipts import ActionState, RunResult, RunState
+from contracts.trusted_code import code_hashes
 from services.gateway.errors import FAILURE_TYPE, ApiError, type_name
 
 # The subject-safe ids of contracts/subjects.py: they become NATS subject tokens.
@@ -63,6 +65,13 @@ class RunBody(_Model):
     thread_id: Token | None = None
     scene_id: Token = "default"
     rollback: Literal["operation", "run"] = "operation"
+    exported_file: Literal["adopt", "discard"] | None = Field(
+        default=None,
+        description="When the scene's exported .blend was changed since blendmesh wrote it "
+        "(else 409): adopt imports it as a new revision first (that import waits for "
+        "approval; send the request again once it is approved), discard keeps a copy "
+        "beside it and lets the run replace it",
+    )
 
     @model_validator(mode="after")
     def _prompt_or_plan(self) -> RunBody:
@@ -72,10 +81,20 @@ class RunBody(_Model):
         return self
 
 
+CodeHash = Annotated[str, StringConstraints(pattern=CODE_SHA256_PATTERN)]
+MAX_QUOTED_CODE = 500  # as many as an approval_resolved event holds
+
+
 class ResolveBody(_Model):
     approval_id: Token
     decision: Resolution
     request_hash: Annotated[str, StringConstraints(min_length=1, max_length=256)]
+    code_sha256: list[CodeHash] = Field(
+        default_factory=list,
+        max_length=MAX_QUOTED_CODE,
+        description="The codeSha256 of the pending approval: the hash of every trusted "
+        "Python step's code the person read. An approval without them is refused (409).",
+    )
 
 
 # -- answers ---------------------------------------------------------------------------
@@ -143,6 +162,10 @@ class PendingApproval(_Model):
     reason: str
     expires_at: datetime | None
     operations: list[PendingOperation]
+    code_sha256: list[str] = Field(
+        description="The sha256 of each python.trusted operation's code (its args.code): "
+        "a resolution that approves must quote every one"
+    )
 
 
 class PendingApprovals(_Model):
@@ -293,6 +316,7 @@ def pending_out(pending: ApprovalRequested, events: Sequence[AnyEvent]) -> Pendi
         reason=pending.reason,
         expires_at=_when(expires_at) if isinstance(expires_at, int | float) else None,
         operations=[_pending_operation(op) for op in operations],
+        code_sha256=code_hashes(pending.operations),
     )
 
 

@@ -74,6 +74,13 @@ async def test_console_when_destructive_run_approved_shows_result_audit_and_prev
                 "object.delete"
             )
             await expect(status).to_have_text("awaiting_confirmation")
+            # Opened again, the console lists what waits for its user before anything is run.
+            await page.reload()
+            await expect(approval).to_be_visible(timeout=30_000)
+            await expect(approval.get_by_test_id("pending-operation")).to_contain_text(
+                '"name":"Victim"'
+            )
+            await expect(page.get_by_test_id("event-log")).to_be_empty()
             await approval.get_by_test_id("approve").click()
 
             await expect(status).to_have_text("completed", timeout=RUN_TIMEOUT_MS)
@@ -90,6 +97,101 @@ async def test_console_when_destructive_run_approved_shows_result_audit_and_prev
             await expect(page.get_by_test_id("error")).to_be_hidden()
         except BaseException:
             shot = tmp_path_factory.mktemp("screenshots") / "console-failure.png"
+            with contextlib.suppress(Exception):
+                await page.screenshot(path=str(shot), full_page=True)
+                print(f"screenshot of the failing page: {shot}")
+            raise
+        finally:
+            await browser.close()
+
+
+async def test_console_when_request_refused_keeps_the_messages_line_breaks(
+    console_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    expect = playwright_api.expect
+    async with playwright_api.async_playwright() as p:
+        browser = await p.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox", "--disable-gpu"]
+        )
+        page = await browser.new_page()
+        try:
+            await page.goto(console_url + "/")
+            await page.get_by_label("API token").fill(TOKEN)
+            await page.get_by_label("Scene id").fill("refused")
+            await page.get_by_label("What should change?").fill(
+                "add a cube, then paint it like van gogh"
+            )
+            await page.get_by_test_id("submit").click()
+            status = page.get_by_test_id("run-status")
+            await expect(status).to_have_text("failed", timeout=RUN_TIMEOUT_MS)
+            summary = await page.get_by_test_id("run-summary").inner_text()
+            # The offline planner's grammar comes on lines of its own, as it was written.
+            assert "\n  color <N> <color>" in summary or "\ncolor <N> <color>" in summary, summary
+        except BaseException:
+            shot = tmp_path_factory.mktemp("screenshots") / "console-refusal.png"
+            with contextlib.suppress(Exception):
+                await page.screenshot(path=str(shot), full_page=True)
+                print(f"screenshot of the failing page: {shot}")
+            raise
+        finally:
+            await browser.close()
+
+
+async def test_console_when_scene_picked_shows_history_and_reverts_after_approval(
+    console_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    expect = playwright_api.expect
+    async with playwright_api.async_playwright() as p:
+        browser = await p.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox", "--disable-gpu"]
+        )
+        page = await browser.new_page()
+        try:
+            await page.goto(console_url + "/")
+            await page.get_by_label("API token").fill(TOKEN)
+            await page.get_by_label("Scene id").fill("picked")
+            status = page.get_by_test_id("run-status")
+            for prompt in ("add a cube named First", "add a cube named Second at 3 0 0"):
+                await page.get_by_label("What should change?").fill(prompt)
+                await page.get_by_test_id("submit").click()
+                await expect(status).to_have_text("completed", timeout=RUN_TIMEOUT_MS)
+            await page.get_by_label("Scene id").fill("elsewhere")
+
+            await page.get_by_test_id("scenes-refresh").click()
+            picker = page.get_by_label("Pick a scene")
+            await expect(picker.locator("option", has_text="picked")).to_have_count(1)
+            await picker.select_option("picked")
+            # Chosen, it is the scene of the next request, and shows what it holds.
+            await expect(page.get_by_label("Scene id")).to_have_value("picked")
+            summary = page.get_by_test_id("scene-summary")
+            await expect(summary).to_contain_text("scene picked at revision 2", timeout=30_000)
+            await expect(summary).to_contain_text("Second [MESH]")
+            rows = page.get_by_test_id("history-row")
+            await expect(rows).to_have_count(2)
+            await expect(rows.first).to_contain_text("object.create")
+            await expect(page.get_by_test_id("preview")).to_have_attribute(
+                "src", re.compile("^blob:"), timeout=30_000
+            )
+
+            revert = page.get_by_role("button", name="Revert picked to revision 1")
+            await revert.click()
+            approval = page.get_by_test_id("approval")
+            await expect(approval).to_be_visible(timeout=RUN_TIMEOUT_MS)
+            await expect(approval.get_by_test_id("pending-operation")).to_contain_text(
+                "scene.revert"
+            )
+            await expect(status).to_have_text("awaiting_confirmation")
+            await approval.get_by_test_id("approve").click()
+            await expect(status).to_have_text("completed", timeout=RUN_TIMEOUT_MS)
+
+            await page.get_by_test_id("scenes-refresh").click()
+            await expect(rows).to_have_count(3, timeout=30_000)
+            await expect(rows.first).to_contain_text("scene.revert")
+            await expect(summary).to_contain_text("scene picked at revision 3")
+            await expect(summary).not_to_contain_text("Second")
+            await expect(page.get_by_test_id("error")).to_be_hidden()
+        except BaseException:
+            shot = tmp_path_factory.mktemp("screenshots") / "console-scenes.png"
             with contextlib.suppress(Exception):
                 await page.screenshot(path=str(shot), full_page=True)
                 print(f"screenshot of the failing page: {shot}")

@@ -53,6 +53,22 @@ function short(hash) {
   return hash ? hash.slice(0, 12) : "-";
 }
 
+// Control, format (bidirectional overrides, zero-width) and separator characters, written
+// as escapes so the code a person reads is the code that runs (contracts/trusted_code.py).
+const HIDING = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
+
+function visible(text) {
+  return text.replace(HIDING, (ch) =>
+    ch === "\t" ? ch : `\\u${ch.codePointAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+function numbered(code) {
+  const lines = code.split("\n").map((line) => visible(line.replace(/\r$/, "")));
+  const width = String(lines.length).length;
+  return lines.map((line, i) => `${String(i + 1).padStart(width)} | ${line}`).join("\n");
+}
+
 // -- a run, streamed ------------------------------------------------------------------
 
 async function submitRun(event) {
@@ -124,10 +140,11 @@ async function onStreamItem(item) {
 
 // -- approvals ------------------------------------------------------------------------
 
+// Every approval the user's runs wait on, or only ``runId``'s.
 async function showPending(runId) {
   const response = await api("/api/agent/approvals/pending");
   const { approvals } = await response.json();
-  const mine = approvals.filter((a) => a.runId === runId);
+  const mine = runId ? approvals.filter((a) => a.runId === runId) : approvals;
   const box = $("pending");
   box.replaceChildren();
   for (const approval of mine) box.appendChild(approvalCard(approval));
@@ -140,13 +157,18 @@ function approvalCard(approval) {
   card.dataset.testid = "approval";
   card.dataset.approvalId = approval.approvalId;
   const reason = document.createElement("p");
-  reason.textContent = approval.reason;
+  reason.textContent = `Run ${approval.runId}: ${approval.reason}`;
   card.appendChild(reason);
   const list = document.createElement("ul");
   for (const op of approval.operations) {
     const li = document.createElement("li");
     li.dataset.testid = "pending-operation";
-    li.textContent = `${op.operationId} ${op.tool} (${op.safetyLevel}) ${JSON.stringify(op.args)}`;
+    const trusted = op.tool === "python.trusted";
+    // Trusted code is shown as a numbered block under its operation, not as one long line.
+    const { code, ...args } = op.args;
+    const shown = trusted ? args : op.args;
+    li.textContent = `${op.operationId} ${op.tool} (${op.safetyLevel}) ${visible(JSON.stringify(shown))}`;
+    if (trusted) li.appendChild(trustedCode(typeof code === "string" ? code : "", args.code_sha256));
     list.appendChild(li);
   }
   card.appendChild(list);
@@ -170,6 +192,22 @@ function approvalCard(approval) {
   return card;
 }
 
+function trustedCode(code, hash) {
+  const figure = document.createElement("figure");
+  figure.className = "trusted-code";
+  const caption = document.createElement("figcaption");
+  caption.append("trusted Python, ");
+  const named = document.createElement("code");
+  named.dataset.testid = "code-sha256";
+  named.textContent = hash || "";
+  caption.appendChild(named);
+  const block = document.createElement("pre");
+  block.dataset.testid = "trusted-code";
+  block.textContent = numbered(code);
+  figure.append(caption, block);
+  return figure;
+}
+
 async function resolve(approval, decision, buttons) {
   showError("");
   for (const button of buttons.querySelectorAll("button")) button.disabled = true;
@@ -182,6 +220,8 @@ async function resolve(approval, decision, buttons) {
         approvalId: approval.approvalId,
         decision,
         requestHash: approval.requestHash,
+        // The hashes of the trusted code this card showed: approving quotes them.
+        codeSha256: decision === "reject" ? [] : approval.codeSha256 || [],
       }),
     });
     $("approvals").hidden = true;
@@ -280,8 +320,125 @@ async function showScene(sceneId, scenePath) {
   }
 }
 
+// What waits for the user when the console opens, or once they give their token.
+async function showAllPending() {
+  if (!token()) return;
+  localStorage.setItem(TOKEN_KEY, token());
+  await guarded(() => showPending(null));
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   $("token").value = localStorage.getItem(TOKEN_KEY) || "";
   $("scene-id").value = localStorage.getItem(SCENE_KEY) || "default";
   $("run-form").addEventListener("submit", submitRun);
+  $("token").addEventListener("change", showAllPending);
+  showAllPending();
+});
+
+// -- your scenes: the picker, a scene's summary and history, revert ----------------------
+
+function sceneUrl(sceneId, rest = "") {
+  return `/api/scenes/${encodeURIComponent(sceneId)}${rest}`;
+}
+
+// The user's scenes in the picker; the scene chosen before stays chosen if it is listed.
+async function loadScenes() {
+  if (!token()) return;
+  const { scenes } = await (await api("/api/scenes")).json();
+  const picker = $("scene-picker");
+  const chosen = picker.value;
+  picker.replaceChildren(picker.options[0]);
+  for (const scene of scenes) {
+    const option = document.createElement("option");
+    option.value = scene.sceneId;
+    const objects = scene.objects === null ? "" : `, ${scene.objects} objects`;
+    const by = scene.changedBy ? `, last changed by ${scene.changedBy}` : "";
+    option.textContent = `${scene.sceneId} (revision ${scene.revision}${objects}${by})`;
+    picker.appendChild(option);
+  }
+  picker.value = scenes.some((s) => s.sceneId === chosen) ? chosen : "";
+  if (!picker.value) $("scene-details").hidden = true;
+}
+
+// Choosing a scene makes it the scene of the next request and shows what it holds.
+async function chooseScene() {
+  const sceneId = $("scene-picker").value;
+  if (!sceneId) {
+    $("scene-details").hidden = true;
+    return;
+  }
+  $("scene-id").value = sceneId;
+  localStorage.setItem(SCENE_KEY, sceneId);
+  await showSceneDetails(sceneId);
+}
+
+async function showSceneDetails(sceneId) {
+  const summary = await (await api(sceneUrl(sceneId))).json();
+  $("scene-summary").textContent = summary.text.join("\n");
+  const { revisions } = await (await api(sceneUrl(sceneId, "/history"))).json();
+  const rows = $("history-table").tBodies[0];
+  rows.replaceChildren();
+  for (const revision of [...revisions].reverse()) {
+    const row = rows.insertRow();
+    row.dataset.testid = "history-row";
+    cell(row, revision.revision);
+    cell(row, revision.storedAt ? new Date(revision.storedAt).toLocaleString() : null);
+    cell(row, revision.runId);
+    cell(row, revision.user);
+    cell(row, revision.tools.join(", "));
+    cell(row, revision.sceneHashPrefix);
+    const action = cell(row, "");
+    // The head is the scene as it is: only an earlier revision can be gone back to.
+    if (revision.revision !== summary.revision) {
+      action.appendChild(revertButton(sceneId, revision.revision));
+    }
+  }
+  $("scene-details").hidden = false;
+  await showScene(sceneId, sceneUrl(sceneId, ".blend"));
+}
+
+function revertButton(sceneId, revision) {
+  const button = document.createElement("button");
+  button.type = "button";
+  button.textContent = "Revert";
+  button.dataset.testid = "revert";
+  button.setAttribute("aria-label", `Revert ${sceneId} to revision ${revision}`);
+  button.addEventListener("click", () => revertTo(sceneId, revision, button));
+  return button;
+}
+
+// A revert is a destructive run: it waits for approval, shown as any other approval card.
+async function revertTo(sceneId, revision, button) {
+  showError("");
+  $("event-log").replaceChildren();
+  $("approvals").hidden = true;
+  $("result-section").hidden = true;
+  $("audit-section").hidden = true;
+  button.disabled = true;
+  logLine(`revert ${sceneId} to revision ${revision}`, "status");
+  try {
+    const response = await api(sceneUrl(sceneId, "/revert"), {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ revision }),
+    });
+    const { run } = await response.json();
+    await showResult(run);
+  } catch (error) {
+    showError(error.message);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+async function refreshScenes() {
+  await loadScenes();
+  if ($("scene-picker").value) await showSceneDetails($("scene-picker").value);
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("scene-picker").addEventListener("change", () => guarded(chooseScene));
+  $("scenes-refresh").addEventListener("click", () => guarded(refreshScenes));
+  $("token").addEventListener("change", () => guarded(loadScenes));
+  guarded(loadScenes);
 });

@@ -1,0 +1,136 @@
+"""``blendmesh scenes`` (list, show, history, import), ``blendmesh revert`` and the guard
+that keeps ``blendmesh run`` from overwriting an exported .blend a person changed.
+
+Import and revert are runs: they print and exit like ``blendmesh run`` (3 while one waits
+for approval: ``blendmesh approve RUN_ID``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from rich.console import Console
+
+from contracts.scene_report import report_lines
+from services import console as show
+from services import scene_client
+from services.cli_common import EXIT_OK, connected, progress, report
+from services.client import ClientError, MeshClient
+from services.mesh import Mesh
+from services.runtime.settings import Settings
+from services.scene_client import Choice, SceneDoor
+
+ADOPT, DISCARD = "--adopt", "--discard"
+
+
+def add_parsers(sub: Any, run: argparse.ArgumentParser) -> None:
+    """The scene commands, and ``run``'s two answers to a changed exported file."""
+    choice = run.add_mutually_exclusive_group()
+    choice.add_argument(
+        ADOPT,
+        action="store_true",
+        help="the exported .blend was changed by hand: import it as a new revision first",
+    )
+    choice.add_argument(
+        DISCARD,
+        action="store_true",
+        help="the exported .blend was changed by hand: keep a copy beside it and replace it",
+    )
+    scenes = sub.add_parser("scenes", help="your scenes; `scenes show|history|import`")
+    scenes.add_argument("--json", action="store_true", help="print JSON")
+    verbs = scenes.add_subparsers(dest="scenes_command")
+    for name, what in (("show", "what a scene holds"), ("history", "a scene's revisions")):
+        verb = verbs.add_parser(name, help=what)
+        verb.add_argument("scene", help="the scene id")
+        verb.add_argument("--json", action="store_true", help="print JSON")
+    imp = verbs.add_parser("import", help="make a .blend file a new revision of a scene")
+    imp.add_argument("file", type=Path, help="a .blend saved by Blender")
+    imp.add_argument("--scene", required=True, help="the scene id (a new id makes a new scene)")
+    imp.add_argument("--approve", action="store_true", help="pre-approve the import")
+    imp.add_argument("--json", action="store_true", help="print the run result as JSON")
+    revert = sub.add_parser("revert", help="make a new revision equal to an earlier one")
+    revert.add_argument("scene", help="the scene id")
+    revert.add_argument("revision", type=int, help="the revision to go back to")
+    revert.add_argument("--approve", action="store_true", help="pre-approve the revert")
+    revert.add_argument("--json", action="store_true", help="print the run result as JSON")
+
+
+def _json(value: Any) -> None:
+    sys.stdout.write(msgspec.json.encode(value).decode() + "\n")
+
+
+def guard_export(args: argparse.Namespace, settings: Settings) -> bool:
+    """Before a run is even planned: True when the changed exported file must be adopted
+    (imported) first; refuses a changed file when neither --adopt nor --discard was given."""
+    choice: Choice | None = "adopt" if args.adopt else "discard" if args.discard else None
+    words = (f"`blendmesh run {ADOPT}`", f"`{DISCARD}`")
+    return scene_client.guard_export(settings, args.scene, choice, words)
+
+
+async def adopt(
+    args: argparse.Namespace, settings: Settings, client: MeshClient, err: Console
+) -> Any:
+    """Import the changed exported file before the run; the import's result when it did
+    not complete (it waits for approval, or failed), else None."""
+
+    door = SceneDoor(client.bus, settings)
+    path = scene_client.exported(settings).path(args.scene)
+    request = await door.import_request(
+        settings.user, args.scene, path.read_bytes(), path.name, pre_approved=args.approve
+    )
+    result = await client.run(request, progress(err, args.json), args.timeout)
+    return None if result.status == "completed" else result
+
+
+async def dispatch(args: argparse.Namespace, settings: Settings, out: Console, err: Console) -> int:
+    services = tuple(Mesh.all_services())
+    if args.command == "revert":
+        async with connected(settings, services) as bus:
+            request = await SceneDoor(bus, settings).revert_request(
+                settings.user, args.scene, args.revision, pre_approved=args.approve
+            )
+            result = await MeshClient(bus).run(request, progress(err, args.json))
+        return report(result, args.json, out)
+    if args.scenes_command == "import":
+        try:
+            data = args.file.read_bytes()
+        except OSError as exc:
+            raise ClientError(f"cannot read {args.file}: {exc.strerror}") from None
+        async with connected(settings, services) as bus:
+            request = await SceneDoor(bus, settings).import_request(
+                settings.user, args.scene, data, args.file.name, pre_approved=args.approve
+            )
+            result = await MeshClient(bus).run(request, progress(err, args.json))
+        return report(result, args.json, out)
+    async with connected(settings, ()) as bus:
+        door = SceneDoor(bus, settings)
+        match args.scenes_command:
+            case "show":
+                summary = await door.show(args.scene, settings.user)
+                _json(summary) if args.json else _lines(out, report_lines(summary))
+            case "history":
+                entries = await door.history(args.scene, settings.user)
+                if args.json:
+                    _json(entries)
+                else:
+                    out.print(show.rows_table("revisions", show.as_rows(entries), HISTORY))
+            case _:
+                rows = await door.scenes(settings.user)
+                if args.json:
+                    _json(rows)
+                else:
+                    out.print(show.rows_table("scenes", rows, SCENES))
+    return EXIT_OK
+
+
+HISTORY = ["revision", "scene_hash_prefix", "stored_at", "run_id", "user", "tools"]
+SCENES = ["scene_id", "revision", "objects", "changed_at", "changed_by", "run_id"]
+
+
+def _lines(out: Console, lines: list[str]) -> None:
+    for line in lines:
+        out.print(line, markup=False, highlight=False)

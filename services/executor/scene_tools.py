@@ -1,0 +1,204 @@
+"""The executor's own tools: ``scene.import`` and ``scene.revert`` (contracts/scene_files.py).
+
+Both replace the scene the bridge holds with a whole .blend file: a staged upload of the
+run's user, or an earlier revision of the run's scene. The bridge cannot reach the store,
+so the executor answers them itself: ``SceneToolBridge`` wraps the bridge for one run and
+hands every other call through. Because the wrapper is the bridge the run's operations
+see, a rollback that replays an import or a revert calls it again, like any tool.
+
+The file is checked (a .blend, compressed or not), written to a private temporary file and
+opened with ``bridge.load``, which never runs the file's scripts; the run's commit then
+makes the new revision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from contracts.bridge import HashScheme, Preview, SavedScene, ToolErrorCode, ToolResult
+from contracts.inspection import SceneInspection
+from contracts.scene_files import IMPORT_TOOL, REVERT_TOOL, blend_problem, is_blob_id
+from contracts.scenes import Head
+from services.executor.bridge_client import BridgeCrashed
+from services.executor.ports import Bridge
+
+
+class Revisions(Protocol):
+    """Port: a scene's stored revisions (JetStreamSceneStore)."""
+
+    async def find_revision(self, scene_id: str, revision: int) -> Head | None: ...
+
+    async def read(self, head: Head) -> bytes: ...
+
+
+class Uploads(Protocol):
+    """Port: the staged uploads of the doors (ObjectStoreUploads)."""
+
+    async def get(self, user: str, blob: str) -> bytes | None: ...
+
+
+def _refused(code: ToolErrorCode, message: str) -> ToolResult:
+    """Refused before Blender was touched: the scene is as it was."""
+    return ToolResult(ok=False, error_code=code, message=message, mutated=False)
+
+
+@dataclass
+class SceneTools:
+    """What the tools read, and where their temporary files go; ``bind`` makes the bridge
+    of one run."""
+
+    revisions: Revisions
+    uploads: Uploads
+    work_dir: Path
+    max_upload_bytes: int
+
+    def bind(self, bridge: Bridge, scene_id: str, user: str) -> SceneToolBridge:
+        return SceneToolBridge(bridge, self, scene_id, user)
+
+
+class SceneToolBridge:
+    """The bridge of one run on ``scene_id`` for ``user``: the scene tools are answered
+    here, everything else by the bridge."""
+
+    def __init__(self, bridge: Bridge, tools: SceneTools, scene_id: str, user: str) -> None:
+        self.inner = bridge
+        self._tools = tools
+        self.scene_id = scene_id
+        self.user = user
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], mcp_call_id: str, timeout: float | None = None
+    ) -> ToolResult:
+        if name == IMPORT_TOOL:
+            return await self._import(arguments)
+        if name == REVERT_TOOL:
+            return await self._revert(arguments)
+        return await self.inner.call_tool(name, arguments, mcp_call_id, timeout)
+
+    async def _import(self, args: dict[str, Any]) -> ToolResult:
+        blob, size = args.get("blob"), args.get("bytes")
+        if set(args) != {"blob", "bytes"} or not is_blob_id(blob) or not isinstance(size, int):
+            return _refused(
+                "invalid_input",
+                'scene.import takes {"blob": "sha256:<64 hex digits>", "bytes": <size>} '
+                "naming a staged upload; stage the file with `blendmesh scenes import`",
+            )
+        limit = self._tools.max_upload_bytes
+        if not 0 < size <= limit:
+            return _refused(
+                "invalid_input",
+                f"scene.import of {size} bytes: an import holds 1 to {limit} bytes "
+                "(BLENDMESH_MAX_UPLOAD_BYTES)",
+            )
+        assert isinstance(blob, str)
+        data = await self._tools.uploads.get(self.user, blob)
+        if data is None:
+            return _refused(
+                "not_found",
+                f"no staged upload {blob[:19]}… of {self.user}: uploads expire a day after "
+                "they are staged; import the file again",
+            )
+        if len(data) != size:
+            return _refused(
+                "invalid_input", f"the upload holds {len(data)} bytes, the plan says {size}"
+            )
+        return await self._load(data, f"the upload {blob[:19]}…")
+
+    async def _revert(self, args: dict[str, Any]) -> ToolResult:
+        revision = args.get("revision")
+        if set(args) != {"revision"} or not isinstance(revision, int) or revision < 1:
+            return _refused(
+                "invalid_input",
+                'scene.revert takes {"revision": <a revision number, 1 or more>}',
+            )
+        head = await self._tools.revisions.find_revision(self.scene_id, revision)
+        if head is None:
+            return _refused(
+                "not_found",
+                f"scene {self.scene_id} has no revision {revision}; "
+                f"`blendmesh scenes history {self.scene_id}` lists its revisions",
+            )
+        data = await self._tools.revisions.read(head)
+        result = await self._load(data, f"revision {revision} of scene {self.scene_id}")
+        scene_hash = (result.data or {}).get("scene_hash", "")
+        if result.ok and not await self._is_revision(scene_hash, head.scene_hash):
+            return ToolResult(
+                ok=False,
+                error_code="conflict",
+                message=f"revision {revision} of scene {self.scene_id} loads as "
+                f"{scene_hash[:16]}, not {head.scene_hash}; it was not reverted",
+                mutated=True,
+            )
+        return result
+
+    async def _is_revision(self, loaded: str, recorded: str) -> bool:
+        """Whether the scene just loaded (hashing to ``loaded``) is the revision whose hash
+        starts with ``recorded`` (a revision's object name keeps 16 characters of it). One
+        committed before ADR 0012 recorded its whole-snapshot hash: that one is asked then."""
+        if loaded.startswith(recorded):
+            return True
+        return (await self.inner.fingerprint_full("whole_snapshot")).startswith(recorded)
+
+    async def _load(self, data: bytes, what: str) -> ToolResult:
+        problem = blend_problem(data, what)
+        if problem is not None:
+            return _refused("invalid_input", problem)
+        path = await asyncio.to_thread(_private_copy, self._tools.work_dir, data)
+        try:
+            scene_hash = await self.inner.load(str(path))
+        except BridgeCrashed:
+            raise  # a dead bridge is the runner's to restart
+        except Exception as exc:  # noqa: BLE001 - Blender refused the file: the tool failed
+            return ToolResult(
+                ok=False,
+                error_code="invalid_input",
+                message=f"Blender could not open {what}: {exc}",
+                mutated=True,  # a half-opened file: the runner restores the checkpoint
+            )
+        finally:
+            path.unlink(missing_ok=True)
+        return ToolResult(
+            ok=True, data={"bytes": len(data), "scene_hash": scene_hash}, mutated=True
+        )
+
+    # Everything else is the bridge's.
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def reset(self) -> str:
+        return await self.inner.reset()
+
+    async def load(self, path: str) -> str:
+        return await self.inner.load(path)
+
+    async def save(self, path: str, compress: bool = False) -> SavedScene:
+        return await self.inner.save(path, compress)
+
+    async def fingerprint(self) -> str:
+        return await self.inner.fingerprint()
+
+    async def fingerprint_full(self, scheme: HashScheme = "digests") -> str:
+        return await self.inner.fingerprint_full(scheme)
+
+    async def render_preview(self, path: str, width: int = 320, height: int = 240) -> Preview:
+        return await self.inner.render_preview(path, width, height)
+
+    async def inspect(self) -> SceneInspection:
+        return await self.inner.inspect()
+
+    async def restart(self) -> None:
+        await self.inner.restart()
+
+
+def _private_copy(work_dir: Path, data: bytes) -> Path:
+    """``data`` in a new file only this process's user can read, inside ``work_dir``."""
+    work_dir.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=".import-", suffix=".blend", dir=work_dir)
+    with os.fdopen(fd, "wb") as out:  # mkstemp creates it 0600
+        out.write(data)
+    return Path(name)

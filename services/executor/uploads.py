@@ -1,0 +1,66 @@
+"""Staged uploads: a .blend a door has received for ``scene.import``, until the executor
+loads it.
+
+The doors write, the executor reads, both through this adapter, in the Object Store
+bucket ``<prefix>_uploads``. An upload is named by its user and its content address
+(``<user>/<sha256 hex>``), so one user's run cannot import another's file even when it
+knows the hash; the bucket's TTL (``access.store_ttl``) deletes every upload a day after
+it was staged, used or not, which outlasts any pending approval of the import.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from nats.js import JetStreamContext
+from nats.js.errors import (
+    BucketNotFoundError,
+    NotFoundError,
+    ObjectDeletedError,
+    ObjectNotFoundError,
+)
+from nats.js.object_store import ObjectStore
+
+from contracts.scene_files import blob_id
+from services.runtime.access import store_ttl
+from services.runtime.bus import object_store_config
+
+NAME = "uploads"
+
+
+def _name(user: str, blob: str) -> str:
+    return f"{user}/{blob.removeprefix('sha256:')}"
+
+
+class ObjectStoreUploads:
+    def __init__(self, js: JetStreamContext, prefix: str) -> None:
+        self._js = js
+        self.bucket = f"{prefix}_{NAME}".replace(".", "_")
+        self._store: ObjectStore | None = None
+
+    async def _objects(self) -> ObjectStore:
+        if self._store is None:
+            try:
+                self._store = await self._js.object_store(self.bucket)
+            except BucketNotFoundError:
+                config = object_store_config(self._js, ttl=store_ttl(NAME))
+                self._store = await self._js.create_object_store(self.bucket, config)
+        return self._store
+
+    async def stage(self, user: str, data: bytes) -> str:
+        """Store ``data`` for ``user``'s import; returns its blob id (``sha256:<hex>``)."""
+        blob = blob_id(data)
+        await (await self._objects()).put(_name(user, blob), data)
+        return blob
+
+    async def get(self, user: str, blob: str) -> bytes | None:
+        """``user``'s staged upload ``blob``, verified against its hash; None when there is
+        none (never staged, expired, or staged by someone else)."""
+        try:
+            result = await (await self._objects()).get(_name(user, blob))
+        except (ObjectNotFoundError, ObjectDeletedError, NotFoundError):
+            return None
+        data = result.data or b""
+        if f"sha256:{hashlib.sha256(data).hexdigest()}" != blob:
+            return None
+        return data

@@ -1,0 +1,60 @@
+"""``blendmesh scenes``, ``revert`` and the exported-file guard of ``run``, as a user runs them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.e2e.test_cli import blendmesh
+
+
+def test_run_when_exported_file_put_there_by_hand_exits_2_offering_both_choices(
+    tmp_path: Path,
+) -> None:
+    scenes = tmp_path / "scenes"
+    scenes.mkdir()
+    (scenes / "imported.blend").write_bytes(b"BLENDER-v500 made by an artist")
+    proc = blendmesh(tmp_path, "run", "--scene", "imported", "describe the scene")
+    assert proc.returncode == 2, proc.stderr
+    assert "imported.blend" in proc.stderr
+    assert "--adopt" in proc.stderr and "--discard" in proc.stderr
+    assert (scenes / "imported.blend").read_bytes() == b"BLENDER-v500 made by an artist"
+    assert not (tmp_path / "nats").exists()  # stopped before any mesh started
+
+
+def test_scenes_import_when_file_is_not_a_blend_exits_2_naming_it(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a scene")
+    proc = blendmesh(tmp_path, "scenes", "import", str(notes), "--scene", "s1")
+    assert proc.returncode == 2
+    assert "notes.txt is not a .blend file" in proc.stderr
+
+
+def test_scenes_import_when_file_is_missing_exits_2(tmp_path: Path) -> None:
+    proc = blendmesh(tmp_path, "scenes", "import", str(tmp_path / "gone.blend"), "--scene", "s1")
+    assert proc.returncode == 2
+    assert "cannot read" in proc.stderr
+
+
+def test_revert_and_history_when_run_by_cli_ask_then_list_the_runs(tmp_path: Path) -> None:
+    assert (
+        blendmesh(tmp_path, "run", "--scene", "s", "add a cube named Box at 0 0 1").returncode == 0
+    )
+    assert (
+        blendmesh(tmp_path, "run", "--scene", "s", "add a uv sphere named Ball at 3 0 1").returncode
+        == 0
+    )
+    asked = blendmesh(tmp_path, "revert", "s", "1", "--json")
+    assert asked.returncode == 3, asked.stderr  # destructive: it waits for a person
+    run_id = json.loads(asked.stdout)["run_id"]
+    done = blendmesh(tmp_path, "approve", run_id, "--json")
+    assert done.returncode == 0, done.stderr
+    history = json.loads(blendmesh(tmp_path, "scenes", "history", "s", "--json").stdout)
+    assert [r["revision"] for r in history] == [1, 2, 3]
+    assert history[2]["run_id"] == run_id and history[2]["tools"] == ["scene.revert"]
+    shown = blendmesh(tmp_path, "scenes", "show", "s")
+    assert shown.returncode == 0 and "Box [MESH]" in shown.stdout and "Ball" not in shown.stdout
+    listed = json.loads(blendmesh(tmp_path, "scenes", "--json").stdout)
+    assert [(r["scene_id"], r["revision"]) for r in listed] == [("s", 3)]
+    other = blendmesh(tmp_path, "scenes", "show", "s", env={"BLENDMESH_USER": "ben"})
+    assert other.returncode == 2 and "no scene s" in other.stderr
