@@ -2,20 +2,35 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from typing import Any
 
 import msgspec
 
-from contracts.events import Executed, RunCompleted, follow
-from contracts.failures import FailureContract
+from contracts import subjects
+from contracts.events import (
+    DeadLettered,
+    Executed,
+    GatesEvaluated,
+    RunCompleted,
+    RunFailed,
+    derive_event_id,
+    follow,
+)
+from contracts.failures import FailureContract, failure
 from contracts.geonodes import step_of
 from contracts.receipts import Receipt
+from contracts.snapshot_text import described
 
 
-def completed(event: Executed, now: float) -> RunCompleted:
-    """The run completed: say how many operations were applied (skipped ones count)."""
+def completed(event: Executed, now: float, gates: GatesEvaluated | None = None) -> RunCompleted:
+    """The run completed: say how many operations were applied (skipped ones count), and
+    carry its receipts, revision and gates so the event alone is the run's result."""
     done = sum(1 for r in event.receipts if r.status in ("succeeded", "skipped_idempotent"))
-    summary = f"{done} of {len(event.receipts)} operations applied to scene {event.scene_id}"
+    summary = described(event.scene_id, event.receipts) or (
+        f"{done} of {len(event.receipts)} operations applied to scene {event.scene_id}"
+    )
     return follow(
         event,
         RunCompleted,
@@ -23,6 +38,10 @@ def completed(event: Executed, now: float) -> RunCompleted:
         summary=summary,
         blend_path=event.blend_path,
         scene_hash=event.scene_hash,
+        scene_id=event.scene_id,
+        receipts=event.receipts,
+        revision=event.revision,
+        gates=gates.envelope if gates is not None else None,
     )
 
 
@@ -39,3 +58,44 @@ def naming_step(
         return contract, message
     hint = f"step {step} failed: {contract.retry_hint}"
     return msgspec.structs.replace(contract, retry_hint=hint), f"step {step} failed: {message}"
+
+
+def unreadable_request(letter: DeadLettered, run_id: str, now: float) -> RunFailed | None:
+    """The end of a run whose ``run.requested`` did not match its schema, so a client that
+    follows ``run_id`` hears why instead of waiting for ever. Ids the payload carries are
+    kept when they are valid; None for a dead letter of any other event."""
+    if letter.subject.rsplit(".", 1)[-1] != "requested":
+        return None
+    claimed = _fields(letter.payload)
+
+    def token(name: str, default: str) -> str:
+        value = claimed.get(name)
+        try:
+            return subjects.check_token(value, name) if isinstance(value, str) else default
+        except ValueError:
+            return default
+
+    contract = failure(
+        "REQUEST_UNREADABLE",
+        "Send a run.requested that matches contracts/schemas/events/run.requested.v1.json "
+        f"({letter.reason[:300]})",
+    )
+    return RunFailed(
+        event_id=derive_event_id(letter.event_id, "run.failed"),
+        at=now,
+        run_id=run_id,
+        request_id=token("request_id", run_id),
+        thread_id=token("thread_id", run_id),
+        user=token("user", "unknown"),
+        causation_id=letter.event_id,
+        failure=contract,
+        message=f"the run request could not be read, so the run ends here: {letter.reason}",
+    )
+
+
+def _fields(payload: str) -> dict[str, Any]:
+    try:
+        found = json.loads(payload)
+    except ValueError:  # not JSON, or cut short by the dead letter's excerpt
+        return {}
+    return found if isinstance(found, dict) else {}

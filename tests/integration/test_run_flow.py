@@ -284,9 +284,27 @@ async def test_run_boundary_when_an_op_fails_leaves_scene_as_before_the_run(
 ) -> None:
     await run(mesh, "whole", "add a cube named Base")
     before = file_digest(scene_file(mesh, "whole"))
-    result = await run(
-        mesh, "whole", "add a cube named Extra, then move Ghost to 1 1 1", rollback_boundary="run"
-    )
+    # A plan as written: the offline planner would refuse to name Ghost before anything ran.
+    plan = {
+        "request_id": "whole-1",
+        "operations": [
+            {
+                "operation_id": "op1",
+                "tool_name": "object.create",
+                "args": {"primitive": "cube", "name": "Extra"},
+                "depends_on": [],
+                "safety_level": "safe_write",
+            },
+            {
+                "operation_id": "op2",
+                "tool_name": "object.transform",
+                "args": {"name": "Ghost", "location": [1, 1, 1]},
+                "depends_on": ["op1"],
+                "safety_level": "safe_write",
+            },
+        ],
+    }
+    result = await run(mesh, "whole", plan=plan, rollback_boundary="run")
     assert result.status == "failed"
     assert [r.status for r in result.receipts] == ["rolled_back", "rolled_back"]
     assert file_digest(scene_file(mesh, "whole")) == before

@@ -462,16 +462,19 @@ def test_operation_ids_when_more_than_99_ops_widen_and_sort_lexically(catalog):
 
 
 # -- refusals ------------------------------------------------------------------------
-def test_unreadable_clause_when_present_quotes_exactly_that_clause(catalog):
+def test_unreadable_clause_when_present_points_at_the_first_word_not_understood(catalog):
     error = unreadable("add a cube named Box, paint it  like Van Gogh, then delete Box", catalog)
     assert error.unread == "paint it  like Van Gogh"
-    assert error.message.startswith('I could not read "paint it  like Van Gogh".')
-    assert GRAMMAR_SUMMARY in error.message
+    assert error.message.startswith('I did not understand "like" in "paint it  like Van Gogh".')
+    assert "color <N> <color>" in error.message  # only the forms of the verb used
+    assert GRAMMAR_SUMMARY not in error.message
     assert str(error) == error.message
 
 
 def test_unreadable_clause_when_several_reports_the_first(catalog):
-    assert unreadable("fly Box to the moon and dance", catalog).unread == "fly Box to the moon"
+    error = unreadable("fly Box to the moon, then dance", catalog)
+    assert error.unread == "fly Box to the moon"
+    assert 'I do not know the verb "fly"' in error.message
 
 
 def test_unreadable_when_vector_has_bare_commas_hints_at_parentheses(catalog):

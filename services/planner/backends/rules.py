@@ -1,9 +1,11 @@
 """The ``rules`` planner backend: an offline, deterministic English grammar (docs/grammar.md).
 
-``plan_request`` reads a request clause by clause; every clause becomes one operation, in
-sentence order, except a Geometry Nodes clause, which is a NODE_TREE step (spec 004)
-compiled into a chain of ``gn.*`` operations. Anything the grammar cannot read is refused with
-``UnreadableRequest`` quoting the first unreadable clause: this backend never guesses.
+``plan_request`` reads a request clause by clause; a clause becomes its operations in
+sentence order ("three cubes" is three), and a Geometry Nodes clause is a NODE_TREE step
+(spec 004) compiled into a chain of ``gn.*`` operations. Given the scene's summary, group
+words ("everything", "all cubes") become the scene's objects and unknown names are refused
+with the closest one. Anything else is refused with ``UnreadableRequest`` pointing at the
+first word not understood: this backend never guesses.
 """
 
 from __future__ import annotations
@@ -15,58 +17,20 @@ import msgspec
 from contracts.geonodes import GeoNodeResponse, NodeTreePayload, NodeTreeStep, operation_id
 from contracts.nodes import NodeCatalog
 from contracts.operations import Operation, OperationSet
+from contracts.scenes import SceneSummary
 from contracts.tools import ToolCatalog
-from services.planner.backends.rules_cursor import NoParse
-from services.planner.backends.rules_geonodes import NODE_TREE, tree_objects
-from services.planner.backends.rules_grammar import parse_clause
+from services.planner.backends import rules_refusal as refusal
+from services.planner.backends.rules_cursor import NoParse, Plan
+from services.planner.backends.rules_geonodes import NODE_TREE
+from services.planner.backends.rules_grammar import NoTool, parse_clause, starts_clause
 from services.planner.backends.rules_lexer import Clause, split_clauses
+from services.planner.backends.rules_names import created, referred, touched
+from services.planner.backends.rules_refusal import GRAMMAR_SUMMARY, UnreadableRequest
+from services.planner.backends.rules_scene import Stage
 from services.planner.geonodes import step_calls
 from services.planner.geonodes_check import check_response
 
-GRAMMAR_SUMMARY = """\
-Grammar (full reference: docs/grammar.md). Clauses are separated by , ; . "and" "then".
-Words are case-insensitive; "a", "an", "the" are optional. Names: Box, Cube.001, "My Box";
-"it" is the object of the previous clause. Vectors: 0 0 1 or (0, 0, 1).
-Colors: red green blue yellow orange purple pink white black gray cyan magenta brown,
-#rrggbb, or three numbers 0..1.
-  add a <primitive> [named <Name>] [at <vec>] [rotated <vec> degrees] [scaled <n>|<vec>]
-      primitives: cube, uv sphere, ico sphere, cylinder, cone, plane, torus, monkey
-  move <Name> to|by <vec>         rotate <Name> to|by <vec> [degrees]
-  scale <Name> to|by <n>|<vec>     rename <Name> to <New>         delete <Name>
-  add a <modifier> modifier [named <M>] to <Name> [with <param> <value> ...]
-      modifiers: bevel, subdivision, array, mirror, solidify, wireframe, decimate, displace,
-      smooth, triangulate, weld, screw, remesh, cast, simple deform, wave, edge split,
-      weighted normal.  Params are space-separated: with width 0.2 segments 3 (or width=0.2)
-  bevel|subdivide <Name> [with <param> <value> ...]     remove the <M> modifier from <Name>
-  set <param> of <M> on <Name> to <value>     set <Name> <M> <param> to <value>
-  set <M> on <Name> with <param> <value> ...
-  color <Name> <color>     make <Name> <color>     make <Name> metallic [<x>]
-  set the color|metallic|roughness of <Name> to <value>
-  give <Name> a material [with] [color <color>] [metallic <x>] [roughness <x>]
-  snapshot | describe the scene | show the scene
-  scatter <n> <Name> on <Surface>     add an array of <n> <Name> along x|y|z [spaced <d>]
-Example: add a cube named Box at 0 0 1, add a bevel modifier to Box, then color Box red"""
-
-
-class UnreadableRequest(Exception):
-    """The request has a part the grammar cannot read."""
-
-    def __init__(self, unread: str, message: str) -> None:
-        super().__init__(message)
-        self.unread = unread  # the exact unread text, as the user typed it
-        self.message = message  # quotes the unread part, then shows GRAMMAR_SUMMARY
-
-    def __str__(self) -> str:
-        return self.message
-
-
-def _refuse(unread: str, lead: str) -> UnreadableRequest:
-    return UnreadableRequest(unread, f"{lead}\n\n{GRAMMAR_SUMMARY}")
-
-
-def _unreadable(clause: str, reason: str) -> UnreadableRequest:
-    lead = f'I could not read "{clause}".'
-    return _refuse(clause, f"{lead} {reason}" if reason else lead)
+__all__ = ["GRAMMAR_SUMMARY", "UnreadableRequest", "plan_request"]
 
 
 def _hint(clauses: list[Clause], index: int) -> str:
@@ -77,15 +41,16 @@ def _hint(clauses: list[Clause], index: int) -> str:
     return ""
 
 
-def _object_names(tool: str, args: dict[str, Any]) -> list[str]:
-    """The object names an operation touches, in the order they appear in its args."""
-    if tool == NODE_TREE:
-        return tree_objects(args)
-    if tool.startswith("object."):
-        return [args[key] for key in ("name", "new_name") if key in args]
-    if "object" in args:
-        return [args["object"]]
-    return []
+def _read(
+    clause: Clause, clauses: list[Clause], index: int, it_name: str | None, stage: Stage
+) -> list[Plan]:
+    try:
+        return parse_clause(clause.tokens, it_name, stage)
+    except NoTool as exc:
+        raise refusal.no_tool(clause, str(exc)) from None
+    except NoParse as exc:
+        reason = exc.reason or _hint(clauses, index)
+        raise refusal.unreadable(clause, exc.reached, reason, exc.verb) from None
 
 
 def _calls(
@@ -105,56 +70,87 @@ def _calls(
 
 
 def plan_request(
-    text: str, request_id: str, catalog: ToolCatalog, nodes: NodeCatalog | None = None
+    text: str,
+    request_id: str,
+    catalog: ToolCatalog,
+    nodes: NodeCatalog | None = None,
+    scene: SceneSummary | None = None,
 ) -> OperationSet:
     """Turn an English request into an operation set, or raise ``UnreadableRequest``.
 
-    Pure: the same text and catalogs always give the same operations, byte for byte. A
+    Pure: the same text, catalogs and scene summary always give the same operations, byte
+    for byte. ``scene`` is the summary of the scene the request is about, when known. A
     Geometry Nodes clause is checked against ``nodes`` (``PlanInvalid`` when its tree
     cannot run there).
     """
     if not text.strip():
-        raise _refuse(text, "The request is empty: there is nothing to read.")
-    clauses = split_clauses(text)
+        raise UnreadableRequest(
+            text, f"The request is empty: there is nothing to read.\n\n{GRAMMAR_SUMMARY}"
+        )
+    clauses = split_clauses(text, starts_clause)
     if not clauses:
-        raise _refuse(text, f'I could not find an instruction in "{text.strip()}".')
+        raise UnreadableRequest(
+            text, f'I could not find an instruction in "{text.strip()}".\n\n{GRAMMAR_SUMMARY}'
+        )
 
-    width = max(2, len(str(len(clauses))))
-    operations: list[Operation] = []
-    last_touch: dict[str, int] = {}  # object name -> position of the last op touching it
+    stage = Stage(scene)
+    planned: list[tuple[Clause, list[Plan]]] = []
     it_name: str | None = None
     for index, clause in enumerate(clauses):
-        try:
-            tool, args = parse_clause(clause.tokens, it_name)
-        except NoParse as exc:
-            raise _unreadable(clause.text, exc.reason or _hint(clauses, index)) from None
-        op_id = f"op{index + 1:0{width}d}"
-        calls = _calls(op_id, clause.text, tool, args, nodes)
-        names = _object_names(tool, args)
-        earlier = [last_touch[name] for name in names if name in last_touch]
-        depends_on = [operations[max(earlier)].operation_id] if earlier else []
-        for call_id, call_tool, call_args in calls:
-            spec = catalog.get(call_tool)
-            if spec is None:
-                raise _refuse(
-                    clause.text,
-                    f'I could not plan "{clause.text}": the tool "{call_tool}" it needs is not '
-                    "available in the tool catalog.",
+        plans = _read(clause, clauses, index, it_name, stage)
+        for tool, args in plans:
+            for name in referred(tool, args):
+                if stage.known and not stage.exists(name):
+                    raise refusal.unknown_object(clause, name, stage.suggest(name))
+            stage.apply(tool, args)
+        planned.append((clause, plans))
+        it_name = _it(plans, it_name)
+    if not any(plans for _, plans in planned):
+        raise UnreadableRequest(text, f'"{text.strip()}" asks for no change.\n\n{GRAMMAR_SUMMARY}')
+    return OperationSet(request_id=request_id, operations=_operations(planned, catalog, nodes))
+
+
+def _it(plans: list[Plan], before: str | None) -> str | None:
+    """What "it" means after a clause: the last object it made, else the last it touched."""
+    made = [name for tool, args in plans if (name := created(tool, args)) is not None]
+    if made:
+        return made[-1]
+    if any(tool == "object.create" for tool, _ in plans):
+        return None  # an unnamed object cannot be referred to as "it"
+    names = [n for tool, args in plans for n in touched(tool, args) if ":" not in n]
+    return names[-1] if names else before
+
+
+def _operations(
+    planned: list[tuple[Clause, list[Plan]]], catalog: ToolCatalog, nodes: NodeCatalog | None
+) -> list[Operation]:
+    """Number the plans op01, op02, ... and chain each to the latest that touched its names."""
+    count = sum(len(plans) for _, plans in planned)
+    width = max(2, len(str(count)))
+    operations: list[Operation] = []
+    last_touch: dict[str, int] = {}  # name -> position of the last op touching it
+    number = 0
+    for clause, plans in planned:
+        for tool, args in plans:
+            number += 1
+            op_id = f"op{number:0{width}d}"
+            names = touched(tool, args)
+            earlier = [last_touch[name] for name in names if name in last_touch]
+            depends_on = [operations[max(earlier)].operation_id] if earlier else []
+            for call_id, call_tool, call_args in _calls(op_id, clause.text, tool, args, nodes):
+                spec = catalog.get(call_tool)
+                if spec is None:
+                    raise refusal.missing_tool(clause, call_tool)
+                operations.append(
+                    Operation(
+                        operation_id=call_id,
+                        tool_name=call_tool,
+                        args=call_args,
+                        depends_on=depends_on,
+                        safety_level=spec.safety_level,
+                    )
                 )
-            operations.append(
-                Operation(
-                    operation_id=call_id,
-                    tool_name=call_tool,
-                    args=call_args,
-                    depends_on=depends_on,
-                    safety_level=spec.safety_level,
-                )
-            )
-            depends_on = [call_id]  # a clause's own operations run as a chain
-        for name in names:
-            last_touch[name] = len(operations) - 1
-        if tool == "object.create":
-            it_name = args.get("name")  # an unnamed object cannot be referred to as "it"
-        elif names:
-            it_name = names[-1]
-    return OperationSet(request_id=request_id, operations=operations)
+                depends_on = [call_id]  # a step's own operations run as a chain
+            for name in names:
+                last_touch[name] = len(operations) - 1
+    return operations

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from services.planner.backends.rules_lexer import Token
+from services.planner.backends.rules_scene import Stage
 from services.planner.backends.rules_vocab import (
     ARTICLES,
     COLORS,
@@ -31,15 +32,34 @@ class NoParse(Exception):
     def __init__(self, reason: str = "") -> None:
         super().__init__(reason)
         self.reason = reason
+        self.reached = 0  # set by parse_clause: the first token no form could read
+        self.verb = ""  # set by parse_clause: the clause's verb, if it had one
 
 
 class Cursor:
-    """A position in the tokens of one clause."""
+    """A position in the tokens of one clause, and what the planner knows of the scene.
 
-    def __init__(self, tokens: tuple[Token, ...], it_name: str | None) -> None:
+    ``reached`` is the furthest position any attempt read up to: the token there is the
+    first one no form could read, which is what a refusal points at.
+    """
+
+    def __init__(
+        self, tokens: tuple[Token, ...], it_name: str | None, stage: Stage | None = None
+    ) -> None:
         self.tokens = tokens
-        self.pos = 0
+        self._pos = 0
+        self.reached = 0
         self.it_name = it_name
+        self.stage = stage if stage is not None else Stage(None)
+
+    @property
+    def pos(self) -> int:
+        return self._pos
+
+    @pos.setter
+    def pos(self, value: int) -> None:
+        self._pos = value
+        self.reached = max(self.reached, value)
 
     # -- basics -----------------------------------------------------------------------
     def peek(self, ahead: int = 0) -> Token | None:
@@ -54,11 +74,17 @@ class Cursor:
             raise NoParse()
 
     def take(self) -> Token:
+        """The next token, consumed but not yet counted as read: the caller calls
+        ``read()`` once it accepts it, so a refusal points at a token it refused."""
         token = self.peek()
         if token is None:
             raise NoParse()
-        self.pos += 1
+        self._pos += 1
         return token
+
+    def read(self) -> None:
+        """Count everything up to the current position as read."""
+        self.reached = max(self.reached, self._pos)
 
     def word(self, *words: str) -> str | None:
         """Consume the next token if it is one of ``words`` (any case); return it lower-cased."""
@@ -108,6 +134,7 @@ class Cursor:
             raise NoParse()
         if len(str(token.value)) > MAX_NAME_LENGTH:
             raise NoParse(f"Names are at most {MAX_NAME_LENGTH} characters long (Blender's limit).")
+        self.read()
         return str(token.value)
 
     def name(self) -> str:
@@ -115,14 +142,17 @@ class Cursor:
         self.skip_the()
         token = self.peek()
         if token is not None and token.lower == "it":
-            self.pos += 1
             if self.it_name is None:
                 raise NoParse(
                     '"it" does not refer to a named object here; name the object '
                     '(add a cube named Box) and use its name, or quote a literal "it".'
                 )
+            self.pos += 1
             return self.it_name
-        return self.literal_name()
+        written = self.literal_name()
+        if token is not None and token.kind == "WORD":
+            return self.stage.spelled(written)
+        return written
 
     def modifier_ref(self) -> str:
         """A modifier: a modifier word means its default name, anything else is its name."""
@@ -140,6 +170,7 @@ class Cursor:
         token = self.take()
         if token.kind != "NUMBER" or isinstance(token.value, str):
             raise NoParse()
+        self.read()
         return token.value
 
     def _numbers_ahead(self) -> int:
@@ -160,6 +191,7 @@ class Cursor:
                 values.append(self.number())
             if self.take().kind != "RPAREN":
                 raise NoParse()
+            self.read()
             return values
         if self._numbers_ahead() != 3:
             raise NoParse()
@@ -222,21 +254,21 @@ class Cursor:
         token = self.take()
         if token.kind != "WORD" or token.lower in CONNECTORS:
             raise NoParse()
+        self.read()
         return token.text
 
     def value(self) -> Any:
         """A parameter value: vector, number, true/false, bare word or quoted string."""
         token = self.take()
         if token.kind == "LPAREN" or (token.kind == "NUMBER" and self._numbers_ahead() == 2):
-            self.pos -= 1
+            self._pos -= 1
             return self.vector()
-        if token.kind == "NUMBER":
-            return token.value
+        if token.kind not in ("NUMBER", "WORD", "STRING"):
+            raise NoParse()
+        self.read()
         if token.lower in ("true", "false"):
             return token.lower == "true"
-        if token.kind in ("WORD", "STRING"):
-            return token.value
-        raise NoParse()
+        return token.value
 
     def params(self) -> dict[str, Any]:
         """One or more ``<param> <value>`` or ``<param>=<value>`` pairs, to the clause end."""
@@ -253,10 +285,11 @@ class Cursor:
 
 
 Plan = tuple[str, dict[str, Any]]
-Form = Callable[[Cursor], Plan]
+Plans = Plan | list[Plan]  # a clause may stand for several operations ("three cubes")
+Form = Callable[[Cursor], Plans]
 
 
-def first(cur: Cursor, *forms: Form) -> Plan:
+def first(cur: Cursor, *forms: Form) -> Plans:
     """The first form that reads the rest of the clause; else the first reason given."""
     start = cur.pos
     reasons: list[str] = []

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.planner.backends.rules_cursor import Cursor, Form, Plan, first, once
+from services.planner.backends.rules_cursor import Cursor, Form, NoParse, Plan, Plans, first, once
+from services.planner.backends.rules_readers import adjectives, shade_of, targets
 from services.planner.backends.rules_vocab import MATERIAL_WORDS
 
 
@@ -18,14 +19,27 @@ def _modifier_args(obj: str, mtype: str, name: str | None, props: dict[str, Any]
     return "modifier.add", args
 
 
+def _node_group(cur: Cursor) -> str | None:
+    """``[using|with] [the] node group <G>`` of a Geometry Nodes modifier, if said."""
+    start = cur.pos
+    cur.word("using", "with")
+    cur.skip_article()
+    if cur.word("node") and cur.word("group"):
+        return cur.literal_name()
+    cur.pos = start
+    return None
+
+
 def add_modifier(cur: Cursor, mtype: str) -> Plan:
     cur.word("modifier")
     name = cur.literal_name() if cur.word("named", "called") else None
     cur.expect("to", "on")
     obj = cur.name()
+    group = _node_group(cur) if mtype == "NODES" else None
     props = cur.params() if cur.word("with") else {}
     cur.end()
-    return _modifier_args(obj, mtype, name, props)
+    tool, args = _modifier_args(obj, mtype, name, props)
+    return tool, args if group is None else {**args, "node_group": group}
 
 
 def shorthand(mtype: str) -> Form:
@@ -145,11 +159,33 @@ def verb_give(cur: Cursor) -> Plan:
     return material_items(cur, obj, material_head(cur))
 
 
-def verb_color(cur: Cursor) -> Plan:
-    obj = cur.name()
-    color = cur.color()
+def verb_color(cur: Cursor) -> Plans:
+    """color|paint <objects> [in] [dark|light] <color>"""
+    names = targets(cur)
+    cur.word("in")
+    color = shade_of(cur) or cur.color()
     cur.end()
-    return _material(obj, {"base_color": color})
+    plans = [_material(obj, {"base_color": color}) for obj in names]
+    return plans[0] if len(plans) == 1 else plans
+
+
+def make_looks(cur: Cursor) -> list[Plan]:
+    """make <objects> <adjectives>: make Ball shiny red, make all cubes dark blue."""
+    names = targets(cur)
+    looks = adjectives(cur)
+    cur.end()
+    material: dict[str, Any] = {
+        k: looks[k] for k in ("base_color", "metallic", "roughness") if k in looks
+    }
+    plans: list[Plan] = []
+    for obj in names:
+        if material:
+            plans.append(_material(obj, material))
+        if "smooth" in looks:
+            plans.append(("object.shade", {"name": obj, "smooth": looks["smooth"]}))
+    if not plans:
+        raise NoParse()
+    return plans
 
 
 def verb_make(cur: Cursor) -> Plan:
@@ -163,7 +199,7 @@ def verb_make(cur: Cursor) -> Plan:
     return _material(obj, {"base_color": color})
 
 
-def verb_set(cur: Cursor) -> Plan:
+def verb_set(cur: Cursor) -> Plans:
     return first(
         cur, _set_material_of, _set_param_of, _set_with, _set_material_short, _set_object_param
     )

@@ -7,6 +7,7 @@ so the clause holding it is reported as unreadable, quoted exactly as the user t
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 # Order matters: quoted strings first (so nothing inside them is split), then an
@@ -19,8 +20,8 @@ _TOKEN_RE = re.compile(
   | (?P<unterminated>["\u201c].*)
   | (?P<hex>\#[0-9A-Fa-f]{6})(?![0-9A-Za-z_])
   | (?P<number>[-+]?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?)
-  | (?P<word>[A-Za-z_](?:[A-Za-z0-9_]|[.\-](?=[A-Za-z0-9_]))*)
-  | (?P<mark>[(),;.=\u00b0])
+  | (?P<word>[A-Za-z_](?:[A-Za-z0-9_]|[.\-'\u2019](?=[A-Za-z0-9_]))*)
+  | (?P<mark>[(),;.=%?!\u00b0])
   | (?P<other>.)
     """,
     re.VERBOSE | re.DOTALL,
@@ -33,6 +34,9 @@ _MARKS = {
     ";": "SEMI",
     ".": "PERIOD",
     "=": "EQ",
+    "%": "PERCENT",
+    "?": "PERIOD",  # a question or an exclamation ends a sentence like a period
+    "!": "PERIOD",
     "\u00b0": "DEG",
 }
 _SEPARATOR_KINDS = frozenset({"COMMA", "SEMI", "PERIOD"})
@@ -43,7 +47,8 @@ _SEPARATOR_WORDS = frozenset({"and", "then"})
 class Token:
     """One lexeme: its kind, its exact source text, its value and its span in the text.
 
-    Kinds: WORD, STRING, NUMBER, HEX, LPAREN, RPAREN, COMMA, SEMI, PERIOD, EQ, DEG, OTHER.
+    Kinds: WORD, STRING, NUMBER, HEX, LPAREN, RPAREN, COMMA, SEMI, PERIOD, EQ, PERCENT, DEG,
+    OTHER.
     ``value`` is the name/string for WORD and STRING (case preserved), the int or float
     for NUMBER, the six hex digits for HEX and the source text otherwise.
     """
@@ -105,12 +110,30 @@ def _is_separator(token: Token) -> bool:
     return token.kind in _SEPARATOR_KINDS or token.lower in _SEPARATOR_WORDS
 
 
-def split_clauses(text: str) -> list[Clause]:
+# Whether the tokens from an index on start a new clause (the grammar's verbs do).
+Starts = Callable[[Sequence[Token], int], bool]
+
+
+def _splits(run: list[Token], tokens: Sequence[Token], after: int, starts: Starts | None) -> bool:
+    """Whether a run of separators ends a clause. ``;``, ``.`` and ``then`` always do; a run
+    of only ``,`` and ``and`` does when a clause starts after it, so lists ("Box, Ball and
+    Cone") stay inside their clause."""
+    if starts is None or any(t.kind in ("SEMI", "PERIOD") or t.lower == "then" for t in run):
+        return True
+    following = tokens[after] if after < len(tokens) else None
+    if following is None or following.kind not in ("WORD", "STRING"):
+        return True
+    return starts(tokens, after)
+
+
+def split_clauses(text: str, starts: Starts | None = None) -> list[Clause]:
     """Split a request into clauses at separators outside parentheses and quotes.
 
     Separators are ``,`` ``;`` ``.`` and the words ``and`` / ``then``; a run of them
-    (", and then") is one separator and empty clauses are dropped.
+    (", and then") is one separator and empty clauses are dropped. With ``starts``, a run
+    of only ``,`` / ``and`` separates only where ``starts`` says a clause begins.
     """
+    tokens = tokenize(text)
     clauses: list[Clause] = []
     current: list[Token] = []
     depth = 0
@@ -121,14 +144,25 @@ def split_clauses(text: str) -> list[Clause]:
             clauses.append(Clause(tuple(current), span))
             current.clear()
 
-    for token in tokenize(text):
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
         if depth == 0 and _is_separator(token):
-            close()
+            run_end = index
+            while run_end < len(tokens) and _is_separator(tokens[run_end]):
+                run_end += 1
+            run = list(tokens[index:run_end])
+            if not current or _splits(run, tokens, run_end, starts):
+                close()
+            else:
+                current.extend(run)
+            index = run_end
             continue
         if token.kind == "LPAREN":
             depth += 1
         elif token.kind == "RPAREN":
             depth = max(0, depth - 1)
         current.append(token)
+        index += 1
     close()
     return clauses

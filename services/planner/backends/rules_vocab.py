@@ -50,6 +50,9 @@ MODIFIERS: dict[tuple[str, ...], str] = {
     ("edge_split",): "EDGE_SPLIT",
     ("weighted", "normal"): "WEIGHTED_NORMAL",
     ("weighted_normal",): "WEIGHTED_NORMAL",
+    ("geometry", "nodes"): "NODES",
+    ("geometry_nodes",): "NODES",
+    ("geonodes",): "NODES",
 }
 
 # The name Blender (and the bridge) gives a new modifier of each type.
@@ -72,6 +75,7 @@ MODIFIER_DEFAULT_NAMES: dict[str, str] = {
     "WAVE": "Wave",
     "EDGE_SPLIT": "EdgeSplit",
     "WEIGHTED_NORMAL": "WeightedNormal",
+    "NODES": "GeometryNodes",
 }
 
 # Linear RGB (what Blender's base color stores). Mixed colors are the sRGB values in the

@@ -1,0 +1,80 @@
+"""How much of what an artist types the offline (rules) planner understands and gets right.
+
+    .venv/bin/python bench/grammar.py [--show]
+
+Over the artist requests of tests/fixtures/artist_requests.py, each typed against its own
+small starting scene: "understood" is the share the planner turns into exactly the
+expected operations; "executed correctly" is the share whose plan, run on real bpy through
+a real bridge (the scene built first, the planner given its real summary), leaves the
+scene as the request says. ``--show`` lists the requests that miss either.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from contracts.scenes import summarize
+from services.executor.bridge_client import BridgeProcess
+from services.planner.backends.rules import UnreadableRequest, plan_request
+from tests.artist_scene import build_calls, catalog, mismatches, summary, view
+from tests.fixtures.artist_requests import REQUESTS, Request
+
+CATALOG = catalog()
+
+
+def understood(request: Request) -> bool:
+    try:
+        ops = plan_request(request.text, "bench", CATALOG, None, summary(request.scene))
+    except UnreadableRequest:
+        return False
+    return [(op.tool_name, op.args) for op in ops.operations] == request.ops
+
+
+async def executed(bridge: BridgeProcess, request: Request) -> bool:
+    await bridge.reset()
+    for tool, args in build_calls(request.scene):
+        result = await bridge.call_tool(tool, args, mcp_call_id="bench-build")
+        if not result.ok:
+            raise RuntimeError(f"cannot build the scene of {request.text!r}: {result.message}")
+    before = await bridge.call_tool("scene.snapshot", {}, mcp_call_id="bench-before")
+    try:
+        ops = plan_request(request.text, "bench", CATALOG, None, summarize("s", before.data))
+    except UnreadableRequest:
+        return False
+    for op in ops.operations:
+        if not (await bridge.call_tool(op.tool_name, op.args, mcp_call_id="bench-op")).ok:
+            return False
+    after = await bridge.call_tool("scene.snapshot", {}, mcp_call_id="bench-after")
+    return not mismatches(request, view(after.data))
+
+
+async def main(show: bool) -> None:
+    started = time.perf_counter()
+    read = [understood(r) for r in REQUESTS]
+    bridge = BridgeProcess()
+    await bridge.start()
+    try:
+        right = [await executed(bridge, r) for r in REQUESTS]
+    finally:
+        await bridge.close()
+    total = len(REQUESTS)
+    print(f"artist requests: {total} (tests/fixtures/artist_requests.py)")
+    print(f"understood: {sum(read) / total:.1%} ({sum(read)}/{total})")
+    print(f"executed correctly: {sum(right) / total:.1%} ({sum(right)}/{total})")
+    print(f"took {time.perf_counter() - started:.1f} s")
+    if show:
+        for request, was_read, was_right in zip(REQUESTS, read, right, strict=True):
+            if not (was_read and was_right):
+                print(f"  missed ({'read' if was_read else 'not read'}): {request.text}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--show", action="store_true", help="list the requests missed")
+    asyncio.run(main(parser.parse_args().show))

@@ -1,0 +1,163 @@
+"""Readers of the rules grammar built on the cursor: counts, object lists and groups,
+amounts, axes and the adjectives of a create ("a dark blue metallic sphere")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from services.planner.backends.rules_cursor import Cursor, NoParse, Number
+from services.planner.backends.rules_vocab import COLORS, CONNECTORS, PRIMITIVES
+from services.planner.backends.rules_words import (
+    AXES,
+    DARK,
+    DEFAULT_NAMES,
+    EVERYTHING,
+    LIGHT,
+    NUMBER_WORDS,
+    OBJECT_WORDS,
+    PLURALS,
+    SHADE_WORDS,
+    SURFACE_WORDS,
+    TYPE_GROUPS,
+    UNIT_WORDS,
+)
+
+MAX_COUNT = 100  # objects one clause may create or copy
+MAX_TARGETS = 500  # objects one clause may name or a group may stand for
+
+
+def count(cur: Cursor) -> int | None:
+    """A count if one is next: ``3``, ``three``, ``a couple of``; None (nothing read) if not."""
+    token = cur.peek()
+    if token is None:
+        return None
+    if token.kind == "NUMBER":
+        value = token.value
+        if not isinstance(value, int) or not 1 <= value <= MAX_COUNT:
+            raise NoParse(f"A count must be a whole number from 1 to {MAX_COUNT}.")
+        cur.pos += 1
+        return value
+    if token.lower in NUMBER_WORDS:
+        cur.pos += 1
+        cur.word("of")
+        return NUMBER_WORDS[token.lower]
+    return None
+
+
+def _group(cur: Cursor) -> tuple[str, list[str]] | None:
+    """``everything``, ``all [the] objects``, ``all cubes``, ``every light``: the word said
+    and the names it stands for, or None when no group word is next."""
+    start = cur.pos
+    said = cur.word("everything", "all", "every", "each")
+    if said is None:
+        return None
+    cur.word("the", "of")
+    cur.word("the")
+    stage = cur.stage
+    names: list[str] | None = None
+    plural = cur.phrase(PLURALS) or cur.phrase(PRIMITIVES)
+    if plural is not None:
+        names = stage.like(plural, DEFAULT_NAMES[plural])
+    elif (kind := cur.word(*TYPE_GROUPS)) is not None:
+        names = stage.of_type(TYPE_GROUPS[kind])
+    elif cur.word(*OBJECT_WORDS) is not None or said in EVERYTHING:
+        cur.word("in")
+        if cur.word("the"):
+            cur.expect("scene")
+        names = stage.everything()
+    if names is None:
+        cur.pos = start
+        return None
+    what = " ".join(t.text for t in cur.tokens[start : cur.pos])
+    if not stage.known:
+        raise NoParse(
+            f'"{what}" needs the scene\'s contents, which the planner was not given here; '
+            "name the objects instead."
+        )
+    if not names:
+        raise NoParse(f'"{what}" stands for no object: the scene has none of them.')
+    return what, names[:MAX_TARGETS]
+
+
+def targets(cur: Cursor) -> list[str]:
+    """Objects: a group (``everything``, ``all cubes``) or names joined by ``,`` / ``and``.
+
+    A quoted "everything" is the object of that name, never the group.
+    """
+    group = _group(cur)
+    if group is not None:
+        return group[1]
+    names = [cur.name()]
+    while len(names) < MAX_TARGETS:
+        token, following = cur.peek(), cur.peek(1)
+        if token is None or not (token.kind == "COMMA" or token.lower == "and"):
+            break
+        if token.kind == "COMMA" and following is not None and following.lower == "and":
+            cur.pos += 1
+            following = cur.peek(1)
+        if following is None or following.kind not in ("WORD", "STRING"):
+            break
+        if following.lower in CONNECTORS:
+            break
+        cur.pos += 1
+        names.append(cur.name())
+    return list(dict.fromkeys(names))
+
+
+def amount(cur: Cursor) -> Number:
+    """A distance: a number, then an optional unit word."""
+    value = cur.number()
+    cur.word(*UNIT_WORDS)
+    return value
+
+
+def axis(cur: Cursor) -> int:
+    """``[the] x|y|z [axis]`` -> 0, 1 or 2."""
+    cur.skip_article()
+    found = cur.expect(*AXES)
+    cur.word("axis")
+    return AXES.index(found)
+
+
+def along(value: Number, index: int) -> list[Number]:
+    """A vector with ``value`` on one axis and 0 on the others."""
+    return [value if i == index else 0 for i in range(3)]
+
+
+def shade_of(cur: Cursor) -> list[float] | None:
+    """A color word, optionally ``dark`` / ``light`` before it, or ``#rrggbb``; None if none."""
+    token, following = cur.peek(), cur.peek(1)
+    tone = token.lower if token is not None else ""
+    if tone in (DARK, LIGHT) and following is not None and following.lower in COLORS:
+        cur.pos += 2
+        base = COLORS[following.lower]
+        if tone == DARK:
+            return [round(c * 0.2, 4) for c in base]
+        return [round(c * 0.5 + 0.5, 4) for c in base]
+    return cur.color_word()
+
+
+def adjectives(cur: Cursor) -> dict[str, Any]:
+    """Adjectives before a thing, in any order: a color, metallic/rough/glossy/..., smooth|
+    flat. Returns material values under their material.assign keys and ``smooth``."""
+    found: dict[str, Any] = {}
+    while (token := cur.peek()) is not None:
+        color = shade_of(cur)
+        if color is not None:
+            _once(found, "base_color", color, token.text)
+        elif token.lower in SURFACE_WORDS:
+            cur.pos += 1
+            key, value = SURFACE_WORDS[token.lower]
+            _once(found, key, value, token.text)
+        elif token.lower in SHADE_WORDS:
+            cur.pos += 1
+            _once(found, "smooth", SHADE_WORDS[token.lower], token.text)
+        else:
+            return found
+    return found
+
+
+def _once(found: dict[str, Any], key: str, value: Any, word: str) -> None:
+    if key in found:
+        raise NoParse(f'"{word}" says the {key.replace("base_", "")} a second time.')
+    found[key] = value

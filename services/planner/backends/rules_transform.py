@@ -1,0 +1,230 @@
+"""Transform clauses of the rules grammar: ``object.transform``, absolute and relative.
+
+Relative changes ("up by 2", "45 degrees around z", "twice as big") use the tool's own
+``mode: relative`` (location and rotation add, scale multiplies), so they are right
+whatever the object's transform is when the operation runs. Every form takes a list or a
+group of objects ("move Box and Ball up 2", "scale all cubes by 2"): one operation each.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from services.planner.backends.rules_cursor import Cursor, NoParse, Number, Plan, first
+from services.planner.backends.rules_readers import along, amount, axis, targets
+from services.planner.backends.rules_words import (
+    AS_BIG,
+    BIGGER,
+    DIRECTIONS,
+    SIZE_FACTORS,
+    SMALLER,
+)
+
+
+def _each(names: list[str], value: dict[str, Any], relative: bool) -> list[Plan]:
+    extra = {"mode": "relative"} if relative else {}
+    return [("object.transform", {"name": n, **value, **extra}) for n in names]
+
+
+def _direction(cur: Cursor) -> list[Number] | None:
+    """``up|down|left|right|forward|back [by] <n> [units]`` or ``<n> [units] up|...``."""
+    token = cur.peek()
+    if token is not None and token.lower in DIRECTIONS:
+        cur.pos += 1
+        cur.word("by")
+        value = amount(cur)
+    elif token is not None and token.kind == "NUMBER":
+        value = amount(cur)
+        token = cur.peek()
+        if token is None or token.lower not in DIRECTIONS:
+            return None
+        cur.pos += 1
+    else:
+        return None
+    index, sign = DIRECTIONS[token.lower]
+    return along(value * sign, index)
+
+
+def _along(cur: Cursor) -> list[Number]:
+    """``[by] <n> [units] along|on|in [the] x|y|z [axis]`` or ``along x by <n>``."""
+    if cur.word("along", "on", "in"):
+        index = axis(cur)
+        cur.word("by")
+        return along(amount(cur), index)
+    cur.word("by")
+    value = amount(cur)
+    cur.expect("along", "on", "in")
+    return along(value, axis(cur))
+
+
+def move(cur: Cursor) -> list[Plan]:
+    """move <objects> to <vec>|by <vec>|<direction> <n>|<n> along <axis>"""
+    names = targets(cur)
+    start = cur.pos
+    if cur.word("to"):
+        location = cur.location()
+        cur.end()
+        return _each(names, {"location": location}, False)
+    if cur.word("by") and (vector := _try(cur, cur.vector)) is not None:
+        cur.end()
+        return _each(names, {"location": vector}, True)
+    cur.pos = start
+    offset = _direction(cur)
+    if offset is None:
+        cur.pos = start
+        offset = _along(cur)
+    cur.end()
+    return _each(names, {"location": offset}, True)
+
+
+def _try(cur: Cursor, read: Any) -> Any:
+    start = cur.pos
+    try:
+        value = read()
+        cur.end()
+    except NoParse:
+        cur.pos = start
+        return None
+    return value
+
+
+def lift(sign: int) -> Any:
+    """raise|lift <objects> [by] <n> [units]  /  lower|drop <objects> [by] <n> [units]"""
+
+    def form(cur: Cursor) -> list[Plan]:
+        names = targets(cur)
+        cur.word("up", "down")
+        cur.word("by")
+        value = amount(cur)
+        cur.end()
+        return _each(names, {"location": along(value * sign, 2)}, True)
+
+    return form
+
+
+def _rotate_to(cur: Cursor) -> list[Plan]:
+    names = targets(cur)
+    relative = cur.word("by") is not None
+    if not relative:
+        cur.word("to")
+    rotation = cur.vector()
+    cur.degrees()
+    cur.end()
+    return _each(names, {"rotation": rotation}, relative)
+
+
+def _rotate_axis(cur: Cursor) -> list[Plan]:
+    names = targets(cur)
+    cur.word("by")
+    angle = cur.number()
+    cur.degrees()
+    cur.expect("around", "about", "on", "along", "in")
+    index = axis(cur)
+    cur.end()
+    return _each(names, {"rotation": along(angle, index)}, True)
+
+
+def rotate(cur: Cursor) -> Any:
+    """rotate|turn|spin <objects> [to|by] <vec> [degrees] | [by] <n> [degrees] around <axis>"""
+    return first(cur, _rotate_axis, _rotate_to)
+
+
+def _factor(cur: Cursor) -> float | int:
+    """``<n>%``, ``half``, ``twice``: a scale factor."""
+    token = cur.peek()
+    if token is not None and token.lower in SIZE_FACTORS:
+        cur.pos += 1
+        return SIZE_FACTORS[token.lower]
+    value = cur.number()
+    if (token := cur.peek()) is not None and token.kind == "PERCENT":
+        cur.pos += 1
+        return round(value / 100, 6)
+    return value
+
+
+def _scale_to(cur: Cursor) -> list[Plan]:
+    names = targets(cur)
+    relative = cur.word("by") is not None
+    if not relative:
+        cur.word("to")
+    scale = cur.number_or_vector()
+    cur.end()
+    return _each(names, {"scale": scale}, relative)
+
+
+def _scale_factor(cur: Cursor) -> list[Plan]:
+    names = targets(cur)
+    down = cur.word("up", "down") == "down"
+    cur.expect("by")
+    factor = _factor(cur)
+    if factor <= 0:
+        raise NoParse("A size must stay above zero.")
+    factor = round(1 / factor, 6) if down else factor
+    cur.end()
+    return _each(names, {"scale": [factor] * 3}, True)
+
+
+def scale(cur: Cursor) -> Any:
+    """scale <objects> [to|by] <n>|<vec> | by half|<n>%"""
+    return first(cur, _scale_to, _scale_factor)
+
+
+def _as_big(cur: Cursor) -> None:
+    """``as big|large|tall [as before]`` or ``bigger``."""
+    if cur.word("as"):
+        cur.expect(*AS_BIG)
+        if cur.word("as"):
+            cur.expect("before", "now", "it", "is")
+            cur.word("is")
+    else:
+        cur.expect(*BIGGER)
+
+
+def _size_factor(cur: Cursor) -> float | int:
+    word = cur.word(*SIZE_FACTORS)
+    if word is not None:
+        if cur.word("the", "its"):
+            cur.expect("size")
+        else:
+            _as_big(cur)
+        return SIZE_FACTORS[word]
+    value = cur.number()
+    if (token := cur.peek()) is not None and token.kind == "PERCENT":
+        cur.pos += 1
+        change = cur.expect(*BIGGER, *SMALLER)
+        factor = round(1 + (value if change in BIGGER else -value) / 100, 6)
+    else:
+        cur.expect("times", "x")
+        if cur.word(*SMALLER):
+            factor = round(1 / value, 6) if value else 0
+        else:
+            _as_big(cur)
+            factor = value
+    if factor <= 0:
+        raise NoParse("A size must stay above zero.")
+    return factor
+
+
+def size(cur: Cursor) -> list[Plan]:
+    """make <objects> twice|half as big | double the size | <n> times bigger|smaller
+    | <n>% bigger|smaller"""
+    names = targets(cur)
+    factor = _size_factor(cur)
+    cur.end()
+    return _each(names, {"scale": [factor] * 3}, True)
+
+
+def double(factor: float) -> Any:
+    """double|triple|halve [the size of] <objects> [in size]"""
+
+    def form(cur: Cursor) -> list[Plan]:
+        if cur.word("the"):
+            cur.expect("size", "scale")
+            cur.expect("of")
+        names = targets(cur)
+        if cur.word("in"):
+            cur.expect("size", "scale")
+        cur.end()
+        return _each(names, {"scale": [factor] * 3}, True)
+
+    return form
