@@ -9,7 +9,7 @@ publishes the same ids and JetStream's duplicate window drops the copies.
 from __future__ import annotations
 
 import uuid
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
 
@@ -132,6 +132,8 @@ class ApprovalRequested(RunEvent, frozen=True, kw_only=True, tag="run.approval_r
 
 
 Resolution = Literal["approve_once", "approve_and_always_allow", "reject"]
+# How a Python step's code is named wherever a person approves it (contracts.python_steps).
+CodeHash = Annotated[str, msgspec.Meta(pattern=r"^sha256:[0-9a-f]{64}$")]
 
 
 class ApprovalResolved(RunEvent, frozen=True, kw_only=True, tag="run.approval_resolved"):
@@ -141,6 +143,9 @@ class ApprovalResolved(RunEvent, frozen=True, kw_only=True, tag="run.approval_re
     decision: Resolution
     resolved_by: str
     request_hash: str = ""  # must match the pending ApprovalRequested.request_hash
+    # The "sha256:<hex>" of every trusted Python step's code the person read and approved;
+    # an approval of python.trusted code counts only if it quotes each one (issue 12).
+    code_sha256: Annotated[list[CodeHash], msgspec.Meta(max_length=500)] = []
 
 
 class Approved(RunEvent, frozen=True, kw_only=True, tag="run.approved"):
@@ -230,11 +235,20 @@ class GatesEvaluated(RunEvent, frozen=True, kw_only=True, tag="run.gates_evaluat
 
 
 class RunCompleted(RunEvent, frozen=True, kw_only=True, tag="run.completed"):
-    """The run ended with its plan applied and the scene saved."""
+    """The run ended with its plan applied and the scene saved.
+
+    It carries the run's result whole (docs/bus.md), so a client that hears only this
+    event knows what was done: the receipts, the revision committed and its gates. Events
+    written before these fields existed decode with their defaults.
+    """
 
     summary: str
     blend_path: str | None
     scene_hash: str | None
+    scene_id: str | None = None
+    receipts: list[Receipt] = []
+    revision: int | None = None  # the scene revision the run committed, if it committed one
+    gates: GateEnvelope | None = None  # the guardians' verdict on that revision
 
 
 class RunFailed(RunEvent, frozen=True, kw_only=True, tag="run.failed"):

@@ -33,7 +33,16 @@ from contracts.events import (
 )
 from contracts.failures import FailureContract
 from contracts.gates import GateEnvelope
-from contracts.receipts import ActionState, Receipt, RunResult, RunState
+from contracts.operations import Operation
+from contracts.receipts import (
+    ActionState,
+    ApprovalAsk,
+    AskedOperation,
+    Receipt,
+    RunResult,
+    RunState,
+)
+from contracts.trusted_code import code_hashes
 
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "awaiting_confirmation"})
 
@@ -123,6 +132,8 @@ class _Acc:
     blend_path: str | None = None
     scene_hash: str | None = None
     pending: list[str] = field(default_factory=list)
+    approval: ApprovalAsk | None = None
+    planned: list[Operation] = field(default_factory=list)  # the last plan's operations
     gates: GateEnvelope | None = None
 
     def add_receipt(self, execution: str | None, receipt: Receipt) -> None:
@@ -143,12 +154,14 @@ class _Acc:
         match event:
             case Planned():
                 self.planner, self.model = event.planner, event.model
+                self.planned = list(event.operation_set.operations)
             case PlanRejected():
                 self.planner = event.planner
                 self.model = event.model or self.model  # a model that answered, if any
                 self.fail(event.failure, event.message)
             case ApprovalRequested():
                 self.pending = list(event.operation_ids)
+                self.approval = _ask(event, self.planned)
             case Denied():
                 self.fail(event.failure, event.message)
             case OperationSucceeded() | OperationFailed():
@@ -184,7 +197,39 @@ class _Acc:
             scene_hash=self.scene_hash,
             pending_operations=list(self.pending) if status == "awaiting_confirmation" else [],
             gates=self.gates,
+            approval=self.approval if status == "awaiting_confirmation" else None,
         )
+
+
+def _ask(event: ApprovalRequested, planned: Sequence[Operation]) -> ApprovalAsk:
+    """The approval as a person is shown it; events older than ``operations`` name only
+    operation ids, whose arguments are in the run's last plan."""
+    operations = [
+        AskedOperation(
+            operation_id=op.operation_id, tool=op.tool, safety_level=op.safety_level, args=op.args
+        )
+        for op in event.operations
+    ]
+    if not event.operations:
+        wanted = set(event.operation_ids)
+        operations = [
+            AskedOperation(
+                operation_id=op.operation_id,
+                tool=op.tool_name,
+                safety_level=op.safety_level,
+                args=op.args,
+            )
+            for op in planned
+            if op.operation_id in wanted
+        ]
+    return ApprovalAsk(
+        approval_id=event.approval_id,
+        request_hash=event.request_hash,
+        reason=event.reason,
+        expires_at=event.expires_at,
+        operations=operations,
+        code_sha256=code_hashes(operations),
+    )
 
 
 def _newer(value: str | None, old: str | None) -> str | None:

@@ -80,10 +80,14 @@ class ActionRow(_Message, frozen=True, kw_only=True):
     mcp_call_id: str | None
     blender_mutation_id: str | None
     error_code: str | None
+    approval_id: str | None = None  # the approval that asked a person about it, if any
+    input_hash: str | None = None  # "sha256:<hex>" of its canonical args (spec 002 §9)
 
 
 class AuditRecord(_Message, frozen=True, kw_only=True):
-    """The spec 000 minimum audit record, plus where it sits in the log."""
+    """The spec 000 minimum audit record and the spec 002 §9 fields of one action, plus
+    where it sits in the log. Views projected before the 002 fields existed hold None in
+    them until ``blendmesh audit rebuild``."""
 
     stream_seq: int
     event_id: str
@@ -101,6 +105,14 @@ class AuditRecord(_Message, frozen=True, kw_only=True):
     status: str
     scene_hash_before: str | None
     scene_hash_after: str | None
+    # spec 002 §9: who decided, on what input, and how it ended
+    scene_id: str | None = None
+    model: str | None = None  # the model that planned the operation; None for plans as written
+    input_hash: str | None = None  # "sha256:<hex>" of the operation's canonical args
+    decision: str | None = None  # the policy's mode: allow | require_approval | deny
+    approval_id: str | None = None
+    error_code: str | None = None
+    message: str | None = None
 
 
 class TimelineEntry(_Message, frozen=True, kw_only=True):

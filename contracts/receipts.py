@@ -36,6 +36,30 @@ class Receipt(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     result: dict[str, Any] | None = None
 
 
+class AskedOperation(msgspec.Struct, frozen=True, kw_only=True):
+    """One operation a waiting run asks a person to approve, exactly as it would run."""
+
+    operation_id: str
+    tool: str
+    safety_level: SafetyLevel
+    args: dict[str, Any] = {}
+
+
+class ApprovalAsk(msgspec.Struct, frozen=True, kw_only=True):
+    """The approval a run waits on, as a person is shown it.
+
+    ``code_sha256`` lists the hash of every trusted Python step's code among the
+    operations (contracts.trusted_code): an approval counts only if it quotes them.
+    """
+
+    approval_id: str
+    request_hash: str
+    reason: str
+    expires_at: float | None = None
+    operations: list[AskedOperation] = []
+    code_sha256: list[str] = []
+
+
 class RunResult(msgspec.Struct, frozen=True, kw_only=True):
     """The final view of one run, as ``blendmesh run --json`` prints it."""
 
@@ -54,3 +78,4 @@ class RunResult(msgspec.Struct, frozen=True, kw_only=True):
     scene_hash: str | None = None
     pending_operations: list[str] = []
     gates: GateEnvelope | None = None  # the guardians' verdict on the committed revision
+    approval: ApprovalAsk | None = None  # what the person is asked, while the run waits

@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from contracts import asyncapi
 from contracts.geonodes import GeoNodeResponse
 from contracts.operations import OperationSet
 
@@ -58,6 +59,8 @@ def render(schema: dict[str, Any]) -> str:
 GENERATED = {
     "planner-operations.v1.json": planner_operations_schema,
     "geonode-response.v1.json": geonode_response_schema,
+    # The bus (docs/bus.md): the AsyncAPI document and events/<type>.v1.json per event.
+    **asyncapi.generated(),
 }
 
 
@@ -72,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
             if not path.exists() or path.read_text() != text:
                 stale.append(name)
         else:
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
             print(f"wrote {path}")
     if stale:

@@ -3,12 +3,16 @@
 Layout (docs/architecture.md): ``<prefix>.run.<run_id>.<event>`` for run events,
 ``<prefix>.thread.<thread_id>.<event>`` for conversation threads,
 ``<prefix>.scene.<scene_id>.<event>`` for scene revisions,
-``<prefix>.deadletter.<consumer>`` for dead letters, and ``<prefix>.query.<name>`` for
-request/reply queries, which deliberately stay outside the event-log stream.
+``<prefix>.deadletter.<consumer>`` for dead letters,
+``<prefix>.signed.<run_id>.<kind>`` for what programs outside the mesh send, signed, and
+``<prefix>.query.<name>`` for request/reply queries, which deliberately stay outside the
+event-log stream. The audit service republishes what it projects on
+``<prefix>.audit.<user>.<scene_id>.<run_id>``, a stream of its own (docs/bus.md).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from contracts.events import Event, RunEvent, ThreadMessage, event_kind
@@ -28,7 +32,37 @@ def stream_name(prefix: str) -> str:
 
 
 def stream_subjects(prefix: str) -> list[str]:
-    return [f"{prefix}.run.>", f"{prefix}.thread.>", f"{prefix}.scene.>", f"{prefix}.deadletter.>"]
+    return [
+        f"{prefix}.run.>",
+        f"{prefix}.thread.>",
+        f"{prefix}.scene.>",
+        f"{prefix}.deadletter.>",
+        f"{prefix}.signed.>",
+    ]
+
+
+def audit_stream_name(prefix: str) -> str:
+    """The stream of audit records, apart from the log: it is derived, not a fact."""
+    return f"{prefix.upper().replace('-', '_')}_AUDIT"
+
+
+def audit_stream_subjects(prefix: str) -> list[str]:
+    return [f"{prefix}.audit.>"]
+
+
+def audit_records(prefix: str, user: str = "*", scene_id: str = "*", run_id: str = "*") -> str:
+    """Audit records, filtered by any of user, scene and run (``*`` matches every one)."""
+    return f"{prefix}.audit.{user}.{scene_id}.{run_id}"
+
+
+def subject_token(value: str | None) -> str:
+    """``value`` as one subject token: itself when it is a valid token, else ``=`` and a
+    hash of it ('=' never occurs in a valid token, so the two forms cannot collide)."""
+    if value is None:
+        return "="  # no scene known: '=' alone is neither a valid token nor a hashed one
+    if _TOKEN.match(value):
+        return value
+    return "=" + hashlib.sha256(value.encode()).hexdigest()[:32]
 
 
 def run_events(prefix: str, run_id: str, kind: str = "*") -> str:
@@ -50,6 +84,27 @@ def run_id_in(subject: str) -> str | None:
     """The run id of a run event's subject (``<prefix>.run.<run_id>.<event>``), else None."""
     tokens = subject.split(".")
     return tokens[2] if len(tokens) == 4 and tokens[1] == "run" else None
+
+
+# What a program outside the mesh may send, signed (docs/adr/0010): the planner checks a
+# request and the policy a resolution before either enters the run's own subjects.
+SIGNED_KINDS = ("requested", "approval_resolved")
+
+
+def signed(prefix: str, run_id: str, kind: str) -> str:
+    """Where the ``external`` login publishes a signed request or resolution of a run."""
+    return f"{prefix}.signed.{run_id}.{kind}"
+
+
+def any_signed(prefix: str, kind: str) -> str:
+    """One kind of signed message across every run: a consumer filter subject."""
+    return f"{prefix}.signed.*.{kind}"
+
+
+def signed_run_id(subject: str) -> str | None:
+    """The run id of a signed message's subject (``<prefix>.signed.<run_id>.<kind>``)."""
+    tokens = subject.split(".")
+    return tokens[2] if len(tokens) == 4 and tokens[1] == "signed" else None
 
 
 def deadletter(prefix: str, consumer: str) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from services.audit.handlers import AuditHandlers
 from services.audit.queries import QueryResponders
 from services.audit.store import SqliteStore
+from services.audit.stream import JetStreamAuditPublisher
+from services.runtime.audit_log import ensure_audit_log
 from services.runtime.consumer import ConsumerSpec
 from services.runtime.host import Bus, ConsumerService
 from services.runtime.settings import Settings
@@ -19,7 +21,8 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         responders = QueryResponders(bus, store)
         service.closers.append(responders.stop)  # closers run in reverse: responders first
         await responders.start()
-        handlers = AuditHandlers(store)
+        await ensure_audit_log(bus.js, bus.prefix)
+        handlers = AuditHandlers(store, JetStreamAuditPublisher(bus.js, bus.prefix))
         await service.add(
             bus,
             ConsumerSpec(

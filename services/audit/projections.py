@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contracts import events as ev
+from contracts.canonical import canonical_hash
 from contracts.fold import action_changes, run_state_after
 from services.audit.timeline import detail
 
@@ -60,13 +61,15 @@ def project(event: ev.AnyEvent, seq: int, view: RunView) -> list[Change]:
     return [*changes, Change("timeline", entry)]
 
 
+MESSAGE_CHARS = 500  # an audit record says what happened; the receipt keeps the rest
+
 RUN_COLUMNS = (
     "run_id", "request_id", "thread_id", "user", "scene_id", "prompt", "state", "planner",
     "model", "error_code", "message", "blend_path", "scene_hash", "created_at", "updated_at",
 )  # fmt: skip
 ACTION_COLUMNS = (
     "run_id", "operation_id", "tool_name", "safety_level", "state", "decision", "mcp_call_id",
-    "blender_mutation_id", "error_code",
+    "blender_mutation_id", "error_code", "approval_id", "input_hash",
 )  # fmt: skip
 
 
@@ -124,7 +127,14 @@ def _action_rows(event: ev.RunEvent, actions: Mapping[str, Row]) -> list[Row]:
         case ev.Planned():  # a new plan (or repair iteration) starts each operation afresh
             for op in event.operation_set.operations:
                 rows[op.operation_id] = _empty_action(event.run_id, op.operation_id)
-                rows[op.operation_id].update(tool_name=op.tool_name, safety_level=op.safety_level)
+                rows[op.operation_id].update(
+                    tool_name=op.tool_name,
+                    safety_level=op.safety_level,
+                    input_hash=_input_hash(op.args),
+                )
+        case ev.ApprovalRequested():
+            for op_id in event.operation_ids:
+                row(op_id)["approval_id"] = event.approval_id
         case ev.PolicyDecided():
             for d in event.decisions:
                 r = row(d.operation_id)
@@ -158,7 +168,30 @@ def _action_rows(event: ev.RunEvent, actions: Mapping[str, Row]) -> list[Row]:
     return [rows[k] for k in sorted(rows)]
 
 
+def _input_hash(args: Any) -> str | None:
+    try:
+        return canonical_hash(args)
+    except (TypeError, ValueError):  # the planner checked the plan; this is only a label
+        return None
+
+
 def _audit_record(event: ev.RunEvent, seq: int, view: RunView) -> Row | None:
+    record = _record_fields(event, seq, view)
+    if record is None:
+        return None
+    run = view.run or {}
+    action = view.actions.get(record["operation_id"]) or {}
+    # spec 002 §9: the model, input, decision and approval behind the action
+    return record | {
+        "scene_id": run.get("scene_id"),
+        "model": run.get("model"),
+        "input_hash": action.get("input_hash"),
+        "decision": action.get("decision"),
+        "approval_id": action.get("approval_id"),
+    }
+
+
+def _record_fields(event: ev.RunEvent, seq: int, view: RunView) -> Row | None:
     base: Row = {
         "stream_seq": seq,
         "event_id": event.event_id,
@@ -175,7 +208,10 @@ def _audit_record(event: ev.RunEvent, seq: int, view: RunView) -> Row | None:
                 if isinstance(event, ev.OperationSucceeded)
                 else receipt.blender_mutation_id
             )
+            failure = event.failure if isinstance(event, ev.OperationFailed) else None
             return base | {
+                "error_code": receipt.error_code or (failure.error_code if failure else None),
+                "message": receipt.message[:MESSAGE_CHARS] or None,
                 "operation_id": event.operation_id,
                 "mcp_call_id": event.mcp_call_id,
                 "blender_mutation_id": mutation,
@@ -191,6 +227,8 @@ def _audit_record(event: ev.RunEvent, seq: int, view: RunView) -> Row | None:
             failed = view.records.get(event.operation_id) or {}
             action = view.actions.get(event.operation_id) or {}
             return base | {
+                "error_code": failed.get("error_code"),
+                "message": f"rolled back by {event.method}",
                 "operation_id": event.operation_id,
                 "mcp_call_id": event.mcp_call_id,
                 "blender_mutation_id": failed.get("blender_mutation_id"),
@@ -206,6 +244,8 @@ def _audit_record(event: ev.RunEvent, seq: int, view: RunView) -> Row | None:
             # (the gates configuration) judged which scene state, and how it came out.
             gates = ",".join(event.envelope.failed_gates)
             return base | {
+                "error_code": None if event.envelope.success else "GATES_FAILED",
+                "message": None,
                 # Not an operation: the gates of one revision, named after it.
                 "operation_id": f"gates@{event.revision}",
                 "tool_name": "guardians",

@@ -10,18 +10,19 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from contracts import subjects
 from contracts.events import decode_event
-from services.audit.handlers import apply_event
-from services.audit.store import ViewStore
+from services.audit.handlers import projection
+from services.audit.store import Project, SqliteStore
 
 
 async def replay(
-    js: JetStreamContext, prefix: str, store: ViewStore, after: int, upto: int
+    js: JetStreamContext, prefix: str, store: SqliteStore, after: int, upto: int
 ) -> None:
     """Apply the log's messages ``after < seq <= upto`` to ``store``, in order.
 
     Reads through an ephemeral, unacknowledged consumer that the server forgets when it
-    is idle. Undecodable messages are skipped: the live consumer dead-lettered them, and
-    their dead-letter events, later in the log, are applied like any other event.
+    is idle, and applies each fetched batch in one transaction. Undecodable messages are
+    skipped: the live consumer dead-lettered them, and their dead-letter events, later in
+    the log, are applied like any other event.
     """
     if upto <= after:
         return
@@ -38,6 +39,7 @@ async def replay(
     try:
         seq = after
         while seq < upto:
+            batch: list[tuple[int, str | None, Project]] = []
             for msg in await sub.fetch(batch=min(256, upto - seq), timeout=5):
                 seq = msg.metadata.sequence.stream
                 if seq > upto:
@@ -46,7 +48,9 @@ async def replay(
                     event = decode_event(msg.data)
                 except (msgspec.DecodeError, msgspec.ValidationError):
                     continue
-                await apply_event(store, event, seq)
+                batch.append((seq, *projection(event, seq, msg.subject)))
+            # One transaction a fetched batch: the store is fresh and swapped in whole.
+            await store.apply_many(batch)
     finally:
         await sub.unsubscribe()
         with contextlib.suppress(Exception):

@@ -36,11 +36,12 @@ CREATE INDEX IF NOT EXISTS runs_newest ON runs (created_at DESC, run_id DESC);
 CREATE INDEX IF NOT EXISTS runs_by_user ON runs (user, created_at DESC, run_id DESC);
 CREATE TABLE IF NOT EXISTS actions (run_id TEXT, operation_id TEXT, tool_name TEXT,
   safety_level TEXT, state TEXT, decision TEXT, mcp_call_id TEXT, blender_mutation_id TEXT,
-  error_code TEXT, PRIMARY KEY (run_id, operation_id));
+  error_code TEXT, approval_id TEXT, input_hash TEXT, PRIMARY KEY (run_id, operation_id));
 CREATE TABLE IF NOT EXISTS audit_records (stream_seq INTEGER PRIMARY KEY, event_id TEXT,
   run_id TEXT, user TEXT, timestamp REAL, request_id TEXT, operation_id TEXT, mcp_call_id TEXT,
   blender_mutation_id TEXT, tool_name TEXT, safety_level TEXT, status TEXT,
-  scene_hash_before TEXT, scene_hash_after TEXT);
+  scene_hash_before TEXT, scene_hash_after TEXT, scene_id TEXT, model TEXT, input_hash TEXT,
+  decision TEXT, approval_id TEXT, error_code TEXT, message TEXT);
 CREATE INDEX IF NOT EXISTS audit_by_run ON audit_records (run_id, stream_seq);
 CREATE TABLE IF NOT EXISTS timeline (stream_seq INTEGER PRIMARY KEY, run_id TEXT,
   event_id TEXT, type TEXT, at REAL, detail TEXT);
@@ -48,6 +49,15 @@ CREATE INDEX IF NOT EXISTS timeline_by_run ON timeline (run_id, stream_seq);
 CREATE TABLE IF NOT EXISTS dead_letters (stream_seq INTEGER PRIMARY KEY, consumer TEXT,
   subject TEXT, failed_seq INTEGER, deliveries INTEGER, reason TEXT, at REAL);
 """
+
+# Columns added after the first release: a database made before them gets them (NULL in
+# old rows until ``blendmesh audit rebuild``) instead of failing on its first write.
+ADDED_COLUMNS: dict[str, tuple[str, ...]] = {
+    "actions": ("approval_id", "input_hash"),
+    "audit_records": (
+        "scene_id", "model", "input_hash", "decision", "approval_id", "error_code", "message",
+    ),
+}  # fmt: skip
 
 # Every view and its deterministic order, so two dumps compare with ``==``.
 VIEWS: dict[str, str] = {
@@ -73,6 +83,8 @@ class ViewStore(Protocol):
     async def run(self, run_id: str) -> dict[str, Any] | None:
         """``{"run": row, "actions", "audit_records", "timeline": rows}`` or None."""
         ...
+
+    async def records_at(self, seq: int) -> list[Row]: ...
 
     async def dump(self) -> dict[str, list[Row]]: ...
 
@@ -124,6 +136,36 @@ class SqliteStore:
                 raise
             return True
 
+    async def apply_many(self, batch: Sequence[tuple[int, str | None, Project]]) -> None:
+        """Apply a stretch of the log in one transaction (one fsync, not one per event).
+        Only for a store being rebuilt: nobody reads it until it is swapped in whole, so
+        a crash loses nothing but the rebuild, which starts again from the log."""
+        if not batch:
+            return
+        async with self._lock:
+            db = self._db
+            await _run(db, "BEGIN IMMEDIATE")
+            try:
+                last = await self._last_seq()
+                for seq, run_id, project in batch:
+                    if seq <= last:
+                        continue
+                    view = await self._view(run_id) if run_id is not None else RunView()
+                    for change in project(view):
+                        await self._write(change)
+                    last = seq
+                await _run(
+                    db,
+                    "INSERT INTO tracking (id, last_seq) VALUES (1, ?) "
+                    "ON CONFLICT (id) DO UPDATE SET last_seq = excluded.last_seq",
+                    (last,),
+                )
+                await _run(db, "COMMIT")
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    await _run(db, "ROLLBACK")
+                raise
+
     async def runs(self, limit: int, user: str | None = None) -> list[Row]:
         async with self._lock:
             if user is None:
@@ -153,6 +195,11 @@ class SqliteStore:
             for view, order in VIEWS.items():
                 dump[view] = await self._rows(f"SELECT * FROM {view} ORDER BY {order}")
             return dump
+
+    async def records_at(self, seq: int) -> list[Row]:
+        """The audit records the event at stream sequence ``seq`` produced (none or one)."""
+        async with self._lock:
+            return await self._rows("SELECT * FROM audit_records WHERE stream_seq = ?", (seq,))
 
     async def counts(self) -> dict[str, int]:
         async with self._lock:
@@ -220,10 +267,20 @@ async def _connect(path: Path) -> aiosqlite.Connection:
         await _run(db, "PRAGMA journal_mode=WAL")
         await _run(db, "PRAGMA synchronous=FULL")  # an acked event must not vanish
         await db.executescript(SCHEMA)
+        await _add_columns(db)
     except BaseException:
         await db.close()
         raise
     return db
+
+
+async def _add_columns(db: aiosqlite.Connection) -> None:
+    for table, columns in ADDED_COLUMNS.items():
+        async with db.execute(f"PRAGMA table_info({table})") as cursor:
+            have = {row[1] for row in await cursor.fetchall()}
+        for column in columns:
+            if column not in have:
+                await _run(db, f"ALTER TABLE {table} ADD COLUMN {column} TEXT")
 
 
 async def _run(db: aiosqlite.Connection, sql: str, params: Sequence[Any] = ()) -> None:

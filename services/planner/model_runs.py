@@ -83,7 +83,7 @@ class ModelRuns:
         cause: RunEvent = gates if gates is not None else event
         if event.failure is None and not gates_failed:
             if planned.done or not may_continue(planned.iteration):
-                return self._completed(event, applied, now, unfinished=not planned.done)
+                return self._completed(event, applied, now, gates, unfinished=not planned.done)
             attempt = Attempt(
                 encode_answer(planned.operation_set),
                 None,
@@ -188,9 +188,14 @@ class ModelRuns:
         ]
 
     def _completed(
-        self, event: Executed, applied: Sequence[Operation], now: float, unfinished: bool = False
+        self,
+        event: Executed,
+        applied: Sequence[Operation],
+        now: float,
+        gates: GatesEvaluated | None = None,
+        unfinished: bool = False,
     ) -> Sequence[Event]:
-        done = completed(event, now)
+        done = completed(event, now, gates)
         # An answer still not done at the last iteration: what it applied stands.
         left = f" The model was not done after {MAX_ITERATIONS} answers." if unfinished else ""
         text = summary_of(f"Completed: {done.summary}.{left}", applied)

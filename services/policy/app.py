@@ -8,10 +8,12 @@ from services.executor.client import KvCatalog, SceneFiles
 from services.policy.allowlist import AllowlistResponders, KvAllowlist
 from services.policy.cedar import CedarPolicy
 from services.policy.handlers import PolicyHandlers, expiry_subjects, filter_subjects
+from services.policy.signed import SignedResolutions
 from services.runtime.consumer import ConsumerSpec
 from services.runtime.history import read_run
 from services.runtime.host import Bus, ConsumerService
 from services.runtime.settings import Settings
+from services.runtime.users import FILE_NAME, UsersFile
 
 # An approval is looked at again at most every 30 s until it expires: enough deliveries
 # for a TTL of weeks, so the expiry timer never becomes a dead letter.
@@ -30,6 +32,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         workspace=settings.home,
         approval_ttl=settings.approval_ttl,
     )
+    signed = SignedResolutions(UsersFile(settings.home / FILE_NAME), handlers.history)
     service = ConsumerService("policy")
     responders = AllowlistResponders(bus.nc, bus.prefix, allowlist)
     await responders.start()
@@ -39,7 +42,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         ConsumerSpec(
             durable="policy",
             filter_subjects=filter_subjects(bus.prefix),
-            handler=handlers.handle,
+            handler=signed.around(handlers.handle),
             ack_wait=settings.ack_wait,
             max_deliver=settings.max_deliver,
         ),

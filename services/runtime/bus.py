@@ -251,9 +251,14 @@ def replicas_of(js: JetStreamContext) -> int:
 
 def event_log_config(prefix: str, replicas: int = 1) -> StreamConfig:
     """The event log: file storage, nothing can be deleted or purged, duplicates dropped."""
+    return log_config(subjects.stream_name(prefix), subjects.stream_subjects(prefix), replicas)
+
+
+def log_config(name: str, subject_filters: list[str], replicas: int = 1) -> StreamConfig:
+    """A log stream: file storage, nothing can be deleted or purged, duplicates dropped."""
     return StreamConfig(
-        name=subjects.stream_name(prefix),
-        subjects=subjects.stream_subjects(prefix),
+        name=name,
+        subjects=subject_filters,
         storage=StorageType.FILE,
         deny_delete=True,
         deny_purge=True,
@@ -340,9 +345,10 @@ def _kv_config(js: JetStreamContext, bucket: str, history: int = 1) -> KeyValueC
     )
 
 
-def object_store_config(js: JetStreamContext) -> ObjectStoreConfig:
-    """How an object store is created through ``js``: on file, with its replicas."""
-    return ObjectStoreConfig(storage=StorageType.FILE, replicas=replicas_of(js))
+def object_store_config(js: JetStreamContext, ttl: float | None = None) -> ObjectStoreConfig:
+    """How an object store is created through ``js``: on file, with its replicas, its
+    objects kept for ``ttl`` seconds (None: for ever)."""
+    return ObjectStoreConfig(storage=StorageType.FILE, replicas=replicas_of(js), ttl=ttl)
 
 
 async def ensure_stores(js: JetStreamContext, prefix: str) -> None:
@@ -363,7 +369,7 @@ async def ensure_stores(js: JetStreamContext, prefix: str) -> None:
         try:
             await js.object_store(bucket)
         except BucketNotFoundError:
-            await js.create_object_store(bucket, object_store_config(js))
+            await js.create_object_store(bucket, object_store_config(js, access.store_ttl(name)))
 
 
 class EventPublisher(Protocol):

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import msgspec
@@ -49,6 +49,9 @@ class Delivery:
     stream_seq: int
     num_delivered: int
     subject: str
+    # The message as published: a signed request is checked against these exact bytes.
+    data: bytes = b""
+    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 Handler = Callable[[AnyEvent, Delivery], Awaitable[Sequence[Event]]]
@@ -191,6 +194,8 @@ class ConsumerLoop:
             stream_seq=meta.sequence.stream,
             num_delivered=meta.num_delivered,
             subject=msg.subject,
+            data=msg.data,
+            headers=dict(msg.headers or {}),
         )
         event: AnyEvent | None = None
         undecodable = ""

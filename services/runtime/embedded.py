@@ -27,6 +27,7 @@ from typing import Any
 from nats.js.errors import ServiceUnavailableError
 
 from services.runtime import access
+from services.runtime.audit_log import ensure_audit_log
 from services.runtime.bus import JetStreamUnavailable, ensure_stores
 from services.runtime.cluster import ClusterConfigError, ClusterNode, parse_routes, render_cluster
 from services.runtime.home import private_home
@@ -234,6 +235,7 @@ async def prepare_streams(
             bus = await Bus.open(url, prefix, "blendmesh-admin", admin, replicas)
             try:
                 await ensure_stores(bus.js, prefix)
+                await ensure_audit_log(bus.js, prefix)
             finally:
                 await bus.close()
             return

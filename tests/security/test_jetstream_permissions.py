@@ -43,7 +43,7 @@ ALLOWLIST = access.bucket(PREFIX, "allowlist")
 # A refused request is never answered: waiting long for the answer only slows the tests.
 DENIED_WAIT = 1.0
 SERVICES = ("planner", "policy", "executor", "audit")
-NON_ADMIN = (access.CLIENT, *SERVICES)
+NON_ADMIN = (access.CLIENT, access.EXTERNAL, *SERVICES)
 
 
 @dataclass(frozen=True)

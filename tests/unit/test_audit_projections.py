@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from contracts import events as ev
+from contracts.canonical import canonical_hash
 from contracts.failures import failure
 from contracts.operations import Operation, OperationSet, SafetyLevel
 from contracts.receipts import Receipt, ReceiptStatus
@@ -72,6 +73,10 @@ class MemoryStore:
             rows = [r for r in self.views[view].values() if r["run_id"] == run_id]
             detail[view] = sorted(rows, key=lambda r: r[order])
         return detail
+
+    async def records_at(self, seq: int) -> list[Row]:
+        found = self.views["audit_records"].get(seq)
+        return [found] if found is not None else []
 
     async def dump(self) -> dict[str, list[Row]]:
         out: dict[str, list[Row]] = {"tracking": [{"last_seq": self.seq}]}
@@ -460,6 +465,8 @@ async def test_recorded_history_when_replayed_produces_expected_rows(store: Any)
         "mcp_call_id": "mcp-gold",
         "blender_mutation_id": "mut-gold",
         "error_code": "TOOL_ERROR",
+        "approval_id": None,
+        "input_hash": canonical_hash({"object": "Ring", "name": "Gold"}),
     }
     records = [
         (
@@ -481,6 +488,15 @@ async def test_recorded_history_when_replayed_produces_expected_rows(store: Any)
         ("run-mat", "gold", "failed", "mut-gold", "h4", "h5-partial"),
         ("run-mat", "gold", "rolled_back", "mut-gold", "h5-partial", "h4"),
     ]
+    # spec 002 §9: the decision, approval and input behind each record
+    assert [(r["decision"], r["approval_id"], r["scene_id"]) for r in dump["audit_records"]][
+        :2
+    ] == [("require_approval", "appr-1", "shot010"), ("allow", None, "shot010")]
+    gold_failed = dump["audit_records"][-2]
+    assert (gold_failed["error_code"], gold_failed["input_hash"]) == (
+        "MATERIAL_NOT_FOUND",  # the tool's own code (spec 001), sharper than the run's
+        canonical_hash({"object": "Ring", "name": "Gold"}),
+    )
     rollback = dump["audit_records"][-1]
     assert (
         rollback["tool_name"],

@@ -1,0 +1,99 @@
+"""The audit stream against a real nats-server with blendmesh's users: only the audit
+service writes it, every role reads it, and nobody deletes or purges it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from nats.js.api import DeliverPolicy
+from nats.js.errors import NoStreamResponseError
+
+from contracts import subjects
+from services.runtime import access
+from services.runtime.embedded import EmbeddedNats, prepare_streams
+from services.runtime.host import Bus
+
+pytestmark = pytest.mark.integration
+
+PREFIX = "bmaud"
+STREAM = subjects.audit_stream_name(PREFIX)
+DENIED_WAIT = 1.0  # a refused request is never answered
+
+
+@pytest.fixture
+async def secured(tmp_path: Path) -> AsyncIterator[tuple[str, Path]]:
+    credentials = tmp_path / "nats-credentials.json"
+    server = EmbeddedNats.secured(tmp_path / "nats", credentials, PREFIX)
+    url = await server.start()
+    await prepare_streams(url, PREFIX, access.login_for(credentials, access.ADMIN))
+    try:
+        yield url, credentials
+    finally:
+        await server.stop()
+
+
+async def as_role(secured: tuple[str, Path], role: str) -> Bus:
+    url, credentials = secured
+    return await Bus.open(url, PREFIX, f"test-{role}", access.login_for(credentials, role))
+
+
+async def publish_refused(bus: Bus, subject: str) -> bool:
+    js = bus.nc.jetstream(timeout=DENIED_WAIT)
+    try:
+        await js.publish(subject, b"{}")
+    except (TimeoutError, NoStreamResponseError):
+        return True
+    except Exception as exc:  # noqa: BLE001 - nats-py reports a dropped publish as a timeout
+        return "timeout" in str(exc).lower()
+    return False
+
+
+@pytest.mark.parametrize("role", [access.CLIENT, "planner", "policy", "executor", "guardians"])
+async def test_audit_stream_when_a_role_but_audit_publishes_is_refused(
+    secured: tuple[str, Path], role: str
+) -> None:
+    bus = await as_role(secured, role)
+    try:
+        assert await publish_refused(bus, subjects.audit_records(PREFIX, "ana", "s", "r"))
+        assert (await bus.js.stream_info(STREAM)).state.messages == 0
+    finally:
+        await bus.close()
+
+
+async def test_audit_stream_when_audit_publishes_a_client_replays_it(
+    secured: tuple[str, Path],
+) -> None:
+    audit = await as_role(secured, "audit")
+    client = await as_role(secured, access.CLIENT)
+    try:
+        assert not await publish_refused(audit, subjects.audit_records(PREFIX, "ana", "s", "r"))
+        sub = await client.js.subscribe(
+            subjects.audit_records(PREFIX, user="ana"),
+            ordered_consumer=True,
+            deliver_policy=DeliverPolicy.ALL,
+            stream=STREAM,
+        )
+        try:
+            assert (await sub.next_msg(timeout=5)).data == b"{}"
+        finally:
+            await sub.unsubscribe()
+    finally:
+        await audit.close()
+        await client.close()
+
+
+@pytest.mark.parametrize("role", ["audit", access.CLIENT])
+async def test_audit_stream_when_asked_to_delete_purge_or_change_it_is_refused(
+    secured: tuple[str, Path], role: str
+) -> None:
+    bus = await as_role(secured, role)
+    try:
+        for verb in ("DELETE", "PURGE", "UPDATE"):
+            with pytest.raises(Exception, match="timeout"):
+                await bus.nc.request(f"$JS.API.STREAM.{verb}.{STREAM}", b"{}", timeout=DENIED_WAIT)
+        info = await bus.js.stream_info(STREAM)
+        assert info.config.deny_delete and info.config.deny_purge
+    finally:
+        await bus.close()
