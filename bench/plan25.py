@@ -20,10 +20,11 @@ def op(
     }
 
 
-def setup_plan() -> dict[str, Any]:
+def setup_plan(objects: int = OBJECTS, first: int = 0) -> dict[str, Any]:
+    """Create objects ``first`` .. ``objects - 1`` (``Obj00``, ``Obj01``, ...), in a grid."""
     prims = ["cube", "uv_sphere", "ico_sphere", "cylinder", "cone", "plane", "torus", "monkey"]
     return {
-        "request_id": "bench-setup",
+        "request_id": f"bench-setup-{first}",
         "operations": [
             op(
                 f"s{i:02d}",
@@ -31,12 +32,19 @@ def setup_plan() -> dict[str, Any]:
                 {
                     "primitive": prims[i % len(prims)],
                     "name": f"Obj{i:02d}",
-                    "location": [i * 2.0, 0.0, 0.0],
+                    "location": [i % 40 * 2.0, i // 40 * 2.0, 0.0],
                 },
             )
-            for i in range(OBJECTS)
+            for i in range(first, objects)
         ],
     }
+
+
+def setup_plans(objects: int, per_plan: int = 250) -> list[dict[str, Any]]:
+    """The setup of an ``objects``-object scene, split into plans a mesh accepts."""
+    return [
+        setup_plan(min(first + per_plan, objects), first) for first in range(0, objects, per_plan)
+    ]
 
 
 def plan25(iteration: int) -> dict[str, Any]:

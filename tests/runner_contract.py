@@ -32,6 +32,7 @@ from services.executor.memory import (
     MemorySceneSummaries,
 )
 from services.executor.ports import Lease, LeaseHeld
+from services.executor.preview_worker import PreviewWorker
 from services.executor.runner import PlanRunner
 from services.executor.scenes import SceneFiles
 from services.executor.session import Scenes
@@ -112,6 +113,15 @@ def runner(bridge: Any, tmp_path: Path, timeout: float = 30.0) -> PlanRunner:
         profile=lambda: PROFILE,
         op_timeout=timeout,
     )
+
+
+def preview_worker(bridge: Any, run: PlanRunner, previews: MemoryPreviews) -> PreviewWorker:
+    """A preview worker rendering on ``bridge`` (the runner's own, in these tests)."""
+
+    async def opened() -> Any:
+        return bridge
+
+    return PreviewWorker(opened, run.scenes.files, previews, run.scenes.work_dir / "previews")
 
 
 _PORTS: dict[str, tuple[MemorySceneStore, MemoryLeases, MemoryJournal]] = {}
@@ -257,10 +267,11 @@ class RunnerContract:
     ) -> None:
         previews = MemoryPreviews()
         run = runner(bridge, tmp_path)
-        run.previews = previews
+        run.preview_worker = preview_worker(bridge, run, previews)
         executed = await run.run(approved(CUBE), Recorder())
         assert previews.items == {}  # the result does not wait for the picture
         await run.preview(executed)
+        await run.preview_worker.idle()
         png = previews.items["s1"]
         assert png.startswith(b"\x89PNG") and png[16:24] == (320).to_bytes(4, "big") + (
             240
@@ -268,6 +279,15 @@ class RunnerContract:
         assert executed.blend_path is not None
         assert Path(executed.blend_path).with_suffix(".png").read_bytes() == png
         assert await bridge.fingerprint() == executed.scene_hash
+
+    async def test_run_when_previews_are_off_renders_nothing(
+        self, bridge: Any, tmp_path: Path
+    ) -> None:
+        run = runner(bridge, tmp_path)  # no preview worker: BLENDMESH_PREVIEWS=0
+        executed = await run.run(approved(CUBE), Recorder())
+        await run.preview(executed)
+        assert executed.failure is None and executed.blend_path
+        assert not Path(executed.blend_path).with_suffix(".png").exists()
 
     async def test_run_when_preview_render_fails_still_completes(
         self, bridge: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -278,9 +298,10 @@ class RunnerContract:
         monkeypatch.setattr(bridge, "render_preview", broken)
         previews = MemoryPreviews()
         run = runner(bridge, tmp_path)
-        run.previews = previews
+        run.preview_worker = preview_worker(bridge, run, previews)
         executed = await run.run(approved(CUBE), Recorder())
         await run.preview(executed)
+        await run.preview_worker.idle()
         assert executed.failure is None and executed.blend_path
         assert previews.items == {}
         assert not Path(executed.blend_path).with_suffix(".png").exists()

@@ -11,11 +11,13 @@ from services.planner.handlers import PlannerHandlers, filter_subjects
 from services.planner.model_runs import ModelRuns
 from services.planner.prompt import HISTORY_LIMIT
 from services.planner.settings import GeminiSettings, PlanLimits
+from services.planner.signed import SignedRequests
 from services.planner.threads import read_thread
 from services.runtime.consumer import ConsumerSpec
-from services.runtime.history import read_run
+from services.runtime.history import read_run, run_kinds
 from services.runtime.host import Bus, ConsumerService
 from services.runtime.settings import Settings
+from services.runtime.users import FILE_NAME, UsersFile
 
 
 async def start(settings: Settings, bus: Bus) -> ConsumerService:
@@ -23,10 +25,11 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
     gemini = GeminiModel.from_settings(GeminiSettings.from_env(settings.env))
     limits = PlanLimits.from_env(settings.env, settings.max_operations)
     nodes = KvNodeCatalog(bus.js, bus.prefix)
+    scenes = KvSceneSummaries(bus.js, bus.prefix)
     models = ModelRuns(
         ModelPlanner(
             model=gemini,
-            scenes=KvSceneSummaries(bus.js, bus.prefix),
+            scenes=scenes,
             thread=partial(read_thread, bus.js, bus.prefix, limit=HISTORY_LIMIT),
             max_operations=limits.max_operations,
             nodes=nodes,
@@ -36,10 +39,15 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
     handlers = PlannerHandlers(
         catalog=KvCatalog(bus.js, bus.prefix),
         history=partial(read_run, bus.js, bus.prefix),
+        kinds=partial(run_kinds, bus.js, bus.prefix),
         models=models,
         max_operations=limits.max_operations,
         nodes=nodes,
         max_python_chars=limits.max_python_chars,
+        scenes=scenes,
+    )
+    signed = SignedRequests(
+        UsersFile(settings.home / FILE_NAME), partial(read_run, bus.js, bus.prefix)
     )
     service = ConsumerService("planner", closers=[gemini.aclose])
     await service.add(
@@ -47,7 +55,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         ConsumerSpec(
             durable="planner",
             filter_subjects=filter_subjects(bus.prefix),
-            handler=handlers.handle,
+            handler=signed.around(handlers.handle),
             ack_wait=settings.ack_wait,
             max_deliver=settings.max_deliver,
             heartbeat=True,  # a model call with retries can outlast ack_wait

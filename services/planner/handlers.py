@@ -28,21 +28,22 @@ from contracts.events import (
     RunRequested,
     follow,
 )
-from contracts.failures import failure
+from contracts.failures import FailureContract, failure
 from contracts.gates import awaits_gates
 from contracts.geonodes import DEFAULT_MAX_PYTHON_CHARS
 from contracts.limits import DEFAULT_MAX_OPERATIONS
 from contracts.nodes import NodeCatalog
 from contracts.operations import Operation
+from contracts.scenes import SceneSummary
 from contracts.tools import ToolCatalog
-from services.executor.client import CatalogSource, NodeCatalogSource
+from services.executor.client import CatalogSource, NodeCatalogSource, SceneSummaries
 from services.planner.backends.plan import plan_given
 from services.planner.backends.rules import UnreadableRequest, plan_request
 from services.planner.gates import gates_failure
 from services.planner.graph import PlanInvalid, ValidPlan, validate
 from services.planner.intake import needs_nodes, node_catalog
 from services.planner.model_runs import ModelRuns
-from services.planner.outcomes import completed, naming_step
+from services.planner.outcomes import completed, naming_step, unreadable_request
 from services.planner.settings import PlanLimits
 from services.runtime.consumer import Delivery
 from services.runtime.errors import Retry
@@ -50,6 +51,9 @@ from services.runtime.errors import Retry
 # The services whose dead letters leave a run open; audit's only miss a projection.
 RUN_SERVICES = ("planner", "policy", "executor", "guardians")
 RunHistory = Callable[[str], Awaitable[Sequence[AnyEvent]]]
+RunKinds = Callable[[str], Awaitable[set[str]]]
+# The kinds of event that say a request was planned (or refused) already.
+PLAN_KINDS = frozenset({"planned", "plan_rejected"})
 
 
 @dataclass
@@ -61,6 +65,9 @@ class PlannerHandlers:
     max_operations: int = DEFAULT_MAX_OPERATIONS  # BLENDMESH_MAX_OPERATIONS
     nodes: NodeCatalogSource | None = None  # the node catalog, for Geometry Nodes plans
     max_python_chars: int = DEFAULT_MAX_PYTHON_CHARS  # BLENDMESH_MAX_PYTHON_CHARS
+    scenes: SceneSummaries | None = None  # what the rules planner knows of a scene
+    # Which kinds of event a run has: one cheap question before reading a run back.
+    kinds: RunKinds | None = None
 
     async def _catalog(self) -> ToolCatalog:
         catalog = await self.catalog.get()
@@ -68,22 +75,33 @@ class PlannerHandlers:
             raise Retry("no tool catalog yet: waiting for an executor to publish one", 0.5)
         return catalog
 
-    async def _model_run(self, run_id: str) -> Sequence[AnyEvent] | None:
-        """The events of ``run_id`` when a model planned it, else None."""
+    async def _model_run(
+        self, run_id: str, events: Sequence[AnyEvent] | None = None
+    ) -> Sequence[AnyEvent] | None:
+        """The events of ``run_id`` when a model planned it, else None; ``events`` is the
+        run's history when the caller read it already (one read per handler)."""
         if self.models is None or self.history is None:
             return None
-        events = await self.history(run_id)
+        if events is None:
+            events = await self.history(run_id)
         requested = next((e for e in events if isinstance(e, RunRequested)), None)
         planned = next((e for e in reversed(events) if isinstance(e, Planned)), None)
         if requested is None or planned is None or planned.planner != self.models.name:
             return None
         return events
 
-    async def on_requested(self, event: RunRequested) -> Sequence[Event]:
-        if self.history is not None and any(
+    async def _planned_before(self, event: RunRequested) -> bool:
+        if self.history is None:
+            return False
+        if self.kinds is not None and not PLAN_KINDS & await self.kinds(event.run_id):
+            return False  # nothing planned in this run yet: no need to read it back
+        return any(
             isinstance(e, Planned | PlanRejected) and e.causation_id == event.event_id
             for e in await self.history(event.run_id)
-        ):
+        )
+
+    async def on_requested(self, event: RunRequested) -> Sequence[Event]:
+        if await self._planned_before(event):
             return []  # planned before: a replay past the duplicate window plans nothing new
         catalog = await self._catalog()
         backend = "plan" if event.plan is not None else event.planner
@@ -92,8 +110,11 @@ class PlannerHandlers:
         nodes = None
         if backend == "rules" or needs_nodes(event.plan):
             nodes = await node_catalog(self.nodes, catalog)
+        scene = None
+        if backend == "rules" and self.scenes is not None:
+            scene = await self.scenes.get(event.scene_id)
         try:
-            plan = self._plan(event, backend, catalog, nodes)
+            plan = self._plan(event, backend, catalog, nodes, scene)
         except PlanInvalid as exc:
             return self._rejected(event, backend, exc)
         return [
@@ -113,7 +134,12 @@ class PlannerHandlers:
         ]
 
     def _plan(
-        self, event: RunRequested, backend: str, catalog: ToolCatalog, nodes: NodeCatalog | None
+        self,
+        event: RunRequested,
+        backend: str,
+        catalog: ToolCatalog,
+        nodes: NodeCatalog | None,
+        scene: SceneSummary | None = None,
     ) -> ValidPlan:
         if backend == "plan":
             limits = PlanLimits(self.max_operations, self.max_python_chars)
@@ -125,15 +151,9 @@ class PlannerHandlers:
                     "the request has neither a prompt nor a plan",
                 )
             try:
-                ops = plan_request(event.prompt, event.request_id, catalog, nodes)
+                ops = plan_request(event.prompt, event.request_id, catalog, nodes, scene)
             except UnreadableRequest as exc:
-                raise PlanInvalid(
-                    failure(
-                        "REQUEST_UNREADABLE",
-                        f"Rephrase {exc.unread!r} with the offline grammar (docs/grammar.md)",
-                    ),
-                    exc.message,
-                ) from None
+                raise PlanInvalid(_unreadable(exc), exc.message) from None
             # The rules planner is trusted no more than a model: its output is validated too.
             return validate(msgspec.to_builtins(ops), catalog, self.max_operations)
         raise PlanInvalid(
@@ -150,47 +170,35 @@ class PlannerHandlers:
             follow(event, RunFailed, now, failure=exc.failure, message=exc.message),
         ]
 
-    async def _already_ended(self, run_id: str) -> bool:
-        """Whether the run's outcome is in the log already. A service whose consumer was
-        recreated replays the log past the duplicate window; an old run must not get a
-        second outcome then (a completed run turned failed)."""
-        if self.history is None:
-            return False
-        events = await self.history(run_id)
-        return any(isinstance(e, RunCompleted | RunFailed) for e in events)
-
     async def on_executed(self, event: Executed) -> Sequence[Event]:
         if awaits_gates(event):
             return []  # the guardians judge the committed revision first: on_gates goes on
         return await self._executed(event)
 
     async def _executed(
-        self, event: Executed, gates: GatesEvaluated | None = None
+        self,
+        event: Executed,
+        gates: GatesEvaluated | None = None,
+        events: Sequence[AnyEvent] | None = None,
     ) -> Sequence[Event]:
-        if await self._already_ended(event.run_id):
+        if events is None and self.history is not None:
+            events = await self.history(event.run_id)
+        if events is not None and _ended(events):
             return []
-        model_run = await self._model_run(event.run_id)
+        model_run = await self._model_run(event.run_id, events)
         if model_run is not None and self.models is not None:
             catalog = await self._catalog()
             return await self.models.executed(event, model_run, catalog, self.clock(), gates)
         now = self.clock()
         if gates is not None and not gates.envelope.success:
-            planned = await self._planned(event.run_id)
+            planned = _planned(events or ())
             contract = gates_failure(gates.envelope, planned)
             text = f"the committed scene failed its gates: {', '.join(gates.envelope.failed_gates)}"
             return [follow(gates, RunFailed, now, failure=contract, message=text)]
         if event.failure is not None:
             contract, text = naming_step(event.failure, event.message, event.receipts)
             return [follow(event, RunFailed, now, failure=contract, message=text)]
-        return [completed(event, now)]
-
-    async def _planned(self, run_id: str) -> list[Operation]:
-        """The operations of the run's latest plan (for a repair plan's operation ids)."""
-        if self.history is None:
-            return []
-        events = await self.history(run_id)
-        planned = next((e for e in reversed(events) if isinstance(e, Planned)), None)
-        return list(planned.operation_set.operations) if planned is not None else []
+        return [completed(event, now, gates)]
 
     async def on_gates(self, event: GatesEvaluated) -> Sequence[Event]:
         """The guardians' verdict: complete the run, send it back to the model, or fail it."""
@@ -203,14 +211,15 @@ class PlannerHandlers:
         )
         if executed is None:
             raise Retry(f"the execution gates {event.event_id} judged is not in the log yet", 0.5)
-        return await self._executed(executed, event)
+        return await self._executed(executed, event, events)
 
     async def on_denied(self, event: Denied) -> Sequence[Event]:
-        if await self._already_ended(event.run_id):
+        events = await self.history(event.run_id) if self.history is not None else None
+        if events is not None and _ended(events):
             return []
         now = self.clock()
         failed = follow(event, RunFailed, now, failure=event.failure, message=event.message)
-        if self.models is not None and await self._model_run(event.run_id) is not None:
+        if self.models is not None and await self._model_run(event.run_id, events) is not None:
             return [failed, self.models.ended(event, event.failure, event.message, now)]
         return [failed]
 
@@ -221,8 +230,13 @@ class PlannerHandlers:
             return []
         events = await self.history(run_id)
         requested = next((e for e in events if isinstance(e, RunRequested)), None)
-        if requested is None or any(isinstance(e, RunCompleted | RunFailed) for e in events):
+        if any(isinstance(e, RunCompleted | RunFailed) for e in events):
             return []
+        if requested is None:
+            # The request itself did not match its schema (a client of the bus wrote it):
+            # the run still ends, failed, with the reason, under the ids it claimed.
+            unreadable = unreadable_request(event, run_id, self.clock())
+            return [unreadable] if unreadable is not None else []
         kind = event.subject.rsplit(".", 1)[-1]
         message = (
             f"the {event.consumer} service could not process this run's {kind} event "
@@ -255,8 +269,36 @@ class PlannerHandlers:
         return []
 
 
+def _ended(events: Sequence[AnyEvent]) -> bool:
+    """Whether the run's outcome is in the log already. A service whose consumer was
+    recreated replays the log past the duplicate window; an old run must not get a
+    second outcome then (a completed run turned failed)."""
+    return any(isinstance(e, RunCompleted | RunFailed) for e in events)
+
+
+def _planned(events: Sequence[AnyEvent]) -> list[Operation]:
+    """The operations of the run's latest plan (for a repair plan's operation ids)."""
+    planned = next((e for e in reversed(events) if isinstance(e, Planned)), None)
+    return list(planned.operation_set.operations) if planned is not None else []
+
+
+def _unreadable(exc: UnreadableRequest) -> FailureContract:
+    """The failure of a refused request: say it another way, or no tool does it."""
+    if exc.kind == "no_tool":
+        return failure(
+            "REQUEST_UNREADABLE",
+            f"No tool does {exc.unread!r}; ask for something else",
+            recoverable=False,
+        )
+    return failure(
+        "REQUEST_UNREADABLE", f"Rephrase {exc.unread!r} with the offline grammar (docs/grammar.md)"
+    )
+
+
 def filter_subjects(prefix: str) -> list[str]:
     """Subject -> handler table: what the planner consumes."""
     kinds = ("requested", "executed", "gates_evaluated", "denied")
     runs = [subjects.any_run(prefix, kind) for kind in kinds]
-    return [*runs, subjects.deadletter(prefix, "*")]
+    # Signed requests are checked first (signed.py), then planned as the run's own.
+    signed = subjects.any_signed(prefix, "requested")
+    return [*runs, signed, subjects.deadletter(prefix, "*")]

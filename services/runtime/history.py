@@ -23,6 +23,14 @@ async def read_run(js: JetStreamContext, prefix: str, run_id: str) -> list[AnyEv
     return await read_subject(js, prefix, subjects.run_events(prefix, run_id))
 
 
+async def run_kinds(js: JetStreamContext, prefix: str, run_id: str) -> set[str]:
+    """The kinds of event the log holds for ``run_id`` (``requested``, ``planned``...):
+    one request to the server, no consumer, so a handler asks it before reading a run."""
+    stream = subjects.stream_name(prefix)
+    info = await js.stream_info(stream, subjects_filter=subjects.run_events(prefix, run_id))
+    return {subject.rsplit(".", 1)[-1] for subject in info.state.subjects or {}}
+
+
 async def read_subject(js: JetStreamContext, prefix: str, subject: str) -> list[AnyEvent]:
     """Every event on ``subject`` in log order; an event this version cannot read is logged."""
     stream = subjects.stream_name(prefix)

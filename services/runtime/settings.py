@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from contracts.limits import DEFAULT_MAX_OPERATIONS
+from contracts.scene_files import DEFAULT_MAX_UPLOAD_BYTES
 from contracts.subjects import check_token
 
 PLANNERS = ("rules", "plan", "gemini")
@@ -87,7 +88,9 @@ class Settings:
     approval_ttl: float = 3600.0  # seconds a pending approval waits before the run fails
     max_operations: int = DEFAULT_MAX_OPERATIONS  # operations one plan may hold
     max_body_bytes: int = 1024 * 1024  # largest HTTP request body the gateway reads
+    max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES  # largest .blend a scene import takes
     replicas: int = 1  # copies of every stream, KV bucket and object store (3 on a cluster)
+    previews: bool = True  # render each scene's newest revision (a second Blender process)
     # The environment these settings were read from: a service reads its own settings
     # from it (the planner its model's). Never shown, since it may hold API keys.
     env: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
@@ -137,7 +140,11 @@ class Settings:
             approval_ttl=_float(env, "BLENDMESH_APPROVAL_TTL", 3600.0),
             max_operations=_int(env, "BLENDMESH_MAX_OPERATIONS", DEFAULT_MAX_OPERATIONS),
             max_body_bytes=_int(env, "BLENDMESH_MAX_BODY_BYTES", 1024 * 1024),
+            max_upload_bytes=_int(env, "BLENDMESH_MAX_UPLOAD_BYTES", DEFAULT_MAX_UPLOAD_BYTES),
             replicas=_replicas(env),
+            previews=_flag(env, "BLENDMESH_PREVIEWS")
+            if env.get("BLENDMESH_PREVIEWS", "").strip()
+            else True,
             env=dict(env),
         )
 

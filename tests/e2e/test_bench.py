@@ -26,6 +26,23 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
         (["gates.py", "--runs", "1", "--sizes", "3", "6"], "gates at 6 objects / at 3:"),
         (["geonodes.py", "--runs", "1"], "ratio mesh / bpy:"),
         (["mcp_latency.py", "--runs", "2"], "ratio blendmesh run / mcp at p50:"),
+        (["peer_loop.py", "--runs", "2"], "peer loop, 25 operations, p50:"),
+        (
+            [
+                "table.py",
+                "--runs",
+                "2",
+                "--large",
+                "30",
+                "--executor-runs",
+                "2",
+                "--profile-runs",
+                "1",
+            ],
+            "mesh / peer loop at p50:",
+        ),
+        (["grammar.py"], "executed correctly:"),
+        (["python_step.py", "--runs", "2"], "ratio warm / direct:"),
     ],
 )
 def test_bench_when_run_small_prints_its_figures(args: list[str], figure: str) -> None:

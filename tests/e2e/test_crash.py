@@ -184,7 +184,8 @@ async def test_executor_killed_midway_when_another_finishes_each_mutation_once(
 
 
 def bridge_pids() -> list[int]:
-    """Bridge processes that are children of this test process."""
+    """Bridge processes that are children of this test process and run plans (the
+    preview worker's bridge runs at a lower CPU priority)."""
     pids = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -194,8 +195,13 @@ def bridge_pids() -> list[int]:
             ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError, IndexError):
             continue
-        if b"services.executor.bridge" in cmdline and ppid == os.getpid():
-            pids.append(int(entry.name))
+        if b"services.executor.bridge" not in cmdline or ppid != os.getpid():
+            continue
+        with contextlib.suppress(OSError):
+            if os.getpriority(os.PRIO_PROCESS, int(entry.name)) == os.getpriority(
+                os.PRIO_PROCESS, 0
+            ):
+                pids.append(int(entry.name))
     return pids
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import logging
 
+import msgspec
 import pytest
 
 from contracts import subjects
 from services.runtime.bus import JetStreamPublisher
-from services.runtime.history import read_run
+from services.runtime.history import read_run, run_kinds
 from services.runtime.settings import Settings
 from tests.meshes import bare_mesh, role_bus
 from tests.unit.test_handlers import requested
@@ -26,3 +27,15 @@ async def test_read_run_when_an_event_is_unreadable_keeps_the_rest_and_warns(
             events = await read_run(bus.js, settings.prefix, first.run_id)
     assert events == [first]
     assert "cannot be read by this version and is left out" in caplog.text
+
+
+async def test_run_kinds_when_events_stored_names_each_kind_once(settings: Settings) -> None:
+    async with bare_mesh(settings) as mesh, role_bus(mesh, "client") as bus:
+        first = requested()
+        publisher = JetStreamPublisher(bus.js, settings.prefix)
+        assert await run_kinds(bus.js, settings.prefix, first.run_id) == set()
+        await publisher.publish(first)
+        await publisher.publish(
+            msgspec.structs.replace(first, run_id="other-run", event_id="other-event")
+        )
+        assert await run_kinds(bus.js, settings.prefix, first.run_id) == {"requested"}

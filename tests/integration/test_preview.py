@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import struct
 import time
 from collections.abc import AsyncIterator
@@ -78,3 +79,15 @@ async def test_render_preview_when_size_invalid_raises_invalid_params(
     with pytest.raises(BridgeError) as err:
         await bridge.render_preview(str(tmp_path / "p.png"), width=0)
     assert err.value.code == -32602
+
+
+async def test_bridge_when_started_nice_runs_at_lower_cpu_priority() -> None:
+    proc = BridgeProcess(nice=5)
+    await proc.start()
+    try:
+        assert proc.pid is not None
+        own = os.getpriority(os.PRIO_PROCESS, 0)
+        assert os.getpriority(os.PRIO_PROCESS, proc.pid) == min(own + 5, 19)
+        assert await proc.fingerprint()  # and it works as any bridge does
+    finally:
+        await proc.close()

@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from contracts.events import DeadLettered, Executed, RunCompleted, RunFailed, follow
+from collections.abc import Sequence
+
+from contracts.events import (
+    AnyEvent,
+    DeadLettered,
+    Executed,
+    Planned,
+    RunCompleted,
+    RunFailed,
+    event_kind,
+    follow,
+)
 from contracts.failures import failure
 from services.executor.memory import StaticCatalog
 from services.planner.handlers import PlannerHandlers
@@ -96,3 +107,48 @@ async def test_planner_when_dead_lettered_run_already_ended_adds_nothing() -> No
     (done,) = await planner(history).on_executed(ok)
     history.events = [requested(), ok, done]
     assert await planner(history).on_dead_letter(dead_letter()) == []
+
+
+class CountedHistory(History):
+    """A history that counts its reads, and answers which kinds of event it holds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads = 0
+
+    async def __call__(self, run_id: str) -> Sequence[AnyEvent]:
+        self.reads += 1
+        return self.events
+
+    async def kinds(self, run_id: str) -> set[str]:
+        return {event_kind(e).removeprefix("run.") for e in self.events}
+
+
+def counted(history: CountedHistory) -> PlannerHandlers:
+    handlers = planner(history)
+    handlers.kinds = history.kinds
+    return handlers
+
+
+async def test_planner_when_request_is_new_plans_without_reading_the_run_back() -> None:
+    history = CountedHistory()
+    request = requested(prompt="add a cube named Box")
+    history.events = [request]
+    (planned,) = await counted(history).on_requested(request)
+    assert isinstance(planned, Planned) and history.reads == 0
+
+
+async def test_planner_when_kinds_show_a_plan_reads_the_run_and_plans_nothing_new() -> None:
+    history = CountedHistory()
+    request = requested(prompt="add a cube named Box")
+    (planned,) = await counted(history).on_requested(request)
+    history.events = [request, planned]
+    assert await counted(history).on_requested(request) == []
+    assert history.reads == 1
+
+
+async def test_planner_when_executed_reads_the_run_once() -> None:
+    history = CountedHistory()
+    history.events = [requested()]
+    (done,) = await counted(history).on_executed(executed(with_failure=False))
+    assert isinstance(done, RunCompleted) and history.reads == 1

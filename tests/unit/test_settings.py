@@ -21,6 +21,12 @@ def test_settings_when_trace_set_reads_exporter(exporter: str) -> None:
     assert Settings.from_env({"BLENDMESH_TRACE": exporter}).trace_exporter == exporter
 
 
+@pytest.mark.parametrize(("raw", "on"), [(None, True), ("", True), ("1", True), ("0", False)])
+def test_settings_when_previews_set_reads_whether_to_render(raw: str | None, on: bool) -> None:
+    env = {} if raw is None else {"BLENDMESH_PREVIEWS": raw}
+    assert Settings.from_env(env).previews is on
+
+
 def test_settings_when_env_set_reads_every_value() -> None:
     s = Settings.from_env(
         {
@@ -54,6 +60,7 @@ def test_settings_when_env_set_reads_every_value() -> None:
         ({"BLENDMESH_TRACE": "jaeger"}, "BLENDMESH_TRACE='jaeger' is not a trace exporter"),
         ({"BLENDMESH_REPLICAS": "0"}, "BLENDMESH_REPLICAS='0' must be at least 1"),
         ({"BLENDMESH_REPLICAS": "7"}, "BLENDMESH_REPLICAS='7' is more copies than JetStream"),
+        ({"BLENDMESH_PREVIEWS": "maybe"}, "BLENDMESH_PREVIEWS='maybe' is not a yes or no"),
     ],
 )
 def test_settings_when_value_bad_raises_naming_it(env: dict[str, str], message: str) -> None:

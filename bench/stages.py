@@ -1,0 +1,129 @@
+"""Where a run's time goes, per stage: a stopwatch around the ports every run crosses,
+and the services' handler spans from the run's trace.
+
+Used by bench/table.py on an embedded mesh in the same process. The stopwatch wraps
+methods of the adapters' classes (the bridge, the journal, the event pipeline, the scene
+store, the leases), so it measures the real code without changing it; calls made
+concurrently (the audit service's) are summed, as a profile sums them.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from services.executor.kv_journal import KvJournal
+from services.executor.leases import KvLeases
+from services.executor.previews import ObjectStorePreviews
+from services.executor.scene_store import JetStreamSceneStore
+from services.executor.scene_summaries import KvSceneSummaries
+from services.executor.supervisor import SupervisedBridge
+from services.runtime import history, tracing
+from services.runtime.bus import JetStreamPipeline, JetStreamPublisher
+from services.runtime.settings import Settings
+
+# stage -> (class, method names): the executor's ports, and the bus every service shares.
+PORTS: dict[str, tuple[type, tuple[str, ...]]] = {
+    "bridge: tools": (SupervisedBridge, ("call_tool",)),
+    "bridge: fingerprint": (SupervisedBridge, ("fingerprint",)),
+    "bridge: save/load": (SupervisedBridge, ("save", "load", "reset")),
+    "bridge: inspect": (SupervisedBridge, ("inspect",)),
+    "bridge: preview": (SupervisedBridge, ("render_preview",)),
+    "journal": (KvJournal, ("get", "put", "delete")),
+    "leases": (KvLeases, ("acquire", "renew", "release")),
+    "scene store": (JetStreamSceneStore, ("head", "commit", "put_inspection", "inspection")),
+    "summaries": (KvSceneSummaries, ("put",)),
+    "previews": (ObjectStorePreviews, ("put",)),
+    "events: pipeline": (JetStreamPipeline, ("send", "settle")),
+    "events: publish": (JetStreamPublisher, ("publish",)),
+}
+# stage -> (module, function names): plumbing called through its module's globals.
+FUNCTIONS: dict[str, tuple[Any, tuple[str, ...]]] = {
+    "history reads": (history, ("read_subject",)),
+}
+SERVICES = ("planner", "policy", "executor", "guardians", "audit")
+
+
+class Stopwatch:
+    """Seconds and calls per stage while ``installed``."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = collections.defaultdict(float)
+        self.calls: dict[str, int] = collections.defaultdict(int)
+
+    def _wrap(
+        self, stage: str, method: Callable[..., Awaitable[Any]]
+    ) -> Callable[..., Awaitable[Any]]:
+        @functools.wraps(method)
+        async def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return await method(*args, **kwargs)
+            finally:
+                self.seconds[stage] += time.perf_counter() - started
+                self.calls[stage] += 1
+
+        return timed
+
+    @contextmanager
+    def installed(self) -> Iterator[Stopwatch]:
+        saved: list[tuple[Any, str, Any]] = []
+        for stage, (owner, names) in [*PORTS.items(), *FUNCTIONS.items()]:
+            for name in names:
+                original = vars(owner)[name]
+                saved.append((owner, name, original))
+                setattr(owner, name, self._wrap(stage, original))
+        try:
+            yield self
+        finally:
+            for cls, name, original in saved:
+                setattr(cls, name, original)
+
+
+class Spans:
+    """The handler spans of every service, from an in-memory exporter."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+        tracing.configure_tracing(settings, provider)
+
+    def per_service(self) -> dict[str, float]:
+        """Seconds inside each service's handlers (its ``<durable> handle ...`` spans)."""
+        found: dict[str, float] = collections.defaultdict(float)
+        for span in self.exporter.get_finished_spans():
+            durable, _, rest = span.name.partition(" ")
+            if rest.startswith("handle ") and span.end_time and span.start_time:
+                service = durable.split("-")[0]
+                found[service] += (span.end_time - span.start_time) / 1e9
+        return found
+
+    def close(self) -> None:
+        tracing.shutdown_tracing()
+
+
+def report(runs: int, end_to_end: float, services: dict[str, float], watch: Stopwatch) -> list[str]:
+    """Lines of the per-stage profile, in ms per run."""
+    lines = [f"{'stage':30}{'ms/run':>10}{'calls/run':>11}"]
+    critical = sum(services.get(s, 0.0) for s in SERVICES if s != "audit")
+    lines.append(f"{'end to end':30}{end_to_end / runs * 1e3:10.2f}")
+    lines.append(f"{'client + bus transit':30}{max(end_to_end - critical, 0.0) / runs * 1e3:10.2f}")
+    for service in SERVICES:
+        note = " (off the critical path)" if service == "audit" else ""
+        lines.append(f"{service + note:30}{services.get(service, 0.0) / runs * 1e3:10.2f}")
+    for stage in [*PORTS, *FUNCTIONS]:
+        if watch.calls.get(stage):
+            lines.append(
+                f"{'  ' + stage:30}{watch.seconds[stage] / runs * 1e3:10.2f}"
+                f"{watch.calls[stage] / runs:11.1f}"
+            )
+    return lines

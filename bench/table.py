@@ -1,0 +1,186 @@
+"""Every row of the performance table from one run, and where a run's time goes.
+
+    .venv/bin/python bench/table.py [--runs 20] [--large 1000] [--executor-runs 16]
+
+One embedded mesh, warm, runs back to back on a 20-object scene: a one-operation run and
+the 25-operation run of bench/plan25.py; the same 25 operations on a ``--large``-object
+scene; the blender-mcp style peer loop (bench/peer_loop.py) on the same operations;
+two executors against one on independent scenes (bench/executors.py); ``audit rebuild``
+against a raw replay of the same log. Then a per-stage profile of the 25-operation run at
+both sizes (bench/stages.py). Ratios are measured within this one run, so a busy machine
+moves them less than the absolute figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from executors import throughput
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from peer_loop import peer_latencies
+from plan25 import op, plan25, setup_plans
+from stages import Spans, Stopwatch, report
+
+from contracts import subjects
+from services.audit import client as audit
+from services.client import MeshClient, build_request
+from services.mesh import Mesh
+from services.runtime.host import Bus
+from services.runtime.settings import Settings
+
+SMALL = 20
+REQUESTS = itertools.count()
+
+
+def one_op(i: int) -> dict[str, Any]:
+    moved = op("t00", "object.transform", {"name": "Obj00", "location": [0.0, i % 7, 0.0]})
+    return {"request_id": f"one-{i}", "operations": [moved]}
+
+
+async def timed_runs(
+    client: MeshClient, scene: str, plans: list[dict[str, Any]], ops: int
+) -> list[float]:
+    seconds = []
+    for plan in plans:
+        # A request id of its own each time: the journal would skip a repeated one.
+        plan = {**plan, "request_id": f"{scene}-{next(REQUESTS)}"}
+        request = build_request(user="bench", scene_id=scene, plan=plan)
+        started = time.perf_counter()
+        result = await client.run(request)
+        seconds.append(time.perf_counter() - started)
+        assert result.status == "completed", result.message
+        assert len(result.receipts) == ops
+    return seconds
+
+
+async def raw_replay(bus: Bus, upto: int) -> float:
+    """Seconds to read the log's first ``upto`` messages through an ephemeral consumer."""
+    stream = subjects.stream_name(bus.prefix)
+    config = ConsumerConfig(
+        ack_policy=AckPolicy.NONE,
+        deliver_policy=DeliverPolicy.ALL,
+        inactive_threshold=60.0,
+        mem_storage=True,
+    )
+    started = time.perf_counter()
+    info = await bus.js.add_consumer(stream, config)
+    sub = await bus.js.pull_subscribe_bind(consumer=info.name, stream=stream)
+    seq = 0
+    while seq < upto:
+        for msg in await sub.fetch(batch=min(256, upto - seq), timeout=5):
+            seq = msg.metadata.sequence.stream
+    elapsed = time.perf_counter() - started
+    await sub.unsubscribe()
+    await bus.js.delete_consumer(stream, info.name)
+    return elapsed
+
+
+async def mesh_figures(runs: int, large: int, profile_runs: int) -> dict[str, Any]:
+    figures: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="blendmesh-bench-") as home:
+        settings = Settings(home=Path(home), prefix="bench", user="bench")
+        async with Mesh(settings) as mesh:
+            bus = await Bus.open(mesh.url, settings.prefix, "bench", mesh.login("client"))
+            client = MeshClient(bus)
+            for scene, size in (("small", SMALL), ("large", large)):
+                for plan in setup_plans(size):
+                    await timed_runs(client, scene, [plan], len(plan["operations"]))
+                await timed_runs(client, scene, [plan25(0)], 25)  # warm up
+            figures["one"] = await timed_runs(
+                client, "small", [one_op(i) for i in range(1, runs + 1)], 1
+            )
+            figures["small"] = await timed_runs(
+                client, "small", [plan25(i) for i in range(1, runs + 1)], 25
+            )
+            figures["large"] = await timed_runs(
+                client, "large", [plan25(i) for i in range(1, runs + 1)], 25
+            )
+            for scene in ("small", "large"):
+                spans, watch = Spans(settings), Stopwatch()
+                with watch.installed():
+                    seconds = await timed_runs(
+                        client, scene, [plan25(i) for i in range(profile_runs)], 25
+                    )
+                figures[f"profile {scene}"] = report(
+                    profile_runs, sum(seconds), spans.per_service(), watch
+                )
+                spans.close()
+            started = time.perf_counter()
+            rebuilt = await audit.rebuild(bus.nc, settings.prefix, timeout=600)
+            figures["rebuild"] = (rebuilt.last_seq, time.perf_counter() - started)
+            # The audit role's own reading rights: a client may not read the whole log.
+            reader = await Bus.open(mesh.url, settings.prefix, "bench", mesh.login("audit"))
+            figures["raw replay"] = await raw_replay(reader, rebuilt.last_seq)
+            await reader.close()
+            await bus.close()
+    return figures
+
+
+def p50(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=20, help="timed runs per row")
+    parser.add_argument("--large", type=int, default=1000, help="objects in the large scene")
+    parser.add_argument("--executor-runs", type=int, default=16)
+    parser.add_argument("--profile-runs", type=int, default=10)
+    args = parser.parse_args()
+    mesh = asyncio.run(mesh_figures(args.runs, args.large, args.profile_runs))
+    peer = peer_latencies(args.runs)
+    one_executor = asyncio.run(throughput(1, args.executor_runs))
+    two_executors = asyncio.run(throughput(2, args.executor_runs))
+    events, rebuild_s = mesh["rebuild"]
+    one, small, large, loop = (p50(mesh["one"]), p50(mesh["small"]), p50(mesh["large"]), p50(peer))
+    rows = [
+        ("one-operation run, p50 end to end", f"{one * 1e3:.1f} ms", "<= 25 ms"),
+        ("25-operation run, p50", f"{small * 1e3:.1f} ms", "<= 60 ms"),
+        ("the same 25 operations, blender-mcp style loop", f"{loop * 1e3:.2f} ms", "-"),
+        ("mesh / that loop, 25 operations", f"{small / loop:.0f}x", "<= 30x"),
+        (
+            f"25-operation run at {args.large} objects, p50",
+            f"{large * 1e3:.1f} ms",
+            "-",
+        ),
+        (
+            f"per-operation cost at {args.large} objects / at {SMALL}",
+            f"{large / small:.1f}x",
+            "<= 3x",
+        ),
+        (
+            "two executors / one, independent scenes",
+            f"{one_executor / two_executors:.2f}x",
+            ">= 1.6x",
+        ),
+        (
+            "audit rebuild events/s / raw JetStream replay events/s",
+            f"{mesh['raw replay'] / rebuild_s:.0%} ({events / rebuild_s:.0f} / "
+            f"{events / mesh['raw replay']:.0f} events/s)",
+            ">= 50%",
+        ),
+    ]
+    print(f"{args.runs} runs per row, {SMALL}-object scene unless said, one run of this bench")
+    print("| | measured | target |")
+    print("|---|---|---|")
+    for name, measured, target in rows:
+        print(f"| {name} | {measured} | {target} |")
+    for scene, size in (("small", SMALL), ("large", args.large)):
+        print(f"\nper-stage profile, 25-operation run at {size} objects ({args.profile_runs} runs)")
+        print("\n".join(mesh[f"profile {scene}"]))
+    print(f"\nmesh / peer loop at p50: {small / loop:.0f}x")
+
+
+if __name__ == "__main__":
+    main()
