@@ -12,21 +12,28 @@ import json
 import logging
 import signal
 import sys
-from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import msgspec
 from rich.console import Console
 
 from contracts import subjects
-from contracts.events import AnyEvent, Resolution
-from contracts.progress import progress_line
-from contracts.receipts import RunResult
+from contracts.events import Resolution
+from services import cli_reads, cli_scenes, cli_users
 from services import console as show
 from services.audit import client as audit
-from services.client import ClientError, MeshClient, OnEvent, build_request
+from services.cli_common import (
+    EXIT_FAILED,
+    EXIT_MESH,
+    EXIT_OK,
+    EXIT_USAGE,
+    connected,
+    progress,
+    report,
+)
+from services.client import ClientError, CodeNotQuoted, MeshClient, build_request
 from services.gateway.app import GatewayServer, create_app
 from services.guardians import client as guardians
 from services.mesh import Mesh, MeshBusy
@@ -37,9 +44,6 @@ from services.runtime.embedded import EmbeddedServerError
 from services.runtime.host import Bus
 from services.runtime.settings import Settings, SettingsError
 from services.runtime.tracing import configure_tracing, shutdown_tracing
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_AWAITING, EXIT_MESH = 0, 1, 2, 3, 4
-READ_SERVICES = ("audit",)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -81,11 +85,22 @@ def parser() -> argparse.ArgumentParser:
         cmd = sub.add_parser(name, help=f"{name} the operations a run waits on")
         cmd.add_argument("run_id")
         cmd.add_argument("--json", action="store_true", help="print the run result as JSON")
+        cmd.add_argument(
+            "--timeout", type=float, default=600.0, help="seconds to wait for a result"
+        )
         if name == "approve":
             cmd.add_argument(
                 "--always",
                 action="store_true",
                 help="approve, and from now on allow these tools on this scene without asking",
+            )
+            cmd.add_argument(
+                "--code-sha256",
+                action="append",
+                default=[],
+                metavar="HASH",
+                help="the sha256:<hex> of trusted Python code you read and approve (repeatable; "
+                "the approval prompt prints it)",
             )
     allow = sub.add_parser("allowlist", help="list standing approvals, or `allowlist revoke ID`")
     allow.add_argument("action", nargs="?", choices=("revoke",), help="revoke one entry")
@@ -111,45 +126,9 @@ def parser() -> argparse.ArgumentParser:
         help="blendmesh (default): run, runs, run_status, audit, scene, preview, as the local "
         "user on the mesh; guardians: spec 003's one tool, run_guardians",
     )
+    cli_scenes.add_parsers(sub, run)
+    cli_users.add_parsers(sub)
     return p
-
-
-@asynccontextmanager
-async def connected(settings: Settings, services: Sequence[str]) -> AsyncIterator[Bus]:
-    """A bus on NATS_URL, or on an embedded mesh started for this command."""
-    mesh = Mesh(settings, services=() if settings.nats_url else services)
-    url = await mesh.start()
-    bus = await Bus.open(
-        url, settings.prefix, "blendmesh-cli", mesh.login(CLIENT), settings.replicas
-    )
-    try:
-        yield bus
-    finally:
-        await bus.close()
-        await mesh.stop()
-
-
-def exit_code(result: RunResult) -> int:
-    return {"completed": EXIT_OK, "awaiting_confirmation": EXIT_AWAITING}.get(
-        result.status, EXIT_FAILED
-    )
-
-
-def report(result: RunResult, as_json: bool, out: Console) -> int:
-    if as_json:
-        sys.stdout.write(msgspec.json.encode(result).decode() + "\n")
-    else:
-        show.print_result(out, result)
-    return exit_code(result)
-
-
-def _progress(err: Console, quiet: bool) -> OnEvent:
-    def on_event(event: AnyEvent) -> None:
-        line = progress_line(event)
-        if line and not quiet:
-            err.print(show.render(line), highlight=False)
-
-    return on_event
 
 
 def load_plan(path: Path) -> Any:
@@ -184,18 +163,36 @@ async def cmd_run(args: argparse.Namespace, settings: Settings, out: Console, er
         rollback_boundary=args.rollback,
         max_operations=settings.max_operations,
     )
+    adopt = cli_scenes.guard_export(args, settings)  # before anything is planned
     async with connected(settings, tuple(Mesh.all_services())) as bus:
-        result = await MeshClient(bus).run(request, _progress(err, args.json), args.timeout)
+        client = MeshClient(bus)
+        if adopt and (imported := await cli_scenes.adopt(args, settings, client, err)):
+            return report(imported, args.json, out)
+        result = await client.run(request, progress(err, args.json), args.timeout)
     return report(result, args.json, out)
 
 
 async def cmd_resolve(
     args: argparse.Namespace, settings: Settings, decision: Resolution, out: Console, err: Console
 ) -> int:
+    quoted = getattr(args, "code_sha256", [])
     async with connected(settings, tuple(Mesh.all_services())) as bus:
-        result = await MeshClient(bus).resolve(
-            args.run_id, decision, settings.user, _progress(err, args.json)
-        )
+        client = MeshClient(bus)
+        try:
+            result = await client.resolve(
+                args.run_id,
+                decision,
+                settings.user,
+                progress(err, args.json),
+                args.timeout,
+                code_sha256=quoted,
+            )
+        except CodeNotQuoted:
+            # Show what is asked, so the person reads the code before quoting its hash.
+            waiting = await client.result(args.run_id)
+            if waiting is not None and waiting.approval is not None:
+                show.print_approval(err, args.run_id, waiting.approval)
+            raise
     return report(result, args.json, out)
 
 
@@ -292,63 +289,6 @@ async def cmd_up(settings: Settings, err: Console, port: int) -> int:
     return EXIT_OK
 
 
-async def cmd_runs(args: argparse.Namespace, settings: Settings, out: Console) -> int:
-    async with connected(settings, READ_SERVICES) as bus:
-        rows = await audit.query_runs(bus.nc, settings.prefix, limit=args.limit)
-    out.print(
-        show.rows_table(
-            "runs",
-            show.as_rows(rows),
-            ["run_id", "state", "scene_id", "user", "planner", "error_code", "blend_path"],
-        )
-    )
-    return EXIT_OK
-
-
-async def cmd_audit(args: argparse.Namespace, settings: Settings, out: Console) -> int:
-    async with connected(settings, READ_SERVICES) as bus:
-        if args.run_id == "rebuild":
-            summary = await audit.rebuild(bus.nc, settings.prefix)
-            counts = ", ".join(f"{view} {n}" for view, n in summary.counts.items())
-            out.print(
-                f"rebuilt the audit views from the log up to seq {summary.last_seq}: {counts}"
-            )
-            return EXIT_OK
-        view = await audit.query_run(bus.nc, settings.prefix, args.run_id)
-    out.print(
-        show.rows_table(
-            "run",
-            show.as_rows([view.run]),
-            ["run_id", "state", "request_id", "thread_id", "user", "scene_id", "error_code"],
-        )
-    )
-    out.print(
-        show.rows_table(
-            "actions",
-            show.as_rows(view.actions),
-            ["operation_id", "tool_name", "safety_level", "decision", "state"],
-        )
-    )
-    out.print(
-        show.rows_table(
-            "audit records",
-            show.as_rows(view.audit_records),
-            [
-                "timestamp",
-                "operation_id",
-                "tool_name",
-                "safety_level",
-                "status",
-                "mcp_call_id",
-                "blender_mutation_id",
-                "scene_hash_before",
-                "scene_hash_after",
-            ],
-        )
-    )
-    return EXIT_OK
-
-
 async def dispatch(args: argparse.Namespace, settings: Settings) -> int:
     # Piped output is read by scripts and grep: keep every row on one line.
     out = Console(width=None if sys.stdout.isatty() else 1000)
@@ -371,10 +311,14 @@ async def dispatch(args: argparse.Namespace, settings: Settings) -> int:
             if not 0 <= args.port <= 65535:
                 raise ClientError("--port needs a number from 0 to 65535")
             return await cmd_up(settings, err, args.port)
+        case "scenes" | "revert":
+            return await cli_scenes.dispatch(args, settings, out, err)
+        case "users":
+            return cli_users.dispatch(args, settings, out)
         case "runs":
-            return await cmd_runs(args, settings, out)
+            return await cli_reads.cmd_runs(args, settings, out)
         case "audit":
-            return await cmd_audit(args, settings, out)
+            return await cli_reads.cmd_audit(args, settings, out)
         case "guardians":
             return await cmd_guardians(args, settings)
         case "mcp":
@@ -430,7 +374,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except (ClientError, SettingsError, ValueError) as exc:
-        err.print(f"blendmesh: {exc}", highlight=False, markup=False)
+        # Unwrapped: a message may name a hash or an id the person copies whole.
+        err.print(f"blendmesh: {exc}", highlight=False, markup=False, soft_wrap=True)
         return EXIT_USAGE
     except (
         MeshBusy,
@@ -440,7 +385,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         audit.AuditClientError,
         allowlist.AllowlistError,
     ) as exc:
-        err.print(f"blendmesh: {exc}", highlight=False, markup=False)
+        err.print(f"blendmesh: {exc}", highlight=False, markup=False, soft_wrap=True)
         return EXIT_MESH
     finally:
         shutdown_tracing()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import re
 import signal
 import subprocess
 from pathlib import Path
@@ -100,6 +101,16 @@ def test_destructive_run_when_approved_by_cli_completes(tmp_path: Path) -> None:
     assert waiting.returncode == 3
     run_id = as_json(waiting)["run_id"]
     assert as_json(waiting)["status"] == "awaiting_confirmation"
+    asked = as_json(waiting)["approval"]
+    assert asked["operations"] == [
+        {
+            "operation_id": "op01",
+            "tool": "object.delete",
+            "safety_level": "destructive",
+            "args": {"name": "Old"},
+        }
+    ]
+    assert asked["request_hash"] and asked["code_sha256"] == []
     runs = blendmesh(tmp_path, "runs")
     assert run_id in runs.stdout and "awaiting_confirmation" in runs.stdout
     approved = blendmesh(tmp_path, "approve", "--json", run_id)
@@ -110,6 +121,33 @@ def test_destructive_run_when_approved_by_cli_completes(tmp_path: Path) -> None:
     trail = blendmesh(tmp_path, "audit", run_id)
     assert trail.returncode == 0 and "object.delete" in trail.stdout
     assert "require_approval" in trail.stdout
+
+
+def test_approval_when_waiting_shows_arguments_and_audit_names_who_approved(
+    tmp_path: Path,
+) -> None:
+    assert blendmesh(tmp_path, "run", "add a cube named Old").returncode == 0
+    waiting = blendmesh(tmp_path, "run", "delete Old")
+    assert waiting.returncode == 3, waiting.stderr
+    assert 'op01 object.delete (destructive) {"name": "Old"}' in waiting.stdout
+    run_id = re.search(r"blendmesh approve (run-\S+)", waiting.stdout)
+    assert run_id is not None, waiting.stdout
+    assert blendmesh(tmp_path, "approve", run_id[1]).returncode == 0
+    runs = blendmesh(tmp_path, "runs")
+    row = next(line for line in runs.stdout.splitlines() if run_id[1] in line)
+    assert "delete Old" in row and re.search(r"20\d\d-\d\d-\d\d \d\d:\d\d:\d\d", row)
+    assert "add a cube named Old" in runs.stdout
+    trail = blendmesh(tmp_path, "audit", run_id[1])
+    assert trail.returncode == 0, trail.stderr
+    assert "delete Old" in trail.stdout
+    action = next(line for line in trail.stdout.splitlines() if "object.delete" in line)
+    assert '{"name":"Old"}' in action and "│ ana " in action
+
+
+def test_audit_when_run_unknown_exits_2_naming_it(tmp_path: Path) -> None:
+    proc = blendmesh(tmp_path, "audit", "run-none")
+    assert proc.returncode == 2
+    assert "no run run-none; `blendmesh runs` lists the runs" in proc.stderr
 
 
 def test_destructive_run_when_rejected_by_cli_fails(tmp_path: Path) -> None:
@@ -123,8 +161,10 @@ def test_destructive_run_when_rejected_by_cli_fails(tmp_path: Path) -> None:
 def test_run_when_request_unreadable_exits_1_quoting_it(tmp_path: Path) -> None:
     proc = blendmesh(tmp_path, "run", "add a cube, then paint it like van gogh")
     assert proc.returncode == 1
-    assert '"paint it like van gogh"' in proc.stderr + proc.stdout
-    assert "add a <primitive> [named <Name>]" in proc.stdout  # the grammar is shown
+    out = proc.stderr + proc.stdout
+    assert 'I did not understand "it" in "paint it like van gogh"' in out  # the first word
+    assert "#rrggbb" in out  # the forms of the verb it read: colours for "paint"
+    assert "add a <primitive> [named <Name>]" not in out  # not the whole grammar
 
 
 @pytest.mark.parametrize(

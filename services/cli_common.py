@@ -1,0 +1,62 @@
+"""What every ``blendmesh`` command shares: exit codes, the bus it talks on, and how a run's
+result and progress are printed."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+
+import msgspec
+from rich.console import Console
+
+from contracts.events import AnyEvent
+from contracts.progress import progress_line
+from contracts.receipts import RunResult
+from services import console as show
+from services.client import OnEvent
+from services.mesh import Mesh
+from services.runtime.access import CLIENT
+from services.runtime.host import Bus
+from services.runtime.settings import Settings
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_AWAITING, EXIT_MESH = 0, 1, 2, 3, 4
+READ_SERVICES = ("audit",)
+
+
+@asynccontextmanager
+async def connected(settings: Settings, services: Sequence[str]) -> AsyncIterator[Bus]:
+    """A bus on NATS_URL, or on an embedded mesh started for this command."""
+    mesh = Mesh(settings, services=() if settings.nats_url else services)
+    url = await mesh.start()
+    bus = await Bus.open(
+        url, settings.prefix, "blendmesh-cli", mesh.login(CLIENT), settings.replicas
+    )
+    try:
+        yield bus
+    finally:
+        await bus.close()
+        await mesh.stop()
+
+
+def exit_code(result: RunResult) -> int:
+    return {"completed": EXIT_OK, "awaiting_confirmation": EXIT_AWAITING}.get(
+        result.status, EXIT_FAILED
+    )
+
+
+def report(result: RunResult, as_json: bool, out: Console) -> int:
+    if as_json:
+        sys.stdout.write(msgspec.json.encode(result).decode() + "\n")
+    else:
+        show.print_result(out, result)
+    return exit_code(result)
+
+
+def progress(err: Console, quiet: bool) -> OnEvent:
+    def on_event(event: AnyEvent) -> None:
+        line = progress_line(event)
+        if line and not quiet:
+            err.print(show.render(line), highlight=False)
+
+    return on_event

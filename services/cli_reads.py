@@ -1,0 +1,110 @@
+"""``blendmesh runs`` and ``blendmesh audit``: what the audit service's views say."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+
+from contracts import subjects
+from services import console as show
+from services.audit import client as audit
+from services.cli_common import EXIT_OK, READ_SERVICES, connected
+from services.client import ClientError, MeshClient
+from services.runtime.history import read_run
+from services.runtime.settings import Settings
+
+
+async def cmd_runs(args: argparse.Namespace, settings: Settings, out: Console) -> int:
+    async with connected(settings, READ_SERVICES) as bus:
+        rows = await audit.query_runs(bus.nc, settings.prefix, limit=args.limit)
+    out.print(
+        show.rows_table(
+            "runs",
+            show.as_rows(rows),
+            [
+                "run_id",
+                "created",
+                "state",
+                "scene_id",
+                "user",
+                "request",
+                "planner",
+                "error_code",
+                "blend_path",
+            ],
+        )
+    )
+    return EXIT_OK
+
+
+async def cmd_audit(args: argparse.Namespace, settings: Settings, out: Console) -> int:
+    async with connected(settings, READ_SERVICES) as bus:
+        if args.run_id == "rebuild":
+            summary = await audit.rebuild(bus.nc, settings.prefix)
+            counts = ", ".join(f"{view} {n}" for view, n in summary.counts.items())
+            out.print(
+                f"rebuilt the audit views from the log up to seq {summary.last_seq}: {counts}"
+            )
+            return EXIT_OK
+        subjects.check_token(args.run_id, "run id")
+        if await MeshClient(bus).requested(args.run_id) is None:
+            raise ClientError(f"no run {args.run_id}; `blendmesh runs` lists the runs")
+        view = await audit.query_run(bus.nc, settings.prefix, args.run_id)
+        # Arguments and approvers are read from the log, the record of what was asked.
+        details = show.operation_details(await read_run(bus.js, settings.prefix, args.run_id))
+    run = show.as_rows([view.run])
+    run[0]["request"] = show.request_text(view.run.prompt, n=show.REQUEST_WHOLE)
+    out.print(
+        show.rows_table(
+            "run",
+            run,
+            [
+                "run_id",
+                "created",
+                "state",
+                "request_id",
+                "thread_id",
+                "user",
+                "scene_id",
+                "request",
+                "error_code",
+            ],
+        )
+    )
+    actions = show.as_rows(view.actions)
+    for row in actions:
+        row.update(details.get(row["operation_id"], {}))
+    out.print(
+        show.rows_table(
+            "actions",
+            actions,
+            [
+                "operation_id",
+                "tool_name",
+                "args",
+                "safety_level",
+                "decision",
+                "approved_by",
+                "state",
+            ],
+        )
+    )
+    out.print(
+        show.rows_table(
+            "audit records",
+            show.as_rows(view.audit_records),
+            [
+                "timestamp",
+                "operation_id",
+                "tool_name",
+                "safety_level",
+                "status",
+                "mcp_call_id",
+                "blender_mutation_id",
+                "scene_hash_before",
+                "scene_hash_after",
+            ],
+        )
+    )
+    return EXIT_OK
