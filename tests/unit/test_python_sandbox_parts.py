@@ -65,6 +65,14 @@ def test_argv_when_built_binds_only_what_the_layout_names() -> None:
     assert argv[-5:] == ["/opt/venv/bin/python", "-s", "-B", "-m", "sandbox.child"]
 
 
+def test_argv_when_venv_lives_under_tmp_binds_it_after_the_private_tmp() -> None:
+    # A later --tmpfs /tmp would hide a venv or checkout under the host's /tmp.
+    argv = box.argv(LAYOUT, 7, ["sandbox.child"])
+    tmpfs = argv.index("--tmpfs")
+    binds = [i for i, arg in enumerate(argv) if arg in ("--ro-bind", "--bind")]
+    assert argv[tmpfs + 1] == "/tmp" and all(tmpfs < i for i in binds[1:])
+
+
 def test_argv_when_built_sets_a_clean_environment() -> None:
     argv = box.argv(LAYOUT, 3, ["sandbox.child"])
     env = dict(_pairs(argv, "--setenv"))

@@ -78,6 +78,8 @@ def argv(layout: Layout, seccomp_fd: int, module_args: Sequence[str]) -> list[st
         "--setenv", "PYTHONPATH", os.path.dirname(INSIDE_PACKAGE),
         "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
         "--ro-bind", "/usr", "/usr",
+        # Before the binds: a venv or checkout under the host's /tmp is bound into it.
+        "--size", str(TMP_BYTES), "--tmpfs", "/tmp",
     ]  # fmt: skip
     for name, target in sorted(layout.root_links.items()):
         if target is None:
@@ -91,7 +93,6 @@ def argv(layout: Layout, seccomp_fd: int, module_args: Sequence[str]) -> list[st
         "--bind", layout.workdir, INSIDE_WORKDIR,
         "--proc", "/proc",
         "--dev", "/dev",
-        "--size", str(TMP_BYTES), "--tmpfs", "/tmp",
         "--remount-ro", "/",  # the root bwrap builds is writable memory otherwise
         "--chdir", INSIDE_WORKDIR,
         "--seccomp", str(seccomp_fd),
