@@ -179,7 +179,12 @@ class Compensation(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
 class ToolResult(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """What one tool call did (spec 001 ToolResult). A failing tool answers with this, not
     with a JSON-RPC error, because ``mutated`` tells the executor whether the scene may
-    already have changed and must be restored."""
+    already have changed and must be restored.
+
+    ``scene_hash``: after every call of a tool that writes, succeeded or failed, the scene
+    hash right after it, equal to what ``blendmesh/scene.fingerprint`` would answer then,
+    so the executor needs no second round trip. None for read-only and unknown tools
+    (they cannot change the scene) and from a bridge that predates the field."""
 
     ok: bool
     error_code: ToolErrorCode | None = None
@@ -188,6 +193,7 @@ class ToolResult(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     mutated: bool
     determinism: Determinism = msgspec.field(default_factory=Determinism)
     compensation: Compensation | None = None
+    scene_hash: str | None = None
 
 
 class TextContent(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -246,6 +252,14 @@ class FullFingerprintParams(msgspec.Struct, frozen=True, kw_only=True, forbid_un
     bridge's digest cache (and without changing it), so the two can be compared."""
 
     scheme: HashScheme = "digests"
+
+
+class FullSnapshot(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``blendmesh/scene.snapshot_full`` (no params): what the ``scene.snapshot`` tool
+    answers, described afresh from every datablock instead of assembled from the digest
+    cache (which it leaves as it is), so the two can be compared."""
+
+    data: dict[str, Any]
 
 
 class SceneHash(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -22,6 +22,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
         ),
         (["guarantees.py", "--repeat", "1"], "fingerprint"),
         (["inspection.py", "--repeat", "1"], "inspect+store per commit:"),
+        (["snapshot.py", "--repeat", "1", "--sizes", "3", "6"], "scene.snapshot / full snapshot:"),
         (["ownership.py", "--runs", "50"], "index speed-up at 50 runs:"),
         (["gates.py", "--runs", "1", "--sizes", "3", "6"], "gates at 6 objects / at 3:"),
         (["geonodes.py", "--runs", "1"], "ratio mesh / bpy:"),

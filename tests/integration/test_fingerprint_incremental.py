@@ -1,8 +1,10 @@
 """The cached scene hash always equals the one recomputed in full (ADR 0012).
 
 Random sequences of tool calls run on a real bridge; after each call the incremental
-fingerprint (``blendmesh/scene.fingerprint``) must equal ``blendmesh/scene.fingerprint_full``.
-Calls that fail (a name that is not there) are part of the sequences on purpose.
+fingerprint (``blendmesh/scene.fingerprint``) must equal ``blendmesh/scene.fingerprint_full``,
+the scene hash the call's result carries must equal both, and the ``scene.snapshot`` tool
+(assembled from the cache) must equal ``blendmesh/scene.snapshot_full`` exactly. Calls
+that fail (a name that is not there) are part of the sequences on purpose.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contracts.bridge import Fingerprint
+from contracts.bridge import Fingerprint, FullSnapshot
 from services.executor.bridge_client import BridgeError, BridgeProcess
 from services.executor.session import hashes_to
 from tests.bridges import bridge_fixtures, call, ok
@@ -90,10 +92,30 @@ STEPS = st.one_of(
 )  # fmt: skip
 
 
+def difference(cached: Any, full: Any, path: str = "") -> str:
+    """Where two snapshots first differ, for a readable failure."""
+    if isinstance(cached, dict) and isinstance(full, dict):
+        for key in sorted(set(cached) | set(full)):
+            if cached.get(key) != full.get(key):
+                return difference(cached.get(key), full.get(key), f"{path}.{key}")
+    if isinstance(cached, list) and isinstance(full, list) and len(cached) == len(full):
+        for i, (a, b) in enumerate(zip(cached, full, strict=True)):
+            if a != b:
+                return difference(a, b, f"{path}[{i}]")
+    return f"{path}: cached {cached!r} != full {full!r}"
+
+
+async def snapshots_agree(bridge: BridgeProcess, after: str) -> None:
+    cached = (await ok(bridge, "scene.snapshot")).data
+    full = (await bridge.request("blendmesh/scene.snapshot_full", FullSnapshot)).data
+    assert cached == full, f"after {after}: {difference(cached, full)}"
+
+
 async def agree(bridge: BridgeProcess, after: str) -> None:
     cached = await bridge.fingerprint()
     full = await bridge.fingerprint_full()
     assert cached == full, f"after {after}: cached {cached[:12]} != full {full[:12]}"
+    await snapshots_agree(bridge, after)
 
 
 async def apply(bridge: BridgeProcess, tool: str, args: dict[str, Any], work: Path) -> None:
@@ -104,7 +126,9 @@ async def apply(bridge: BridgeProcess, tool: str, args: dict[str, Any], work: Pa
         saved = await bridge.save(str(path))
         assert await bridge.load(str(path)) == saved.hash
     else:
-        await call(bridge, tool, **args)
+        result = await call(bridge, tool, **args)
+        # Every tool here writes, so its result carries the hash, failed or not.
+        assert result.scene_hash == await bridge.fingerprint(), f"after {tool} {args}"
 
 
 @settings(

@@ -11,6 +11,9 @@ evaluates. A dropped digest is recomputed on the next fingerprint, so one operat
 what it touched plus one pass over the object names, not a pass over the whole scene.
 ``full_hash`` recomputes everything from the snapshot and is what a commit stores
 (ADR 0012); the two always agree unless a declaration is wrong, which a commit detects.
+
+Each entry also keeps the value it hashed, so the ``scene.snapshot`` tool is assembled
+from the cache at the same cost as the hash, instead of describing every object again.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import bpy
+import msgspec
 
 from . import fingerprint, scene_state
 from .canonical import canonical_json
@@ -31,6 +35,7 @@ log = logging.getLogger("blendmesh.bridge")
 # Part of every combined hash, so a future change of the rows cannot collide with these.
 FORMAT = "blendmesh-scene-digests/1"
 SNAPSHOT_PARTS = ("objects", "materials", "node_groups")
+_PARTS = ("object", "material", "node_group")  # the kinds of cached entries
 
 
 def digest(value: Any) -> str:
@@ -76,12 +81,15 @@ def _strings(value: Any, found: set[str]) -> None:
 
 @dataclass(frozen=True)
 class Entry:
-    """One cached digest. ``refs``: every name its JSON mentions (the snapshot refers to
-    other datablocks by name) plus data it reads without naming, so touching any of them
-    drops it. ``materials`` and ``groups``: what it brings into the scene hash."""
+    """One cached digest and the snapshot ``value`` it was computed from (never handed
+    out: ``DigestCache.snapshot`` copies it). ``refs``: every name its JSON mentions (the
+    snapshot refers to other datablocks by name) plus data it reads without naming, so
+    touching any of them drops it. ``materials`` and ``groups``: what it brings into the
+    scene hash."""
 
     digest: str
     refs: frozenset[str]
+    value: dict[str, Any]
     materials: tuple[str, ...] = ()
     groups: tuple[str, ...] = ()
 
@@ -94,7 +102,7 @@ def _entry(
 ) -> Entry:
     refs: set[str] = set(extra)
     _strings(value, refs)
-    return Entry(digest(value), frozenset(refs), tuple(materials), tuple(groups))
+    return Entry(digest(value), frozenset(refs), value, tuple(materials), tuple(groups))
 
 
 def action_name(ob: bpy.types.Object) -> str | None:
@@ -148,6 +156,26 @@ class DigestCache:
     def scene_hash(self) -> tuple[str, int]:
         """The scene hash from the cached digests, recomputing those that were dropped;
         and the number of objects."""
+        scene_hash, _ = self._refresh()
+        return scene_hash, len(bpy.context.scene.objects)
+
+    def snapshot(self) -> tuple[dict[str, Any], str]:
+        """``fingerprint.snapshot()`` and its hash, from the cached values: only dropped
+        entries are described again. The snapshot is a copy, so a caller that changes it
+        cannot change the cache."""
+        scene_hash, scene_part = self._refresh()
+        parts: dict[str, list[dict[str, Any]]] = {kind: [] for kind in _PARTS}
+        # By name within each kind, the order ``fingerprint.snapshot`` lists them in.
+        for (kind, _), entry in sorted(self.entries.items(), key=lambda item: item[0]):
+            parts[kind].append(entry.value)
+        snap: dict[str, Any] = {"objects": parts["object"], "materials": parts["material"]}
+        if parts["node_group"]:  # as in ``fingerprint.snapshot``: only when there are any
+            snap["node_groups"] = parts["node_group"]
+        snap.update(scene_part)
+        # to_builtins builds new dicts and lists all the way down, in C.
+        return msgspec.to_builtins(snap), scene_hash
+
+    def _refresh(self) -> tuple[str, dict[str, Any]]:
         self.invalidate(self.pending)
         self.pending.clear()
         try:
@@ -158,7 +186,7 @@ class DigestCache:
             self.clear()
             return self._compute()
 
-    def _compute(self) -> tuple[str, int]:
+    def _compute(self) -> tuple[str, dict[str, Any]]:
         scene = bpy.context.scene
         fresh: dict[tuple[str, str], Entry] = {}
         materials: set[str] = set()
@@ -169,7 +197,6 @@ class DigestCache:
             fresh[key] = entry
             materials.update(entry.materials)
             stack.extend(entry.groups)
-        objects = len(fresh)
         for name in materials:
             key = ("material", name)
             fresh[key] = self.entries.get(key) or _entry(
@@ -187,8 +214,9 @@ class DigestCache:
             stack.extend(cached.groups)
         self.entries = fresh
         rows = [(kind, name, e.digest) for (kind, name), e in fresh.items()]
-        rows.append(("scene", "", digest(scene_state.scene_state(scene))))
-        return combine(rows), objects
+        scene_part = scene_state.scene_state(scene)
+        rows.append(("scene", "", digest(scene_part)))
+        return combine(rows), scene_part
 
     def checked_hash(self) -> str:
         """The full hash, after comparing it with the cached one: a difference means a

@@ -135,6 +135,7 @@ class Server:
             "blendmesh/scene.fingerprint_full": lambda p: scene.full_fingerprint(
                 _params(p, FullFingerprintParams).scheme
             ),
+            "blendmesh/scene.snapshot_full": lambda p: scene.full_snapshot(),
             "blendmesh/scene.render_preview": self._render_preview,
             "blendmesh/scene.inspect": lambda p: inspect.inspect(),
             "blendmesh/node_catalog": lambda p: node_catalog.node_catalog(),

@@ -4,6 +4,12 @@ The names a tool declares (``registry.Touches``) are read from its arguments bef
 call (a rename or a delete leaves nothing to look up afterwards) and from its arguments
 and result after it; each object among them brings its data, action and, when declared,
 node groups, since linked duplicates share those and their digests read them.
+
+The result of every call of a tool that writes carries the scene hash right after it
+(``ToolResult.scene_hash``): the executor takes the hash after each such call anyway, to
+record an operation or to see whether a failed one changed the scene, and this spares it
+the round trip. A failed call that may have changed the scene cleared the cache, so its
+hash is the full one; the executor's rollback check would have paid for that too.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 import bpy
+import msgspec
 
 from contracts.bridge import ToolResult
 
@@ -54,4 +61,4 @@ def call(name: str, arguments: dict[str, Any], blender_version: tuple[int, ...])
         CACHE.clear()
     else:
         CACHE.invalidate(before | owned(touches.named(arguments, result.data), touches))
-    return result
+    return msgspec.structs.replace(result, scene_hash=CACHE.scene_hash()[0])

@@ -4,9 +4,9 @@ The methods (reset/load/save/fingerprint) are not MCP tools: the executor uses
 them for checkpoints and persistence, so they report failures as SceneError
 (JSON-RPC -32000) rather than as ToolResults.
 
-``fingerprint`` answers from the digest cache; whatever replaces the scene (reset, load)
-clears it, and ``save`` (a checkpoint or a commit) hashes the scene in full and checks
-the cache against it (ADR 0012).
+``fingerprint`` and the snapshot tool answer from the digest cache; whatever replaces
+the scene (reset, load) clears it, and ``save`` (a checkpoint or a commit) hashes the
+scene in full and checks the cache against it (ADR 0012).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 import bpy
 
-from contracts.bridge import Fingerprint, HashScheme, SavedScene, SceneHash
+from contracts.bridge import Fingerprint, FullSnapshot, HashScheme, SavedScene, SceneHash
 
 from .. import digests, fingerprint
 from ..registry import Outcome, tool
@@ -39,9 +39,11 @@ class SceneError(Exception):
     compensation="none",
 )
 def snapshot(args: dict[str, Any]) -> Outcome:
-    """Return the snapshot the hash is computed from, so callers can see what changed."""
-    snap = fingerprint.snapshot()
-    data = {**snap, "hash": digests.snapshot_hash(snap)}
+    """Return the snapshot the hash is computed from, so callers can see what changed.
+    Assembled from the digest cache: the executor asks for it at every commit, so it costs
+    what changed since the last hash, not a description of every object (ADR 0012)."""
+    snap, scene_hash = digests.CACHE.snapshot()
+    data = {**snap, "hash": scene_hash}
     return Outcome(data=data, mutated=False, message=f"{len(snap['objects'])} objects")
 
 
@@ -87,6 +89,12 @@ def scene_fingerprint() -> Fingerprint:
     """Hash plus object count from the digest cache, for cheap drift checks."""
     scene_hash, objects = digests.CACHE.scene_hash()
     return Fingerprint(hash=scene_hash, objects=objects)
+
+
+def full_snapshot() -> FullSnapshot:
+    """The ``scene.snapshot`` tool's data described afresh, leaving the cache as it is."""
+    snap = fingerprint.snapshot()
+    return FullSnapshot(data={**snap, "hash": digests.snapshot_hash(snap)})
 
 
 def full_fingerprint(scheme: HashScheme = "digests") -> Fingerprint:
