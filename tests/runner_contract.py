@@ -24,6 +24,7 @@ from contracts.events import (
     RollbackBoundary,
 )
 from contracts.operations import Operation, OperationSet, SafetyLevel
+from services.executor.journal import JournalEntry
 from services.executor.memory import (
     MemoryJournal,
     MemoryLeases,
@@ -484,3 +485,76 @@ class RunnerContract:
         leases.held["s1"] = Lease(scene_id="s1", owner="other", epoch=3, expires_at=1e12)
         with pytest.raises(LeaseHeld):
             await run.run(approved(CUBE), Recorder())
+
+    async def test_success_when_journal_write_is_slow_is_announced_after_it_in_order(
+        self, bridge: Any, tmp_path: Path
+    ) -> None:
+        """The next operation runs while an entry is written, but no success is announced
+        before its entry is stored, and the log reads in the order things happened."""
+        run = runner(bridge, tmp_path)
+        journal = SlowJournal()
+        run.journal = journal
+        seen: list[tuple[str, str]] = []
+
+        async def record(event: Event) -> None:
+            if isinstance(event, OperationSucceeded):
+                assert event.operation_id in journal.stored, "announced before its entry"
+            seen.append((type(event).__name__, getattr(event, "operation_id", "")))
+
+        plan = approved(
+            CUBE,
+            ("op02", "object.transform", {"name": "Box", "location": [1, 2, 3]}),
+            ("op03", "modifier.add", {"object": "Box", "type": "BEVEL"}),
+        )
+        executed = await run.run(plan, record)
+        assert executed.failure is None
+        assert seen == [
+            (kind, op)
+            for op in ("op01", "op02", "op03")
+            for kind in ("OperationStarted", "OperationSucceeded")
+        ]
+        assert journal.overlapped, "the next tool waited for the journal's write"
+
+    async def test_run_when_journal_write_fails_announces_and_commits_nothing_after(
+        self, bridge: Any, tmp_path: Path
+    ) -> None:
+        """A journal that refuses an entry fails the run before its revision: the message is
+        delivered again and the run resumes from what the journal holds."""
+        start = await runner(bridge, tmp_path).run(approved(CUBE), Recorder())
+        store = _PORTS[str(tmp_path)][0]
+        before = store.heads["s1"]
+        run = runner(bridge, tmp_path)
+        run.journal = SlowJournal(fail_on="op02")
+        rec = Recorder()
+        plan = approved(
+            ("op01", "object.transform", {"name": "Box", "location": [4, 4, 4]}),
+            ("op02", "object.transform", {"name": "Box", "location": [5, 5, 5]}),
+            ("op03", "object.transform", {"name": "Box", "location": [6, 6, 6]}),
+        )
+        with pytest.raises(OSError, match="journal unavailable"):
+            await run.run(plan, rec)
+        assert [e.operation_id for e in rec.of(OperationSucceeded)] == ["op01"]
+        assert store.heads["s1"] == before and start.revision == before.revision
+
+
+class SlowJournal(MemoryJournal):
+    """A journal whose writes take a while (or fail for one operation)."""
+
+    def __init__(self, fail_on: str | None = None) -> None:
+        super().__init__()
+        self.stored: set[str] = set()
+        self.writing = 0
+        self.overlapped = False
+        self._fail_on = fail_on
+
+    async def put(self, key: str, entry: JournalEntry) -> None:
+        self.overlapped |= self.writing > 0  # an operation ran while one was being written
+        self.writing += 1
+        try:
+            await asyncio.sleep(0.02)
+            if entry.operation_id == self._fail_on:
+                raise OSError("journal unavailable")
+            await super().put(key, entry)
+            self.stored.add(entry.operation_id)
+        finally:
+            self.writing -= 1

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -13,7 +13,6 @@ import msgspec
 from contracts.bridge import Compensation, ToolResult
 from contracts.events import (
     Approved,
-    Event,
     OperationFailed,
     OperationRolledBack,
     OperationStarted,
@@ -28,11 +27,11 @@ from contracts.python_steps import KILL_GRACE_MS, SCENE_IO_MS
 from contracts.receipts import Receipt, ReceiptStatus
 from services.executor.failures import rollback_failure, tool_failure
 from services.executor.journal import JournalEntry, args_digest, op_key
+from services.executor.ordered import OrderedEvents
 from services.executor.ports import Bridge, Journal
 from services.executor.results import ResultImages, repeatable
 from services.executor.session import SceneSession
 
-Emit = Callable[[Event], Awaitable[None]]
 SANDBOX_START_S = 60.0  # the longest a sandboxed Blender may take to start
 _E = TypeVar("_E", bound=RunEvent)
 
@@ -70,7 +69,7 @@ class OperationRunner:
     journal: Journal
     approved: Approved
     session: SceneSession
-    emit: Emit
+    events: OrderedEvents  # in order; a success only once its journal entry is stored
     op_timeout: float
     clock: Callable[[], float]
     new_id: Callable[[], str]
@@ -116,7 +115,7 @@ class OperationRunner:
         status: ReceiptStatus = "succeeded" if mine else "skipped_idempotent"
         receipt = msgspec.structs.replace(entry.receipt, status=status)
         # Same event id as the original announcement: a copy is dropped by the log.
-        await self.emit(
+        await self.events.emit(
             follow(
                 self.approved,
                 OperationSucceeded,
@@ -138,7 +137,7 @@ class OperationRunner:
 
     async def execute(self, index: int, op: Operation, before: str) -> Step:
         call = _Call(index, op, self.new_id(), before)
-        await self.emit(
+        await self.events.emit(
             self._event(call, OperationStarted, tool_name=op.tool_name, scene_hash_before=before)
         )
         started = time.perf_counter()
@@ -222,7 +221,7 @@ class OperationRunner:
 
     async def _succeeded(self, call: _Call, result: ToolResult) -> Step:
         try:
-            after = await self.bridge.fingerprint() if call.mutating else call.before
+            after = await self._hash_after(call, result)
         except Exception as exc:  # noqa: BLE001 - the bridge died after the tool ran
             await self.bridge.restart()
             return await self._failed(
@@ -259,25 +258,29 @@ class OperationRunner:
             scene_hash_after=after,
             result=result.data,
         )
-        # Journal first: an announced success is always a committed one.
-        await self.journal.put(
-            key,
-            JournalEntry(
-                request_id=self.approved.request_id,
-                operation_id=call.op.operation_id,
-                args_digest=args_digest(call.op.args),
-                run_id=self.approved.run_id,
-                receipt=receipt,
-                compensation=result.compensation,
-                result_image=image,
-            ),
+        # Journal first: an announced success is always a committed one. The entry is
+        # written while the next operation runs; its announcement waits for it (ordered.py).
+        stored = self.events.write(
+            self.journal.put(
+                key,
+                JournalEntry(
+                    request_id=self.approved.request_id,
+                    operation_id=call.op.operation_id,
+                    args_digest=args_digest(call.op.args),
+                    run_id=self.approved.run_id,
+                    receipt=receipt,
+                    compensation=result.compensation,
+                    result_image=image,
+                ),
+            )
         )
         if call.mutating:
             self.since.append(call.op)
         if image is not None:
             self._imaged[call.op.operation_id] = image
-        await self.emit(
-            self._event(call, OperationSucceeded, blender_mutation_id=mutation_id, receipt=receipt)
+        await self.events.emit(
+            self._event(call, OperationSucceeded, blender_mutation_id=mutation_id, receipt=receipt),
+            after=stored,
         )
         return Step(
             call.op.operation_id,
@@ -287,11 +290,22 @@ class OperationRunner:
             compensation=result.compensation,
         )
 
+    async def _hash_after(self, call: _Call, result: ToolResult) -> str:
+        """The scene hash after a successful call: the bridge sends it with a writing
+        tool's result, so only an older bridge costs a second round trip."""
+        if not call.mutating:
+            return call.before
+        if result.scene_hash is not None:
+            return result.scene_hash
+        return await self.bridge.fingerprint()
+
     async def _failed(self, call: _Call, result: ToolResult) -> Step:
         code, message = result.error_code, result.message
         contract = tool_failure(call.op.operation_id, call.op.tool_name, code, message)
         receipt = self._receipt(call, "failed", error_code=code, message=message)
-        await self.emit(self._event(call, OperationFailed, receipt=receipt, failure=contract))
+        await self.events.emit(
+            self._event(call, OperationFailed, receipt=receipt, failure=contract)
+        )
         text = f"{call.op.operation_id} ({call.op.tool_name}) failed: {message}"
         if not call.mutating:
             return Step(
@@ -309,7 +323,9 @@ class OperationRunner:
                 message=f"{text}; {bad.retry_hint}",
                 index=call.index,
             )
-        await self.emit(self._event(call, OperationRolledBack, method=method, scene_hash=restored))
+        await self.events.emit(
+            self._event(call, OperationRolledBack, method=method, scene_hash=restored)
+        )
         rolled = msgspec.structs.replace(receipt, status="rolled_back", scene_hash_after=restored)
         return Step(
             call.op.operation_id, rolled, restored, contract, message=text, index=call.index
@@ -383,9 +399,10 @@ class OperationRunner:
                 message=f"{failed.message}; {bad.retry_hint}",
             )
         self.since = []
+        await self.events.settle()  # an entry still being written must not outlive its delete
         for step in mine:
             await self.journal.delete(op_key(*self._scope, step.op_id))
-            await self.emit(
+            await self.events.emit(
                 follow(
                     self.approved,
                     OperationRolledBack,

@@ -29,12 +29,12 @@ from contracts.events import Approved, Event, Executed, OperationSkipped, follow
 from contracts.failures import FailureContract, failure
 from contracts.inspection import RunRecord
 from contracts.receipts import Receipt
-from contracts.scenes import summarize
 from contracts.tools import ToolCatalog
 from services.executor.capability import gate
-from services.executor.inspection import document, run_record
+from services.executor.inspection import run_record
 from services.executor.journal import Conflict, JournalEntry, op_key, plan_resume
 from services.executor.operation import OperationRunner, Step
+from services.executor.ordered import OrderedEvents
 from services.executor.ports import (
     Bridge,
     Journal,
@@ -44,6 +44,7 @@ from services.executor.ports import (
 )
 from services.executor.preview_worker import PreviewWorker
 from services.executor.results import ResultImages
+from services.executor.revision_notes import Described, RevisionNotes, discard
 from services.executor.scene_tools import SceneTools
 from services.executor.session import Scenes, SceneSession
 from services.runtime import tracing
@@ -74,13 +75,19 @@ class PlanRunner:
         """Run ``approved``; ``record`` is what the run did as the inspection artifact tells
         it (its approvals come from the run's log), by default its operations alone."""
         session = await self.scenes.open(approved.scene_id)  # LeaseHeld: try again later
+        events = OrderedEvents(emit)
         try:
-            return await self._run(approved, session, emit, record or run_record(approved))
+            executed = await self._run(approved, session, events, record or run_record(approved))
+            await events.settle()  # a refusal may return before the run's own settle
+            return executed
+        except BaseException:
+            await events.abandon()
+            raise
         finally:
             await self.scenes.close(session)
 
     async def _run(
-        self, approved: Approved, session: SceneSession, emit: Emit, record: RunRecord
+        self, approved: Approved, session: SceneSession, events: OrderedEvents, record: RunRecord
     ) -> Executed:
         ops = {op.operation_id: op for op in approved.operation_set.operations}
         bridge: Bridge = self.bridge
@@ -91,7 +98,7 @@ class PlanRunner:
             self.journal,
             approved,
             session,
-            emit,
+            events,
             self.op_timeout,
             self.clock,
             self.new_id,
@@ -137,7 +144,7 @@ class PlanRunner:
             op = ops[op_id]
             if failed is not None:
                 receipts.append(steps.skipped(op))
-                await emit(
+                await events.emit(
                     follow(
                         approved,
                         OperationSkipped,
@@ -164,6 +171,9 @@ class PlanRunner:
             scene_hash, failed = await steps.undo_run(done, failed)
             undone = {s.op_id: s.receipt for s in done}
             receipts = [undone.get(r.operation_id, r) for r in receipts]
+        # Every journal entry stored and every operation event sent before a revision is
+        # built on them: a write that failed fails the run here, and it resumes later.
+        await events.settle()
         return await self._finish(approved, session, receipts, scene_hash, failed, record)
 
     async def _traced(self, tool_name: str, step: Awaitable[Step]) -> Step:
@@ -196,11 +206,17 @@ class PlanRunner:
         contract = failed.failure if failed else None
         message = failed.message if failed else ""
         blend_path: str | None = None
-        before = session.head
+        described: asyncio.Future[Described] | None = None
         if failed is None or failed.consistent:
+            saved = asyncio.Event()
+            if self.scenes.writes(session, scene_hash):
+                described = self._notes().describe(approved.scene_id, saved)
             try:
-                blend_path = str(await self.scenes.commit(session, scene_hash, approved.user))
+                blend_path = str(
+                    await self.scenes.commit(session, scene_hash, approved.user, saved)
+                )
             except (StaleCommit, LeaseLost) as exc:
+                await discard(described, saved)
                 contract = failure(
                     "LEASE_LOST",
                     f"{exc}; run the request again",
@@ -208,27 +224,29 @@ class PlanRunner:
                 )
                 # The head is someone else's now: this run has no revision to describe.
                 return self._executed(approved, receipts, scene_hash, None, contract, str(exc))
-            await self._summarize(approved.scene_id)
-        revision, inspection = await self._inspect(session, session.head is not before, record)
+            except BaseException:
+                await discard(described, saved)
+                raise
+        revision, inspection = await self._inspect(session, record, described)
         return self._executed(
             approved, receipts, scene_hash, blend_path, contract, message, revision, inspection
         )
 
+    def _notes(self) -> RevisionNotes:
+        return RevisionNotes(self.bridge, self.scenes.store, self.summaries, self.new_id)
+
     async def _inspect(
-        self, session: SceneSession, committed: bool, record: RunRecord
+        self, session: SceneSession, record: RunRecord, described: asyncio.Future[Described] | None
     ) -> tuple[int | None, str | None]:
         """The revision the run leaves the scene at, and its inspection artifact: written now
         for a revision this run committed, otherwise the head's own (None if it has none)."""
         head = session.head
         if head is None:
             return None, None
-        store = self.scenes.store
+        if described is not None:
+            return head.revision, await self._notes().write(head, record, described)
         try:
-            if not committed:
-                return head.revision, await store.inspection(head)
-            scene = await self.bridge.inspect()
-            data = await asyncio.to_thread(document, scene, head, record)
-            return head.revision, await store.put_inspection(head, data)
+            return head.revision, await self.scenes.store.inspection(head)
         except Exception as exc:  # noqa: BLE001 - the revision stands; the guardians see None
             log.warning(
                 "no inspection of scene %s revision %d: %s", head.scene_id, head.revision, exc
@@ -268,13 +286,6 @@ class PlanRunner:
             revision=revision,
             inspection=inspection,
         )
-
-    async def _summarize(self, scene_id: str) -> None:
-        if self.summaries is None:
-            return
-        snapshot = await self.bridge.call_tool("scene.snapshot", {}, self.new_id())
-        if snapshot.ok and snapshot.data is not None:
-            await self.summaries.put(summarize(scene_id, snapshot.data))
 
     async def preview(self, executed: Executed) -> None:
         """Ask for a picture of the revision the run left its scene at. The preview worker

@@ -31,12 +31,19 @@ class JetStreamSceneStore:
         self._js = js
         self._prefix = prefix
         self._bucket = f"{prefix}_scenes"
+        self._store: ObjectStore | None = None
 
     async def _objects(self) -> ObjectStore:
-        try:
-            return await self._js.object_store(self._bucket)
-        except BucketNotFoundError:
-            return await self._js.create_object_store(self._bucket, object_store_config(self._js))
+        # Bound once: looking the bucket up costs a round trip, and every run reads and
+        # writes it several times. The handle names the bucket's stream, nothing more.
+        if self._store is None:
+            try:
+                self._store = await self._js.object_store(self._bucket)
+            except BucketNotFoundError:
+                self._store = await self._js.create_object_store(
+                    self._bucket, object_store_config(self._js)
+                )
+        return self._store
 
     async def head(self, scene_id: str) -> Head | None:
         kv = await ensure_kv(self._js, self._prefix, "scene_heads")

@@ -104,19 +104,34 @@ class Scenes:
             except Exception as exc:  # noqa: BLE001 - e.g. reconnecting: try again next tick
                 log.warning("renewing the lease on %s failed: %s", session.scene_id, exc)
 
-    async def commit(self, session: SceneSession, scene_hash: str, owner: str) -> Path:
-        """Store the bridge's scene as the new head (unless unchanged) and export it."""
+    def writes(self, session: SceneSession, scene_hash: str) -> bool:
+        """Whether committing ``scene_hash`` stores a new revision (the scene changed)."""
         head = session.head
         unchanged = scene_hash in (head.scene_hash, session.head_hash) if head else False
-        if unchanged and session.checkpoint:
+        return not (unchanged and session.checkpoint)
+
+    async def commit(
+        self,
+        session: SceneSession,
+        scene_hash: str,
+        owner: str,
+        saved: asyncio.Event | None = None,
+    ) -> Path:
+        """Store the bridge's scene as the new head (unless unchanged) and export it;
+        ``saved`` is set once the bridge has written the file and is free again."""
+        if not self.writes(session, scene_hash):
+            assert session.checkpoint is not None
             return self.files.export(session.checkpoint, session.scene_id)
+        head = session.head
         if session.lost:
             raise LeaseLost(f"the lease on scene {session.scene_id} expired during the run")
         session.lease = await self.leases.renew(session.lease)  # fences a stale writer
         path = self.work_dir / "revisions" / f".{session.scene_id}-new.blend"
-        saved = await self.bridge.save(str(path), compress=True)
-        if saved.hash != scene_hash:
-            raise RevisionCorrupt(f"the saved scene hashes to {saved.hash}, not {scene_hash}")
+        written = await self.bridge.save(str(path), compress=True)
+        if saved is not None:
+            saved.set()
+        if written.hash != scene_hash:
+            raise RevisionCorrupt(f"the saved scene hashes to {written.hash}, not {scene_hash}")
         new = await self.store.commit(
             session.scene_id, path, scene_hash, head, session.lease.epoch, owner=owner
         )

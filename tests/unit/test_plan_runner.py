@@ -2,13 +2,48 @@
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+from typing import Any
+
 import pytest
 
+from services.executor.memory import MemorySceneStore, MemorySceneSummaries
+from services.executor.ports import StaleCommit
 from tests.fake_bridge import FakeBridge
-from tests.runner_contract import RunnerContract
+from tests.runner_contract import CUBE, Recorder, RunnerContract, approved, runner
 
 
 class TestPlanRunnerOnFakeBridge(RunnerContract):
     @pytest.fixture
     def bridge(self) -> FakeBridge:
         return FakeBridge()
+
+
+class StaleStore(MemorySceneStore):
+    """Another executor committed the scene while this run was storing its revision."""
+
+    async def commit(self, *args: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(0.01)  # the bridge describes the scene meanwhile
+        raise StaleCommit("scene s1 was committed by another executor since revision 1")
+
+
+class TestLostCommit:
+    """Run on the in-memory bridge only: the ports, not Blender, are under test."""
+
+    async def test_run_when_commit_is_stale_reports_lease_lost_and_the_bridge_stays_usable(
+        self, tmp_path: Path
+    ) -> None:
+        bridge = FakeBridge()
+        first = await runner(bridge, tmp_path).run(approved(CUBE), Recorder())
+        run = runner(bridge, tmp_path)
+        summaries = MemorySceneSummaries()
+        run.summaries = summaries
+        run.scenes.store = StaleStore(tmp_path / "store")
+        move = ("op01", "object.transform", {"name": "Box", "location": [3, 3, 3]})
+        lost = await run.run(approved(move), Recorder())
+        assert lost.failure is not None and lost.failure.error_code == "LEASE_LOST"
+        assert (lost.blend_path, lost.revision, lost.inspection) == (None, None, None)
+        assert summaries.items == {}  # nothing described of a revision that does not exist
+        again = await runner(bridge, tmp_path).run(approved(move), Recorder())
+        assert again.failure is None and again.revision == (first.revision or 0) + 1
