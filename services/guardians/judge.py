@@ -16,6 +16,7 @@ from typing import Any
 
 from contracts.inspection import FILE_NAME
 from services.guardians import run_guardians
+from services.guardians.checks.artifact import decoded_once
 
 PARAMS_FILE = "gates.json"  # the gate configuration's parameters, for guardians that take one
 
@@ -50,7 +51,8 @@ def _judge(
         for path in folder.iterdir():
             path.chmod(0o400)
         folder.chmod(0o500)  # guardians are read-only; the folder says so too
-        return run_guardians(str(folder), guardians)
+        with decoded_once():
+            return run_guardians(str(folder), guardians)
     finally:
         _remove(folder)
 

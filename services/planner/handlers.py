@@ -7,6 +7,7 @@ into ``run.planned`` or ``run.plan_rejected``, and turns ``run.executed`` or
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -44,6 +45,7 @@ from services.planner.graph import PlanInvalid, ValidPlan, validate
 from services.planner.intake import needs_nodes, node_catalog
 from services.planner.model_runs import ModelRuns
 from services.planner.outcomes import completed, naming_step, unreadable_request
+from services.planner.recent import RECENT_EXECUTIONS, RECENT_RUNS, Recent
 from services.planner.settings import PlanLimits
 from services.runtime.consumer import Delivery
 from services.runtime.errors import Retry
@@ -54,6 +56,8 @@ RunHistory = Callable[[str], Awaitable[Sequence[AnyEvent]]]
 RunKinds = Callable[[str], Awaitable[set[str]]]
 # The kinds of event that say a request was planned (or refused) already.
 PLAN_KINDS = frozenset({"planned", "plan_rejected"})
+# The kinds of event that end a run: a run has one outcome.
+END_KINDS = frozenset({"completed", "failed"})
 
 
 @dataclass
@@ -68,12 +72,30 @@ class PlannerHandlers:
     scenes: SceneSummaries | None = None  # what the rules planner knows of a scene
     # Which kinds of event a run has: one cheap question before reading a run back.
     kinds: RunKinds | None = None
+    # Which planner each recent run's request asked for ("" when two requests disagreed),
+    # and the executions awaiting their gates, by event id (recent.py).
+    _backends: Recent[str, str] = field(
+        default_factory=lambda: Recent(RECENT_RUNS), init=False, repr=False
+    )
+    _executions: Recent[str, Executed] = field(
+        default_factory=lambda: Recent(RECENT_EXECUTIONS), init=False, repr=False
+    )
 
     async def _catalog(self) -> ToolCatalog:
-        catalog = await self.catalog.get()
-        if catalog is None:
-            raise Retry("no tool catalog yet: waiting for an executor to publish one", 0.5)
-        return catalog
+        return _present(await self.catalog.get())
+
+    def _remember(self, event: RunRequested) -> None:
+        backend = _backend(event)
+        known = self._backends.get(event.run_id)
+        self._backends.put(event.run_id, backend if known in (None, backend) else "")
+
+    def _plain(self, run_id: str) -> bool:
+        """Whether no model planned ``run_id``, known without reading the log: its request,
+        heard by this planner, asked for another planner (or there is no model)."""
+        if self.models is None:
+            return True
+        backend = self._backends.get(run_id)
+        return bool(backend) and backend != self.models.name
 
     async def _model_run(
         self, run_id: str, events: Sequence[AnyEvent] | None = None
@@ -101,10 +123,13 @@ class PlannerHandlers:
         )
 
     async def on_requested(self, event: RunRequested) -> Sequence[Event]:
-        if await self._planned_before(event):
+        self._remember(event)
+        # Two round trips at once: the handlers of every service share one event loop.
+        before, published = await asyncio.gather(self._planned_before(event), self.catalog.get())
+        if before:
             return []  # planned before: a replay past the duplicate window plans nothing new
-        catalog = await self._catalog()
-        backend = "plan" if event.plan is not None else event.planner
+        catalog = _present(published)
+        backend = _backend(event)
         if self.models is not None and backend == self.models.name:
             return await self.models.requested(event, catalog, self.clock())
         nodes = None
@@ -172,7 +197,10 @@ class PlannerHandlers:
 
     async def on_executed(self, event: Executed) -> Sequence[Event]:
         if awaits_gates(event):
-            return []  # the guardians judge the committed revision first: on_gates goes on
+            # The guardians judge the committed revision first: on_gates goes on, with
+            # this execution at hand instead of read back from the log.
+            self._executions.put(event.event_id, event)
+            return []
         return await self._executed(event)
 
     async def _executed(
@@ -181,6 +209,12 @@ class PlannerHandlers:
         gates: GatesEvaluated | None = None,
         events: Sequence[AnyEvent] | None = None,
     ) -> Sequence[Event]:
+        passed = gates is None or gates.envelope.success
+        if events is None and passed and self.kinds is not None and self._plain(event.run_id):
+            # The outcome is built from the execution and its gates alone: the log is only
+            # asked whether the run ended already (a replay past the duplicate window).
+            ended = END_KINDS & await self.kinds(event.run_id)
+            return [] if ended else self._outcome(event, gates)
         if events is None and self.history is not None:
             events = await self.history(event.run_id)
         if events is not None and _ended(events):
@@ -189,6 +223,15 @@ class PlannerHandlers:
         if model_run is not None and self.models is not None:
             catalog = await self._catalog()
             return await self.models.executed(event, model_run, catalog, self.clock(), gates)
+        return self._outcome(event, gates, events)
+
+    def _outcome(
+        self,
+        event: Executed,
+        gates: GatesEvaluated | None,
+        events: Sequence[AnyEvent] | None = None,
+    ) -> Sequence[Event]:
+        """The end of a run no model planned; ``events`` name the plan when gates failed."""
         now = self.clock()
         if gates is not None and not gates.envelope.success:
             planned = _planned(events or ())
@@ -202,6 +245,9 @@ class PlannerHandlers:
 
     async def on_gates(self, event: GatesEvaluated) -> Sequence[Event]:
         """The guardians' verdict: complete the run, send it back to the model, or fail it."""
+        heard = self._executions.pop(event.causation_id) if event.causation_id else None
+        if heard is not None and heard.run_id == event.run_id:
+            return await self._executed(heard, event)
         if self.history is None:
             raise Retry("the planner reads a run's history to finish it after its gates", 1.0)
         events = await self.history(event.run_id)
@@ -214,11 +260,14 @@ class PlannerHandlers:
         return await self._executed(executed, event, events)
 
     async def on_denied(self, event: Denied) -> Sequence[Event]:
+        now = self.clock()
+        failed = follow(event, RunFailed, now, failure=event.failure, message=event.message)
+        if self.kinds is not None and self._plain(event.run_id):
+            # As in _executed: one cheap question instead of reading the run back.
+            return [] if END_KINDS & await self.kinds(event.run_id) else [failed]
         events = await self.history(event.run_id) if self.history is not None else None
         if events is not None and _ended(events):
             return []
-        now = self.clock()
-        failed = follow(event, RunFailed, now, failure=event.failure, message=event.message)
         if self.models is not None and await self._model_run(event.run_id, events) is not None:
             return [failed, self.models.ended(event, event.failure, event.message, now)]
         return [failed]
@@ -267,6 +316,17 @@ class PlannerHandlers:
             case Denied():
                 return await self.on_denied(event)
         return []
+
+
+def _backend(event: RunRequested) -> str:
+    """The planner a request asks for: a given plan is planned as given."""
+    return "plan" if event.plan is not None else event.planner
+
+
+def _present(catalog: ToolCatalog | None) -> ToolCatalog:
+    if catalog is None:
+        raise Retry("no tool catalog yet: waiting for an executor to publish one", 0.5)
+    return catalog
 
 
 def _ended(events: Sequence[AnyEvent]) -> bool:

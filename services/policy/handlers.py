@@ -3,6 +3,7 @@ fail it when nobody does in time."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -107,11 +108,11 @@ class PolicyHandlers:
         )
 
     async def on_planned(self, event: Planned) -> Sequence[Event]:
-        catalog = await self.catalog.get()
+        # Two round trips at once: the handlers of every service share one event loop.
+        catalog, owner = await asyncio.gather(self.catalog.get(), self.scene_owner(event.scene_id))
         if catalog is None:
             raise Retry("no tool catalog yet", 0.5)
         ops = event.operation_set.operations
-        owner = await self.scene_owner(event.scene_id)
         decisions = [await self._decide(event, op, catalog.get(op.tool_name), owner) for op in ops]
         now = self.clock()
         out: list[Event] = [

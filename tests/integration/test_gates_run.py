@@ -9,15 +9,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 import pytest
 
-from contracts.events import GatesEvaluated, Planned
+from contracts.events import GatesEvaluated, Planned, RunCompleted
 from contracts.receipts import RunResult
 from services.client import MeshClient, build_request
+from services.executor.client import KvCatalog
 from services.mesh import Mesh
-from services.runtime.history import read_run
+from services.planner.handlers import PlannerHandlers
+from services.runtime.consumer import Delivery
+from services.runtime.history import read_run, run_kinds
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 from tests.gemini_fake import FakeGemini, op, plan, running
@@ -134,3 +138,25 @@ async def test_gemini_run_when_gates_fail_repairs_in_the_next_iteration(
     assert [e.iteration for e in events if isinstance(e, Planned)] == [1, 2]
     verdicts = [e.envelope.success for e in events if isinstance(e, GatesEvaluated)]
     assert verdicts == [False, True]
+
+
+async def test_gated_run_when_planner_hears_it_again_gives_no_second_outcome(
+    mesh: tuple[Mesh, Bus],
+) -> None:
+    light = [op("op01", "object.create", {"primitive": "cube", "name": "Again"})]
+    result = await run_plan(mesh, "replayed", light)
+    assert result.status == "completed", result
+    bus = mesh[1]
+    events = await read_run(bus.js, PREFIX, result.run_id)
+    assert any(isinstance(e, GatesEvaluated) for e in events)
+    # A planner whose consumer was recreated hears the whole run again, in log order: it
+    # finishes a run from what it heard and asks the real log only whether the run ended.
+    again = PlannerHandlers(
+        catalog=KvCatalog(bus.js, PREFIX),
+        history=partial(read_run, bus.js, PREFIX),
+        kinds=partial(run_kinds, bus.js, PREFIX),
+    )
+    delivery = Delivery(stream_seq=0, num_delivered=1, subject="")
+    assert [out for e in events for out in await again.handle(e, delivery)] == []
+    after = await read_run(bus.js, PREFIX, result.run_id)
+    assert [type(e) for e in after].count(RunCompleted) == 1

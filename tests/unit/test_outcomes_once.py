@@ -147,8 +147,17 @@ async def test_planner_when_kinds_show_a_plan_reads_the_run_and_plans_nothing_ne
     assert history.reads == 1
 
 
-async def test_planner_when_executed_reads_the_run_once() -> None:
+async def test_planner_when_no_model_is_wired_finishes_without_reading_the_run_back() -> None:
     history = CountedHistory()
     history.events = [requested()]
     (done,) = await counted(history).on_executed(executed(with_failure=False))
-    assert isinstance(done, RunCompleted) and history.reads == 1
+    assert isinstance(done, RunCompleted) and history.reads == 0
+
+
+async def test_planner_when_kinds_show_the_run_ended_gives_no_second_outcome() -> None:
+    history = CountedHistory()
+    ok = executed(with_failure=False)
+    (done,) = await counted(history).on_executed(ok)
+    history.events = [requested(), ok, done]
+    assert await counted(history).on_executed(executed(with_failure=True)) == []
+    assert history.reads == 0

@@ -34,6 +34,8 @@ def transforms_sane(repo_path: str) -> dict[str, Any]:
             if len(vector) != len(AXES):
                 problems.append(f"object {obj.name!r} {field} has {len(vector)} components, not 3")
                 continue
+            if _sane(field, vector):
+                continue
             for axis, value in zip(AXES, vector, strict=True):
                 problem = _problem(field, value)
                 if problem is not None:
@@ -44,6 +46,18 @@ def transforms_sane(repo_path: str) -> dict[str, Any]:
         problems,
         objects_checked=len(inspection.objects),
     )
+
+
+def _sane(field: str, vector: list[float]) -> bool:
+    """The common case, in loops that run in C (a scene of 1000 objects has 12000 values):
+    every value finite and within its bound. False sends the vector to ``_problem``."""
+    if not all(map(math.isfinite, vector)):
+        return False
+    if field == "location":
+        return max(map(abs, vector)) <= MAX_LOCATION
+    if field == "scale":
+        return 0 not in vector and max(map(abs, vector)) <= MAX_SCALE
+    return True
 
 
 def _problem(field: str, value: float) -> str | None:
