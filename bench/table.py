@@ -5,10 +5,11 @@
 One embedded mesh, warm, runs back to back on a 20-object scene: a one-operation run and
 the 25-operation run of bench/plan25.py; the same 25 operations on a ``--large``-object
 scene; the blender-mcp style peer loop (bench/peer_loop.py) on the same operations;
-two executors against one on independent scenes (bench/executors.py); ``audit rebuild``
-against a raw replay of the same log. Then a per-stage profile of the 25-operation run at
-both sizes (bench/stages.py). Ratios are measured within this one run, so a busy machine
-moves them less than the absolute figures.
+two executors against one on independent scenes, each executor a process of its own as
+deployed (bench/executors.py); ``audit rebuild`` against a raw replay of the same log.
+Then a per-stage profile of the 25-operation run at both sizes (bench/stages.py). Ratios
+are measured within this one run, so a busy machine moves them less than the absolute
+figures.
 """
 
 from __future__ import annotations
@@ -160,7 +161,7 @@ def main() -> None:
             "<= 3x",
         ),
         (
-            "two executors / one, independent scenes",
+            "two executors / one, independent scenes (executor processes)",
             f"{one_executor / two_executors:.2f}x",
             ">= 1.6x",
         ),
