@@ -33,8 +33,9 @@ from contracts.queries import (
     RunsQuery,
     RunsReply,
 )
+from services.audit.rebuild_store import RebuildStore
 from services.audit.replay import replay
-from services.audit.store import SqliteStore, open_fresh
+from services.audit.store import SqliteStore
 from services.runtime.host import Bus
 
 log = logging.getLogger("blendmesh.audit")
@@ -138,11 +139,11 @@ class QueryResponders:
             js, prefix = self._bus.js, self._bus.prefix
             target = await self._log_last_seq()
             fresh_path = self._store.path.with_name(self._store.path.name + ".rebuild")
-            fresh = await open_fresh(fresh_path)
+            fresh = await RebuildStore.open(fresh_path)
             try:
                 await replay(js, prefix, fresh, after=0, upto=target)
 
-                async def catch_up(store: SqliteStore, live_seq: int) -> None:
+                async def catch_up(store: RebuildStore, live_seq: int) -> None:
                     # The live views may have moved on while we replayed: follow them.
                     await replay(js, prefix, store, after=target, upto=live_seq)
 

@@ -15,7 +15,7 @@ import logging
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import aiosqlite
 
@@ -91,6 +91,19 @@ class ViewStore(Protocol):
     async def close(self) -> None: ...
 
 
+class Sealable(Protocol):
+    """A store built beside the live one (``rebuild_store.py``), to be moved over it."""
+
+    path: Path
+
+    async def seal(self) -> None:
+        """Make ``path`` one self-contained, durable file and close it."""
+        ...
+
+
+F = TypeVar("F", bound=Sealable)
+
+
 class SqliteStore:
     """The views in one WAL-mode SQLite file that only the audit service opens."""
 
@@ -136,36 +149,6 @@ class SqliteStore:
                 raise
             return True
 
-    async def apply_many(self, batch: Sequence[tuple[int, str | None, Project]]) -> None:
-        """Apply a stretch of the log in one transaction (one fsync, not one per event).
-        Only for a store being rebuilt: nobody reads it until it is swapped in whole, so
-        a crash loses nothing but the rebuild, which starts again from the log."""
-        if not batch:
-            return
-        async with self._lock:
-            db = self._db
-            await _run(db, "BEGIN IMMEDIATE")
-            try:
-                last = await self._last_seq()
-                for seq, run_id, project in batch:
-                    if seq <= last:
-                        continue
-                    view = await self._view(run_id) if run_id is not None else RunView()
-                    for change in project(view):
-                        await self._write(change)
-                    last = seq
-                await _run(
-                    db,
-                    "INSERT INTO tracking (id, last_seq) VALUES (1, ?) "
-                    "ON CONFLICT (id) DO UPDATE SET last_seq = excluded.last_seq",
-                    (last,),
-                )
-                await _run(db, "COMMIT")
-            except BaseException:
-                with contextlib.suppress(Exception):
-                    await _run(db, "ROLLBACK")
-                raise
-
     async def runs(self, limit: int, user: str | None = None) -> list[Row]:
         async with self._lock:
             if user is None:
@@ -208,9 +191,7 @@ class SqliteStore:
                 for view in VIEWS
             }
 
-    async def swap_in(
-        self, fresh: SqliteStore, catch_up: Callable[[SqliteStore, int], Awaitable[None]]
-    ) -> None:
+    async def swap_in(self, fresh: F, catch_up: Callable[[F, int], Awaitable[None]]) -> None:
         """Replace these views with ``fresh`` atomically, after ``catch_up(fresh, our_seq)``
         brought it at least as far as this store got, so no applied event is lost."""
         async with self._lock:
@@ -222,13 +203,6 @@ class SqliteStore:
                 os.replace(fresh.path, self.path)
             finally:
                 self._db = await _connect(self.path)
-
-    async def seal(self) -> None:
-        """Checkpoint into a single self-contained file and close, ready to be moved."""
-        async with self._lock:
-            await _run(self._db, "PRAGMA wal_checkpoint(TRUNCATE)")
-            await _run(self._db, "PRAGMA journal_mode=DELETE")
-            await self._db.close()
 
     async def _last_seq(self) -> int:
         rows = await self._rows("SELECT last_seq FROM tracking WHERE id = 1")
@@ -293,11 +267,3 @@ def _remove_sidecars(path: Path) -> None:
     for suffix in ("-wal", "-shm", "-journal"):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(f"{path}{suffix}")
-
-
-async def open_fresh(path: Path) -> SqliteStore:
-    """An empty store at ``path``, discarding whatever an interrupted rebuild left there."""
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
-    _remove_sidecars(path)
-    return await SqliteStore.open(path)
