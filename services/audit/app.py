@@ -15,7 +15,12 @@ DURABLE = "audit"
 
 
 async def start(settings: Settings, bus: Bus) -> ConsumerService:
-    store = await SqliteStore.open(settings.audit_db)
+    return await serve(await SqliteStore.open(settings.audit_db), settings, bus)
+
+
+async def serve(store: SqliteStore, settings: Settings, bus: Bus) -> ConsumerService:
+    """The service on an opened ``store``, which it closes when it stops (or fails to
+    start)."""
     service = ConsumerService("audit", closers=[store.close])
     try:
         responders = QueryResponders(bus, store)

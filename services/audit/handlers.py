@@ -16,7 +16,7 @@ from contracts import subjects
 from contracts.audit import from_row
 from contracts.events import AnyEvent, Event, RunEvent
 from services.audit.projections import project
-from services.audit.store import Project, ViewStore
+from services.audit.store import Applied, Project, ViewStore
 from services.audit.stream import AuditPublisher
 from services.runtime.consumer import Delivery, Handler
 
@@ -31,8 +31,8 @@ def projection(event: AnyEvent, seq: int, subject: str = "") -> tuple[str | None
     return run_id, partial(project, event, seq)
 
 
-async def apply_event(store: ViewStore, event: AnyEvent, seq: int, subject: str = "") -> bool:
-    """Project ``event`` (stream sequence ``seq``); False when it was applied before."""
+async def apply_event(store: ViewStore, event: AnyEvent, seq: int, subject: str = "") -> Applied:
+    """Project ``event`` (stream sequence ``seq``), unless it was applied before."""
     run_id, writes = projection(event, seq, subject)
     return await store.apply(seq, run_id, writes)
 
@@ -43,11 +43,11 @@ class AuditHandlers:
     records: AuditPublisher | None = None
 
     async def on_event(self, event: AnyEvent, delivery: Delivery) -> Sequence[Event]:
-        await apply_event(self.store, event, delivery.stream_seq, delivery.subject)
+        applied = await apply_event(self.store, event, delivery.stream_seq, delivery.subject)
         if self.records is not None:
             # Also when the event was applied before: a crash between the commit and the
             # publish must not lose the record, and its message id drops a second copy.
-            for row in await self.store.records_at(delivery.stream_seq):
+            for row in applied.records:
                 await self.records.publish(from_row(row))
         return []
 

@@ -1,9 +1,9 @@
 """Publishing the audit records the views hold, one event each, on the audit stream.
 
-Records are read back from the store after the event is applied, so the stream carries
-exactly the rows ``blendmesh audit`` shows. A redelivered event publishes its record
-again with the same ``Nats-Msg-Id`` and the server drops the copy; ``rebuild`` replays
-into a fresh store and publishes nothing.
+Records are the rows the store wrote for the event (read back when it had been applied
+before), so the stream carries exactly the rows ``blendmesh audit`` shows. A redelivered
+event publishes its record again with the same ``Nats-Msg-Id`` and the server drops the
+copy; ``rebuild`` replays into a fresh store and publishes nothing.
 """
 
 from __future__ import annotations

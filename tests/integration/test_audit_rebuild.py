@@ -21,8 +21,9 @@ from contracts.events import AnyEvent, RunEvent, decode_event
 from services.audit import app as audit_app
 from services.audit.client import query_dump
 from services.audit.projections import Change
-from services.audit.rebuild_store import RebuildStore, RunCache, RunRows
+from services.audit.rebuild_store import RebuildStore
 from services.audit.replay import ReplayStalled, replay
+from services.audit.run_cache import RunCache, RunRows
 from services.audit.store import SqliteStore
 from services.runtime.host import Bus, ConsumerService
 from services.runtime.settings import Settings

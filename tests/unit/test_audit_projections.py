@@ -24,7 +24,7 @@ from contracts.operations import Operation, OperationSet, SafetyLevel
 from contracts.receipts import Receipt, ReceiptStatus
 from services.audit.handlers import apply_event
 from services.audit.projections import Row, RunView
-from services.audit.store import VIEWS, Project, SqliteStore
+from services.audit.store import VIEWS, Applied, Project, SqliteStore
 
 HISTORY = Path(__file__).parent.parent / "fixtures" / "run_history_ring.jsonl"
 T0 = 1767225600.0  # 2026-01-01T00:00:00Z
@@ -40,9 +40,9 @@ class MemoryStore:
     async def last_seq(self) -> int:
         return self.seq
 
-    async def apply(self, seq: int, run_id: str | None, project: Project) -> bool:
+    async def apply(self, seq: int, run_id: str | None, project: Project) -> Applied:
         if seq <= self.seq:
-            return False
+            return Applied(new=False, records=await self.records_at(seq))
         records = sorted(self.views["audit_records"].items())
         view = RunView(
             run=self.views["runs"].get(run_id),
@@ -54,7 +54,7 @@ class MemoryStore:
             assert change.replace or key not in self.views[change.table], "append-only view"
             self.views[change.table][key] = dict(change.row)
         self.seq = seq
-        return True
+        return Applied(new=True, records=await self.records_at(seq))
 
     async def runs(self, limit: int, user: str | None = None) -> list[Row]:
         rows = sorted(self.views["runs"].values(), key=lambda r: (r["created_at"], r["run_id"]))
@@ -402,8 +402,8 @@ async def test_apply_when_same_seq_delivered_twice_dump_is_identical(store: Any)
     events = load_history()
     await _replay(store, events[:12])
     before = await store.dump()
-    assert await apply_event(store, events[11], 12) is False
-    assert await apply_event(store, events[3], 4) is False
+    assert (await apply_event(store, events[11], 12)).new is False
+    assert (await apply_event(store, events[3], 4)).new is False
     assert await store.dump() == before
     assert before["tracking"] == [{"last_seq": 12}]
 
