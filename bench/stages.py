@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from nats.js import JetStreamContext
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -43,6 +44,9 @@ PORTS: dict[str, tuple[type, tuple[str, ...]]] = {
     "previews": (ObjectStorePreviews, ("put",)),
     "events: pipeline": (JetStreamPipeline, ("send", "settle")),
     "events: publish": (JetStreamPublisher, ("publish",)),
+    # Every message stored in any stream (events, KV entries, object chunks), by any
+    # service: each one is an fsync under ``sync_interval: always``.
+    "durable writes (all)": (JetStreamContext, ("publish", "publish_async")),
 }
 # stage -> (module, function names): plumbing called through its module's globals.
 FUNCTIONS: dict[str, tuple[Any, tuple[str, ...]]] = {
