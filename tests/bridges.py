@@ -5,8 +5,13 @@ A test module takes its fixtures with ``shared_bridge, bridge = bridge_fixtures(
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import json
+import subprocess
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest_asyncio
@@ -15,6 +20,7 @@ from contracts.bridge import ToolResult
 from services.executor.bridge_client import BridgeProcess
 
 _call_ids = itertools.count(1)
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 
 def bridge_fixtures() -> tuple[Any, Any]:
@@ -44,3 +50,20 @@ async def ok(bridge: BridgeProcess, tool: str, /, **arguments: Any) -> ToolResul
     result = await call(bridge, tool, **arguments)
     assert result.ok, result
     return result
+
+
+async def script_result(script: str) -> tuple[Any, str]:
+    """Run ``script`` in a Python of its own from the project's root (bpy imported there,
+    never here); the JSON it printed on its line starting ``RESULT ``, and all it wrote."""
+    done = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-c", script],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
+    return json.loads(result.removeprefix("RESULT ")), done.stdout + done.stderr

@@ -6,10 +6,6 @@ right after it. Real bpy in a real bridge process.
 
 from __future__ import annotations
 
-import asyncio
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import msgspec
@@ -17,7 +13,7 @@ import pytest
 
 from contracts.bridge import FullSnapshot, ToolResult
 from services.executor.bridge_client import BridgeProcess
-from tests.bridges import bridge_fixtures, call, ok
+from tests.bridges import bridge_fixtures, call, ok, script_result
 
 pytestmark = [
     pytest.mark.integration,
@@ -26,8 +22,6 @@ pytestmark = [
 ]
 
 shared_bridge, bridge = bridge_fixtures()
-
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 async def build_varied_scene(bridge: BridgeProcess) -> None:
@@ -169,18 +163,7 @@ digests.CACHE.scene_hash()
 checks["entries"] = sorted(map(list, digests.CACHE.entries))
 print("RESULT", json.dumps(checks))
 """
-    done = await asyncio.to_thread(
-        subprocess.run,
-        [sys.executable, "-c", script],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    result = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
-    checks = json.loads(result.removeprefix("RESULT "))
+    checks, _ = await script_result(script)
     assert checks.pop("kinds") == ["material", "node_group", "object"]
     # Memory follows the scene: B and the group only it evaluated are gone.
     assert checks.pop("entries") == [["material", "M1"], ["object", "A"], ["object", "Cam"]]

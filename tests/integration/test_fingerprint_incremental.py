@@ -10,9 +10,6 @@ that fail (a name that is not there) are part of the sequences on purpose.
 from __future__ import annotations
 
 import asyncio
-import json
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -24,7 +21,7 @@ from hypothesis import strategies as st
 from contracts.bridge import Fingerprint, FullSnapshot
 from services.executor.bridge_client import BridgeError, BridgeProcess
 from services.executor.session import hashes_to
-from tests.bridges import bridge_fixtures, call, ok
+from tests.bridges import bridge_fixtures, call, ok, script_result
 
 pytestmark = [
     pytest.mark.integration,
@@ -34,7 +31,6 @@ pytestmark = [
 
 shared_bridge, bridge = bridge_fixtures()
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 NAMES = ("A", "B", "C")
 names = st.sampled_from(NAMES)
 unit = st.floats(0, 1).map(lambda v: round(v, 2))
@@ -225,22 +221,10 @@ saved = rpc("blendmesh/scene.save", path={str(tmp_path / "c.blend")!r}).hash
 print("RESULT", json.dumps({{"stale": stale, "full": full, "saved": saved,
       "after": rpc("blendmesh/scene.fingerprint").hash}}))
 """
-    done = await asyncio.to_thread(
-        subprocess.run,
-        [sys.executable, "-c", script],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    lines = done.stdout.splitlines()
-    result = next(line for line in lines if line.startswith("RESULT "))
-    hashes = json.loads(result.removeprefix("RESULT "))
+    hashes, output = await script_result(script)
     assert hashes["saved"] == hashes["full"] != hashes["stale"]
     assert hashes["after"] == hashes["full"]  # the cache was rebuilt
-    assert "digest cache was stale" in done.stdout + done.stderr, done.stderr[-2000:]
+    assert "digest cache was stale" in output, output[-2000:]
 
 
 async def test_fingerprint_when_scene_is_large_recomputes_only_what_changed(
