@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
 
 from contracts.events import Event
 
@@ -30,12 +31,30 @@ class OrderedEvents:
         self._emit = emit
         self._tail: asyncio.Future[None] | None = None
         self._writes: list[asyncio.Future[None]] = []
+        self._started: list[Coroutine[Any, Any, None]] = []  # to close any never run
 
-    def write(self, write: Awaitable[None]) -> asyncio.Future[None]:
-        """Start a durable write now; events emitted ``after`` it wait for it."""
-        future = asyncio.ensure_future(write)
+    def write(self, write: Coroutine[Any, Any, None]) -> asyncio.Future[None]:
+        """Start a durable write once the one before it is stored; events emitted ``after``
+        it wait for it. Writes are stored in the order they were started, and one that
+        fails stops every later one: the journal must hold a prefix of the schedule, never
+        an operation without the ones before it (a write lost to a reconnect while the next
+        one got through would leave exactly that)."""
+        previous = self._writes[-1] if self._writes else None
+        future = asyncio.ensure_future(self._chained(previous, write))
         self._writes.append(future)
+        self._started.append(write)
         return future
+
+    async def _chained(
+        self, previous: asyncio.Future[None] | None, write: Coroutine[Any, Any, None]
+    ) -> None:
+        try:
+            if previous is not None:
+                await previous
+        except BaseException:
+            write.close()  # never started: no write, and no warning that it was not awaited
+            raise
+        await write
 
     async def emit(self, event: Event, after: asyncio.Future[None] | None = None) -> None:
         """Queue ``event`` behind every event emitted before it (and ``after``)."""
@@ -56,7 +75,7 @@ class OrderedEvents:
     async def settle(self) -> None:
         """Wait until every write is stored and every event sent; the first failure raises."""
         pending = [*self._writes, *([self._tail] if self._tail is not None else [])]
-        self._writes, self._tail = [], None
+        self._writes, self._tail, self._started = [], None, []
         # Every one awaited, so a failure that stopped the events behind it is retrieved.
         outcomes = await asyncio.gather(*pending, return_exceptions=True)
         failure = next((o for o in outcomes if isinstance(o, BaseException)), None)
@@ -72,4 +91,6 @@ class OrderedEvents:
         for future in pending:
             with contextlib.suppress(BaseException):
                 await future
-        self._writes, self._tail = [], None
+        for write in self._started:
+            write.close()  # a write cancelled before it began never ran: nothing to await
+        self._writes, self._tail, self._started = [], None, []

@@ -56,3 +56,34 @@ async def test_abandon_when_writes_are_pending_cancels_them_and_raises_nothing()
     await events.abandon()
     assert stored.cancelled() and sent.events == []
     await events.settle()  # nothing left to wait for
+
+
+async def test_write_when_an_earlier_write_fails_is_never_started() -> None:
+    """The journal must hold a prefix of the schedule: a write after a failed one would
+    leave an operation stored without the one before it."""
+    events = OrderedEvents(Sent())
+    started: list[str] = []
+
+    async def put(name: str, fail: bool = False) -> None:
+        started.append(name)
+        await slow(0.01, fail)
+
+    events.write(put("first", fail=True))
+    later = events.write(put("second"))
+    with pytest.raises(OSError, match="write refused"):
+        await events.settle()
+    assert started == ["first"] and later.done()
+
+
+async def test_write_when_started_in_turn_is_stored_in_turn() -> None:
+    events = OrderedEvents(Sent())
+    stored: list[int] = []
+
+    async def put(n: int, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+        stored.append(n)
+
+    for n, seconds in enumerate((0.03, 0.0, 0.01)):
+        events.write(put(n, seconds))
+    await events.settle()
+    assert stored == [0, 1, 2]
