@@ -305,18 +305,35 @@ async function blobUrl(key, path) {
   return objectUrls[key];
 }
 
+// Previews are rendered off the run's path, so a run may finish before its picture: the
+// console asks again, every PREVIEW_RETRY_MS, at most PREVIEW_TRIES times.
+const PREVIEW_RETRY_MS = 1000;
+const PREVIEW_TRIES = 60;
+let previewFor = null; // the scene whose preview is on show (or awaited)
+
 async function showScene(sceneId, scenePath) {
   $("scene-section").hidden = false;
   const link = $("download");
   link.download = `${sceneId}.blend`;
   link.href = await blobUrl("blend", scenePath);
+  previewFor = sceneId;
+  await showPreview(sceneId, PREVIEW_TRIES);
+}
+
+async function showPreview(sceneId, tries) {
+  if (previewFor !== sceneId) return; // another scene is on show now
   try {
-    $("preview").src = await blobUrl("preview", `/api/scenes/${encodeURIComponent(sceneId)}/preview.png`);
+    const url = await blobUrl("preview", `/api/scenes/${encodeURIComponent(sceneId)}/preview.png`);
+    if (previewFor !== sceneId) return;
+    $("preview").src = url;
     $("preview-caption").textContent = "Rendered after the scene's last commit.";
   } catch (error) {
     if (error.status !== 404) throw error;
     $("preview").removeAttribute("src");
     $("preview-caption").textContent = "No preview has been rendered for this scene yet.";
+    if (tries > 1) {
+      setTimeout(() => guarded(() => showPreview(sceneId, tries - 1)), PREVIEW_RETRY_MS);
+    }
   }
 }
 
