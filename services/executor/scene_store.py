@@ -18,12 +18,19 @@ from nats.js.errors import (
     KeyNotFoundError,
     KeyWrongLastSequenceError,
     NotFoundError,
+    ObjectNotFoundError,
 )
 from nats.js.object_store import ObjectStore
 
 from contracts.scenes import Head
 from services.executor.ports import INSPECTION_SUFFIX, StaleCommit, inspection_name
 from services.runtime.bus import ensure_kv, object_store_config
+from services.runtime.objects import read_object
+
+# What one read takes into memory at most: a .blend (a 1000-object scene is about 1 MB
+# compressed), and an inspection artifact (the guardians refuse larger ones anyway).
+MAX_BLEND_BYTES = 1024 * 1024 * 1024
+MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
 
 
 class JetStreamSceneStore:
@@ -55,8 +62,10 @@ class JetStreamSceneStore:
         return msgspec.structs.replace(head, kv_revision=entry.revision or 0)
 
     async def read(self, head: Head) -> bytes:
-        result = await (await self._objects()).get(head.object_name)
-        return result.data or b""
+        data = await read_object(self._js, self._bucket, head.object_name, MAX_BLEND_BYTES)
+        if data is None:
+            raise ObjectNotFoundError(description=f"scene revision {head.object_name}")
+        return data
 
     async def fetch(self, head: Head, dest: Path) -> None:
         data = await self.read(head)
@@ -174,21 +183,16 @@ class JetStreamSceneStore:
     async def read_inspection(self, name: str) -> bytes | None:
         if not name.endswith(INSPECTION_SUFFIX):
             return None  # a .blend is no artifact: readers of artifacts get artifacts only
-        try:
-            result = await (await self._objects()).get(name)
-        except NotFoundError:
-            return None
-        return result.data or b""
+        return await read_object(self._js, self._bucket, name, MAX_ARTIFACT_BYTES)
 
     async def put_result(self, name: str, blend: Path) -> None:
         await (await self._objects()).put(name, await asyncio.to_thread(blend.read_bytes))
 
     async def fetch_result(self, name: str, dest: Path) -> bool:
-        try:
-            result = await (await self._objects()).get(name)
-        except NotFoundError:
+        data = await read_object(self._js, self._bucket, name, MAX_BLEND_BYTES)
+        if data is None:
             return False
-        await asyncio.to_thread(_write_atomically, dest, result.data or b"")
+        await asyncio.to_thread(_write_atomically, dest, data)
         return True
 
 

@@ -10,16 +10,20 @@ import logging
 
 import msgspec
 from nats.js import JetStreamContext
-from nats.js.api import DeliverPolicy
 
 from contracts import subjects
 from contracts.events import AnyEvent, decode_event
+from services.runtime import direct
 
 log = logging.getLogger(__name__)
 
+# Events one read returns at most. A run's plan is bounded (contracts.limits), and so are
+# its events; a subject holding more is read in parts by whoever needs it.
+MAX_EVENTS = 100_000
+
 
 async def read_run(js: JetStreamContext, prefix: str, run_id: str) -> list[AnyEvent]:
-    """All events of ``run_id`` in log order, read through an ephemeral ordered consumer."""
+    """All events of ``run_id`` in log order, read by batched direct gets (no consumer)."""
     return await read_subject(js, prefix, subjects.run_events(prefix, run_id))
 
 
@@ -31,35 +35,22 @@ async def run_kinds(js: JetStreamContext, prefix: str, run_id: str) -> set[str]:
     return {subject.rsplit(".", 1)[-1] for subject in info.state.subjects or {}}
 
 
-async def read_subject(js: JetStreamContext, prefix: str, subject: str) -> list[AnyEvent]:
-    """Every event on ``subject`` in log order; an event this version cannot read is logged."""
-    stream = subjects.stream_name(prefix)
-    info = await js.stream_info(stream, subjects_filter=subject)
-    expected = sum((info.state.subjects or {}).values()) if info.state.subjects else 0
-    if expected == 0:
-        return []
-    sub = await js.subscribe(
-        subject, ordered_consumer=True, deliver_policy=DeliverPolicy.ALL, stream=stream
-    )
+async def read_subject(
+    js: JetStreamContext, prefix: str, subject: str, limit: int = MAX_EVENTS
+) -> list[AnyEvent]:
+    """Every event on ``subject`` in log order; an event this version cannot read is logged.
+    Raises ``DirectGetError`` when the log does not answer or holds more than ``limit``."""
     events: list[AnyEvent] = []
-    try:
-        while True:
-            msg = await sub.next_msg(timeout=5)
-            try:
-                events.append(decode_event(msg.data))
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                # Only the roles that own a subject may write it, so this is a newer or
-                # older blendmesh's event: the fold goes on without it, and says so.
-                log.warning(
-                    "event %d on %s cannot be read by this version and is left out: %s",
-                    msg.metadata.sequence.stream,
-                    msg.subject,
-                    exc,
-                )
-            if msg.metadata.num_pending == 0:
-                break
-    except TimeoutError:
-        pass
-    finally:
-        await sub.unsubscribe()
+    for stored in await direct.read(js, subjects.stream_name(prefix), subject, limit=limit):
+        try:
+            events.append(decode_event(stored.data))
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            # Only the roles that own a subject may write it, so this is a newer or
+            # older blendmesh's event: the fold goes on without it, and says so.
+            log.warning(
+                "event %d on %s cannot be read by this version and is left out: %s",
+                stored.seq,
+                stored.subject,
+                exc,
+            )
     return events

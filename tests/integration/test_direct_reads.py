@@ -1,0 +1,105 @@
+"""Batched direct gets (services/runtime/direct.py) and object reads by them
+(services/runtime/objects.py), on a real nats-server."""
+
+from __future__ import annotations
+
+import base64
+import json
+from types import SimpleNamespace
+
+import pytest
+from nats.js.api import StorageType, StreamConfig
+from nats.js.errors import DigestMismatchError
+
+from services.runtime import direct
+from services.runtime.host import Bus
+from services.runtime.objects import ObjectTooLarge, read_object
+
+STREAM = "DIRECT"
+
+
+async def _stream(bus: Bus, allow_direct: bool = True) -> None:
+    config = StreamConfig(
+        name=STREAM, subjects=["d.>"], storage=StorageType.FILE, allow_direct=allow_direct
+    )
+    await bus.js.add_stream(config)
+
+
+async def test_read_when_batches_are_small_returns_every_match_in_order(bus: Bus) -> None:
+    await _stream(bus)
+    for i in range(7):
+        await bus.js.publish(f"d.run.a.{i}", f"a{i}".encode())
+        await bus.js.publish(f"d.run.b.{i}", f"b{i}".encode())
+    got = await direct.read(bus.js, STREAM, "d.run.a.*", limit=100, batch=3)
+    assert [s.data for s in got] == [f"a{i}".encode() for i in range(7)]
+    assert [s.subject for s in got] == [f"d.run.a.{i}" for i in range(7)]
+    assert [s.seq for s in got] == sorted(s.seq for s in got)
+
+
+async def test_read_from_a_later_sequence_skips_what_came_before(bus: Bus) -> None:
+    await _stream(bus)
+    seqs = [(await bus.js.publish("d.x", str(i).encode())).seq for i in range(5)]
+    got = await direct.read(bus.js, STREAM, "d.x", limit=10, start=seqs[3])
+    assert [s.data for s in got] == [b"3", b"4"]
+
+
+async def test_read_when_nothing_matches_returns_nothing(bus: Bus) -> None:
+    await _stream(bus)
+    await bus.js.publish("d.other", b"x")
+    assert await direct.read(bus.js, STREAM, "d.none.>", limit=10) == []
+
+
+async def test_read_when_more_than_the_limit_match_says_so(bus: Bus) -> None:
+    await _stream(bus)
+    for i in range(5):
+        await bus.js.publish("d.many", str(i).encode())
+    assert len(await direct.read(bus.js, STREAM, "d.many", limit=5, batch=2)) == 5
+    with pytest.raises(direct.DirectGetError, match=r"more than 4 messages on d\.many"):
+        await direct.read(bus.js, STREAM, "d.many", limit=4, batch=2)
+
+
+async def test_read_when_the_stream_allows_no_direct_get_fails_clearly(bus: Bus) -> None:
+    await _stream(bus, allow_direct=False)
+    await bus.js.publish("d.x", b"x")
+    with pytest.raises(direct.DirectGetError, match="DIRECT"):
+        await direct.read(bus.js, STREAM, "d.x", limit=10, timeout=1.0)
+
+
+def test_client_of_when_the_context_keeps_no_connection_names_the_pin() -> None:
+    with pytest.raises(RuntimeError, match="nats-py"):
+        direct.client_of(SimpleNamespace())  # type: ignore[arg-type]
+
+
+async def test_read_object_when_chunked_returns_the_bytes_put(bus: Bus) -> None:
+    store = await bus.js.create_object_store("things")
+    data = bytes(range(256)) * 2000  # 512 000 bytes: four chunks of 128 KiB
+    await store.put("scene/00000001-abc", data)
+    assert await read_object(bus.js, "things", "scene/00000001-abc", len(data)) == data
+    await store.put("empty", b"")
+    assert await read_object(bus.js, "things", "empty", 10) == b""
+
+
+async def test_read_object_when_missing_or_deleted_returns_none(bus: Bus) -> None:
+    store = await bus.js.create_object_store("things")
+    assert await read_object(bus.js, "things", "never", 10) is None
+    await store.put("gone", b"bytes")
+    await store.delete("gone")
+    assert await read_object(bus.js, "things", "gone", 10) is None
+
+
+async def test_read_object_when_larger_than_allowed_refuses_before_reading(bus: Bus) -> None:
+    store = await bus.js.create_object_store("things")
+    await store.put("big", b"x" * 1000)
+    with pytest.raises(ObjectTooLarge, match="holds 1000 bytes, more than the 999"):
+        await read_object(bus.js, "things", "big", 999)
+
+
+async def test_read_object_when_the_chunks_do_not_match_the_digest_refuses(bus: Bus) -> None:
+    store = await bus.js.create_object_store("things")
+    info = await store.put("real", b"the real bytes")
+    # A meta message naming the real chunks with another object's digest.
+    forged = info.as_dict() | {"name": "forged", "digest": "SHA-256=" + "A" * 43 + "="}
+    meta = base64.urlsafe_b64encode(b"forged").decode()
+    await bus.js.publish(f"$O.things.M.{meta}", json.dumps(forged).encode())
+    with pytest.raises(DigestMismatchError):
+        await read_object(bus.js, "things", "forged", 100)
