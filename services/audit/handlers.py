@@ -51,6 +51,16 @@ class AuditHandlers:
                 await self.records.publish(from_row(row))
         return []
 
+    async def on_events(self, items: Sequence[tuple[AnyEvent, Delivery]]) -> Sequence[Event]:
+        """A stretch of the log in one transaction (the consumer's batch mode), then its
+        records, published together: one fsync of the views and one wait for the stream
+        per batch instead of per event."""
+        batch = [(d.stream_seq, *projection(event, d.stream_seq, d.subject)) for event, d in items]
+        rows = await self.store.apply_many(batch)
+        if self.records is not None:
+            await self.records.publish_many([from_row(row) for row in rows])
+        return []
+
 
 def subject_table(prefix: str, handlers: AuditHandlers) -> dict[str, Handler]:
     """Subject -> handler: every subject of the event log goes to ``on_event``, so the

@@ -21,7 +21,7 @@ from typing import Any, Protocol, TypeVar
 from services.audit.projections import Row
 from services.audit.run_cache import CACHE_ROWS
 from services.audit.sqlite_views import SqliteViews, ViewsThread, open_views, remove_sidecars
-from services.audit.tables import VIEWS, Applied, Project
+from services.audit.tables import VIEWS, Applied, Batch, Project
 
 RECORDS_AT = "SELECT * FROM audit_records WHERE stream_seq = ?"
 
@@ -33,6 +33,11 @@ class ViewStore(Protocol):
 
     async def apply(self, seq: int, run_id: str | None, project: Project) -> Applied:
         """Write ``project(view of run_id)`` with ``seq``, unless ``seq`` was applied."""
+        ...
+
+    async def apply_many(self, batch: Batch) -> list[Row]:
+        """``apply`` each of a stretch of the log, in one transaction; the audit records
+        the stretch produced, in log order, those of events applied before included."""
         ...
 
     async def runs(self, limit: int, user: str | None = None) -> list[Row]: ...
@@ -102,6 +107,17 @@ class SqliteStore:
                 return applied
             # Applied before, maybe just before a crash: its records are published again.
             return Applied(new=False, records=views.rows(RECORDS_AT, (seq,)))
+
+        return await self._run(apply)
+
+    async def apply_many(self, batch: Batch) -> list[Row]:
+        def apply(views: SqliteViews) -> list[Row]:
+            last = views.last_seq()
+            # Applied before, maybe just before a crash: their records are published again.
+            again = [
+                row for seq, _, _ in batch if seq <= last for row in views.rows(RECORDS_AT, (seq,))
+            ]
+            return again + views.apply(batch).records
 
         return await self._run(apply)
 

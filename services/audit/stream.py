@@ -8,6 +8,8 @@ copy; ``rebuild`` replays into a fresh store and publishes nothing.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
 from typing import Protocol
 
 import msgspec
@@ -22,6 +24,10 @@ class AuditPublisher(Protocol):
     """Port: put one audit record on the audit stream."""
 
     async def publish(self, record: AuditRecorded) -> None: ...
+
+    async def publish_many(self, records: Sequence[AuditRecorded]) -> None:
+        """Publish ``records`` in order, waiting for the stream once for all of them."""
+        ...
 
 
 def subject_of(prefix: str, record: AuditRecorded) -> str:
@@ -40,10 +46,20 @@ class JetStreamAuditPublisher:
         self._stream = subjects.audit_stream_name(prefix)
 
     async def publish(self, record: AuditRecorded) -> None:
-        await self._js.publish(
-            subject_of(self._prefix, record),
-            # Bounded by its fields: ids, hashes and a message cut to MESSAGE_CHARS.
-            msgspec.json.encode(record),
-            stream=self._stream,
-            headers=tracing.inject({"Nats-Msg-Id": message_id(record)}),
-        )
+        await self.publish_many([record])
+
+    async def publish_many(self, records: Sequence[AuditRecorded], timeout: float = 15.0) -> None:
+        acks = [
+            await self._js.publish_async(
+                subject_of(self._prefix, record),
+                # Bounded by its fields: ids, hashes and a message cut to MESSAGE_CHARS.
+                msgspec.json.encode(record),
+                stream=self._stream,
+                headers=tracing.inject({"Nats-Msg-Id": message_id(record)}),
+            )
+            for record in records
+        ]
+        if acks:
+            # A lost ack fails the batch, which is then handled again: the message ids
+            # make the stream drop the copies of records it already stored.
+            await asyncio.wait_for(asyncio.gather(*acks), timeout)

@@ -55,6 +55,8 @@ class Delivery:
 
 
 Handler = Callable[[AnyEvent, Delivery], Awaitable[Sequence[Event]]]
+# Several messages at once, in log order; all of them succeed or none does.
+BatchHandler = Callable[[Sequence[tuple[AnyEvent, Delivery]]], Awaitable[Sequence[Event]]]
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,12 @@ class ConsumerSpec:
     ack_timeout: float = 10.0  # how long to wait for the server to confirm an ack
     check_interval: float = 5.0  # seconds between checks that the consumer is as configured
     extra: dict[str, object] = field(default_factory=dict)
+    # Batch mode (``batch_handler``): up to ``batch`` messages that are waiting are handled
+    # in one call and acknowledged together. Nothing is ever nak'd, so the log order holds
+    # with ``max_ack_pending`` = ``batch``; a failing batch is retried in place, then
+    # message by message, and a message that fails ``max_deliver`` times is dead-lettered.
+    batch: int = 1
+    batch_handler: BatchHandler | None = None
 
     def config(self) -> ConsumerConfig:
         return ConsumerConfig(
@@ -159,7 +167,7 @@ class ConsumerLoop:
         while not self._stopping:
             await self._check()
             try:
-                msgs = await self._sub.fetch(batch=1, timeout=5)
+                msgs = await self._sub.fetch(batch=self._spec.batch, timeout=5)
             except (TimeoutError, NatsTimeoutError):
                 continue
             except asyncio.CancelledError:
@@ -168,6 +176,17 @@ class ConsumerLoop:
                 log.warning("%s: fetch failed (%s); retrying", self._spec.durable, exc)
                 self._next_check = 0.0  # the consumer may be gone: check before the next fetch
                 await asyncio.sleep(0.5)
+                continue
+            if self._spec.batch_handler is not None:
+                self._busy = True
+                try:
+                    await self._process_batch(msgs)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:  # as below: the messages come back after ack_wait
+                    log.exception("%s: could not settle a batch", self._spec.durable)
+                finally:
+                    self._busy = False
                 continue
             for msg in msgs:
                 self._busy = True
@@ -189,14 +208,7 @@ class ConsumerLoop:
 
     async def process(self, msg: Msg) -> None:
         """Handle one message and settle it: ack, nak with delay, or term."""
-        meta = msg.metadata
-        delivery = Delivery(
-            stream_seq=meta.sequence.stream,
-            num_delivered=meta.num_delivered,
-            subject=msg.subject,
-            data=msg.data,
-            headers=dict(msg.headers or {}),
-        )
+        delivery = _delivery(msg)
         event: AnyEvent | None = None
         undecodable = ""
         try:
@@ -236,6 +248,64 @@ class ConsumerLoop:
             if heartbeat is not None:
                 heartbeat.cancel()
         await msg.ack_sync(timeout=self._spec.ack_timeout)
+
+    async def _process_batch(self, msgs: Sequence[Msg]) -> None:
+        """Batch mode: the decodable messages between undecodable ones are handled together;
+        an undecodable one is dead-lettered where it stands, so the order holds."""
+        run: list[tuple[Msg, Delivery, AnyEvent]] = []
+        for msg in msgs:
+            delivery = _delivery(msg)
+            try:
+                run.append((msg, delivery, decode_event(msg.data)))
+            except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+                await self._settle_together(run)
+                run = []
+                await self._dead_letter(msg, delivery, f"undecodable message: {exc}")
+        await self._settle_together(run)
+
+    async def _settle_together(self, items: Sequence[tuple[Msg, Delivery, AnyEvent]]) -> None:
+        """Handle ``items`` in one call and ack them all, retrying in place; when they keep
+        failing, one by one, and dead-letter the one that still fails."""
+        if not items:
+            return
+        assert self._spec.batch_handler is not None
+        # Slow retries must not let ack_wait expire: the server would deliver them again.
+        in_hand = [msg for msg, _, _ in items]
+        beating = asyncio.create_task(self._heartbeat(*in_hand))
+        try:
+            reason = ""
+            for attempt in range(1, self._spec.max_deliver + 1):
+                with contextlib.ExitStack() as spans:
+                    opened = [spans.enter_context(self._span(m, d, e)) for m, d, e in items]
+                    try:
+                        produced = await self._spec.batch_handler([(e, d) for _, d, e in items])
+                        for out in produced:
+                            await self._publisher.publish(out)
+                    except Exception as exc:  # noqa: BLE001 - retried, then dead-lettered
+                        for span in opened:
+                            _failed(span, exc)
+                        reason = f"{type(exc).__name__}: {exc}"
+                        log.warning(
+                            "%s: a batch of %d failed (attempt %d): %s",
+                            self._spec.durable, len(items), attempt, reason,
+                        )  # fmt: skip
+                        if attempt < self._spec.max_deliver:
+                            await asyncio.sleep(backoff(attempt, self._spec.backoff_cap))
+                        continue
+                for msg, _, _ in items[:-1]:
+                    await msg.ack()
+                await items[-1][0].ack_sync(timeout=self._spec.ack_timeout)
+                return
+        finally:
+            beating.cancel()
+        if len(items) > 1:
+            for item in items:  # find the one that fails; the others still apply, in order
+                await self._settle_together([item])
+            return
+        msg, delivery, _ = items[0]
+        await self._dead_letter(
+            msg, delivery, f"gave up after {self._spec.max_deliver} attempts: {reason}"
+        )
 
     def _span(
         self, msg: Msg, delivery: Delivery, event: AnyEvent | None
@@ -286,9 +356,21 @@ class ConsumerLoop:
         await self._publisher.publish(letter)
         await msg.term()
 
-    async def _heartbeat(self, msg: Msg) -> None:
+    async def _heartbeat(self, *msgs: Msg) -> None:
         interval = max(self._spec.ack_wait / 3, 0.1)
         while True:
             await asyncio.sleep(interval)
-            with contextlib.suppress(Exception):
-                await msg.in_progress()
+            for msg in msgs:
+                with contextlib.suppress(Exception):
+                    await msg.in_progress()
+
+
+def _delivery(msg: Msg) -> Delivery:
+    meta = msg.metadata
+    return Delivery(
+        stream_seq=meta.sequence.stream,
+        num_delivered=meta.num_delivered,
+        subject=msg.subject,
+        data=msg.data,
+        headers=dict(msg.headers or {}),
+    )

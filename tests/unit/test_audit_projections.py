@@ -25,6 +25,7 @@ from contracts.receipts import Receipt, ReceiptStatus
 from services.audit.handlers import apply_event
 from services.audit.projections import Row, RunView
 from services.audit.store import VIEWS, Applied, Project, SqliteStore
+from services.audit.tables import Batch
 
 HISTORY = Path(__file__).parent.parent / "fixtures" / "run_history_ring.jsonl"
 T0 = 1767225600.0  # 2026-01-01T00:00:00Z
@@ -55,6 +56,13 @@ class MemoryStore:
             self.views[change.table][key] = dict(change.row)
         self.seq = seq
         return Applied(new=True, records=await self.records_at(seq))
+
+    async def apply_many(self, batch: Batch) -> list[Row]:
+        return [
+            row
+            for seq, run_id, project in batch
+            for row in (await self.apply(seq, run_id, project)).records
+        ]
 
     async def runs(self, limit: int, user: str | None = None) -> list[Row]:
         rows = sorted(self.views["runs"].values(), key=lambda r: (r["created_at"], r["run_id"]))
