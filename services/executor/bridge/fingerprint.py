@@ -291,8 +291,10 @@ def snapshot() -> dict[str, Any]:
         for slot in ob.material_slots:
             if slot.material is not None:
                 used[slot.material.name] = slot.material
+    with scene_state.membership():
+        described = [object_json(ob) for ob in objects]
     snap: dict[str, Any] = {
-        "objects": [object_json(ob) for ob in objects],
+        "objects": described,
         "materials": [material_values(used[name]) for name in sorted(used)],
     }
     # Only when there are any, so the hash of a scene without Geometry Nodes is unchanged.

@@ -14,6 +14,8 @@ entry stays small.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import bpy
@@ -73,6 +75,36 @@ def smooth_faces(mesh: bpy.types.Mesh) -> int:
     return int(flags.sum())
 
 
+# The collections of every object, indexed once for a pass over the whole scene
+# (``membership``). ``Object.users_collection`` lists every object of every collection on
+# each call, which made hashing the whole scene quadratic in its objects.
+_members: dict[int, list[bpy.types.Collection]] | None = None
+
+
+@contextmanager
+def membership() -> Iterator[None]:
+    """Within this block, ``collections_of`` answers from one index of every collection.
+    The block must not link or unlink objects (a snapshot only reads)."""
+    global _members
+    index: dict[int, list[bpy.types.Collection]] = {}
+    owners = [*bpy.data.collections, *(scene.collection for scene in bpy.data.scenes)]
+    for collection in owners:  # the order users_collection gives
+        for ob in collection.objects:
+            index.setdefault(ob.as_pointer(), []).append(collection)
+    _members = index
+    try:
+        yield
+    finally:
+        _members = None
+
+
+def collections_of(ob: bpy.types.Object) -> list[bpy.types.Collection]:
+    """``ob.users_collection``, from the index when a ``membership`` block is open."""
+    if _members is not None:
+        return _members.get(ob.as_pointer(), [])
+    return list(ob.users_collection)
+
+
 def object_state(ob: bpy.types.Object) -> dict[str, Any]:
     """The object's entries of this kind, each only when it is not the default."""
     entry: dict[str, Any] = {}
@@ -84,8 +116,9 @@ def object_state(ob: bpy.types.Object) -> dict[str, Any]:
     if inverse != _IDENTITY:
         entry["parent_inverse"] = inverse
     master = bpy.context.scene.collection
-    if list(ob.users_collection) != [master]:
-        entry["collections"] = sorted(c.name for c in ob.users_collection)
+    linked = collections_of(ob)
+    if linked != [master]:
+        entry["collections"] = sorted(c.name for c in linked)
     hidden = [k for k in ("viewport", "render") if getattr(ob, f"hide_{k}")]
     if hidden:
         entry["hidden"] = hidden
