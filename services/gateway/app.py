@@ -16,7 +16,7 @@ from collections.abc import Generator
 from pathlib import Path
 
 import uvicorn
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
@@ -27,6 +27,7 @@ from services.gateway.context import Gateway
 from services.gateway.limits import BodyLimit
 from services.gateway.mcp import McpEndpoint
 from services.gateway.owners import LogOwners
+from services.gateway.query import known_query
 from services.runtime.host import Bus
 from services.runtime.settings import Settings, SettingsError
 
@@ -48,6 +49,7 @@ def create_app(
         title="blendmesh",
         version="0.1.0",
         description="Change a Blender scene safely through the blendmesh mesh (docs/http-api.md).",
+        dependencies=[Depends(known_query)],
     )
     app.state.tokens = tokens if tokens is not None else Tokens.from_env(os.environ)
     app.state.gateway = Gateway(

@@ -155,6 +155,19 @@ async def test_scene_reads_when_scene_unknown_or_limit_out_of_range_answer_404_a
     assert response.status_code == 401
 
 
+async def test_scene_reads_when_a_query_parameter_is_unknown_answer_422_naming_it(
+    api: httpx.AsyncClient,
+) -> None:
+    message = error(await api.get("/api/scenes?limt=5", headers=ANA), 422)
+    assert "unknown query parameter 'limt'; GET /api/scenes takes: limit" in message
+    hostile = "&".join(f"{'x' * 200}{i}=1" for i in range(10))
+    message = error(await api.get(f"/api/scenes/gs_none/history?{hostile}", headers=ANA), 422)
+    assert "and 7 more" in message and "x" * 41 not in message
+    message = error(await api.get("/api/scenes/gs_none?limit=1", headers=ANA), 422)
+    assert "GET /api/scenes/{sceneId} takes: none" in message
+    assert (await api.get("/api/scenes?limit=5", headers=ANA)).status_code == 200
+
+
 # -- import -----------------------------------------------------------------------------
 
 
