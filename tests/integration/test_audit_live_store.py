@@ -250,6 +250,13 @@ async def test_audit_handler_when_publish_fails_after_commit_republishes_on_rede
         await store.close()
 
 
+def _delivered(events: list[AnyEvent]) -> list[tuple[AnyEvent, Delivery]]:
+    """``events`` as the consumer's batch mode hands them over: stream sequence 1, 2..."""
+    return [
+        (e, Delivery(stream_seq=i, num_delivered=1, subject="")) for i, e in enumerate(events, 1)
+    ]
+
+
 async def test_audit_batch_when_publish_fails_after_commit_republishes_on_redelivery(
     tmp_path: Path,
 ) -> None:
@@ -258,10 +265,7 @@ async def test_audit_batch_when_publish_fails_after_commit_republishes_on_redeli
     handlers = AuditHandlers(store, records)
     try:
         events = history()
-        items = [
-            (e, Delivery(stream_seq=i, num_delivered=1, subject=""))
-            for i, e in enumerate(events, 1)
-        ]
+        items = _delivered(events)
         with pytest.raises(ConnectionError):
             await handlers.on_events(items)
         before = await store.dump()
@@ -283,12 +287,7 @@ async def test_audit_batch_when_it_is_one_transaction_equals_event_by_event(
         events = history()
         for seq, event in enumerate(events, 1):
             await apply_event(one, event, seq)
-        await AuditHandlers(many).on_events(
-            [
-                (e, Delivery(stream_seq=i, num_delivered=1, subject=""))
-                for i, e in enumerate(events, 1)
-            ]
-        )
+        await AuditHandlers(many).on_events(_delivered(events))
         assert await many.dump() == await one.dump()
     finally:
         await one.close()
