@@ -25,7 +25,7 @@ from nats.js.object_store import ObjectStore
 from contracts.scenes import Head
 from services.executor.ports import INSPECTION_SUFFIX, StaleCommit, inspection_name
 from services.runtime.bus import ensure_kv, object_store_config
-from services.runtime.objects import read_object
+from services.runtime.objects import put_object, read_object
 
 # What one read takes into memory at most: a .blend (a 1000-object scene is about 1 MB
 # compressed), and an inspection artifact (the guardians refuse larger ones anyway).
@@ -83,7 +83,8 @@ class JetStreamSceneStore:
     ) -> Head:
         revision = (parent.revision if parent else 0) + 1
         name = f"{scene_id}/{revision:08d}-{scene_hash[:16]}"
-        await (await self._objects()).put(name, await asyncio.to_thread(blend.read_bytes))
+        await self._objects()  # creates the store on a server nobody prepared
+        await put_object(self._js, self._bucket, name, await asyncio.to_thread(blend.read_bytes))
         head = Head(
             scene_id=scene_id,
             revision=revision,
@@ -109,7 +110,8 @@ class JetStreamSceneStore:
 
     async def put_inspection(self, head: Head, document: bytes) -> str:
         name = inspection_name(head)
-        await (await self._objects()).put(name, document)
+        await self._objects()
+        await put_object(self._js, self._bucket, name, document)
         return name
 
     async def inspection(self, head: Head) -> str | None:
@@ -186,7 +188,8 @@ class JetStreamSceneStore:
         return await read_object(self._js, self._bucket, name, MAX_ARTIFACT_BYTES)
 
     async def put_result(self, name: str, blend: Path) -> None:
-        await (await self._objects()).put(name, await asyncio.to_thread(blend.read_bytes))
+        await self._objects()
+        await put_object(self._js, self._bucket, name, await asyncio.to_thread(blend.read_bytes))
 
     async def fetch_result(self, name: str, dest: Path) -> bool:
         data = await read_object(self._js, self._bucket, name, MAX_BLEND_BYTES)

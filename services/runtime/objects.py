@@ -1,26 +1,42 @@
-"""Reading an object of a JetStream object store by direct gets: its meta, then its chunks.
+"""Objects of a JetStream object store, read by direct gets and written pipelined.
+
+The store's layout is the nats-io object store's (ADR-20), so nats-py reads what this
+writes and the other way round: an object's meta is the last message on
+``$O.<bucket>.M.<base64 name>``, its chunks are on ``$O.<bucket>.C.<nuid>``, and the meta
+holds their size, count and SHA-256.
 
 nats-py's ``ObjectStore.get`` reads the chunks through an ordered consumer it creates and
-deletes for each object; a guardian's judgement, a head's load and ``scenes history`` each
-paid that. The store's layout is the nats-io object store's (ADR-20): the meta message is
-the last on ``$O.<bucket>.M.<base64 name>``, the chunks are on ``$O.<bucket>.C.<nuid>``
-and their SHA-256 is in the meta. Writes still go through nats-py.
+deletes for each object; its ``put`` asks the stream API for the old meta before it
+writes, and cuts an object into 128 KiB chunks, one fsync each. A run reads one object
+(the guardians' artifact) and writes two (its ``.blend`` and that artifact), so each
+cost sat on every run's path.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import hashlib
 import json
+import logging
+import secrets
+from datetime import UTC, datetime
+from typing import Any
 
+from nats.errors import NoRespondersError
 from nats.js import JetStreamContext, api
 from nats.js.errors import DigestMismatchError, NotFoundError
 
 from services.runtime import direct
 
+log = logging.getLogger(__name__)
+
 DIGEST = "SHA-256"
 HASH_INLINE = 1024 * 1024  # bytes hashed on the event loop; larger objects on a thread
+# Bytes per chunk: half the server's 1 MiB max_payload, so a .blend of a few hundred
+# objects is one chunk, one fsync, where nats-py's 128 KiB default made it several.
+CHUNK = 512 * 1024
 
 
 class ObjectTooLarge(RuntimeError):
@@ -32,13 +48,8 @@ async def read_object(js: JetStreamContext, bucket: str, name: str, max_bytes: i
     such object (or it was deleted). Raises ``ObjectTooLarge`` beyond ``max_bytes`` and
     nats-py's ``DigestMismatchError`` when the chunks do not match the meta's digest."""
     stream = f"OBJ_{bucket}"
-    meta = f"$O.{bucket}.M.{base64.urlsafe_b64encode(name.encode()).decode()}"
-    try:
-        raw = await js.get_last_msg(stream, meta, direct=True)
-    except NotFoundError:
-        return None
-    info = api.ObjectInfo.from_response(json.loads(raw.data or b"{}"))
-    if info.deleted or not info.nuid:
+    info = await _meta(js, bucket, name)
+    if info is None:
         return None
     size = info.size or 0
     if size > max_bytes:
@@ -63,3 +74,75 @@ async def read_object(js: JetStreamContext, bucket: str, name: str, max_bytes: i
     if digest.digest() != base64.urlsafe_b64decode(encoded):
         raise DigestMismatchError
     return data
+
+
+async def put_object(js: JetStreamContext, bucket: str, name: str, data: bytes) -> None:
+    """Store ``data`` as object ``name`` of ``bucket``, replacing any object of that name.
+
+    Chunks go to a fresh subject while the old meta is looked up; the meta that names them
+    is published only once every chunk is stored, so a reader never finds a meta whose
+    chunks are missing. A replaced object's chunks are purged after the new meta is
+    stored; a failed put purges its own.
+    """
+    stream = f"OBJ_{bucket}"
+    nuid = secrets.token_hex(11)  # the chunks' subject token, new for every put
+    chunks = f"$O.{bucket}.C.{nuid}"
+    old = asyncio.ensure_future(_meta(js, bucket, name))  # asked while the chunks go out
+    old.add_done_callback(_retrieved)  # a put that fails first never awaits it
+    try:
+        # One after another: a chunk's position in the stream is its place in the object,
+        # and nats-py's pipelined publish leaves a refused message's future unresolved.
+        starts = range(0, len(data), CHUNK)
+        for at in starts:
+            await js.publish(chunks, data[at : at + CHUNK], stream=stream)
+        digest = (
+            hashlib.sha256(data)
+            if len(data) <= HASH_INLINE
+            else await asyncio.to_thread(hashlib.sha256, data)
+        )
+        info = api.ObjectInfo(
+            name=name,
+            bucket=bucket,
+            nuid=nuid,
+            size=len(data),
+            chunks=len(starts),
+            mtime=datetime.now(UTC).isoformat(),
+            digest=f"{DIGEST}={base64.urlsafe_b64encode(digest.digest()).decode()}",
+            options=api.ObjectMetaOptions(max_chunk_size=CHUNK),
+        )
+        meta = json.dumps(info.as_dict()).encode()
+        headers = {api.Header.ROLLUP.value: "sub"}  # the new meta replaces the old one
+        await js.publish(_meta_subject(bucket, name), meta, stream=stream, headers=headers)
+    except BaseException:
+        old.cancel()
+        with contextlib.suppress(Exception):  # the put's own error is the one to raise
+            await js.purge_stream(stream, subject=chunks)
+        raise
+    try:
+        replaced = await old
+    except Exception as exc:  # noqa: BLE001 - the object is stored; only old chunks stay
+        log.warning("object %s of %s stored, but its old chunks were not looked up: %s",
+                    name, bucket, exc)  # fmt: skip
+        return
+    if replaced is not None and replaced.nuid != nuid:
+        await js.purge_stream(stream, subject=f"$O.{bucket}.C.{replaced.nuid}")
+
+
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
+def _meta_subject(bucket: str, name: str) -> str:
+    return f"$O.{bucket}.M.{base64.urlsafe_b64encode(name.encode()).decode()}"
+
+
+async def _meta(js: JetStreamContext, bucket: str, name: str) -> api.ObjectInfo | None:
+    """The meta of object ``name``; None when there is none, or it is deleted, or there
+    is no such store (nothing answers a direct get on a stream that does not exist)."""
+    try:
+        raw = await js.get_last_msg(f"OBJ_{bucket}", _meta_subject(bucket, name), direct=True)
+    except (NotFoundError, NoRespondersError):
+        return None
+    info = api.ObjectInfo.from_response(json.loads(raw.data or b"{}"))
+    return None if info.deleted or not info.nuid else info

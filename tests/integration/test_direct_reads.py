@@ -1,5 +1,5 @@
-"""Batched direct gets (services/runtime/direct.py) and object reads by them
-(services/runtime/objects.py), on a real nats-server."""
+"""Batched direct gets (services/runtime/direct.py), and objects read by them and
+written pipelined (services/runtime/objects.py), on a real nats-server."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import json
 from types import SimpleNamespace
 
 import pytest
-from nats.js.api import StorageType, StreamConfig
-from nats.js.errors import DigestMismatchError
+from nats.js.api import ObjectStoreConfig, StorageType, StreamConfig
+from nats.js.errors import APIError, DigestMismatchError
 
 from services.runtime import direct
 from services.runtime.host import Bus
-from services.runtime.objects import ObjectTooLarge, read_object
+from services.runtime.objects import CHUNK, ObjectTooLarge, put_object, read_object
 
 STREAM = "DIRECT"
 
@@ -80,6 +80,7 @@ async def test_read_object_when_chunked_returns_the_bytes_put(bus: Bus) -> None:
 
 
 async def test_read_object_when_missing_or_deleted_returns_none(bus: Bus) -> None:
+    assert await read_object(bus.js, "things", "no store yet", 10) is None
     store = await bus.js.create_object_store("things")
     assert await read_object(bus.js, "things", "never", 10) is None
     await store.put("gone", b"bytes")
@@ -103,3 +104,40 @@ async def test_read_object_when_the_chunks_do_not_match_the_digest_refuses(bus: 
     await bus.js.publish(f"$O.things.M.{meta}", json.dumps(forged).encode())
     with pytest.raises(DigestMismatchError):
         await read_object(bus.js, "things", "forged", 100)
+
+
+async def _chunk_messages(bus: Bus) -> int:
+    info = await bus.js.stream_info("OBJ_things", subjects_filter="$O.things.C.>")
+    return sum((info.state.subjects or {}).values())
+
+
+async def test_put_object_when_read_by_nats_py_gives_the_same_bytes(bus: Bus) -> None:
+    store = await bus.js.create_object_store("things")
+    data = bytes(range(256)) * 5000  # 1 280 000 bytes: three chunks
+    await put_object(bus.js, "things", "scene/00000002-def", data)
+    got = await store.get("scene/00000002-def")
+    assert got.data == data
+    assert got.info.size == len(data) and got.info.chunks == -(-len(data) // CHUNK)
+    assert await read_object(bus.js, "things", "scene/00000002-def", len(data)) == data
+    await put_object(bus.js, "things", "empty", b"")
+    assert (await store.get("empty")).data == b""
+
+
+async def test_put_object_when_the_name_exists_replaces_it_and_purges_its_chunks(
+    bus: Bus,
+) -> None:
+    store = await bus.js.create_object_store("things")
+    await store.put("same", b"a" * 300_000)  # written by nats-py: three chunks
+    await put_object(bus.js, "things", "same", b"b" * 1000)
+    assert await read_object(bus.js, "things", "same", 10_000) == b"b" * 1000
+    assert await _chunk_messages(bus) == 1  # the old object's chunks are gone
+
+
+async def test_put_object_when_a_chunk_is_refused_purges_what_it_wrote(bus: Bus) -> None:
+    # A store that holds less than the object: a later chunk is refused.
+    await bus.js.create_object_store("things", ObjectStoreConfig(max_bytes=CHUNK * 2))
+    await put_object(bus.js, "things", "kept", b"k" * 10)
+    with pytest.raises(APIError, match="maximum bytes exceeded"):
+        await put_object(bus.js, "things", "broken", b"x" * (CHUNK * 3))
+    assert await read_object(bus.js, "things", "broken", 10**8) is None
+    assert await _chunk_messages(bus) == 1  # only the chunk of "kept" is left
