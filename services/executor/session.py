@@ -125,9 +125,14 @@ class Scenes:
         head = session.head
         if session.lost:
             raise LeaseLost(f"the lease on scene {session.scene_id} expired during the run")
-        session.lease = await self.leases.renew(session.lease)  # fences a stale writer
+        # The renewal fences a stale writer; it needs only to be done before the store's
+        # compare-and-set, so it runs while Blender writes the file.
+        renewal = asyncio.ensure_future(self.leases.renew(session.lease))
         path = self.work_dir / "revisions" / f".{session.scene_id}-new.blend"
-        written = await self.bridge.save(str(path), compress=True)
+        try:
+            written = await self.bridge.save(str(path), compress=True)
+        finally:
+            session.lease = await renewal  # raises LeaseLost, also after a failed save
         if saved is not None:
             saved.set()
         if written.hash != scene_hash:

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from services.executor.memory import MemorySceneStore, MemorySceneSummaries
-from services.executor.ports import StaleCommit
+from services.executor.memory import MemoryLeases, MemorySceneStore, MemorySceneSummaries
+from services.executor.ports import LeaseLost, StaleCommit
 from tests.fake_bridge import FakeBridge
 from tests.runner_contract import CUBE, Recorder, RunnerContract, approved, runner
 
@@ -26,6 +26,15 @@ class StaleStore(MemorySceneStore):
     async def commit(self, *args: Any, **kwargs: Any) -> Any:
         await asyncio.sleep(0.01)  # the bridge describes the scene meanwhile
         raise StaleCommit("scene s1 was committed by another executor since revision 1")
+
+
+class LostAtCommit(MemoryLeases):
+    """The lease expired and another executor took it: the renewal before the commit,
+    made while Blender writes the file, finds it gone."""
+
+    async def renew(self, lease: Any) -> Any:
+        await asyncio.sleep(0.01)
+        raise LeaseLost("the lease on scene s1 is held by another executor")
 
 
 class TestLostCommit:
@@ -45,5 +54,21 @@ class TestLostCommit:
         assert lost.failure is not None and lost.failure.error_code == "LEASE_LOST"
         assert (lost.blend_path, lost.revision, lost.inspection) == (None, None, None)
         assert summaries.items == {}  # nothing described of a revision that does not exist
+        again = await runner(bridge, tmp_path).run(approved(move), Recorder())
+        assert again.failure is None and again.revision == (first.revision or 0) + 1
+
+    async def test_run_when_the_lease_is_lost_at_commit_stores_nothing(
+        self, tmp_path: Path
+    ) -> None:
+        bridge = FakeBridge()
+        first = await runner(bridge, tmp_path).run(approved(CUBE), Recorder())
+        run = runner(bridge, tmp_path)
+        store = run.scenes.store
+        run.scenes.leases = LostAtCommit()
+        move = ("op01", "object.transform", {"name": "Box", "location": [3, 3, 3]})
+        lost = await run.run(approved(move), Recorder())
+        assert lost.failure is not None and lost.failure.error_code == "LEASE_LOST"
+        assert (lost.blend_path, lost.revision) == (None, None)
+        assert (await store.head("s1")).revision == first.revision  # type: ignore[union-attr]
         again = await runner(bridge, tmp_path).run(approved(move), Recorder())
         assert again.failure is None and again.revision == (first.revision or 0) + 1
