@@ -340,8 +340,14 @@ async def ensure_kv(js: JetStreamContext, prefix: str, name: str, history: int =
 
 
 def _kv_config(js: JetStreamContext, bucket: str, history: int = 1) -> KeyValueConfig:
+    # Direct gets: a key is read by the stream's own responder, not through the
+    # JetStream API's queue; every run reads several keys (head, lease, journal).
     return KeyValueConfig(
-        bucket=bucket, history=history, storage=StorageType.FILE, replicas=replicas_of(js)
+        bucket=bucket,
+        history=history,
+        storage=StorageType.FILE,
+        replicas=replicas_of(js),
+        direct=True,
     )
 
 
@@ -364,6 +370,11 @@ async def ensure_stores(js: JetStreamContext, prefix: str) -> None:
             await js.key_value(bucket)
         except BucketNotFoundError:
             await js.create_key_value(_kv_config(js, bucket))
+            continue
+        info = await js.stream_info(f"KV_{bucket}")
+        if not info.config.allow_direct:  # made by a blendmesh that read keys the slow way
+            info.config.allow_direct = True
+            await js.update_stream(info.config)
     for name in access.OBJECT_STORES:
         bucket = access.bucket(prefix, name)
         try:

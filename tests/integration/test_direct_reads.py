@@ -8,10 +8,11 @@ import json
 from types import SimpleNamespace
 
 import pytest
-from nats.js.api import ObjectStoreConfig, StorageType, StreamConfig
+from nats.js.api import KeyValueConfig, ObjectStoreConfig, StorageType, StreamConfig
 from nats.js.errors import APIError, DigestMismatchError
 
-from services.runtime import direct
+from services.runtime import access, direct
+from services.runtime.bus import ensure_stores
 from services.runtime.host import Bus
 from services.runtime.objects import CHUNK, ObjectTooLarge, put_object, read_object
 
@@ -141,3 +142,17 @@ async def test_put_object_when_a_chunk_is_refused_purges_what_it_wrote(bus: Bus)
         await put_object(bus.js, "things", "broken", b"x" * (CHUNK * 3))
     assert await read_object(bus.js, "things", "broken", 10**8) is None
     assert await _chunk_messages(bus) == 1  # only the chunk of "kept" is left
+
+
+async def test_ensure_stores_when_a_bucket_reads_the_slow_way_allows_direct_gets(
+    bus: Bus,
+) -> None:
+    # A bucket as an older blendmesh made it: keys read through the JetStream API.
+    await bus.js.create_key_value(KeyValueConfig(bucket="bmtest_leases", direct=False))
+    await ensure_stores(bus.js, "bmtest")
+    for name in access.KV_BUCKETS:
+        info = await bus.js.stream_info(f"KV_{access.bucket('bmtest', name)}")
+        assert info.config.allow_direct, name
+    kv = await bus.js.key_value("bmtest_leases")
+    await kv.put("scene", b"held")
+    assert (await kv.get("scene")).value == b"held"
