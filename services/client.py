@@ -7,6 +7,7 @@ folded from its events in the log, never kept on the side.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -152,8 +153,7 @@ class MeshClient:
         with tracing.tracer().start_as_current_span(
             "blendmesh run", kind=SpanKind.CLIENT, attributes=attributes
         ) as span:
-            follower = await self._subscribe(request.run_id)
-            await self.bus.publisher.publish(request)
+            follower = await self._publish_following(request.run_id, request)
             result = await self._follow(follower, on_event, timeout, after=None)
             span.set_attribute("blendmesh.status", result.status)
             return result
@@ -215,8 +215,7 @@ class MeshClient:
             span.set_attributes(
                 {"blendmesh.approval_id": pending.approval_id, "blendmesh.decision": decision}
             )
-            follower = await self._subscribe(run_id)
-            await self.bus.publisher.publish(resolution)
+            follower = await self._publish_following(run_id, resolution)
             result = await self._follow(follower, on_event, timeout, after=resolution.event_id)
             span.set_attribute("blendmesh.status", result.status)
             return result
@@ -253,6 +252,20 @@ class MeshClient:
         except NotFoundError:
             return None
         return tracing.extract(msg.headers)
+
+    async def _publish_following(
+        self, run_id: str, event: RunRequested | ApprovalResolved
+    ) -> JetStreamContext.PushSubscription:
+        """Publish ``event`` while the run's follower is set up. The follower reads the
+        run from its first event, so nothing stored meanwhile is missed."""
+        subscribing = asyncio.ensure_future(self._subscribe(run_id))
+        try:
+            await self.bus.publisher.publish(event)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await (await subscribing).unsubscribe()
+            raise
+        return await subscribing
 
     async def _subscribe(self, run_id: str) -> JetStreamContext.PushSubscription:
         return await self.bus.js.subscribe(

@@ -18,6 +18,7 @@ from contracts import subjects
 from contracts.events import AnyEvent, DeadLettered, Event, RunRequested, decode_event
 from contracts.limits import MAX_EVENT_BYTES, LimitExceeded
 from contracts.operations import decode_operation_set
+from services.client import MeshClient
 from services.runtime.consumer import ConsumerLoop, ConsumerSpec, Delivery
 from services.runtime.errors import EventTooLarge, Reject
 from services.runtime.history import read_run
@@ -77,6 +78,20 @@ async def test_publish_when_event_over_limit_refuses_before_publishing(bus: Bus)
     with pytest.raises(EventTooLarge):
         await bus.publisher.publish(requested(prompt="x" * (MAX_EVENT_BYTES + 1)))
     assert await read_run(bus.js, "bmtest", "run-big") == []
+
+
+@pytest.mark.integration
+async def test_client_run_when_the_request_is_over_limit_leaves_no_follower(bus: Bus) -> None:
+    """The client sets up its follower while it publishes: a refused request must not
+    leave it listening (the server then drops the ephemeral consumer on its own)."""
+    stream = subjects.stream_name("bmtest")
+    with pytest.raises(EventTooLarge):
+        await MeshClient(bus).run(requested(prompt="x" * (MAX_EVENT_BYTES + 1)), timeout=5)
+    for _ in range(50):
+        if not any(c.push_bound for c in await bus.js.consumers_info(stream)):
+            break
+        await asyncio.sleep(0.05)
+    assert not any(c.push_bound for c in await bus.js.consumers_info(stream))
 
 
 async def _dead_letter(bus: Bus) -> DeadLettered:
