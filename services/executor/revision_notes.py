@@ -27,6 +27,9 @@ log = logging.getLogger("blendmesh.executor")
 class Described:
     scene: SceneInspection | Exception  # why there is no inspection, when there is none
     summary: SceneSummary | None
+    # The artifact, built while the revision uploads for the head the commit should make:
+    # (revision, scene hash, bytes). Used only if the commit made exactly that head.
+    built: tuple[int, str, bytes] | None = None
 
 
 @dataclass
@@ -36,11 +39,20 @@ class RevisionNotes:
     summaries: SceneSummaries | None
     new_id: Callable[[], str]
 
-    def describe(self, scene_id: str, saved: asyncio.Event) -> asyncio.Future[Described]:
-        """Start describing the scene once ``saved`` is set (the bridge wrote the file)."""
-        return asyncio.ensure_future(self._describe(scene_id, saved))
+    def describe(
+        self,
+        scene_id: str,
+        saved: asyncio.Event,
+        expected: tuple[int, str, RunRecord] | None = None,
+    ) -> asyncio.Future[Described]:
+        """Start describing the scene once ``saved`` is set (the bridge wrote the file);
+        with ``expected`` (the revision and hash the commit should make, and the run), the
+        artifact is built too, while the file is still being stored."""
+        return asyncio.ensure_future(self._describe(scene_id, saved, expected))
 
-    async def _describe(self, scene_id: str, saved: asyncio.Event) -> Described:
+    async def _describe(
+        self, scene_id: str, saved: asyncio.Event, expected: tuple[int, str, RunRecord] | None
+    ) -> Described:
         await saved.wait()
         scene: SceneInspection | Exception
         try:
@@ -55,7 +67,13 @@ class RevisionNotes:
                     summary = summarize(scene_id, snapshot.data)
             except Exception as exc:  # noqa: BLE001 - planners keep the previous summary
                 log.warning("no summary of scene %s: %s", scene_id, exc)
-        return Described(scene, summary)
+        built = None
+        if expected is not None and not isinstance(scene, Exception):
+            revision, scene_hash, record = expected
+            head = Head(scene_id=scene_id, revision=revision, scene_hash=scene_hash,
+                        object_name="", epoch=0)  # fmt: skip
+            built = (revision, scene_hash, await asyncio.to_thread(document, scene, head, record))
+        return Described(scene, summary, built)
 
     async def write(
         self, head: Head, record: RunRecord, described: asyncio.Future[Described]
@@ -66,7 +84,10 @@ class RevisionNotes:
             if isinstance(about.scene, Exception):
                 await self._put_summary(about.summary)
                 raise about.scene
-            data = await asyncio.to_thread(document, about.scene, head, record)
+            if about.built is not None and about.built[:2] == (head.revision, head.scene_hash):
+                data = about.built[2]
+            else:
+                data = await asyncio.to_thread(document, about.scene, head, record)
             # Two independent writes, each waiting for its own fsync: side by side.
             _, name = await asyncio.gather(
                 self._put_summary(about.summary), self.store.put_inspection(head, data)

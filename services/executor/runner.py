@@ -210,7 +210,9 @@ class PlanRunner:
         if failed is None or failed.consistent:
             saved = asyncio.Event()
             if self.scenes.writes(session, scene_hash):
-                described = self._notes().describe(approved.scene_id, saved)
+                next_revision = (session.head.revision if session.head else 0) + 1
+                expected = (next_revision, scene_hash, record)
+                described = self._notes().describe(approved.scene_id, saved, expected)
             try:
                 blend_path = str(
                     await self.scenes.commit(session, scene_hash, approved.user, saved)
