@@ -23,7 +23,10 @@ MAX_EVENTS = 100_000
 
 
 async def read_run(js: JetStreamContext, prefix: str, run_id: str) -> list[AnyEvent]:
-    """All events of ``run_id`` in log order, read by batched direct gets (no consumer)."""
+    """All events of ``run_id`` in log order, read by batched direct gets (no consumer).
+    Raises ValueError for an id that is not one subject token: ``*`` would read every
+    run's events, and a door that forgot to check an id must not hand them out."""
+    subjects.check_token(run_id, "run id")
     return await read_subject(js, prefix, subjects.run_events(prefix, run_id))
 
 

@@ -89,6 +89,15 @@ async def test_read_object_when_missing_or_deleted_returns_none(bus: Bus) -> Non
     assert await read_object(bus.js, "things", "gone", 10) is None
 
 
+async def test_read_object_when_the_name_is_a_wildcard_reads_no_other_object(
+    bus: Bus,
+) -> None:
+    store = await bus.js.create_object_store("things")
+    await store.put("scene/00000001-abc", b"secret")
+    for name in ("*", ">", "scene/*", "scene.>", ""):
+        assert await read_object(bus.js, "things", name, 100) is None
+
+
 async def test_read_object_when_larger_than_allowed_refuses_before_reading(bus: Bus) -> None:
     store = await bus.js.create_object_store("things")
     await store.put("big", b"x" * 1000)

@@ -39,3 +39,13 @@ async def test_run_kinds_when_events_stored_names_each_kind_once(settings: Setti
             msgspec.structs.replace(first, run_id="other-run", event_id="other-event")
         )
         assert await run_kinds(bus.js, settings.prefix, first.run_id) == {"requested"}
+
+
+@pytest.mark.parametrize("run_id", ["*", ">", "a.b", "a *", ""])
+async def test_read_run_when_the_id_is_a_wildcard_or_not_a_token_reads_nothing(
+    settings: Settings, run_id: str
+) -> None:
+    async with bare_mesh(settings) as mesh, role_bus(mesh, "client") as bus:
+        await JetStreamPublisher(bus.js, settings.prefix).publish(requested())
+        with pytest.raises(ValueError, match="run id"):
+            await read_run(bus.js, settings.prefix, run_id)
