@@ -113,6 +113,54 @@ async def test_safe_when_modifier_property_over_its_cap_is_refused(bridge: Bridg
     assert await bridge.fingerprint() == before
 
 
+async def test_safe_modifier_get_when_property_is_a_choice_text_or_absent_answers_as_dict_get(
+    bridge: BridgeProcess,
+) -> None:
+    await ok(bridge, "object.create", primitive="cube", name="Cube")
+    await ok(bridge, "modifier.add", object="Cube", type="ARRAY", name="Array")
+    code = (
+        "import bpy\nmod = bpy.data.objects['Cube'].modifiers['Array']\n"
+        "print(mod.get('fit_type'), mod.get('count'), repr(mod.get('name')))\n"
+        "print(mod.get('no_such'), mod.get('no_such', 7), mod.get('_private', 'x'))"
+    )
+    result = await ran(bridge, code)
+    assert result.data is not None
+    assert result.data["output"] == "FIXED_COUNT 2 'Array'\nNone 7 x\n"
+    assert not result.mutated
+
+
+async def test_safe_modifier_get_when_property_is_hidden_refuses_naming_it(
+    bridge: BridgeProcess,
+) -> None:
+    await ok(bridge, "object.create", primitive="cube", name="Cube")
+    await ok(bridge, "modifier.add", object="Cube", type="ARRAY", name="Array")
+    code = "import bpy\nbpy.data.objects['Cube'].modifiers['Array'].get('offset_object')"
+    result = await step(bridge, code)
+    assert result.error_code == "invalid_input" and not result.mutated
+    assert "line 2" in result.message and "'offset_object'" in result.message
+    assert "a safe step cannot read or set it" in result.message
+    assert "AttributeError" not in result.message
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("x\\x00y", "control character (U+0000)"),
+        ("tab\\there", "control character (U+0009)"),
+        ("\u00e9" * 32, "64 bytes of UTF-8"),
+    ],
+)
+async def test_safe_object_name_when_blender_would_cut_it_refuses_and_keeps_scene(
+    bridge: BridgeProcess, name: str, said: str
+) -> None:
+    await ok(bridge, "object.create", primitive="cube", name="Cube")
+    before = await bridge.fingerprint()
+    result = await step(bridge, f"import bpy\nbpy.data.objects['Cube'].name = '{name}'")
+    assert result.error_code == "invalid_input" and not result.mutated
+    assert "line 2" in result.message and said in result.message
+    assert await bridge.fingerprint() == before
+
+
 async def test_safe_when_group_input_set_the_modifier_has_it(bridge: BridgeProcess) -> None:
     target = {"object": "Plane", "modifier": "GeometryNodes"}
     await ok(bridge, "object.create", primitive="plane", name="Plane")

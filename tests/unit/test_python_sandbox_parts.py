@@ -247,6 +247,9 @@ def test_safe_when_reading_scene_context_gets_plain_values() -> None:
         ("import bpy\nbpy.data.objects['Cube'].location = 'abc'", facade.FacadeError),
         ("import bpy\nbpy.data.objects['Cube'].location.x = float('nan')", facade.FacadeError),
         ("import bpy\nbpy.data.objects['Cube'].type = 'LIGHT'", facade.FacadeError),
+        ("import bpy\nbpy.data.objects['Cube'].name = 'x\\x00y'", facade.FacadeError),
+        ("import bpy\nbpy.data.objects['Cube'].name = 'a\\x7fb'", facade.FacadeError),
+        ("import bpy\nbpy.data.objects['Cube'].name = 'é' * 32", facade.FacadeError),
         ("print('x' * 2000)", restricted.Refused),
     ],
 )

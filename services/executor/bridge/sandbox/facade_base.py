@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
-MAX_NAME = 63  # Blender's name limit
+MAX_NAME = 63  # Blender's name limit, in bytes of UTF-8
 VALUE_TYPES = (bool, int, float, str)
 
 
@@ -78,8 +78,20 @@ def numbers(value: Any, size: int, what: str) -> tuple[float, ...]:
 
 
 def name_value(value: Any, what: str) -> str:
-    if not isinstance(value, str) or not 1 <= len(value) <= MAX_NAME:
-        raise FacadeError(f"{what} must be a name of 1 to {MAX_NAME} characters")
+    """A name Blender keeps as given: it cuts one at a NUL or past 63 bytes without a word."""
+    if not isinstance(value, str) or not value:
+        raise FacadeError(f"{what} must be a name of 1 to {MAX_NAME} bytes, not {value!r:.80}")
+    control = next((c for c in value if c < " " or "\x7f" <= c <= "\x9f"), None)
+    if control is not None:
+        raise FacadeError(
+            f"{what} {value!r:.80} holds a control character (U+{ord(control):04X}); a name "
+            "holds printable characters only (Blender cuts one at U+0000)"
+        )
+    if len(value.encode("utf-8")) > MAX_NAME:
+        raise FacadeError(
+            f"{what} {value!r:.80} is {len(value.encode('utf-8'))} bytes of UTF-8; Blender keeps "
+            f"at most {MAX_NAME} and would cut the rest"
+        )
     return value
 
 

@@ -50,18 +50,35 @@ class Modifier(Facade):
         self._real.show_viewport = value
         self._changed()
 
-    def _simple(self, prop: str) -> Any:
-        rna = self._real.bl_rna.properties.get(prop) if isinstance(prop, str) else None
-        if rna is None or prop.startswith("_") or prop == "rna_type":
+    def _rna(self, prop: Any) -> Any:
+        """The property's RNA definition; None when the modifier has no such property."""
+        if not isinstance(prop, str) or prop.startswith("_") or prop == "rna_type":
+            return None
+        return self._real.bl_rna.properties.get(prop)
+
+    def _simple(self, prop: Any) -> Any:
+        rna = self._rna(prop)
+        if rna is None:
             raise FacadeError(f"modifier {self._real.name!r} has no property {prop!r}")
-        if rna.type not in ("BOOLEAN", "INT", "FLOAT", "STRING", "ENUM") or rna.is_array:
-            raise FacadeError(f"{prop!r} is not a number, text, switch or choice")
+        # Only numbers and switches have ``is_array``; text and choices are never arrays.
+        if rna.type not in ("BOOLEAN", "INT", "FLOAT", "STRING", "ENUM") or getattr(
+            rna, "is_array", False
+        ):
+            raise FacadeError(
+                f"{prop!r} of modifier {self._real.name!r} is not a number, text, switch or "
+                "choice, so a safe step cannot read or set it; a trusted step can"
+            )
         return rna
 
-    def get(self, prop: str) -> Any:
-        """The value of a simple property (number, text, switch, choice)."""
+    def get(self, prop: str, default: Any = None) -> Any:
+        """The value of a simple property (number, text, switch, choice), as ``dict.get``:
+        ``default`` when the modifier has no such property. A choice of several (enum
+        flags) reads as a sorted tuple."""
+        if self._rna(prop) is None:
+            return default
         self._simple(prop)
-        return getattr(self._real, prop)
+        value = getattr(self._real, prop)
+        return tuple(sorted(value)) if isinstance(value, set) else value
 
     def set(self, prop: str, value: Any) -> None:
         """Set a simple property; the same caps as modifier.set apply (e.g. ARRAY count)."""
