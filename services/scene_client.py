@@ -19,6 +19,7 @@ from contracts.events import RunRequested
 from contracts.scene_files import blend_problem, import_plan, revert_plan
 from contracts.scene_report import RevisionEntry, scene_report
 from contracts.scenes import Head
+from services import ownership
 from services.client import ClientError, build_request, new_id
 from services.executor.client import ExportedScenes, ObjectStoreUploads, SceneFiles
 from services.runtime.host import Bus
@@ -84,7 +85,7 @@ class SceneDoor:
     async def own(self, scene_id: str, user: str) -> Head:
         """The head of ``user``'s scene; ``NoScene`` for a missing or another's scene."""
         head = await self.files.head(scene_id)
-        if head is None or head.owner != user:
+        if head is None or not ownership.owns(head.owner, user):
             raise NoScene(f"no scene {scene_id}; `blendmesh scenes` lists yours")
         return head
 

@@ -20,7 +20,6 @@ from services.gateway import exports
 from services.gateway.auth import current_user
 from services.gateway.context import Gateway, gateway
 from services.gateway.errors import (
-    NotFound,
     Timeout,
     TooLarge,
     Unavailable,
@@ -46,9 +45,7 @@ async def start(body: RunBody, user: str, gw: Gateway) -> RunRequested:
     and the scene's exported file holds nothing a person would lose (``exports``): the
     import of that file instead when the caller chose to adopt it."""
     if body.thread_id is not None:
-        owner = await gw.thread_owner(body.thread_id)
-        if owner is not None and owner != user:
-            raise NotFound(f"no thread {body.thread_id}")
+        await gw.own_thread(body.thread_id, user)
     request = _built(body, user, gw)  # a request that cannot be built changes no file
     adopted = await exports.guard(gw, user, body.scene_id, body.exported_file)
     return adopted if adopted is not None else request

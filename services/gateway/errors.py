@@ -14,8 +14,8 @@
 
 A message is written for the caller and never echoes a prompt, a plan's args, a token
 or a stack trace; the log gets the error's class and the route, not the payload. The
-scene door's refusals (``services/scene_client.py``) answer as the class ``DOOR_ERRORS``
-names for them.
+scene door's refusals (``services/scene_client.py``) and the ownership rule's
+(``services/ownership.py``) answer as the class ``DOOR_ERRORS`` names for them.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from contracts.failures import ErrorCode
 from services.client import ClientError
+from services.ownership import NotOwned
 from services.scene_client import NoScene, NotABlend, SceneFileChanged, UploadTooLarge
 
 log = logging.getLogger("blendmesh.gateway")
@@ -105,8 +106,10 @@ STATUS: dict[type[ApiError], int] = {
     Timeout: 504,
 }
 
-# The scene door's refusals, shared with the CLI, as the class each answers as.
+# The refusals of what the doors share (the scene door, the ownership rule), as the class
+# each answers as.
 DOOR_ERRORS: dict[type[ClientError], type[ApiError]] = {
+    NotOwned: NotFound,
     NoScene: NotFound,
     UploadTooLarge: TooLarge,
     NotABlend: ValidationError,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 
 from contracts.events import RunRequested
-from services import scene_client
+from services import ownership, scene_client
 from services.executor.client import SceneFiles
 from services.gateway.context import Gateway
 from services.gateway.errors import TooLarge
@@ -28,7 +28,7 @@ async def guard(
     """None when the run may go ahead; the import of the exported file when the caller
     chose to adopt it. Raises ``SceneFileChanged`` (409) for a changed file and no choice."""
     owner = await SceneFiles(gw.bus.js, gw.prefix).owner(scene_id)
-    if owner is not None and owner != user:
+    if owner is not None and not ownership.owns(owner, user):
         return None  # not the caller's: the executor refuses the run, and the file is not theirs
     # Hashing (and keeping aside) a .blend is file work: off the event loop.
     adopt = await asyncio.to_thread(scene_client.guard_export, gw.settings, scene_id, choice, WORDS)

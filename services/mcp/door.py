@@ -1,8 +1,8 @@
 """What the MCP tools do on the mesh, for one user: submit runs, read runs and scenes.
 
-Ownership is read from the log and the scene heads, as the gateway reads it: a run is its
-requester's, a scene its owner's, and anything not the caller's answers exactly like
-something unknown, so ids cannot be probed.
+Ownership is the rule every door applies (``services/ownership.py``): a run is its
+requester's, a scene its recorded owner's, and anything not the caller's raises
+``NotOwned``, answered exactly like something unknown, so ids cannot be probed.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from services.audit import client as audit
 from services.client import MeshClient
 from services.executor.client import KvCatalog, KvNodeCatalog, KvSceneSummaries, SceneFiles
 from services.mcp.errors import NotFound, Unavailable, ValidationError
+from services.ownership import NotOwned, Owners, own_thread
 from services.runtime.history import read_run
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
@@ -76,22 +77,27 @@ class Door:
     def prefix(self) -> str:
         return self.bus.prefix
 
+    @property
+    def owners(self) -> Owners:
+        return Owners(self.client, SceneFiles(self.bus.js, self.prefix))
+
     async def own_run(self, run_id: str, user: str) -> RunRequested:
-        requested = await self.client.requested(run_id)
-        if requested is None or requested.user != user:
-            raise NotFound(f"no run {run_id}")
-        return requested
+        return await self.owners.run(run_id, user)
 
     async def owns_scene(self, scene_id: str, user: str) -> bool:
         """Only the owner of a scene's first revision sees it; naming it never grants it."""
-        return await SceneFiles(self.bus.js, self.prefix).owner(scene_id) == user
+        try:
+            await self.owners.scene(scene_id, user)
+        except NotOwned:
+            return False
+        return True
 
     async def own_scene(self, scene_id: str, user: str) -> None:
-        if not await self.owns_scene(scene_id, user):
-            raise NotFound(f"no scene {scene_id}")
+        await self.owners.scene(scene_id, user)
 
     async def check_thread(self, thread_id: str, user: str) -> None:
         """A thread is continued only by the user whose run started it."""
+        starter = None
         with contextlib.suppress(NotFoundError):
             msg = await self.bus.js.get_msg(
                 subjects.stream_name(self.prefix),
@@ -102,8 +108,8 @@ class Door:
             first = decode_event(msg.data or b"")
             run_id = getattr(first, "run_id", "")
             started = await self.client.requested(run_id) if run_id else None
-            if started is not None and started.user != user:
-                raise NotFound(f"no thread {thread_id}")
+            starter = started.user if started is not None else None
+        own_thread(starter, thread_id, user)
 
     async def events(self, run_id: str) -> list[AnyEvent]:
         return await read_run(self.bus.js, self.prefix, run_id)
@@ -134,8 +140,9 @@ class Door:
 
     async def scene(self, scene_id: str, user: str) -> dict[str, Any] | None:
         """The scene's head and summary when it is the user's; None otherwise."""
-        head = await SceneFiles(self.bus.js, self.prefix).head(scene_id)
-        if head is None or head.owner != user:
+        try:
+            head = await self.owners.scene(scene_id, user)
+        except NotOwned:
             return None
         summary = await KvSceneSummaries(self.bus.js, self.prefix).get(scene_id)
         answer: dict[str, Any] = {

@@ -25,6 +25,7 @@ from services.mcp import answers, tools
 from services.mcp.approval import submit
 from services.mcp.door import Door, check, pending_approval, plain
 from services.mcp.errors import AuthError, NotFound, ToolError, Unavailable, ValidationError
+from services.ownership import NotOwned
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 
@@ -112,6 +113,8 @@ async def call_safely(
         return await _call(door, user_of(ctx), name, args, ctx)
     except ToolError as exc:
         return answers.tool_error(exc)
+    except NotOwned as exc:
+        return answers.tool_error(NotFound(str(exc)))
     except (NatsError, TimeoutError, ConnectionError):
         log.warning("tool %s: the mesh did not answer", name)
         return answers.tool_error(Unavailable("the mesh did not answer; retry when it is up"))
@@ -159,6 +162,8 @@ def build_server(door: Door, user_of: UserOf) -> Server[Any, Any]:
             data = await read(door, user_of(server.request_context), str(uri))
         except ToolError as exc:
             raise ValueError(f"{exc.type_name}: {exc}") from None
+        except NotOwned as exc:
+            raise ValueError(f"{NotFound.type_name}: {exc}") from None
         return [ReadResourceContents(content=data.decode(), mime_type="application/json")]
 
     return server

@@ -9,23 +9,27 @@ from typing import Any
 
 import httpx
 import mcp.types as types
+import msgspec
 import pytest
 import pytest_asyncio
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.context import RequestContext
 
+from contracts.scenes import Head
 from services.gateway.app import GatewayServer, create_app
 from services.gateway.auth import Tokens
 from services.mesh import Mesh
+from services.runtime.bus import ensure_kv
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 from tests.mcp_plans import create, delete, error_type, structured
-from tests.meshes import mesh_fixture
+from tests.meshes import mesh_fixture, role_bus
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 
 TOKENS = {"tok-ana": "ana", "tok-ben": "ben"}
+ANA = {"Authorization": "Bearer tok-ana"}
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +71,15 @@ async def door(
         yield session
 
 
+async def disown(mesh: Mesh, scene_id: str) -> None:
+    """Make ``scene_id`` a scene committed before scenes had owners."""
+    async with role_bus(mesh, "executor") as bus:
+        heads = await ensure_kv(bus.js, mesh.settings.prefix, "scene_heads")
+        entry = await heads.get(scene_id)
+        head = msgspec.json.decode(entry.value or b"", type=Head)
+        await heads.put(scene_id, msgspec.json.encode(msgspec.structs.replace(head, owner="")))
+
+
 async def test_mcp_http_when_no_or_bad_token_answers_401(gateway: str) -> None:
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     async with httpx.AsyncClient() as http:
@@ -101,3 +114,25 @@ async def test_mcp_http_when_token_user_runs_another_user_sees_nothing(gateway: 
         assert error_type(answer) == "NotFound"
     assert structured(scenes)["scenes"] == []
     assert run_id not in str(structured(runs))
+
+
+async def test_ownerless_scene_when_asked_through_gateway_and_mcp_both_answer_not_found(
+    gateway: str, mesh: tuple[Mesh, Bus]
+) -> None:
+    """A scene committed before scenes had owners is nobody's at every door, even for a
+    user who ran on it; and it answers as a scene that does not exist."""
+    api = gateway.removesuffix("/mcp")
+    async with door(gateway, "tok-ana") as ana:
+        made = await ana.call_tool("run", {"plan": create("Old"), "scene_id": "legacy-scene"})
+        assert structured(made)["status"] == "completed", made.content
+        await disown(mesh[0], "legacy-scene")
+        answers: dict[str, tuple[Any, ...]] = {}
+        for scene in ("legacy-scene", "never-scene"):
+            async with httpx.AsyncClient(headers=ANA) as http:
+                http_answer = await http.get(f"{api}/api/scenes/{scene}")
+            tool = await ana.call_tool("scene", {"scene_id": scene})
+            answers[scene] = (http_answer.status_code, http_answer.json(), structured(tool))
+    for scene, answer in answers.items():
+        error = {"type": "NotFound", "message": f"no scene {scene}"}
+        expected = (404, {"error": error}, {"error": error})
+        assert answer == expected, scene
