@@ -2,14 +2,16 @@
 
 Built on the SDK's low-level ``Server`` (as ``blendmesh mcp guardians`` is) so that every
 answer, including a bad argument or a failed run, is a ``CallToolResult`` this module
-shapes: a spec 002 error type and a safe message, never a crash. Who the caller is comes
-from ``user_of``: the local user on stdio, the bearer token's user over HTTP.
+shapes: a spec 002 error type and a safe message, never a crash. A resource that cannot
+be read is a JSON-RPC error with the MCP spec's code (``read_safely``). Who the caller is
+comes from ``user_of``: the local user on stdio, the bearer token's user over HTTP.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
+from importlib.metadata import version
 from typing import Any
 
 import mcp.types as types
@@ -17,6 +19,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.stdio import stdio_server
 from mcp.shared.context import RequestContext
+from mcp.shared.exceptions import McpError
 from nats.errors import Error as NatsError
 from pydantic import AnyUrl
 
@@ -30,6 +33,8 @@ from services.runtime.host import Bus
 from services.runtime.settings import Settings
 
 SERVER_NAME = "blendmesh"
+SERVER_VERSION = version("blendmesh")  # a host's serverInfo.version: blendmesh's, not the SDK's
+RESOURCE_NOT_FOUND = -32002  # the MCP spec's code for a resource that is not there
 INSTRUCTIONS = (
     "blendmesh changes Blender scenes safely. Plan with the `run` tool (a request in words, "
     "or a plan using the tools of blendmesh://catalog); blendmesh checks, decides and "
@@ -137,8 +142,39 @@ async def read(door: Door, user: str, uri: str) -> bytes:
     raise NotFound("no such resource")
 
 
+def resource_error(uri: str, exc: ToolError) -> types.ErrorData:
+    """A refused read as the JSON-RPC error the MCP spec names: an unknown resource and
+    another user's are the same -32002, so ids cannot be probed; a malformed id -32602."""
+    if isinstance(exc, NotFound):
+        return types.ErrorData(
+            code=RESOURCE_NOT_FOUND, message="Resource not found", data={"uri": uri}
+        )
+    if isinstance(exc, ValidationError):
+        return types.ErrorData(code=types.INVALID_PARAMS, message=str(exc), data={"uri": uri})
+    return types.ErrorData(code=types.INTERNAL_ERROR, message=f"{exc.type_name}: {exc}")
+
+
+async def read_safely(door: Door, user_of: UserOf, uri: str, ctx: Context) -> bytes:
+    """The resource's bytes; ``McpError`` with a spec code and a safe message otherwise."""
+    try:
+        return await read(door, user_of(ctx), uri)
+    except ToolError as exc:
+        error = resource_error(uri, exc)
+    except NotOwned as exc:
+        error = resource_error(uri, NotFound(str(exc)))
+    except (NatsError, TimeoutError, ConnectionError):
+        log.warning("a resource read: the mesh did not answer")
+        error = resource_error(uri, Unavailable("the mesh did not answer; retry when it is up"))
+    except Exception as exc:  # the server outlives any one read
+        log.error("a resource read failed: %s", type(exc).__name__, exc_info=True)
+        error = resource_error(uri, ToolError("the MCP server failed; see its log"))
+    raise McpError(error)
+
+
 def build_server(door: Door, user_of: UserOf) -> Server[Any, Any]:
-    server: Server[Any, Any] = Server(SERVER_NAME, instructions=INSTRUCTIONS)
+    server: Server[Any, Any] = Server(
+        SERVER_NAME, version=SERVER_VERSION, instructions=INSTRUCTIONS
+    )
 
     @server.list_tools()
     async def list_tools() -> list[types.Tool]:
@@ -158,12 +194,7 @@ def build_server(door: Door, user_of: UserOf) -> Server[Any, Any]:
 
     @server.read_resource()
     async def read_resource(uri: AnyUrl) -> Iterable[ReadResourceContents]:
-        try:
-            data = await read(door, user_of(server.request_context), str(uri))
-        except ToolError as exc:
-            raise ValueError(f"{exc.type_name}: {exc}") from None
-        except NotOwned as exc:
-            raise ValueError(f"{NotFound.type_name}: {exc}") from None
+        data = await read_safely(door, user_of, str(uri), server.request_context)
         return [ReadResourceContents(content=data.decode(), mime_type="application/json")]
 
     return server
@@ -188,5 +219,6 @@ __all__ = [
     "door_for",
     "local_user",
     "plain",
+    "read_safely",
     "serve_stdio",
 ]

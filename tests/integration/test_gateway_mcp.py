@@ -3,8 +3,10 @@ the bearer token's user is the MCP user, and another user's token sees nothing o
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from importlib.metadata import version
 from typing import Any
 
 import httpx
@@ -15,6 +17,8 @@ import pytest_asyncio
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.context import RequestContext
+from mcp.shared.exceptions import McpError
+from pydantic import AnyUrl
 
 from contracts.scenes import Head
 from services.gateway.app import GatewayServer, create_app
@@ -30,6 +34,16 @@ pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 
 TOKENS = {"tok-ana": "ana", "tok-ben": "ben"}
 ANA = {"Authorization": "Bearer tok-ana"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": types.LATEST_PROTOCOL_VERSION,
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"},
+    },
+}
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +83,27 @@ async def door(
     ):
         await session.initialize()
         yield session
+
+
+async def initialize(url: str, headers: dict[str, str], token: bool = True) -> httpx.Response:
+    """An MCP ``initialize`` posted to ``url`` with ``headers`` (over ana's token)."""
+    sent = {"Accept": "application/json, text/event-stream", **(ANA if token else {}), **headers}
+    async with httpx.AsyncClient() as http:
+        return await http.post(url, json=INITIALIZE, headers=sent)
+
+
+def answered(response: httpx.Response) -> dict[str, Any]:
+    """The JSON-RPC message of an SSE answer."""
+    assert response.status_code == 200, response.text
+    data = next(line for line in response.text.splitlines() if line.startswith("data: "))
+    found: dict[str, Any] = json.loads(data.removeprefix("data: "))
+    return found
+
+
+async def refused(session: ClientSession, uri: str) -> types.ErrorData:
+    with pytest.raises(McpError) as caught:
+        await session.read_resource(AnyUrl(uri))
+    return caught.value.error
 
 
 async def disown(mesh: Mesh, scene_id: str) -> None:
@@ -131,8 +166,36 @@ async def test_ownerless_scene_when_asked_through_gateway_and_mcp_both_answer_no
             async with httpx.AsyncClient(headers=ANA) as http:
                 http_answer = await http.get(f"{api}/api/scenes/{scene}")
             tool = await ana.call_tool("scene", {"scene_id": scene})
-            answers[scene] = (http_answer.status_code, http_answer.json(), structured(tool))
+            resource = await refused(ana, f"blendmesh://scenes/{scene}")
+            answers[scene] = (
+                http_answer.status_code,
+                http_answer.json(),
+                structured(tool),
+                (resource.code, resource.message),
+            )
     for scene, answer in answers.items():
         error = {"type": "NotFound", "message": f"no scene {scene}"}
-        expected = (404, {"error": error}, {"error": error})
+        expected = (404, {"error": error}, {"error": error}, (-32002, "Resource not found"))
         assert answer == expected, scene
+
+
+async def test_mcp_http_resource_when_unknown_or_anothers_or_malformed_answers_spec_codes(
+    gateway: str,
+) -> None:
+    async with door(gateway, "tok-ana") as ana:
+        await ana.call_tool("run", {"plan": create("Res"), "scene_id": "res-scene"})
+        mine = await ana.read_resource(AnyUrl("blendmesh://scenes/res-scene"))
+    async with door(gateway, "tok-ben") as ben:
+        theirs = await refused(ben, "blendmesh://scenes/res-scene")
+        unknown = await refused(ben, "blendmesh://scenes/res-never")
+        malformed = await refused(ben, "blendmesh://scenes/res.scene")
+    assert mine.contents
+    assert (theirs.code, theirs.message) == (-32002, "Resource not found")
+    assert (unknown.code, unknown.message) == (-32002, "Resource not found")
+    assert malformed.code == -32602
+
+
+async def test_mcp_http_when_initialized_names_blendmesh_version(gateway: str) -> None:
+    info = answered(await initialize(gateway, {}))["result"]["serverInfo"]
+    assert info["name"] == "blendmesh"
+    assert info["version"] == version("blendmesh") != version("mcp")
