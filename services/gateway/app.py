@@ -119,6 +119,9 @@ class GatewayServer:
                 "pass --port N, or --port 0 for any free port"
             ) from None
         port = sock.getsockname()[1]
+        mcp: McpEndpoint | None = getattr(self.app.state, "mcp", None)
+        if mcp is not None:  # before the first request: /mcp answers its own address only
+            mcp.served_at(self.host, port)
         self._task = asyncio.create_task(self._server.serve(sockets=[sock]))
         while not self._server.started:
             if self._task.done():

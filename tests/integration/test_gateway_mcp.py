@@ -1,8 +1,10 @@
 """The MCP front door at the gateway's ``/mcp``, over streamable HTTP, on a real mesh:
-the bearer token's user is the MCP user, and another user's token sees nothing of theirs."""
+the bearer token's user is the MCP user, and another user's token sees nothing of theirs;
+a Host or Origin that is not the gateway's own is refused (DNS rebinding)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -199,3 +201,48 @@ async def test_mcp_http_when_initialized_names_blendmesh_version(gateway: str) -
     info = answered(await initialize(gateway, {}))["result"]["serverInfo"]
     assert info["name"] == "blendmesh"
     assert info["version"] == version("blendmesh") != version("mcp")
+
+
+async def test_mcp_http_when_host_foreign_answers_421_before_the_token(gateway: str) -> None:
+    evil = await initialize(gateway, {"Host": "evil.example.com"})
+    anonymous = await initialize(gateway, {"Host": "evil.example.com"}, token=False)
+    assert evil.status_code == anonymous.status_code == 421
+    assert "mcp-session-id" not in evil.headers
+
+
+async def test_mcp_http_when_origin_foreign_answers_403(gateway: str) -> None:
+    port = httpx.URL(gateway).port
+    evil = await initialize(gateway, {"Origin": "http://evil.example.com"})
+    same_port = await initialize(gateway, {"Origin": f"http://evil.example.com:{port}"})
+    assert evil.status_code == same_port.status_code == 403
+
+
+async def test_mcp_http_when_host_is_its_own_answers_and_at_another_port_421(gateway: str) -> None:
+    port = httpx.URL(gateway).port
+    assert port is not None
+    for name in ("127.0.0.1", "localhost", "[::1]"):
+        own = {"Host": f"{name}:{port}", "Origin": f"http://{name}:{port}"}
+        assert (await initialize(gateway, own)).status_code == 200, name
+    other = await initialize(gateway, {"Host": f"localhost:{port + 1}"})
+    assert other.status_code == 421
+
+
+async def test_mcp_http_when_host_configured_answers_it(
+    gateway: str, mesh: tuple[Mesh, Bus]
+) -> None:
+    proxied = {"Host": "blend.example.com", "Origin": "https://blend.example.com"}
+    env = {
+        "BLENDMESH_MCP_ALLOWED_HOSTS": "blend.example.com",
+        "BLENDMESH_MCP_ALLOWED_ORIGINS": "https://blend.example.com",
+    }
+    settings = dataclasses.replace(mesh[0].settings, env=env)
+    server = GatewayServer(create_app(settings, mesh[1], Tokens(TOKENS)), port=0)
+    url = await server.start()
+    try:
+        configured = await initialize(f"{url}/mcp", proxied)
+        own = await initialize(f"{url}/mcp", {})
+    finally:
+        await server.stop()
+    unconfigured = await initialize(gateway, proxied)
+    assert configured.status_code == own.status_code == 200
+    assert unconfigured.status_code == 421
