@@ -26,9 +26,9 @@ from services.gateway.auth import Tokens
 from services.gateway.context import Gateway
 from services.gateway.limits import BodyLimit
 from services.gateway.mcp import McpEndpoint
-from services.gateway.owners import LogOwners
 from services.gateway.query import known_query
 from services.runtime.host import Bus
+from services.runtime.owners import LogOwners
 from services.runtime.settings import Settings, SettingsError
 
 STATIC = Path(__file__).parent / "static"

@@ -18,8 +18,8 @@ from services import ownership
 from services.client import MeshClient
 from services.executor.client import SceneFiles
 from services.gateway.errors import Unavailable
-from services.gateway.owners import IndexBehind, LogOwners, OwnerIndex
 from services.runtime.host import Bus
+from services.runtime.owners import IndexBehind, LogOwners, OwnerIndex
 from services.runtime.settings import Settings
 
 

@@ -16,10 +16,10 @@ from nats.aio.msg import Msg
 from contracts.events import Approved, Executed
 from services.gateway.app import create_app
 from services.gateway.auth import Tokens
-from services.gateway.owners import LogOwners
 from services.mesh import Mesh
 from services.runtime.history import read_run
 from services.runtime.host import Bus
+from services.runtime.owners import LogOwners
 from services.runtime.settings import Settings
 from tests.meshes import mesh_fixture
 
