@@ -16,6 +16,9 @@ import msgspec
 from contracts.tools import DeterminismClass
 
 PROTOCOL_VERSION = "2025-06-18"  # the MCP revision both ends speak
+# The JSON-RPC error of params the bridge refuses, nothing done; blendmesh/scene.load
+# answers it too for a file it refuses before touching the scene (one linking a library).
+INVALID_PARAMS = -32602
 
 RequestId = int | str | None
 # The spec 001 ToolResult error codes; the executor maps them to failure contracts.

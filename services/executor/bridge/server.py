@@ -18,6 +18,7 @@ import bpy
 import msgspec
 
 from contracts.bridge import (
+    INVALID_PARAMS,
     PROTOCOL_VERSION,
     BlenderProfile,
     CallToolResult,
@@ -46,13 +47,7 @@ from .tools import scene
 
 log = logging.getLogger("blendmesh.bridge")
 
-PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = (
-    -32700,
-    -32600,
-    -32601,
-    -32602,
-    -32603,
-)
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INTERNAL_ERROR = (-32700, -32600, -32601, -32603)
 SERVER_ERROR = -32000  # blendmesh/scene.* failures (missing file, unwritable path)
 
 
@@ -217,6 +212,9 @@ class Server:
             return Response(id=msg_id, result=handler(params))
         except RpcError as err:
             return _error(msg_id, err.code, err.message)
+        except scene.SceneRefused as err:
+            # Refused before the scene was touched: bad input, like params that do not decode.
+            return _error(msg_id, SERVER_ERROR if err.changed else INVALID_PARAMS, str(err))
         except scene.SceneError as err:
             return _error(msg_id, SERVER_ERROR, str(err))
         except Exception as exc:

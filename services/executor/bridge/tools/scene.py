@@ -2,7 +2,8 @@
 
 The methods (reset/load/save/fingerprint) are not MCP tools: the executor uses
 them for checkpoints and persistence, so they report failures as SceneError
-(JSON-RPC -32000) rather than as ToolResults.
+(JSON-RPC -32000) rather than as ToolResults; a file ``load`` refuses before touching
+the scene is SceneRefused (-32602, invalid params: the scene is as it was).
 
 ``fingerprint`` and the snapshot tool answer from the digest cache; whatever replaces
 the scene (reset, load) clears it, and ``save`` (a checkpoint or a commit) hashes the
@@ -12,18 +13,29 @@ scene in full and checks the cache against it (ADR 0012).
 from __future__ import annotations
 
 import os
+from collections import Counter
 from typing import Any
 
 import bpy
 
 from contracts.bridge import Fingerprint, FullSnapshot, HashScheme, SavedScene, SceneHash
 
-from .. import digests, fingerprint
+from .. import blendfile, digests, fingerprint, references
 from ..registry import Outcome, tool
 
 
 class SceneError(Exception):
     """A scene method failed (missing file, unwritable path, Blender refused)."""
+
+
+class SceneRefused(SceneError):
+    """``load`` refused the file (it is not one Blender can read, or it refers to data
+    outside itself). ``changed`` is False when it was refused before the scene was
+    touched, True when the scene was emptied."""
+
+    def __init__(self, message: str, changed: bool = False) -> None:
+        super().__init__(message)
+        self.changed = changed
 
 
 @tool(
@@ -55,20 +67,68 @@ def reset() -> SceneHash:
 
 
 def load(path: str) -> SceneHash:
-    """Open a .blend file as the current scene."""
+    """Open a .blend file as the current scene, if it holds everything it refers to.
+
+    A file that links a library or refers to an external file is refused before Blender
+    opens it, which would read the library from the host's disk (references.py); what
+    only the opened file shows (a modifier's cache, a strip's movie) is refused after,
+    with the scene emptied. Errors name the file by its last part, never its host path.
+    """
     path = os.path.abspath(path)
+    shown = os.path.basename(path)
     if not os.path.isfile(path):
-        raise SceneError(f"cannot load {path!r}: no such file")
+        raise SceneError(f"cannot load {shown!r}: no such file")
+    try:
+        outside = references.references(path)
+    except blendfile.Unreadable as err:
+        raise SceneRefused(f"cannot load {shown!r}: {err}") from None
+    if outside:
+        raise SceneRefused(_refusal(shown, outside))
     # Cleared before opening: a failed open may have replaced part of the scene already.
     digests.CACHE.clear()
     try:
         # Never run scripts embedded in a file: scenes may come from untrusted sources.
         status = bpy.ops.wm.open_mainfile(filepath=path, load_ui=False, use_scripts=False)
     except RuntimeError as err:
-        raise SceneError(f"cannot load {path!r}: {err}") from None
+        raise SceneError(f"cannot load {shown!r}: {_hidden(str(err), path)}") from None
     if "FINISHED" not in status:
-        raise SceneError(f"cannot load {path!r}: Blender returned {sorted(status)}")
+        raise SceneError(f"cannot load {shown!r}: Blender returned {sorted(status)}")
+    outside = _paths_left()
+    if outside:
+        reset()  # nothing of the file stays
+        raise SceneRefused(_refusal(shown, outside), changed=True)
     return SceneHash(hash=digests.CACHE.scene_hash()[0])
+
+
+def _refusal(shown: str, outside: list[references.Reference]) -> str:
+    return (
+        f"cannot load {shown!r}: it refers to data outside it, which blendmesh does not "
+        f"read: {references.describe(outside)}; {references.ADVICE}"
+    )
+
+
+def _hidden(message: str, path: str) -> str:
+    """``message`` with ``path`` shown as its last part, and its folder left out."""
+    message = message.replace(path, os.path.basename(path))
+    folder = os.path.dirname(path).rstrip(os.sep) + os.sep
+    return message.replace(folder, "") if folder != os.sep else message
+
+
+def _paths_left() -> list[references.Reference]:
+    """The paths Blender still lists after opening, packed data aside. A weak reference
+    (where an appended datablock came from, which Blender never reads on its own: the
+    default material's, for one) is listed too, so each is taken off once."""
+    listed = Counter(bpy.utils.blend_paths(absolute=False, packed=False, local=False))
+    if not listed:
+        return []
+    for collection in (getattr(bpy.data, name) for name in dir(bpy.data)):
+        if isinstance(collection, bpy.types.bpy_prop_collection):
+            for item in collection:
+                weak = getattr(item, "library_weak_reference", None)
+                if weak is not None:
+                    listed[weak.filepath] -= 1
+    left = sorted(path for path, times in listed.items() if times > 0)
+    return [references.Reference("file", "", references.last_part(p)) for p in left]
 
 
 def save(path: str, compress: bool = False) -> SavedScene:
