@@ -7,8 +7,9 @@ hands every other call through. Because the wrapper is the bridge the run's oper
 see, a rollback that replays an import or a revert calls it again, like any tool.
 
 The file is checked (a .blend, compressed or not), written to a private temporary file and
-opened with ``bridge.load``, which never runs the file's scripts; the run's commit then
-makes the new revision.
+opened with ``bridge.load``, which never runs the file's scripts and refuses a file that
+links a library or refers to an external file; the run's commit then makes the new
+revision.
 """
 
 from __future__ import annotations
@@ -20,11 +21,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from contracts.bridge import HashScheme, Preview, SavedScene, ToolErrorCode, ToolResult
+from contracts.bridge import (
+    INVALID_PARAMS,
+    HashScheme,
+    Preview,
+    SavedScene,
+    ToolErrorCode,
+    ToolResult,
+)
 from contracts.inspection import SceneInspection
 from contracts.scene_files import IMPORT_TOOL, REVERT_TOOL, blend_problem, is_blob_id
 from contracts.scenes import Head
-from services.executor.bridge_client import BridgeCrashed
+from services.executor.bridge_client import BridgeCrashed, BridgeError
 from services.executor.ports import Bridge
 
 
@@ -154,10 +162,15 @@ class SceneToolBridge:
         except BridgeCrashed:
             raise  # a dead bridge is the runner's to restart
         except Exception as exc:  # noqa: BLE001 - Blender refused the file: the tool failed
+            # The bridge names the file by its last part: that of a private copy, here
+            # replaced by what the user knows it as.
+            said = str(exc).removeprefix("blendmesh/scene.load: ").replace(repr(path.name), what)
+            if isinstance(exc, BridgeError) and exc.code == INVALID_PARAMS:
+                return _refused("invalid_input", said)  # e.g. it links a library
             return ToolResult(
                 ok=False,
                 error_code="invalid_input",
-                message=f"Blender could not open {what}: {exc}",
+                message=f"Blender could not open {what}: {said}",
                 mutated=True,  # a half-opened file: the runner restores the checkpoint
             )
         finally:

@@ -44,21 +44,42 @@ bpy.ops.wm.save_as_mainfile(filepath=dest, compress=True)
 """
 
 
-async def blend_with_cone(source: Path | None, dest: Path, name: str = "Cone") -> Path:
-    """A .blend saved by Blender, as an artist would (a fresh bpy process: the test process
-    never imports bpy, and the mesh shares this event loop)."""
+LINK_BLEND = """
+import sys, bpy
+library, dest = sys.argv[1:3]
+bpy.ops.wm.read_factory_settings(use_empty=True)
+with bpy.data.libraries.load(library, link=True) as (found, to):
+    to.objects = list(found.objects)
+for linked in to.objects:
+    bpy.context.scene.collection.objects.link(linked)
+bpy.ops.wm.save_as_mainfile(filepath=dest, relative_remap=False)
+"""
+
+
+async def blender(script: str, *args: str) -> None:
+    """Run ``script`` in a fresh bpy process: the test process never imports bpy, and the
+    mesh shares this event loop."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
-        MAKE_BLEND,
-        str(source) if source else "-",
-        str(dest),
-        name,
+        script,
+        *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
     _, err = await asyncio.wait_for(proc.communicate(), timeout=120)
     assert proc.returncode == 0, err.decode(errors="replace")
+
+
+async def blend_with_cone(source: Path | None, dest: Path, name: str = "Cone") -> Path:
+    """A .blend saved by Blender, as an artist would."""
+    await blender(MAKE_BLEND, str(source) if source else "-", str(dest), name)
+    return dest
+
+
+async def blend_linking(library: Path, dest: Path) -> Path:
+    """A .blend whose scene links every object of ``library`` (by its absolute path)."""
+    await blender(LINK_BLEND, str(library), str(dest))
     return dest
 
 
@@ -113,6 +134,29 @@ async def test_import_when_new_scene_asks_then_later_runs_build_on_it(
     summary = await door(mesh).show("imported", "ana")
     assert {o["name"] for o in summary["objects"]} >= {"Cone", "Box"}
     assert summary["types"]["MESH"] >= 2
+
+
+async def test_import_when_file_links_another_users_scene_refuses_and_shows_nothing_of_it(
+    mesh: tuple[Mesh, Bus], tmp_path: Path
+) -> None:
+    settings = mesh[0].settings
+    bens = await run_prompt(mesh, "bobprivate", "add a cube named BobSecretPlans", user="ben")
+    assert bens.status == "completed", bens
+    library = exported(settings).path("bobprivate")  # ben's scene, on the host's disk
+    await run_prompt(mesh, "aliceimp", "add a cube named Box at 0 0 1")
+    data = (await blend_linking(library, tmp_path / "plans.blend")).read_bytes()
+    request = await door(mesh).import_request("ana", "aliceimp", data, "plans.blend")
+    result = await approved(mesh, await MeshClient(mesh[1]).run(request, timeout=120))
+    assert result.status == "failed", result
+    message = result.message or ""
+    assert "cannot load the upload sha256:" in message
+    assert "library 'bobprivate.blend' (bobprivate.blend)" in message
+    assert str(settings.home) not in message and str(tmp_path) not in message
+    head = await SceneFiles(mesh[1].js, mesh[1].prefix).head("aliceimp")
+    assert head is not None and head.revision == 1
+    assert await objects(mesh, "aliceimp") == {"Box"}
+    shown = await door(mesh).show("aliceimp", "ana")
+    assert {o["name"] for o in shown["objects"]} == {"Box"}
 
 
 async def test_import_when_file_is_not_a_blend_refuses_and_stages_nothing(

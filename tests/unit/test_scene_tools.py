@@ -1,0 +1,74 @@
+"""``scene.import`` when the bridge will not open the upload: a refusal before the scene
+was touched leaves it as it was, a failed open asks for the checkpoint back, and neither
+message shows where the executor kept its private copy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from contracts.bridge import INVALID_PARAMS
+from contracts.scene_files import blob_id
+from contracts.scenes import Head
+from services.executor.bridge_client import BridgeError
+from services.executor.scene_tools import SceneTools
+
+DATA = b"BLENDER17-01v0500" + b"\0" * 64
+BLOB = blob_id(DATA)
+
+
+class Uploads:
+    async def get(self, user: str, blob: str) -> bytes | None:
+        return DATA if (user, blob) == ("ana", BLOB) else None
+
+
+class NoRevisions:
+    async def find_revision(self, scene_id: str, revision: int) -> Head | None:
+        return None
+
+    async def read(self, head: Head) -> bytes:
+        raise AssertionError("no revision is read by an import")
+
+
+class RefusingBridge:
+    """Answers ``load`` as the real bridge does when it will not open a file: naming the
+    file by its last part only."""
+
+    def __init__(self, code: int, why: str) -> None:
+        self.code, self.why = code, why
+        self.loaded: list[Path] = []
+
+    async def load(self, path: str) -> str:
+        self.loaded.append(Path(path))
+        name = Path(path).name
+        raise BridgeError(f"blendmesh/scene.load: cannot load {name!r}: {self.why}", self.code)
+
+
+async def imported(bridge: RefusingBridge, work_dir: Path) -> Any:
+    tools = SceneTools(NoRevisions(), Uploads(), work_dir, max_upload_bytes=1024)
+    bound = tools.bind(bridge, "room", "ana")  # type: ignore[arg-type]
+    return await bound.call_tool("scene.import", {"blob": BLOB, "bytes": len(DATA)}, "c1")
+
+
+async def test_import_when_bridge_refuses_the_file_fails_unchanged_naming_the_upload(
+    tmp_path: Path,
+) -> None:
+    why = "it refers to data outside it, which blendmesh does not read: library 'b.blend'"
+    bridge = RefusingBridge(INVALID_PARAMS, why)
+    result = await imported(bridge, tmp_path)
+    assert not result.ok and result.error_code == "invalid_input" and not result.mutated
+    assert result.message == f"cannot load the upload {BLOB[:19]}…: {why}"
+    assert bridge.loaded[0].parent == tmp_path and not bridge.loaded[0].exists()
+
+
+async def test_import_when_blender_fails_to_open_asks_for_the_checkpoint_back(
+    tmp_path: Path,
+) -> None:
+    bridge = RefusingBridge(-32000, "Error: the file was saved by a newer version")
+    result = await imported(bridge, tmp_path)
+    assert not result.ok and result.error_code == "invalid_input" and result.mutated
+    assert result.message == (
+        f"Blender could not open the upload {BLOB[:19]}…: cannot load the upload "
+        f"{BLOB[:19]}…: Error: the file was saved by a newer version"
+    )
+    assert bridge.loaded[0].name not in result.message and str(tmp_path) not in result.message
