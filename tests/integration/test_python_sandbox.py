@@ -218,6 +218,30 @@ async def test_trusted_when_real_bpy_adds_an_object_the_scene_has_it(
     assert obj(await snapshot(bridge), "Cube")["location"] == [0.0, 0.0, 3.0]
 
 
+async def test_trusted_when_step_links_a_library_is_refused_and_leaves_scene(
+    bridge: BridgeProcess,
+) -> None:
+    # The step links from a file of its own, then points the library at a host file: the
+    # bridge would read that one, relative to where it opens the step's scene.
+    await ok(bridge, "object.create", primitive="cube", name="Cube")
+    before = await bridge.fingerprint()
+    code = (
+        "import bpy\nbpy.ops.mesh.primitive_cube_add()\nbpy.context.active_object.name = 'Bait'\n"
+        "bpy.ops.wm.save_as_mainfile(filepath='/sandbox/bait.blend', copy=True)\n"
+        "bpy.data.objects.remove(bpy.data.objects['Bait'])\n"
+        "with bpy.data.libraries.load('/sandbox/bait.blend', link=True) as (_, to):\n"
+        "    to.objects = ['Bait']\n"
+        "bpy.context.scene.collection.objects.link(to.objects[0])\n"
+        "bpy.data.libraries[0].filepath = '//../../../scenes/bobprivate.blend'\nprint('linked')"
+    )
+    result = await step(bridge, code, "trusted")
+    assert result.error_code == "policy_refused" and not result.mutated, result
+    assert result.message.startswith("python.trusted: the step's scene: cannot load")
+    assert "library 'bait.blend' (bobprivate.blend)" in result.message
+    assert "/" not in result.message.partition("cannot load")[2]  # no host path
+    assert await bridge.fingerprint() == before
+
+
 async def test_trusted_when_threads_started_they_run(bridge: BridgeProcess) -> None:
     code = (
         "import threading\ndone = []\nts = [threading.Thread(target=done.append, args=(i,)) "

@@ -3,7 +3,8 @@
 Neither runs in the bridge's own Blender. The bridge saves its scene into a sandboxed
 Blender's working folder, that process runs the code once (sandbox/child.py) and saves
 the scene it leaves, and the bridge opens that file the way ``blendmesh/scene.load``
-does. Any failure leaves the bridge's scene as it was, so ``mutated`` stays False.
+does, refusing it when it links a library or refers to an external file. Any failure
+leaves the bridge's scene as it was, so ``mutated`` stays False.
 docs/python-steps.md says what each mode may do; ADR 0009 says why it is built so.
 """
 
@@ -127,6 +128,11 @@ def run(mode: str, args: dict[str, Any]) -> Outcome:
                     raise ToolError("policy_refused", "the step's saved scene is not a file")
                 try:
                     scene.load(warm.out_path)
+                except scene.SceneRefused as err:
+                    # A step may not bring in a library or an external file either.
+                    raise ToolError(
+                        "policy_refused", f"python.{mode}: the step's scene: {err}", err.changed
+                    ) from None
                 except scene.SceneError as err:
                     # A failed open may leave a half-read scene: the executor must restore.
                     raise ToolError("internal_error", str(err), mutated=True) from None
