@@ -41,7 +41,7 @@ from contracts.limits import DEFAULT_MAX_OPERATIONS, check_plan
 from contracts.python_steps import CODE_SHA256_RE
 from contracts.receipts import RunResult
 from contracts.trusted_code import quote_problem
-from services.runtime import tracing
+from services.runtime import delivered, tracing
 from services.runtime.history import read_run
 from services.runtime.host import Bus
 from services.runtime.limits import encode_bounded
@@ -154,7 +154,7 @@ class MeshClient:
             "blendmesh run", kind=SpanKind.CLIENT, attributes=attributes
         ) as span:
             follower = await self._publish_following(request.run_id, request)
-            result = await self._follow(follower, on_event, timeout, after=None)
+            result = await self._follow(request.run_id, follower, on_event, timeout, after=None)
             span.set_attribute("blendmesh.status", result.status)
             return result
 
@@ -216,7 +216,9 @@ class MeshClient:
                 {"blendmesh.approval_id": pending.approval_id, "blendmesh.decision": decision}
             )
             follower = await self._publish_following(run_id, resolution)
-            result = await self._follow(follower, on_event, timeout, after=resolution.event_id)
+            result = await self._follow(
+                run_id, follower, on_event, timeout, after=resolution.event_id
+            )
             span.set_attribute("blendmesh.status", result.status)
             return result
 
@@ -240,7 +242,8 @@ class MeshClient:
         self, run_id: str, on_event: OnEvent | None = None, timeout: float = 600.0
     ) -> RunResult:
         """Follow a run that is under way until it ends or waits for approval again."""
-        return await self._follow(await self._subscribe(run_id), on_event, timeout, after=None)
+        sub = await self._subscribe(run_id)
+        return await self._follow(run_id, sub, on_event, timeout, after=None)
 
     async def _trace_context(self, run_id: str, kind: str) -> Context | None:
         """The trace context stored with the run's last ``kind`` event, if there is one."""
@@ -277,6 +280,7 @@ class MeshClient:
 
     async def _follow(
         self,
+        run_id: str,
         sub: JetStreamContext.PushSubscription,
         on_event: OnEvent | None,
         timeout: float,
@@ -297,7 +301,11 @@ class MeshClient:
                     msg = await sub.next_msg(timeout=min(remaining, 1.0))
                 except TimeoutError:
                     continue
-                event = decode_event(msg.data)
+                # Only the run's own subjects count: anything else in this inbox was put
+                # there by a consumer someone else aimed at it (ADR 0015).
+                event = delivered.run_event(self.bus.prefix, msg.subject, msg.data, run_id)
+                if event is None:
+                    continue
                 events.append(event)
                 seen_after = seen_after or event.event_id == after
                 if on_event is not None and seen_after:

@@ -36,6 +36,7 @@ from contracts.queries import (
 from services.audit.rebuild_store import RebuildStore
 from services.audit.replay import replay
 from services.audit.store import SqliteStore
+from services.runtime import delivered
 from services.runtime.host import Bus
 
 log = logging.getLogger("blendmesh.audit")
@@ -93,8 +94,8 @@ class QueryResponders:
 
     def _spawner(self, answer: Answer) -> Callable[[Msg], Awaitable[None]]:
         async def on_request(msg: Msg) -> None:
-            if not msg.reply:
-                return  # a publish, not a request: nobody to answer
+            if not msg.reply or delivered.from_stream(msg.reply, msg.headers):
+                return  # a publish or a stream's delivery, not a request: nobody to answer
             task = asyncio.create_task(self._respond(msg, answer))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)

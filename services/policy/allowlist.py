@@ -30,6 +30,7 @@ from contracts.allowlist import (
     entry_id,
 )
 from services.policy.ports import Allowlist
+from services.runtime import delivered
 from services.runtime.bus import ensure_kv
 
 log = logging.getLogger(__name__)
@@ -109,8 +110,8 @@ class AllowlistResponders:
                 await sub.unsubscribe()
 
     async def _on_request(self, msg: Msg) -> None:
-        if not msg.reply:
-            return
+        if not msg.reply or delivered.from_stream(msg.reply, msg.headers):
+            return  # nobody to answer, or a stream's delivery aimed here: not a request
         try:
             reply = await self.answer(msg.subject.rsplit(".query.", 1)[-1], msg.data)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:

@@ -21,7 +21,8 @@ from nats.js.api import DeliverPolicy
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
-from contracts.events import AnyEvent, ApprovalRequested, RunRequested, decode_event
+from contracts.events import AnyEvent, ApprovalRequested, RunRequested
+from services.runtime import delivered
 from services.runtime.host import Bus
 
 KINDS = ("requested", "approval_requested")
@@ -45,7 +46,9 @@ class OwnerIndex:
                 self.threads.setdefault(event.thread_id, event.user)
                 self.scenes.add((event.scene_id, event.user))
             case ApprovalRequested():
-                self.approvals[event.approval_id] = event
+                # The first word on an approval stands: a later event reusing its id (only
+                # a forgery would) never takes it over.
+                self.approvals.setdefault(event.approval_id, event)
 
 
 class LogOwners:
@@ -100,9 +103,24 @@ class LogOwners:
                 )
 
     def _applier(self, kind: str) -> Callable[[Msg], Awaitable[None]]:
+        prefix = self._bus.prefix
+        stream = subjects.stream_name(prefix)
+
         async def apply(msg: Msg) -> None:
-            with contextlib.suppress(Exception):  # a malformed event owns nothing
-                self._index.apply(decode_event(msg.data))
-            self._seen[kind] = max(self._seen[kind], msg.metadata.sequence.stream)
+            # Only the log's own ``kind`` events count: a push consumer aimed at this
+            # inbox by someone else delivers other subjects (ADR 0015).
+            if not msg.subject.endswith(f".{kind}"):
+                delivered.log.warning("ignored a delivery on %s", msg.subject[:200])
+                return
+            try:
+                metadata = msg.metadata
+            except ValueError:  # not a JetStream delivery at all
+                return
+            if metadata.stream != stream:
+                return
+            event = delivered.run_event(prefix, msg.subject, msg.data)
+            if event is not None:
+                self._index.apply(event)
+            self._seen[kind] = max(self._seen[kind], metadata.sequence.stream)
 
         return apply

@@ -1,0 +1,152 @@
+"""A push consumer delivers wherever its creator aims it, and nats-server does not check
+that subject against the creator's permissions. So every reader checks what it is
+delivered (docs/adr/0015): the doors' owner index applies only the log's own subjects and
+lets no later event take over an approval, and the responders never act on a stream's
+delivery. Each test aims such a consumer (as admin, who alone may now make one that
+reaches these subjects) at a reader on a real server and checks that nothing changed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from nats.js.api import AckPolicy, ConsumerConfig
+
+from contracts import subjects
+from contracts.allowlist import AllowlistEntry
+from contracts.events import ApprovalRequested, RunRequested, encode_event
+from services.mesh import Mesh
+from services.policy.allowlist import AllowlistResponders, KvAllowlist
+from services.runtime import access
+from services.runtime.delivered import from_stream
+from services.runtime.owners import LogOwners
+from services.runtime.settings import Settings
+from tests.meshes import bare_mesh, role_bus
+
+pytestmark = pytest.mark.integration
+
+PREFIX = "bmforge"
+STREAM = subjects.stream_name(PREFIX)
+
+
+@pytest.fixture
+async def mesh(tmp_path: Path) -> AsyncIterator[Mesh]:
+    async with bare_mesh(Settings(home=tmp_path / "home", prefix=PREFIX)) as running:
+        yield running
+
+
+def alice_requested(run_id: str) -> RunRequested:
+    return RunRequested(
+        event_id=f"e-{run_id}",
+        at=1.0,
+        run_id=run_id,
+        request_id="req",
+        thread_id=f"t-{run_id}",
+        user="alice",
+        scene_id="alicescene",
+        prompt="delete the box",
+    )
+
+
+def asked(run_id: str, user: str) -> ApprovalRequested:
+    return ApprovalRequested(
+        event_id=f"a-{run_id}-{user}",
+        at=2.0,
+        run_id=run_id,
+        request_id="req",
+        thread_id=f"t-{run_id}",
+        user=user,
+        approval_id="appr-1",
+        operations=[],
+        operation_ids=[],
+        reason="destructive",
+        request_hash="sha256:x",
+    )
+
+
+async def aim(mesh: Mesh, filter_subject: str, deliver: str, group: str | None = None) -> None:
+    async with role_bus(mesh, access.ADMIN) as admin:
+        await admin.js.add_consumer(
+            STREAM,
+            ConsumerConfig(
+                name=f"aimed-{abs(hash((filter_subject, deliver))) % 10**8}",
+                deliver_subject=deliver,
+                deliver_group=group,
+                filter_subject=filter_subject,
+                ack_policy=AckPolicy.NONE,
+            ),
+        )
+
+
+async def test_owner_index_when_a_forged_approval_is_pushed_into_its_inbox_keeps_the_owner(
+    mesh: Mesh,
+) -> None:
+    async with (
+        role_bus(mesh, access.CLIENT) as client,
+        role_bus(mesh, "policy") as policy,
+        role_bus(mesh, access.ADMIN) as admin,
+    ):
+        await client.publisher.publish(alice_requested("arun"))
+        await policy.publisher.publish(asked("arun", "alice"))
+        owners = LogOwners(client)
+        try:
+            assert (await owners.current()).approvals["appr-1"].user == "alice"
+            # bob's copy of her approval: once on a subject outside the run's, once on
+            # another run's own subject, both carrying her approval id.
+            forged = encode_event(asked("arun", "bob"))
+            await admin.js.publish(f"{PREFIX}.signed.x.requested", forged)
+            await policy.publisher.publish(asked("brun", "bob"))
+            inbox = owners._subs[1].subject  # the approval follower's deliver subject
+            await aim(mesh, f"{PREFIX}.signed.>", inbox)
+            await asyncio.sleep(1.0)
+            index = await owners.current()
+            assert index.approvals["appr-1"].user == "alice"
+            assert index.approvals["appr-1"].run_id == "arun"
+        finally:
+            await owners.close()
+
+
+async def test_policy_responder_when_a_stream_delivers_a_revoke_into_its_queue_ignores_it(
+    mesh: Mesh,
+) -> None:
+    async with role_bus(mesh, "policy") as policy, role_bus(mesh, access.ADMIN) as admin:
+        allowlist = KvAllowlist(policy.js, PREFIX)
+        entry = AllowlistEntry(
+            entry_id="e1",
+            user="alice",
+            tool="object.delete",
+            scene_id="s",
+            created_at=1.0,
+            created_by="alice",
+            run_id="r",
+        )
+        await allowlist.add(entry)
+        responders = AllowlistResponders(policy.nc, PREFIX, allowlist)
+        await responders.start()
+        try:
+            bait = subjects.run_events(PREFIX, "bait", "requested")
+            body = json.dumps({"entry_id": "e1"}).encode()
+            await admin.js.publish(bait, body)
+            await aim(mesh, bait, subjects.query(PREFIX, "allowlist.revoke"), group="policy")
+            await asyncio.sleep(1.5)
+            assert [e.entry_id for e in await allowlist.entries("alice")] == ["e1"]
+        finally:
+            await responders.stop()
+
+
+@pytest.mark.parametrize(
+    ("reply", "headers", "expected"),
+    [
+        ("$JS.ACK.BM_EVENTS.c.1.2.3.4.0", None, True),
+        ("_INBOX.client.abc", {"Nats-Stream": "BM_EVENTS", "Nats-Sequence": "4"}, True),
+        ("_INBOX.client.abc", None, False),
+        (None, None, False),
+    ],
+)
+def test_from_stream_when_a_delivery_carries_a_streams_marks_says_so(
+    reply: str | None, headers: dict[str, str] | None, expected: bool
+) -> None:
+    assert from_stream(reply, headers) is expected
