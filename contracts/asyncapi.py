@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 
 from contracts.audit import AuditRecorded
+from contracts.door import DoorReply, ListQuery, RunRef
 from contracts.events import (
     AnyEvent,
     ApprovalResolved,
@@ -27,11 +28,11 @@ VERSION = "1.0.0"
 EVENT_TYPES: tuple[type[msgspec.Struct], ...] = (*typing.get_args(AnyEvent), AuditRecorded)
 
 # Which NATS roles may publish each run event (the server enforces it:
-# services/runtime/access.py; a test keeps the two tables equal). The planner and the
-# policy pass on the signed requests and resolutions they checked (docs/adr/0010).
+# services/runtime/access.py; a test keeps the two tables equal). The door publishes the
+# requests and resolutions of users' own logins, as those users (docs/adr/0015).
 RUN_PUBLISHERS: dict[str, tuple[str, ...]] = {
-    "requested": ("client", "planner"),
-    "approval_resolved": ("client", "policy"),
+    "requested": ("client", "door"),
+    "approval_resolved": ("client", "door"),
     "planned": ("planner",),
     "plan_rejected": ("planner",),
     "completed": ("planner",),
@@ -48,10 +49,14 @@ RUN_PUBLISHERS: dict[str, tuple[str, ...]] = {
     "executed": ("executor",),
     "gates_evaluated": ("guardians",),
 }
-# What a program outside the mesh sends, signed, as the ``external`` role, and who checks.
-SIGNED: dict[str, tuple[type[RunEvent], str]] = {
-    "requested": (RunRequested, "planner"),
-    "approval_resolved": (ApprovalResolved, "policy"),
+# What a user's own login asks the bus door (contracts/door.py): verb -> request body.
+DOOR_VERBS: dict[str, type[msgspec.Struct]] = {
+    "run.submit": RunRequested,
+    "run.resolve": ApprovalResolved,
+    "run.events": RunRef,
+    "run.audit": RunRef,
+    "runs.list": ListQuery,
+    "scenes.list": ListQuery,
 }
 CLIENT_SENDS = ("requested", "approval_resolved")
 
@@ -79,30 +84,6 @@ HEADERS = {
         },
     },
     "required": ["Nats-Msg-Id"],
-}
-SIGNED_HEADERS = {
-    "type": "object",
-    "properties": {
-        "Nats-Msg-Id": {
-            "type": "string",
-            "description": "Required. A fresh random id for every message (a uuid4): the "
-            "stream drops a second message with the same id within its duplicate window.",
-        },
-        "Blendmesh-Signer": {
-            "type": "string",
-            "pattern": "^U[A-Z2-7]{55}$",
-            "description": "Required. The signer's public user NKey, registered for the "
-            "user the message names (`blendmesh users add NAME --key U...`).",
-        },
-        "Blendmesh-Signature": {
-            "type": "string",
-            "pattern": "^[A-Za-z0-9_-]{86}={0,2}$",
-            "description": "Required. base64url of the ed25519 signature, by the user's "
-            "NKey, of the subject, a newline (0x0A) and the body, byte for byte.",
-        },
-        "traceparent": HEADERS["properties"]["traceparent"],  # type: ignore[index]
-    },
-    "required": ["Nats-Msg-Id", "Blendmesh-Signer", "Blendmesh-Signature"],
 }
 
 
@@ -166,30 +147,61 @@ def _message(kind: type[msgspec.Struct], headers: str = "Headers") -> dict[str, 
     }
 
 
-def _signed_channel(kind: str) -> tuple[str, dict[str, Any]]:
-    event, checker = SIGNED[kind]
-    message = f"Signed{event.__name__}"
-    return f"signed.{kind}", {
-        "address": f"{{prefix}}.signed.{{run_id}}.{kind}",
-        "description": "Stream <PREFIX>_EVENTS. Published only by NATS role `external`: "
-        f"a program outside the mesh, signing for its user. The {checker} checks the "
-        f"signature and passes the message on to `{{prefix}}.run.{{run_id}}.{kind}`; a "
-        "refused request ends its run failed, a refused resolution changes nothing.",
-        "parameters": {p: {"description": _PARAMETERS[p]} for p in ("prefix", "run_id")},
-        "messages": {message: {"$ref": f"#/components/messages/{message}"}},
+def _door_channel(verb: str) -> tuple[str, dict[str, Any]]:
+    body = DOOR_VERBS[verb].__name__
+    return f"door.{verb}", {
+        "address": f"{{prefix}}.api.{{user}}.{verb}",
+        "description": "Core NATS request/reply, no stream. Published only by the login of "
+        "`user` (its NKey); the bus door answers a DoorReply into the asker's inbox "
+        "(`_INBOX.u.{user}`), about that user's own data alone (docs/bus.md §4).",
+        "parameters": {p: {"description": _PARAMETERS[p]} for p in ("prefix", "user")},
+        "messages": {
+            f"Door{body}": {"$ref": f"#/components/messages/Door{body}"},
+        },
     }
 
 
-def _signed_operations() -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for kind, (event, _) in SIGNED.items():
-        message = f"Signed{event.__name__}"
-        out[f"send signed.{kind}"] = {
+def _door_operations() -> dict[str, Any]:
+    return {
+        f"send door.{verb}": {
             "action": "send",
-            "channel": {"$ref": f"#/channels/signed.{kind}"},
-            "messages": [{"$ref": f"#/channels/signed.{kind}/messages/{message}"}],
+            "channel": {"$ref": f"#/channels/door.{verb}"},
+            "messages": [{"$ref": f"#/channels/door.{verb}/messages/Door{body.__name__}"}],
+            "reply": {
+                "address": {"location": "$message.header#/reply"},
+                "messages": [{"$ref": "#/components/messages/DoorReply"}],
+            },
         }
-    return out
+        for verb, body in DOOR_VERBS.items()
+    }
+
+
+def _door_message(kind: type[msgspec.Struct]) -> dict[str, Any]:
+    return {
+        "name": kind.__name__,
+        "title": kind.__name__,
+        "summary": (kind.__doc__ or "").strip().split("\n\n")[0].replace("\n", " "),
+        "contentType": "application/json",
+        "payload": {"$ref": f"#/components/schemas/{kind.__name__}"},
+    }
+
+
+def _feed_channel() -> dict[str, Any]:
+    return {
+        "address": "{prefix}.feed.{user}.run.{run_id}.{event}",
+        "description": "Core NATS, no stream. The bus door passes on every event of the "
+        "user's runs, as the log holds it; only that user's login may subscribe. Subscribe "
+        "first, then ask `run.events` for what came before, and drop repeated event ids.",
+        "parameters": {
+            **{p: {"description": _PARAMETERS[p]} for p in ("prefix", "user", "run_id")},
+            "event": {"description": "The event's kind: `requested`, `planned`, ..."},
+        },
+        "messages": {
+            kind.__name__: {"$ref": f"#/components/messages/{kind.__name__}"}
+            for kind in EVENT_TYPES
+            if issubclass(kind, RunEvent)
+        },
+    }
 
 
 def _operations() -> dict[str, Any]:
@@ -208,7 +220,7 @@ def asyncapi_document() -> dict[str, Any]:
     """The AsyncAPI 3.0 document of the bus, from a client's point of view: what it may
     send (run requests, approval resolutions) and every event it may receive."""
     _, schemas = msgspec.json.schema_components(
-        EVENT_TYPES, ref_template="#/components/schemas/{name}"
+        (*EVENT_TYPES, RunRef, ListQuery, DoorReply), ref_template="#/components/schemas/{name}"
     )
     return {
         "asyncapi": "3.0.0",
@@ -230,17 +242,26 @@ def asyncapi_document() -> dict[str, Any]:
         },
         "channels": {
             **dict(_channel(kind) for kind in EVENT_TYPES),
-            **dict(_signed_channel(kind) for kind in SIGNED),
+            **dict(_door_channel(verb) for verb in DOOR_VERBS),
+            "feed": _feed_channel(),
         },
-        "operations": {**_operations(), **_signed_operations()},
+        "operations": {
+            **_operations(),
+            **_door_operations(),
+            "receive feed": {
+                "action": "receive",
+                "channel": {"$ref": "#/channels/feed"},
+            },
+        },
         "components": {
-            "schemas": {"Headers": HEADERS, "SignedHeaders": SIGNED_HEADERS, **schemas},
+            "schemas": {"Headers": HEADERS, **schemas},
             "messages": {
                 **{kind.__name__: _message(kind) for kind in EVENT_TYPES},
                 **{
-                    f"Signed{event.__name__}": _message(event, "SignedHeaders")
-                    for event, _ in SIGNED.values()
+                    f"Door{body.__name__}": _door_message(body)
+                    for body in dict.fromkeys(DOOR_VERBS.values())
                 },
+                "DoorReply": _door_message(DoorReply),
             },
         },
     }

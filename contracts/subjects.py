@@ -4,10 +4,12 @@ Layout (docs/architecture.md): ``<prefix>.run.<run_id>.<event>`` for run events,
 ``<prefix>.thread.<thread_id>.<event>`` for conversation threads,
 ``<prefix>.scene.<scene_id>.<event>`` for scene revisions,
 ``<prefix>.deadletter.<consumer>`` for dead letters,
-``<prefix>.signed.<run_id>.<kind>`` for what programs outside the mesh send, signed, and
 ``<prefix>.query.<name>`` for request/reply queries, which deliberately stay outside the
-event-log stream. The audit service republishes what it projects on
-``<prefix>.audit.<user>.<scene_id>.<run_id>``, a stream of its own (docs/bus.md).
+event-log stream, ``<prefix>.api.<user>.<verb>`` for what a user's own login asks the bus
+door and ``<prefix>.feed.<user>.run.<run_id>.<event>`` for the run events the door passes
+on to that login (docs/adr/0015); neither is in a stream. The audit service republishes
+what it projects on ``<prefix>.audit.<user>.<scene_id>.<run_id>``, a stream of its own
+(docs/bus.md).
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ def stream_subjects(prefix: str) -> list[str]:
         f"{prefix}.thread.>",
         f"{prefix}.scene.>",
         f"{prefix}.deadletter.>",
+        # Legacy (ADR 0010): kept so the stream's config and older logs stay as they are;
+        # no login may publish there any more (ADR 0015).
         f"{prefix}.signed.>",
     ]
 
@@ -86,25 +90,42 @@ def run_id_in(subject: str) -> str | None:
     return tokens[2] if len(tokens) == 4 and tokens[1] == "run" else None
 
 
-# What a program outside the mesh may send, signed (docs/adr/0010): the planner checks a
-# request and the policy a resolution before either enters the run's own subjects.
-SIGNED_KINDS = ("requested", "approval_resolved")
-
-
-def signed(prefix: str, run_id: str, kind: str) -> str:
-    """Where the ``external`` login publishes a signed request or resolution of a run."""
-    return f"{prefix}.signed.{run_id}.{kind}"
-
-
-def any_signed(prefix: str, kind: str) -> str:
-    """One kind of signed message across every run: a consumer filter subject."""
-    return f"{prefix}.signed.*.{kind}"
-
-
 def signed_run_id(subject: str) -> str | None:
-    """The run id of a signed message's subject (``<prefix>.signed.<run_id>.<kind>``)."""
+    """The run id of a legacy signed message (``<prefix>.signed.<run_id>.<kind>``, ADR
+    0010, superseded by 0015): older logs hold them, and they were never a run's facts."""
     tokens = subject.split(".")
     return tokens[2] if len(tokens) == 4 and tokens[1] == "signed" else None
+
+
+def door_api(prefix: str, user: str, verb: str) -> str:
+    """Where a user's login asks the bus door for ``verb`` (``run.submit``...). ``user``
+    is the user's subject token (``subject_token``); the server lets a login publish only
+    under its own."""
+    return f"{prefix}.api.{user}.{verb}"
+
+
+def any_door_api(prefix: str) -> str:
+    """Every user's requests to the bus door: what the door subscribes to."""
+    return f"{prefix}.api.*.>"
+
+
+def door_request(prefix: str, subject: str) -> tuple[str, str] | None:
+    """``(user token, verb)`` of a subject built by ``door_api``, else None."""
+    head = f"{prefix}.api."
+    if not subject.startswith(head):
+        return None
+    user, _, verb = subject[len(head) :].partition(".")
+    return (user, verb) if user and verb else None
+
+
+def feed(prefix: str, user: str, run_id: str = "*", kind: str = "*") -> str:
+    """Where the bus door passes on the events of ``user``'s runs (core NATS, no stream)."""
+    return f"{prefix}.feed.{user}.run.{run_id}.{kind}"
+
+
+def any_feed(prefix: str, user: str = "*") -> str:
+    """Every feed subject (what the door publishes on), or one user's (what they hear)."""
+    return f"{prefix}.feed.>" if user == "*" else f"{prefix}.feed.{user}.>"
 
 
 def deadletter(prefix: str, consumer: str) -> str:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import IO
 
 from services.audit.app import start as start_audit
+from services.door.app import start as start_door
 from services.executor.app import start as start_executor
 from services.guardians.app import start as start_guardians
 from services.planner.app import start as start_planner
@@ -37,6 +38,7 @@ SERVICES: dict[str, StartFn] = {
     "policy": start_policy,
     "executor": start_executor,
     "guardians": start_guardians,
+    "door": start_door,
 }
 
 

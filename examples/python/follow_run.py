@@ -1,4 +1,4 @@
-"""Run a plan on a blendmesh mesh over plain NATS, follow it to its result, tail its audit.
+"""Run a plan on a blendmesh mesh over plain NATS, follow it to its result, read its audit.
 
 It imports nothing of blendmesh: everything it needs is the contract in docs/bus.md and
 contracts/schemas/asyncapi.json. It prints one JSON object per line on stdout:
@@ -9,23 +9,21 @@ contracts/schemas/asyncapi.json. It prints one JSON object per line on stdout:
 
 Usage:
 
-    BLENDMESH_NKEY_SEED=SUA... python follow_run.py \\
-        --nats nats://external:PASSWORD@127.0.0.1:4222 \\
-        --scene demo --user ana --plan plan.json
+    python follow_run.py --login ana.json --scene demo --plan plan.json
 
-It logs in as ``external``, whose password is in the mesh's credentials file
-(``nats-credentials.json`` in its home), and signs the request with the user's NKey seed:
-from ``--seed-file PATH`` or the ``BLENDMESH_NKEY_SEED`` environment variable, never from
-the command line, where other users of the machine could read it. The mesh's operator
-registers the seed's public key first: ``blendmesh users add ana --key U...``.
-Exit status: 0 completed, 1 failed, 3 waiting for a person's approval.
+It logs in as its user, with the user's own NKey: the mesh's operator makes the login
+file with `blendmesh users add ana --new-key ana.json` (the seed is inside), or, for a key
+the user made themselves, with `blendmesh users login ana --output ana.json`, the seed
+then given in --seed-file PATH or the BLENDMESH_NKEY_SEED environment variable (never on
+the command line, where other users of the machine could read it). The login reaches
+only the bus door's subjects for its user: the server refuses it everything else.
+Exit status: 0 completed, 1 failed, 2 refused by the door, 3 waiting for a person.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import json
 import os
 import sys
@@ -35,8 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import nats
-import nkeys
-from nats.js.api import ConsumerConfig, DeliverPolicy
+from nats.aio.client import Client
 
 # The run's end: the result events, and the one after which a person must answer.
 ENDED = {"run.completed": "completed", "run.failed": "failed", "run.plan_rejected": "failed"}
@@ -44,40 +41,22 @@ WAITING = "run.approval_requested"
 SEED_ENV = "BLENDMESH_NKEY_SEED"
 
 
-def stream(prefix: str, kind: str) -> str:
-    """A stream's name, as docs/bus.md gives it: the prefix upper-cased, '-' as '_'."""
-    return f"{prefix.upper().replace('-', '_')}_{kind}"
+class Refused(Exception):
+    """The door answered no; the message says why and what to do."""
 
 
-def signed(seed: bytes, subject: str, body: bytes) -> dict[str, str]:
-    """The headers that sign ``body`` on ``subject`` (docs/bus.md, "Who you are"): an
-    ed25519 signature of the subject, a newline and the body, by the user's NKey."""
-    pair = nkeys.from_seed(bytearray(seed))
-    signature = pair.sign(subject.encode() + b"\n" + body)
-    return {
-        "Blendmesh-Signer": pair.public_key.decode(),
-        "Blendmesh-Signature": base64.urlsafe_b64encode(signature).rstrip(b"=").decode(),
-    }
-
-
-def named() -> ConsumerConfig:
-    """The mesh refuses consumers without a name (docs/bus.md, "Logging in")."""
-    return ConsumerConfig(name=f"example-{uuid.uuid4().hex[:16]}")
-
-
-def run_request(args: argparse.Namespace, plan: Any) -> dict[str, Any]:
+def run_request(user: str, scene: str, plan: Any) -> dict[str, Any]:
     """A ``run.requested`` event (contracts/schemas/events/run.requested.v1.json)."""
-    run_id = f"run-{uuid.uuid4().hex[:20]}"
     request_id = plan.get("request_id") if isinstance(plan, dict) else None
     return {
         "type": "run.requested",
         "event_id": str(uuid.uuid4()),
         "at": time.time(),
-        "run_id": run_id,
+        "run_id": f"run-{uuid.uuid4().hex[:20]}",
         "request_id": request_id or f"req-{uuid.uuid4().hex[:20]}",
         "thread_id": f"thread-{uuid.uuid4().hex[:20]}",
-        "user": args.user,
-        "scene_id": args.scene,
+        "user": user,
+        "scene_id": scene,
         "plan": plan,
         "planner": "plan",
     }
@@ -87,35 +66,57 @@ def emit(kind: str, **fields: Any) -> None:
     print(json.dumps({"kind": kind, **fields}), flush=True)
 
 
-async def follow(js: Any, prefix: str, request: dict[str, Any], seed: bytes, timeout: float) -> int:
-    """Publish the signed request and print the run's events until it ends; the exit
-    status. The mesh checks the signature and passes the request on to the run's own
-    subjects, where it shows as the run's first event."""
+class Door:
+    """The bus door as one user sees it: ``<prefix>.api.<user>.<verb>`` (docs/bus.md §4)."""
+
+    def __init__(self, nc: Client, login: dict[str, Any]) -> None:
+        self.nc = nc
+        self.prefix = login["prefix"]
+        self.user = login["subject_user"]
+
+    async def ask(self, verb: str, body: dict[str, Any]) -> dict[str, Any]:
+        subject = f"{self.prefix}.api.{self.user}.{verb}"
+        reply = await self.nc.request(subject, json.dumps(body).encode(), timeout=10)
+        answer: dict[str, Any] = json.loads(reply.data)
+        if not answer["ok"]:
+            raise Refused(f"{answer['error']['code']}: {answer['error']['message']}")
+        return answer
+
+    def feed(self, run_id: str) -> str:
+        return f"{self.prefix}.feed.{self.user}.run.{run_id}.*"
+
+    async def events(self, run_id: str) -> list[dict[str, Any]]:
+        """Every event of the run so far, page by page."""
+        out: list[dict[str, Any]] = []
+        offset: int | None = 0
+        while offset is not None:
+            answer = await self.ask("run.events", {"run_id": run_id, "offset": offset})
+            out += answer["events"]
+            offset = answer.get("next_offset")
+        return out
+
+
+async def follow(door: Door, request: dict[str, Any], timeout: float) -> int:
+    """Submit the request and print the run's events until it ends; the exit status."""
     run_id = request["run_id"]
-    # Subscribe first, from the start of the run's subjects: nothing can be missed.
-    sub = await js.subscribe(
-        f"{prefix}.run.{run_id}.*",
-        ordered_consumer=True,
-        deliver_policy=DeliverPolicy.ALL,
-        stream=stream(prefix, "EVENTS"),
-        config=named(),
-    )
+    # Subscribe first, then read what came before: nothing can be missed.
+    sub = await door.nc.subscribe(door.feed(run_id))
     try:
-        subject = f"{prefix}.signed.{run_id}.requested"
-        body = json.dumps(request).encode()
-        await js.publish(
-            subject,
-            body,
-            stream=stream(prefix, "EVENTS"),
-            headers={"Nats-Msg-Id": request["event_id"], **signed(seed, subject, body)},
-        )
+        await door.ask("run.submit", request)
+        seen: set[str] = set()
+        backlog = await door.events(run_id)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            try:
-                msg = await sub.next_msg(timeout=1.0)
-            except TimeoutError:
-                continue
-            event = json.loads(msg.data)
+            if backlog:
+                event = backlog.pop(0)
+            else:
+                try:
+                    event = json.loads((await sub.next_msg(timeout=1.0)).data)
+                except TimeoutError:
+                    continue
+            if event["event_id"] in seen:
+                continue  # both in the backlog and on the feed
+            seen.add(event["event_id"])
             emit("event", type=event["type"], event_id=event["event_id"])
             if event["type"] in ENDED:
                 emit("result", status=ENDED[event["type"]], run_id=run_id, event=event)
@@ -129,36 +130,36 @@ async def follow(js: Any, prefix: str, request: dict[str, Any], seed: bytes, tim
         await sub.unsubscribe()
 
 
-async def tail_audit(js: Any, prefix: str, run_id: str, idle: float) -> None:
-    """Print the run's audit records from the start of the audit stream, until none has
-    come for ``idle`` seconds (the audit service publishes them as it projects the run)."""
-    sub = await js.subscribe(
-        f"{prefix}.audit.*.*.{run_id}",
-        ordered_consumer=True,
-        deliver_policy=DeliverPolicy.ALL,
-        stream=stream(prefix, "AUDIT"),
-        config=named(),
+async def read_audit(door: Door, run_id: str, idle: float) -> None:
+    """Print the run's audit records once none has been added for ``idle`` seconds (the
+    audit service records a run as it projects it, normally milliseconds after)."""
+    records: list[dict[str, Any]] = []
+    still = time.monotonic()
+    while time.monotonic() - still < idle:
+        found = (await door.ask("run.audit", {"run_id": run_id}))["records"]
+        if len(found) != len(records):
+            records, still = found, time.monotonic()
+        await asyncio.sleep(0.2)
+    for record in records:
+        emit("audit", **{k: v for k, v in record.items() if k != "type"})
+
+
+async def main(args: argparse.Namespace, login: dict[str, Any], plan: Any) -> int:
+    nc = await nats.connect(
+        args.nats or login["url"],
+        name="follow-run-example",
+        nkeys_seed_str=login["seed"],  # the server's NKey challenge: the seed never leaves
+        inbox_prefix=login["inbox_prefix"],  # the only inbox this login may listen on
     )
     try:
-        while True:
-            try:
-                msg = await sub.next_msg(timeout=idle)
-            except TimeoutError:
-                return
-            record = json.loads(msg.data)
-            emit("audit", **{k: v for k, v in record.items() if k != "type"})
-    finally:
-        await sub.unsubscribe()
-
-
-async def main(args: argparse.Namespace, plan: Any, seed: bytes) -> int:
-    # Replies and deliveries arrive only under the role's own inbox prefix.
-    nc = await nats.connect(args.nats, name="follow-run-example", inbox_prefix=args.inbox)
-    try:
-        js = nc.jetstream()
-        request = run_request(args, plan)
-        status = await follow(js, args.prefix, request, seed, args.timeout)
-        await tail_audit(js, args.prefix, request["run_id"], args.idle)
+        door = Door(nc, login)
+        request = run_request(login["user"], args.scene, plan)
+        try:
+            status = await follow(door, request, args.timeout)
+            await read_audit(door, request["run_id"], args.idle)
+        except Refused as exc:
+            print(f"the mesh refused: {exc}", file=sys.stderr)
+            return 2
         return status
     finally:
         await nc.close()
@@ -166,28 +167,32 @@ async def main(args: argparse.Namespace, plan: Any, seed: bytes) -> int:
 
 def parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--nats", required=True, help="NATS URL, with user:password")
-    parser.add_argument("--prefix", default="blendmesh", help="the mesh's BLENDMESH_PREFIX")
+    parser.add_argument("--login", required=True, help="the login file `blendmesh users` made")
+    parser.add_argument("--nats", help="NATS URL, when not the login file's")
     parser.add_argument("--scene", required=True, help="the scene to change")
-    parser.add_argument("--user", required=True, help="who asks for the run")
     parser.add_argument("--plan", required=True, help="a spec 000 operation set, as JSON")
     parser.add_argument("--seed-file", help="a file holding the user's NKey seed (SU...)")
-    parser.add_argument("--inbox", default="_INBOX.external", help="the role's inbox prefix")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds to wait")
-    parser.add_argument("--idle", type=float, default=3.0, help="audit tail idle seconds")
+    parser.add_argument("--idle", type=float, default=1.5, help="audit settle seconds")
     return parser.parse_args(argv)
 
 
-def user_seed(args: argparse.Namespace) -> bytes:
-    """The user's NKey seed, from ``--seed-file`` or ``BLENDMESH_NKEY_SEED``."""
-    text = Path(args.seed_file).read_text() if args.seed_file else os.environ.get(SEED_ENV, "")
-    seed = text.strip().encode()
-    if not seed.startswith(b"SU"):
-        sys.exit(f"give the user's NKey seed (SU...) in --seed-file or {SEED_ENV}")
-    return seed
+def read_login(args: argparse.Namespace) -> dict[str, Any]:
+    """The login file, with the seed from it, ``--seed-file`` or ``BLENDMESH_NKEY_SEED``."""
+    login: dict[str, Any] = json.loads(Path(args.login).read_text())
+    if args.seed_file:
+        login["seed"] = Path(args.seed_file).read_text().strip()
+    elif os.environ.get(SEED_ENV):
+        login["seed"] = os.environ[SEED_ENV].strip()
+    if not str(login.get("seed", "")).startswith("SU"):
+        sys.exit(f"give the user's NKey seed (SU...) in the login file, --seed-file or {SEED_ENV}")
+    if not (args.nats or login.get("url")):
+        sys.exit("the login file names no mesh URL: give --nats nats://HOST:PORT")
+    return login
 
 
 if __name__ == "__main__":
     arguments = parse(sys.argv[1:])
+    credentials = read_login(arguments)
     plan_json = json.loads(Path(arguments.plan).read_text())
-    sys.exit(asyncio.run(main(arguments, plan_json, user_seed(arguments))))
+    sys.exit(asyncio.run(main(arguments, credentials, plan_json)))

@@ -1,5 +1,5 @@
 /**
- * Run a plan on a blendmesh mesh over plain NATS, follow it to its result, tail its audit.
+ * Run a plan on a blendmesh mesh over plain NATS, follow it to its result, read its audit.
  *
  * Like examples/python/follow_run.py it uses nothing of blendmesh but the contract in
  * docs/bus.md: the `nats` npm package only. It prints one JSON object per line:
@@ -10,27 +10,21 @@
  *
  * Usage (npm ci once, here):
  *
- *   BLENDMESH_NKEY_SEED=SUA... npx tsx follow_run.ts \
- *     --nats nats://external:PASSWORD@127.0.0.1:4222 --scene demo --user ana --plan plan.json
+ *   npx tsx follow_run.ts --login ana.json --scene demo --plan plan.json
  *
- * It logs in as `external` (the password is in the mesh's nats-credentials.json) and signs
- * the request with the user's NKey seed, from --seed-file PATH or BLENDMESH_NKEY_SEED. The
- * mesh's operator registers its public key first: `blendmesh users add ana --key U...`.
- * Exit status: 0 completed, 1 failed, 3 waiting for a person's approval.
+ * It logs in as its user with the user's own NKey (nats.js's nkeyAuthenticator): the
+ * mesh's operator makes the login file with `blendmesh users add ana --new-key ana.json`
+ * (the seed is inside), or `blendmesh users login ana --output ana.json` for a key the
+ * user made, the seed then in --seed-file PATH or BLENDMESH_NKEY_SEED. The login reaches
+ * only the bus door's subjects for its user; the server refuses it everything else.
+ * Exit status: 0 completed, 1 failed, 2 refused, 3 waiting for a person's approval.
  */
 
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 
-import {
-  connect,
-  consumerOpts,
-  headers,
-  nkeys,
-  type JetStreamClient,
-  type JetStreamSubscription,
-} from "nats";
+import { connect, nkeyAuthenticator, type NatsConnection, type Subscription } from "nats";
 
 // The run's end: the result events, and the one after which a person must answer.
 const ENDED: Record<string, string> = {
@@ -43,39 +37,54 @@ const SEED_ENV = "BLENDMESH_NKEY_SEED";
 
 type Json = Record<string, unknown>;
 
-/** A stream's name, as docs/bus.md gives it: the prefix upper-cased, "-" as "_". */
-function stream(prefix: string, kind: string): string {
-  return `${prefix.toUpperCase().replaceAll("-", "_")}_${kind}`;
+interface Login {
+  url: string;
+  prefix: string;
+  user: string;
+  subject_user: string;
+  inbox_prefix: string;
+  seed: string;
 }
 
 function emit(kind: string, fields: Json): void {
   process.stdout.write(`${JSON.stringify({ kind, ...fields })}\n`);
 }
 
-/** The headers that sign `body` on `subject`: an ed25519 signature of the subject, a
- * newline and the body, by the user's NKey (docs/bus.md, "Who you are"). */
-function signed(seed: string, subject: string, body: Uint8Array): Record<string, string> {
-  const pair = nkeys.fromSeed(new TextEncoder().encode(seed));
-  const signedBytes = Buffer.concat([Buffer.from(`${subject}\n`), body]);
-  const signature = Buffer.from(pair.sign(signedBytes)).toString("base64url");
-  const signer = pair.getPublicKey();
-  pair.clear();
-  return { "Blendmesh-Signer": signer, "Blendmesh-Signature": signature };
-}
+/** The bus door as one user sees it: `<prefix>.api.<user>.<verb>` (docs/bus.md §4). */
+class Door {
+  constructor(
+    readonly nc: NatsConnection,
+    readonly login: Login,
+  ) {}
 
-/** An ordered push consumer from the start of `subject`. The mesh refuses consumers
- * without a name (docs/bus.md, "Logging in"), so it gets one. */
-async function ordered(
-  js: JetStreamClient,
-  subject: string,
-  streamName: string,
-): Promise<JetStreamSubscription> {
-  const opts = consumerOpts();
-  opts.orderedConsumer();
-  opts.deliverAll();
-  opts.bindStream(streamName);
-  opts.consumerName(`example-${randomUUID().replaceAll("-", "").slice(0, 16)}`);
-  return js.subscribe(subject, opts);
+  async ask(verb: string, body: Json): Promise<Json> {
+    const subject = `${this.login.prefix}.api.${this.login.subject_user}.${verb}`;
+    const reply = await this.nc.request(subject, new TextEncoder().encode(JSON.stringify(body)), {
+      timeout: 10_000,
+    });
+    const answer = JSON.parse(new TextDecoder().decode(reply.data)) as Json;
+    if (!answer.ok) {
+      const error = answer.error as { code: string; message: string };
+      throw new Error(`the mesh refused: ${error.code}: ${error.message}`);
+    }
+    return answer;
+  }
+
+  feed(runId: string): string {
+    return `${this.login.prefix}.feed.${this.login.subject_user}.run.${runId}.*`;
+  }
+
+  /** Every event of the run so far, page by page. */
+  async events(runId: string): Promise<Json[]> {
+    const out: Json[] = [];
+    let offset: number | undefined = 0;
+    while (offset !== undefined) {
+      const answer = await this.ask("run.events", { run_id: runId, offset });
+      out.push(...(answer.events as Json[]));
+      offset = typeof answer.next_offset === "number" ? answer.next_offset : undefined;
+    }
+    return out;
+  }
 }
 
 /** The next message of `sub`, or undefined after `ms` milliseconds without one. */
@@ -112,35 +121,29 @@ function runRequest(user: string, scene: string, plan: Json): Json {
   };
 }
 
-/** Publish the signed request and print the run's events until it ends: the exit status.
- * The mesh checks the signature and passes the request on to the run's own subjects. */
-async function follow(
-  js: JetStreamClient,
-  prefix: string,
-  request: Json,
-  seed: string,
-  timeoutMs: number,
-): Promise<number> {
+/** Submit the request and print the run's events until it ends: the exit status. */
+async function follow(door: Door, request: Json, timeoutMs: number): Promise<number> {
   const runId = String(request.run_id);
-  // Subscribe first, from the start of the run's subjects: nothing can be missed.
-  const sub = await ordered(js, `${prefix}.run.${runId}.*`, stream(prefix, "EVENTS"));
+  // Subscribe first, then read what came before: nothing can be missed.
+  const sub: Subscription = door.nc.subscribe(door.feed(runId));
   try {
-    const subject = `${prefix}.signed.${runId}.requested`;
-    const body = new TextEncoder().encode(JSON.stringify(request));
-    const h = headers();
-    h.set("Nats-Msg-Id", String(request.event_id));
-    for (const [name, value] of Object.entries(signed(seed, subject, body))) {
-      h.set(name, value);
-    }
-    await js.publish(subject, body, { headers: h, expect: { streamName: stream(prefix, "EVENTS") } });
+    await door.ask("run.submit", request);
+    const backlog = await door.events(runId);
+    const seen = new Set<string>();
     const iterator = sub[Symbol.asyncIterator]();
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      const data = await next(iterator, 1000);
-      if (data === undefined) continue;
-      const event = JSON.parse(new TextDecoder().decode(data)) as Json;
+      let event = backlog.shift();
+      if (event === undefined) {
+        const data = await next(iterator, 1000);
+        if (data === undefined) continue;
+        event = JSON.parse(new TextDecoder().decode(data)) as Json;
+      }
+      const id = String(event.event_id);
+      if (seen.has(id)) continue; // both in the backlog and on the feed
+      seen.add(id);
       const type = String(event.type);
-      emit("event", { type, event_id: event.event_id });
+      emit("event", { type, event_id: id });
       if (type in ENDED) {
         emit("result", { status: ENDED[type], run_id: runId, event });
         return ENDED[type] === "completed" ? 0 : 1;
@@ -157,70 +160,64 @@ async function follow(
   }
 }
 
-/** Print the run's audit records from the start of the audit stream, until none has come
- * for `idleMs` (the audit service publishes them as it projects the run). */
-async function tailAudit(
-  js: JetStreamClient,
-  prefix: string,
-  runId: string,
-  idleMs: number,
-): Promise<void> {
-  const sub = await ordered(js, `${prefix}.audit.*.*.${runId}`, stream(prefix, "AUDIT"));
-  try {
-    const iterator = sub[Symbol.asyncIterator]();
-    for (;;) {
-      const data = await next(iterator, idleMs);
-      if (data === undefined) return;
-      const { type: _type, ...record } = JSON.parse(new TextDecoder().decode(data)) as Json;
-      emit("audit", record);
+/** Print the run's audit records once none has been added for `idleMs` (the audit service
+ * records a run as it projects it, normally milliseconds after). */
+async function readAudit(door: Door, runId: string, idleMs: number): Promise<void> {
+  let records: Json[] = [];
+  let still = Date.now();
+  while (Date.now() - still < idleMs) {
+    const found = (await door.ask("run.audit", { run_id: runId })).records as Json[];
+    if (found.length !== records.length) {
+      records = found;
+      still = Date.now();
     }
-  } finally {
-    sub.unsubscribe();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  for (const { type: _type, ...record } of records) {
+    emit("audit", record);
   }
 }
 
-function userSeed(seedFile: string | undefined): string {
-  const seed = (seedFile ? readFileSync(seedFile, "utf8") : process.env[SEED_ENV] ?? "").trim();
-  if (!seed.startsWith("SU")) {
-    throw new Error(`give the user's NKey seed (SU...) in --seed-file or ${SEED_ENV}`);
+function readLogin(path: string, seedFile: string | undefined): Login {
+  const login = JSON.parse(readFileSync(path, "utf8")) as Login;
+  const seed = seedFile ? readFileSync(seedFile, "utf8") : (process.env[SEED_ENV] ?? login.seed ?? "");
+  login.seed = seed.trim();
+  if (!login.seed.startsWith("SU")) {
+    throw new Error(`give the user's NKey seed (SU...) in the login file, --seed-file or ${SEED_ENV}`);
   }
-  return seed;
+  return login;
 }
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
+      login: { type: "string" },
       nats: { type: "string" },
-      prefix: { type: "string", default: "blendmesh" },
       scene: { type: "string" },
-      user: { type: "string" },
       plan: { type: "string" },
       "seed-file": { type: "string" },
-      inbox: { type: "string", default: "_INBOX.external" },
       timeout: { type: "string", default: "300" },
-      idle: { type: "string", default: "3" },
+      idle: { type: "string", default: "1.5" },
     },
   });
-  const { nats: url, scene, user, plan } = values;
-  if (!url || !scene || !user || !plan) {
-    throw new Error("--nats, --scene, --user and --plan are required");
+  const { scene, plan } = values;
+  if (!values.login || !scene || !plan) {
+    throw new Error("--login, --scene and --plan are required");
   }
-  const seed = userSeed(values["seed-file"]);
-  const where = new URL(url);
+  const login = readLogin(values.login, values["seed-file"]);
+  const where = new URL(values.nats ?? login.url);
   const nc = await connect({
     servers: `${where.hostname}:${where.port}`,
-    user: decodeURIComponent(where.username),
-    pass: decodeURIComponent(where.password),
+    // The server's NKey challenge: the seed signs a nonce and never leaves this process.
+    authenticator: nkeyAuthenticator(new TextEncoder().encode(login.seed)),
     name: "follow-run-example-ts",
-    // Replies and deliveries arrive only under the role's own inbox prefix.
-    inboxPrefix: values.inbox,
+    inboxPrefix: login.inbox_prefix, // the only inbox this login may listen on
   });
   try {
-    const js = nc.jetstream();
-    const request = runRequest(user, scene, JSON.parse(readFileSync(plan, "utf8")) as Json);
-    const prefix = values.prefix ?? "blendmesh";
-    const status = await follow(js, prefix, request, seed, Number(values.timeout) * 1000);
-    await tailAudit(js, prefix, String(request.run_id), Number(values.idle) * 1000);
+    const door = new Door(nc, login);
+    const request = runRequest(login.user, scene, JSON.parse(readFileSync(plan, "utf8")) as Json);
+    const status = await follow(door, request, Number(values.timeout) * 1000);
+    await readAudit(door, String(request.run_id), Number(values.idle) * 1000);
     return status;
   } finally {
     await nc.close();

@@ -11,13 +11,11 @@ from services.planner.handlers import PlannerHandlers, filter_subjects
 from services.planner.model_runs import ModelRuns
 from services.planner.prompt import HISTORY_LIMIT
 from services.planner.settings import GeminiSettings, PlanLimits
-from services.planner.signed import SignedRequests
 from services.planner.threads import read_thread
 from services.runtime.consumer import ConsumerSpec
 from services.runtime.history import read_run, run_kinds
 from services.runtime.host import Bus, ConsumerService
 from services.runtime.settings import Settings
-from services.runtime.users import FILE_NAME, UsersFile
 
 
 async def start(settings: Settings, bus: Bus) -> ConsumerService:
@@ -46,16 +44,13 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         max_python_chars=limits.max_python_chars,
         scenes=scenes,
     )
-    signed = SignedRequests(
-        UsersFile(settings.home / FILE_NAME), partial(read_run, bus.js, bus.prefix)
-    )
     service = ConsumerService("planner", closers=[gemini.aclose])
     await service.add(
         bus,
         ConsumerSpec(
             durable="planner",
             filter_subjects=filter_subjects(bus.prefix),
-            handler=signed.around(handlers.handle),
+            handler=handlers.handle,
             ack_wait=settings.ack_wait,
             max_deliver=settings.max_deliver,
             heartbeat=True,  # a model call with retries can outlast ack_wait

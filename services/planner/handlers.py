@@ -359,6 +359,4 @@ def filter_subjects(prefix: str) -> list[str]:
     """Subject -> handler table: what the planner consumes."""
     kinds = ("requested", "executed", "gates_evaluated", "denied")
     runs = [subjects.any_run(prefix, kind) for kind in kinds]
-    # Signed requests are checked first (signed.py), then planned as the run's own.
-    signed = subjects.any_signed(prefix, "requested")
-    return [*runs, signed, subjects.deadletter(prefix, "*")]
+    return [*runs, subjects.deadletter(prefix, "*")]

@@ -8,7 +8,6 @@ from services.executor.client import KvCatalog, SceneFiles
 from services.policy.allowlist import AllowlistResponders, KvAllowlist
 from services.policy.cedar import CedarPolicy
 from services.policy.handlers import PolicyHandlers, expiry_subjects, filter_subjects
-from services.policy.signed import SignedResolutions
 from services.runtime.consumer import ConsumerSpec
 from services.runtime.history import read_run
 from services.runtime.host import Bus, ConsumerService
@@ -31,8 +30,8 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         scene_owner=SceneFiles(bus.js, bus.prefix).owner,
         workspace=settings.home,
         approval_ttl=settings.approval_ttl,
+        approvers=UsersFile(settings.home / FILE_NAME).approvers,
     )
-    signed = SignedResolutions(UsersFile(settings.home / FILE_NAME), handlers.history)
     service = ConsumerService("policy")
     responders = AllowlistResponders(bus.nc, bus.prefix, allowlist)
     await responders.start()
@@ -42,7 +41,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         ConsumerSpec(
             durable="policy",
             filter_subjects=filter_subjects(bus.prefix),
-            handler=signed.around(handlers.handle),
+            handler=handlers.handle,
             ack_wait=settings.ack_wait,
             max_deliver=settings.max_deliver,
         ),

@@ -4,6 +4,7 @@ fail it when nobody does in time."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +38,9 @@ from services.policy.engine import PolicyEngine
 from services.policy.ports import Allowlist
 from services.runtime.consumer import Delivery
 from services.runtime.errors import Retry
+from services.runtime.identity import may_resolve
+
+security = logging.getLogger("blendmesh.security")
 
 RunHistory = Callable[[str], Awaitable[Sequence[AnyEvent]]]
 SceneOwner = Callable[[str], Awaitable[str | None]]
@@ -64,6 +68,8 @@ class PolicyHandlers:
     clock: Callable[[], float] = field(default=time.time)
     workspace: Path = field(default_factory=Path.cwd)  # paths in args must stay inside
     approval_ttl: float = 3600.0  # seconds a pending approval waits for a person
+    # Who besides a run's own user may resolve its approvals (the registry's approvers).
+    approvers: Callable[[], frozenset[str]] = field(default=frozenset)
 
     async def _decide(
         self, planned: Planned, op: Operation, tool: ToolSpec | None, owner: str | None
@@ -230,6 +236,16 @@ class PolicyHandlers:
         if found is None:
             return []
         planned, pending = found
+        if not may_resolve(event.resolved_by, planned.user, self.approvers()):
+            security.warning(
+                "refused %r's resolution of approval %s of run %s: only %r or an approver "
+                "may resolve it",
+                event.resolved_by,
+                event.approval_id,
+                event.run_id,
+                planned.user,
+            )
+            return []  # changes nothing: the approval stays pending
         if pending.request_hash and event.request_hash != pending.request_hash:
             return []  # answers a different request than the one pending: refused
         asked = [(op.tool, op.args) for op in pending.operations]
@@ -301,10 +317,8 @@ class PolicyHandlers:
 
 
 def filter_subjects(prefix: str) -> list[str]:
-    """Subject -> handler table: what the policy consumes. Signed resolutions are
-    checked first (signed.py), then handled as the run's own."""
-    runs = [subjects.any_run(prefix, kind) for kind in ("planned", "approval_resolved")]
-    return [*runs, subjects.any_signed(prefix, "approval_resolved")]
+    """Subject -> handler table: what the policy consumes."""
+    return [subjects.any_run(prefix, kind) for kind in ("planned", "approval_resolved")]
 
 
 def expiry_subjects(prefix: str) -> list[str]:

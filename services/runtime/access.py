@@ -3,13 +3,16 @@
 The server blendmesh starts knows these users and refuses anonymous clients. Each role
 may publish only the events it owns (only policy writes ``approved``, only the executor
 writes ``op_*``, a client writes ``requested`` and ``approval_resolved``), only into the
-KV buckets and object stores it owns. A program outside the mesh logs in as ``external``
-and may only send signed requests and resolutions, which the planner and the policy check
-before they enter a run (docs/adr/0010-bus-identity-signed-requests.md). Of the JetStream
-API a role gets the reads, named consumers to read through and its own durable
-consumers; only admin creates, changes or deletes a stream
+KV buckets and object stores it owns. Of the JetStream API a role gets the reads, named
+consumers to read through and its own durable consumers; only admin creates, changes or
+deletes a stream, and only admin lists or inspects consumers it does not own
 (docs/adr/0007-jetstream-api-least-privilege.md). Reads stay open to every role: the log
-is the shared record.
+is the shared record of the mesh's own services.
+
+A person or program outside the mesh logs in as itself, with its user's NKey, and reaches
+no JetStream API at all: it may only ask the bus door under ``<prefix>.api.<user>.>`` and
+listen under its own inbox and feed (docs/adr/0015-tenancy-user-logins.md). The door
+answers with that user's data alone.
 
 Passwords are random per home and kept in a file only its owner can read
 (docs/adr/0006-nats-users-per-service.md).
@@ -29,17 +32,19 @@ from contracts import subjects
 
 ADMIN = "admin"  # creates the streams (log, buckets, stores) before the services start
 CLIENT = "client"  # the doors (CLI, gateway, MCP): they authenticate people themselves
-EXTERNAL = "external"  # programs outside the mesh: signed requests only (ADR 0010)
+DOOR = "door"  # the bus door: answers users' own logins (ADR 0015)
 SERVICE_ROLES = ("planner", "policy", "executor", "guardians", "audit")
-ROLES = (ADMIN, CLIENT, EXTERNAL, *SERVICE_ROLES)
+# A role no longer here (``external``, ADR 0010) has no user in the server's config, and
+# its password is dropped the next time the credentials file is written.
+ROLES = (ADMIN, CLIENT, DOOR, *SERVICE_ROLES)
+INBOX_USERS = "_INBOX.u"  # users' inboxes: ``_INBOX.u.<user token>``; "u" is no role
 
 # Run events each role may append (the subject's last token).
 _RUN_EVENTS: dict[str, tuple[str, ...]] = {
     CLIENT: ("requested", "approval_resolved"),
-    EXTERNAL: (),  # its signed messages enter a run only through the checks below
-    # The planner passes on a signed request it checked, the policy a signed resolution.
-    "planner": ("requested", "planned", "plan_rejected", "completed", "failed"),
-    "policy": ("approval_resolved", "policy_decided", "approval_requested", "approved", "denied"),
+    DOOR: ("requested", "approval_resolved"),  # for the user whose login asked
+    "planner": ("planned", "plan_rejected", "completed", "failed"),
+    "policy": ("policy_decided", "approval_requested", "approved", "denied"),
     "executor": (
         "op_started",
         "op_succeeded",
@@ -74,13 +79,14 @@ DURABLES: dict[str, tuple[str, ...]] = {
     "guardians": ("guardians",),
     "audit": ("audit",),
 }
-# Roles that answer request/reply queries (audit views, the allowlist).
-_RESPONDERS = ("audit", "policy")
+# Roles that answer request/reply queries (audit views, the allowlist; the door: users).
+_RESPONDERS = ("audit", "policy", DOOR)
 # Audit's replay pulls from consumers the server names, so it may pull from (and delete)
 # any consumer of the log but the other services' durables.
 _PULLS_EPHEMERALS = ("audit",)
 
-# JetStream API requests that only read; open to every role.
+# JetStream API requests that only read; open to every role. Consumers are left out: a
+# consumer's info shows its deliver subject, an inbox another login listens on (ADR 0015).
 _API_READS = (
     "$JS.API.INFO",
     "$JS.API.STREAM.INFO.*",
@@ -88,9 +94,6 @@ _API_READS = (
     "$JS.API.STREAM.LIST",
     "$JS.API.STREAM.MSG.GET.*",
     "$JS.API.DIRECT.GET.>",
-    "$JS.API.CONSUMER.INFO.*.*",
-    "$JS.API.CONSUMER.NAMES.*",
-    "$JS.API.CONSUMER.LIST.*",
 )
 _CONSUMER = "$JS.API.CONSUMER"
 
@@ -123,6 +126,22 @@ def inbox_prefix(role: str) -> str:
     return f"_INBOX.{role}"
 
 
+def user_inbox_prefix(user: str) -> str:
+    """Where a user's login gets its replies: under ``_INBOX.u`` so no user name can be
+    a role's inbox. ``user`` is the name; the subject carries its token."""
+    return f"{INBOX_USERS}.{subjects.subject_token(user)}"
+
+
+def user_permissions(user: str, prefix: str) -> dict[str, Any]:
+    """What a user's own login may do: ask the door as that user, hear its answers and
+    the feed of that user's runs. Nothing of JetStream, no queries, no other subjects."""
+    token = subjects.subject_token(user)
+    return {
+        "publish": {"allow": [subjects.door_api(prefix, token, ">")]},
+        "subscribe": {"allow": [f"{user_inbox_prefix(user)}.>", subjects.any_feed(prefix, token)]},
+    }
+
+
 def permissions(role: str, prefix: str) -> dict[str, Any]:
     """The ``permissions`` block of one user in the server's ``authorization`` config."""
     if role == ADMIN:
@@ -139,14 +158,17 @@ def permissions(role: str, prefix: str) -> dict[str, Any]:
         allow += subjects.audit_stream_subjects(prefix)
     if role == CLIENT:
         allow.append(f"{prefix}.query.>")
-    elif role == EXTERNAL:
-        allow += [subjects.any_signed(prefix, kind) for kind in subjects.SIGNED_KINDS]
+    elif role == DOOR:  # asks audit for a user's records, passes on a user's run events
+        allow += [subjects.query(prefix, n) for n in ("run", "runs")]
+        allow.append(subjects.any_feed(prefix))
     else:
         allow.append(f"{prefix}.deadletter.>")  # every consumer loop may dead-letter
     allow += [f"$KV.{bucket(prefix, name)}.>" for name in _KV_BUCKETS.get(role, ())]
     allow += [f"$O.{bucket(prefix, name)}.>" for name in _OBJECT_STORES.get(role, ())]
     subscribe = [f"{inbox_prefix(role)}.>"]
-    if role in _RESPONDERS:
+    if role == DOOR:
+        subscribe.append(subjects.any_door_api(prefix))
+    elif role in _RESPONDERS:
         subscribe.append(f"{prefix}.query.>")
     out: dict[str, Any] = {
         "publish": {"allow": allow, "deny": deny},
@@ -173,8 +195,13 @@ def _jetstream(role: str, prefix: str) -> tuple[list[str], list[str]]:
     allow = [*_API_READS, "$JS.FC.>"]  # flow control: the ordered consumers' replies
     for stream in read:
         allow += [f"{_CONSUMER}.CREATE.{stream}.*", f"{_CONSUMER}.CREATE.{stream}.*.>"]
+    # nats-py asks a KV listing's or an object read's consumer for its info. On the logs
+    # (the event log and the audit stream) a role inspects only its own durables: those
+    # hold the other logins' followers, whose deliver subjects are their inboxes.
+    allow += [f"{_CONSUMER}.INFO.{stream}.*" for stream in read[2:]]
     for durable in DURABLES.get(role, ()):
         allow += [
+            f"{_CONSUMER}.INFO.{log}.{durable}",  # to notice it was tampered with
             f"{_CONSUMER}.DURABLE.CREATE.{log}.{durable}",
             f"{_CONSUMER}.MSG.NEXT.{log}.{durable}",
             f"{_CONSUMER}.DELETE.{log}.{durable}",  # to recreate it when it was tampered with
@@ -194,14 +221,20 @@ def _jetstream(role: str, prefix: str) -> tuple[list[str], list[str]]:
     return allow, deny
 
 
-def authorization(passwords: Mapping[str, str], prefix: str) -> dict[str, Any]:
-    """The server's ``authorization`` block: every role, no anonymous access."""
-    return {
-        "users": [
-            {"user": role, "password": passwords[role], "permissions": permissions(role, prefix)}
-            for role in ROLES
-        ]
-    }
+def authorization(
+    passwords: Mapping[str, str], prefix: str, keys: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """The server's ``authorization`` block: every role by password, every registered
+    user by NKey (``keys`` maps a public key to its user's name), no anonymous access."""
+    roles = [
+        {"user": role, "password": passwords[role], "permissions": permissions(role, prefix)}
+        for role in ROLES
+    ]
+    users = [
+        {"nkey": key, "permissions": user_permissions(user, prefix)}
+        for key, user in sorted((keys or {}).items())
+    ]
+    return {"users": roles + users}
 
 
 def load_or_create(path: Path) -> dict[str, str]:

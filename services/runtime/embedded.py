@@ -5,12 +5,18 @@ always``: the 2-minute default lost acknowledged writes in Jepsen's 2025 analysi
 the OS for a free port and learns it from the server's ports file, so two meshes on one
 machine never race for a port. Given a ``ClusterNode`` it is one server of a JetStream
 cluster (``services/runtime/cluster.py``).
+
+A secured server admits the role users and every user registered in the home's
+``users.toml`` by NKey. It watches that file and reloads its config (SIGHUP) when the
+registry changes, so ``blendmesh users add|remove`` takes effect on the running server:
+a removed user's connections are closed by the server itself (docs/adr/0015).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import math
@@ -26,7 +32,7 @@ from typing import Any
 
 from nats.js.errors import ServiceUnavailableError
 
-from services.runtime import access
+from services.runtime import access, users
 from services.runtime.audit_log import ensure_audit_log
 from services.runtime.bus import JetStreamUnavailable, ensure_stores
 from services.runtime.cluster import ClusterConfigError, ClusterNode, parse_routes, render_cluster
@@ -105,6 +111,8 @@ class EmbeddedNats:
         self._store_dir = store_dir
         self._proc: asyncio.subprocess.Process | None = None
         self._run_dir: Path | None = None  # config, ports file and the server's log
+        self._registry: Registry | None = None  # users.toml, watched while it runs
+        self._watch: asyncio.Task[None] | None = None
         self.url = ""
 
     def _write_run_dir(self) -> Path:
@@ -113,20 +121,53 @@ class EmbeddedNats:
             self._tmp = tempfile.TemporaryDirectory(prefix="blendmesh-nats-")
             self._store_dir = Path(self._tmp.name)
         self._store_dir.mkdir(parents=True, exist_ok=True)
-        run_dir = self._run_dir = Path(tempfile.mkdtemp(prefix="blendmesh-nats-run-"))
-        fd = os.open(run_dir / "nats.conf", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        self._run_dir = Path(tempfile.mkdtemp(prefix="blendmesh-nats-run-"))
+        if self._registry is not None:
+            self._registry.changed()  # read it now: the server starts with today's users
+        self._write_config()
+        return self._run_dir
+
+    def _write_config(self) -> None:
+        assert self._run_dir is not None and self._store_dir is not None
+        authorization = self._authorization
+        if self._registry is not None and authorization is not None:
+            authorization = self._registry.authorization
+        conf = self._run_dir / "nats.conf"
+        tmp = self._run_dir / "nats.conf.new"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as out:  # 0o600: it holds passwords
             out.write(
                 render_config(
                     self._store_dir,
-                    run_dir,
+                    self._run_dir,
                     self._port,
-                    self._authorization,
+                    authorization,
                     self.node,
                     self._host,
                 )
             )
-        return run_dir
+        tmp.replace(conf)  # the server never reads half a config
+
+    async def reload_users(self) -> bool:
+        """Read the registry again; when it changed, rewrite the config and have the
+        server reload it. Whether it reloaded."""
+        proc, registry = self._proc, self._registry
+        if proc is None or proc.returncode is not None or registry is None:
+            return False
+        if not await asyncio.to_thread(registry.changed):
+            return False
+        await asyncio.to_thread(self._write_config)
+        proc.send_signal(signal.SIGHUP)
+        log.info("nats-server %s: user logins reloaded (%d keys)", proc.pid, registry.count)
+        return True
+
+    async def _watch_users(self, interval: float) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self.reload_users()
+            except OSError as exc:  # a config the server cannot be told about: say so, go on
+                log.error("cannot reload the user logins: %s", exc)
 
     def _remove_dirs(self) -> None:
         if self._run_dir is not None:
@@ -168,6 +209,8 @@ class EmbeddedNats:
             except (ValueError, KeyError, IndexError):
                 await asyncio.sleep(0.01)
         log.info("nats-server %s on %s (store %s)", self._proc.pid, self.url, self._store_dir)
+        if self._registry is not None:
+            self._watch = asyncio.create_task(self._watch_users(self._registry.interval))
         return self.url
 
     @property
@@ -186,6 +229,11 @@ class EmbeddedNats:
     async def stop(self) -> None:
         """Stop gracefully (SIGTERM flushes JetStream), then kill if it hangs."""
         proc, self._proc = self._proc, None
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watch
         if proc is not None and proc.returncode is None:
             proc.terminate()
             try:
@@ -211,12 +259,65 @@ class EmbeddedNats:
         port: int = -1,
         node: ClusterNode | None = None,
         host: str = "127.0.0.1",
+        registry: Path | None = None,
+        watch_interval: float = 1.0,
     ) -> EmbeddedNats:
         """A server that admits only blendmesh's role users (``access``), whose passwords
-        live in ``credentials`` (created on first use). The servers of a cluster share one
-        credentials file."""
+        live in ``credentials`` (created on first use), and the users of the ``registry``
+        (``users.toml``; by default beside ``credentials``) by NKey. The servers of a
+        cluster share one home."""
         passwords = access.load_or_create(credentials)
-        return cls(store_dir, port, access.authorization(passwords, prefix), node, host)
+        server = cls(store_dir, port, access.authorization(passwords, prefix), node, host)
+        path = registry or credentials.with_name(users.FILE_NAME)
+        server._registry = Registry(path, passwords, prefix, watch_interval)
+        return server
+
+
+class Registry:
+    """The server's authorization as the users registry makes it, read again on change.
+
+    A registry that cannot be read admits no user at all (the roles still log in), and
+    says why in the log: a broken file must never keep a removed key working.
+    """
+
+    def __init__(
+        self, path: Path, passwords: Mapping[str, str], prefix: str, interval: float
+    ) -> None:
+        self.path = path
+        self.interval = interval
+        self._passwords = passwords
+        self._prefix = prefix
+        self._stamp: object = ()
+        self._keys: dict[str, str] = {}
+
+    @property
+    def count(self) -> int:
+        return len(self._keys)
+
+    @property
+    def authorization(self) -> dict[str, Any]:
+        return access.authorization(self._passwords, self._prefix, self._keys)
+
+    def changed(self) -> bool:
+        """Read the file if it changed since the last look; whether the keys changed."""
+        try:
+            st = self.path.stat()
+            stamp: object = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except FileNotFoundError:
+            stamp = None
+        if stamp == self._stamp:
+            return False
+        self._stamp = stamp
+        try:
+            found = users.load(self.path)
+        except users.UsersFileError as exc:
+            log.error("%s; no user may log in until it is fixed", exc)
+            found = {}
+        keys = {key: user.name for user in found.values() for key in user.keys}
+        if keys == self._keys:
+            return False
+        self._keys = keys
+        return True
 
 
 async def prepare_streams(

@@ -1,21 +1,26 @@
 """The home's registry of users and the public keys that sign for them (``users.toml``).
 
-The operator manages it with ``blendmesh users add|list|remove``; the planner and the
-policy read it to check signed requests (docs/adr/0010), again whenever the file
-changes, so a key added while the mesh runs counts from its next message. The file is
+The operator manages it with ``blendmesh users add|list|remove``. The server blendmesh
+starts admits each key as a login of its user, the bus door maps a login's subject to its
+user, and the policy reads who is an approver (docs/adr/0015), each again whenever the
+file changes, so a key added while the mesh runs counts at once. The file is
 written owner-only and replaced whole, never half-written.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from contracts import subjects
 from services.runtime.identity import IdentityRefused, UserEntry, check_public_key
+
+log = logging.getLogger("blendmesh.security")
 
 FILE_NAME = "users.toml"
 MAX_USERS = 10_000
@@ -23,7 +28,7 @@ MAX_KEYS = 16  # per user: one per device or program is plenty
 MAX_FILE_BYTES = 4 * 1024 * 1024
 _NAME = re.compile(r"^[A-Za-z0-9_.@+-]{1,128}$")
 _HEADER = (
-    "# blendmesh users: the NKeys that sign bus requests for each user (docs/bus.md).\n"
+    "# blendmesh users: the NKeys each user logs in to the bus with (docs/bus.md).\n"
     "# Managed by `blendmesh users add|list|remove`; read again whenever it changes.\n"
 )
 
@@ -165,22 +170,41 @@ def remove(path: Path, name: str, key: str | None = None) -> None:
 
 @dataclass
 class UsersFile:
-    """The registry as the checking services see it: read again when the file changes."""
+    """The registry as the services see it: read again when the file changes."""
 
     path: Path
     _stamp: tuple[int, int, int] | None = None
-    _by_key: dict[str, UserEntry] | None = None
+    _users: dict[str, UserEntry] | None = None
 
-    def by_key(self) -> dict[str, UserEntry]:
-        """Every registered public key and its user. Raises UsersFileError when the file
-        is malformed: a broken registry must refuse, never admit, a signature."""
+    def users(self) -> dict[str, UserEntry]:
+        """Every registered user by name. Raises UsersFileError when the file is
+        malformed: a broken registry must refuse, never admit, anyone."""
         try:
             st = self.path.stat()
             stamp: tuple[int, int, int] | None = (st.st_mtime_ns, st.st_size, st.st_ino)
         except FileNotFoundError:
             stamp = None
-        if self._by_key is None or stamp != self._stamp:
-            users = load(self.path) if stamp is not None else {}
-            self._by_key = {key: user for user in users.values() for key in user.keys}
+        if self._users is None or stamp != self._stamp:
+            self._users = load(self.path) if stamp is not None else {}
             self._stamp = stamp
-        return self._by_key
+        return self._users
+
+    def by_key(self) -> dict[str, UserEntry]:
+        """Every registered public key and its user."""
+        return {key: user for user in self.users().values() for key in user.keys}
+
+    def approvers(self) -> frozenset[str]:
+        """Who besides a run's own user may resolve its approvals. A broken registry
+        grants nobody anything (and says why in the log)."""
+        try:
+            found = self.users()
+        except UsersFileError as exc:
+            log.error("%s; only a run's own user may resolve its approvals until it is fixed", exc)
+            return frozenset()
+        return frozenset(name for name, user in found.items() if user.approver)
+
+    def by_token(self, token: str) -> UserEntry | None:
+        """The user whose subject token (``subjects.subject_token``) is ``token``."""
+        return next(
+            (u for u in self.users().values() if subjects.subject_token(u.name) == token), None
+        )

@@ -1,6 +1,6 @@
 """The bus as a public API: clients that import nothing of blendmesh (one in Python, one
-in TypeScript) run a signed plan on a real mesh (real nats-server, real bpy), follow it to
-its result and tail its audit."""
+in TypeScript) log in as their user with its NKey, run a plan on a real mesh (real
+nats-server, real bpy) through the bus door, follow it to its result and read its audit."""
 
 from __future__ import annotations
 
@@ -13,21 +13,21 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import msgspec
 import pytest
 from nats.js.api import DeliverPolicy
 
 from contracts import subjects
+from contracts.events import RunRequested
 from services.audit import client as audit
+from services.cli import main as blendmesh
+from services.executor.client import SceneFiles
 from services.mesh import Mesh
-from services.runtime.access import EXTERNAL
 from services.runtime.history import read_run
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 from tests.meshes import mesh_fixture
-from tests.signing import register
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
@@ -58,17 +58,21 @@ mesh = mesh_fixture()
 
 
 @pytest.fixture(scope="module")
-def ana_seed(mesh_settings: Settings) -> bytes:
-    """Ana's NKey seed, registered in the mesh's home as `blendmesh users add` does."""
-    return register(mesh_settings.home, "ana")
+def ana_login(mesh: tuple[Mesh, Bus], mesh_settings: Settings, tmp_path_factory: Any) -> Path:
+    """Ana's login file, made as its README says: `blendmesh users add ana --new-key`."""
+    running, _ = mesh
+    login = tmp_path_factory.mktemp("logins") / "ana.json"
+    home = ["--home", str(mesh_settings.home)]
+    assert blendmesh([*home, "users", "add", "ana", "--new-key", str(login)]) == 0
+    # This mesh runs inside the test, not as `blendmesh up` with BLENDMESH_PREFIX set,
+    # so the command could not know either: the user would be told both.
+    login.write_text(json.dumps(read_json(login) | {"url": running.url, "prefix": PREFIX}))
+    return login
 
 
-def client_url(running: Mesh) -> str:
-    """The mesh's NATS URL with the external role's user and password in it."""
-    login = running.login(EXTERNAL)
-    assert login is not None
-    where = urlsplit(running.url)
-    return f"nats://{login.user}:{login.password}@{where.hostname}:{where.port}"
+def read_json(path: Path) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads(path.read_text())
+    return found
 
 
 async def run_example(
@@ -125,33 +129,65 @@ async def check_run(
 
 
 async def test_python_example_when_run_on_a_mesh_gets_result_and_audit_records(
-    mesh: tuple[Mesh, Bus], ana_seed: bytes, tmp_path: Path
+    mesh: tuple[Mesh, Bus], ana_login: Path, tmp_path: Path
 ) -> None:
-    running, bus = mesh
+    _, bus = mesh
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps(PLAN))
     script = str(EXAMPLES / "python" / "follow_run.py")
     code, lines, err = await run_example(
-        sys.executable, script, "--nats", client_url(running), "--prefix", PREFIX,
-        "--scene", "busdemo", "--user", "ana", "--plan", str(plan),
-        env={"BLENDMESH_NKEY_SEED": ana_seed.decode()},
+        sys.executable, script, "--login", str(ana_login), "--scene", "busdemo",
+        "--plan", str(plan),
     )  # fmt: skip
     await check_run(bus, code, lines, err, "bus-example-1", "busdemo")
 
 
 async def test_python_example_when_seed_is_missing_says_where_to_give_it(
-    mesh: tuple[Mesh, Bus], tmp_path: Path
+    mesh: tuple[Mesh, Bus], ana_login: Path, tmp_path: Path
 ) -> None:
-    running, _ = mesh
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps(PLAN))
+    without = tmp_path / "no-seed.json"
+    doc = read_json(ana_login)
+    del doc["seed"]
+    without.write_text(json.dumps(doc))
     code, lines, err = await run_example(
-        sys.executable, str(EXAMPLES / "python" / "follow_run.py"), "--nats",
-        client_url(running), "--prefix", PREFIX, "--scene", "busdemo", "--user", "ana",
-        "--plan", str(plan), env={"BLENDMESH_NKEY_SEED": ""},
+        sys.executable, str(EXAMPLES / "python" / "follow_run.py"), "--login", str(without),
+        "--scene", "busdemo", "--plan", str(plan), env={"BLENDMESH_NKEY_SEED": ""},
     )  # fmt: skip
     assert code != 0 and not lines
     assert "--seed-file or BLENDMESH_NKEY_SEED" in err
+
+
+async def test_python_example_when_scene_is_another_users_is_refused_as_unknown(
+    mesh: tuple[Mesh, Bus], ana_login: Path, tmp_path: Path
+) -> None:
+    _, bus = mesh
+    await bus.publisher.publish(  # ben's first run makes busben his, even while it runs
+        RunRequested(
+            event_id=f"e-ben-{time.time_ns()}",
+            at=time.time(),
+            run_id=f"run-ben-{time.time_ns()}",
+            request_id="req-ben",
+            thread_id="thread-ben",
+            user="ben",
+            scene_id="busben",
+            plan=PLAN,
+            planner="plan",
+        )
+    )
+    for _ in range(100):  # until ben's scene has its first revision
+        if await SceneFiles(bus.js, PREFIX).owner("busben") == "ben":
+            break
+        await asyncio.sleep(0.2)
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(PLAN))
+    code, lines, err = await run_example(
+        sys.executable, str(EXAMPLES / "python" / "follow_run.py"), "--login", str(ana_login),
+        "--scene", "busben", "--plan", str(plan),
+    )  # fmt: skip
+    assert code == 2 and not lines
+    assert "NOT_FOUND: no scene busben" in err
 
 
 def typescript_tool(name: str) -> str:
@@ -178,17 +214,19 @@ async def test_typescript_example_when_type_checked_has_no_errors() -> None:
 
 
 async def test_typescript_example_when_run_on_a_mesh_gets_result_and_audit_records(
-    mesh: tuple[Mesh, Bus], ana_seed: bytes, tmp_path: Path
+    mesh: tuple[Mesh, Bus], ana_login: Path, tmp_path: Path
 ) -> None:
-    running, bus = mesh
+    _, bus = mesh
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps({**PLAN, "request_id": "bus-example-ts"}))
+    doc = read_json(ana_login)
     seed_file = tmp_path / "ana.nk"
-    seed_file.write_bytes(ana_seed)
+    seed_file.write_text(doc.pop("seed"))
+    login = tmp_path / "ana-no-seed.json"
+    login.write_text(json.dumps(doc))
     code, lines, err = await run_example(
-        typescript_tool("tsx"), str(TYPESCRIPT / "follow_run.ts"), "--nats",
-        client_url(running), "--prefix", PREFIX, "--scene", "busdemo-ts", "--user", "ana",
-        "--plan", str(plan), "--seed-file", str(seed_file),
+        typescript_tool("tsx"), str(TYPESCRIPT / "follow_run.ts"), "--login", str(login),
+        "--scene", "busdemo-ts", "--plan", str(plan), "--seed-file", str(seed_file),
     )  # fmt: skip
     await check_run(bus, code, lines, err, "bus-example-ts", "busdemo-ts")
 

@@ -43,7 +43,7 @@ ALLOWLIST = access.bucket(PREFIX, "allowlist")
 # A refused request is never answered: waiting long for the answer only slows the tests.
 DENIED_WAIT = 1.0
 SERVICES = ("planner", "policy", "executor", "audit")
-NON_ADMIN = (access.CLIENT, access.EXTERNAL, *SERVICES)
+NON_ADMIN = (access.CLIENT, access.DOOR, *SERVICES)
 
 
 @dataclass(frozen=True)
@@ -329,3 +329,25 @@ async def test_role_when_listening_to_another_roles_inbox_hears_nothing(
     await planner.js.stream_info(STREAM)  # a JetStream request: its reply goes to an inbox
     await asyncio.sleep(0.5)
     assert heard == []
+
+
+@pytest.mark.parametrize("role", NON_ADMIN)
+async def test_role_when_listing_or_inspecting_the_logs_consumers_is_refused(
+    buses: Callable[[str], Awaitable[Bus]], role: str
+) -> None:
+    """A consumer's info shows its deliver subject, another login's inbox that a push
+    consumer could be aimed at (docs/adr/0015): only admin lists the logs' consumers."""
+    executor = await buses("executor")
+    spec = ConsumerSpec(
+        durable="executor", filter_subjects=[subjects.any_run(PREFIX, "approved")], handler=_ignore
+    )
+    await executor.js.add_consumer(STREAM, spec.config())
+    bus = await buses(role)
+    api = "$JS.API.CONSUMER"
+    attempts = [f"{api}.LIST.{STREAM}", f"{api}.NAMES.{STREAM}"]
+    if role != "executor":
+        attempts.append(f"{api}.INFO.{STREAM}.executor")
+    results = await asyncio.gather(*(refused(bus, s) for s in attempts))
+    assert dict(zip(attempts, results, strict=True)) == dict.fromkeys(attempts, True)
+    admin = await buses(access.ADMIN)
+    assert not await refused(admin, f"{api}.NAMES.{STREAM}")

@@ -11,7 +11,7 @@ import msgspec
 import pytest
 from jsonschema import Draft202012Validator
 
-from contracts import asyncapi
+from contracts import asyncapi, door
 from contracts.audit import AuditRecorded
 from contracts.events import encode_event, event_kind
 from contracts.schema_gen import SCHEMA_DIR
@@ -35,16 +35,18 @@ def test_run_publishers_when_compared_with_server_permissions_are_the_same() -> 
     assert enforced == asyncapi.RUN_PUBLISHERS
 
 
-def test_signed_channels_when_compared_with_server_permissions_are_the_externals() -> None:
-    external = access.permissions(access.EXTERNAL, "bm")["publish"]["allow"]
-    sent = [a for a in external if not a.startswith("$")]
-    assert sent == [f"bm.signed.*.{kind}" for kind in asyncapi.SIGNED]
+def test_door_channels_when_compared_with_a_users_permissions_are_what_it_may_send() -> None:
+    allowed = access.user_permissions("ana", "bm")
+    assert allowed["publish"]["allow"] == ["bm.api.ana.>"]
     document = asyncapi.asyncapi_document()
-    for kind in asyncapi.SIGNED:
-        assert document["channels"][f"signed.{kind}"]["address"].endswith(
-            f".signed.{{run_id}}.{kind}"
-        )
-        assert f"send signed.{kind}" in document["operations"]
+    for verb in asyncapi.DOOR_VERBS:
+        address = document["channels"][f"door.{verb}"]["address"]
+        assert address == f"{{prefix}}.api.{{user}}.{verb}"
+        assert f"send door.{verb}" in document["operations"]
+    assert set(asyncapi.DOOR_VERBS) == set(door.VERBS)
+    feed = document["channels"]["feed"]["address"].replace("{prefix}", "bm")
+    assert feed.replace("{user}", "ana").startswith("bm.feed.ana.")
+    assert allowed["subscribe"]["allow"] == ["_INBOX.u.ana.>", "bm.feed.ana.>"]
 
 
 def test_event_schemas_when_given_recorded_events_accept_each() -> None:
@@ -91,25 +93,21 @@ def test_asyncapi_when_generated_has_a_channel_message_and_receive_per_event() -
     doc = json.loads((SCHEMA_DIR / "asyncapi.json").read_text())
     assert doc["asyncapi"] == "3.0.0"
     tags = {asyncapi.tag(kind) for kind in asyncapi.EVENT_TYPES}
-    signed = {f"signed.{kind}" for kind in asyncapi.SIGNED}
-    assert set(doc["channels"]) == tags | signed
-    assert {op.split(" ", 1)[1] for op in doc["operations"]} == tags | signed
+    doors = {f"door.{verb}" for verb in asyncapi.DOOR_VERBS}
+    assert set(doc["channels"]) == tags | doors | {"feed"}
+    assert {op.split(" ", 1)[1] for op in doc["operations"]} == tags | doors | {"feed"}
     sends = {name for name, op in doc["operations"].items() if op["action"] == "send"}
     assert sends == {"send run.requested", "send run.approval_resolved"} | {
-        f"send {name}" for name in signed
+        f"send {name}" for name in doors
     }
     for channel in doc["channels"].values():
-        (ref,) = channel["messages"].values()
-        message = doc["components"]["messages"][ref["$ref"].rsplit("/", 1)[1]]
-        assert message["payload"]["$ref"].rsplit("/", 1)[1] in doc["components"]["schemas"]
+        for ref in channel["messages"].values():
+            message = doc["components"]["messages"][ref["$ref"].rsplit("/", 1)[1]]
+            assert message["payload"]["$ref"].rsplit("/", 1)[1] in doc["components"]["schemas"]
         for name in channel["parameters"]:
             assert f"{{{name}}}" in channel["address"]
     assert doc["components"]["schemas"]["Headers"]["required"] == ["Nats-Msg-Id"]
-    assert doc["components"]["schemas"]["SignedHeaders"]["required"] == [
-        "Nats-Msg-Id",
-        "Blendmesh-Signer",
-        "Blendmesh-Signature",
-    ]
+    assert "DoorReply" in doc["components"]["messages"]
 
 
 @pytest.mark.parametrize("type_tag", sorted(asyncapi.tag(k) for k in asyncapi.EVENT_TYPES))

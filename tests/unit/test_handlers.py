@@ -161,12 +161,22 @@ async def nobody(scene_id: str) -> str | None:
     return None
 
 
+# ben resolves ana's approvals in these tests, as a registered approver may.
+APPROVERS = frozenset({"ben"})
+
+
 def policy(history: History | None = None, **kw: Any) -> PolicyHandlers:
     return PolicyHandlers(
         engine=CedarPolicy.load(),
         catalog=StaticCatalog(CATALOG),
         history=history or History(),
-        **{"clock": lambda: 7.0, "allowlist": MemoryAllowlist(), "scene_owner": nobody, **kw},
+        **{
+            "clock": lambda: 7.0,
+            "allowlist": MemoryAllowlist(),
+            "scene_owner": nobody,
+            "approvers": lambda: APPROVERS,
+            **kw,
+        },
     )
 
 

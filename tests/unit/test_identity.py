@@ -1,4 +1,4 @@
-"""Signed requests: verifying a signature against the registry, and the registry file."""
+"""Who a user is on the bus: their public keys, the registry file, and the login files."""
 
 from __future__ import annotations
 
@@ -9,89 +9,38 @@ from pathlib import Path
 
 import pytest
 
+from contracts.subjects import subject_token
 from services.cli import main
 from services.runtime import access, users
-from services.runtime.identity import (
-    SIGNATURE,
-    SIGNER,
-    IdentityRefused,
-    UserEntry,
-    may_resolve,
-    sign,
-    verify,
-)
+from services.runtime.identity import IdentityRefused, UserEntry, check_public_key, may_resolve
 from tests.signing import new_seed, public_key
 
-SUBJECT = "bm.signed.run-1.requested"
-BODY = b'{"type":"run.requested"}'
-
-
-@pytest.fixture
-def ana() -> tuple[bytes, dict[str, UserEntry]]:
-    seed = new_seed()
-    entry = UserEntry(name="ana", keys=(public_key(seed),))
-    return seed, {public_key(seed): entry}
-
-
-def test_verify_when_signed_by_a_registered_key_names_its_user(
-    ana: tuple[bytes, dict[str, UserEntry]],
-) -> None:
-    seed, registry = ana
-    assert verify(registry, SUBJECT, BODY, sign(seed, SUBJECT, BODY)).name == "ana"
-
 
 @pytest.mark.parametrize(
-    ("change", "says"),
+    ("key", "problem"),
     [
-        (lambda h: {}, "not signed"),
-        (lambda h: {SIGNER: h[SIGNER]}, "not signed"),
-        (lambda h: {**h, SIGNER: "ana"}, "is not a user public key"),
-        (lambda h: {**h, SIGNER: "U" + "1" * 55}, "is not base32"),
-        (
-            lambda h: {**h, SIGNER: h[SIGNER][:-1] + ("A" if h[SIGNER][-1] != "A" else "B")},
-            "checksum",
-        ),
-        (lambda h: {**h, SIGNATURE: "%%%"}, "not base64url"),
-        (lambda h: {**h, SIGNATURE: "AAAA"}, "holds 3 bytes"),
-        (lambda h: {**h, SIGNATURE: "A" * 200}, "longer than"),
+        ("ana", "is not a user public key"),
+        ("U" + "1" * 55, "is not base32"),
+        ("S" + "A" * 55, "is not a user public key"),
     ],
 )
-def test_verify_when_headers_are_wrong_says_what(
-    ana: tuple[bytes, dict[str, UserEntry]], change: object, says: str
-) -> None:
-    seed, registry = ana
-    headers = change(sign(seed, SUBJECT, BODY))  # type: ignore[operator]
-    with pytest.raises(IdentityRefused, match=says):
-        verify(registry, SUBJECT, BODY, headers)
+def test_public_key_when_malformed_says_what(key: str, problem: str) -> None:
+    with pytest.raises(IdentityRefused, match=problem):
+        check_public_key(key)
 
 
-def test_verify_when_key_is_unknown_says_how_to_register_it(
-    ana: tuple[bytes, dict[str, UserEntry]],
-) -> None:
-    _, registry = ana
-    stranger = new_seed()
-    with pytest.raises(IdentityRefused, match="blendmesh users add NAME --key U"):
-        verify(registry, SUBJECT, BODY, sign(stranger, SUBJECT, BODY))
-
-
-@pytest.mark.parametrize(
-    ("subject", "body"),
-    [(SUBJECT, BODY + b" "), ("bm.signed.run-2.requested", BODY)],
-    ids=["tampered body", "another subject"],
-)
-def test_verify_when_bytes_differ_from_what_was_signed_refuses(
-    ana: tuple[bytes, dict[str, UserEntry]], subject: str, body: bytes
-) -> None:
-    seed, registry = ana
-    with pytest.raises(IdentityRefused, match="does not match this message"):
-        verify(registry, subject, body, sign(seed, SUBJECT, BODY))
+def test_public_key_when_checksum_is_wrong_refuses() -> None:
+    key = public_key(new_seed())
+    broken = key[:-1] + ("A" if key[-1] != "A" else "B")
+    with pytest.raises(IdentityRefused, match="checksum"):
+        check_public_key(broken)
 
 
 def test_may_resolve_when_own_run_or_approver_allows_else_refuses() -> None:
-    ana = UserEntry(name="ana", keys=())
-    carol = UserEntry(name="carol", keys=(), approver=True)
-    assert may_resolve(ana, "ana") and may_resolve(carol, "ana")
-    assert not may_resolve(ana, "ben")
+    approvers = frozenset({"carol"})
+    assert may_resolve("ana", "ana", approvers) and may_resolve("carol", "ana", approvers)
+    assert not may_resolve("ana", "ben", approvers)
+    assert not may_resolve("ben", "ana", frozenset())
 
 
 def test_registry_when_added_to_is_owner_only_and_reads_back(tmp_path: Path) -> None:
@@ -182,12 +131,26 @@ def test_registry_when_file_is_too_large_or_not_text_refuses(tmp_path: Path) -> 
 def test_users_file_when_changed_is_read_again(tmp_path: Path) -> None:
     path = tmp_path / users.FILE_NAME
     seen = users.UsersFile(path)
-    assert seen.by_key() == {}  # no file: nobody may sign
+    assert seen.by_key() == {}  # no file: nobody may log in
     key = public_key(new_seed())
     users.add(path, "ana", key)
+    users.add(path, "ana.b@x", public_key(new_seed()), approver=True)
     assert seen.by_key()[key].name == "ana"
+    assert seen.approvers() == {"ana.b@x"}
+    by_token = seen.by_token(subject_token("ana.b@x"))
+    assert by_token is not None and by_token.name == "ana.b@x"
+    assert seen.by_token("ana.b@x") is None  # a name that is no token is found by its hash
     users.remove(path, "ana")
-    assert seen.by_key() == {}
+    assert seen.by_key() != {} and seen.by_token("ana") is None
+
+
+def test_users_file_when_malformed_grants_no_approver(tmp_path: Path) -> None:
+    path = tmp_path / users.FILE_NAME
+    users.add(path, "carol", public_key(new_seed()), approver=True)
+    seen = users.UsersFile(path)
+    assert seen.approvers() == {"carol"}
+    path.write_text("users = 3")
+    assert seen.approvers() == frozenset()
 
 
 def test_users_command_when_used_adds_lists_and_removes(
@@ -209,15 +172,53 @@ def test_users_command_when_used_adds_lists_and_removes(
     assert "is not a user public key" in capsys.readouterr().err
 
 
-def test_credentials_when_from_before_the_external_role_get_its_password(tmp_path: Path) -> None:
+def test_credentials_when_from_before_the_door_role_drop_external_and_add_door(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "nats-credentials.json"
-    old = {role: f"pw-{role}" for role in access.ROLES if role != access.EXTERNAL}
-    path.write_text(json.dumps({"version": 1, "users": old}))
-    with pytest.raises(access.CredentialsError, match="no password for external"):
-        access.login_for(path, access.EXTERNAL)
+    old = {role: f"pw-{role}" for role in access.ROLES if role != access.DOOR}
+    path.write_text(json.dumps({"version": 1, "users": {**old, "external": "pw-external"}}))
+    with pytest.raises(access.CredentialsError, match="no password for door"):
+        access.login_for(path, access.DOOR)
     passwords = access.load_or_create(path)  # as the mesh does when it starts
     assert {r: passwords[r] for r in old} == old  # the services' logins still work
-    assert passwords[access.EXTERNAL] not in old.values()
+    assert passwords[access.DOOR] not in old.values()
+    assert "external" not in json.loads(path.read_text())["users"]  # the shared login is gone
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    login = access.login_for(path, access.EXTERNAL)
-    assert login is not None and login.password == passwords[access.EXTERNAL]
+    names = [u.get("user") for u in access.authorization(passwords, "bm")["users"]]
+    assert "external" not in names
+
+
+def test_users_login_command_when_a_key_is_made_writes_only_that_users_login(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = ["--home", str(tmp_path / "home")]
+    other = public_key(new_seed())
+    assert main([*home, "users", "add", "ben", "--key", other]) == 0
+    login = tmp_path / "ana.json"
+    assert main([*home, "users", "add", "ana", "--new-key", str(login)]) == 0
+    doc = json.loads(login.read_text())
+    assert stat.S_IMODE(login.stat().st_mode) == 0o600
+    assert doc["user"] == "ana" and doc["inbox_prefix"] == "_INBOX.u.ana"
+    assert doc["seed"].startswith("SU") and other not in login.read_text()
+    registered = users.load(tmp_path / "home" / users.FILE_NAME)["ana"].keys
+    assert registered == (public_key(doc["seed"].encode()),)
+    capsys.readouterr()
+    assert main([*home, "users", "login", "ben"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["user"] == "ben" and "seed" not in shown
+
+
+def test_users_login_command_when_refused_leaves_no_key_and_no_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = ["--home", str(tmp_path / "home")]
+    login = tmp_path / "bad.json"
+    assert main([*home, "users", "add", "bad name", "--new-key", str(login)]) != 0
+    assert not login.exists()
+    assert users.load(tmp_path / "home" / users.FILE_NAME) == {}
+    login.write_text("keep me")
+    assert main([*home, "users", "add", "ana", "--new-key", str(login)]) != 0
+    assert login.read_text() == "keep me"  # never overwritten
+    assert main([*home, "users", "login", "nobody"]) != 0
+    assert "no user 'nobody'" in capsys.readouterr().err

@@ -173,3 +173,21 @@ async def test_expiry_when_already_resolved_does_nothing() -> None:
     history.events += [resolve(asked, "approve_once"), approved]
     clock.now = 7.0 + TTL + 1
     assert await handlers.on_approval_requested(asked) == []
+
+
+async def test_resolution_when_by_another_user_changes_nothing_and_stays_pending(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    handlers, _, asked = await waiting()
+    assert await handlers.on_resolved(resolve(asked, "approve_once", resolved_by="bob")) == []
+    assert await handlers.on_resolved(resolve(asked, "reject", resolved_by="bob")) == []
+    assert "refused 'bob'" in caplog.text
+    (approved,) = await handlers.on_resolved(resolve(asked, "approve_once"))  # still pending
+    assert isinstance(approved, Approved) and approved.approved_by == "ana"
+
+
+async def test_resolution_when_by_a_registered_approver_is_accepted() -> None:
+    handlers, _, asked = await waiting()
+    handlers.approvers = lambda: frozenset({"carol"})
+    (approved,) = await handlers.on_resolved(resolve(asked, "approve_once", resolved_by="carol"))
+    assert isinstance(approved, Approved) and approved.approved_by == "carol"

@@ -1,0 +1,60 @@
+"""What a user's own login asks the bus door, and what it answers (docs/bus.md §4).
+
+The door listens on ``<prefix>.api.<user>.<verb>``; the server lets a login publish only
+under its own user, so the subject says who asks and nothing in a body can claim another
+user (docs/adr/0015). Every answer carries ``ok``; when it is false, ``error`` has a code
+a program can branch on and a message that says what to do. Something that is not the
+asker's answers exactly like something that does not exist.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+VERBS = ("run.submit", "run.resolve", "run.events", "run.audit", "runs.list", "scenes.list")
+MAX_LIST = 200
+
+ErrorCode = Literal["INVALID", "NOT_FOUND", "CONFLICT", "FORBIDDEN", "UNAVAILABLE"]
+RunId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9_-]{1,128}$")]
+
+
+class _Message(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    pass
+
+
+class RunRef(_Message, frozen=True, kw_only=True):
+    """``run.events`` and ``run.audit``: one of the asker's runs. ``offset`` skips the
+    events already read when an answer said there were more."""
+
+    run_id: RunId
+    offset: Annotated[int, msgspec.Meta(ge=0, le=100_000)] = 0
+
+
+class ListQuery(_Message, frozen=True, kw_only=True):
+    """``runs.list`` and ``scenes.list``: the asker's newest first."""
+
+    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_LIST)] = 50
+
+
+class DoorError(msgspec.Struct, frozen=True, kw_only=True):
+    code: ErrorCode
+    message: str
+
+
+class DoorReply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The answer to every verb; only the fields of the verb asked are filled in.
+
+    ``events`` are run events as the log holds them (JSON objects with a ``type``);
+    ``next_offset`` is set when more events follow than one answer holds.
+    """
+
+    ok: bool
+    error: DoorError | None = None
+    run_id: str | None = None
+    events: list[dict[str, Any]] | None = None
+    next_offset: int | None = None
+    records: list[dict[str, Any]] | None = None
+    runs: list[dict[str, Any]] | None = None
+    scenes: list[dict[str, Any]] | None = None

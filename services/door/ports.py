@@ -1,0 +1,38 @@
+"""What the door reads and writes, as small Protocols: the log, the audit views, scenes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from contracts.events import AnyEvent, ApprovalResolved, RunRequested
+
+
+class DoorUnavailable(Exception):
+    """A service the answer needs did not answer; the message says which."""
+
+
+class MeshReads(Protocol):
+    async def requested(self, run_id: str) -> RunRequested | None:
+        """A run's request as the log holds it; None when there is no such run."""
+        ...
+
+    async def events(self, run_id: str) -> Sequence[AnyEvent]: ...
+
+    async def thread_owner(self, thread_id: str) -> str | None:
+        """The user whose run first used the thread; None for a new thread."""
+        ...
+
+    async def scene_owner(self, scene_id: str) -> str | None:
+        """The owner of a scene's head; None for a scene that does not exist yet."""
+        ...
+
+    async def audit_records(self, run_id: str) -> list[dict[str, Any]]: ...
+
+    async def runs_of(self, user: str, limit: int) -> list[dict[str, Any]]: ...
+
+    async def scenes_of(self, user: str, limit: int) -> list[dict[str, Any]]: ...
+
+
+class RunWriter(Protocol):
+    async def publish(self, event: RunRequested | ApprovalResolved) -> int: ...
