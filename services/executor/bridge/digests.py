@@ -22,7 +22,7 @@ import hashlib
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import bpy
 import msgspec
@@ -131,17 +131,29 @@ def _object_entry(ob: bpy.types.Object) -> Entry:
     )
 
 
+class Follower(Protocol):
+    """Another cache of facts about the scene's datablocks (``bounded``'s estimates), kept
+    true by the same events as the digests: it forgets what they forget."""
+
+    def clear(self) -> None: ...
+
+    def invalidate(self, names: set[str]) -> None: ...
+
+
 class DigestCache:
     """Digests of the current scene's datablocks, by (kind, name)."""
 
     def __init__(self) -> None:
         self.entries: dict[tuple[str, str], Entry] = {}
         self.pending: set[str] = set()  # names the depsgraph reported, dropped next time
+        self.followers: list[Follower] = []
 
     def clear(self) -> None:
         """Forget everything (a file was loaded, or the scene replaced)."""
         self.entries.clear()
         self.pending.clear()
+        for follower in self.followers:
+            follower.clear()
 
     def invalidate(self, names: Iterable[str]) -> None:
         """Drop every entry that is, names or reads any of ``names``."""
@@ -152,6 +164,8 @@ class DigestCache:
                 for key, e in self.entries.items()
                 if key[1] not in touched and touched.isdisjoint(e.refs)
             }
+            for follower in self.followers:
+                follower.invalidate(touched)
 
     def scene_hash(self) -> tuple[str, int]:
         """The scene hash from the cached digests, recomputing those that were dropped;

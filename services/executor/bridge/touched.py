@@ -9,7 +9,8 @@ The result of every call of a tool that writes carries the scene hash right afte
 (``ToolResult.scene_hash``): the executor takes the hash after each such call anyway, to
 record an operation or to see whether a failed one changed the scene, and this spares it
 the round trip. A failed call that may have changed the scene cleared the cache, so its
-hash is the full one; the executor's rollback check would have paid for that too.
+hash is the full one; the executor's rollback check would have paid for that too. So does
+a call that ``bounded`` refuses for leaving the scene over the geometry budget.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import msgspec
 
 from contracts.bridge import ToolResult
 
-from . import registry
+from . import bounded, registry
 from .digests import CACHE, action_name, nested_groups, node_groups_of
 from .registry import Touches
 
@@ -49,16 +50,26 @@ def owned(names: set[str], touches: Touches) -> set[str]:
 
 
 def call(name: str, arguments: dict[str, Any], blender_version: tuple[int, ...]) -> ToolResult:
-    """``registry.call``, then drop the digests the call may have changed."""
+    """``registry.call``, then drop the digests the call may have changed; a call that
+    changed the scene is then held to the geometry budget (``bounded``)."""
     reg = registry.REGISTRY.get(name)
     touches = None if reg is None else reg.spec.touches
-    before = set() if touches is None else owned(touches.named(arguments), touches)
-    result = registry.call(name, arguments, blender_version)
     if touches is None:
-        return result  # unknown or read-only: nothing changed
+        return registry.call(name, arguments, blender_version)  # unknown or read-only
+    before = owned(touches.named(arguments), touches)
+    try:
+        estimates = bounded.ESTIMATES.current()
+    except Exception as exc:  # noqa: BLE001 - a bug there must not kill the bridge
+        failed = registry.failed("internal_error", bounded.unchecked(name, exc))
+        return msgspec.structs.replace(failed, scene_hash=CACHE.scene_hash()[0])
+    result = registry.call(name, arguments, blender_version)
     if touches.everything or (result.mutated and not result.ok):
         # A failed writer may have stopped anywhere; the executor restores a checkpoint.
         CACHE.clear()
     else:
         CACHE.invalidate(before | owned(touches.named(arguments, result.data), touches))
+    if result.ok and result.mutated:
+        result = bounded.held(name, result, estimates)
+        if not result.ok:
+            CACHE.clear()
     return msgspec.structs.replace(result, scene_hash=CACHE.scene_hash()[0])

@@ -13,6 +13,7 @@ import bpy
 
 from contracts.bridge import Compensation
 
+from .. import bounded
 from ..caps import capped_properties
 from ..fingerprint import json_value, modifier_props
 from ..nodes import scalar
@@ -39,7 +40,8 @@ PROPERTIES_SCHEMA: dict[str, Any] = {
     "description": (
         "RNA property name -> value. Arrays as lists, enum flags as lists of identifiers, "
         "pointers (e.g. mirror_object, object) as the target's name or null. Properties "
-        "that multiply geometry are capped (see their maximum)."
+        "that multiply geometry are capped (see their maximum), and what the whole stack "
+        "would make is held to a budget of vertices and copies per object and per scene."
     ),
     "properties": capped_properties(),
 }
@@ -221,6 +223,11 @@ def set_properties(args: dict[str, Any]) -> Outcome:
     ob = require_object(args["object"])
     mod = require_modifier(ob, args["name"])
     coerced = {ident: coerce(mod, ident, value) for ident, value in args["properties"].items()}
+    # Refused before anything is set: what the values would make is known from RNA alone.
+    before = bounded.ESTIMATES.current()
+    over = bounded.problem(before, {(ob.name, mod.name): coerced}, measure=False)
+    if over is not None:
+        raise ToolError("invalid_input", over)
     previous = current_values(mod, list(coerced))
     for ident, value in coerced.items():
         assign(mod, ident, value)
