@@ -195,18 +195,22 @@ async def test_inspect_when_scene_loaded_twice_gives_identical_bytes(
 async def test_inspect_when_modifiers_cannot_evaluate_reports_why(
     bridge: BridgeProcess, tmp_path: Path
 ) -> None:
-    missing = tmp_path / "missing.obj"
+    # A node that reads a file would now be refused on load (outside files), so Blender's
+    # own error comes from the manifold boolean given a grid, which is not manifold.
     blend = await prepared(
         tmp_path,
-        f"""
+        """
         ob = cube("Broken")
         ob.modifiers.new("NoGroup", "NODES")
         ob.modifiers.new("NoOperand", "BOOLEAN")
-        group, group_in, group_out = geometry_group("Import")
-        importer = group.nodes.new("GeometryNodeImportOBJ")
-        importer.inputs["Path"].default_value = {str(missing)!r}
-        group.links.new(importer.outputs[0], group_out.inputs[0])
-        ob.modifiers.new("Import", "NODES").node_group = group
+        group, group_in, group_out = geometry_group("NotManifold")
+        boolean = group.nodes.new("GeometryNodeMeshBoolean")
+        boolean.solver = "MANIFOLD"
+        grid = group.nodes.new("GeometryNodeMeshGrid")
+        group.links.new(grid.outputs[0], boolean.inputs[0])
+        group.links.new(group_in.outputs[0], boolean.inputs[1])
+        group.links.new(boolean.outputs[0], group_out.inputs[0])
+        ob.modifiers.new("NotManifold", "NODES").node_group = group
         mismatch, m_in, m_out = geometry_group("Mismatch")
         math_node = mismatch.nodes.new("ShaderNodeMath")
         mismatch.links.new(m_in.outputs[0], math_node.inputs[0])
@@ -227,7 +231,7 @@ async def test_inspect_when_modifiers_cannot_evaluate_reports_why(
     assert errors["NoOperand"] == "no operand object: the modifier is skipped"
     assert errors["NoOutput"] == "node group 'Empty' has no Group Output node"
     # Blender's own Geometry Nodes log, as NodesModifier.node_warnings reports it.
-    assert errors["Import"] is not None and "Cannot open file" in errors["Import"]
+    assert errors["NotManifold"] == "An input was not manifold"
     assert errors["Mismatch"] is None and errors["Bevel"] is None
     links = {(k.from_node, k.to_node): k for k in groups(scene)["Mismatch"].links}
     assert not links[("Group Input", "Math")].valid  # a geometry cannot become a number

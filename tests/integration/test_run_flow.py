@@ -23,6 +23,7 @@ from services.runtime.history import read_run
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 from tests.meshes import mesh_fixture
+from tests.signing import register
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 
@@ -62,7 +63,9 @@ async def inspect_blend(path: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    return Settings(home=tmp_path_factory.mktemp("home"), prefix="bmflow", user="ana")
+    home = tmp_path_factory.mktemp("home")
+    register(home, "ben", approver=True)  # ben approves ana's runs below: the policy checks
+    return Settings(home=home, prefix="bmflow", user="ana")
 
 
 mesh = mesh_fixture()
