@@ -80,7 +80,9 @@ async def measure(
         )
         services = [s for s in Mesh.all_services() if not (processes and s == "executor")]
         async with Mesh(settings, services) as mesh:
-            bus = await Bus.open(mesh.url, settings.prefix, "bench", mesh.login("client"))
+            # As admin: the bench watches the services' consumers, which only admin may
+            # inspect (docs/adr/0015-tenancy-user-logins.md).
+            bus = await Bus.open(mesh.url, settings.prefix, "bench", mesh.login("admin"))
             started: list[subprocess.Popen[bytes]] = []
             try:
                 if processes:

@@ -16,7 +16,7 @@ import urllib.request
 from pathlib import Path
 
 from contracts import subjects
-from services.runtime.access import CLIENT, login_for
+from services.runtime.access import ADMIN, login_for
 from services.runtime.host import Bus
 from tests.meshes import BLENDMESH, blendmesh_up, command_env
 
@@ -29,7 +29,8 @@ async def waiting_executors(url: str, prefix: str, count: int, credentials: Path
         if await asyncio.to_thread(credentials.exists):
             break
         await asyncio.sleep(0.1)
-    bus = await Bus.open(url, prefix, "probe", login_for(credentials, CLIENT))
+    # As admin: only admin may inspect the executors' consumer (ADR 0015).
+    bus = await Bus.open(url, prefix, "probe", login_for(credentials, ADMIN))
     try:
         seen = 0
         for _ in range(600):
