@@ -175,11 +175,19 @@ async def connect(url: str, name: str, login: Login | None = None, wait: float =
     while True:
         try:
             # One attempt without reconnects first: with them, nats-py retries a refused
-            # login forever instead of reporting it.
+            # login forever instead of reporting it. Its first connect tries each server
+            # max_reconnect_attempts times (60, 2 s apart, by default) even so: twice is
+            # enough here, where this loop waits and tries again until ``wait``.
             probe = Client()
             try:
                 await probe.connect(
-                    pool, name=name, allow_reconnect=False, error_cb=_quiet, **identity
+                    pool,
+                    name=name,
+                    allow_reconnect=False,
+                    max_reconnect_attempts=1,
+                    reconnect_time_wait=0,
+                    error_cb=_quiet,
+                    **identity,
                 )
             finally:
                 await probe.close()  # a refused probe's socket too

@@ -15,10 +15,12 @@ from nats.js.errors import APIError
 from contracts import subjects
 from contracts.events import AnyEvent, DeadLettered, Event, RunFailed, RunRequested
 from contracts.failures import failure
+from services.runtime.bus import connect
 from services.runtime.consumer import ConsumerLoop, ConsumerSpec, Delivery, Handler
 from services.runtime.errors import Reject, Retry
 from services.runtime.history import read_run
 from services.runtime.host import Bus
+from tests.clusters import free_ports
 
 pytestmark = pytest.mark.integration
 
@@ -256,3 +258,12 @@ async def test_event_log_when_older_subject_set_is_widened_in_place(nats_url: st
     assert sorted(info.config.subjects or []) == sorted(subjects.stream_subjects("bmold"))
     assert info.state.messages == 1
     await nc.close()
+
+
+async def test_connect_when_nothing_listens_gives_up_within_its_wait_saying_so() -> None:
+    [port] = free_ports(1)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    with pytest.raises(ConnectionError, match=f"cannot reach NATS at nats://127.0.0.1:{port}"):
+        await connect(f"nats://127.0.0.1:{port}", "test-nobody", None, wait=1.0)
+    assert loop.time() - started < 5  # nats-py alone would try for two minutes
