@@ -21,7 +21,7 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from services.client import MeshClient
-from services.gateway import agent, approvals, errors, reads, scene_runs, scenes
+from services.gateway import agent, approvals, errors, me, reads, scene_runs, scenes
 from services.gateway.auth import Tokens
 from services.gateway.context import Gateway
 from services.gateway.limits import BodyLimit
@@ -67,7 +67,7 @@ def create_app(
         max_bytes=settings.max_body_bytes,
         streamed=[scene_runs.upload_limit(settings)],
     )
-    for module in (agent, approvals, reads, scenes, scene_runs):
+    for module in (agent, approvals, me, reads, scenes, scene_runs):
         app.include_router(module.router)
     # The MCP front door, as the token's user (services/mcp).
     app.state.mcp = McpEndpoint(settings, bus, app.state.tokens, run_timeout)

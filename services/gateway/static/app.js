@@ -459,3 +459,40 @@ document.addEventListener("DOMContentLoaded", () => {
   $("token").addEventListener("change", () => guarded(loadScenes));
   guarded(loadScenes);
 });
+
+// -- who you are: the token's user, and the mesh's (the CLI's by default) ---------------
+
+async function showWhoami() {
+  const box = $("whoami");
+  if (!token()) {
+    box.hidden = true;
+    return;
+  }
+  try {
+    const me = await (await api("/api/me")).json();
+    box.replaceChildren();
+    box.append("This token is user ");
+    const name = document.createElement("strong");
+    name.dataset.testid = "whoami-user";
+    name.textContent = me.user;
+    box.append(name, ": you see and approve ", me.user, "'s runs and scenes.");
+    if (me.meshUser !== me.user) {
+      const hint = document.createElement("small");
+      hint.dataset.testid = "whoami-hint";
+      hint.textContent =
+        ` The mesh runs the CLI as ${me.meshUser} (BLENDMESH_USER), whose scenes this token ` +
+        `does not see: map a token to ${me.meshUser}, or set BLENDMESH_USER=${me.user} for the CLI.`;
+      box.append(hint);
+    }
+    box.classList.remove("error");
+  } catch (error) {
+    box.textContent = error.status === 401 ? "This token is not valid." : error.message;
+    box.classList.add("error");
+  }
+  box.hidden = false;
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("token").addEventListener("change", showWhoami);
+  showWhoami();
+});
