@@ -24,13 +24,14 @@ from services.planner.backends.rules_cursor import NoParse, Plan
 from services.planner.backends.rules_geonodes import NODE_TREE
 from services.planner.backends.rules_grammar import NoTool, parse_clause, starts_clause
 from services.planner.backends.rules_lexer import Clause, split_clauses
-from services.planner.backends.rules_names import created, referred, touched
+from services.planner.backends.rules_names import referred, touched
 from services.planner.backends.rules_refusal import GRAMMAR_SUMMARY, UnreadableRequest
 from services.planner.backends.rules_scene import Stage
+from services.planner.backends.rules_thread import EarlierRun, is_again, it_after, last_copy
 from services.planner.geonodes import step_calls
 from services.planner.geonodes_check import check_response
 
-__all__ = ["GRAMMAR_SUMMARY", "UnreadableRequest", "plan_request"]
+__all__ = ["GRAMMAR_SUMMARY", "EarlierRun", "UnreadableRequest", "plan_request"]
 
 
 def _hint(clauses: list[Clause], index: int) -> str:
@@ -75,19 +76,21 @@ def plan_request(
     catalog: ToolCatalog,
     nodes: NodeCatalog | None = None,
     scene: SceneSummary | None = None,
+    earlier: EarlierRun | None = None,
 ) -> OperationSet:
     """Turn an English request into an operation set, or raise ``UnreadableRequest``.
 
-    Pure: the same text, catalogs and scene summary always give the same operations, byte
-    for byte. ``scene`` is the summary of the scene the request is about, when known. A
-    Geometry Nodes clause is checked against ``nodes`` (``PlanInvalid`` when its tree
-    cannot run there).
+    Pure: the same text, catalogs, scene summary and earlier run always give the same
+    operations, byte for byte. ``scene`` is the summary of the scene the request is about,
+    when known; ``earlier`` is the thread's previous run, which ``it``, ``the copy`` and
+    ``again`` may refer to. A Geometry Nodes clause is checked against ``nodes``
+    (``PlanInvalid`` when its tree cannot run there).
     """
     if not text.strip():
         raise UnreadableRequest(
             text, f"The request is empty: there is nothing to read.\n\n{GRAMMAR_SUMMARY}"
         )
-    clauses = split_clauses(text, starts_clause)
+    clauses = _clauses(text, earlier)
     if not clauses:
         raise UnreadableRequest(
             text, f'I could not find an instruction in "{text.strip()}".\n\n{GRAMMAR_SUMMARY}'
@@ -96,29 +99,42 @@ def plan_request(
     stage = Stage(scene)
     planned: list[tuple[Clause, list[Plan]]] = []
     it_name: str | None = None
+    if earlier is not None:
+        it_name = it_after(earlier.plans, None)
+        stage.last_copy = last_copy(earlier.plans)
     for index, clause in enumerate(clauses):
-        plans = _read(clause, clauses, index, it_name, stage)
-        for tool, args in plans:
-            for name in referred(tool, args):
-                if stage.known and not stage.exists(name):
-                    raise refusal.unknown_object(clause, name, stage.suggest(name))
-            stage.apply(tool, args)
+        try:
+            plans = _read(clause, clauses, index, it_name, stage)
+            for tool, args in plans:
+                for name in referred(tool, args):
+                    if stage.known and not stage.exists(name):
+                        raise refusal.unknown_object(clause, name, stage.suggest(name))
+                stage.apply(tool, args)
+        except UnreadableRequest as exc:
+            raise refusal.with_rest(exc, clauses, index) from None
         planned.append((clause, plans))
-        it_name = _it(plans, it_name)
+        it_name = it_after(plans, it_name)
     if not any(plans for _, plans in planned):
         raise UnreadableRequest(text, f'"{text.strip()}" asks for no change.\n\n{GRAMMAR_SUMMARY}')
     return OperationSet(request_id=request_id, operations=_operations(planned, catalog, nodes))
 
 
-def _it(plans: list[Plan], before: str | None) -> str | None:
-    """What "it" means after a clause: the last object it made, else the last it touched."""
-    made = [name for tool, args in plans if (name := created(tool, args)) is not None]
-    if made:
-        return made[-1]
-    if any(tool == "object.create" for tool, _ in plans):
-        return None  # an unnamed object cannot be referred to as "it"
-    names = [n for tool, args in plans for n in touched(tool, args) if ":" not in n]
-    return names[-1] if names else before
+def _clauses(text: str, earlier: EarlierRun | None) -> list[Clause]:
+    """The request's clauses, ``again`` standing for the previous run's request."""
+    clauses: list[Clause] = []
+    for clause in split_clauses(text, starts_clause):
+        if not is_again(clause):
+            clauses.append(clause)
+            continue
+        before = split_clauses(earlier.text, starts_clause) if earlier is not None else []
+        if not before or any(is_again(c) for c in before):
+            raise UnreadableRequest(
+                clause.text,
+                f'"{clause.text}" repeats the request before it in this thread, and there is '
+                "none to repeat here; say what to do (add a cube, make it red).",
+            )
+        clauses.extend(before)
+    return clauses
 
 
 def _operations(

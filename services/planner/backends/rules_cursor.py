@@ -139,6 +139,9 @@ class Cursor:
 
     def name(self) -> str:
         """An object reference: optional "the", then a name; bare ``it`` is the last object."""
+        copy = self._the_copy()
+        if copy is not None:
+            return copy
         self.skip_the()
         token = self.peek()
         if token is not None and token.lower == "it":
@@ -153,6 +156,24 @@ class Cursor:
         if token is not None and token.kind == "WORD":
             return self.stage.spelled(written)
         return written
+
+    def _the_copy(self) -> str | None:
+        """``the copy|duplicate|clone``: the newest object a duplicate made, this run or the
+        thread's previous one; None when the words are not next."""
+        token, following = self.peek(), self.peek(1)
+        if not (token is not None and token.lower in ("the", "that", "this")):
+            return None
+        if following is None or following.lower not in ("copy", "duplicate", "clone"):
+            return None
+        if self.stage.exists(str(following.value)):
+            return None  # an object really named "copy" wins
+        if self.stage.last_copy is None:
+            raise NoParse(
+                f'"the {following.text}" refers to the last object a duplicate made, and '
+                "nothing was duplicated in this request or the one before; name the object."
+            )
+        self.pos += 2
+        return self.stage.last_copy
 
     def modifier_ref(self) -> str:
         """A modifier: a modifier word means its default name, anything else is its name."""

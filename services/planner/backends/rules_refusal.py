@@ -152,3 +152,20 @@ def unknown_object(clause: Clause, name: str, suggestion: str | None) -> Unreada
         clause.text,
         f'There is no object "{name}" in the scene (in "{window(clause, at)}").{hint}',
     )
+
+
+def with_rest(exc: UnreadableRequest, clauses: list[Clause], index: int) -> UnreadableRequest:
+    """``exc`` for clause ``index`` of a longer request: nothing runs, and the message names
+    the failing clause and the clauses around it that read, so only that part is retyped."""
+    if len(clauses) < 2:
+        return exc
+    failed = clauses[index].text
+    read = [c.text for c in clauses[:index]]
+    unread = len(clauses) - index - 1
+    parts = [f'Nothing was run: only "{failed}" needs another wording.']
+    if read:
+        parts.append("Read fine: " + ", ".join(f'"{t}"' for t in read) + ".")
+    if unread:
+        parts.append(f"Not read yet: {unread} clause{'s' if unread > 1 else ''} after it.")
+    parts.append("Send the request again with that clause fixed or left out.")
+    return UnreadableRequest(exc.unread, f"{exc.message}\n{' '.join(parts)}", exc.kind)

@@ -27,6 +27,7 @@ class Thing:
     primitive: str | None = None
     location: list[float] | None = None
     modifiers: list[tuple[str, str]] = field(default_factory=list)  # (name, TYPE)
+    scale: list[float] = field(default_factory=lambda: [1.0, 1.0, 1.0])
 
 
 def _base(name: str) -> str:
@@ -42,9 +43,12 @@ class Stage:
         self.things: dict[str, Thing] = {}
         for o in summary.objects if summary is not None else []:
             mods = [tuple(m.split(":", 1)) for m in o.modifiers if ":" in m]
-            self.things[o.name] = Thing(o.type, None, list(o.location), [(n, t) for n, t in mods])
+            self.things[o.name] = Thing(
+                o.type, None, list(o.location), [(n, t) for n, t in mods], list(o.scale)
+            )
         self.frame: int | None = None  # set by "at frame 24 ..."
         self.changed: dict[str, list[str]] = {}  # object -> properties its last move set
+        self.last_copy: str | None = None  # "the copy": the newest object.duplicate made
 
     # -- questions --------------------------------------------------------------------
     def exists(self, name: str) -> bool:
@@ -110,7 +114,8 @@ class Stage:
             name = args.get("name")
             if name is not None:
                 location = [float(v) for v in args.get("location", [0, 0, 0])]
-                self.things[name] = Thing("MESH", args["primitive"], location)
+                scale = [float(v) for v in args.get("scale", [1, 1, 1])]
+                self.things[name] = Thing("MESH", args["primitive"], location, [], scale)
         elif tool in ("camera.create", "light.create") and "name" in args:
             kind = "CAMERA" if tool == "camera.create" else "LIGHT"
             location = [float(v) for v in args.get("location", [0, 0, 0])]
@@ -129,6 +134,8 @@ class Stage:
 
     def _duplicate(self, args: dict[str, Any]) -> None:
         source = self.things.get(args["name"])
+        if "new_name" in args:
+            self.last_copy = args["new_name"]
         if source is None or "new_name" not in args:
             return
         location = None
@@ -136,13 +143,19 @@ class Stage:
             offset = args.get("offset", [0, 0, 0])
             location = [a + b for a, b in zip(source.location, offset, strict=True)]
         self.things[args["new_name"]] = Thing(
-            source.type, source.primitive, location, list(source.modifiers)
+            source.type, source.primitive, location, list(source.modifiers), list(source.scale)
         )
 
     def _transform(self, args: dict[str, Any]) -> None:
         name = args["name"]
         self.changed[name] = [k for k in ("location", "rotation", "scale") if k in args]
         thing = self.things.get(name)
+        if thing is not None and "scale" in args:
+            given = [float(v) for v in args["scale"]]
+            relative = args.get("mode") == "relative"
+            thing.scale = (
+                [a * b for a, b in zip(thing.scale, given, strict=True)] if relative else given
+            )
         if thing is None or "location" not in args:
             return
         if args.get("mode") != "relative":
