@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.e2e.test_browser import CHROMIUM
@@ -89,3 +90,59 @@ async def test_console_when_token_is_not_the_mesh_user_says_who_is_who(
         await page.get_by_label("API token").fill("not-a-token")
         await page.get_by_label("API token").dispatch_event("change")
         await expect(page.get_by_test_id("whoami")).to_have_text("This token is not valid.")
+
+
+async def api_run(url: str, token: str, scene: str, prompt: str) -> dict[str, Any]:
+    """A run made elsewhere (another tab, the CLI as the same user): not by the page."""
+    headers = {"Authorization": f"Bearer {token}"}
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=120) as http:
+        answer = await http.post("/api/agent/run", json={"prompt": prompt, "sceneId": scene})
+    assert answer.status_code == 200, answer.text
+    result: dict[str, Any] = answer.json()
+    return result
+
+
+async def test_console_when_runs_end_elsewhere_lists_them_and_resolves_the_inbox(
+    console_url: str, tmp_path: Path
+) -> None:
+    async with console(console_url, ANA, tmp_path, "runs-inbox") as page:
+        await expect(page.get_by_test_id("inbox-empty")).to_be_visible(timeout=30_000)
+        runs = page.get_by_test_id("run-row")
+        made = await api_run(console_url, ANA, "inbox", "add a cube named Keep")
+        assert made["status"] == "completed", made
+        # No reload, no click: the list and the scene picker catch up by themselves.
+        row = runs.filter(has_text=made["runId"])
+        await expect(row.get_by_test_id("run-state")).to_have_text("completed", timeout=30_000)
+        picker = page.get_by_label("Pick a scene")
+        await expect(picker.locator("option", has_text="inbox")).to_have_count(1)
+        await api_run(console_url, ANA, "other", "add a cube named Gone")
+
+        kept = await api_run(console_url, ANA, "inbox", "delete Keep")
+        gone = await api_run(console_url, ANA, "other", "delete Gone")
+        assert kept["status"] == gone["status"] == "awaiting_confirmation"
+        cards = page.get_by_test_id("approval")
+        await expect(cards).to_have_count(2, timeout=30_000)
+        await expect(page.get_by_test_id("inbox-count")).to_have_text("(2)")
+        await expect(runs.filter(has_text=kept["runId"])).to_contain_text("awaiting_confirmation")
+        await snap(page, tmp_path, "inbox-two-waiting")
+
+        await cards.filter(has_text=gone["runId"]).get_by_test_id("reject").click()
+        await expect(cards).to_have_count(1, timeout=RUN_TIMEOUT_MS)
+        await cards.filter(has_text=kept["runId"]).get_by_test_id("approve").click()
+        await expect(page.get_by_test_id("inbox-empty")).to_be_visible(timeout=RUN_TIMEOUT_MS)
+        await expect(runs.filter(has_text=kept["runId"]).get_by_test_id("run-state")).to_have_text(
+            "completed", timeout=30_000
+        )
+        rejected = runs.filter(has_text=gone["runId"])
+        await expect(rejected.get_by_test_id("run-state")).to_have_text("failed")
+        await expect(rejected).to_contain_text("APPROVAL_REJECTED")
+
+        # The chosen scene follows a run that ends on it, made elsewhere.
+        await picker.select_option("inbox")
+        summary = page.get_by_test_id("scene-summary")
+        await expect(summary).to_contain_text("scene inbox at revision 2", timeout=30_000)
+        later = await api_run(console_url, ANA, "inbox", "add a cube named Later")
+        assert later["status"] == "completed", later
+        await expect(summary).to_contain_text("Later [MESH]", timeout=30_000)
+        await expect(page.get_by_test_id("history-row")).to_have_count(3)
+        await expect(page.get_by_test_id("error")).to_be_hidden()

@@ -79,7 +79,6 @@ async function submitRun(event) {
   $("event-log").replaceChildren();
   $("run-status").textContent = "";
   $("audit-table").tBodies[0].replaceChildren();
-  $("approvals").hidden = true;
   $("result-section").hidden = true;
   $("audit-section").hidden = true;
   const body = { prompt: $("prompt").value.trim(), sceneId: $("scene-id").value.trim() };
@@ -141,14 +140,23 @@ async function onStreamItem(item) {
 // -- approvals ------------------------------------------------------------------------
 
 // Every approval the user's runs wait on, or only ``runId``'s.
+// The inbox is redrawn only when the set of waiting approvals changed, so a card a person
+// is reading (or clicking) stays put while the page keeps itself up to date.
+let shownApprovals = "";
+
 async function showPending(runId) {
   const response = await api("/api/agent/approvals/pending");
   const { approvals } = await response.json();
   const mine = runId ? approvals.filter((a) => a.runId === runId) : approvals;
+  const key = mine.map((a) => `${a.approvalId}:${a.requestHash}`).join(",");
+  $("inbox-count").textContent = mine.length ? `(${mine.length})` : "";
+  $("inbox-empty").hidden = mine.length > 0;
+  $("approvals").hidden = false;
+  if (key === shownApprovals) return;
+  shownApprovals = key;
   const box = $("pending");
   box.replaceChildren();
   for (const approval of mine) box.appendChild(approvalCard(approval));
-  $("approvals").hidden = mine.length === 0;
 }
 
 function approvalCard(approval) {
@@ -224,8 +232,9 @@ async function resolve(approval, decision, buttons) {
         codeSha256: decision === "reject" ? [] : approval.codeSha256 || [],
       }),
     });
-    $("approvals").hidden = true;
     await showResult(await response.json());
+    await guarded(() => showPending(null));
+    await guarded(refreshRuns);
   } catch (error) {
     showError(error.message);
     for (const button of buttons.querySelectorAll("button")) button.disabled = false;
@@ -263,7 +272,7 @@ async function showResult(result) {
     ? `${result.failure.errorCode}: ${result.failure.retryHint}`
     : "";
   if (result.status === "awaiting_confirmation") {
-    await guarded(() => showPending(result.runId));
+    await guarded(() => showPending(null));
     return;
   }
   await guarded(() => showAudit(result.runId));
@@ -428,7 +437,6 @@ function revertButton(sceneId, revision) {
 async function revertTo(sceneId, revision, button) {
   showError("");
   $("event-log").replaceChildren();
-  $("approvals").hidden = true;
   $("result-section").hidden = true;
   $("audit-section").hidden = true;
   button.disabled = true;
@@ -495,4 +503,84 @@ async function showWhoami() {
 document.addEventListener("DOMContentLoaded", () => {
   $("token").addEventListener("change", showWhoami);
   showWhoami();
+});
+
+// -- your runs, kept up to date: the list is read again every RUNS_POLL_MS --------------
+// The gateway streams only the run a page submitted; runs started elsewhere (the CLI as
+// the same user, another tab, an agent over MCP) are seen by asking again. When a run
+// ends or starts waiting, the inbox, the scene list and the chosen scene follow.
+
+const RUNS_POLL_MS = 2000;
+const RUNS_SHOWN = 50;
+const ENDED = new Set(["completed", "failed"]);
+let runStates = null; // runId -> state, as last shown
+let polling = null;
+
+async function refreshRuns() {
+  if (!token()) return;
+  const { runs } = await (await api("/api/runs")).json();
+  const states = new Map(runs.map((r) => [r.runId, r.status]));
+  const before = runStates;
+  runStates = states;
+  drawRuns(runs.slice(0, RUNS_SHOWN));
+  if (before === null) return;
+  const changed = runs.filter((r) => before.get(r.runId) !== r.status);
+  if (!changed.length) return;
+  const waiting = (state) => state === "awaiting_confirmation";
+  if (changed.some((r) => waiting(r.status) || waiting(before.get(r.runId)))) {
+    await guarded(() => showPending(null));
+  }
+  const ended = changed.filter((r) => ENDED.has(r.status));
+  if (ended.length) {
+    await guarded(loadScenes);
+    const chosen = $("scene-picker").value;
+    if (chosen && ended.some((r) => r.sceneId === chosen)) {
+      await guarded(() => showSceneDetails(chosen));
+    }
+  }
+}
+
+function drawRuns(runs) {
+  const rows = $("runs-table").tBodies[0];
+  rows.replaceChildren();
+  for (const run of runs) {
+    const row = rows.insertRow();
+    row.dataset.testid = "run-row";
+    row.dataset.runId = run.runId;
+    cell(row, run.runId);
+    cell(row, run.sceneId);
+    const state = cell(row, run.status);
+    state.className = `state-${run.status}`;
+    state.dataset.testid = "run-state";
+    cell(row, run.errorCode);
+    cell(row, new Date(run.createdAt).toLocaleString());
+    cell(row, new Date(run.updatedAt).toLocaleTimeString());
+  }
+  $("runs-note").textContent = runs.length
+    ? `Your newest ${runs.length} runs, kept up to date while this page is open.`
+    : "No runs yet.";
+}
+
+function poll() {
+  if (polling !== null) clearTimeout(polling);
+  polling = setTimeout(async () => {
+    polling = null;
+    if (!document.hidden) {
+      try {
+        await refreshRuns();
+      } catch (_) {
+        // the next round tries again; a bad token is said once, by the form
+      }
+    }
+    poll();
+  }, RUNS_POLL_MS);
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("token").addEventListener("change", () => {
+    runStates = null;
+    guarded(refreshRuns);
+  });
+  guarded(refreshRuns);
+  poll();
 });
