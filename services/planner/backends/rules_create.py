@@ -9,24 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from services.planner.backends import rules_sizes as sizes
 from services.planner.backends.rules_cursor import Cursor, NoParse, Number, Plan, once
 from services.planner.backends.rules_readers import adjectives, along, amount, axis, count
 from services.planner.backends.rules_vocab import MATERIAL_WORDS, PRIMITIVES
-from services.planner.backends.rules_words import ABOVE, DEFAULT_NAMES, PLURALS, ROW_SPACING
+from services.planner.backends.rules_words import DEFAULT_NAMES, PLURALS, ROW_SPACING, UNIT_WORDS
+
+PLACE_WORDS = ("above", "over", "on", "onto", "next", "beside")
 
 
 def above(cur: Cursor) -> list[Number]:
-    """``above|over|on top of <Name>``: ``ABOVE`` units over the object's location."""
-    if cur.word("on"):
-        cur.expect("top")
-        cur.expect("of")
-    else:
-        cur.expect("above", "over")
-    name = cur.name()
-    where = cur.stage.location(name)
-    if where is None:
-        raise NoParse(f'I do not know where "{name}" is, so I cannot place something above it.')
-    return [where[0], where[1], round(where[2] + ABOVE, 4)]
+    """``above|over|on [top of]|next to <Name>`` for a light or camera (which has no size)."""
+    return sizes.place(cur, sizes.read_place(cur), sizes.own_half(None, None))
 
 
 def _material(cur: Cursor, seen: dict[str, Any]) -> None:
@@ -42,13 +36,21 @@ def _material(cur: Cursor, seen: dict[str, Any]) -> None:
 
 def _options(cur: Cursor, seen: dict[str, Any], looks: dict[str, Any]) -> None:
     """The options after the primitive, up to the clause end or the next item."""
-    while (token := cur.peek()) is not None and token.kind != "COMMA" and token.lower != "and":
-        if word := cur.word("named", "called"):
+    while (token := cur.peek()) is not None:
+        if token.kind == "COMMA" or token.lower == "and":
+            if not _option_ahead(cur):
+                return
+            cur.pos += 1
+            cur.word("and")
+            continue
+        if sizes.size_ahead(cur):
+            sizes.read_size(cur, seen.setdefault("sizes", {}))
+        elif word := cur.word("named", "called"):
             once(seen, "name", cur.literal_name(), word)
         elif word := cur.word("at"):
             once(seen, "location", cur.location(), word)
-        elif token.lower in ("above", "over", "on"):
-            once(seen, "location", above(cur), token.text)
+        elif token.lower in PLACE_WORDS:
+            once(seen, "place", sizes.read_place(cur), token.text)
         elif word := cur.word("rotated"):
             cur.word("by")
             once(seen, "rotation", cur.vector(), word)
@@ -69,16 +71,32 @@ def _options(cur: Cursor, seen: dict[str, Any], looks: dict[str, Any]) -> None:
             spacing = amount(cur)
             cur.expect("apart")
             once(seen, "spacing", spacing, "apart")
+        elif cur.word("of"):
+            sizes.read_size(cur, seen.setdefault("sizes", {}))
         elif cur.word("with"):
             _material(cur, looks)
         else:
             raise NoParse()
 
 
-def _names(cur: Cursor, primitive: str, given: str | None, n: int, taken: set[str]) -> list[str]:
+def _option_ahead(cur: Cursor) -> bool:
+    """Whether ``,`` / ``and`` goes on with this item's options ("10 m wide and 3 m high",
+    ", 2 meters apart") rather than starting the next item."""
+    after = 2 if (tok := cur.peek(1)) is not None and tok.lower == "and" else 1
+    if sizes.size_ahead(cur, after):
+        return True
+    token, following = cur.peek(after), cur.peek(after + 1)
+    if token is None or token.kind != "NUMBER":
+        return False
+    if following is not None and following.lower in UNIT_WORDS:
+        following = cur.peek(after + 2)
+    return following is not None and following.lower == "apart"
+
+
+def _names(cur: Cursor, base: str, given: str | None, n: int, taken: set[str]) -> list[str]:
     if n == 1 and given is not None:
         return [given]
-    base = given or DEFAULT_NAMES[primitive]
+    base = given or base
     if n == 1 and not cur.stage.known:
         return [base]
     try:
@@ -94,17 +112,30 @@ def _item(cur: Cursor, taken: set[str], n: int | None = None, row: int | None = 
         n = count(cur) or 1
     looks = adjectives(cur)
     primitive = cur.phrase(PLURALS) or cur.phrase(PRIMITIVES)
+    base = DEFAULT_NAMES.get(primitive or "", "")
     if primitive is None:
-        raise NoParse()
+        found = sizes.noun(cur, plural=n > 1)
+        if found is None:
+            raise NoParse()
+        primitive, base = found
     seen: dict[str, Any] = {}
     _options(cur, seen, looks)
+    if "sizes" in seen:
+        once(seen, "scale", sizes.scale_for(primitive, seen.pop("sizes")), "scaled")
+    sizes.placed(cur, seen, primitive)
     if row is not None:
         seen.setdefault("axis", row)
     material: dict[str, Any] = {
         k: looks[k] for k in ("base_color", "metallic", "roughness") if k in looks
     }
-    named = n > 1 or bool(looks) or "name" in seen or cur.stage.known
-    names = _names(cur, primitive, seen.get("name"), n, taken) if named else [""]
+    named = (
+        n > 1
+        or bool(looks)
+        or "name" in seen
+        or cur.stage.known
+        or base != DEFAULT_NAMES[primitive]
+    )
+    names = _names(cur, base, seen.get("name"), n, taken) if named else [""]
     taken.update(names)
     plans: list[Plan] = []
     for i, name in enumerate(names):

@@ -19,8 +19,9 @@ from services.planner.backends.rules_cursor import Cursor, Form, NoParse, Plan, 
 from services.planner.backends.rules_lexer import Token
 from services.planner.backends.rules_readers import targets
 from services.planner.backends.rules_scene import Stage
+from services.planner.backends.rules_sizes import EXTENT_WORDS
 from services.planner.backends.rules_vocab import MODIFIERS
-from services.planner.backends.rules_words import NO_TOOL, NUMBER_WORDS
+from services.planner.backends.rules_words import NO_TOOL, NUMBER_WORDS, UNIT_WORDS
 
 
 def _rename(cur: Cursor) -> Plan:
@@ -226,6 +227,7 @@ VERBS: dict[str, Form] = {
     "what's": _snapshot,
     "whats": _snapshot,
 }
+CONTINUING = frozenset({"apart", "by", *EXTENT_WORDS})
 _POLITE = ("please", "now", "also", "next", "finally", "then")
 _ASK = ("can", "could", "would", "will")
 
@@ -234,6 +236,10 @@ def starts_clause(tokens: Sequence[Token], index: int) -> bool:
     """Whether a clause starts at ``tokens[index]``: a verb, a polite opening or a frame."""
     word = tokens[index].lower
     following = tokens[index + 1].lower if index + 1 < len(tokens) else ""
+    if tokens[index].kind == "NUMBER":
+        after = tokens[index + 2].lower if index + 2 < len(tokens) else ""
+        measure = after if following in UNIT_WORDS else following
+        return measure not in CONTINUING  # "2 meters apart", "3 m high" go on the clause
     if word in ("at", "on"):
         return following == "frame"
     return word in VERBS or word in NO_TOOL or word in _POLITE or word in _ASK

@@ -117,11 +117,11 @@ Starts = Callable[[Sequence[Token], int], bool]
 def _splits(run: list[Token], tokens: Sequence[Token], after: int, starts: Starts | None) -> bool:
     """Whether a run of separators ends a clause. ``;``, ``.`` and ``then`` always do; a run
     of only ``,`` and ``and`` does when a clause starts after it, so lists ("Box, Ball and
-    Cone") stay inside their clause."""
+    Cone") and sizes (", 2 meters apart", "and 3 m high") stay inside their clause."""
     if starts is None or any(t.kind in ("SEMI", "PERIOD") or t.lower == "then" for t in run):
         return True
     following = tokens[after] if after < len(tokens) else None
-    if following is None or following.kind not in ("WORD", "STRING"):
+    if following is None or following.kind not in ("WORD", "STRING", "NUMBER"):
         return True
     return starts(tokens, after)
 

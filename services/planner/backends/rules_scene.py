@@ -30,7 +30,7 @@ class Thing:
     scale: list[float] = field(default_factory=lambda: [1.0, 1.0, 1.0])
 
 
-def _base(name: str) -> str:
+def base_name(name: str) -> str:
     """``Cube.001`` and ``Cube1`` -> ``cube``: the name a count or copy was numbered from."""
     return re.sub(r"(\.\d{3}|\d+)$", "", name).lower()
 
@@ -83,7 +83,7 @@ class Stage:
             n
             for n, t in self.things.items()
             if t.type == "MESH"
-            and (t.primitive == primitive or (t.primitive is None and _base(n) == base))
+            and (t.primitive == primitive or (t.primitive is None and base_name(n) == base))
         )
 
     def everything(self) -> list[str]:

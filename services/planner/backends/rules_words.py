@@ -88,7 +88,6 @@ DIRECTIONS: dict[str, tuple[int, int]] = {
 UNIT_WORDS = ("units", "unit", "meters", "meter", "metres", "metre", "m")
 
 ROW_SPACING = 3  # between counted objects and copies: a default cube (2) and a gap (1)
-ABOVE = 3.0  # how far "above Box" is
 
 # Size words of "make Box twice as big" and the factor they scale by.
 SIZE_FACTORS: dict[str, float] = {"twice": 2, "double": 2, "thrice": 3, "triple": 3, "half": 0.5}

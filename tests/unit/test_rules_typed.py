@@ -1,0 +1,114 @@
+"""The rules grammar as people type it: everyday nouns, sizes and places by bounds.
+
+Phrasings here are the tests' own; bench/grammar_fresh.txt is kept apart from them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from contracts.scenes import ObjectSummary, SceneSummary
+from services.planner.backends.rules import UnreadableRequest, plan_request
+from tests.artist_scene import catalog
+
+CATALOG = catalog()
+
+
+def _obj(name: str, kind: str, at: list[float], scale: list[float] | None = None) -> ObjectSummary:
+    return ObjectSummary(
+        name=name,
+        type=kind,
+        location=at,
+        rotation_degrees=[0, 0, 0],
+        scale=scale or [1, 1, 1],
+        modifiers=[],
+        materials=[],
+    )
+
+
+SCENE = SceneSummary(
+    scene_id="s",
+    scene_hash="h",
+    objects=[
+        _obj("Desk", "MESH", [0, 0, 0.5], [1, 0.5, 0.5]),
+        _obj("Cylinder", "MESH", [5, 0, 2], [0.5, 0.5, 2]),
+        _obj("Stool", "MESH", [-4, 0, 0.25], [0.3, 0.3, 0.25]),
+        _obj("Stool.001", "MESH", [-6, 0, 0.25], [0.3, 0.3, 0.25]),
+        _obj("Key", "LIGHT", [0, 0, 6]),
+    ],
+    materials=[],
+)
+
+
+def planned(text: str) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (op.tool_name, op.args) for op in plan_request(text, "r", CATALOG, None, SCENE).operations
+    ]
+
+
+def create(primitive: str, name: str, **more: Any) -> tuple[str, dict[str, Any]]:
+    return "object.create", {"primitive": primitive, "name": name, **more}
+
+
+@pytest.mark.parametrize(
+    ("text", "ops"),
+    [
+        ("add the ground, 20 m wide", [create("plane", "Ground", scale=[10, 10, 1])]),
+        ("create a plane 6 by 4", [create("plane", "Plane", scale=[3, 2, 1])]),
+        (
+            "add a pillar with a diameter of 1 and a height of 4",
+            [create("cylinder", "Pillar", scale=[0.5, 0.5, 2])],
+        ),
+        ("add a crate 2 by 1 by 0.5 meters", [create("cube", "Crate", scale=[1, 0.5, 0.25])]),
+        ("add a sphere of radius 2", [create("uv_sphere", "Sphere", scale=[2, 2, 2])]),
+        (
+            "add a wall 8 m long, 0.2 m thick and 2.5 m tall",
+            [create("cube", "Wall", scale=[4, 0.1, 1.25])],
+        ),
+        (
+            "add 3 columns along y, 4 m apart",
+            [
+                create("cylinder", "Column", location=[0, 0, 0]),
+                create("cylinder", "Column.001", location=[0, 4, 0]),
+                create("cylinder", "Column.002", location=[0, 8, 0]),
+            ],
+        ),
+        ("add a cone onto the desk", [create("cone", "Cone", location=[0, 0, 2])]),
+        (
+            "place a ball with radius 0.5 on top of Cylinder",
+            [create("uv_sphere", "Ball", location=[5, 0, 4.5], scale=[0.5, 0.5, 0.5])],
+        ),
+        ("add a cube next to the desk", [create("cube", "Cube", location=[3, 0, 1])]),
+        (
+            "add a point light above the desk",
+            [("light.create", {"kind": "point", "name": "Point", "location": [0, 0, 3]})],
+        ),
+    ],
+)
+def test_typed_create_when_read_plans_sizes_and_places(
+    text: str, ops: list[tuple[str, dict[str, Any]]]
+) -> None:
+    assert planned(text) == ops
+
+
+def test_a_noun_and_another_item_stay_two_items() -> None:
+    assert [args["name"] for _, args in planned("add a desk and 2 stools")] == [
+        "Desk.001",
+        "Stool.002",
+        "Stool.003",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("add a cube with radius 2", "has no radius"),
+        ("add a plane 3 m tall", "is flat"),
+        ("add a pillar 2 m tall and 3 m tall", "given already"),
+    ],
+)
+def test_a_size_that_cannot_be_is_refused_with_why(text: str, reason: str) -> None:
+    with pytest.raises(UnreadableRequest, match=reason):
+        planned(text)
