@@ -112,3 +112,57 @@ def test_a_noun_and_another_item_stay_two_items() -> None:
 def test_a_size_that_cannot_be_is_refused_with_why(text: str, reason: str) -> None:
     with pytest.raises(UnreadableRequest, match=reason):
         planned(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "ops"),
+    [
+        (
+            "colour the desk pale blue",
+            [("material.assign", {"object": "Desk", "base_color": [0.5, 0.5, 1.0]})],
+        ),
+        (
+            "make the desk deep green, matte",
+            [
+                (
+                    "material.assign",
+                    {"object": "Desk", "base_color": [0.0, 0.5, 0.0], "roughness": 1.0},
+                )
+            ],
+        ),
+        (
+            "make Cylinder silver and metallic and polished",
+            [
+                (
+                    "material.assign",
+                    {
+                        "object": "Cylinder",
+                        "base_color": [0.5271, 0.5271, 0.5271],
+                        "metallic": 1.0,
+                        "roughness": 0.05,
+                    },
+                )
+            ],
+        ),
+        (
+            "paint the desk cool grey",
+            [("material.assign", {"object": "Desk", "base_color": [0.1275, 0.1514, 0.2159]})],
+        ),
+        (
+            "make the key light cool",
+            [("light.set", {"name": "Key", "color": [0.5906, 0.7011, 1.0]})],
+        ),
+        ("paint Key red", [("light.set", {"name": "Key", "color": [1.0, 0.0, 0.0]})]),
+    ],
+)
+def test_typed_looks_when_read_plan_materials_and_light_colors(
+    text: str, ops: list[tuple[str, dict[str, Any]]]
+) -> None:
+    assert planned(text) == ops
+
+
+@pytest.mark.parametrize("text", ["make the desk emissive", "add a glowing sphere"])
+def test_emission_is_no_tool_rather_than_unread(text: str) -> None:
+    with pytest.raises(UnreadableRequest) as caught:
+        planned(text)
+    assert caught.value.kind == "no_tool" and "add a warm point light" in caught.value.message

@@ -21,7 +21,13 @@ from services.planner.backends.rules_readers import targets
 from services.planner.backends.rules_scene import Stage
 from services.planner.backends.rules_sizes import EXTENT_WORDS
 from services.planner.backends.rules_vocab import MODIFIERS
-from services.planner.backends.rules_words import NO_TOOL, NUMBER_WORDS, UNIT_WORDS
+from services.planner.backends.rules_words import (
+    EMISSION,
+    EMISSION_WORDS,
+    NO_TOOL,
+    NUMBER_WORDS,
+    UNIT_WORDS,
+)
 
 
 def _rename(cur: Cursor) -> Plan:
@@ -140,6 +146,7 @@ def _verb_make(cur: Cursor) -> Plans:
         cur,
         stage.active_camera,
         stage.world,
+        stage.light_looks,
         organize.make_shaded,
         organize.make_visible,
         transform.size,
@@ -186,9 +193,9 @@ VERBS: dict[str, Form] = {
     "remove": _verb_delete,
     "set": _verb_set,
     "change": _verb_set,
-    "color": forms.verb_color,
-    "colour": forms.verb_color,
-    "paint": forms.verb_color,
+    "color": lambda cur: first(cur, stage.light_looks, forms.verb_color),
+    "colour": lambda cur: first(cur, stage.light_looks, forms.verb_color),
+    "paint": lambda cur: first(cur, stage.light_looks, forms.verb_color),
     "make": _verb_make,
     "give": forms.verb_give,
     "scatter": geonodes.scatter,
@@ -287,6 +294,8 @@ def parse_clause(
         cur.read()
         if cur.at_end():
             return []
+        if any(t.lower in EMISSION_WORDS and not cur.stage.exists(t.text) for t in tokens):
+            raise NoTool(EMISSION)
         if _verbless(cur):
             verb = "add"
             return _plans(create.create(cur))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from services.planner.backends.rules_cursor import Cursor, NoParse, Number
+from services.planner.backends.rules_lexer import Token
 from services.planner.backends.rules_vocab import COLORS, CONNECTORS, PRIMITIVES
 from services.planner.backends.rules_words import (
     AXES,
@@ -13,6 +14,7 @@ from services.planner.backends.rules_words import (
     DEFAULT_NAMES,
     EVERYTHING,
     LIGHT,
+    LIGHT_TINTS,
     NUMBER_WORDS,
     OBJECT_WORDS,
     PLURALS,
@@ -22,6 +24,8 @@ from services.planner.backends.rules_words import (
     UNIT_WORDS,
 )
 
+TINTS = {"warm": LIGHT_TINTS["warm"], "cool": LIGHT_TINTS["cool"]}
+TONES = frozenset({DARK, LIGHT, "pale", "deep", "bright", *TINTS})
 MAX_COUNT = 100  # objects one clause may create or copy
 MAX_TARGETS = 500  # objects one clause may name or a group may stand for
 
@@ -125,16 +129,24 @@ def along(value: Number, index: int) -> list[Number]:
 
 
 def shade_of(cur: Cursor) -> list[float] | None:
-    """A color word, optionally ``dark`` / ``light`` before it, or ``#rrggbb``; None if none."""
+    """A color word, optionally toned before it (``dark``, ``light``, ``pale``, ``deep``,
+    ``bright``, ``warm``, ``cool``), or ``#rrggbb``; None (nothing read) if none."""
     token, following = cur.peek(), cur.peek(1)
     tone = token.lower if token is not None else ""
-    if tone in (DARK, LIGHT) and following is not None and following.lower in COLORS:
+    if tone in TONES and following is not None and following.lower in COLORS:
         cur.pos += 2
-        base = COLORS[following.lower]
-        if tone == DARK:
-            return [round(c * 0.2, 4) for c in base]
-        return [round(c * 0.5 + 0.5, 4) for c in base]
+        return toned(tone, COLORS[following.lower])
     return cur.color_word()
+
+
+def toned(tone: str, base: list[float]) -> list[float]:
+    """``base`` darker (x0.2, or x0.5 for deep), halfway to white, or tinted warm/cool."""
+    if tone in TINTS:
+        return [round(c * t, 4) for c, t in zip(base, TINTS[tone], strict=True)]
+    if tone in (LIGHT, "pale"):
+        return [round(c * 0.5 + 0.5, 4) for c in base]
+    factor = {DARK: 0.2, "deep": 0.5}.get(tone, 1.0)
+    return [round(c * factor, 4) for c in base]
 
 
 def adjectives(cur: Cursor) -> dict[str, Any]:
@@ -142,6 +154,9 @@ def adjectives(cur: Cursor) -> dict[str, Any]:
     flat. Returns material values under their material.assign keys and ``smooth``."""
     found: dict[str, Any] = {}
     while (token := cur.peek()) is not None:
+        if found and (token.kind == "COMMA" or token.lower == "and") and _adjective(cur.peek(1)):
+            cur.pos += 1  # "grey and rough", "dark, shiny"
+            continue
         color = shade_of(cur)
         if color is not None:
             _once(found, "base_color", color, token.text)
@@ -155,6 +170,13 @@ def adjectives(cur: Cursor) -> dict[str, Any]:
         else:
             return found
     return found
+
+
+def _adjective(token: Token | None) -> bool:
+    if token is None:
+        return False
+    word = token.lower
+    return word in COLORS or word in TONES or word in SURFACE_WORDS or word in SHADE_WORDS
 
 
 def _once(found: dict[str, Any], key: str, value: Any, word: str) -> None:

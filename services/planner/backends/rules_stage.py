@@ -218,11 +218,30 @@ def _light_option(cur: Cursor, seen: dict[str, Any]) -> None:
 
 def light_head(cur: Cursor) -> list[float] | None:
     """The tint or color before a light: ``warm``, ``cool``, a color word; None if none."""
+    color = shade_of(cur)  # "warm white" is a toned color, "warm" alone a tint
     token = cur.peek()
-    if token is not None and token.lower in LIGHT_TINTS:
+    if color is None and token is not None and token.lower in LIGHT_TINTS:
         cur.pos += 1
         return list(LIGHT_TINTS[token.lower])
-    return shade_of(cur)
+    return color
+
+
+def light_looks(cur: Cursor) -> Plan:
+    """make|color|paint <light> [in] warm|cool|<color>: the light's color (``light.set``)."""
+    try:
+        name = _light_name(cur)
+    except NoParse:
+        raise NoParse() from None  # not a light: the material forms say what went wrong
+    thing = cur.stage.things.get(name)
+    if thing is None or thing.type != "LIGHT":
+        raise NoParse()  # only a light the scene shows: anything else takes a material
+    cur.word("light", "lamp")  # "the key light"
+    cur.word("in")
+    color = light_head(cur)
+    if color is None:
+        color = cur.color()
+    cur.end()
+    return "light.set", {"name": name, "color": color}
 
 
 def set_light(cur: Cursor) -> Plan:

@@ -95,6 +95,11 @@ COLORS: dict[str, list[float]] = {
     "cyan": [0.0, 1.0, 1.0],
     "magenta": [1.0, 0.0, 1.0],
     "brown": [0.2582, 0.0595, 0.0065],  # sRGB #8B4513
+    "beige": [0.9131, 0.9131, 0.7157],  # sRGB #F5F5DC
+    "gold": [1.0, 0.6795, 0.0],  # sRGB #FFD700
+    "silver": [0.5271, 0.5271, 0.5271],  # sRGB #C0C0C0
+    "navy": [0.0, 0.0, 0.2159],  # sRGB #000080
+    "teal": [0.0, 0.2159, 0.2159],  # sRGB #008080
 }
 
 ARTICLES = frozenset({"a", "an", "the"})

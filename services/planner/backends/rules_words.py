@@ -104,7 +104,19 @@ SURFACE_WORDS: dict[str, tuple[str, float]] = {
     "glossy": ("roughness", 0.1),
     "shiny": ("roughness", 0.1),
     "polished": ("roughness", 0.05),
+    "dull": ("roughness", 0.8),
+    "reflective": ("roughness", 0.1),
+    "chrome": ("metallic", 1.0),
+    "metalic": ("metallic", 1.0),
 }
+# Words asking for light from a surface: no material tool takes an emission yet.
+EMISSION_WORDS = frozenset(
+    {"glow", "glows", "glowing", "emissive", "emission", "emit", "emits", "emitting", "luminous"}
+)
+EMISSION = (
+    "materials here take a color, metallic and roughness; nothing makes a surface glow "
+    "(emission) yet. For light, add a light: add a warm point light above <N>"
+)
 SHADE_WORDS: dict[str, bool] = {"smooth": True, "flat": False}
 DARK, LIGHT = "dark", "light"  # "dark blue" = blue x 0.2, "light blue" = halfway to white
 
