@@ -63,6 +63,11 @@ class SceneFiles:
     async def preview(self, scene_id: str) -> bytes | None:
         return await self._previews.get(scene_id)
 
+    async def revision_preview(self, scene_id: str, revision: int) -> bytes | None:
+        """The picture of one recent revision; None when it was never rendered (a newer
+        commit came first) or has fallen out of the kept window."""
+        return await self._previews.get_revision(scene_id, revision)
+
     async def scenes_of(self, user: str, limit: int = 200) -> list[Head]:
         """The heads of the scenes ``user`` owns, by scene id (at most ``limit``)."""
         ids = sorted({scene for scene, _, _ in await self._scenes.revisions()})

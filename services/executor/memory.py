@@ -17,6 +17,7 @@ from contracts.tools import ToolCatalog
 from services.executor.journal import JournalEntry
 from services.executor.ports import (
     INSPECTION_SUFFIX,
+    KEPT_REVISION_PREVIEWS,
     Lease,
     LeaseHeld,
     LeaseLost,
@@ -166,12 +167,22 @@ class MemoryPreviews:
 
     def __init__(self) -> None:
         self.items: dict[str, bytes] = {}
+        self.revisions: dict[tuple[str, int], bytes] = {}
 
     async def put(self, scene_id: str, png: bytes) -> None:
         self.items[scene_id] = png
 
     async def get(self, scene_id: str) -> bytes | None:
         return self.items.get(scene_id)
+
+    async def put_revision(self, scene_id: str, revision: int, png: bytes) -> None:
+        self.revisions[(scene_id, revision)] = png
+        oldest = revision - KEPT_REVISION_PREVIEWS
+        for old in [k for k in self.revisions if k[0] == scene_id and k[1] <= oldest]:
+            del self.revisions[old]
+
+    async def get_revision(self, scene_id: str, revision: int) -> bytes | None:
+        return self.revisions.get((scene_id, revision))
 
 
 class MemorySceneSummaries:

@@ -145,12 +145,22 @@ class SceneStore(Protocol):
         ...
 
 
+# Pictures of a scene's revisions kept for before/after views: the newest this many.
+KEPT_REVISION_PREVIEWS = 20
+
+
 class Previews(Protocol):
-    """Port: the latest preview PNG of a scene, or None when none was rendered."""
+    """Port: the latest preview PNG of a scene, or None when none was rendered; and the
+    pictures of its recent revisions, so a run's before and after can be shown side by
+    side (the oldest beyond a bound are deleted as new ones arrive)."""
 
     async def put(self, scene_id: str, png: bytes) -> None: ...
 
     async def get(self, scene_id: str) -> bytes | None: ...
+
+    async def put_revision(self, scene_id: str, revision: int, png: bytes) -> None: ...
+
+    async def get_revision(self, scene_id: str, revision: int) -> bytes | None: ...
 
 
 class SceneSummaries(Protocol):

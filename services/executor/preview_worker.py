@@ -26,6 +26,8 @@ log = logging.getLogger("blendmesh.executor")
 # Scenes waiting for a picture at once; beyond it the oldest waiting scene is dropped
 # (its next commit asks again), so a burst of scenes cannot grow the queue without end.
 MAX_PENDING = 256
+# Large enough to fill the console's preview; workbench renders it in well under a second.
+PREVIEW_SIZE = (960, 720)
 
 
 @dataclass
@@ -140,11 +142,13 @@ class PreviewWorker:
         png_path = self.work_dir / f"{scene_id}.png"
         try:
             await bridge.load(str(waiting.blend))
-            await bridge.render_preview(str(png_path))
+            await bridge.render_preview(str(png_path), *PREVIEW_SIZE)
         except TimeoutError:
             await bridge.restart()  # hung: the next scene gets a fresh one (a dead one is
             raise  # replaced by the bridge's supervisor on its next call)
         png = await asyncio.to_thread(png_path.read_bytes)
+        if self.previews is not None:  # even if late for the head: it pictures its revision
+            await self.previews.put_revision(scene_id, waiting.revision, png)
         if self._rendered.get(scene_id, -1) >= waiting.revision:
             return
         await asyncio.to_thread(self.files.export_preview, png, scene_id)

@@ -1,10 +1,14 @@
-"""Scene previews: the PNG rendered after a scene's last commit, one object per scene.
+"""Scene previews: the PNG rendered after a scene's last commit, one object per scene,
+and one per recent revision for before/after views.
 
 The executor writes them and the gateway serves them, both through this port, from the
-Object Store bucket ``<prefix>_previews`` (object name = scene id).
+Object Store bucket ``<prefix>_previews`` (object name = scene id; ``<scene id>@<revision>``
+for a revision's, the newest KEPT_REVISION_PREVIEWS of them kept: scene ids never hold ``@``).
 """
 
 from __future__ import annotations
+
+import contextlib
 
 from nats.js import JetStreamContext
 from nats.js.errors import (
@@ -15,7 +19,10 @@ from nats.js.errors import (
 )
 from nats.js.object_store import ObjectStore
 
+from services.executor.ports import KEPT_REVISION_PREVIEWS
 from services.runtime.bus import object_store_config
+
+_GONE = (ObjectNotFoundError, ObjectDeletedError, NotFoundError)
 
 
 class ObjectStorePreviews:
@@ -47,6 +54,20 @@ class ObjectStorePreviews:
             return None
         try:
             result = await store.get(scene_id)
-        except (ObjectNotFoundError, ObjectDeletedError, NotFoundError):
+        except _GONE:
             return None
         return result.data or None
+
+    async def put_revision(self, scene_id: str, revision: int, png: bytes) -> None:
+        store = await self._objects(create=True)
+        assert store is not None
+        await store.put(f"{scene_id}@{revision}", png)
+        # The worker pictures most revisions, so the one falling out of the window is
+        # nearly always the one to delete; a few more behind it cover skipped revisions.
+        falls_out = revision - KEPT_REVISION_PREVIEWS
+        for old in range(max(1, falls_out - 4), falls_out + 1):
+            with contextlib.suppress(*_GONE):
+                await store.delete(f"{scene_id}@{old}")
+
+    async def get_revision(self, scene_id: str, revision: int) -> bytes | None:
+        return await self.get(f"{scene_id}@{revision}")

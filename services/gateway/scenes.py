@@ -76,7 +76,7 @@ async def scene_blend(scene_id: SceneId, user: User, gw: Gw) -> Response:
 @router.get(
     "/{sceneId}/preview.png",
     response_class=Response,
-    responses={**_binary("image/png", "A small render after the scene's last commit"), **ERRORS},
+    responses={**_binary("image/png", "A render after the scene's last commit"), **ERRORS},
 )
 async def scene_preview(scene_id: SceneId, user: User, gw: Gw) -> Response:
     """The preview rendered after the scene's last commit; 404 until there is one."""
@@ -84,6 +84,23 @@ async def scene_preview(scene_id: SceneId, user: User, gw: Gw) -> Response:
     png = await SceneFiles(gw.bus.js, gw.prefix).preview(scene_id)
     if png is None:
         raise NotFound(f"scene {scene_id} has no preview yet")
+    return Response(png, media_type="image/png")
+
+
+@router.get(
+    "/{sceneId}/revisions/{revision}/preview.png",
+    response_class=Response,
+    responses={**_binary("image/png", "The render of one recent revision"), **ERRORS},
+)
+async def revision_preview(
+    scene_id: SceneId, revision: Annotated[int, Path(ge=1, le=2**31)], user: User, gw: Gw
+) -> Response:
+    """The render of ``revision`` (one of the scene's newest), for a run's before and
+    after; 404 when that revision was not rendered or is no longer kept."""
+    await gw.own_scene(scene_id, user)
+    png = await SceneFiles(gw.bus.js, gw.prefix).revision_preview(scene_id, revision)
+    if png is None:
+        raise NotFound(f"scene {scene_id} has no preview of revision {revision}")
     return Response(png, media_type="image/png")
 
 

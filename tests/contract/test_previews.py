@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from services.executor.memory import MemoryPreviews
-from services.executor.ports import Previews
+from services.executor.ports import KEPT_REVISION_PREVIEWS, Previews
 from services.executor.previews import ObjectStorePreviews
 from services.runtime.host import Bus
 
@@ -30,6 +30,25 @@ class PreviewsContract:
         await previews.put("s", PNG)
         await previews.put("s", PNG + b"later")
         assert await previews.get("s") == PNG + b"later"
+
+    async def test_put_revision_when_read_back_is_apart_from_the_head(
+        self, previews: Previews
+    ) -> None:
+        await previews.put_revision("s", 1, PNG + b"1")
+        await previews.put_revision("s", 2, PNG + b"2")
+        assert await previews.get_revision("s", 1) == PNG + b"1"
+        assert await previews.get_revision("s", 2) == PNG + b"2"
+        assert await previews.get_revision("s", 3) is None
+        assert await previews.get("s") is None  # the head's picture is put on its own
+
+    async def test_put_revision_when_window_passed_deletes_the_oldest(
+        self, previews: Previews
+    ) -> None:
+        newest = KEPT_REVISION_PREVIEWS + 2
+        for revision in range(1, newest + 1):
+            await previews.put_revision("s", revision, PNG)
+        assert await previews.get_revision("s", 2) is None
+        assert await previews.get_revision("s", newest - KEPT_REVISION_PREVIEWS + 1) == PNG
 
 
 class TestMemoryPreviews(PreviewsContract):

@@ -9,6 +9,7 @@ to look at; none is kept in the repository.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -145,4 +146,61 @@ async def test_console_when_runs_end_elsewhere_lists_them_and_resolves_the_inbox
         assert later["status"] == "completed", later
         await expect(summary).to_contain_text("Later [MESH]", timeout=30_000)
         await expect(page.get_by_test_id("history-row")).to_have_count(3)
+        await expect(page.get_by_test_id("error")).to_be_hidden()
+
+
+# Pixels of an image (drawn on a canvas): its size and a coarse fingerprint to compare.
+PIXELS = """(id) => {
+  const img = document.getElementById(id);
+  const canvas = document.createElement("canvas");
+  canvas.width = img.naturalWidth;
+  canvas.height = img.naturalHeight;
+  const ctx = canvas.getContext("2d");
+  ctx.drawImage(img, 0, 0);
+  const data = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+  let sum = 0;
+  for (let i = 0; i < data.length; i += 4) sum += data[i] + data[i + 1] + data[i + 2];
+  return [img.naturalWidth, img.naturalHeight, sum];
+}"""
+
+
+async def test_console_when_run_ends_shows_a_large_before_and_after(
+    console_url: str, tmp_path: Path
+) -> None:
+    async with console(console_url, ANA, tmp_path, "before-after") as page:
+        await run(page, "compare", "add a cube named First")
+        await expect(page.get_by_test_id("preview")).to_have_attribute(
+            "src", re.compile("^blob:"), timeout=30_000
+        )
+        await run(page, "compare", "add a cube named Second at 3 0 0 and scale it by 2")
+        heading = page.get_by_test_id("compare-heading")
+        await expect(heading).to_contain_text("revision 2 of compare", timeout=30_000)
+        for image in ("before", "after"):
+            await expect(page.get_by_test_id(image)).to_have_attribute(
+                "src", re.compile("^blob:"), timeout=30_000
+            )
+            await page.wait_for_function(
+                f"() => document.getElementById('{image}').naturalWidth > 0", timeout=30_000
+            )
+        await expect(page.get_by_test_id("before-caption")).to_have_text("Revision 1")
+        await expect(page.get_by_test_id("after-caption")).to_have_text("Revision 2")
+        before = await page.evaluate(PIXELS, "before")
+        after = await page.evaluate(PIXELS, "after")
+        assert before[:2] == after[:2] == [960, 720], (before, after)
+        assert before[2] != after[2]  # the second cube is in the picture
+        preview = page.get_by_test_id("preview")
+        await expect(page.locator("#preview-caption")).to_have_text("Rendered after revision 2.")
+        assert await page.evaluate(PIXELS, "preview") == after  # the run's own picture
+        box = await preview.bounding_box()
+        assert box is not None and box["width"] >= 900, box  # shown large, not 320 wide
+        await page.get_by_test_id("compare").scroll_into_view_if_needed()
+        await snap(page, tmp_path, "before-after-view")
+
+        # From the history, the first revision compares with the empty scene.
+        await page.get_by_test_id("scenes-refresh").click()
+        await page.get_by_label("Pick a scene").select_option("compare")
+        first = page.get_by_role("button", name="Compare compare revision 1 with the one before")
+        await first.click()
+        await expect(heading).to_contain_text("revision 1 of compare")
+        await expect(page.get_by_test_id("before-caption")).to_contain_text("empty")
         await expect(page.get_by_test_id("error")).to_be_hidden()

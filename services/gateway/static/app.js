@@ -276,7 +276,17 @@ async function showResult(result) {
     return;
   }
   await guarded(() => showAudit(result.runId));
-  if (result.scenePath) await guarded(() => showScene($("scene-id").value.trim(), result.scenePath));
+  if (result.scenePath) {
+    // The run's own scene (an approval from the inbox may be for another than the form's).
+    const named = /^\/api\/scenes\/([A-Za-z0-9_-]+)\.blend$/.exec(result.scenePath);
+    const sceneId = named ? named[1] : $("scene-id").value.trim();
+    let made = null; // the revision this run committed: its own picture, not the head's
+    await guarded(async () => {
+      made = await runRevision(sceneId, result.runId);
+    });
+    await guarded(() => showScene(sceneId, result.scenePath, made));
+    if (made) await guarded(() => showCompare(sceneId, made, result.runId));
+  }
 }
 
 async function guarded(step) {
@@ -320,28 +330,36 @@ const PREVIEW_RETRY_MS = 1000;
 const PREVIEW_TRIES = 60;
 let previewFor = null; // the scene whose preview is on show (or awaited)
 
-async function showScene(sceneId, scenePath) {
+// ``revision``, when known, is pictured itself: the head's picture may still be an older
+// revision's while the newest is being rendered.
+async function showScene(sceneId, scenePath, revision = null) {
   $("scene-section").hidden = false;
   const link = $("download");
   link.download = `${sceneId}.blend`;
   link.href = await blobUrl("blend", scenePath);
-  previewFor = sceneId;
-  await showPreview(sceneId, PREVIEW_TRIES);
+  previewFor = `${sceneId}@${revision}`;
+  await showPreview(sceneId, revision, PREVIEW_TRIES);
 }
 
-async function showPreview(sceneId, tries) {
-  if (previewFor !== sceneId) return; // another scene is on show now
+async function showPreview(sceneId, revision, tries) {
+  const key = `${sceneId}@${revision}`;
+  if (previewFor !== key) return; // another scene is on show now
+  const path = revision
+    ? sceneUrl(sceneId, `/revisions/${revision}/preview.png`)
+    : sceneUrl(sceneId, "/preview.png");
   try {
-    const url = await blobUrl("preview", `/api/scenes/${encodeURIComponent(sceneId)}/preview.png`);
-    if (previewFor !== sceneId) return;
+    const url = await blobUrl("preview", path);
+    if (previewFor !== key) return;
     $("preview").src = url;
-    $("preview-caption").textContent = "Rendered after the scene's last commit.";
+    $("preview-caption").textContent = revision
+      ? `Rendered after revision ${revision}.`
+      : "Rendered after the scene's last commit.";
   } catch (error) {
     if (error.status !== 404) throw error;
     $("preview").removeAttribute("src");
     $("preview-caption").textContent = "No preview has been rendered for this scene yet.";
     if (tries > 1) {
-      setTimeout(() => guarded(() => showPreview(sceneId, tries - 1)), PREVIEW_RETRY_MS);
+      setTimeout(() => guarded(() => showPreview(sceneId, revision, tries - 1)), PREVIEW_RETRY_MS);
     }
   }
 }
@@ -414,13 +432,14 @@ async function showSceneDetails(sceneId) {
     cell(row, revision.tools.join(", "));
     cell(row, revision.sceneHashPrefix);
     const action = cell(row, "");
+    action.appendChild(compareButton(sceneId, revision.revision, revision.runId));
     // The head is the scene as it is: only an earlier revision can be gone back to.
     if (revision.revision !== summary.revision) {
       action.appendChild(revertButton(sceneId, revision.revision));
     }
   }
   $("scene-details").hidden = false;
-  await showScene(sceneId, sceneUrl(sceneId, ".blend"));
+  await showScene(sceneId, sceneUrl(sceneId, ".blend"), summary.revision);
 }
 
 function revertButton(sceneId, revision) {
@@ -584,3 +603,63 @@ document.addEventListener("DOMContentLoaded", () => {
   guarded(refreshRuns);
   poll();
 });
+
+// -- a run's before and after: the pictures of the revision before it and of its own -----
+
+let compareFor = null; // "scene@revision" on show (or awaited)
+
+function compareButton(sceneId, revision, runId) {
+  const button = document.createElement("button");
+  button.type = "button";
+  button.textContent = "Before/after";
+  button.dataset.testid = "compare-revision";
+  button.setAttribute("aria-label", `Compare ${sceneId} revision ${revision} with the one before`);
+  button.addEventListener("click", () => guarded(() => showCompare(sceneId, revision, runId)));
+  return button;
+}
+
+// The revision ``runId`` committed on ``sceneId``; null when the history does not name it.
+async function runRevision(sceneId, runId) {
+  const { revisions } = await (await api(sceneUrl(sceneId, "/history"))).json();
+  const made = revisions.find((r) => r.runId === runId);
+  return made ? made.revision : null;
+}
+
+async function showCompare(sceneId, revision, runId) {
+  compareFor = `${sceneId}@${revision}`;
+  $("scene-section").hidden = false;
+  $("compare").hidden = false;
+  const by = runId ? ` by run ${runId}` : "";
+  $("compare-heading").textContent = `Before and after revision ${revision} of ${sceneId}${by}`;
+  const before = $("before");
+  if (revision > 1) {
+    await picture(compareFor, before, $("before-caption"), sceneId, revision - 1, PREVIEW_TRIES);
+  } else {
+    before.removeAttribute("src");
+    $("before-caption").textContent = "Before revision 1 the scene was empty.";
+  }
+  await picture(compareFor, $("after"), $("after-caption"), sceneId, revision, PREVIEW_TRIES);
+}
+
+// A revision's picture into ``img``, asked again while it is being rendered.
+async function picture(key, img, caption, sceneId, revision, tries) {
+  if (compareFor !== key) return;
+  try {
+    const path = sceneUrl(sceneId, `/revisions/${revision}/preview.png`);
+    const url = await blobUrl(img.id, path);
+    if (compareFor !== key) return;
+    img.src = url;
+    caption.textContent = `Revision ${revision}`;
+  } catch (error) {
+    if (error.status !== 404) throw error;
+    img.removeAttribute("src");
+    caption.textContent =
+      tries > 1
+        ? `Revision ${revision}: waiting for its picture.`
+        : `Revision ${revision} has no picture (a newer commit came first, or it is too old).`;
+    if (tries > 1) {
+      const again = () => picture(key, img, caption, sceneId, revision, tries - 1);
+      setTimeout(() => guarded(again), PREVIEW_RETRY_MS);
+    }
+  }
+}
