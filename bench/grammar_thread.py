@@ -89,7 +89,8 @@ async def first_tries(
             continue
         ops = [(op.tool_name, op.args) for op in planned.operations]
         if hasattr(rules, "EarlierRun"):
-            earlier = rules.EarlierRun(request.text, tuple(ops))
+            first_run = rules.EarlierRun("", ())
+            earlier = (earlier or first_run).then(request.text, ops)
         ran = True
         for tool, args in ops:
             ran = ran and (await bridge.call_tool(tool, args, mcp_call_id="fresh-op")).ok

@@ -166,3 +166,57 @@ def test_emission_is_no_tool_rather_than_unread(text: str) -> None:
     with pytest.raises(UnreadableRequest) as caught:
         planned(text)
     assert caught.value.kind == "no_tool" and "add a warm point light" in caught.value.message
+
+
+def transform(name: str, **values: Any) -> tuple[str, dict[str, Any]]:
+    return "object.transform", {"name": name, **values, "mode": "relative"}
+
+
+@pytest.mark.parametrize(
+    ("text", "ops"),
+    [
+        (
+            "hide the stools",
+            [("object.visibility", {"name": n, "viewport": False}) for n in ("Stool", "Stool.001")],
+        ),
+        ("remove every stool", [("object.delete", {"name": n}) for n in ("Stool", "Stool.001")]),
+        (
+            "shade both stools smooth",
+            [("object.shade", {"name": n, "smooth": True}) for n in ("Stool", "Stool.001")],
+        ),
+        ("move the stool.001 up 1", [transform("Stool.001", location=[0, 0, 1])]),
+        ("push Desk 3 m to the right", [transform("Desk", location=[3, 0, 0])]),
+        ("lower the desk by half a metre", [transform("Desk", location=[0, 0, -0.5])]),
+        ("make the desk a bit bigger", [transform("Desk", scale=[1.25, 1.25, 1.25])]),
+        ("make Cylinder larger", [transform("Cylinder", scale=[1.5, 1.5, 1.5])]),
+        ("turn Desk 45°", [transform("Desk", rotation=[0, 0, 45])]),
+        ("raise the lamp 2", [transform("Key", location=[0, 0, 2])]),
+        (
+            "bevel the corners of the desk a lot",
+            [("modifier.add", {"object": "Desk", "type": "BEVEL", "properties": {"width": 0.25}})],
+        ),
+        ("how big is the desk", [("scene.snapshot", {})]),
+        ("which objects are hidden?", [("scene.snapshot", {})]),
+        ("what material does the desk have", [("scene.snapshot", {})]),
+    ],
+)
+def test_typed_edits_when_read_plan_them(text: str, ops: list[tuple[str, dict[str, Any]]]) -> None:
+    assert planned(text) == ops
+
+
+def test_both_with_more_than_two_is_refused_with_the_objects() -> None:
+    with pytest.raises(UnreadableRequest, match="stands for 3 objects"):
+        plan_request("delete both boxes", "r", CATALOG, None, _three_boxes())
+
+
+def _three_boxes() -> SceneSummary:
+    boxes = [_obj(n, "MESH", [0, 0, 0]) for n in ("Box", "Box.001", "Box.002")]
+    return SceneSummary(scene_id="s", scene_hash="h", objects=boxes, materials=[])
+
+
+def test_a_camera_looking_at_something_at_the_origin_stands_in_front_of_it() -> None:
+    scene = SceneSummary(
+        scene_id="s", scene_hash="h", objects=[_obj("Desk", "MESH", [0, 0, 0])], materials=[]
+    )
+    ops = plan_request("add a camera pointing at the desk", "r", CATALOG, None, scene).operations
+    assert ops[0].args == {"name": "Camera", "location": [0, -10, 5], "look_at_object": "Desk"}

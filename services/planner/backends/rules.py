@@ -101,7 +101,7 @@ def plan_request(
     it_name: str | None = None
     if earlier is not None:
         it_name = it_after(earlier.plans, None)
-        stage.last_copy = last_copy(earlier.plans)
+        stage.last_copy = last_copy(earlier.plans) or earlier.copy
     for index, clause in enumerate(clauses):
         try:
             plans = _read(clause, clauses, index, it_name, stage)

@@ -21,6 +21,8 @@ from services.planner.backends.rules_vocab import (
 )
 
 V = TypeVar("V")
+# "the lamp" is the scene's only light when no object is called "lamp".
+ONLY_KINDS = {"light": "LIGHT", "lamp": "LIGHT", "camera": "CAMERA"}
 DEGREE_WORDS = ("degrees", "degree", "deg")
 MAX_NAME_LENGTH = 63
 Number = int | float
@@ -139,7 +141,7 @@ class Cursor:
 
     def name(self) -> str:
         """An object reference: optional "the", then a name; bare ``it`` is the last object."""
-        copy = self._the_copy()
+        copy = self._the_copy() or self._the_only()
         if copy is not None:
             return copy
         self.skip_the()
@@ -174,6 +176,23 @@ class Cursor:
             )
         self.pos += 2
         return self.stage.last_copy
+
+    def _the_only(self) -> str | None:
+        """``the light|lamp|camera`` when no object has that name: the scene's only one."""
+        token, following = self.peek(), self.peek(1)
+        if token is None or token.lower != "the" or following is None:
+            return None
+        kind = ONLY_KINDS.get(following.lower)
+        if kind is None or not self.stage.known:
+            return None
+        if self.stage.exists(self.stage.spelled(str(following.value))):
+            return None
+        names = self.stage.of_type(kind)
+        if len(names) != 1:
+            which = ", ".join(names) if names else "none"
+            raise NoParse(f'"the {following.text}": the scene has {which}; name the one meant.')
+        self.pos += 2
+        return names[0]
 
     def modifier_ref(self) -> str:
         """A modifier: a modifier word means its default name, anything else is its name."""

@@ -42,11 +42,29 @@ def add_modifier(cur: Cursor, mtype: str) -> Plan:
     return tool, args if group is None else {**args, "node_group": group}
 
 
+# "bevel the edges of Box a little": the bevel's width for each amount said.
+BEVEL_AMOUNTS: dict[tuple[str, ...], float] = {
+    ("a", "little"): 0.05,
+    ("a", "bit"): 0.05,
+    ("slightly",): 0.05,
+    ("a", "lot"): 0.25,
+}
+
+
 def shorthand(mtype: str) -> Form:
+    """bevel|subdivide [the edges|corners of] <Name> [a little|a lot] [[with] <params>]"""
+
     def form(cur: Cursor) -> Plan:
+        start = cur.pos
+        cur.skip_article()
+        if not (cur.word("edges", "corners") and cur.word("of", "on")):
+            cur.pos = start
         obj = cur.name()
+        width = cur.phrase(BEVEL_AMOUNTS) if mtype == "BEVEL" else None
         cur.word("with")
         props = {} if cur.at_end() else cur.params()
+        if width is not None:
+            props = {"width": width, **props}
         return _modifier_args(obj, mtype, None, props)
 
     return form

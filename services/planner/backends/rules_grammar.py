@@ -141,6 +141,18 @@ def _snapshot(cur: Cursor) -> Plan:
     return "scene.snapshot", {}
 
 
+QUESTION_WORDS = ("how", "where", "which", "who", "is", "are", "does", "do", "whats")
+
+
+def _question(cur: Cursor) -> Plan:
+    """A question about the scene (how many chairs, what color is the table, where is the
+    lamp): answered by the scene's description, which a snapshot run ends with."""
+    if cur.tokens[0].lower not in (*QUESTION_WORDS, "what", "what's"):
+        raise NoParse()
+    cur.pos = len(cur.tokens)
+    return "scene.snapshot", {}
+
+
 def _verb_make(cur: Cursor) -> Plans:
     return first(
         cur,
@@ -176,6 +188,7 @@ VERBS: dict[str, Form] = {
     "create": _verb_add,
     "insert": _verb_add,
     "move": lambda cur: first(cur, transform.move, organize.put_in(True)),
+    **dict.fromkeys(("push", "shift", "slide", "nudge"), transform.move),
     "raise": transform.lift(1),
     "lift": transform.lift(1),
     "lower": transform.lift(-1),
@@ -215,8 +228,8 @@ VERBS: dict[str, Form] = {
     "unhide": organize.visibility(True),
     "reveal": organize.visibility(True),
     "show": lambda cur: first(cur, _snapshot, organize.visibility(True)),
-    "put": lambda cur: first(cur, organize.put_in(False), create.create),
-    "place": lambda cur: first(cur, organize.put_in(False), create.create),
+    "put": lambda cur: first(cur, organize.put_in(False), create.create, _add_light),
+    "place": lambda cur: first(cur, organize.put_in(False), create.create, _add_light),
     "group": organize.put_in(False),
     "duplicate": organize.duplicate,
     "copy": organize.duplicate,
@@ -230,9 +243,9 @@ VERBS: dict[str, Form] = {
     "take": _snapshot,
     "describe": _snapshot,
     "list": _snapshot,
-    "what": _snapshot,
-    "what's": _snapshot,
-    "whats": _snapshot,
+    "what": lambda cur: first(cur, _snapshot, _question),
+    "what's": lambda cur: first(cur, _snapshot, _question),
+    **dict.fromkeys(QUESTION_WORDS, _question),
 }
 CONTINUING = frozenset({"apart", "by", *EXTENT_WORDS})
 _POLITE = ("please", "now", "also", "next", "finally", "then")

@@ -7,6 +7,7 @@ from typing import Any
 
 from services.planner.backends.rules_cursor import Cursor, NoParse, Number
 from services.planner.backends.rules_lexer import Token
+from services.planner.backends.rules_sizes import singular
 from services.planner.backends.rules_vocab import COLORS, CONNECTORS, PRIMITIVES
 from services.planner.backends.rules_words import (
     AXES,
@@ -26,6 +27,7 @@ from services.planner.backends.rules_words import (
 
 TINTS = {"warm": LIGHT_TINTS["warm"], "cool": LIGHT_TINTS["cool"]}
 TONES = frozenset({DARK, LIGHT, "pale", "deep", "bright", *TINTS})
+NUDGE_DISTANCE = 0.5  # "move Box a bit to the right"
 MAX_COUNT = 100  # objects one clause may create or copy
 MAX_TARGETS = 500  # objects one clause may name or a group may stand for
 
@@ -52,18 +54,23 @@ def _group(cur: Cursor) -> tuple[str, list[str]] | None:
     """``everything``, ``all [the] objects``, ``all cubes``, ``every light``: the word said
     and the names it stands for, or None when no group word is next."""
     start = cur.pos
-    said = cur.word("everything", "all", "every", "each")
+    said = cur.word("everything", "all", "every", "each", "both")
     if said is None:
-        return None
+        return _named_like(cur)
     cur.word("the", "of")
     cur.word("the")
     stage = cur.stage
     names: list[str] | None = None
+    at = cur.pos
     plural = cur.phrase(PLURALS) or cur.phrase(PRIMITIVES)
     if plural is not None:
         names = stage.like(plural, DEFAULT_NAMES[plural])
+        if not names and cur.pos == at + 1:  # "both boxes", none made as a cube: Box, Box.001
+            names = stage.named_like(singular(cur.tokens[at].lower) or "")
     elif (kind := cur.word(*TYPE_GROUPS)) is not None:
         names = stage.of_type(TYPE_GROUPS[kind])
+    elif (stem := _stem(cur, plural=said in ("all", "both"))) is not None:
+        names = stage.named_like(stem)
     elif cur.word(*OBJECT_WORDS) is not None or said in EVERYTHING:
         cur.word("in")
         if cur.word("the"):
@@ -80,7 +87,35 @@ def _group(cur: Cursor) -> tuple[str, list[str]] | None:
         )
     if not names:
         raise NoParse(f'"{what}" stands for no object: the scene has none of them.')
+    if said == "both" and len(names) != 2:
+        raise NoParse(f'"{what}" stands for {len(names)} objects: {", ".join(names[:8])}.')
     return what, names[:MAX_TARGETS]
+
+
+def _stem(cur: Cursor, plural: bool) -> str | None:
+    """A common noun the scene's names are numbered from ("posts": Post, Post.001), read."""
+    token = cur.peek()
+    if token is None or token.kind != "WORD" or not cur.stage.known:
+        return None
+    word = singular(token.lower) if plural else token.lower
+    if word is None or not cur.stage.named_like(word):
+        return None
+    cur.pos += 1
+    return word
+
+
+def _named_like(cur: Cursor) -> tuple[str, list[str]] | None:
+    """``[the] <plural noun>`` when no object has that name: the objects numbered from it."""
+    start = cur.pos
+    cur.word("the")
+    token = cur.peek()
+    if token is not None and not cur.stage.exists(cur.stage.spelled(str(token.value))):
+        stem = _stem(cur, plural=True)
+        if stem is not None:
+            what = " ".join(t.text for t in cur.tokens[start : cur.pos])
+            return what, cur.stage.named_like(stem)[:MAX_TARGETS]
+    cur.pos = start
+    return None
 
 
 def targets(cur: Cursor) -> list[str]:
@@ -109,8 +144,17 @@ def targets(cur: Cursor) -> list[str]:
 
 
 def amount(cur: Cursor) -> Number:
-    """A distance: a number, then an optional unit word."""
-    value = cur.number()
+    """A distance: a number or ``half a``, then an optional unit word."""
+    if cur.word("half"):
+        cur.word("a", "an")
+        value: Number = 0.5
+    elif cur.word("a"):
+        if cur.word("bit", "little"):
+            return NUDGE_DISTANCE
+        cur.expect(*UNIT_WORDS)  # "a meter"
+        return 1
+    else:
+        value = cur.number()
     cur.word(*UNIT_WORDS)
     return value
 

@@ -86,6 +86,10 @@ class Stage:
             and (t.primitive == primitive or (t.primitive is None and base_name(n) == base))
         )
 
+    def named_like(self, stem: str) -> list[str]:
+        """Objects numbered from a common noun: ``post`` is Post, Post.001, post2."""
+        return sorted(n for n in self.things if base_name(n) == stem)
+
     def everything(self) -> list[str]:
         return sorted(self.things)
 

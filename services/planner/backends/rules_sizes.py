@@ -42,7 +42,7 @@ NOUNS: dict[str, str] = {
     "stone": "ico_sphere",
     "tree": "cone",
 }
-IRREGULAR = {"shelves": "shelf", "benches": "bench"}
+IRREGULAR = {"shelves": "shelf"}
 
 # Half of each primitive's size along x, y, z at scale 1 (Blender's defaults).
 HALF: dict[str, tuple[float, float, float]] = {
@@ -92,6 +92,8 @@ def singular(word: str) -> str | None:
     """``posts`` -> ``post``, ``benches`` -> ``bench``; None if not a plural."""
     if word in IRREGULAR:
         return IRREGULAR[word]
+    if word.endswith(("xes", "ches", "shes", "sses")):
+        return word[:-2]  # boxes, benches
     return word[:-1] if len(word) > 2 and word.endswith("s") else None
 
 

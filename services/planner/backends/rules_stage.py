@@ -17,6 +17,8 @@ from services.planner.backends.rules_words import (
     WORLD_WORDS,
 )
 
+FRONT_VIEW = (0, -10, 5)  # where a camera looking at the origin stands, from its target
+
 
 def _new_name(cur: Cursor, given: str | None, default: str) -> str:
     if given is not None:
@@ -110,6 +112,11 @@ def camera_create(cur: Cursor) -> Plan:
         if key in seen:
             args[key] = seen[key]
     args.update(seen.get("look", {}))
+    if "location" not in args:
+        target = args.get("look_at_point") or cur.stage.location(args.get("look_at_object", ""))
+        if target is not None and all(v == 0 for v in target):
+            # a camera made at the origin cannot look at it: stand in front, above
+            args["location"] = [a + b for a, b in zip(target, FRONT_VIEW, strict=True)]
     if seen.get("make_active"):
         args["make_active"] = True
     return "camera.create", args

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from services.planner.backends.rules_cursor import Plan
-from services.planner.backends.rules_lexer import Clause
+from services.planner.backends.rules_lexer import Clause, tokenize
 from services.planner.backends.rules_names import created, touched
 
 AGAIN = frozenset({"again", "repeat", "more", "same", "once", "do", "that", "it", "the", "please"})
@@ -26,6 +26,12 @@ class EarlierRun:
 
     text: str
     plans: Sequence[Plan] = field(default_factory=tuple)
+    copy: str | None = None  # what "the copy" meant before that run, if anything
+
+    def then(self, text: str, plans: Sequence[Plan]) -> EarlierRun:
+        """The run after this one, as the one before the next request."""
+        said = self.text if is_again(Clause(tuple(tokenize(text)), text)) else text
+        return EarlierRun(said, tuple(plans), last_copy(self.plans) or self.copy)
 
 
 def it_after(plans: Sequence[Plan], before: str | None) -> str | None:

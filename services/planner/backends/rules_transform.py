@@ -20,6 +20,14 @@ from services.planner.backends.rules_words import (
     SMALLER,
 )
 
+# "make Box bigger|smaller", with "a bit" or without: the factor each scales by.
+NUDGE: dict[tuple[bool, bool], float] = {
+    (True, False): 1.5,
+    (False, False): 0.75,
+    (True, True): 1.25,
+    (False, True): 0.9,
+}
+
 
 def _each(names: list[str], value: dict[str, Any], relative: bool) -> list[Plan]:
     extra = {"mode": "relative"} if relative else {}
@@ -28,13 +36,15 @@ def _each(names: list[str], value: dict[str, Any], relative: bool) -> list[Plan]
 
 def _direction(cur: Cursor) -> list[Number] | None:
     """``up|down|left|right|forward|back [by] <n> [units]`` or ``<n> [units] up|...``."""
+    _to_the(cur)
     token = cur.peek()
     if token is not None and token.lower in DIRECTIONS:
         cur.pos += 1
         cur.word("by")
         value = amount(cur)
-    elif token is not None and token.kind == "NUMBER":
+    elif token is not None and (token.kind == "NUMBER" or token.lower in ("half", "a")):
         value = amount(cur)
+        _to_the(cur)
         token = cur.peek()
         if token is None or token.lower not in DIRECTIONS:
             return None
@@ -43,6 +53,20 @@ def _direction(cur: Cursor) -> list[Number] | None:
         return None
     index, sign = DIRECTIONS[token.lower]
     return along(value * sign, index)
+
+
+def _to_the(cur: Cursor) -> None:
+    """An optional ``to the`` before a direction: "2 meters to the left"."""
+    token, following = cur.peek(), cur.peek(1)
+    ahead = cur.peek(2) if following is not None and following.lower == "the" else following
+    if (
+        token is not None
+        and token.lower == "to"
+        and ahead is not None
+        and ahead.lower in DIRECTIONS
+    ):
+        cur.pos += 1
+        cur.word("the")
 
 
 def _along(cur: Cursor) -> list[Number]:
@@ -61,7 +85,8 @@ def move(cur: Cursor) -> list[Plan]:
     """move <objects> to <vec>|by <vec>|<direction> <n>|<n> along <axis>"""
     names = targets(cur)
     start = cur.pos
-    if cur.word("to"):
+    _to_the(cur)
+    if cur.pos == start and cur.word("to"):
         location = cur.location()
         cur.end()
         return _each(names, {"location": location}, False)
@@ -118,8 +143,11 @@ def _rotate_axis(cur: Cursor) -> list[Plan]:
     cur.word("by")
     angle = cur.number()
     cur.degrees()
-    cur.expect("around", "about", "on", "along", "in")
-    index = axis(cur)
+    if cur.at_end():
+        index = 2  # "rotate Chair 90 degrees": turned as seen from above
+    else:
+        cur.expect("around", "about", "on", "along", "in")
+        index = axis(cur)
     cur.end()
     return _each(names, {"rotation": along(angle, index)}, True)
 
@@ -181,6 +209,15 @@ def _as_big(cur: Cursor) -> None:
 
 
 def _size_factor(cur: Cursor) -> float | int:
+    a_bit = cur.word("a") is not None
+    if a_bit:
+        cur.expect("bit", "little")
+    elif cur.word("slightly"):
+        a_bit = True
+    if (change := cur.word("bigger", "larger", "smaller")) is not None:
+        return NUDGE[(change != "smaller", a_bit)]
+    if a_bit:
+        raise NoParse()
     word = cur.word(*SIZE_FACTORS)
     if word is not None:
         if cur.word("the", "its"):
