@@ -6,6 +6,7 @@ from services.audit.handlers import AuditHandlers
 from services.audit.queries import QueryResponders
 from services.audit.store import SqliteStore
 from services.audit.stream import JetStreamAuditPublisher
+from services.runtime import health
 from services.runtime.audit_log import ensure_audit_log
 from services.runtime.consumer import ConsumerSpec
 from services.runtime.host import Bus, ConsumerService
@@ -47,6 +48,10 @@ async def serve(store: SqliteStore, settings: Settings, bus: Bus) -> ConsumerSer
                 max_ack_pending=BATCH,
             ),
         )
+        registered = await health.register(
+            bus, "audit", health.consumer_stats(bus.js, bus.prefix, [DURABLE])
+        )
+        service.closers.append(registered.stop)
     except BaseException:
         await service.stop()
         raise

@@ -29,7 +29,7 @@ from services.door.feed import Feed
 from services.door.handlers import DoorHandlers, refused
 from services.door.ports import DoorUnavailable
 from services.executor.client import SceneFiles
-from services.runtime import access, delivered
+from services.runtime import access, delivered, health
 from services.runtime.history import read_run
 from services.runtime.host import Bus
 from services.runtime.owners import IndexBehind, LogOwners
@@ -114,6 +114,7 @@ class DoorService:
         self._sub: Subscription | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._slots = asyncio.Semaphore(MAX_IN_FLIGHT)
+        self.registration: health.Registration | None = None
 
     async def start(self) -> None:
         await self._feed.start()
@@ -122,6 +123,8 @@ class DoorService:
         )
 
     async def stop(self) -> None:
+        if self.registration is not None:
+            await self.registration.stop()
         if self._sub is not None:
             with contextlib.suppress(Exception):
                 await self._sub.unsubscribe()
@@ -180,4 +183,9 @@ async def start(settings: Settings, bus: Bus) -> DoorService:
     handlers = DoorHandlers(reads=reads, writer=LogWriter(bus), approvers=users.approvers)
     service = DoorService(bus, handlers, users, Feed(bus, reads.requested), owners)
     await service.start()
+    try:
+        service.registration = await health.register(bus, access.DOOR)  # no durable of its own
+    except BaseException:
+        await service.stop()
+        raise
     return service

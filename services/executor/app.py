@@ -7,8 +7,12 @@ import shutil
 import socket
 import uuid
 from functools import partial
+from typing import Any
+
+import msgspec
 
 from contracts import scene_files
+from contracts.health import BlenderState
 from contracts.tools import catalog_from_mcp
 from services.executor.catalog import KvCatalog, KvNodeCatalog
 from services.executor.handlers import ExecutorHandlers, filter_subjects
@@ -24,6 +28,7 @@ from services.executor.scenes import SceneFiles
 from services.executor.session import Scenes
 from services.executor.supervisor import SupervisedBridge
 from services.executor.uploads import ObjectStoreUploads
+from services.runtime import health
 from services.runtime.bus import JetStreamPipeline
 from services.runtime.consumer import ConsumerSpec
 from services.runtime.history import read_run
@@ -33,6 +38,18 @@ from services.runtime.settings import Settings
 # Waiting for another executor's lease is a nak per try: allow many before dead-lettering.
 LEASE_PATIENCE = 20
 PREVIEW_NICE = 19
+
+
+def blender_state(bridge: SupervisedBridge, scenes: Scenes) -> BlenderState:
+    """The run bridge's Blender, and the scene revision it holds loaded between runs."""
+    held = scenes.loaded
+    return BlenderState(
+        up=bridge.alive,
+        version=bridge.profile.version,
+        restarts=bridge.restarts,
+        scene=held[0] if held else None,
+        revision=held[1] if held else None,
+    )
 
 
 async def start(settings: Settings, bus: Bus) -> ConsumerService:
@@ -114,4 +131,12 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
             heartbeat=True,
         ),
     )
+    read_consumer = health.consumer_stats(bus.js, bus.prefix, ["executor"])
+
+    async def stats() -> dict[str, Any]:
+        found = await read_consumer()
+        return found | {"blender": msgspec.to_builtins(blender_state(bridge, scenes))}
+
+    registered = await health.register(bus, "executor", stats)
+    service.closers.append(registered.stop)
     return service

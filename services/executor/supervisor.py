@@ -35,6 +35,11 @@ class SupervisedBridge:
             raise RuntimeError("the bridge has not been started")
         return self._profile
 
+    @property
+    def alive(self) -> bool:
+        """Whether its Blender runs now; a dead one is started again before the next call."""
+        return self._proc.alive
+
     async def start(self) -> list[dict[str, Any]]:
         """Start the bridge; returns its MCP tool descriptors."""
         init = await self._proc.start()

@@ -7,6 +7,7 @@ import shutil
 from services.executor.client import SceneFiles
 from services.guardians.config import gates_file, load
 from services.guardians.handlers import GuardiansHandlers, filter_subjects
+from services.runtime import health
 from services.runtime.consumer import ConsumerSpec
 from services.runtime.host import Bus, ConsumerService
 from services.runtime.settings import Settings
@@ -35,4 +36,8 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
             max_deliver=settings.max_deliver,
         ),
     )
+    registered = await health.register(
+        bus, "guardians", health.consumer_stats(bus.js, bus.prefix, ["guardians"])
+    )
+    service.closers.append(registered.stop)
     return service

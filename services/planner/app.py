@@ -12,6 +12,7 @@ from services.planner.model_runs import ModelRuns
 from services.planner.prompt import HISTORY_LIMIT
 from services.planner.settings import GeminiSettings, PlanLimits
 from services.planner.threads import read_thread
+from services.runtime import health
 from services.runtime.consumer import ConsumerSpec
 from services.runtime.history import read_run, run_kinds
 from services.runtime.host import Bus, ConsumerService
@@ -56,4 +57,8 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
             heartbeat=True,  # a model call with retries can outlast ack_wait
         ),
     )
+    registered = await health.register(
+        bus, "planner", health.consumer_stats(bus.js, bus.prefix, ["planner"])
+    )
+    service.closers.append(registered.stop)
     return service

@@ -8,6 +8,7 @@ from services.executor.client import KvCatalog, SceneFiles
 from services.policy.allowlist import AllowlistResponders, KvAllowlist
 from services.policy.cedar import CedarPolicy
 from services.policy.handlers import PolicyHandlers, expiry_subjects, filter_subjects
+from services.runtime import health
 from services.runtime.consumer import ConsumerSpec
 from services.runtime.history import read_run
 from services.runtime.host import Bus, ConsumerService
@@ -57,4 +58,8 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
             backoff_cap=30.0,
         ),
     )
+    registered = await health.register(
+        bus, "policy", health.consumer_stats(bus.js, bus.prefix, ["policy", "policy-expiry"])
+    )
+    service.closers.append(registered.stop)
     return service

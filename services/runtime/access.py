@@ -9,6 +9,13 @@ deletes a stream, and only admin lists or inspects consumers it does not own
 (docs/adr/0007-jetstream-api-least-privilege.md). Reads stay open to every role: the log
 is the shared record of the mesh's own services.
 
+Every service, the doors included, answers the NATS services API (``$SRV.PING``,
+``$SRV.INFO``, ``$SRV.STATS``) as ``blendmesh-<role>``; the client and admin may ask it.
+No login may both ask and answer there: an answer goes wherever the request's reply
+subject says, so a login that could answer its own requests could publish anywhere. The
+gateway, a client, therefore answers on a login of its own, ``gateway``, which may publish
+nothing but those answers (docs/adr/0017-health-on-the-nats-services-api.md).
+
 A person or program outside the mesh logs in as itself, with its user's NKey, and reaches
 no JetStream API at all: it may only ask the bus door under ``<prefix>.api.<user>.>`` and
 listen under its own inbox and feed (docs/adr/0015-tenancy-user-logins.md). The door
@@ -33,10 +40,12 @@ from contracts import subjects
 ADMIN = "admin"  # creates the streams (log, buckets, stores) before the services start
 CLIENT = "client"  # the doors (CLI, gateway, MCP): they authenticate people themselves
 DOOR = "door"  # the bus door: answers users' own logins (ADR 0015)
+GATEWAY = "gateway"  # the gateway's answers to the services API, and nothing else (ADR 0017)
 SERVICE_ROLES = ("planner", "policy", "executor", "guardians", "audit")
 # A role no longer here (``external``, ADR 0010) has no user in the server's config, and
 # its password is dropped the next time the credentials file is written.
-ROLES = (ADMIN, CLIENT, DOOR, *SERVICE_ROLES)
+ROLES = (ADMIN, CLIENT, DOOR, GATEWAY, *SERVICE_ROLES)
+SERVICES_API = "$SRV.>"  # the NATS services API (nats.micro): PING, INFO, STATS
 INBOX_USERS = "_INBOX.u"  # users' inboxes: ``_INBOX.u.<user token>``; "u" is no role
 
 # Run events each role may append (the subject's last token).
@@ -148,6 +157,12 @@ def permissions(role: str, prefix: str) -> dict[str, Any]:
         # Admin listens only to inboxes too: a push consumer delivers only to subjects
         # someone subscribes to, so nobody may subscribe in the event space.
         return {"publish": {"allow": [">"]}, "subscribe": {"allow": ["_INBOX.>"]}}
+    if role == GATEWAY:  # hears the services API's requests, publishes only its answers
+        return {
+            "publish": {"deny": [">"]},
+            "subscribe": {"allow": [SERVICES_API]},
+            "allow_responses": True,
+        }
     if role not in _RUN_EVENTS:
         raise ValueError(f"unknown role {role!r}; roles are {', '.join(ROLES)}")
     allow, deny = _jetstream(role, prefix)
@@ -157,7 +172,7 @@ def permissions(role: str, prefix: str) -> dict[str, Any]:
     if role == "audit":  # the audit stream is the audit service's alone to write
         allow += subjects.audit_stream_subjects(prefix)
     if role == CLIENT:
-        allow.append(f"{prefix}.query.>")
+        allow += [f"{prefix}.query.>", SERVICES_API]  # asks; never answers (ADR 0017)
     elif role == DOOR:  # asks audit for a user's records, passes on a user's run events
         allow += [subjects.query(prefix, n) for n in ("run", "runs")]
         allow.append(subjects.any_feed(prefix))
@@ -170,11 +185,13 @@ def permissions(role: str, prefix: str) -> dict[str, Any]:
         subscribe.append(subjects.any_door_api(prefix))
     elif role in _RESPONDERS:
         subscribe.append(f"{prefix}.query.>")
+    if role != CLIENT:  # every service answers the services API
+        subscribe.append(SERVICES_API)
     out: dict[str, Any] = {
         "publish": {"allow": allow, "deny": deny},
         "subscribe": {"allow": subscribe},
     }
-    if role in _RESPONDERS:
+    if role != CLIENT:
         out["allow_responses"] = True
     return out
 

@@ -25,7 +25,7 @@ from nats.js.api import AckPolicy, ConsumerConfig
 
 from contracts import subjects
 from contracts.events import RunRequested
-from services.runtime import access, users
+from services.runtime import access, health, users
 from services.runtime.embedded import EmbeddedNats, prepare_streams
 from services.runtime.host import Bus
 from tests.signing import register
@@ -178,6 +178,9 @@ async def test_user_login_when_trying_every_jetstream_api_on_another_users_data_
             ),
             (f"{api}.CONSUMER.MSG.NEXT.{STREAM}.executor", {"batch": 1}),
             (f"{api}.STREAM.SNAPSHOT.{STREAM}", {"deliver_subject": "_INBOX.u.alice.s"}),
+            ("$SRV.PING", None),  # the services API: which services run, their consumers
+            ("$SRV.STATS", None),
+            ("$SRV.INFO.blendmesh-executor", None),
         ]
         results = await asyncio.gather(*(answered(alice, s, b) for s, b in attempts))
         assert dict(zip([s for s, _ in attempts], results, strict=True)) == {
@@ -275,6 +278,30 @@ async def test_user_login_when_publishing_as_another_user_or_a_service_is_droppe
     finally:
         await alice.close()
         await door.close()
+        await policy.close()
+
+
+async def test_user_login_when_pinging_or_reading_the_services_stats_gets_no_answer(
+    world: World,
+) -> None:
+    policy = await Bus.open(world.url, PREFIX, "test-policy", world.login("policy"))
+    client = await Bus.open(world.url, PREFIX, "test-client", world.login(access.CLIENT))
+    registered = await health.register(
+        policy, "policy", health.consumer_stats(policy.js, PREFIX, ["policy"])
+    )
+    alice = await connect_user(world.url, world.alice, "alice")
+    try:
+        assert len(await health.ping(client.nc, "policy", prefix=PREFIX)) == 1  # it answers
+        assert await health.ping(alice, "policy") == []
+        assert await health.stats(alice, "policy") == []
+        for subject in ("$SRV.PING", "$SRV.STATS", "$SRV.STATS.blendmesh-policy"):
+            assert not await answered(alice, subject), subject
+        violations = [str(e) for e in alice.errors]  # type: ignore[attr-defined]
+        assert any('publish to "$srv.stats.blendmesh-policy"' in v.lower() for v in violations)
+    finally:
+        await registered.stop()
+        await alice.close()
+        await client.close()
         await policy.close()
 
 
