@@ -21,7 +21,7 @@ from rich.console import Console
 
 from contracts import subjects
 from contracts.events import Resolution
-from services import cli_reads, cli_scenes, cli_users
+from services import cli_reads, cli_scenes, cli_status, cli_users
 from services import console as show
 from services.audit import client as audit
 from services.cli_common import (
@@ -128,6 +128,7 @@ def parser() -> argparse.ArgumentParser:
     )
     cli_scenes.add_parsers(sub, run)
     cli_users.add_parsers(sub)
+    cli_status.add_parser(sub)
     return p
 
 
@@ -319,6 +320,8 @@ async def dispatch(args: argparse.Namespace, settings: Settings) -> int:
             return await cli_reads.cmd_runs(args, settings, out)
         case "audit":
             return await cli_reads.cmd_audit(args, settings, out)
+        case "status":
+            return await cli_status.cmd_status(args, settings, out)
         case "guardians":
             return await cmd_guardians(args, settings)
         case "mcp":

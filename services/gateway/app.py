@@ -21,7 +21,7 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from services.client import MeshClient
-from services.gateway import agent, approvals, errors, me, reads, scene_runs, scenes
+from services.gateway import agent, approvals, errors, health, me, reads, scene_runs, scenes
 from services.gateway.auth import Tokens
 from services.gateway.context import Gateway
 from services.gateway.limits import BodyLimit
@@ -67,8 +67,9 @@ def create_app(
         max_bytes=settings.max_body_bytes,
         streamed=[scene_runs.upload_limit(settings)],
     )
-    for module in (agent, approvals, me, reads, scenes, scene_runs):
+    for module in (agent, approvals, me, reads, scenes, scene_runs, health):
         app.include_router(module.router)
+    app.state.readiness = health.ReadinessProbe(bus)  # /readyz, without a token
     # The MCP front door, as the token's user (services/mcp).
     app.state.mcp = McpEndpoint(settings, bus, app.state.tokens, run_timeout)
     app.add_route("/mcp", app.state.mcp, include_in_schema=False)
@@ -105,6 +106,7 @@ class GatewayServer:
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off")
         self._server = _EmbeddedServer(config)
         self._task: asyncio.Task[None] | None = None
+        self._announced: health.Announcement | None = None
 
     async def start(self) -> str:
         # Bind here, so a busy port is an error we can explain (uvicorn would exit the process).
@@ -129,6 +131,13 @@ class GatewayServer:
                 raise ConnectionError("the HTTP gateway stopped while starting")
             await asyncio.sleep(0.02)
         self.url = f"http://{self.host}:{port}"
+        gw: Gateway | None = getattr(self.app.state, "gateway", None)
+        if gw is not None:  # `blendmesh status` and `nats micro ls` see it
+            try:
+                self._announced = await health.announce(gw)
+            except BaseException:
+                await self.stop()
+                raise
         return self.url
 
     async def wait(self) -> None:
@@ -137,6 +146,9 @@ class GatewayServer:
             await asyncio.shield(self._task)
 
     async def stop(self) -> None:
+        if self._announced is not None:
+            await self._announced.stop()
+            self._announced = None
         if self._task is None:
             return
         self._server.should_exit = True

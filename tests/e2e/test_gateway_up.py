@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
 from pathlib import Path
 
 import httpx
 
-from tests.meshes import blendmesh_up
+from tests.meshes import BLENDMESH, blendmesh_up, command_env
 
 
 def test_up_when_port_zero_serves_gateway_with_tokens(tmp_path: Path) -> None:
@@ -22,3 +24,34 @@ def test_up_when_port_zero_serves_gateway_with_tokens(tmp_path: Path) -> None:
         assert "/api/agent/run" in documented.json()["paths"]
     assert up.proc.returncode in (0, 130)
     assert not (tmp_path / "mesh.json").exists()
+
+
+def test_up_when_running_status_says_ready_with_the_gateway_and_readyz_agrees(
+    tmp_path: Path,
+) -> None:
+    with blendmesh_up(tmp_path, "--port", "0") as up:
+        shown = subprocess.run(
+            [BLENDMESH, "--home", str(tmp_path), "status", "--json"],
+            capture_output=True,
+            text=True,
+            env=command_env(),
+            timeout=60,
+        )
+        with httpx.Client(base_url=up.gateway_url, timeout=30) as client:
+            ready = client.get("/readyz")
+            live = client.get("/healthz")
+    assert shown.returncode == 0, shown.stderr
+    status = json.loads(shown.stdout)
+    roles = {s["role"]: len(s["instances"]) for s in status["services"]}
+    assert roles == {r: 1 for r in roles}  # every role, the gateway and the door included
+    assert ready.status_code == 200 and ready.json()["ready"] is True
+    assert live.status_code == 200 and live.json()["live"] is True
+    after = subprocess.run(
+        [BLENDMESH, "--home", str(tmp_path), "status"],
+        capture_output=True,
+        text=True,
+        env=command_env(),
+        timeout=60,
+    )
+    assert after.returncode == 3 and after.stdout.startswith("mesh: NOT READY\n")
+    assert "no mesh runs on" in after.stdout
