@@ -6,8 +6,8 @@ Over the artist requests of tests/fixtures/artist_requests.py, each typed agains
 small starting scene: "understood" is the share the planner turns into exactly the
 expected operations; "executed correctly" is the share whose plan, run on real bpy through
 a real bridge (the scene built first, the planner given its real summary), leaves the
-scene as the request says. Then the fresh set (bench/grammar_fresh.txt, requests written
-by people who had not read the grammar, one thread on one scene; bench/grammar_thread.py):
+scene as the request says. Then the fresh sets (bench/grammar_fresh*.txt, requests written
+by people who had not read the grammar, each one thread on one scene; bench/grammar_thread.py):
 "right on the first try" is the share planned to what its line expects and run without a
 failed operation. ``--show`` lists the requests that miss.
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.grammar_thread import first_tries, load
+from bench.grammar_thread import FRESH_SETS, first_tries, load
 from contracts.scenes import summarize
 from services.executor.bridge_client import BridgeProcess
 from services.planner.backends.rules import UnreadableRequest, plan_request
@@ -65,22 +65,23 @@ async def main(show: bool) -> None:
     await bridge.start()
     try:
         right = [await executed(bridge, r) for r in REQUESTS]
-        fresh = await first_tries(bridge, CATALOG, load())
+        fresh = [await first_tries(bridge, CATALOG, load(path)) for path in FRESH_SETS]
     finally:
         await bridge.close()
     total = len(REQUESTS)
     print(f"artist requests: {total} (tests/fixtures/artist_requests.py)")
     print(f"understood: {sum(read) / total:.1%} ({sum(read)}/{total})")
     print(f"executed correctly: {sum(right) / total:.1%} ({sum(right)}/{total})")
-    good = sum(ok for _, ok, _ in fresh)
-    print(f"fresh requests: {len(fresh)} (bench/grammar_fresh.txt, one thread)")
-    print(f"right on the first try: {good / len(fresh):.1%} ({good}/{len(fresh)})")
+    for path, results in zip(FRESH_SETS, fresh, strict=True):
+        good = sum(ok for _, ok, _ in results)
+        print(f"fresh requests: {len(results)} (bench/{path.name}, one thread)")
+        print(f"right on the first try: {good / len(results):.1%} ({good}/{len(results)})")
     print(f"took {time.perf_counter() - started:.1f} s")
     if show:
         for request, was_read, was_right in zip(REQUESTS, read, right, strict=True):
             if not (was_read and was_right):
                 print(f"  missed ({'read' if was_read else 'not read'}): {request.text}")
-        for fresh_request, ok, what in fresh:
+        for fresh_request, ok, what in (r for results in fresh for r in results):
             if not ok:
                 print(f"  fresh missed: {fresh_request.text}\n    {what.splitlines()[0][:200]}")
 

@@ -22,6 +22,7 @@ from services.executor.bridge_client import BridgeProcess
 from services.planner.backends import rules
 
 FRESH = Path(__file__).with_name("grammar_fresh.txt")
+FRESH_SETS = (FRESH, Path(__file__).with_name("grammar_fresh_b.txt"))
 _STEP = re.compile(r"^(?:(\d+)\*)?([a-z_.]+|!no_tool)(?:\((.*)\))?$")
 
 
