@@ -220,3 +220,30 @@ def test_a_camera_looking_at_something_at_the_origin_stands_in_front_of_it() -> 
     )
     ops = plan_request("add a camera pointing at the desk", "r", CATALOG, None, scene).operations
     assert ops[0].args == {"name": "Camera", "location": [0, -10, 5], "look_at_object": "Desk"}
+
+
+@pytest.mark.parametrize(
+    ("text", "ops"),
+    [
+        ("add a floor plane", [create("plane", "Floor")]),
+        (
+            "add two fence posts",
+            [
+                create("cylinder", "Post", location=[0, 0, 0]),
+                create("cylinder", "Post.001", location=[3, 0, 0]),
+            ],
+        ),
+        ("add a cone on the desk as the hat", [create("cone", "Hat", location=[0, 0, 2])]),
+        ("make Cylinder a bit taller", [transform("Cylinder", scale=[1.0, 1.0, 1.25])]),
+        ("make the desk narrower", [transform("Desk", scale=[0.75, 0.75, 1.0])]),
+    ],
+)
+def test_typed_compounds_names_and_stretches(
+    text: str, ops: list[tuple[str, dict[str, Any]]]
+) -> None:
+    assert planned(text) == ops
+
+
+def test_an_unknown_thing_is_refused_with_the_form_that_names_a_shape_after_it() -> None:
+    with pytest.raises(UnreadableRequest, match="add a cube named Fountain"):
+        planned("add a fountain at 0 0 0")

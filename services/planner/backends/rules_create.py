@@ -12,8 +12,8 @@ from typing import Any
 from services.planner.backends import rules_sizes as sizes
 from services.planner.backends.rules_cursor import Cursor, NoParse, Number, Plan, once
 from services.planner.backends.rules_readers import adjectives, along, amount, axis, count
-from services.planner.backends.rules_vocab import MATERIAL_WORDS, PRIMITIVES
-from services.planner.backends.rules_words import DEFAULT_NAMES, PLURALS, ROW_SPACING, UNIT_WORDS
+from services.planner.backends.rules_vocab import MATERIAL_WORDS
+from services.planner.backends.rules_words import DEFAULT_NAMES, ROW_SPACING, UNIT_WORDS
 
 PLACE_WORDS = ("above", "over", "on", "onto", "next", "beside")
 
@@ -73,6 +73,9 @@ def _options(cur: Cursor, seen: dict[str, Any], looks: dict[str, Any]) -> None:
             once(seen, "spacing", spacing, "apart")
         elif cur.word("of"):
             sizes.read_size(cur, seen.setdefault("sizes", {}))
+        elif cur.word("for", "as"):
+            cur.skip_article()  # "a cone for the roof" is named Roof
+            once(seen, "name", cur.literal_name().capitalize(), "for")
         elif cur.word("with"):
             _material(cur, looks)
         else:
@@ -111,13 +114,7 @@ def _item(cur: Cursor, taken: set[str], n: int | None = None, row: int | None = 
     if n is None:
         n = count(cur) or 1
     looks = adjectives(cur)
-    primitive = cur.phrase(PLURALS) or cur.phrase(PRIMITIVES)
-    base = DEFAULT_NAMES.get(primitive or "", "")
-    if primitive is None:
-        found = sizes.noun(cur, plural=n > 1)
-        if found is None:
-            raise NoParse()
-        primitive, base = found
+    primitive, base = sizes.thing(cur, plural=n > 1)
     seen: dict[str, Any] = {}
     _options(cur, seen, looks)
     if "sizes" in seen:

@@ -14,7 +14,8 @@ from typing import Any
 
 from services.planner.backends.rules_cursor import Cursor, NoParse, Number
 from services.planner.backends.rules_scene import Stage, base_name
-from services.planner.backends.rules_words import DEFAULT_NAMES, UNIT_WORDS
+from services.planner.backends.rules_vocab import MODIFIERS, PRIMITIVES
+from services.planner.backends.rules_words import DEFAULT_NAMES, PLURALS, UNIT_WORDS
 
 # Everyday nouns people block a scene out with: the primitive each stands for.
 NOUNS: dict[str, str] = {
@@ -43,6 +44,11 @@ NOUNS: dict[str, str] = {
     "tree": "cone",
 }
 IRREGULAR = {"shelves": "shelf"}
+# Words before a shape that say how it looks or how big, not what it is: refused there.
+NOT_NAMES = frozenset(
+    {"big", "small", "large", "tiny", "huge", "little", "tall", "short", "long", "wide"}
+    | {"thin", "thick", "narrow", "named", "called", "of", "with", "at", "and"}
+)
 
 # Half of each primitive's size along x, y, z at scale 1 (Blender's defaults).
 HALF: dict[str, tuple[float, float, float]] = {
@@ -76,6 +82,15 @@ DIMENSION_WORDS = frozenset(
 )
 
 
+# Words other "add" forms start with: no hint about shapes for them.
+OTHER_ADDS = frozenset(
+    {w for key in MODIFIERS for w in key}
+    | {"camera", "light", "lamp", "sun", "spotlight", "point", "spot", "area", "collection"}
+    | {"keyframe", "key", "material", "modifier", "warm", "cool", "cold", "new", "array"}
+    | {"row", "line", "subdivision", "geometry"}
+)
+
+
 def noun(cur: Cursor, plural: bool) -> tuple[str, str] | None:
     """An everyday noun if one is next (consumed): its primitive and the name it gives."""
     token = cur.peek()
@@ -86,6 +101,40 @@ def noun(cur: Cursor, plural: bool) -> tuple[str, str] | None:
         return None
     cur.pos += 1
     return NOUNS[word], word.capitalize()
+
+
+def thing(cur: Cursor, plural: bool) -> tuple[str, str]:
+    """What a create makes: a shape word or a noun, maybe after another word ("a ground
+    plane", "lamp posts"): the primitive and the name it gives (the first word's when that
+    is a noun, else the second's)."""
+    token = cur.peek()
+    start, reached = cur.pos, cur.reached
+    shape = _shape(cur, plural)
+    if shape is not None and (shape[1] == DEFAULT_NAMES[shape[0]] or cur.pos > start + 1):
+        return shape  # a shape word: "cube", "ico sphere"
+    if token is not None and token.kind == "WORD" and token.lower not in NOT_NAMES:
+        cur.pos, cur.reached = start + 1, reached
+        second = _shape(cur, plural)
+        if second is not None:  # "ground plane": Ground; "lamp posts": Post, Post.001
+            return second[0], shape[1] if shape is not None else second[1]
+    cur.pos, cur.reached = start, reached
+    shape = _shape(cur, plural)
+    if shape is not None:
+        return shape
+    if token is not None and token.kind == "WORD" and token.lower not in NOT_NAMES | OTHER_ADDS:
+        raise NoParse(
+            f'I know no shape called "{token.text}": say the shape and name it after the '
+            f"thing (add a cube named {token.text.capitalize()}); shapes: cube, sphere, "
+            "cylinder, cone, plane, torus, monkey, and floor, wall, table, post, ..."
+        )
+    raise NoParse()
+
+
+def _shape(cur: Cursor, plural: bool) -> tuple[str, str] | None:
+    primitive = cur.phrase(PLURALS) or cur.phrase(PRIMITIVES)
+    if primitive is not None:
+        return primitive, DEFAULT_NAMES[primitive]
+    return noun(cur, plural)
 
 
 def singular(word: str) -> str | None:

@@ -29,6 +29,17 @@ NUDGE: dict[tuple[bool, bool], float] = {
 }
 
 
+# "make Box wider|taller|...": the axes each word scales (by the factor of NUDGE).
+STRETCH: dict[str, tuple[bool, bool, bool]] = {
+    "wider": (True, True, False),
+    "narrower": (True, True, False),
+    "thinner": (True, True, False),
+    "longer": (True, False, False),
+    "taller": (False, False, True),
+    "shorter": (False, False, True),
+}
+
+
 def _each(names: list[str], value: dict[str, Any], relative: bool) -> list[Plan]:
     extra = {"mode": "relative"} if relative else {}
     return [("object.transform", {"name": n, **value, **extra}) for n in names]
@@ -208,7 +219,7 @@ def _as_big(cur: Cursor) -> None:
         cur.expect(*BIGGER)
 
 
-def _size_factor(cur: Cursor) -> float | int:
+def _size_factor(cur: Cursor) -> float | int | list[float]:
     a_bit = cur.word("a") is not None
     if a_bit:
         cur.expect("bit", "little")
@@ -216,6 +227,9 @@ def _size_factor(cur: Cursor) -> float | int:
         a_bit = True
     if (change := cur.word("bigger", "larger", "smaller")) is not None:
         return NUDGE[(change != "smaller", a_bit)]
+    if (change := cur.word(*STRETCH)) is not None:
+        factor = NUDGE[(change in ("wider", "taller", "longer"), a_bit)]
+        return [factor if axis else 1.0 for axis in STRETCH[change]]
     if a_bit:
         raise NoParse()
     word = cur.word(*SIZE_FACTORS)
@@ -248,7 +262,7 @@ def size(cur: Cursor) -> list[Plan]:
     names = targets(cur)
     factor = _size_factor(cur)
     cur.end()
-    return _each(names, {"scale": [factor] * 3}, True)
+    return _each(names, {"scale": factor if isinstance(factor, list) else [factor] * 3}, True)
 
 
 def double(factor: float) -> Any:
