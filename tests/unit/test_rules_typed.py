@@ -12,6 +12,7 @@ import pytest
 from contracts.scenes import ObjectSummary, SceneSummary
 from services.planner.backends.rules import UnreadableRequest, plan_request
 from tests.artist_scene import catalog
+from tests.geonode_fixture import GN_CATALOG, NODES
 
 CATALOG = catalog()
 
@@ -247,3 +248,22 @@ def test_typed_compounds_names_and_stretches(
 def test_an_unknown_thing_is_refused_with_the_form_that_names_a_shape_after_it() -> None:
     with pytest.raises(UnreadableRequest, match="add a cube named Fountain"):
         planned("add a fountain at 0 0 0")
+
+
+def test_scatter_of_a_plural_noun_uses_its_one_object() -> None:
+    ops = plan_request("scatter 20 cylinders on the desk", "r", GN_CATALOG, NODES, SCENE)
+    target = ops.operations[0].args
+    assert target["object"] == "Desk" and target["modifier"] == "Scatter Cylinder"
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("scatter some stools on Desk", "Say how many"),
+        ("scatter 30 pebbles on Desk", "add one first (add a pebble)"),
+    ],
+)
+def test_scatter_when_vague_or_without_an_object_says_what_works(text: str, said: str) -> None:
+    with pytest.raises(UnreadableRequest) as caught:
+        planned(text)
+    assert said in caught.value.message

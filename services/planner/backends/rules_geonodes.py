@@ -11,13 +11,41 @@ from typing import Any
 
 from contracts.geonodes import GROUP_INPUT, GROUP_OUTPUT
 from services.planner.backends.rules_cursor import Cursor, NoParse, Plan
+from services.planner.backends.rules_sizes import singular
+from services.planner.backends.rules_words import NUMBER_WORDS
 
 NODE_TREE = "NODE_TREE"  # the pseudo tool name of a clause that is a whole step
 MAX_COUNT = 10_000  # instances one clause may ask for
 AXES = ("x", "y", "z")
 
 
+VAGUE = frozenset({"some", "few", "lots", "many", "several", "a"})
+
+
+def _instance(cur: Cursor) -> str:
+    """The object scattered: its name, or a plural noun its one object is numbered from
+    ("rocks" is Rock); a noun no object has is refused saying the object must exist."""
+    token = cur.peek()
+    if token is not None and token.kind == "WORD" and cur.stage.known:
+        word = token.lower
+        if not cur.stage.exists(cur.stage.spelled(token.text)):
+            stem = singular(word) or word
+            found = cur.stage.named_like(stem)
+            if len(found) == 1:
+                cur.pos += 1
+                return found[0]
+            raise NoParse(
+                f'Scatter copies an object the scene has, and none is called "{token.text}": '
+                f"add one first (add a {stem}), then scatter 50 {stem.capitalize()} on <Surface>."
+            )
+    return cur.name()
+
+
 def _count(cur: Cursor) -> int:
+    token = cur.peek()
+    if token is not None and token.lower in NUMBER_WORDS:
+        cur.pos += 1
+        return NUMBER_WORDS[token.lower]
     value = cur.number()
     if not isinstance(value, int) or not 1 <= value <= MAX_COUNT:
         raise NoParse(f"The count must be a whole number from 1 to {MAX_COUNT}.")
@@ -55,11 +83,13 @@ def scatter(cur: Cursor) -> Plan:
     density is ``n`` over the surface's total face area, so the count is random around
     ``n`` (with a fixed seed: the same mesh always gets the same points).
     """
+    if (token := cur.peek()) is not None and token.lower in VAGUE:
+        raise NoParse(f'Say how many: scatter 50 Rock on Ground (not "{token.text}").')
     count = _count(cur)
     if cur.word("copies", "instances"):
         cur.expect("of")
-    instance = cur.name()
-    cur.expect("on", "over", "across")
+    instance = _instance(cur)
+    cur.expect("on", "over", "across", "onto")
     surface = cur.name()
     cur.end()
     operations = [
