@@ -244,6 +244,22 @@ class PreviewParams(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     engine: PreviewEngine | None = None
 
 
+class GltfParams(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``blendmesh/scene.export_gltf``: the scene's meshes as one binary glTF (GLB) for a
+    3D view; a file over ``max_bytes`` is deleted and refused rather than handed on."""
+
+    path: FilePath
+    max_bytes: Annotated[int, msgspec.Meta(ge=1)]
+
+
+class GltfExport(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A written GLB: its size and the objects it holds."""
+
+    path: str
+    bytes: int
+    objects: int
+
+
 # How a scene hash is computed. "digests": sha256 over the sorted per-datablock digests,
 # what every method answers (ADR 0012). "whole_snapshot": sha256 of the whole canonical
 # snapshot, what revisions committed before ADR 0012 carry; asked only to verify those.

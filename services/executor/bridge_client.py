@@ -30,6 +30,8 @@ from contracts.bridge import (
     Empty,
     Fingerprint,
     FullFingerprintParams,
+    GltfExport,
+    GltfParams,
     HashScheme,
     Implementation,
     InitializeParams,
@@ -274,6 +276,11 @@ class BridgeProcess:
         """Render the scene to a PNG at ``path``."""
         params = PreviewParams(path=path, width=width, height=height)
         return await self.request("blendmesh/scene.render_preview", Preview, params)
+
+    async def export_gltf(self, path: str, max_bytes: int) -> GltfExport:
+        """Write the scene's meshes to ``path`` as GLB, refused over ``max_bytes``."""
+        params = GltfParams(path=path, max_bytes=max_bytes)
+        return await self.request("blendmesh/scene.export_gltf", GltfExport, params)
 
     async def inspect(self) -> SceneInspection:
         """Describe the scene for the inspection artifact (evaluates its depsgraph)."""

@@ -68,6 +68,10 @@ class SceneFiles:
         commit came first) or has fallen out of the kept window."""
         return await self._previews.get_revision(scene_id, revision)
 
+    async def revision_model(self, scene_id: str, revision: int) -> bytes | None:
+        """One recent revision as binary glTF (GLB), as its picture was rendered."""
+        return await self._previews.get_model(scene_id, revision)
+
     async def scenes_of(self, user: str, limit: int = 200) -> list[Head]:
         """The heads of the scenes ``user`` owns, by scene id (at most ``limit``)."""
         ids = sorted({scene for scene, _, _ in await self._scenes.revisions()})

@@ -168,6 +168,7 @@ class MemoryPreviews:
     def __init__(self) -> None:
         self.items: dict[str, bytes] = {}
         self.revisions: dict[tuple[str, int], bytes] = {}
+        self.models: dict[tuple[str, int], bytes] = {}
 
     async def put(self, scene_id: str, png: bytes) -> None:
         self.items[scene_id] = png
@@ -183,6 +184,15 @@ class MemoryPreviews:
 
     async def get_revision(self, scene_id: str, revision: int) -> bytes | None:
         return self.revisions.get((scene_id, revision))
+
+    async def put_model(self, scene_id: str, revision: int, glb: bytes) -> None:
+        self.models[(scene_id, revision)] = glb
+        oldest = revision - KEPT_REVISION_PREVIEWS
+        for old in [k for k in self.models if k[0] == scene_id and k[1] <= oldest]:
+            del self.models[old]
+
+    async def get_model(self, scene_id: str, revision: int) -> bytes | None:
+        return self.models.get((scene_id, revision))
 
 
 class MemorySceneSummaries:

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 import msgspec
 
-from contracts.bridge import HashScheme, Preview, SavedScene, ToolResult
+from contracts.bridge import GltfExport, HashScheme, Preview, SavedScene, ToolResult
 from contracts.inspection import SceneInspection
 from contracts.nodes import NodeCatalog
 from contracts.scenes import Head, SceneSummary
@@ -161,6 +161,24 @@ class Previews(Protocol):
     async def put_revision(self, scene_id: str, revision: int, png: bytes) -> None: ...
 
     async def get_revision(self, scene_id: str, revision: int) -> bytes | None: ...
+
+    async def put_model(self, scene_id: str, revision: int, glb: bytes) -> None:
+        """The revision as binary glTF, for a 3D view (kept like its picture)."""
+        ...
+
+    async def get_model(self, scene_id: str, revision: int) -> bytes | None: ...
+
+
+class PreviewBridge(Protocol):
+    """Port: what the preview worker asks of its own Blender (a ``Bridge`` is one)."""
+
+    async def load(self, path: str) -> str: ...
+
+    async def render_preview(self, path: str, width: int = 320, height: int = 240) -> Any: ...
+
+    async def export_gltf(self, path: str, max_bytes: int) -> GltfExport: ...
+
+    async def restart(self) -> None: ...
 
 
 class SceneSummaries(Protocol):

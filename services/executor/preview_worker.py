@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from services.executor.ports import Bridge, Previews
+from services.executor.ports import PreviewBridge, Previews
 from services.executor.scenes import SceneFiles
 
 log = logging.getLogger("blendmesh.executor")
@@ -28,6 +28,8 @@ log = logging.getLogger("blendmesh.executor")
 MAX_PENDING = 256
 # Large enough to fill the console's preview; workbench renders it in well under a second.
 PREVIEW_SIZE = (960, 720)
+# A revision's glTF for the console's 3D view; a larger scene gets its picture only.
+MAX_MODEL_BYTES = 16 * 1024 * 1024
 
 
 @dataclass
@@ -40,7 +42,7 @@ class _Pending:
 class PreviewWorker:
     """Renders the newest committed revision of each scene, one scene at a time."""
 
-    open_bridge: Callable[[], Awaitable[Bridge]]  # the worker's own bridge, started once
+    open_bridge: Callable[[], Awaitable[PreviewBridge]]  # the worker's own, started once
     files: SceneFiles  # exports ``<id>.png`` beside the scene's .blend
     previews: Previews | None  # the object store the gateway reads
     work_dir: Path
@@ -50,7 +52,7 @@ class PreviewWorker:
     _wake: asyncio.Event = field(default_factory=asyncio.Event)
     _idle: asyncio.Event = field(default_factory=asyncio.Event)
     _task: asyncio.Task[None] | None = None
-    _bridge: Bridge | None = None
+    _bridge: PreviewBridge | None = None
     _rendering: bool = False
 
     def submit(self, scene_id: str, revision: int, blend: Path) -> None:
@@ -132,7 +134,7 @@ class PreviewWorker:
                 self._rendering = False
                 self._drop(waiting)
 
-    async def _open(self) -> Bridge:
+    async def _open(self) -> PreviewBridge:
         if self._bridge is None:
             self._bridge = await self.open_bridge()
         return self._bridge
@@ -143,12 +145,15 @@ class PreviewWorker:
         try:
             await bridge.load(str(waiting.blend))
             await bridge.render_preview(str(png_path), *PREVIEW_SIZE)
+            glb = await self._export(bridge, scene_id, waiting.revision)
         except TimeoutError:
             await bridge.restart()  # hung: the next scene gets a fresh one (a dead one is
             raise  # replaced by the bridge's supervisor on its next call)
         png = await asyncio.to_thread(png_path.read_bytes)
         if self.previews is not None:  # even if late for the head: it pictures its revision
             await self.previews.put_revision(scene_id, waiting.revision, png)
+            if glb is not None:
+                await self.previews.put_model(scene_id, waiting.revision, glb)
         if self._rendered.get(scene_id, -1) >= waiting.revision:
             return
         await asyncio.to_thread(self.files.export_preview, png, scene_id)
@@ -157,6 +162,21 @@ class PreviewWorker:
         self._rendered[scene_id] = waiting.revision
         while len(self._rendered) > self.max_pending:  # forgetting only costs a re-render
             del self._rendered[next(iter(self._rendered))]
+
+    async def _export(self, bridge: PreviewBridge, scene_id: str, revision: int) -> bytes | None:
+        """The loaded revision as GLB; None (logged) when Blender cannot or it is too large:
+        the picture is still worth keeping."""
+        glb_path = self.work_dir / f"{scene_id}.glb"
+        try:
+            await bridge.export_gltf(str(glb_path), MAX_MODEL_BYTES)
+            return await asyncio.to_thread(glb_path.read_bytes)
+        except TimeoutError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a 3D view never fails anything
+            log.warning("no glTF for scene %s revision %d: %s", scene_id, revision, exc)
+            return None
+        finally:
+            glb_path.unlink(missing_ok=True)
 
     @staticmethod
     def _drop(waiting: _Pending | None) -> None:

@@ -3,7 +3,8 @@ and one per recent revision for before/after views.
 
 The executor writes them and the gateway serves them, both through this port, from the
 Object Store bucket ``<prefix>_previews`` (object name = scene id; ``<scene id>@<revision>``
-for a revision's, the newest KEPT_REVISION_PREVIEWS of them kept: scene ids never hold ``@``).
+for a revision's picture, ``<scene id>@<revision>.glb`` for its glTF, the newest
+KEPT_REVISION_PREVIEWS of each kept: scene ids never hold ``@``).
 """
 
 from __future__ import annotations
@@ -59,15 +60,24 @@ class ObjectStorePreviews:
         return result.data or None
 
     async def put_revision(self, scene_id: str, revision: int, png: bytes) -> None:
+        await self._put_kept(scene_id, revision, "", png)
+
+    async def get_revision(self, scene_id: str, revision: int) -> bytes | None:
+        return await self.get(f"{scene_id}@{revision}")
+
+    async def put_model(self, scene_id: str, revision: int, glb: bytes) -> None:
+        await self._put_kept(scene_id, revision, ".glb", glb)
+
+    async def get_model(self, scene_id: str, revision: int) -> bytes | None:
+        return await self.get(f"{scene_id}@{revision}.glb")
+
+    async def _put_kept(self, scene_id: str, revision: int, suffix: str, data: bytes) -> None:
         store = await self._objects(create=True)
         assert store is not None
-        await store.put(f"{scene_id}@{revision}", png)
-        # The worker pictures most revisions, so the one falling out of the window is
+        await store.put(f"{scene_id}@{revision}{suffix}", data)
+        # The worker renders most revisions, so the one falling out of the window is
         # nearly always the one to delete; a few more behind it cover skipped revisions.
         falls_out = revision - KEPT_REVISION_PREVIEWS
         for old in range(max(1, falls_out - 4), falls_out + 1):
             with contextlib.suppress(*_GONE):
-                await store.delete(f"{scene_id}@{old}")
-
-    async def get_revision(self, scene_id: str, revision: int) -> bytes | None:
-        return await self.get(f"{scene_id}@{revision}")
+                await store.delete(f"{scene_id}@{old}{suffix}")

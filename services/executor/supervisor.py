@@ -5,7 +5,14 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from contracts.bridge import BlenderProfile, HashScheme, Preview, SavedScene, ToolResult
+from contracts.bridge import (
+    BlenderProfile,
+    GltfExport,
+    HashScheme,
+    Preview,
+    SavedScene,
+    ToolResult,
+)
 from contracts.inspection import SceneInspection
 from contracts.nodes import NodeCatalog
 from services.executor.bridge_client import BridgeProcess
@@ -80,6 +87,9 @@ class SupervisedBridge:
 
     async def render_preview(self, path: str, width: int = 320, height: int = 240) -> Preview:
         return await (await self._live()).render_preview(path, width, height)
+
+    async def export_gltf(self, path: str, max_bytes: int) -> GltfExport:
+        return await (await self._live()).export_gltf(path, max_bytes)
 
     async def inspect(self) -> SceneInspection:
         return await (await self._live()).inspect()

@@ -31,6 +31,7 @@ router = APIRouter(prefix="/api/scenes", tags=["scenes"])
 User = Annotated[str, Depends(current_user)]
 Gw = Annotated[Gateway, Depends(gateway)]
 SceneId = Annotated[str, Path(alias="sceneId", pattern=r"^[A-Za-z0-9_-]{1,128}$")]
+Revision = Annotated[int, Path(ge=1, le=2**31)]
 ERRORS = responses(401, 404, 422, 503)
 
 
@@ -92,9 +93,7 @@ async def scene_preview(scene_id: SceneId, user: User, gw: Gw) -> Response:
     response_class=Response,
     responses={**_binary("image/png", "The render of one recent revision"), **ERRORS},
 )
-async def revision_preview(
-    scene_id: SceneId, revision: Annotated[int, Path(ge=1, le=2**31)], user: User, gw: Gw
-) -> Response:
+async def revision_preview(scene_id: SceneId, revision: Revision, user: User, gw: Gw) -> Response:
     """The render of ``revision`` (one of the scene's newest), for a run's before and
     after; 404 when that revision was not rendered or is no longer kept."""
     await gw.own_scene(scene_id, user)
@@ -102,6 +101,22 @@ async def revision_preview(
     if png is None:
         raise NotFound(f"scene {scene_id} has no preview of revision {revision}")
     return Response(png, media_type="image/png")
+
+
+@router.get(
+    "/{sceneId}/revisions/{revision}/scene.glb",
+    response_class=Response,
+    responses={**_binary("model/gltf-binary", "One recent revision as binary glTF"), **ERRORS},
+)
+async def revision_model(scene_id: SceneId, revision: Revision, user: User, gw: Gw) -> Response:
+    """``revision`` (one of the scene's newest) as binary glTF for a 3D view: its meshes
+    with modifiers applied and base colours; 404 when it was not exported (not rendered,
+    larger than the 3D view takes, or no longer kept)."""
+    await gw.own_scene(scene_id, user)
+    glb = await SceneFiles(gw.bus.js, gw.prefix).revision_model(scene_id, revision)
+    if glb is None:
+        raise NotFound(f"scene {scene_id} has no 3D model of revision {revision}")
+    return Response(glb, media_type="model/gltf-binary")
 
 
 @router.get("/{sceneId}/history", response_model=SceneHistory, responses=ERRORS)

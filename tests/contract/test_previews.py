@@ -50,6 +50,15 @@ class PreviewsContract:
         assert await previews.get_revision("s", 2) is None
         assert await previews.get_revision("s", newest - KEPT_REVISION_PREVIEWS + 1) == PNG
 
+    async def test_put_model_when_read_back_is_apart_from_the_picture(
+        self, previews: Previews
+    ) -> None:
+        await previews.put_revision("s", 1, PNG)
+        await previews.put_model("s", 1, b"glTF-1")
+        assert await previews.get_model("s", 1) == b"glTF-1"
+        assert await previews.get_revision("s", 1) == PNG
+        assert await previews.get_model("s", 2) is None
+
 
 class TestMemoryPreviews(PreviewsContract):
     @pytest.fixture

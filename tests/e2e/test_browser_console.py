@@ -47,10 +47,20 @@ async def console(url: str, token: str, shots: Path, name: str) -> AsyncIterator
     async with playwright_api.async_playwright() as p:
         browser = await p.chromium.launch(
             executable_path=str(CHROMIUM),
-            args=["--headless", "--no-sandbox", "--no-first-run", "--use-angle=swiftshader"],
+            # WebGL without a GPU: Chromium's software renderer.
+            args=[
+                "--headless",
+                "--no-sandbox",
+                "--no-first-run",
+                "--use-angle=swiftshader",
+                "--enable-unsafe-swiftshader",
+            ],
         )
         page = await browser.new_page(viewport={"width": 1280, "height": 1000})
         await page.add_init_script(f"localStorage.setItem('blendmesh.token', '{token}')")
+        asked: list[str] = []
+        page.on("request", lambda request: asked.append(request.url))
+        page.asked = asked  # every address the page fetched, for the no-CDN check
         try:
             await page.goto(url + "/")
             yield page
@@ -203,4 +213,83 @@ async def test_console_when_run_ends_shows_a_large_before_and_after(
         await first.click()
         await expect(heading).to_contain_text("revision 1 of compare")
         await expect(page.get_by_test_id("before-caption")).to_contain_text("empty")
+        await expect(page.get_by_test_id("error")).to_be_hidden()
+
+
+# What the 3D view's canvas shows: how many pixels differ from its background colour.
+DRAWN = """() => {
+  const source = document.getElementById("viewer-canvas");
+  const canvas = document.createElement("canvas");
+  canvas.width = source.width;
+  canvas.height = source.height;
+  const ctx = canvas.getContext("2d");
+  ctx.drawImage(source, 0, 0);
+  const data = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+  let drawn = 0;
+  let sum = 0;
+  for (let i = 0; i < data.length; i += 4) {
+    const [r, g, b] = [data[i] - 0x2b, data[i + 1] - 0x2b, data[i + 2] - 0x2b];
+    if (Math.abs(r) + Math.abs(g) + Math.abs(b) > 24) drawn += 1;
+    sum += data[i] * 3 + data[i + 1] * 5 + data[i + 2] * 7;
+  }
+  return { drawn, total: data.length / 4, sum };
+}"""
+
+
+async def test_console_when_run_ends_shows_its_revision_in_an_orbitable_3d_view(
+    console_url: str, tmp_path: Path
+) -> None:
+    async with console(console_url, ANA, tmp_path, "3d-view") as page:
+        await run(page, "solid", "add a cube named Left at -2 0 0")
+        await run(page, "solid", "add a sphere named Right at 2 0 0")
+        heading = page.get_by_test_id("viewer-heading")
+        await expect(heading).to_have_text("3D view of revision 2 of solid", timeout=30_000)
+        await page.wait_for_function(
+            "() => window.blendmeshViewer?.current?.shown === 'solid@2'", timeout=30_000
+        )
+        # The viewer's scene graph holds the revision's objects, by their Blender names.
+        names = await page.evaluate("() => window.blendmeshViewer.current.meshNames()")
+        assert sorted(names) == ["Left", "Right"], names
+        await expect(page.get_by_test_id("viewer-caption")).to_contain_text("2 meshes")
+        canvas = page.get_by_test_id("viewer-canvas")
+        await canvas.scroll_into_view_if_needed()
+        before = await page.evaluate(DRAWN)
+        # Both objects are drawn: a good share of the canvas is not background.
+        assert before["drawn"] > before["total"] * 0.02, before
+        await snap(page, tmp_path, "3d-view-revision-2")
+        await page.get_by_test_id("viewer").screenshot(path=str(tmp_path / "3d-view-canvas.png"))
+        await page.get_by_test_id("compare").screenshot(path=str(tmp_path / "3d-compare.png"))
+
+        await canvas.scroll_into_view_if_needed()
+        box = await canvas.bounding_box()
+        assert box is not None and box["width"] >= 900, box
+        start = await page.evaluate(
+            "() => window.blendmeshViewer.current.camera.position.toArray()"
+        )
+        middle_x, middle_y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        await page.mouse.move(middle_x, middle_y)
+        await page.mouse.down()
+        await page.mouse.move(middle_x + 250, middle_y + 40, steps=10)
+        await page.mouse.up()
+        moved = await page.evaluate(
+            "() => window.blendmeshViewer.current.camera.position.toArray()"
+        )
+        assert moved != start  # orbited
+        after = await page.evaluate(DRAWN)
+        assert after["drawn"] > after["total"] * 0.02 and after["sum"] != before["sum"], after
+        await page.get_by_test_id("viewer").screenshot(path=str(tmp_path / "3d-view-orbited.png"))
+
+        # From the history, the first revision: one object.
+        await page.get_by_test_id("scenes-refresh").click()
+        await page.get_by_label("Pick a scene").select_option("solid")
+        await page.get_by_role("button", name="3D view of solid revision 1").click()
+        await page.wait_for_function(
+            "() => window.blendmeshViewer.current.shown === 'solid@1'", timeout=30_000
+        )
+        names = await page.evaluate("() => window.blendmeshViewer.current.meshNames()")
+        assert names == ["Left"], names
+        # three.js and its loaders come from the gateway itself, never from another site.
+        assert any(u.endswith("/static/vendor/three/three.module.min.js") for u in page.asked)
+        elsewhere = [u for u in page.asked if not u.startswith((console_url, "blob:", "data:"))]
+        assert elsewhere == []
         await expect(page.get_by_test_id("error")).to_be_hidden()

@@ -26,6 +26,8 @@ from contracts.bridge import (
     ErrorObject,
     ErrorResponse,
     FullFingerprintParams,
+    GltfExport,
+    GltfParams,
     Implementation,
     InitializeParams,
     InitializeResult,
@@ -41,7 +43,7 @@ from contracts.bridge import (
     ToolList,
 )
 
-from . import digests, inspect, node_catalog, preview, registry, touched
+from . import digests, gltf, inspect, node_catalog, preview, registry, touched
 from .tools import python as python_tools
 from .tools import scene
 
@@ -132,6 +134,7 @@ class Server:
             ),
             "blendmesh/scene.snapshot_full": lambda p: scene.full_snapshot(),
             "blendmesh/scene.render_preview": self._render_preview,
+            "blendmesh/scene.export_gltf": self._export_gltf,
             "blendmesh/scene.inspect": lambda p: inspect.inspect(),
             "blendmesh/node_catalog": lambda p: node_catalog.node_catalog(),
             "shutdown": self._shutdown,
@@ -173,6 +176,10 @@ class Server:
     def _render_preview(self, params: dict[str, Any]) -> Preview:
         want = _params(params, PreviewParams)
         return preview.render_preview(want.path, want.width, want.height, want.engine)
+
+    def _export_gltf(self, params: dict[str, Any]) -> GltfExport:
+        want = _params(params, GltfParams)
+        return gltf.export_gltf(want.path, want.max_bytes)
 
     def _shutdown(self, params: dict[str, Any]) -> Empty:
         self.running = False

@@ -285,7 +285,10 @@ async function showResult(result) {
       made = await runRevision(sceneId, result.runId);
     });
     await guarded(() => showScene(sceneId, result.scenePath, made));
-    if (made) await guarded(() => showCompare(sceneId, made, result.runId));
+    if (made) {
+      await guarded(() => showCompare(sceneId, made, result.runId));
+      await guarded(() => showModel(sceneId, made, MODEL_TRIES));
+    }
   }
 }
 
@@ -433,6 +436,7 @@ async function showSceneDetails(sceneId) {
     cell(row, revision.sceneHashPrefix);
     const action = cell(row, "");
     action.appendChild(compareButton(sceneId, revision.revision, revision.runId));
+    action.appendChild(modelButton(sceneId, revision.revision));
     // The head is the scene as it is: only an earlier revision can be gone back to.
     if (revision.revision !== summary.revision) {
       action.appendChild(revertButton(sceneId, revision.revision));
@@ -661,5 +665,51 @@ async function picture(key, img, caption, sceneId, revision, tries) {
       const again = () => picture(key, img, caption, sceneId, revision, tries - 1);
       setTimeout(() => guarded(again), PREVIEW_RETRY_MS);
     }
+  }
+}
+
+// -- the 3D view of a revision: its glTF, exported with its picture, in static/viewer.js --
+
+const MODEL_TRIES = 60;
+let modelFor = null; // "scene@revision" on show (or awaited)
+
+function modelButton(sceneId, revision) {
+  const button = document.createElement("button");
+  button.type = "button";
+  button.textContent = "3D view";
+  button.dataset.testid = "view-3d";
+  button.setAttribute("aria-label", `3D view of ${sceneId} revision ${revision}`);
+  button.addEventListener("click", () => {
+    modelFor = null;
+    guarded(() => showModel(sceneId, revision, MODEL_TRIES));
+  });
+  return button;
+}
+
+async function showModel(sceneId, revision, tries) {
+  const key = `${sceneId}@${revision}`;
+  if (tries === MODEL_TRIES) modelFor = key;
+  if (modelFor !== key) return; // another revision is on show now
+  $("scene-section").hidden = false;
+  $("viewer").hidden = false;
+  $("viewer-heading").textContent = `3D view of revision ${revision} of ${sceneId}`;
+  const caption = $("viewer-caption");
+  try {
+    const path = sceneUrl(sceneId, `/revisions/${revision}/scene.glb`);
+    const data = await (await api(path)).arrayBuffer();
+    if (modelFor !== key) return;
+    if (!window.blendmeshViewer) throw new Error("the 3D viewer did not load");
+    const viewer = await window.blendmeshViewer.show(data, key);
+    const names = viewer.meshNames();
+    caption.textContent =
+      `${names.length} meshes (${names.slice(0, 8).join(", ")}${names.length > 8 ? ", ..." : ""}). ` +
+      "Drag to orbit, scroll to zoom, right-drag to pan.";
+  } catch (error) {
+    if (error.status !== 404) throw error;
+    caption.textContent =
+      tries > 1
+        ? `Revision ${revision}: waiting for its 3D model.`
+        : `Revision ${revision} has no 3D model (not rendered, too large, or too old).`;
+    if (tries > 1) setTimeout(() => guarded(() => showModel(sceneId, revision, tries - 1)), PREVIEW_RETRY_MS);
   }
 }
