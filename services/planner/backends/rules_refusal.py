@@ -26,6 +26,8 @@ _CREATE = (
     "add [a|<count>] [red|metallic|rough|smooth ...] <primitive>[s] [named <N>] [at <vec>|above"
     " <N>]\n  [rotated <vec>] [scaled <n>] [in a row|along x|y|z] [spaced <d>]"
     "    add an array of 5 spheres along y"
+    "\n  add a floor 10 m wide | a post with radius 0.1 and height 2 | a lamp on top of <N>"
+    "\n  add 4 posts in a row along x, 2 meters apart    add a cube named House next to <N>"
 )
 HELP: dict[str, str] = {
     "add": _CREATE
