@@ -8,6 +8,7 @@ to look at; none is kept in the repository.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 from collections.abc import AsyncIterator, Iterator
@@ -293,3 +294,30 @@ async def test_console_when_run_ends_shows_its_revision_in_an_orbitable_3d_view(
         elsewhere = [u for u in page.asked if not u.startswith((console_url, "blob:", "data:"))]
         assert elsewhere == []
         await expect(page.get_by_test_id("error")).to_be_hidden()
+
+
+async def test_revision_model_when_asked_by_another_user_is_404_like_a_missing_scene(
+    console_url: str,
+) -> None:
+    made = await api_run(console_url, ANA, "owned", "add a cube named Mine")
+    assert made["status"] == "completed", made
+    path = "/api/scenes/owned/revisions/1/scene.glb"
+    async with httpx.AsyncClient(base_url=console_url, timeout=30) as http:
+        ana = {"Authorization": f"Bearer {ANA}"}
+        for _ in range(120):  # exported off the run's path, a moment after it ends
+            answer = await http.get(path, headers=ana)
+            if answer.status_code != 404:
+                break
+            await asyncio.sleep(0.25)
+        assert answer.status_code == 200, answer.text
+        assert answer.headers["content-type"] == "model/gltf-binary"
+        assert answer.content[:4] == b"glTF"
+        cli = {"Authorization": f"Bearer {CLI}"}
+        for other in (path, "/api/scenes/owned/revisions/1/preview.png"):
+            refused = await http.get(other, headers=cli)
+            assert refused.status_code == 404, refused.text
+            assert "owned" in refused.json()["error"]["message"]
+        missing = await http.get("/api/scenes/owned/revisions/9/scene.glb", headers=ana)
+        assert missing.status_code == 404
+        assert (await http.get("/api/me")).status_code == 401
+        assert (await http.get("/api/me", headers=cli)).json() == {"user": "cli", "meshUser": "cli"}

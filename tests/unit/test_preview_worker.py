@@ -232,3 +232,36 @@ async def test_close_when_a_render_hangs_gives_up_after_the_grace(tmp_path: Path
     await painter.rendering.wait()
     await w.close(grace=0.05)
     assert pictures(w) == {}
+
+
+async def test_submit_when_rendered_keeps_the_revisions_picture_and_model(tmp_path: Path) -> None:
+    painter = Painter()
+    w = worker(tmp_path, painter)
+    w.submit("s", 1, revision(tmp_path, "s", 1))
+    await w.idle()
+    w.submit("s", 2, revision(tmp_path, "s", 2))
+    await w.idle()
+    assert isinstance(w.previews, MemoryPreviews)
+    assert w.previews.revisions == {("s", 1): b"\x89PNGs@1", ("s", 2): b"\x89PNGs@2"}
+    assert w.previews.models == {("s", 1): b"glTFs@1", ("s", 2): b"glTFs@2"}
+    assert list((tmp_path / "previews").glob("*.glb")) == []  # handed on, not left behind
+    await w.close()
+
+
+async def test_submit_when_model_export_fails_keeps_the_picture_and_logs(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    painter = Painter()
+
+    async def refuse(path: str, max_bytes: int) -> None:
+        raise RuntimeError("the scene as glTF is 99 bytes, over the 10 allowed")
+
+    painter.export_gltf = refuse  # type: ignore[method-assign]
+    w = worker(tmp_path, painter)
+    with caplog.at_level(logging.WARNING, "blendmesh.executor"):
+        w.submit("s", 1, revision(tmp_path, "s", 1))
+        await w.idle()
+    assert pictures(w) == {"s": b"\x89PNGs@1"}
+    assert isinstance(w.previews, MemoryPreviews) and w.previews.models == {}
+    assert "no glTF for scene s revision 1" in caplog.text
+    await w.close()
