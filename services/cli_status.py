@@ -38,6 +38,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     status.add_argument(
         "--timeout", type=float, default=2.0, help="seconds to wait for NATS (default: 2)"
     )
+    status.add_argument(
+        "--wait",
+        type=float,
+        default=health.ANSWERS_WITHIN,
+        help=f"seconds to wait for the services' answers (default: {health.ANSWERS_WITHIN:g})",
+    )
 
 
 def running_mesh(home: Path) -> str | None:
@@ -49,7 +55,9 @@ def running_mesh(home: Path) -> str | None:
     return url if isinstance(url, str) and url else None
 
 
-async def read_status(settings: Settings, wait: float) -> MeshStatus:
+async def read_status(
+    settings: Settings, timeout: float, wait: float = health.ANSWERS_WITHIN
+) -> MeshStatus:
     """The snapshot, or one saying why NATS could not be asked. A refused login raises:
     that is a mistake to fix, not a state of the mesh."""
     url = settings.nats_url or running_mesh(settings.home)
@@ -61,13 +69,13 @@ async def read_status(settings: Settings, wait: float) -> MeshStatus:
     login = login_for(settings.credentials_path, CLIENT)
     refuse_anonymous(url, login, settings.require_auth)
     try:
-        nc = await connect(url, "blendmesh-status", login, wait=wait)
+        nc = await connect(url, "blendmesh-status", login, wait=timeout)
     except LoginRefused:
         raise
     except ConnectionError as exc:
         return unreachable(str(exc))
     try:
-        return await health.snapshot(nc, nc.jetstream(timeout=wait), settings.prefix)
+        return await health.snapshot(nc, nc.jetstream(timeout=timeout), settings.prefix, wait)
     finally:
         await nc.close()
 
@@ -132,7 +140,7 @@ def print_status(out: Console, status: MeshStatus) -> None:
 
 
 async def cmd_status(args: argparse.Namespace, settings: Settings, out: Console) -> int:
-    status = await read_status(settings, args.timeout)
+    status = await read_status(settings, args.timeout, args.wait)
     if args.json:
         sys.stdout.write(msgspec.json.encode(status).decode() + "\n")
     else:

@@ -52,6 +52,7 @@ log = logging.getLogger("blendmesh.health")
 
 VERSION = version("blendmesh")
 STATS_WITHIN = 0.5  # seconds a service takes at most to read its own state for STATS
+ANSWERS_WITHIN = 1.0  # seconds a snapshot waits for every instance's STATS
 INBOXES = "_INBOX."  # every login's replies arrive under it (access.inbox_prefix)
 
 Stats = Callable[[], Awaitable[dict[str, Any]]]
@@ -249,7 +250,9 @@ async def stats(
     return _decoded(StatsReply, await _collect(nc, [subject], wait), prefix)
 
 
-async def snapshot(nc: Client, js: JetStreamContext, prefix: str, wait: float = 1.0) -> MeshStatus:
+async def snapshot(
+    nc: Client, js: JetStreamContext, prefix: str, wait: float = ANSWERS_WITHIN
+) -> MeshStatus:
     """The mesh on ``prefix`` at a glance: every role's STATS replies that arrive within
     ``wait`` seconds, and JetStream's state."""
     if not nc.is_connected:

@@ -31,7 +31,7 @@ def test_up_when_running_status_says_ready_with_the_gateway_and_readyz_agrees(
 ) -> None:
     with blendmesh_up(tmp_path, "--port", "0") as up:
         shown = subprocess.run(
-            [BLENDMESH, "--home", str(tmp_path), "status", "--json"],
+            [BLENDMESH, "--home", str(tmp_path), "status", "--json", "--wait", "3"],
             capture_output=True,
             text=True,
             env=command_env(),

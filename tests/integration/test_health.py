@@ -17,6 +17,7 @@ from services import cli
 from services.client import MeshClient, build_request
 from services.gateway.app import GatewayServer, create_app
 from services.gateway.auth import Tokens
+from services.gateway.health import ReadinessProbe
 from services.mesh import Mesh
 from services.runtime import access, health
 from services.runtime.host import Bus
@@ -27,6 +28,10 @@ pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 
 PREFIX = "bmhealth"
 SCENE = "healthscene"
+# The services run on this test's event loop: on a busy machine an answer can take longer
+# than a status's default wait, and these tests count the answers.
+WAIT = 2.0
+WAITING = ("--wait", str(WAIT))
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +51,7 @@ async def ran(mesh: tuple[Mesh, Bus]) -> MeshStatus:
     result = await MeshClient(bus).run(request, timeout=120)
     assert result.status == "completed", result
     for _ in range(50):  # the audit consumer acknowledges its batch just after the run ends
-        status = await health.snapshot(bus.nc, bus.js, PREFIX)
+        status = await health.snapshot(bus.nc, bus.js, PREFIX, WAIT)
         audit = next(s for s in status.services if s.role == "audit")
         if audit.instances and audit.instances[0].consumers[0].num_ack_pending == 0:
             return status
@@ -57,6 +62,7 @@ async def ran(mesh: tuple[Mesh, Bus]) -> MeshStatus:
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def api(mesh: tuple[Mesh, Bus]) -> AsyncIterator[httpx.AsyncClient]:
     app = create_app(mesh[0].settings, mesh[1], Tokens({"tok-ana": "ana"}))
+    app.state.readiness = ReadinessProbe(mesh[1], wait=WAIT)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as client:
         yield client
@@ -98,13 +104,13 @@ async def test_ping_when_two_instances_share_a_role_collects_each_with_its_own_i
     async with role_bus(mesh[0], access.DOOR) as door:
         second = await health.register(door, access.DOOR)
         try:
-            found = await health.ping(client.nc, access.DOOR, prefix=PREFIX)
+            found = await health.ping(client.nc, access.DOOR, wait=WAIT, prefix=PREFIX)
             assert len(found) == 2 and second.id in {p.id for p in found}
             assert {p.name for p in found} == {"blendmesh-door"}
             assert {p.version for p in found} == {health.VERSION}
         finally:
             await second.stop()
-    assert len(await health.ping(client.nc, access.DOOR, prefix=PREFIX)) == 1
+    assert len(await health.ping(client.nc, access.DOOR, wait=WAIT, prefix=PREFIX)) == 1
 
 
 async def test_status_command_when_every_service_runs_exits_0_with_the_snapshot(
@@ -116,12 +122,12 @@ async def test_status_command_when_every_service_runs_exits_0_with_the_snapshot(
     monkeypatch.delenv("NATS_URL", raising=False)  # found in the home, as `blendmesh up` left it
     monkeypatch.setenv("BLENDMESH_PREFIX", PREFIX)
     home = str(mesh[0].settings.home)
-    code = await asyncio.to_thread(cli.main, ["--home", home, "status", "--json"])
+    code = await asyncio.to_thread(cli.main, ["--home", home, "status", "--json", *WAITING])
     printed = json.loads(capsys.readouterr().out)
     assert code == 0 and printed["ready"] is True and printed["reasons"] == []
     executor = next(s for s in printed["services"] if s["role"] == "executor")
     assert executor["instances"][0]["blender"]["scene"] == SCENE  # the operator sees it
-    code = await asyncio.to_thread(cli.main, ["--home", home, "status"])
+    code = await asyncio.to_thread(cli.main, ["--home", home, "status", *WAITING])
     text = capsys.readouterr().out
     assert code == 0 and text.startswith("mesh: ready\n")
     assert f"holds {SCENE} r1" in text and "guardians" in text
@@ -154,10 +160,10 @@ async def test_gateway_when_served_answers_as_itself_and_not_once_stopped(
     server = GatewayServer(create_app(mesh[0].settings, client, Tokens({})), port=0)
     await server.start()
     try:
-        [found] = await health.ping(client.nc, access.GATEWAY, prefix=PREFIX)
-        [stats] = await health.stats(client.nc, access.GATEWAY, prefix=PREFIX)
+        [found] = await health.ping(client.nc, access.GATEWAY, wait=WAIT, prefix=PREFIX)
+        [stats] = await health.stats(client.nc, access.GATEWAY, wait=WAIT, prefix=PREFIX)
         assert stats.id == found.id and stats.data.problems == []
-        status = await health.snapshot(client.nc, client.js, PREFIX)
+        status = await health.snapshot(client.nc, client.js, PREFIX, WAIT)
         gateway = next(s for s in status.services if s.role == "gateway")
         assert gateway.healthy and [i.id for i in gateway.instances] == [found.id]
     finally:

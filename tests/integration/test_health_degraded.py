@@ -19,6 +19,7 @@ import pytest_asyncio
 from services import cli
 from services.gateway.app import create_app
 from services.gateway.auth import Tokens
+from services.gateway.health import ReadinessProbe
 from services.mesh import Mesh
 from services.runtime import access, health
 from services.runtime.bus import connect
@@ -30,6 +31,9 @@ from tests.clusters import free_ports
 pytestmark = pytest.mark.integration
 
 PREFIX = "bmsick"
+# The services run on this test's event loop: on a busy machine an answer can take longer
+# than a status's default wait, and these tests say who answered.
+WAIT = 2.0
 MISSING = "no executor answers: start one (`python -m services.executor`"
 
 
@@ -57,7 +61,7 @@ async def test_mesh_without_executor_when_asked_is_not_ready_naming_the_executor
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     mesh, bus = without_executor
-    status = await health.snapshot(bus.nc, bus.js, PREFIX)
+    status = await health.snapshot(bus.nc, bus.js, PREFIX, WAIT)
     assert not status.ready and len(status.reasons) == 1
     assert status.reasons[0].startswith(MISSING) and "blendmesh up" in status.reasons[0]
     others = {s.role for s in status.services if s.instances}
@@ -65,7 +69,7 @@ async def test_mesh_without_executor_when_asked_is_not_ready_naming_the_executor
 
     monkeypatch.setenv("NATS_URL", mesh.url)
     monkeypatch.setenv("BLENDMESH_PREFIX", PREFIX)
-    code, _ = await asyncio.to_thread(status_command, mesh.settings.home)
+    code, _ = await asyncio.to_thread(status_command, mesh.settings.home, "--wait", str(WAIT))
     shown = capsys.readouterr().out
     assert code == 3
     assert shown.startswith(f"mesh: NOT READY\n  - {MISSING}")
@@ -73,6 +77,7 @@ async def test_mesh_without_executor_when_asked_is_not_ready_naming_the_executor
     assert len(rows) == 1 and "MISSING" in rows[0]
 
     app = create_app(mesh.settings, bus, Tokens({}))
+    app.state.readiness = ReadinessProbe(bus, wait=WAIT)
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=app), base_url="http://gateway"
     ) as api:

@@ -296,7 +296,7 @@ def test_running_mesh_when_the_home_has_no_mesh_file_or_a_broken_one_is_none(
 async def test_read_status_when_no_mesh_runs_and_no_nats_url_says_to_start_one(
     tmp_path: Path,
 ) -> None:
-    status = await cli_status.read_status(Settings(home=tmp_path, prefix=PREFIX), wait=0.5)
+    status = await cli_status.read_status(Settings(home=tmp_path, prefix=PREFIX), timeout=0.5)
     assert not status.ready
     assert status.reasons[0] == (
         f"no mesh runs on {tmp_path} and NATS_URL is not set: start one with `blendmesh up`, "
