@@ -21,7 +21,7 @@ from rich.console import Console
 
 from contracts import subjects
 from contracts.events import Resolution
-from services import cli_reads, cli_scenes, cli_status, cli_users
+from services import cli_guardians, cli_reads, cli_scenes, cli_status, cli_users
 from services import console as show
 from services.audit import client as audit
 from services.cli_common import (
@@ -115,6 +115,7 @@ def parser() -> argparse.ArgumentParser:
         metavar="ID",
         help="a guardian to run (repeatable; default: the configured gates)",
     )
+    judge.add_argument("--json", action="store_true", help="print run_guardians' whole result")
     mcp = sub.add_parser(
         "mcp", help="serve an MCP server on stdio: blendmesh's front door, or `mcp guardians`"
     )
@@ -323,14 +324,14 @@ async def dispatch(args: argparse.Namespace, settings: Settings) -> int:
         case "status":
             return await cli_status.cmd_status(args, settings, out)
         case "guardians":
-            return await cmd_guardians(args, settings)
+            return await cmd_guardians(args, settings, out)
         case "mcp":
             return await cmd_mcp(args, settings)
     raise AssertionError(args.command)
 
 
-async def cmd_guardians(args: argparse.Namespace, settings: Settings) -> int:
-    """``run_guardians``' JSON for a revision, as the guardians service would judge it."""
+async def cmd_guardians(args: argparse.Namespace, settings: Settings, out: Console) -> int:
+    """The guardians' verdict on a revision, as the guardians service would judge it."""
     subjects.check_token(args.scene, "scene id")
     async with connected(settings, ()) as bus:
         try:
@@ -339,7 +340,11 @@ async def cmd_guardians(args: argparse.Namespace, settings: Settings) -> int:
             )
         except guardians.NoArtifact as exc:
             raise ClientError(str(exc)) from None
-    sys.stdout.write(json.dumps(result, indent=2) + "\n")
+    if args.json:
+        sys.stdout.write(json.dumps(result, indent=2) + "\n")
+    else:
+        for line in cli_guardians.verdict_lines(args.scene, result):
+            out.print(line, markup=False, highlight=False)
     return EXIT_OK if result["ok"] else EXIT_FAILED
 
 
