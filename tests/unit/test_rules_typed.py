@@ -267,3 +267,29 @@ def test_scatter_when_vague_or_without_an_object_says_what_works(text: str, said
     with pytest.raises(UnreadableRequest) as caught:
         planned(text)
     assert said in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("text", "ops"),
+    [
+        (
+            "add 4 stools around the desk",
+            [
+                create("cube", "Stool.002", location=[3, 0, 1]),
+                create("cube", "Stool.003", location=[0, 3, 1]),
+                create("cube", "Stool.004", location=[-3, 0, 1]),
+                create("cube", "Stool.005", location=[0, -3, 1]),
+            ],
+        ),
+        ("add a pipe 0.2 m wide", [create("cylinder", "Pipe", scale=[0.1, 0.1, 1])]),
+        ("scale the desk by 3 along y", [transform("Desk", scale=[1, 3, 1])]),
+        (
+            "make the desk somewhat shiny",
+            [("material.assign", {"object": "Desk", "roughness": 0.3})],
+        ),
+    ],
+)
+def test_typed_rings_round_widths_axis_scales_and_mild_looks(
+    text: str, ops: list[tuple[str, dict[str, Any]]]
+) -> None:
+    assert planned(text) == ops

@@ -15,7 +15,7 @@ from services.planner.backends.rules_readers import adjectives, along, amount, a
 from services.planner.backends.rules_vocab import MATERIAL_WORDS
 from services.planner.backends.rules_words import DEFAULT_NAMES, ROW_SPACING, UNIT_WORDS
 
-PLACE_WORDS = ("above", "over", "on", "onto", "next", "beside")
+PLACE_WORDS = ("above", "over", "on", "onto", "next", "beside", "around")
 
 
 def above(cur: Cursor) -> list[Number]:
@@ -119,6 +119,7 @@ def _item(cur: Cursor, taken: set[str], n: int | None = None, row: int | None = 
     _options(cur, seen, looks)
     if "sizes" in seen:
         once(seen, "scale", sizes.scale_for(primitive, seen.pop("sizes")), "scaled")
+    ring = sizes.ring(cur, seen, primitive, n)
     sizes.placed(cur, seen, primitive)
     if row is not None:
         seen.setdefault("axis", row)
@@ -140,7 +141,9 @@ def _item(cur: Cursor, taken: set[str], n: int | None = None, row: int | None = 
         if name:
             args["name"] = name
         location = seen.get("location")
-        if n > 1:
+        if ring:
+            location = ring[i]
+        elif n > 1:
             start = location or [0, 0, 0]
             step = along(seen.get("spacing", ROW_SPACING) * i, seen.get("axis", 0))
             location = [a + b for a, b in zip(start, step, strict=True)]

@@ -7,7 +7,7 @@ from typing import Any
 
 from services.planner.backends.rules_cursor import Cursor, NoParse, Number
 from services.planner.backends.rules_lexer import Token
-from services.planner.backends.rules_sizes import singular
+from services.planner.backends.rules_sizes import shape_of, singular
 from services.planner.backends.rules_vocab import COLORS, CONNECTORS, PRIMITIVES
 from services.planner.backends.rules_words import (
     AXES,
@@ -65,6 +65,8 @@ def _group(cur: Cursor) -> tuple[str, list[str]] | None:
     plural = cur.phrase(PLURALS) or cur.phrase(PRIMITIVES)
     if plural is not None:
         names = stage.like(plural, DEFAULT_NAMES[plural])
+        if not names:  # "all cylinders" are the posts too: Post is made as a cylinder
+            names = [n for n in stage.of_type("MESH") if shape_of(n) == plural]
         if not names and cur.pos == at + 1:  # "both boxes", none made as a cube: Box, Box.001
             names = stage.named_like(singular(cur.tokens[at].lower) or "")
     elif (kind := cur.word(*TYPE_GROUPS)) is not None:
@@ -201,13 +203,16 @@ def adjectives(cur: Cursor) -> dict[str, Any]:
         if found and (token.kind == "COMMA" or token.lower == "and") and _adjective(cur.peek(1)):
             cur.pos += 1  # "grey and rough", "dark, shiny"
             continue
-        color = shade_of(cur)
+        mild = _mild(cur)
+        color = None if mild else shade_of(cur)
         if color is not None:
             _once(found, "base_color", color, token.text)
-        elif token.lower in SURFACE_WORDS:
+        elif (word := cur.peek()) is not None and word.lower in SURFACE_WORDS:
             cur.pos += 1
-            key, value = SURFACE_WORDS[token.lower]
-            _once(found, key, value, token.text)
+            key, value = SURFACE_WORDS[word.lower]
+            _once(found, key, round((value + 0.5) / 2, 4) if mild else value, word.text)
+        elif mild:
+            raise NoParse(f'"{token.text}" goes before metallic, rough, shiny, ... only.')
         elif token.lower in SHADE_WORDS:
             cur.pos += 1
             _once(found, "smooth", SHADE_WORDS[token.lower], token.text)
@@ -216,11 +221,29 @@ def adjectives(cur: Cursor) -> dict[str, Any]:
     return found
 
 
+def _mild(cur: Cursor) -> bool:
+    """``a bit|a little|slightly|somewhat`` before a surface word: halfway to 0.5 (the
+    default); read and True if said."""
+    token, following = cur.peek(), cur.peek(1)
+    if token is None:
+        return False
+    if token.lower == "a" and following is not None and following.lower in ("bit", "little"):
+        after = cur.peek(2)
+        if after is not None and after.lower in SURFACE_WORDS:
+            cur.pos += 2
+            return True
+    if token.lower in ("slightly", "somewhat"):
+        cur.pos += 1
+        return True
+    return False
+
+
 def _adjective(token: Token | None) -> bool:
     if token is None:
         return False
     word = token.lower
-    return word in COLORS or word in TONES or word in SURFACE_WORDS or word in SHADE_WORDS
+    known = COLORS.keys() | TONES | SURFACE_WORDS.keys() | SHADE_WORDS.keys()
+    return word in known or word in ("a", "slightly", "somewhat")
 
 
 def _once(found: dict[str, Any], key: str, value: Any, word: str) -> None:

@@ -10,6 +10,7 @@ unknown counts as a default cube, 2 units across; a light or camera as nothing).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from services.planner.backends.rules_cursor import Cursor, NoParse, Number
@@ -223,8 +224,8 @@ def scale_for(primitive: str, sizes: dict[str, Number]) -> list[Number]:
             if half[index] == 0:
                 raise NoParse(f"A {primitive} is flat: it has no {key} size.")
             scale[index] = _r(sizes[key] / (2 * half[index]))
-    if primitive == "plane" and "x" in sizes and "y" not in sizes:
-        scale[1] = scale[0]  # "a floor 10 m wide" is square
+    if primitive in ("plane", *ROUND) and "x" in sizes and "y" not in sizes:
+        scale[1] = scale[0]  # "a floor 10 m wide" is square, "a post 0.5 m wide" round
     return scale
 
 
@@ -241,12 +242,13 @@ def half_of(stage: Stage, name: str) -> list[float] | None:
         return None
     if thing.type != "MESH":
         return [0.0, 0.0, SIZELESS]
-    shape = thing.primitive or _shape_of(name)
+    shape = thing.primitive or shape_of(name)
     half = HALF.get(shape or "cube", HALF["cube"])
     return [abs(h * s) for h, s in zip(half, thing.scale, strict=True)]
 
 
-def _shape_of(name: str) -> str | None:
+def shape_of(name: str) -> str | None:
+    """The primitive a name says the object was made as: ``Cube.001``, ``Post``."""
     base = base_name(name)
     for primitive, default in DEFAULT_NAMES.items():
         if default.lower() == base:
@@ -263,7 +265,7 @@ def own_half(primitive: str | None, scale: list[Number] | None) -> list[float]:
 
 
 def read_place(cur: Cursor) -> tuple[str, str]:
-    """``on [top of]|onto|above|over|next to|beside <Name>``: the relation and the name."""
+    """``on [top of]|onto|above|over|next to|beside|around <Name>``: relation and name."""
     if cur.word("on", "onto"):
         if cur.word("top"):
             cur.expect("of")
@@ -271,6 +273,8 @@ def read_place(cur: Cursor) -> tuple[str, str]:
     elif cur.word("next", "beside", "besides"):
         cur.word("to")
         relation = "next"
+    elif cur.word("around"):
+        relation = "around"
     else:
         cur.expect("above", "over")
         relation = "above"
@@ -290,6 +294,30 @@ def place(cur: Cursor, where: tuple[str, str], mine: list[float]) -> list[Number
         return [centre[0], centre[1], _r(top + GAP + max(mine[2], SIZELESS))]
     x = centre[0] + half[0] + GAP + mine[0]
     return [_r(x), centre[1], _r(centre[2] - half[2] + mine[2])]
+
+
+def ring(cur: Cursor, seen: dict[str, Any], primitive: str, n: int) -> list[list[Number]]:
+    """``<n> <things> around <Name>``: a circle of locations, the first on the +x side, going
+    counter-clockwise seen from above, 1 unit clear of the object, on the same ground."""
+    if seen.get("place", ("", ""))[0] != "around":
+        return []
+    name = seen.pop("place")[1]
+    if "location" in seen or "axis" in seen or "spacing" in seen:
+        raise NoParse('"around" says where they go: leave out at, along and spacing.')
+    centre, half = cur.stage.location(name), half_of(cur.stage, name)
+    if centre is None or half is None:
+        raise NoParse(f'I do not know where "{name}" is, so I cannot place things around it.')
+    mine = own_half(primitive, seen.get("scale"))
+    radius = max(half[0], half[1]) + GAP + max(mine[0], mine[1])
+    z = _r(centre[2] - half[2] + mine[2])
+    return [
+        [
+            _r(centre[0] + radius * math.cos(2 * math.pi * i / n)),
+            _r(centre[1] + radius * math.sin(2 * math.pi * i / n)),
+            z,
+        ]
+        for i in range(n)
+    ]
 
 
 def placed(cur: Cursor, seen: dict[str, Any], primitive: str | None) -> None:

@@ -203,9 +203,22 @@ def _scale_factor(cur: Cursor) -> list[Plan]:
     return _each(names, {"scale": [factor] * 3}, True)
 
 
+def _scale_axis(cur: Cursor) -> list[Plan]:
+    """scale <objects> [by] <n> along|on|in [the] x|y|z [axis]: that axis only, relative."""
+    names = targets(cur)
+    cur.word("by")
+    factor = _factor(cur)
+    if factor <= 0:
+        raise NoParse("A size must stay above zero.")
+    cur.expect("along", "on", "in")
+    index = axis(cur)
+    cur.end()
+    return _each(names, {"scale": [factor if i == index else 1 for i in range(3)]}, True)
+
+
 def scale(cur: Cursor) -> Any:
-    """scale <objects> [to|by] <n>|<vec> | by half|<n>%"""
-    return first(cur, _scale_to, _scale_factor)
+    """scale <objects> [to|by] <n>|<vec> | by half|<n>% | by <n> along <axis>"""
+    return first(cur, _scale_to, _scale_factor, _scale_axis)
 
 
 def _as_big(cur: Cursor) -> None:
