@@ -293,3 +293,31 @@ def test_typed_rings_round_widths_axis_scales_and_mild_looks(
     text: str, ops: list[tuple[str, dict[str, Any]]]
 ) -> None:
     assert planned(text) == ops
+
+
+@pytest.mark.parametrize(
+    ("text", "ops"),
+    [
+        (
+            "place Stool on top of the desk",
+            [("object.transform", {"name": "Stool", "location": [0, 0, 1.25]})],
+        ),
+        (
+            "move Key above Cylinder",
+            [("object.transform", {"name": "Key", "location": [5, 0, 6]})],
+        ),
+        (
+            "stand the desk next to Cylinder",
+            [("object.transform", {"name": "Desk", "location": [7.5, 0, 0.5]})],
+        ),
+    ],
+)
+def test_an_object_moved_to_a_place_goes_where_a_new_one_would(
+    text: str, ops: list[tuple[str, dict[str, Any]]]
+) -> None:
+    assert planned(text) == ops
+
+
+def test_a_material_before_a_thing_is_refused_saying_to_use_a_color() -> None:
+    with pytest.raises(UnreadableRequest, match="say a color instead"):
+        planned("add a glass ball")

@@ -187,8 +187,9 @@ VERBS: dict[str, Form] = {
     "add": _verb_add,
     "create": _verb_add,
     "insert": _verb_add,
-    "move": lambda cur: first(cur, transform.move, organize.put_in(True)),
+    "move": lambda cur: first(cur, transform.move, organize.put_in(True), transform.move_to_place),
     **dict.fromkeys(("push", "shift", "slide", "nudge"), transform.move),
+    "stand": transform.move_to_place,
     "raise": transform.lift(1),
     "lift": transform.lift(1),
     "lower": transform.lift(-1),
@@ -228,8 +229,12 @@ VERBS: dict[str, Form] = {
     "unhide": organize.visibility(True),
     "reveal": organize.visibility(True),
     "show": lambda cur: first(cur, _snapshot, organize.visibility(True)),
-    "put": lambda cur: first(cur, organize.put_in(False), create.create, _add_light),
-    "place": lambda cur: first(cur, organize.put_in(False), create.create, _add_light),
+    "put": lambda cur: first(
+        cur, organize.put_in(False), transform.move_to_place, create.create, _add_light
+    ),
+    "place": lambda cur: first(
+        cur, organize.put_in(False), transform.move_to_place, create.create, _add_light
+    ),
     "group": organize.put_in(False),
     "duplicate": organize.duplicate,
     "copy": organize.duplicate,

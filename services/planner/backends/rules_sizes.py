@@ -83,6 +83,11 @@ DIMENSION_WORDS = frozenset(
 )
 
 
+# What things are made of, which no tool sets: refused before a shape, not taken as a name.
+MATERIALS = frozenset(
+    {"wooden", "wood", "glass", "plastic", "concrete", "brick", "marble", "leather", "fabric"}
+    | {"steel", "iron", "golden", "stone-like", "rubber", "ceramic", "velvet"}
+)
 # Words other "add" forms start with: no hint about shapes for them.
 OTHER_ADDS = frozenset(
     {w for key in MODIFIERS for w in key}
@@ -110,6 +115,11 @@ def thing(cur: Cursor, plural: bool) -> tuple[str, str]:
     is a noun, else the second's)."""
     token = cur.peek()
     start, reached = cur.pos, cur.reached
+    if token is not None and token.lower in MATERIALS:
+        raise NoParse(
+            f'"{token.text}" is a material no tool makes (materials take a color, metallic and '
+            "roughness): say a color instead, e.g. a brown table."
+        )
     shape = _shape(cur, plural)
     if shape is not None and (shape[1] == DEFAULT_NAMES[shape[0]] or cur.pos > start + 1):
         return shape  # a shape word: "cube", "ico sphere"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from services.planner.backends import rules_sizes as sizes
 from services.planner.backends.rules_cursor import Cursor, NoParse, Number, Plan, first
 from services.planner.backends.rules_readers import along, amount, axis, targets
 from services.planner.backends.rules_words import (
@@ -111,6 +112,31 @@ def move(cur: Cursor) -> list[Plan]:
         offset = _along(cur)
     cur.end()
     return _each(names, {"location": offset}, True)
+
+
+def move_to_place(cur: Cursor) -> list[Plan]:
+    """move|put|place <objects> on [top of]|onto|above|next to|beside <Name>: each where a
+    new object of its size would go (rules_sizes), absolute."""
+    names = targets(cur)
+    if not all(cur.stage.exists(name) for name in names):
+        raise NoParse()  # "put a cone on Box" makes one: only objects the scene has move
+    cur.word("to")  # "move the lamp to above the table"
+    token = cur.peek()
+    if token is None or token.lower not in ("on", "onto", "above", "over", "next", "beside"):
+        raise NoParse()
+    where = sizes.read_place(cur)
+    cur.end()
+    plans: list[Plan] = []
+    for name in names:
+        if name == where[1]:
+            raise NoParse(f'"{name}" cannot be placed by itself.')
+        mine = sizes.half_of(cur.stage, name)
+        if mine is None:
+            raise NoParse(f'I do not know how big "{name}" is, so I cannot place it.')
+        plans.append(
+            ("object.transform", {"name": name, "location": sizes.place(cur, where, mine)})
+        )
+    return plans
 
 
 def _try(cur: Cursor, read: Any) -> Any:
