@@ -214,6 +214,18 @@ async def test_console_when_run_ends_shows_a_large_before_and_after(
         await first.click()
         await expect(heading).to_contain_text("revision 1 of compare")
         await expect(page.get_by_test_id("before-caption")).to_contain_text("empty")
+
+        # From the runs list, the second run: its audit trail, before/after and 3D view.
+        second = page.get_by_test_id("run-row").first
+        run_id = await second.get_attribute("data-run-id")
+        await page.get_by_role("button", name=f"Show run {run_id}").click()
+        await expect(heading).to_contain_text(f"revision 2 of compare by run {run_id}")
+        await expect(
+            page.get_by_test_id("audit-row").filter(has_text="object.transform")
+        ).to_have_count(1)
+        await expect(page.get_by_test_id("viewer-heading")).to_have_text(
+            "3D view of revision 2 of compare", timeout=30_000
+        )
         await expect(page.get_by_test_id("error")).to_be_hidden()
 
 

@@ -578,6 +578,13 @@ function drawRuns(runs) {
     cell(row, run.errorCode);
     cell(row, new Date(run.createdAt).toLocaleString());
     cell(row, new Date(run.updatedAt).toLocaleTimeString());
+    const show = document.createElement("button");
+    show.type = "button";
+    show.textContent = "Show";
+    show.dataset.testid = "show-run";
+    show.setAttribute("aria-label", `Show run ${run.runId}`);
+    show.addEventListener("click", () => guarded(() => showRun(run)));
+    cell(row, "").appendChild(show);
   }
   $("runs-note").textContent = runs.length
     ? `Your newest ${runs.length} runs, kept up to date while this page is open.`
@@ -712,4 +719,17 @@ async function showModel(sceneId, revision, tries) {
         : `Revision ${revision} has no 3D model (not rendered, too large, or too old).`;
     if (tries > 1) setTimeout(() => guarded(() => showModel(sceneId, revision, tries - 1)), PREVIEW_RETRY_MS);
   }
+}
+
+// A run from the list: its audit trail and, once it committed, its before/after and 3D view.
+async function showRun(run) {
+  showError("");
+  $("run-id").textContent = run.runId;
+  await showAudit(run.runId);
+  if (!run.sceneId || run.status !== "completed") return;
+  const made = await runRevision(run.sceneId, run.runId);
+  if (!made) return;
+  await showCompare(run.sceneId, made, run.runId);
+  await showModel(run.sceneId, made, MODEL_TRIES);
+  $("compare").scrollIntoView({ block: "start" });
 }
