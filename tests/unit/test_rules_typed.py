@@ -321,3 +321,26 @@ def test_an_object_moved_to_a_place_goes_where_a_new_one_would(
 def test_a_material_before_a_thing_is_refused_saying_to_use_a_color() -> None:
     with pytest.raises(UnreadableRequest, match="say a color instead"):
         planned("add a glass ball")
+
+
+@pytest.mark.parametrize(
+    ("text", "location"),
+    [
+        ("add a cube in front of the desk", [0, -2.5, 1]),
+        ("add a cube behind Desk", [0, 2.5, 1]),
+        ("add a cube to the left of the desk", [-3, 0, 1]),
+        ("add a cube right of the desk", [3, 0, 1]),
+        ("add a cube 0.5 m above the desk", [0, 0, 2.5]),
+        ("add a cube below the desk", [0, 0, -2]),
+    ],
+)
+def test_sides_and_distances_when_said_place_by_bounds(text: str, location: list[float]) -> None:
+    assert planned(text)[0][1]["location"] == location
+
+
+def test_a_light_a_distance_above_has_its_centre_there() -> None:
+    assert planned("add a spot light 3 m above Desk")[0][1]["location"] == [0, 0, 4]
+
+
+def test_a_distance_before_a_side_is_the_clearance() -> None:
+    assert planned("add a cube 2 m in front of the desk")[0][1]["location"] == [0, -3.5, 1]

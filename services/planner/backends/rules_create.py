@@ -15,8 +15,6 @@ from services.planner.backends.rules_readers import adjectives, along, amount, a
 from services.planner.backends.rules_vocab import MATERIAL_WORDS
 from services.planner.backends.rules_words import DEFAULT_NAMES, ROW_SPACING, UNIT_WORDS
 
-PLACE_WORDS = ("above", "over", "on", "onto", "next", "beside", "around")
-
 
 def above(cur: Cursor) -> list[Number]:
     """``above|over|on [top of]|next to <Name>`` for a light or camera (which has no size)."""
@@ -49,7 +47,7 @@ def _options(cur: Cursor, seen: dict[str, Any], looks: dict[str, Any]) -> None:
             once(seen, "name", cur.literal_name(), word)
         elif word := cur.word("at"):
             once(seen, "location", cur.location(), word)
-        elif token.lower in PLACE_WORDS:
+        elif sizes.place_ahead(cur):
             once(seen, "place", sizes.read_place(cur), token.text)
         elif word := cur.word("rotated"):
             cur.word("by")

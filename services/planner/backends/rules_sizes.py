@@ -274,8 +274,53 @@ def own_half(primitive: str | None, scale: list[Number] | None) -> list[float]:
     return [h * s for h, s in zip(HALF[primitive], factors, strict=True)]
 
 
-def read_place(cur: Cursor) -> tuple[str, str]:
-    """``on [top of]|onto|above|over|next to|beside|around <Name>``: relation and name."""
+# Sides a thing goes "next to" another on: the axis and its sign (Blender's front view).
+SIDES: dict[str, tuple[int, int]] = {
+    "next": (0, 1),
+    "right": (0, 1),
+    "left": (0, -1),
+    "front": (1, -1),
+    "behind": (1, 1),
+}
+
+
+def place_ahead(cur: Cursor) -> bool:
+    """Whether a place is next: ``on``, ``above``, ``next to``, ``in front of``, ``behind``,
+    ``to the left of``, ``around``, ``<d> [m] above``."""
+    words = [t.lower if (t := cur.peek(i)) is not None else "" for i in range(4)]
+    first = words[0]
+    if first in ("above", "over", "on", "onto", "next", "beside", "besides", "around"):
+        return True
+    if first in ("behind", "under", "below"):
+        return True
+    if first == "in" and words[1] == "front":
+        return True
+    if first == "to" and words[1] == "the" and words[2] in ("left", "right"):
+        return True
+    if first in ("left", "right") and words[1] == "of":
+        return True
+    token = cur.peek()
+    if token is not None and token.kind == "NUMBER":
+        at = 2 if words[1] in UNIT_WORDS else 1
+        start, reached = cur.pos, cur.reached
+        cur.pos, cur.reached = start + at, reached  # "2 m in front of": the place after it
+        following = cur.peek()
+        ahead = following is not None and following.kind == "WORD" and place_ahead(cur)
+        cur.pos, cur.reached = start, reached
+        return ahead
+    return False
+
+
+def read_place(cur: Cursor) -> tuple[str, str, float | None]:
+    """``on [top of]|onto|above|over|next to|beside|around|in front of|behind|to the left|
+    right of <Name>`` or ``<d> [m] above|below <Name>``: the relation, name and the
+    distance said, if one was."""
+    gap: float | None = None
+    if (token := cur.peek()) is not None and token.kind == "NUMBER":
+        gap = float(cur.number())
+        cur.word(*UNIT_WORDS)
+        if gap < 0:
+            raise NoParse("A distance must not be negative.")
     if cur.word("on", "onto"):
         if cur.word("top"):
             cur.expect("of")
@@ -285,15 +330,34 @@ def read_place(cur: Cursor) -> tuple[str, str]:
         relation = "next"
     elif cur.word("around"):
         relation = "around"
+    elif cur.word("in"):
+        cur.expect("front")
+        cur.expect("of")
+        relation = "front"
+    elif cur.word("behind"):
+        relation = "behind"
+    elif cur.word("to"):
+        cur.expect("the")
+        relation = cur.expect("left", "right")
+        cur.expect("of")
+    elif (side := cur.word("left", "right")) is not None:
+        cur.expect("of")
+        relation = side
+    elif cur.word("under", "below"):
+        relation = "below"
     else:
         cur.expect("above", "over")
         relation = "above"
-    return relation, cur.name()
+    return relation, cur.name(), gap
 
 
-def place(cur: Cursor, where: tuple[str, str], mine: list[float]) -> list[Number]:
-    """Where a thing of half size ``mine`` goes ``on``/``above``/``next`` to an object."""
-    relation, name = where
+def place(cur: Cursor, where: tuple[str, str, float | None], mine: list[float]) -> list[Number]:
+    """Where a thing of half size ``mine`` goes by an object (see docs/grammar.md, Places).
+    A distance said is from the object's surface to the thing's, or to a light's centre."""
+    relation, name, said = where
+    gap = GAP if said is None else said
+    sized = bool(mine[0] or mine[1])
+    lift = mine[2] if sized else (SIZELESS if said is None else 0.0)
     centre, half = cur.stage.location(name), half_of(cur.stage, name)
     if centre is None or half is None:
         raise NoParse(f'I do not know where "{name}" is, so I cannot place something by it.')
@@ -301,9 +365,17 @@ def place(cur: Cursor, where: tuple[str, str], mine: list[float]) -> list[Number
     if relation == "on":
         return [centre[0], centre[1], _r(top + mine[2])]
     if relation == "above":
-        return [centre[0], centre[1], _r(top + GAP + max(mine[2], SIZELESS))]
-    x = centre[0] + half[0] + GAP + mine[0]
-    return [_r(x), centre[1], _r(centre[2] - half[2] + mine[2])]
+        return [
+            centre[0],
+            centre[1],
+            _r(top + gap + (max(lift, SIZELESS) if said is None else lift)),
+        ]
+    if relation == "below":
+        return [centre[0], centre[1], _r(centre[2] - half[2] - gap - lift)]
+    index, sign = SIDES[relation]
+    spot: list[Number] = [centre[0], centre[1], _r(centre[2] - half[2] + mine[2])]
+    spot[index] = _r(centre[index] + sign * (half[index] + gap + mine[index]))
+    return spot
 
 
 def ring(cur: Cursor, seen: dict[str, Any], primitive: str, n: int) -> list[list[Number]]:

@@ -121,8 +121,7 @@ def move_to_place(cur: Cursor) -> list[Plan]:
     if not all(cur.stage.exists(name) for name in names):
         raise NoParse()  # "put a cone on Box" makes one: only objects the scene has move
     cur.word("to")  # "move the lamp to above the table"
-    token = cur.peek()
-    if token is None or token.lower not in ("on", "onto", "above", "over", "next", "beside"):
+    if not sizes.place_ahead(cur) or cur.word("around"):
         raise NoParse()
     where = sizes.read_place(cur)
     cur.end()
