@@ -16,7 +16,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from contracts.bridge import Preview, SavedScene, ToolErrorCode, ToolResult
+from contracts.bridge import GltfExport, Preview, SavedScene, ToolErrorCode, ToolResult
 from contracts.inspection import InspectedModifier, InspectedObject, SceneInspection
 
 
@@ -97,6 +97,12 @@ class FakeBridge:
     async def render_preview(self, path: str, width: int = 320, height: int = 240) -> Preview:
         await asyncio.to_thread(_write, Path(path), blank_png(width, height))
         return Preview(path=path, width=width, height=height, engine="fake")
+
+    async def export_gltf(self, path: str, max_bytes: int) -> GltfExport:
+        """A GLB header and nothing in it: the fake has no geometry to export."""
+        glb = b"glTF" + (2).to_bytes(4, "little") + (12).to_bytes(4, "little")
+        await asyncio.to_thread(_write, Path(path), glb)
+        return GltfExport(path=path, bytes=len(glb), objects=len(self.scene))
 
     async def inspect(self) -> SceneInspection:
         objects = [

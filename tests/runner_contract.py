@@ -33,7 +33,7 @@ from services.executor.memory import (
     MemorySceneSummaries,
 )
 from services.executor.ports import Lease, LeaseHeld
-from services.executor.preview_worker import PreviewWorker
+from services.executor.preview_worker import PREVIEW_SIZE, PreviewWorker
 from services.executor.runner import PlanRunner
 from services.executor.scenes import SceneFiles
 from services.executor.session import Scenes
@@ -274,9 +274,9 @@ class RunnerContract:
         await run.preview(executed)
         await run.preview_worker.idle()
         png = previews.items["s1"]
-        assert png.startswith(b"\x89PNG") and png[16:24] == (320).to_bytes(4, "big") + (
-            240
-        ).to_bytes(4, "big")
+        width, height = PREVIEW_SIZE
+        assert png.startswith(b"\x89PNG")
+        assert png[16:24] == width.to_bytes(4, "big") + height.to_bytes(4, "big")
         assert executed.blend_path is not None
         assert Path(executed.blend_path).with_suffix(".png").read_bytes() == png
         assert await bridge.fingerprint() == executed.scene_hash

@@ -17,6 +17,7 @@ from contracts.receipts import RunResult
 from services.audit import client as audit
 from services.client import MeshClient, build_request
 from services.executor.client import SceneFiles
+from services.executor.preview_worker import PREVIEW_SIZE
 from services.executor.previews import ObjectStorePreviews
 from services.mesh import Mesh
 from services.runtime.history import read_run
@@ -132,7 +133,8 @@ async def test_completed_run_when_committed_stores_preview_png(mesh: tuple[Mesh,
             break
         await asyncio.sleep(0.1)
     assert png is not None and png.startswith(b"\x89PNG")
-    assert png[16:24] == (320).to_bytes(4, "big") + (240).to_bytes(4, "big")
+    width, height = PREVIEW_SIZE
+    assert png[16:24] == width.to_bytes(4, "big") + height.to_bytes(4, "big")
     assert result.blend_path and Path(result.blend_path).with_suffix(".png").read_bytes() == png
 
 
