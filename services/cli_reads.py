@@ -10,32 +10,39 @@ from contracts import subjects
 from services import console as show
 from services.audit import client as audit
 from services.cli_common import EXIT_OK, READ_SERVICES, connected
+from services.cli_tables import Column, fitted_table, plan_text, request_texts
 from services.client import ClientError, MeshClient
 from services.runtime.history import read_run
 from services.runtime.settings import Settings
 
+RUNS: list[Column] = [
+    ("run_id", 0),
+    ("state", 0),
+    ("scene_id", 0),
+    ("request", 0),
+    ("created", 100),
+    ("user", 120),
+    ("planner", 140),
+    ("error_code", 140),
+    ("blend_path", 200),
+]
+
 
 async def cmd_runs(args: argparse.Namespace, settings: Settings, out: Console) -> int:
     async with connected(settings, READ_SERVICES) as bus:
-        rows = await audit.query_runs(bus.nc, settings.prefix, limit=args.limit)
-    out.print(
-        show.rows_table(
-            "runs",
-            show.as_rows(rows),
-            [
-                "run_id",
-                "created",
-                "state",
-                "scene_id",
-                "user",
-                "request",
-                "planner",
-                "error_code",
-                "blend_path",
-            ],
-        )
-    )
+        rows = show.as_rows(await audit.query_runs(bus.nc, settings.prefix, limit=args.limit))
+        # A plan run as written has no words: its RunRequested says what it does.
+        plans = [row["run_id"] for row in rows if row.get("prompt") is None]
+        named = await request_texts(MeshClient(bus), plans)
+    for row in rows:
+        row["request"] = named.get(row["run_id"], row["request"])
+        if out.width < 140:
+            row["state"] = STATE_WORDS.get(row["state"], row["state"])
+    out.print(fitted_table("runs", rows, RUNS, out.width, stretch="request"))
     return EXIT_OK
+
+
+STATE_WORDS = {"awaiting_confirmation": "awaiting"}  # where a terminal has no room for it
 
 
 async def cmd_audit(args: argparse.Namespace, settings: Settings, out: Console) -> int:
@@ -48,13 +55,18 @@ async def cmd_audit(args: argparse.Namespace, settings: Settings, out: Console) 
             )
             return EXIT_OK
         subjects.check_token(args.run_id, "run id")
-        if await MeshClient(bus).requested(args.run_id) is None:
+        asked = await MeshClient(bus).requested(args.run_id)
+        if asked is None:
             raise ClientError(f"no run {args.run_id}; `blendmesh runs` lists the runs")
         view = await audit.query_run(bus.nc, settings.prefix, args.run_id)
         # Arguments and approvers are read from the log, the record of what was asked.
         details = show.operation_details(await read_run(bus.js, settings.prefix, args.run_id))
     run = show.as_rows([view.run])
-    run[0]["request"] = show.request_text(view.run.prompt, n=show.REQUEST_WHOLE)
+    run[0]["request"] = (
+        show.request_text(view.run.prompt, n=show.REQUEST_WHOLE)
+        if view.run.prompt is not None
+        else plan_text(asked.plan)
+    )
     out.print(
         show.rows_table(
             "run",

@@ -19,6 +19,7 @@ from contracts.scene_report import report_lines
 from services import console as show
 from services import scene_client
 from services.cli_common import EXIT_OK, connected, progress, report
+from services.cli_tables import Column, fitted_table, request_texts
 from services.client import ClientError, MeshClient
 from services.mesh import Mesh
 from services.runtime.settings import Settings
@@ -117,7 +118,13 @@ async def dispatch(args: argparse.Namespace, settings: Settings, out: Console, e
                 if args.json:
                     _json(entries)
                 else:
-                    out.print(show.rows_table("revisions", show.as_rows(entries), HISTORY))
+                    rows = show.as_rows(entries)
+                    runs = [row["run_id"] for row in rows if row["run_id"]]
+                    named = await request_texts(MeshClient(bus), runs)
+                    for row in rows:
+                        row["request"] = named.get(row["run_id"] or "")
+                        row["stored_at"] = row["stored_at"][:19].replace("T", " ")
+                    out.print(fitted_table("revisions", rows, HISTORY, out.width, "request"))
             case _:
                 rows = await door.scenes(settings.user)
                 if args.json:
@@ -127,7 +134,14 @@ async def dispatch(args: argparse.Namespace, settings: Settings, out: Console, e
     return EXIT_OK
 
 
-HISTORY = ["revision", "scene_hash_prefix", "stored_at", "run_id", "user", "tools"]
+HISTORY: list[Column] = [
+    ("revision", 0),
+    ("run_id", 0),
+    ("request", 0),
+    ("stored_at", 100),
+    ("user", 120),
+    ("scene_hash_prefix", 140),
+]
 SCENES = ["scene_id", "revision", "objects", "changed_at", "changed_by", "run_id"]
 
 

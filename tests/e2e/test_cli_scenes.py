@@ -52,6 +52,12 @@ def test_revert_and_history_when_run_by_cli_ask_then_list_the_runs(tmp_path: Pat
     history = json.loads(blendmesh(tmp_path, "scenes", "history", "s", "--json").stdout)
     assert [r["revision"] for r in history] == [1, 2, 3]
     assert history[2]["run_id"] == run_id and history[2]["tools"] == ["scene.revert"]
+    table = blendmesh(tmp_path, "scenes", "history", "s").stdout.splitlines()
+    assert "add a uv sphere named Ball at 3 0 1" in next(line for line in table if " 2 " in line)
+    assert "revert to revision 1" in next(line for line in table if run_id in line)
+    runs = blendmesh(tmp_path, "runs").stdout
+    assert "revert to revision 1" in runs and "(plan as written)" not in runs
+    assert "revert to revision 1" in blendmesh(tmp_path, "audit", run_id).stdout
     shown = blendmesh(tmp_path, "scenes", "show", "s")
     assert shown.returncode == 0 and "Box [MESH]" in shown.stdout and "Ball" not in shown.stdout
     listed = json.loads(blendmesh(tmp_path, "scenes", "--json").stdout)
