@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from services.planner.backends import rules_places as places
 from services.planner.backends import rules_sizes as sizes
 from services.planner.backends.rules_cursor import Cursor, NoParse, Number, Plan, once
 from services.planner.backends.rules_readers import adjectives, along, amount, axis, count
@@ -18,7 +19,7 @@ from services.planner.backends.rules_words import DEFAULT_NAMES, ROW_SPACING, UN
 
 def above(cur: Cursor) -> list[Number]:
     """``above|over|on [top of]|next to <Name>`` for a light or camera (which has no size)."""
-    return sizes.place(cur, sizes.read_place(cur), sizes.own_half(None, None))
+    return places.place(cur, places.read_place(cur), places.own_half(None, None))
 
 
 def _material(cur: Cursor, seen: dict[str, Any]) -> None:
@@ -47,8 +48,8 @@ def _options(cur: Cursor, seen: dict[str, Any], looks: dict[str, Any]) -> None:
             once(seen, "name", cur.literal_name(), word)
         elif word := cur.word("at"):
             once(seen, "location", cur.location(), word)
-        elif sizes.place_ahead(cur):
-            once(seen, "place", sizes.read_place(cur), token.text)
+        elif places.place_ahead(cur):
+            once(seen, "place", places.read_place(cur), token.text)
         elif word := cur.word("rotated"):
             cur.word("by")
             once(seen, "rotation", cur.vector(), word)
@@ -117,8 +118,8 @@ def _item(cur: Cursor, taken: set[str], n: int | None = None, row: int | None = 
     _options(cur, seen, looks)
     if "sizes" in seen:
         once(seen, "scale", sizes.scale_for(primitive, seen.pop("sizes")), "scaled")
-    ring = sizes.ring(cur, seen, primitive, n)
-    sizes.placed(cur, seen, primitive)
+    ring = places.ring(cur, seen, primitive, n)
+    places.placed(cur, seen, primitive)
     if row is not None:
         seen.setdefault("axis", row)
     material: dict[str, Any] = {

@@ -7,7 +7,8 @@ from typing import Any
 
 from services.planner.backends.rules_cursor import Cursor, NoParse, Number
 from services.planner.backends.rules_lexer import Token
-from services.planner.backends.rules_sizes import shape_of, singular
+from services.planner.backends.rules_places import shape_of
+from services.planner.backends.rules_sizes import singular
 from services.planner.backends.rules_vocab import COLORS, CONNECTORS, PRIMITIVES
 from services.planner.backends.rules_words import (
     AXES,

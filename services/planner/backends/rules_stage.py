@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.planner.backends import rules_sizes as sizes
+from services.planner.backends import rules_places as places
 from services.planner.backends.rules_create import above
 from services.planner.backends.rules_cursor import Cursor, NoParse, Number, Plan, once
 from services.planner.backends.rules_readers import shade_of
@@ -90,7 +90,7 @@ def camera_create(cur: Cursor) -> Plan:
             once(seen, "name", cur.literal_name(), word)
         elif word := cur.word("at"):
             once(seen, "location", cur.location(), word)
-        elif sizes.place_ahead(cur):
+        elif places.place_ahead(cur):
             once(seen, "location", above(cur), token.text)
         elif word := cur.word("rotated"):
             once(seen, "rotation", cur.vector(), word)
@@ -190,7 +190,7 @@ def light_create(cur: Cursor, color: list[float] | None) -> Plan:
             once(seen, "name", cur.literal_name(), word)
         elif word := cur.word("at"):
             once(seen, "location", cur.location(), word)
-        elif sizes.place_ahead(cur):
+        elif places.place_ahead(cur):
             once(seen, "location", above(cur), token.text)
         elif word := cur.word("rotated"):
             once(seen, "rotation", cur.vector(), word)

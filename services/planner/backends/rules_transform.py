@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.planner.backends import rules_sizes as sizes
+from services.planner.backends import rules_places as places
 from services.planner.backends.rules_cursor import Cursor, NoParse, Number, Plan, first
 from services.planner.backends.rules_readers import along, amount, axis, targets
 from services.planner.backends.rules_words import (
@@ -121,19 +121,19 @@ def move_to_place(cur: Cursor) -> list[Plan]:
     if not all(cur.stage.exists(name) for name in names):
         raise NoParse()  # "put a cone on Box" makes one: only objects the scene has move
     cur.word("to")  # "move the lamp to above the table"
-    if not sizes.place_ahead(cur) or cur.word("around"):
+    if not places.place_ahead(cur) or cur.word("around"):
         raise NoParse()
-    where = sizes.read_place(cur)
+    where = places.read_place(cur)
     cur.end()
     plans: list[Plan] = []
     for name in names:
         if name == where[1]:
             raise NoParse(f'"{name}" cannot be placed by itself.')
-        mine = sizes.half_of(cur.stage, name)
+        mine = places.half_of(cur.stage, name)
         if mine is None:
             raise NoParse(f'I do not know how big "{name}" is, so I cannot place it.')
         plans.append(
-            ("object.transform", {"name": name, "location": sizes.place(cur, where, mine)})
+            ("object.transform", {"name": name, "location": places.place(cur, where, mine)})
         )
     return plans
 
