@@ -118,7 +118,7 @@ SCENE = types.Tool(
 PREVIEW = types.Tool(
     name="preview",
     title="A scene's preview",
-    description="The small render taken after your scene's last commit, as a PNG image.",
+    description="The 960x720 render taken after your scene's last commit, as a PNG image.",
     inputSchema=_schema({"scene_id": SCENE_ID}, ["scene_id"]),
     annotations=_READ,
 )
