@@ -41,6 +41,17 @@ STRETCH: dict[str, tuple[bool, bool, bool]] = {
 }
 
 
+# "spin Ring a quarter turn": degrees for each turn said.
+TURNS: dict[tuple[str, ...], int] = {
+    ("a", "quarter", "turn"): 90,
+    ("a", "quarter"): 90,
+    ("half", "a", "turn"): 180,
+    ("a", "half", "turn"): 180,
+    ("a", "full", "turn"): 360,
+    ("a", "turn"): 360,
+}
+
+
 def _each(names: list[str], value: dict[str, Any], relative: bool) -> list[Plan]:
     extra = {"mode": "relative"} if relative else {}
     return [("object.transform", {"name": n, **value, **extra}) for n in names]
@@ -177,7 +188,8 @@ def _rotate_to(cur: Cursor) -> list[Plan]:
 def _rotate_axis(cur: Cursor) -> list[Plan]:
     names = targets(cur)
     cur.word("by")
-    angle = cur.number()
+    turn = cur.phrase(TURNS)
+    angle = turn if turn is not None else cur.number()
     cur.degrees()
     if cur.at_end():
         index = 2  # "rotate Chair 90 degrees": turned as seen from above
