@@ -53,6 +53,7 @@ log = logging.getLogger("blendmesh.health")
 VERSION = version("blendmesh")
 STATS_WITHIN = 0.5  # seconds a service takes at most to read its own state for STATS
 ANSWERS_WITHIN = 1.0  # seconds a snapshot waits for every instance's STATS
+STOP_WITHIN = 2.0  # seconds stopping waits for the server to take the subscriptions back
 INBOXES = "_INBOX."  # every login's replies arrive under it (access.inbox_prefix)
 
 Stats = Callable[[], Awaitable[dict[str, Any]]]
@@ -135,8 +136,9 @@ class _Answering(Service):
 class Registration:
     """A registered instance; ``stop()`` when the service stops."""
 
-    def __init__(self, service: Service, role: str) -> None:
+    def __init__(self, service: Service, nc: Client, role: str) -> None:
         self._service = service
+        self._nc = nc
         self.role = role
 
     @property
@@ -144,8 +146,12 @@ class Registration:
         return self._service.id
 
     async def stop(self) -> None:
-        with contextlib.suppress(Exception):  # the connection may be gone already
-            await self._service.stop()
+        """Stop answering. Without a connection there is nothing to undo: nats.micro would
+        drain each subscription, waiting on a server that is gone."""
+        if not self._nc.is_connected:
+            return
+        with contextlib.suppress(Exception):  # the connection may go meanwhile
+            await asyncio.wait_for(self._service.stop(), STOP_WITHIN)
 
 
 async def register(link: Link, role: str, stats: Stats | None = None) -> Registration:
@@ -159,7 +165,7 @@ async def register(link: Link, role: str, stats: Stats | None = None) -> Registr
     )
     service = _Answering(link.nc, config, stats)
     await service.start()
-    return Registration(service, role)
+    return Registration(service, link.nc, role)
 
 
 def consumer_state(info: ConsumerInfo) -> ConsumerState:

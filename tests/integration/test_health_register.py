@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+from pathlib import Path
 from typing import Any
 
 import pytest
 from nats.aio.msg import Msg
 
 from services.runtime import health
+from services.runtime.embedded import EmbeddedNats
 from services.runtime.host import Bus
 
 pytestmark = pytest.mark.integration
@@ -107,3 +111,19 @@ async def test_ping_when_meshes_share_a_server_or_others_answer_keeps_its_mesh_o
     finally:
         await ours.stop()
         await theirs.stop()
+
+
+async def test_registration_when_its_server_dies_stops_within_its_bound(tmp_path: Path) -> None:
+    server = EmbeddedNats(tmp_path / "nats")
+    gone = await Bus.open(await server.start(), "bmtest", "test-gone")
+    try:
+        registered = await health.register(gone, ROLE)
+        assert server.pid is not None
+        os.kill(server.pid, signal.SIGKILL)  # the client has not noticed yet
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        await registered.stop()  # nats.micro alone waits 10 s per subscription for a PONG
+        assert loop.time() - started < health.STOP_WITHIN + 1
+    finally:
+        await gone.close()
+        await server.stop()
