@@ -11,7 +11,7 @@ from tests.artist_scene import catalog, summary
 from tests.fixtures.artist_requests import NO_TOOL_REQUESTS, REQUESTS, TWO, Request
 
 # The share reached when the artist requests were written; it may only go up.
-UNDERSTOOD_FLOOR = 0.89
+UNDERSTOOD_FLOOR = 0.94
 CATALOG = catalog()
 
 
