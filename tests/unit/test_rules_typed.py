@@ -344,3 +344,16 @@ def test_a_light_a_distance_above_has_its_centre_there() -> None:
 
 def test_a_distance_before_a_side_is_the_clearance() -> None:
     assert planned("add a cube 2 m in front of the desk")[0][1]["location"] == [0, -3.5, 1]
+
+
+@pytest.mark.parametrize(
+    ("text", "scale"),
+    [
+        ("add a 6x4 ground", [3, 2, 1]),
+        ("add a plane 6 x 4 m", [3, 2, 1]),
+        ("add a 4 m long table", [2, 1, 1]),
+        ("add a 1 metre ball", [0.5, 0.5, 0.5]),
+    ],
+)
+def test_sizes_before_the_thing_or_glued_are_read(text: str, scale: list[float]) -> None:
+    assert planned(text)[0][1]["scale"] == scale

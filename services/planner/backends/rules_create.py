@@ -110,11 +110,13 @@ def _names(cur: Cursor, base: str, given: str | None, n: int, taken: set[str]) -
 def _item(cur: Cursor, taken: set[str], n: int | None = None, row: int | None = None) -> list[Plan]:
     """One ``[<count>] <adjectives> <primitive>[s] <options>`` of a create clause."""
     cur.skip_article()
+    before = sizes.size_before(cur)
     if n is None:
         n = count(cur) or 1
     looks = adjectives(cur)
+    before.update(sizes.size_before(cur) if not before else {})
     primitive, base = sizes.thing(cur, plural=n > 1)
-    seen: dict[str, Any] = {}
+    seen: dict[str, Any] = {"sizes": before} if before else {}
     _options(cur, seen, looks)
     if "sizes" in seen:
         once(seen, "scale", sizes.scale_for(primitive, seen.pop("sizes")), "scaled")

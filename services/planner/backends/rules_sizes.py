@@ -8,7 +8,10 @@ rules_places.py.
 
 from __future__ import annotations
 
+import re
+
 from services.planner.backends.rules_cursor import Cursor, NoParse, Number
+from services.planner.backends.rules_lexer import Token
 from services.planner.backends.rules_vocab import MODIFIERS, PRIMITIVES
 from services.planner.backends.rules_words import DEFAULT_NAMES, PLURALS, UNIT_WORDS
 
@@ -163,7 +166,50 @@ def size_ahead(cur: Cursor, ahead: int = 0) -> bool:
     following = cur.peek(ahead + 1)
     if following is not None and following.lower in UNIT_WORDS:
         following = cur.peek(ahead + 2)
-    return following is not None and (following.lower in EXTENT_WORDS or following.lower == "by")
+    return following is not None and (
+        following.lower in EXTENT_WORDS or following.lower in ("by", "x") or _glued(following)
+    )
+
+
+def _glued(token: Token | None) -> float | None:
+    """The second number of ``10x10`` (lexed as ``10`` and ``x10``), if ``token`` is one."""
+    if token is None or token.kind != "WORD":
+        return None
+    match = re.fullmatch(r"x(\d+(?:\.\d+)?)", token.lower)
+    return float(match.group(1)) if match else None
+
+
+def _times(cur: Cursor) -> Number | None:
+    """``by <d>``, ``x <d>`` or a glued ``x<d>``: the next dimension, if one follows."""
+    glued = _glued(cur.peek())
+    if glued is not None:
+        cur.pos += 1
+        cur.word(*UNIT_WORDS)
+        return rounded(glued)
+    if cur.word("by", "x"):
+        return _length(cur)
+    return None
+
+
+def size_before(cur: Cursor) -> dict[str, Number]:
+    """Sizes said before the thing: "a 10 m wide floor", "a 10x10 floor", "a 2 m cube"
+    (a number with a unit right before the thing is its size)."""
+    found: dict[str, Number] = {}
+    if size_ahead(cur):
+        read_size(cur, found)
+        return found
+    token, unit, after = cur.peek(), cur.peek(1), cur.peek(2)
+    if (
+        token is not None
+        and token.kind == "NUMBER"
+        and unit is not None
+        and unit.lower in UNIT_WORDS
+        and after is not None
+        and after.kind == "WORD"
+        and after.lower not in EXTENT_WORDS
+    ):
+        found["size"] = _length(cur)
+    return found
 
 
 def read_size(cur: Cursor, sizes: dict[str, Number]) -> None:
@@ -181,11 +227,11 @@ def read_size(cur: Cursor, sizes: dict[str, Number]) -> None:
             _once(sizes, key.get(word, word), value, word)
         return
     value = _length(cur)
-    if cur.word("by"):
+    if (second := _times(cur)) is not None:
         _once(sizes, "x", value, "by")
-        _once(sizes, "y", _length(cur), "by")
-        if cur.word("by"):
-            _once(sizes, "z", _length(cur), "by")
+        _once(sizes, "y", second, "by")
+        if (third := _times(cur)) is not None:
+            _once(sizes, "z", third, "by")
         return
     word = cur.expect(*EXTENT_WORDS)
     axis = EXTENT_WORDS[word]
