@@ -32,8 +32,9 @@ from services.cli_common import (
     connected,
     progress,
     report,
+    watch,
 )
-from services.client import ClientError, CodeNotQuoted, MeshClient, build_request
+from services.client import ClientError, CodeNotQuoted, MeshClient, RunTimedOut, build_request
 from services.gateway.app import GatewayServer, create_app
 from services.guardians import client as guardians
 from services.mesh import Mesh, MeshBusy
@@ -167,7 +168,7 @@ async def cmd_run(args: argparse.Namespace, settings: Settings, out: Console, er
     )
     adopt = cli_scenes.guard_export(args, settings)  # before anything is planned
     async with connected(settings, tuple(Mesh.all_services())) as bus:
-        client = MeshClient(bus)
+        client = MeshClient(bus, watch(bus, err))
         if adopt and (imported := await cli_scenes.adopt(args, settings, client, err)):
             return report(imported, args.json, out)
         result = await client.run(request, progress(err, args.json), args.timeout)
@@ -179,7 +180,7 @@ async def cmd_resolve(
 ) -> int:
     quoted = getattr(args, "code_sha256", [])
     async with connected(settings, tuple(Mesh.all_services())) as bus:
-        client = MeshClient(bus)
+        client = MeshClient(bus, watch(bus, err))
         try:
             result = await client.resolve(
                 args.run_id,
@@ -381,6 +382,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return asyncio.run(dispatch(args, settings))
     except KeyboardInterrupt:
         return 130
+    except RunTimedOut as exc:  # the mesh did not finish in time: a mesh problem, not usage
+        err.print(f"blendmesh: {exc}", highlight=False, markup=False, soft_wrap=True)
+        return EXIT_MESH
     except (ClientError, SettingsError, ValueError) as exc:
         # Unwrapped: a message may name a hash or an id the person copies whole.
         err.print(f"blendmesh: {exc}", highlight=False, markup=False, soft_wrap=True)

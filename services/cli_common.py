@@ -14,7 +14,7 @@ from contracts.events import AnyEvent
 from contracts.progress import progress_line
 from contracts.receipts import RunResult
 from services import console as show
-from services.client import OnEvent
+from services.client import OnEvent, Watch
 from services.mesh import Mesh
 from services.runtime.access import CLIENT
 from services.runtime.host import Bus
@@ -37,6 +37,20 @@ async def connected(settings: Settings, services: Sequence[str]) -> AsyncIterato
     finally:
         await bus.close()
         await mesh.stop()
+
+
+def watch(bus: Bus, err: Console) -> Watch:
+    """Say on stderr when a followed run waits for a service nobody runs."""
+
+    async def presence(role: str) -> int:
+        from services.runtime import health  # only a run that waits needs it
+
+        return len(await health.ping(bus.nc, role, prefix=bus.prefix))
+
+    def notice(text: str) -> None:
+        err.print(f"blendmesh: {text}", markup=False, highlight=False, soft_wrap=True)
+
+    return Watch(presence=presence, notice=notice)
 
 
 def exit_code(result: RunResult) -> int:

@@ -18,6 +18,10 @@ from services.runtime.history import read_run, run_kinds
 from services.runtime.host import Bus, ConsumerService
 from services.runtime.settings import Settings
 
+# A request waits this long for the first executor's tool catalog before it is retried: a
+# mesh whose executor starts late (a Procfile, a cluster) still plans what came early.
+CATALOG_WAIT = 600.0
+
 
 async def start(settings: Settings, bus: Bus) -> ConsumerService:
     # The SDK client is made on the first gemini run: a mesh without a key still starts.
@@ -44,6 +48,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         nodes=nodes,
         max_python_chars=limits.max_python_chars,
         scenes=scenes,
+        catalog_wait=CATALOG_WAIT,
     )
     service = ConsumerService("planner", closers=[gemini.aclose])
     await service.add(

@@ -8,6 +8,7 @@ into ``run.planned`` or ``run.plan_rejected``, and turns ``run.executed`` or
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -51,7 +52,10 @@ from services.runtime.consumer import Delivery
 from services.runtime.errors import Retry
 
 # The services whose dead letters leave a run open; audit's only miss a projection.
+log = logging.getLogger("blendmesh.planner")
+
 RUN_SERVICES = ("planner", "policy", "executor", "guardians")
+CATALOG_POLL = 0.5  # seconds between looks for the first tool catalog
 RunHistory = Callable[[str], Awaitable[Sequence[AnyEvent]]]
 RunKinds = Callable[[str], Awaitable[set[str]]]
 # The kinds of event that say a request was planned (or refused) already.
@@ -72,6 +76,10 @@ class PlannerHandlers:
     scenes: SceneSummaries | None = None  # what the rules planner knows of a scene
     # Which kinds of event a run has: one cheap question before reading a run back.
     kinds: RunKinds | None = None
+    # Seconds a request waits in hand for the first executor's tool catalog before it is
+    # retried (and, at last, dead-lettered): a mesh whose executor starts late still plans
+    # it. 0: retry at once (the in-memory tests).
+    catalog_wait: float = 0.0
     # Which planner each recent run's request asked for ("" when two requests disagreed),
     # and the executions awaiting their gates, by event id (recent.py).
     _backends: Recent[str, str] = field(
@@ -82,7 +90,17 @@ class PlannerHandlers:
     )
 
     async def _catalog(self) -> ToolCatalog:
-        return _present(await self.catalog.get())
+        return await self._present(await self.catalog.get())
+
+    async def _present(self, catalog: ToolCatalog | None) -> ToolCatalog:
+        """The catalog, waiting for an executor to publish one when there is none yet."""
+        deadline = time.monotonic() + self.catalog_wait
+        if catalog is None and self.catalog_wait > 0:
+            log.info("no tool catalog yet: waiting up to %g s for an executor", self.catalog_wait)
+        while catalog is None and time.monotonic() < deadline:
+            await asyncio.sleep(CATALOG_POLL)
+            catalog = await self.catalog.get()
+        return _present(catalog)
 
     def _remember(self, event: RunRequested) -> None:
         backend = _backend(event)
@@ -128,7 +146,7 @@ class PlannerHandlers:
         before, published = await asyncio.gather(self._planned_before(event), self.catalog.get())
         if before:
             return []  # planned before: a replay past the duplicate window plans nothing new
-        catalog = _present(published)
+        catalog = await self._present(published)
         backend = _backend(event)
         if self.models is not None and backend == self.models.name:
             return await self.models.requested(event, catalog, self.clock())

@@ -214,7 +214,7 @@ async def test_cli_approve_when_hash_quoted_publishes_an_approval_quoting_it(
     proc = await asyncio.to_thread(
         blendmesh, mesh, "approve", run_id, "--code-sha256", DIGEST, "--timeout", "0.5"
     )
-    assert proc.returncode == 2 and "no result within 0.5 s" in proc.stderr  # no policy here
+    assert proc.returncode == 4 and "no result within 0.5 s" in proc.stderr  # no policy here
     [resolution] = await resolutions(mesh, run_id)
     assert resolution.code_sha256 == [DIGEST] and resolution.resolved_by == "ana"
 
