@@ -10,6 +10,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
+
 from contracts import subjects
 from contracts.allowlist import AllowlistEntry, entry_id
 from contracts.canonical import canonical_hash
@@ -31,6 +33,7 @@ from contracts.events import (
 from contracts.failures import RepairAction, failure
 from contracts.operations import Operation
 from contracts.python_approvals import TRUSTED_TOOL, code_problem, standing_key, unquoted
+from contracts.scene_files import IMPORT_TOOL
 from contracts.tools import ToolSpec
 from services.executor.client import CatalogSource
 from services.policy.arguments import unsafe_argument
@@ -96,6 +99,12 @@ class PolicyHandlers:
                 reason=problem,
                 policy_ids=[ARGS_POLICY_ID],
             )
+        if op.tool_name == IMPORT_TOOL and owner is None and tool is not None:
+            # A scene without a head has nothing an import could replace: its first
+            # revision is a write like any other. The head is the executor's, never the
+            # request's word; replacing an existing scene stays destructive.
+            op = msgspec.structs.replace(op, safety_level="safe_write")
+            tool = msgspec.structs.replace(tool, safety_level="safe_write")
         decision = self.engine.decide(planned.user, op, tool, planned.scene_id)
         if decision.mode != "require_approval":
             return decision

@@ -174,6 +174,7 @@ async def test_scene_reads_when_a_query_parameter_is_unknown_answer_422_naming_i
 async def test_import_when_real_blend_approved_makes_it_the_scenes_revision(
     api: httpx.AsyncClient, tmp_path: Path
 ) -> None:
+    await added(api, "gs_import", "Box")  # replacing a scene is destructive: a person decides
     data = (await blend_with_cone(None, tmp_path / "cone.blend")).read_bytes()
     asked = waiting(
         await api.post("/api/scenes/gs_import/import", content=data, headers=BLEND),
@@ -185,8 +186,11 @@ async def test_import_when_real_blend_approved_makes_it_the_scenes_revision(
     assert done["scenePath"] == "/api/scenes/gs_import.blend"
     assert "Cone" in await object_names(api, "gs_import")
     history = (await api.get("/api/scenes/gs_import/history", headers=ANA)).json()
-    assert [(r["revision"], r["tools"]) for r in history["revisions"]] == [(1, ["scene.import"])]
-    assert history["revisions"][0]["approvedBy"] == "ana"
+    assert [(r["revision"], r["tools"]) for r in history["revisions"]] == [
+        (1, ["object.create"]),
+        (2, ["scene.import"]),
+    ]
+    assert history["revisions"][1]["approvedBy"] == "ana"
     assert "gs_import" in {
         r["sceneId"] for r in (await api.get("/api/scenes", headers=ANA)).json()["scenes"]
     }
@@ -197,13 +201,15 @@ async def test_import_when_body_is_over_the_json_limit_streams_past_it(
 ) -> None:
     # Past the 1 MiB a JSON body may hold, within the upload limit: the exemption.
     data = b"BLENDER-v405RENDH" + b"\0" * (mesh[0].settings.max_body_bytes + 4096)
+    await added(api, "gs_large", "Box")  # so the import waits for a person, who rejects it
     asked = waiting(
         await api.post("/api/scenes/gs_large/import", content=data, headers=BLEND),
         "scene.import",
     )
     rejected = await approve(api, asked, "reject")
     assert rejected["status"] == "failed"
-    assert await SceneFiles(mesh[1].js, mesh[1].prefix).head("gs_large") is None
+    head = await SceneFiles(mesh[1].js, mesh[1].prefix).head("gs_large")
+    assert head is not None and head.revision == 1
 
 
 @pytest.mark.parametrize(

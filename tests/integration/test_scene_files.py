@@ -111,16 +111,20 @@ async def run_prompt(mesh: tuple[Mesh, Bus], scene: str, prompt: str, user: str 
     return await MeshClient(mesh[1]).run(request, timeout=120)
 
 
-async def test_import_when_new_scene_asks_then_later_runs_build_on_it(
+async def test_import_when_new_scene_runs_unasked_then_later_runs_build_on_it(
     mesh: tuple[Mesh, Bus], tmp_path: Path
 ) -> None:
     data = (await blend_with_cone(None, tmp_path / "imported.blend")).read_bytes()
     request = await door(mesh).import_request("ana", "imported", data, "imported.blend")
-    result = await approved(mesh, await MeshClient(mesh[1]).run(request, timeout=120))
+    result = await MeshClient(mesh[1]).run(request, timeout=120)  # it replaces nothing
     assert result.status == "completed", result
     head = await door(mesh).own("imported", "ana")
     assert head.revision == 1 and head.owner == "ana"
     assert "Cone" in await objects(mesh, "imported")
+    again = await door(mesh).import_request("ana", "imported", data, "imported.blend")
+    replacing = await MeshClient(mesh[1]).run(again, timeout=120)
+    assert replacing.status == "awaiting_confirmation", replacing  # it would replace revision 1
+    await MeshClient(mesh[1]).resolve(replacing.run_id, "reject", "ana", timeout=120)
 
     after = await run_prompt(mesh, "imported", "add a cube named Box at 0 0 1")
     assert after.status == "completed", after
@@ -128,6 +132,7 @@ async def test_import_when_new_scene_asks_then_later_runs_build_on_it(
     history = await door(mesh).history("imported", "ana")
     assert [e.revision for e in history] == [1, 2]
     assert history[0].run_id == result.run_id and history[0].tools == ["scene.import"]
+    assert history[0].approved_by == "policy"
     assert history[1].run_id == after.run_id and history[1].user == "ana"
     listed = {row["scene_id"]: row for row in await door(mesh).scenes("ana")}
     assert listed["imported"]["revision"] == 2 and listed["imported"]["changed_by"] == "ana"
