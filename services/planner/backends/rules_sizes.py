@@ -167,7 +167,9 @@ def size_ahead(cur: Cursor, ahead: int = 0) -> bool:
     if following is not None and following.lower in UNIT_WORDS:
         following = cur.peek(ahead + 2)
     return following is not None and (
-        following.lower in EXTENT_WORDS or following.lower in ("by", "x") or _glued(following)
+        following.lower in EXTENT_WORDS
+        or following.lower in ("by", "x")
+        or _glued(following) is not None
     )
 
 
