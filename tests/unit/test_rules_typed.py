@@ -357,3 +357,49 @@ def test_a_distance_before_a_side_is_the_clearance() -> None:
 )
 def test_sizes_before_the_thing_or_glued_are_read(text: str, scale: list[float]) -> None:
     assert planned(text)[0][1]["scale"] == scale
+
+
+@pytest.mark.parametrize(
+    ("text", "ops"),
+    [
+        (
+            "make the desk 4 m long",
+            [("object.transform", {"name": "Desk", "scale": [2, 0.5, 0.5]})],
+        ),
+        (
+            "make Cylinder 1 m across and 6 m high",
+            [("object.transform", {"name": "Cylinder", "scale": [0.5, 0.5, 3]})],
+        ),
+        (
+            "give the desk a light green finish",
+            [("material.assign", {"object": "Desk", "base_color": [0.5, 1.0, 0.5]})],
+        ),
+        (
+            "set the colour of the desk to a deep blue",
+            [("material.assign", {"object": "Desk", "base_color": [0.0, 0.0, 0.5]})],
+        ),
+        (
+            "smooth both stools",
+            [("object.shade", {"name": n, "smooth": True}) for n in ("Stool", "Stool.001")],
+        ),
+        ("count the stools", [("scene.snapshot", {})]),
+    ],
+)
+def test_dimensions_of_existing_objects_and_more_material_forms(
+    text: str, ops: list[tuple[str, dict[str, Any]]]
+) -> None:
+    assert planned(text) == ops
+
+
+def test_a_camera_made_to_look_at_an_object_is_aimed() -> None:
+    scene = SceneSummary(
+        scene_id="s",
+        scene_hash="h",
+        objects=[_obj("Desk", "MESH", [0, 0, 0]), _obj("Cam", "CAMERA", [0, -9, 3])],
+        materials=[],
+    )
+    ops = plan_request("make the camera look at the desk", "r", CATALOG, None, scene).operations
+    assert (ops[0].tool_name, ops[0].args) == (
+        "camera.set",
+        {"name": "Cam", "look_at_object": "Desk"},
+    )

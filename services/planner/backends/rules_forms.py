@@ -118,7 +118,10 @@ def _set_object_param(cur: Cursor) -> Plan:
 
 # -- materials ------------------------------------------------------------------------
 def _material_value(cur: Cursor, key: str, word: str) -> Any:
-    return cur.color() if key == "base_color" else cur.unit(word)
+    if key != "base_color":
+        return cur.unit(word)
+    cur.skip_article()  # "set its color to a light grey"
+    return shade_of(cur) or cur.color()
 
 
 def _material(obj: str, values: dict[str, Any]) -> Plan:
@@ -163,11 +166,10 @@ def material_items(cur: Cursor, obj: str, color: list[float] | None) -> Plan:
 
 
 def material_head(cur: Cursor) -> list[float] | None:
-    """[<named color>|#rrggbb] material"""
+    """[<color, maybe toned>|#rrggbb] material|color|colour|finish"""
     cur.skip_article()
-    after = cur.peek(1)
-    color = cur.color_word() if after is not None and after.lower == "material" else None
-    cur.expect("material")
+    color = shade_of(cur)
+    cur.expect("material", "color", "colour", "finish")
     return color
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from services.planner.backends import rules_create as create
+from services.planner.backends import rules_dimensions as dimensions
 from services.planner.backends import rules_forms as forms
 from services.planner.backends import rules_geonodes as geonodes
 from services.planner.backends import rules_organize as organize
@@ -141,7 +142,7 @@ def _snapshot(cur: Cursor) -> Plan:
     return "scene.snapshot", {}
 
 
-QUESTION_WORDS = ("how", "where", "which", "who", "is", "are", "does", "do", "whats")
+QUESTION_WORDS = ("how", "where", "which", "who", "is", "are", "does", "do", "whats", "count")
 
 
 def _question(cur: Cursor) -> Plan:
@@ -158,10 +159,12 @@ def _verb_make(cur: Cursor) -> Plans:
         cur,
         stage.active_camera,
         stage.world,
+        stage.make_look,
         stage.light_looks,
         organize.make_shaded,
         organize.make_visible,
         transform.size,
+        dimensions.make_size,
         organize.parent_of,
         organize.copies_of,
         forms.verb_make,
@@ -225,6 +228,7 @@ VERBS: dict[str, Form] = {
     "clear": lambda cur: first(cur, organize.unparent, _clear_scene),
     "empty": _clear_scene,
     "shade": organize.shade,
+    "smooth": organize.smooth,
     "hide": organize.visibility(False),
     "unhide": organize.visibility(True),
     "reveal": organize.visibility(True),

@@ -60,6 +60,14 @@ def shade(cur: Cursor) -> list[Plan]:
     return [("object.shade", {"name": n, "smooth": SHADE_WORDS[word]}) for n in names]
 
 
+def smooth(cur: Cursor) -> list[Plan]:
+    """smooth <objects>: shade them smooth (the smooth modifier is "add a smooth modifier")."""
+    names = targets(cur)
+    cur.word("out")
+    cur.end()
+    return [("object.shade", {"name": n, "smooth": True}) for n in names]
+
+
 def make_shaded(cur: Cursor) -> list[Plan]:
     """make <objects> smooth|flat [shaded]"""
     names = targets(cur)

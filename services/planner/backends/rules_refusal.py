@@ -72,7 +72,7 @@ ALIASES = {
     "group": "put", "copy": "duplicate", "clone": "duplicate", "key": "keyframe",
     "animate": "keyframe", "go": "keyframe", "snapshot": "describe", "take": "describe",
     "list": "describe", "what": "describe", "bevel": "add", "subdivide": "add",
-    "push": "move", "shift": "move", "slide": "move", "nudge": "move",
+    "push": "move", "shift": "move", "slide": "move", "nudge": "move", "smooth": "shade",
 }  # fmt: skip
 KNOWN_VERBS = (
     "add, move, raise, lower, rotate, scale, make, set, color, rename, delete, duplicate, "

@@ -131,6 +131,15 @@ def point(cur: Cursor) -> Plan:
     return "camera.set", {"name": name, **look}
 
 
+def make_look(cur: Cursor) -> Plan:
+    """make|have <camera> look|point|aim at <Name>|<vec>"""
+    name = camera_name(cur)
+    cur.expect("look", "point", "aim", "face")
+    look = look_at(cur)
+    cur.end()
+    return "camera.set", {"name": name, **look}
+
+
 def set_lens(cur: Cursor) -> Plan:
     """set the lens of <camera> to <n> [mm]  |  set <camera> lens to <n>"""
     cur.skip_article()
