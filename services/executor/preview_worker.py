@@ -145,34 +145,35 @@ class PreviewWorker:
         try:
             await bridge.load(str(waiting.blend))
             await bridge.render_preview(str(png_path), *PREVIEW_SIZE)
-            glb = await self._export(bridge, scene_id, waiting.revision)
         except TimeoutError:
             await bridge.restart()  # hung: the next scene gets a fresh one (a dead one is
             raise  # replaced by the bridge's supervisor on its next call)
         png = await asyncio.to_thread(png_path.read_bytes)
         if self.previews is not None:  # even if late for the head: it pictures its revision
             await self.previews.put_revision(scene_id, waiting.revision, png)
-            if glb is not None:
-                await self.previews.put_model(scene_id, waiting.revision, glb)
-        if self._rendered.get(scene_id, -1) >= waiting.revision:
-            return
-        await asyncio.to_thread(self.files.export_preview, png, scene_id)
-        if self.previews is not None:
-            await self.previews.put(scene_id, png)
-        self._rendered[scene_id] = waiting.revision
-        while len(self._rendered) > self.max_pending:  # forgetting only costs a re-render
-            del self._rendered[next(iter(self._rendered))]
+        if self._rendered.get(scene_id, -1) < waiting.revision:
+            await asyncio.to_thread(self.files.export_preview, png, scene_id)
+            if self.previews is not None:
+                await self.previews.put(scene_id, png)
+            self._rendered[scene_id] = waiting.revision
+            while len(self._rendered) > self.max_pending:  # forgetting only costs a re-render
+                del self._rendered[next(iter(self._rendered))]
+        # The 3D model after the pictures, which a waiting reader asks for first; the
+        # revision is still the one loaded.
+        glb = await self._export(bridge, scene_id, waiting.revision)
+        if glb is not None and self.previews is not None:
+            await self.previews.put_model(scene_id, waiting.revision, glb)
 
     async def _export(self, bridge: PreviewBridge, scene_id: str, revision: int) -> bytes | None:
-        """The loaded revision as GLB; None (logged) when Blender cannot or it is too large:
-        the picture is still worth keeping."""
+        """The loaded revision as GLB; None (logged) when Blender cannot, hangs (then it is
+        restarted) or the file is too large: the pictures are kept all the same."""
         glb_path = self.work_dir / f"{scene_id}.glb"
         try:
             await bridge.export_gltf(str(glb_path), MAX_MODEL_BYTES)
             return await asyncio.to_thread(glb_path.read_bytes)
-        except TimeoutError:
-            raise
         except Exception as exc:  # noqa: BLE001 - a 3D view never fails anything
+            if isinstance(exc, TimeoutError):
+                await bridge.restart()
             log.warning("no glTF for scene %s revision %d: %s", scene_id, revision, exc)
             return None
         finally:

@@ -498,7 +498,7 @@ async def test_preview_when_scene_never_committed_answers_404(api: httpx.AsyncCl
 
 async def test_preview_when_scene_committed_returns_png(api: httpx.AsyncClient) -> None:
     await run(api, {"prompt": "add a cube named Seen", "sceneId": "gw_seen"})
-    for _ in range(100):  # the preview is rendered after the run's result went out
+    for _ in range(300):  # the preview is rendered after the run's result went out
         response = await api.get("/api/scenes/gw_seen/preview.png", headers=ANA)
         if response.status_code != 404:
             break
