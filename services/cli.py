@@ -169,7 +169,8 @@ async def cmd_run(args: argparse.Namespace, settings: Settings, out: Console, er
     adopt = cli_scenes.guard_export(args, settings)  # before anything is planned
     async with connected(settings, tuple(Mesh.all_services())) as bus:
         client = MeshClient(bus, watch(bus, err))
-        if adopt and (imported := await cli_scenes.adopt(args, settings, client, err)):
+        imported = adopt and await cli_scenes.adopt(args, settings, client, err, request)
+        if imported:
             return report(imported, args.json, out)
         result = await client.run(request, progress(err, args.json), args.timeout)
     return report(result, args.json, out)
@@ -196,6 +197,10 @@ async def cmd_resolve(
             if waiting is not None and waiting.approval is not None:
                 show.print_approval(err, args.run_id, waiting.approval)
             raise
+        # An import `run --adopt` left waiting carries the request it was run for.
+        result = await cli_scenes.after_import(
+            settings, result, client, progress(err, args.json), args.timeout, err
+        )
     return report(result, args.json, out)
 
 

@@ -9,18 +9,21 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import msgspec
 from rich.console import Console
 
+from contracts.events import RunRequested
+from contracts.receipts import RunResult
 from contracts.scene_report import report_lines
 from services import console as show
 from services import scene_client
 from services.cli_common import EXIT_OK, connected, progress, report
 from services.cli_tables import Column, fitted_table, request_texts
-from services.client import ClientError, MeshClient
+from services.client import ClientError, MeshClient, OnEvent
 from services.mesh import Mesh
 from services.runtime.settings import Settings
 from services.scene_client import Choice, SceneDoor
@@ -73,18 +76,65 @@ def guard_export(args: argparse.Namespace, settings: Settings) -> bool:
 
 
 async def adopt(
-    args: argparse.Namespace, settings: Settings, client: MeshClient, err: Console
+    args: argparse.Namespace,
+    settings: Settings,
+    client: MeshClient,
+    err: Console,
+    request: RunRequested,
 ) -> Any:
     """Import the changed exported file before the run; the import's result when it did
-    not complete (it waits for approval, or failed), else None."""
+    not complete (it waits for approval, or failed), else None. An import that waits
+    carries ``request``: ``blendmesh approve`` runs it once the import completed."""
 
     door = SceneDoor(client.bus, settings)
     path = scene_client.exported(settings).path(args.scene)
-    request = await door.import_request(
+    imported = await door.import_request(
         settings.user, args.scene, path.read_bytes(), path.name, pre_approved=args.approve
     )
-    result = await client.run(request, progress(err, args.json), args.timeout)
+    result = await client.run(imported, progress(err, args.json), args.timeout)
+    if result.status == "awaiting_confirmation":
+        carried = _carried(settings, result.run_id)
+        carried.parent.mkdir(parents=True, exist_ok=True)
+        carried.write_bytes(msgspec.json.encode(request))
+        err.print(
+            f"blendmesh: your request runs once the import is approved: "
+            f"`blendmesh approve {result.run_id}`",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     return None if result.status == "completed" else result
+
+
+def _carried(settings: Settings, import_run_id: str) -> Path:
+    return settings.home / "carried" / f"{import_run_id}.json"
+
+
+async def after_import(
+    settings: Settings,
+    resolved: RunResult,
+    client: MeshClient,
+    on_event: OnEvent,
+    timeout: float,
+    err: Console,
+) -> RunResult:
+    """The result of the request an adopted import carried, run now that the import
+    completed; ``resolved`` itself when it carried none or still waits."""
+    carried = _carried(settings, resolved.run_id)
+    if resolved.status == "awaiting_confirmation" or not carried.exists():
+        return resolved
+    request = msgspec.json.decode(carried.read_bytes(), type=RunRequested)
+    carried.unlink(missing_ok=True)
+    if resolved.status != "completed":
+        err.print(
+            f"blendmesh: the import did not complete, so your request did not run: "
+            f"{request.prompt or 'the plan'}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        return resolved
+    return await client.run(msgspec.structs.replace(request, at=time.time()), on_event, timeout)
 
 
 async def dispatch(args: argparse.Namespace, settings: Settings, out: Console, err: Console) -> int:

@@ -64,3 +64,29 @@ def test_revert_and_history_when_run_by_cli_ask_then_list_the_runs(tmp_path: Pat
     assert [(r["scene_id"], r["revision"]) for r in listed] == [("s", 3)]
     other = blendmesh(tmp_path, "scenes", "show", "s", env={"BLENDMESH_USER": "ben"})
     assert other.returncode == 2 and "no scene s" in other.stderr
+
+
+def test_run_adopt_when_import_waits_runs_the_request_once_approved(tmp_path: Path) -> None:
+    assert blendmesh(tmp_path, "run", "--scene", "hand", "add a cube named Box").returncode == 0
+    assert blendmesh(tmp_path, "run", "--scene", "other", "add a cone named Cone").returncode == 0
+    scenes = tmp_path / "scenes"
+    (scenes / "hand.blend").write_bytes((scenes / "other.blend").read_bytes())  # edited by hand
+    asked = blendmesh(
+        tmp_path, "run", "--scene", "hand", "--adopt", "--json", "add a uv sphere named Ball"
+    )
+    assert asked.returncode == 3, asked.stderr  # the import replaces the scene: a person decides
+    import_id = json.loads(asked.stdout)["run_id"]
+    assert f"your request runs once the import is approved: `blendmesh approve {import_id}`" in (
+        asked.stderr
+    )
+    done = blendmesh(tmp_path, "approve", import_id, "--json")
+    assert done.returncode == 0, done.stderr
+    request_id = json.loads(done.stdout)["run_id"]
+    assert request_id != import_id
+    shown = blendmesh(tmp_path, "scenes", "show", "hand").stdout
+    assert "Cone [MESH]" in shown and "Ball [MESH]" in shown and "Box" not in shown
+    history = json.loads(blendmesh(tmp_path, "scenes", "history", "hand", "--json").stdout)
+    assert [(r["run_id"], r["tools"][:1]) for r in history[1:]] == [
+        (import_id, ["scene.import"]),
+        (request_id, ["object.create"]),
+    ]
