@@ -403,3 +403,21 @@ def test_a_camera_made_to_look_at_an_object_is_aimed() -> None:
         "camera.set",
         {"name": "Cam", "look_at_object": "Desk"},
     )
+
+
+def test_objects_put_around_another_stand_in_a_circle() -> None:
+    ops = planned("put both stools around the desk")
+    assert ops == [
+        ("object.transform", {"name": "Stool", "location": [2.3, 0, 0.25]}),
+        ("object.transform", {"name": "Stool.001", "location": [-2.3, 0, 0.25]}),
+    ]
+
+
+def test_make_everything_a_color_colors_every_object() -> None:
+    assert len(planned("make everything light blue")) == 4
+
+
+def test_select_is_no_tool_saying_to_name_the_objects() -> None:
+    with pytest.raises(UnreadableRequest) as caught:
+        planned("select the desk")
+    assert caught.value.kind == "no_tool" and "keeps no selection" in caught.value.message

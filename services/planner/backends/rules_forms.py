@@ -8,6 +8,8 @@ from services.planner.backends.rules_cursor import Cursor, Form, NoParse, Plan, 
 from services.planner.backends.rules_readers import adjectives, shade_of, targets
 from services.planner.backends.rules_vocab import MATERIAL_WORDS
 
+GROUP_WORDS = frozenset({"everything", "all", "every", "each", "both"})
+
 
 # -- modifiers ------------------------------------------------------------------------
 def _modifier_args(obj: str, mtype: str, name: str | None, props: dict[str, Any]) -> Plan:
@@ -179,9 +181,19 @@ def verb_give(cur: Cursor) -> Plan:
     return material_items(cur, obj, material_head(cur))
 
 
+def _surfaces(cur: Cursor, names: list[str]) -> list[str]:
+    """Of several objects, those a material goes on: lights and cameras have no surface."""
+    if len(names) < 2:
+        return names
+    kept = [n for n in names if (t := cur.stage.things.get(n)) is None or t.type == "MESH"]
+    if not kept:
+        raise NoParse("None of them is a mesh: lights and cameras take no material.")
+    return kept
+
+
 def verb_color(cur: Cursor) -> Plans:
     """color|paint <objects> [in] [dark|light] <color>"""
-    names = targets(cur)
+    names = _surfaces(cur, targets(cur))
     cur.word("in")
     color = shade_of(cur) or cur.color()
     cur.end()
@@ -191,7 +203,7 @@ def verb_color(cur: Cursor) -> Plans:
 
 def make_looks(cur: Cursor) -> list[Plan]:
     """make <objects> <adjectives>: make Ball shiny red, make all cubes dark blue."""
-    names = targets(cur)
+    names = _surfaces(cur, targets(cur))
     looks = adjectives(cur)
     cur.end()
     material: dict[str, Any] = {
@@ -209,6 +221,8 @@ def make_looks(cur: Cursor) -> list[Plan]:
 
 
 def verb_make(cur: Cursor) -> Plan:
+    if (token := cur.peek()) is not None and token.lower in GROUP_WORDS:
+        raise NoParse()  # "make everything white" is a group: make_looks reads it
     obj = cur.name()
     if cur.word("metallic"):
         value = 1.0 if cur.at_end() else cur.unit("metallic")

@@ -154,26 +154,31 @@ def place(cur: Cursor, where: tuple[str, str, float | None], mine: list[float]) 
 
 
 def ring(cur: Cursor, seen: dict[str, Any], primitive: str, n: int) -> list[list[Number]]:
-    """``<n> <things> around <Name>``: a circle of locations, the first on the +x side, going
-    counter-clockwise seen from above, 1 unit clear of the object, on the same ground."""
+    """``<n> <things> around <Name>``: a circle of locations (see ``circle``)."""
     if seen.get("place", ("", ""))[0] != "around":
         return []
     name = seen.pop("place")[1]
     if "location" in seen or "axis" in seen or "spacing" in seen:
         raise NoParse('"around" says where they go: leave out at, along and spacing.')
+    return circle(cur, name, [own_half(primitive, seen.get("scale"))] * n)
+
+
+def circle(cur: Cursor, name: str, halves: list[list[float]]) -> list[list[Number]]:
+    """Where things of half sizes ``halves`` go around an object: a circle, the first on its
+    +x side, going counter-clockwise seen from above, 1 unit clear, on the same ground."""
     centre, half = cur.stage.location(name), half_of(cur.stage, name)
     if centre is None or half is None:
         raise NoParse(f'I do not know where "{name}" is, so I cannot place things around it.')
-    mine = own_half(primitive, seen.get("scale"))
-    radius = max(half[0], half[1]) + GAP + max(mine[0], mine[1])
-    z = rounded(centre[2] - half[2] + mine[2])
+    n = len(halves)
+    widest = max(max(mine[0], mine[1]) for mine in halves)
+    radius = max(half[0], half[1]) + GAP + widest
     return [
         [
             rounded(centre[0] + radius * math.cos(2 * math.pi * i / n)),
             rounded(centre[1] + radius * math.sin(2 * math.pi * i / n)),
-            z,
+            rounded(centre[2] - half[2] + mine[2]),
         ]
-        for i in range(n)
+        for i, mine in enumerate(halves)
     ]
 
 

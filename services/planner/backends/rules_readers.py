@@ -58,9 +58,11 @@ def _group(cur: Cursor) -> tuple[str, list[str]] | None:
     said = cur.word("everything", "all", "every", "each", "both")
     if said is None:
         return _named_like(cur)
+    stage = cur.stage
+    if said == "everything":  # "everything light blue": the color follows, not a kind
+        return _everything(cur, start)
     cur.word("the", "of")
     cur.word("the")
-    stage = cur.stage
     names: list[str] | None = None
     at = cur.pos
     plural = cur.phrase(PLURALS) or cur.phrase(PRIMITIVES)
@@ -92,6 +94,23 @@ def _group(cur: Cursor) -> tuple[str, list[str]] | None:
         raise NoParse(f'"{what}" stands for no object: the scene has none of them.')
     if said == "both" and len(names) != 2:
         raise NoParse(f'"{what}" stands for {len(names)} objects: {", ".join(names[:8])}.')
+    return what, names[:MAX_TARGETS]
+
+
+def _everything(cur: Cursor, start: int) -> tuple[str, list[str]]:
+    """``everything [in the scene]``: every object of the scene."""
+    cur.word("in")
+    if cur.word("the"):
+        cur.expect("scene")
+    what = " ".join(t.text for t in cur.tokens[start : cur.pos])
+    if not cur.stage.known:
+        raise NoParse(
+            f'"{what}" needs the scene\'s contents, which the planner was not given here; '
+            "name the objects instead."
+        )
+    names = cur.stage.everything()
+    if not names:
+        raise NoParse(f'"{what}" stands for no object: the scene has none of them.')
     return what, names[:MAX_TARGETS]
 
 

@@ -132,7 +132,16 @@ def move_to_place(cur: Cursor) -> list[Plan]:
     if not all(cur.stage.exists(name) for name in names):
         raise NoParse()  # "put a cone on Box" makes one: only objects the scene has move
     cur.word("to")  # "move the lamp to above the table"
-    if not places.place_ahead(cur) or cur.word("around"):
+    if cur.word("around"):
+        target = cur.name()
+        cur.end()
+        if target in names:
+            raise NoParse(f'"{target}" cannot go around itself.')
+        halves = [places.half_of(cur.stage, name) or [1.0, 1.0, 1.0] for name in names]
+        spots = places.circle(cur, target, halves)
+        pairs = zip(names, spots, strict=True)
+        return [("object.transform", {"name": n, "location": at}) for n, at in pairs]
+    if not places.place_ahead(cur):
         raise NoParse()
     where = places.read_place(cur)
     cur.end()

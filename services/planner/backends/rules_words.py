@@ -146,7 +146,9 @@ NO_TOOL: dict[str, str] = {
     "render": "blendmesh edits scenes; it does not render (open the saved .blend to render)",
     "export": "blendmesh does not export files; the saved .blend is the result",
     "import": "blendmesh does not import files into a scene",
-    "undo": "there is no undo; say what to change back (move Box to 0 0 0, delete Box)",
+    "undo": "a request cannot undo a run; `blendmesh revert SCENE REVISION` makes a new "
+    "revision equal to an earlier one (`blendmesh scenes history SCENE` lists them), or say "
+    "what to change back (move Box to 0 0 0)",
     "redo": "there is no redo; say the change again",
     "save": "blendmesh saves the scene after every run by itself",
     "open": "blendmesh does not open files",
@@ -161,4 +163,6 @@ NO_TOOL: dict[str, str] = {
     "play": "blendmesh does not play animations",
     "simulate": "blendmesh does not run simulations",
     "texture": "blendmesh has no texture tools; materials take a color, metallic, roughness",
+    "select": "blendmesh keeps no selection; name the objects in the request (delete Box and Ball)",
+    "deselect": "blendmesh keeps no selection; name the objects in the request",
 }
