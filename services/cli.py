@@ -173,6 +173,8 @@ async def cmd_run(args: argparse.Namespace, settings: Settings, out: Console, er
         if imported:
             return report(imported, args.json, out)
         result = await client.run(request, progress(err, args.json), args.timeout)
+        if result.status == "failed" and cli_scenes.asks_undo(args.prompt):
+            await cli_scenes.undo_hint(bus, settings, args.scene, err)
     return report(result, args.json, out)
 
 

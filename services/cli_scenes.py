@@ -25,6 +25,7 @@ from services.cli_common import EXIT_OK, connected, progress, report
 from services.cli_tables import Column, fitted_table, request_texts
 from services.client import ClientError, MeshClient, OnEvent
 from services.mesh import Mesh
+from services.runtime.host import Bus
 from services.runtime.settings import Settings
 from services.scene_client import Choice, SceneDoor
 
@@ -198,3 +199,25 @@ SCENES = ["scene_id", "revision", "objects", "changed_at", "changed_by", "run_id
 def _lines(out: Console, lines: list[str]) -> None:
     for line in lines:
         out.print(line, markup=False, highlight=False)
+
+
+def asks_undo(prompt: str | None) -> bool:
+    """Whether a request asks to undo a run, which only a revert does."""
+    words = (prompt or "").lower().replace(",", " ").split()
+    return "undo" in words
+
+
+async def undo_hint(bus: Bus, settings: Settings, scene_id: str, err: Console) -> None:
+    """The revert that undoes the scene's last run: back to the revision before its head."""
+    try:
+        entries = await SceneDoor(bus, settings).history(scene_id, settings.user, limit=2)
+    except ClientError:  # not a scene of this user's: nothing to go back to
+        return
+    if len(entries) == 2:
+        err.print(
+            f"blendmesh: to undo the last run on {scene_id}: "
+            f"`blendmesh revert {scene_id} {entries[0].revision}`",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )

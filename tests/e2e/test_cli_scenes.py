@@ -90,3 +90,12 @@ def test_run_adopt_when_import_waits_runs_the_request_once_approved(tmp_path: Pa
         (import_id, ["scene.import"]),
         (request_id, ["object.create"]),
     ]
+
+
+def test_run_undo_when_scene_has_revisions_points_at_the_revert(tmp_path: Path) -> None:
+    assert blendmesh(tmp_path, "run", "--scene", "u", "add a cube named Box").returncode == 0
+    assert blendmesh(tmp_path, "run", "--scene", "u", "add a cone named Cone").returncode == 0
+    undo = blendmesh(tmp_path, "run", "--scene", "u", "undo")
+    assert undo.returncode == 1, undo.stderr
+    assert "`blendmesh revert SCENE REVISION`" in undo.stdout  # the planner's refusal
+    assert "to undo the last run on u: `blendmesh revert u 1`" in undo.stderr
