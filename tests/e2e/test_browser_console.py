@@ -291,6 +291,11 @@ async def test_console_when_run_ends_shows_its_revision_in_an_orbitable_3d_view(
         after = await page.evaluate(DRAWN)
         assert after["drawn"] > after["total"] * 0.02 and after["sum"] != before["sum"], after
         await page.get_by_test_id("viewer").screenshot(path=str(tmp_path / "3d-view-orbited.png"))
+        target = "() => window.blendmeshViewer.current.controls.target.toArray()"
+        centred = await page.evaluate(target)
+        await canvas.focus()
+        await page.keyboard.press("ArrowLeft")
+        assert await page.evaluate(target) != centred  # panned from the keyboard
 
         # From the history, the first revision: one object.
         await page.get_by_test_id("scenes-refresh").click()

@@ -710,7 +710,7 @@ async function showModel(sceneId, revision, tries) {
     const names = viewer.meshNames();
     caption.textContent =
       `${names.length} meshes (${names.slice(0, 8).join(", ")}${names.length > 8 ? ", ..." : ""}). ` +
-      "Drag to orbit, scroll to zoom, right-drag to pan.";
+      "Drag to orbit, scroll to zoom, right-drag (or the arrow keys) to pan.";
   } catch (error) {
     if (error.status !== 404) throw error;
     caption.textContent =

@@ -25,6 +25,7 @@ class Viewer {
     this.camera = new THREE.PerspectiveCamera(45, 1, 0.01, 10000);
     this.controls = new OrbitControls(this.camera, canvas);
     this.controls.addEventListener("change", () => this.render());
+    this.controls.listenToKeyEvents(canvas); // arrow keys pan while the canvas has focus
     this.model = null;
     this.shown = null; // "scene@revision" once its model is in the scene
     this.frames = 0;
