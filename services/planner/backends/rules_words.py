@@ -163,4 +163,6 @@ NO_TOOL: dict[str, str] = {
     "play": "blendmesh does not play animations",
     "simulate": "blendmesh does not run simulations",
     "texture": "blendmesh has no texture tools; materials take a color, metallic, roughness",
+    "select": "blendmesh keeps no selection; name the objects in the request (delete Box and Ball)",
+    "deselect": "blendmesh keeps no selection; name the objects in the request",
 }
