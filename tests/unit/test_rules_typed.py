@@ -421,3 +421,21 @@ def test_select_is_no_tool_saying_to_name_the_objects() -> None:
     with pytest.raises(UnreadableRequest) as caught:
         planned("select the desk")
     assert caught.value.kind == "no_tool" and "keeps no selection" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("text", "ops"),
+    [
+        (
+            "add a reading lamp next to the desk",
+            [("light.create", {"kind": "point", "name": "Point", "location": [2, 0, 1]})],
+        ),
+        ("scale Desk up", [transform("Desk", scale=[1.5, 1.5, 1.5])]),
+        ("lift the desk slightly", [transform("Desk", location=[0, 0, 0.5])]),
+        ("mirror Desk", [("modifier.add", {"object": "Desk", "type": "MIRROR"})]),
+    ],
+)
+def test_light_places_nudges_and_modifier_verbs(
+    text: str, ops: list[tuple[str, dict[str, Any]]]
+) -> None:
+    assert planned(text) == ops

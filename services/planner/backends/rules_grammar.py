@@ -218,6 +218,8 @@ VERBS: dict[str, Form] = {
     "scatter": geonodes.scatter,
     "bevel": forms.shorthand("BEVEL"),
     "subdivide": forms.shorthand("SUBSURF"),
+    "mirror": forms.shorthand("MIRROR"),
+    "solidify": forms.shorthand("SOLIDIFY"),
     "point": stage.point,
     "aim": stage.point,
     "use": stage.active_camera,

@@ -167,6 +167,8 @@ def targets(cur: Cursor) -> list[str]:
 
 def amount(cur: Cursor) -> Number:
     """A distance: a number or ``half a``, then an optional unit word."""
+    if cur.word("slightly"):
+        return NUDGE_DISTANCE
     if cur.word("half"):
         cur.word("a", "an")
         value: Number = 0.5

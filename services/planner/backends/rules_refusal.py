@@ -73,6 +73,7 @@ ALIASES = {
     "animate": "keyframe", "go": "keyframe", "snapshot": "describe", "take": "describe",
     "list": "describe", "what": "describe", "bevel": "add", "subdivide": "add",
     "push": "move", "shift": "move", "slide": "move", "nudge": "move", "smooth": "shade",
+    "mirror": "add", "solidify": "add",
 }  # fmt: skip
 KNOWN_VERBS = (
     "add, move, raise, lower, rotate, scale, make, set, color, rename, delete, duplicate, "

@@ -187,6 +187,15 @@ def _power(cur: Cursor) -> Number:
 def light_create(cur: Cursor, color: list[float] | None) -> Plan:
     """add a [warm|cool|<color>] [point|sun|spot|area] light [named <N>] [at <vec>|above
     <Name>] [with power|strength <n>] [color <c>] [size <n>]"""
+    token, following = cur.peek(), cur.peek(1)
+    if (
+        token is not None
+        and token.kind == "WORD"
+        and token.lower not in LIGHT_KINDS
+        and following is not None
+        and following.lower in LIGHT_NOUNS
+    ):
+        cur.pos += 1  # "a ceiling light", "a desk lamp": where it hangs, not its kind
     found = cur.word(*LIGHT_KINDS, "spotlight")
     kind = "spot" if found == "spotlight" else LIGHT_KINDS.get(found or "point", "point")
     if found == "sun":

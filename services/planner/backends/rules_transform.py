@@ -240,6 +240,8 @@ def _scale_to(cur: Cursor) -> list[Plan]:
 def _scale_factor(cur: Cursor) -> list[Plan]:
     names = targets(cur)
     down = cur.word("up", "down") == "down"
+    if cur.at_end():  # "scale it up": as "make it bigger"
+        return _each(names, {"scale": [NUDGE[(not down, False)]] * 3}, True)
     cur.expect("by")
     factor = _factor(cur)
     if factor <= 0:
