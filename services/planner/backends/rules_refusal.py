@@ -20,7 +20,9 @@ Start each instruction with a verb; join instructions with , ; . "and" "then" (d
   add a camera at 0 -10 5 looking at Box    add a warm area light above Box
   make the background dark blue    parent Wheel to Car    shade Ball smooth    hide Box in renders
   put Box and Ball in a collection named Props    duplicate Box 3 times along x
-  keyframe Box location at frame 1    describe the scene"""
+  keyframe Box location at frame 1    describe the scene
+  add a floor 10 m wide    put a lamp on top of the table    make the posts dark red
+  add 4 posts in a row along x, 2 meters apart    how many chairs are there?"""
 
 _CREATE = (
     "add [a|<count>] [red|metallic|rough|smooth ...] <primitive>[s] [named <N>] [at <vec>|above"
