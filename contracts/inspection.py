@@ -136,6 +136,9 @@ class InspectedMaterial(msgspec.Struct, frozen=True, kw_only=True, forbid_unknow
     name: str
     use_nodes: bool = False
     users: int = 0
+    # Linear RGBA of its Principled BSDF's Base Color (the viewport colour without one);
+    # empty in artifacts written before it was recorded.
+    base_color: list[float] = []
 
 
 class RunOperation(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -54,6 +54,9 @@ def object_report(obj: InspectedObject) -> dict[str, Any]:
     }
     if obj.parent:
         out["parent"] = obj.parent
+    hidden = [k for k in ("viewport", "render") if getattr(obj, f"hide_{k}")]
+    if hidden:
+        out["hidden"] = hidden
     for kind in ("camera", "light"):
         details = _details(obj, kind)
         if details is not None:
@@ -77,11 +80,37 @@ def scene_report(inspection: Inspection) -> dict[str, Any]:
         "objects": [object_report(o) for o in shown],
         "more_objects": len(objects) - len(shown),
         "materials": [m.name for m in inspection.materials],
+        "material_colors": {
+            m.name: srgb_hex(m.base_color) for m in inspection.materials if m.base_color
+        },
         "lights": [o.name for o in objects if o.type == "LIGHT"],
         "cameras": [o.name for o in objects if o.type == "CAMERA"],
         "last_run": inspection.run.run_id if inspection.run else None,
         "last_user": inspection.run.user if inspection.run else None,
     }
+
+
+def srgb_hex(linear: list[float]) -> str:
+    """A linear RGB(A) colour as the sRGB ``#rrggbb`` a colour picker shows."""
+
+    def channel(c: float) -> int:
+        c = min(max(c, 0.0), 1.0)
+        srgb = c * 12.92 if c <= 0.0031308 else 1.055 * c ** (1 / 2.4) - 0.055
+        return round(srgb * 255)
+
+    return "#" + "".join(f"{channel(c):02x}" for c in linear[:3])
+
+
+def _light_text(light: dict[str, Any]) -> str:
+    """A light in the words and units its tools take: power in W (a sun's in W/m2), size
+    in m (a sun's angle in degrees), colour as sRGB hex."""
+    sun = light.get("kind") == "SUN"
+    text = f" light {light.get('kind')} power {light.get('power', 0):g} {'W/m2' if sun else 'W'}"
+    if light.get("size"):
+        text += f" size {light['size']:g}{' deg' if sun else ' m'}"
+    if light.get("color"):
+        text += f" color {srgb_hex(light['color'])}"
+    return text
 
 
 def _vector(values: list[float]) -> str:
@@ -106,14 +135,19 @@ def report_lines(report: dict[str, Any]) -> list[str]:
             line += f" modifiers {', '.join(obj['modifiers'])}"
         if obj["materials"]:
             line += f" materials {', '.join(obj['materials'])}"
-        for kind in ("camera", "light"):
-            if kind in obj:
-                pairs = ", ".join(f"{k}={v}" for k, v in sorted(obj[kind].items()))
-                line += f" {kind} {pairs}"
+        if obj.get("hidden"):
+            line += f" hidden ({', '.join(obj['hidden'])})"
+        if "camera" in obj:
+            pairs = ", ".join(f"{k}={v}" for k, v in sorted(obj["camera"].items()))
+            line += f" camera {pairs}"
+        if "light" in obj:
+            line += _light_text(obj["light"])
         lines.append(line)
     if report["more_objects"]:
         lines.append(f"  ... and {report['more_objects']} more objects")
-    lines.append(f"materials: {', '.join(report['materials']) or 'none'}")
+    colors = report.get("material_colors", {})
+    named = [f"{m} {colors[m]}" if m in colors else m for m in report["materials"]]
+    lines.append(f"materials: {', '.join(named) or 'none'}")
     lines.append(f"lights: {', '.join(report['lights']) or 'none'}")
     lines.append(f"cameras: {', '.join(report['cameras']) or 'none'}")
     if report["last_run"]:

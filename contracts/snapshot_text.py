@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from contracts.receipts import Receipt
-from contracts.scene_report import MAX_REPORTED_OBJECTS, report_lines
+from contracts.scene_report import MAX_REPORTED_OBJECTS, report_lines, srgb_hex
 
 
 def _object(entry: dict[str, Any]) -> dict[str, Any]:
@@ -28,10 +28,26 @@ def _object(entry: dict[str, Any]) -> dict[str, Any]:
     }
     if entry.get("parent"):
         out["parent"] = entry["parent"]
-    for kind in ("camera", "light"):
-        if isinstance(entry.get(kind), dict):
-            out[kind] = entry[kind]
+    if entry.get("hidden"):
+        out["hidden"] = list(entry["hidden"])
+    if isinstance(entry.get("camera"), dict):
+        out["camera"] = entry["camera"]
+    if isinstance(entry.get("light"), dict):
+        out["light"] = _light(entry["light"])
     return out
+
+
+def _light(light: dict[str, Any]) -> dict[str, Any]:
+    """The snapshot's light (Blender's energy; a sun's angle in radians) in the inspection's
+    words and units (power; degrees), so both descriptions say the same."""
+    sun = light.get("type") == "SUN"
+    size = light.get("size", 0.0)
+    return {
+        "kind": light.get("type"),
+        "power": light.get("energy", 0.0),
+        "color": light.get("color", []),
+        "size": round(math.degrees(size), 4) if sun else size,
+    }
 
 
 def snapshot_lines(scene_id: str, snapshot: dict[str, Any]) -> list[str]:
@@ -47,6 +63,11 @@ def snapshot_lines(scene_id: str, snapshot: dict[str, Any]) -> list[str]:
         "objects": [_object(o) for o in shown],
         "more_objects": len(objects) - len(shown),
         "materials": [m["name"] for m in snapshot.get("materials", [])],
+        "material_colors": {
+            m["name"]: srgb_hex(m["base_color"])
+            for m in snapshot.get("materials", [])
+            if m.get("base_color")
+        },
         "lights": [o["name"] for o in objects if o.get("type") == "LIGHT"],
         "cameras": [o["name"] for o in objects if o.get("type") == "CAMERA"],
         "last_run": None,

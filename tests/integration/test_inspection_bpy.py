@@ -130,6 +130,7 @@ async def test_inspect_when_cube_bevel_parent_and_material_describes_them(
     assert (arm.evaluated_vertices, arm.evaluated_faces) == (8, 6)
     assert not (base.hide_viewport or base.hide_render)
     assert [(m.name, m.use_nodes, m.users) for m in scene.materials] == [("Red", True, 1)]
+    assert scene.materials[0].base_color == [1.0, 0.0, 0.0, 1.0]  # linear RGBA, as set
     assert scene.node_groups == []  # a material's node tree is its own, not a group
 
 

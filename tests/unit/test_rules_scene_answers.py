@@ -116,7 +116,7 @@ def test_snapshot_lines_when_scene_has_lights_and_cameras_describe_each():
     assert text.splitlines()[0] == "scene s1: 3 objects: 1 camera, 1 light, 1 mesh"
     assert "Box [MESH] at (0, 0, 1) rot (0, 0, 45) scale (1, 1, 1)" in text
     assert "modifiers Bevel:BEVEL materials Red" in text
-    assert "Key [LIGHT]" in text and "parent Box" in text and "energy=500.0" in text
+    assert "Key [LIGHT]" in text and "parent Box" in text and "light AREA power 500 W" in text
     assert "camera lens=50.0" in text
     assert "lights: Key" in text and "cameras: Camera" in text and "materials: Red" in text
 

@@ -36,6 +36,7 @@ from contracts.inspection import (
     SceneInspection,
 )
 
+from .fingerprint import material_values
 from .scene_state import LIGHT_SIZE_PROPS
 
 # Object types whose evaluated geometry can be read as a mesh; others count 0.
@@ -270,7 +271,12 @@ def _material(mat: bpy.types.Material) -> InspectedMaterial:
         # Deprecated in 5.0 (every new material has nodes) and due to go in 6.0.
         warnings.simplefilter("ignore", DeprecationWarning)
         use_nodes = getattr(mat, "use_nodes", mat.node_tree is not None)
-    return InspectedMaterial(name=mat.name, use_nodes=bool(use_nodes), users=mat.users)
+    return InspectedMaterial(
+        name=mat.name,
+        use_nodes=bool(use_nodes),
+        users=mat.users,
+        base_color=material_values(mat)["base_color"],
+    )
 
 
 def inspect() -> SceneInspection:
