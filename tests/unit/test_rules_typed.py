@@ -439,3 +439,13 @@ def test_light_places_nudges_and_modifier_verbs(
     text: str, ops: list[tuple[str, dict[str, Any]]]
 ) -> None:
     assert planned(text) == ops
+
+
+def test_a_copy_of_a_numbered_object_is_numbered_from_its_stem_so_groups_keep_it() -> None:
+    assert planned("duplicate Stool.001 and make the stools blue") == [
+        ("object.duplicate", {"name": "Stool.001", "new_name": "Stool.002"}),
+        *[
+            ("material.assign", {"object": n, "base_color": [0.0, 0.0, 1.0]})
+            for n in ("Stool", "Stool.001", "Stool.002")
+        ],
+    ]

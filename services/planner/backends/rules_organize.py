@@ -4,6 +4,7 @@ applying modifiers and keyframes (``object.*``, ``collection.*``, ``modifier.app
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from services.planner.backends.rules_cursor import Cursor, NoParse, Plan
@@ -208,7 +209,9 @@ def _copies(cur: Cursor, name: str, n: int, seen: dict[str, Any]) -> list[Plan]:
         if "name" in seen:
             names = cur.stage.free_names(seen["name"], n)
         else:
-            names = cur.stage.free_names(name, n, taken={name})
+            # numbered from the name without its suffix, as Blender does: Post.001 -> Post.002
+            base = re.sub(r"\.\d{3}$", "", name)
+            names = cur.stage.free_names(base, n, taken={name})
     except ValueError:
         raise NoParse(f'There are too many copies of "{name}" to number another.') from None
     spread = n > 1 or "axis" in seen or "spacing" in seen
