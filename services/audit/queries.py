@@ -94,8 +94,8 @@ class QueryResponders:
 
     def _spawner(self, answer: Answer) -> Callable[[Msg], Awaitable[None]]:
         async def on_request(msg: Msg) -> None:
-            if not msg.reply or delivered.from_stream(msg.reply, msg.headers):
-                return  # a publish or a stream's delivery, not a request: nobody to answer
+            if not delivered.answerable(msg.reply, msg.headers):
+                return  # a publish, a stream's delivery, or a reply aimed off the inboxes
             task = asyncio.create_task(self._respond(msg, answer))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)

@@ -110,8 +110,8 @@ class AllowlistResponders:
                 await sub.unsubscribe()
 
     async def _on_request(self, msg: Msg) -> None:
-        if not msg.reply or delivered.from_stream(msg.reply, msg.headers):
-            return  # nobody to answer, or a stream's delivery aimed here: not a request
+        if not delivered.answerable(msg.reply, msg.headers):
+            return  # nobody to answer, a stream's delivery, or a reply aimed off the inboxes
         try:
             reply = await self.answer(msg.subject.rsplit(".query.", 1)[-1], msg.data)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:

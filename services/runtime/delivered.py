@@ -32,6 +32,13 @@ def from_stream(reply: str | None, headers: Mapping[str, str] | None) -> bool:
     return any(name in (headers or {}) for name in _STREAM_HEADERS)
 
 
+def answerable(reply: str | None, headers: Mapping[str, str] | None) -> bool:
+    """Whether a responder may answer: a client's request with an inbox to answer into.
+    Never a stream's delivery, never a reply subject elsewhere: with ``allow_responses``
+    the answer would land wherever the asker named (the log, the JetStream API)."""
+    return bool(reply) and reply.startswith("_INBOX.") and not from_stream(reply, headers)
+
+
 def run_event(prefix: str, subject: str, data: bytes, run_id: str | None = None) -> AnyEvent | None:
     """The run event ``data`` holds when it arrived on a run event's own subject (of
     ``run_id``, or of any run), names that subject's run and is the kind the subject

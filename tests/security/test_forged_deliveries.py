@@ -150,3 +150,34 @@ def test_from_stream_when_a_delivery_carries_a_streams_marks_says_so(
     reply: str | None, headers: dict[str, str] | None, expected: bool
 ) -> None:
     assert from_stream(reply, headers) is expected
+
+
+async def test_responders_when_the_reply_subject_is_not_an_inbox_answer_nothing(
+    mesh: Mesh,
+) -> None:
+    """With allow_responses a responder may publish wherever a request's reply points: a
+    client could aim the policy's answer at the log. Only inboxes are answered."""
+    async with role_bus(mesh, "policy") as policy, role_bus(mesh, access.CLIENT) as client:
+        responders = AllowlistResponders(policy.nc, PREFIX, KvAllowlist(policy.js, PREFIX))
+        await responders.start()
+        try:
+            target = subjects.run_events(PREFIX, "aimed", "approved")
+            await client.nc.publish(subjects.query(PREFIX, "allowlist.list"), b"{}", reply=target)
+            await client.nc.flush()
+            await asyncio.sleep(1.0)
+            info = await client.js.stream_info(STREAM, subjects_filter=target)
+            assert not info.state.subjects  # nothing landed on the run's subject
+            answer = await client.nc.request(subjects.query(PREFIX, "allowlist.list"), b"{}")
+            assert json.loads(answer.data)["ok"] is True  # an inbox is answered as before
+        finally:
+            await responders.stop()
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [("_INBOX.client.x", True), ("bmforge.run.x.approved", False), ("$JS.ACK.S.c.1", False)],
+)
+def test_answerable_when_the_reply_is_an_inbox_only_says_yes(reply: str, expected: bool) -> None:
+    from services.runtime.delivered import answerable
+
+    assert answerable(reply, None) is expected
