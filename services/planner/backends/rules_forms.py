@@ -224,6 +224,8 @@ def verb_make(cur: Cursor) -> Plan:
     if (token := cur.peek()) is not None and token.lower in GROUP_WORDS:
         raise NoParse()  # "make everything white" is a group: make_looks reads it
     obj = cur.name()
+    if cur.stage.known and not cur.stage.exists(obj):
+        raise NoParse()  # "make the posts blue" may be a group by noun: make_looks reads it
     if cur.word("metallic"):
         value = 1.0 if cur.at_end() else cur.unit("metallic")
         cur.end()
