@@ -449,3 +449,26 @@ def test_a_copy_of_a_numbered_object_is_numbered_from_its_stem_so_groups_keep_it
             for n in ("Stool", "Stool.001", "Stool.002")
         ],
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "ops"),
+    [
+        (
+            "place the desk in the centre",
+            [("object.transform", {"name": "Desk", "location": [0, 0, 0.5]})],
+        ),
+        ("add a cone in the middle of the desk", [create("cone", "Cone", location=[0, 0, 2])]),
+        (
+            "bevel both stools a bit",
+            [
+                ("modifier.add", {"object": n, "type": "BEVEL", "properties": {"width": 0.05}})
+                for n in ("Stool", "Stool.001")
+            ],
+        ),
+    ],
+)
+def test_the_middle_and_modifier_verbs_on_groups(
+    text: str, ops: list[tuple[str, dict[str, Any]]]
+) -> None:
+    assert planned(text) == ops

@@ -56,18 +56,18 @@ BEVEL_AMOUNTS: dict[tuple[str, ...], float] = {
 def shorthand(mtype: str) -> Form:
     """bevel|subdivide [the edges|corners of] <Name> [a little|a lot] [[with] <params>]"""
 
-    def form(cur: Cursor) -> Plan:
+    def form(cur: Cursor) -> list[Plan]:
         start = cur.pos
         cur.skip_article()
         if not (cur.word("edges", "corners") and cur.word("of", "on")):
             cur.pos = start
-        obj = cur.name()
+        names = targets(cur)
         width = cur.phrase(BEVEL_AMOUNTS) if mtype == "BEVEL" else None
         cur.word("with")
         props = {} if cur.at_end() else cur.params()
         if width is not None:
             props = {"width": width, **props}
-        return _modifier_args(obj, mtype, None, props)
+        return [_modifier_args(obj, mtype, None, props) for obj in names]
 
     return form
 

@@ -190,7 +190,7 @@ VERBS: dict[str, Form] = {
     "add": _verb_add,
     "create": _verb_add,
     "insert": _verb_add,
-    "move": lambda cur: first(cur, transform.move, organize.put_in(True), transform.move_to_place),
+    "move": lambda cur: first(cur, transform.move, transform.move_to_place, organize.put_in(True)),
     **dict.fromkeys(("push", "shift", "slide", "nudge"), transform.move),
     "stand": transform.move_to_place,
     "raise": transform.lift(1),
@@ -236,10 +236,10 @@ VERBS: dict[str, Form] = {
     "reveal": organize.visibility(True),
     "show": lambda cur: first(cur, _snapshot, organize.visibility(True)),
     "put": lambda cur: first(
-        cur, organize.put_in(False), transform.move_to_place, create.create, _add_light
+        cur, transform.move_to_place, organize.put_in(False), create.create, _add_light
     ),
     "place": lambda cur: first(
-        cur, organize.put_in(False), transform.move_to_place, create.create, _add_light
+        cur, transform.move_to_place, organize.put_in(False), create.create, _add_light
     ),
     "group": organize.put_in(False),
     "duplicate": organize.duplicate,

@@ -16,6 +16,7 @@ from services.planner.backends.rules_scene import Stage, base_name
 from services.planner.backends.rules_sizes import HALF, NOUNS, rounded
 from services.planner.backends.rules_words import DEFAULT_NAMES, UNIT_WORDS
 
+MIDDLE = ("middle", "center", "centre")
 GAP = 1.0  # between an object "above" another and it, and beside one "next to" it
 SIZELESS = 1.0  # half the height a light or camera counts as when placed
 
@@ -68,6 +69,8 @@ def place_ahead(cur: Cursor) -> bool:
         return True
     if first in ("behind", "under", "below"):
         return True
+    if first == "in" and words[1] == "the" and words[2] in MIDDLE:
+        return True
     if first == "in" and words[1] == "front":
         return True
     if first == "to" and words[1] == "the" and words[2] in ("left", "right"):
@@ -106,6 +109,11 @@ def read_place(cur: Cursor) -> tuple[str, str, float | None]:
     elif cur.word("around"):
         relation = "around"
     elif cur.word("in"):
+        if cur.word("the"):
+            cur.expect(*MIDDLE)
+            if not cur.word("of"):
+                return "middle", "", gap
+            return "on", cur.name(), gap  # "in the middle of the floor": on it, centred
         cur.expect("front")
         cur.expect("of")
         relation = "front"
@@ -130,6 +138,8 @@ def place(cur: Cursor, where: tuple[str, str, float | None], mine: list[float]) 
     """Where a thing of half size ``mine`` goes by an object (see docs/grammar.md, Places).
     A distance said is from the object's surface to the thing's, or to a light's centre."""
     relation, name, said = where
+    if relation == "middle":  # "in the middle": the scene's centre, on the ground
+        return [0, 0, rounded(mine[2])]
     gap = GAP if said is None else said
     sized = bool(mine[0] or mine[1])
     lift = mine[2] if sized else (SIZELESS if said is None else 0.0)
