@@ -331,7 +331,8 @@ def test_a_material_before_a_thing_is_refused_saying_to_use_a_color() -> None:
         ("add a cube to the left of the desk", [-3, 0, 1]),
         ("add a cube right of the desk", [3, 0, 1]),
         ("add a cube 0.5 m above the desk", [0, 0, 2.5]),
-        ("add a cube below the desk", [0, 0, -2]),
+        ("add a cube below the desk", [0, 0, -1]),
+        ("add a mat under the desk", [0, 0, 0]),
     ],
 )
 def test_sides_and_distances_when_said_place_by_bounds(text: str, location: list[float]) -> None:
@@ -472,3 +473,19 @@ def test_the_middle_and_modifier_verbs_on_groups(
     text: str, ops: list[tuple[str, dict[str, Any]]]
 ) -> None:
     assert planned(text) == ops
+
+
+@pytest.mark.parametrize(
+    ("text", "primitive", "name"),
+    [
+        ("add a couch", "cube", "Couch"),
+        ("add a mug", "cylinder", "Mug"),
+        ("add a carpet", "plane", "Carpet"),
+        ("add a boulder", "ico_sphere", "Boulder"),
+        ("add a donut", "torus", "Donut"),
+    ],
+)
+def test_everyday_nouns_when_added_make_their_stand_in(
+    text: str, primitive: str, name: str
+) -> None:
+    assert planned(text) == [create(primitive, name)]

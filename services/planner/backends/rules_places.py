@@ -155,8 +155,9 @@ def place(cur: Cursor, where: tuple[str, str, float | None], mine: list[float]) 
             centre[1],
             rounded(top + gap + (max(lift, SIZELESS) if said is None else lift)),
         ]
-    if relation == "below":
-        return [centre[0], centre[1], rounded(centre[2] - half[2] - gap - lift)]
+    if relation == "below":  # touching from below unless a distance is said: a rug under a table
+        clear = 0.0 if said is None else said
+        return [centre[0], centre[1], rounded(centre[2] - half[2] - clear - lift)]
     index, sign = SIDES[relation]
     spot: list[Number] = [centre[0], centre[1], rounded(centre[2] - half[2] + mine[2])]
     spot[index] = rounded(centre[index] + sign * (half[index] + gap + mine[index]))
