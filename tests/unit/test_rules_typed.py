@@ -489,3 +489,8 @@ def test_everyday_nouns_when_added_make_their_stand_in(
     text: str, primitive: str, name: str
 ) -> None:
     assert planned(text) == [create(primitive, name)]
+
+
+def test_a_new_object_named_as_one_the_scene_has_is_refused_before_it_runs() -> None:
+    with pytest.raises(UnreadableRequest, match='There is already an object "Desk"'):
+        planned("add a cube named Desk")

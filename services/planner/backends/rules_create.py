@@ -97,6 +97,11 @@ def _option_ahead(cur: Cursor) -> bool:
 
 def _names(cur: Cursor, base: str, given: str | None, n: int, taken: set[str]) -> list[str]:
     if n == 1 and given is not None:
+        if cur.stage.exists(given) or given in taken:
+            raise NoParse(
+                f'There is already an object "{given}": give the new one another name, '
+                f"or change that one (move {given} to 0 0 0, color {given} red)."
+            )
         return [given]
     base = given or base
     if n == 1 and not cur.stage.known:
