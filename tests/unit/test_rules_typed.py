@@ -494,3 +494,7 @@ def test_everyday_nouns_when_added_make_their_stand_in(
 def test_a_new_object_named_as_one_the_scene_has_is_refused_before_it_runs() -> None:
     with pytest.raises(UnreadableRequest, match='There is already an object "Desk"'):
         planned("add a cube named Desk")
+
+
+def test_at_an_object_puts_the_new_one_beside_it() -> None:
+    assert planned("add a stool at the desk") == [create("cube", "Stool.002", location=[3, 0, 1])]

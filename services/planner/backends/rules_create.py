@@ -47,7 +47,10 @@ def _options(cur: Cursor, seen: dict[str, Any], looks: dict[str, Any]) -> None:
         elif word := cur.word("named", "called"):
             once(seen, "name", cur.literal_name(), word)
         elif word := cur.word("at"):
-            once(seen, "location", cur.location(), word)
+            if _object_next(cur):  # "a chair at the table": beside it
+                once(seen, "place", ("next", cur.name(), None), word)
+            else:
+                once(seen, "location", cur.location(), word)
         elif places.place_ahead(cur):
             once(seen, "place", places.read_place(cur), token.text)
         elif word := cur.word("rotated"):
@@ -79,6 +82,16 @@ def _options(cur: Cursor, seen: dict[str, Any], looks: dict[str, Any]) -> None:
             _material(cur, looks)
         else:
             raise NoParse()
+
+
+def _object_next(cur: Cursor) -> bool:
+    """Whether an object of the scene is named next ("at the table"), not a place."""
+    token, following = cur.peek(), cur.peek(1)
+    if token is not None and token.lower == "the" and following is not None:
+        token = following
+    if token is None or token.kind != "WORD" or token.lower == "origin":
+        return False
+    return cur.stage.exists(cur.stage.spelled(token.text))
 
 
 def _option_ahead(cur: Cursor) -> bool:
