@@ -498,3 +498,11 @@ def test_a_new_object_named_as_one_the_scene_has_is_refused_before_it_runs() -> 
 
 def test_at_an_object_puts_the_new_one_beside_it() -> None:
     assert planned("add a stool at the desk") == [create("cube", "Stool.002", location=[3, 0, 1])]
+
+
+def test_bevel_the_edges_without_an_object_bevels_it() -> None:
+    ops = plan_request("add a crate and bevel the edges slightly", "r", CATALOG, None, SCENE)
+    assert (ops.operations[-1].tool_name, ops.operations[-1].args) == (
+        "modifier.add",
+        {"object": "Crate", "type": "BEVEL", "properties": {"width": 0.05}},
+    )

@@ -59,9 +59,16 @@ def shorthand(mtype: str) -> Form:
     def form(cur: Cursor) -> list[Plan]:
         start = cur.pos
         cur.skip_article()
-        if not (cur.word("edges", "corners") and cur.word("of", "on")):
+        own = cur.word("its") is not None
+        if not cur.word("edges", "corners"):
             cur.pos = start
-        names = targets(cur)
+            names = targets(cur)
+        elif not own and cur.word("of", "on"):
+            names = targets(cur)
+        elif cur.it_name is None:
+            raise NoParse("Say whose edges: bevel the edges of Box.")
+        else:
+            names = [cur.it_name]  # "bevel the edges a little": of the object just made
         width = cur.phrase(BEVEL_AMOUNTS) if mtype == "BEVEL" else None
         cur.word("with")
         props = {} if cur.at_end() else cur.params()
