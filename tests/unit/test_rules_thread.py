@@ -67,3 +67,10 @@ def test_a_bad_clause_names_itself_and_the_clauses_that_read() -> None:
         planned("add a cone named Hat and scale it sideways", None)
     assert 'only "scale it sideways" needs another wording' in caught.value.message
     assert 'Read fine: "add a cone named Hat"' in caught.value.message
+
+
+def test_it_after_a_question_is_still_what_the_run_before_made() -> None:
+    asked = MADE_CRATE.then("how many crates are there", [("scene.snapshot", {})])
+    assert planned("make it blue", asked) == [
+        ("material.assign", {"object": "Crate", "base_color": [0.0, 0.0, 1.0]})
+    ]

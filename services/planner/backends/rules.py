@@ -100,7 +100,7 @@ def plan_request(
     planned: list[tuple[Clause, list[Plan]]] = []
     it_name: str | None = None
     if earlier is not None:
-        it_name = it_after(earlier.plans, None)
+        it_name = it_after(earlier.plans, earlier.it)
         stage.last_copy = last_copy(earlier.plans) or earlier.copy
     for index, clause in enumerate(clauses):
         try:

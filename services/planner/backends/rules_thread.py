@@ -27,11 +27,13 @@ class EarlierRun:
     text: str
     plans: Sequence[Plan] = field(default_factory=tuple)
     copy: str | None = None  # what "the copy" meant before that run, if anything
+    it: str | None = None  # what "it" meant before that run (kept across a question)
 
     def then(self, text: str, plans: Sequence[Plan]) -> EarlierRun:
         """The run after this one, as the one before the next request."""
         said = self.text if is_again(Clause(tuple(tokenize(text)), text)) else text
-        return EarlierRun(said, tuple(plans), last_copy(self.plans) or self.copy)
+        copy = last_copy(self.plans) or self.copy
+        return EarlierRun(said, tuple(plans), copy, it_after(self.plans, self.it))
 
 
 def it_after(plans: Sequence[Plan], before: str | None) -> str | None:
