@@ -181,7 +181,9 @@ async def dispatch(args: argparse.Namespace, settings: Settings, out: Console, e
                 if args.json:
                     _json(rows)
                 else:
-                    out.print(show.rows_table("scenes", rows, SCENES))
+                    for row in rows:
+                        row["changed_at"] = (row["changed_at"] or "")[:19].replace("T", " ")
+                    out.print(fitted_table("scenes", rows, SCENES, out.width, stretch=""))
     return EXIT_OK
 
 
@@ -193,7 +195,14 @@ HISTORY: list[Column] = [
     ("user", 120),
     ("scene_hash_prefix", 140),
 ]
-SCENES = ["scene_id", "revision", "objects", "changed_at", "changed_by", "run_id"]
+SCENES: list[Column] = [
+    ("scene_id", 0),
+    ("revision", 0),
+    ("objects", 0),
+    ("run_id", 0),
+    ("changed_at", 100),
+    ("changed_by", 120),
+]
 
 
 def _lines(out: Console, lines: list[str]) -> None:

@@ -62,6 +62,8 @@ def test_revert_and_history_when_run_by_cli_ask_then_list_the_runs(tmp_path: Pat
     assert shown.returncode == 0 and "Box [MESH]" in shown.stdout and "Ball" not in shown.stdout
     listed = json.loads(blendmesh(tmp_path, "scenes", "--json").stdout)
     assert [(r["scene_id"], r["revision"]) for r in listed] == [("s", 3)]
+    table = blendmesh(tmp_path, "scenes").stdout
+    assert run_id in next(line for line in table.splitlines() if line.startswith(" s "))
     other = blendmesh(tmp_path, "scenes", "show", "s", env={"BLENDMESH_USER": "ben"})
     assert other.returncode == 2 and "no scene s" in other.stderr
 
