@@ -40,13 +40,13 @@ from contracts.scenes import SceneSummary
 from contracts.tools import ToolCatalog
 from services.executor.client import CatalogSource, NodeCatalogSource, SceneSummaries
 from services.planner.backends.plan import plan_given
-from services.planner.backends.rules import UnreadableRequest, plan_request
+from services.planner.backends.rules import EarlierRun, UnreadableRequest, plan_request
 from services.planner.gates import gates_failure
 from services.planner.graph import PlanInvalid, ValidPlan, validate
 from services.planner.intake import needs_nodes, node_catalog
 from services.planner.model_runs import ModelRuns
 from services.planner.outcomes import completed, naming_step, unreadable_request
-from services.planner.recent import RECENT_EXECUTIONS, RECENT_RUNS, Recent
+from services.planner.recent import RECENT_EXECUTIONS, RECENT_RUNS, RECENT_THREADS, Recent
 from services.planner.settings import PlanLimits
 from services.runtime.consumer import Delivery
 from services.runtime.errors import Retry
@@ -87,6 +87,11 @@ class PlannerHandlers:
     )
     _executions: Recent[str, Executed] = field(
         default_factory=lambda: Recent(RECENT_EXECUTIONS), init=False, repr=False
+    )
+    # Each recent thread's last run as the rules planner read it, so `it`, `the copy` and
+    # `again` in the next request of that thread mean what they meant to the person.
+    _threads: Recent[str, EarlierRun] = field(
+        default_factory=lambda: Recent(RECENT_THREADS), init=False, repr=False
     )
 
     async def _catalog(self) -> ToolCatalog:
@@ -193,12 +198,19 @@ class PlannerHandlers:
                     failure("REQUEST_UNREADABLE", "Send a prompt or a plan", recoverable=False),
                     "the request has neither a prompt nor a plan",
                 )
+            earlier = self._threads.get(event.thread_id)
             try:
-                ops = plan_request(event.prompt, event.request_id, catalog, nodes, scene)
+                ops = plan_request(event.prompt, event.request_id, catalog, nodes, scene, earlier)
             except UnreadableRequest as exc:
                 raise PlanInvalid(_unreadable(exc), exc.message) from None
             # The rules planner is trusted no more than a model: its output is validated too.
-            return validate(msgspec.to_builtins(ops), catalog, self.max_operations)
+            valid = validate(msgspec.to_builtins(ops), catalog, self.max_operations)
+            plans = tuple((op.tool_name, dict(op.args)) for op in ops.operations)
+            after = (
+                earlier.then(event.prompt, plans) if earlier else EarlierRun(event.prompt, plans)
+            )
+            self._threads.put(event.thread_id, after)
+            return valid
         raise PlanInvalid(
             failure("REQUEST_UNREADABLE", "Use the rules or plan planner", recoverable=False),
             f"planner {backend!r} is not available in this mesh; use 'rules' or 'plan'",

@@ -17,6 +17,7 @@ V = TypeVar("V")
 
 RECENT_RUNS = 4096  # runs whose planner is remembered: a few hundred KB at most
 RECENT_EXECUTIONS = 64  # executions awaiting their gates: each holds its receipts
+RECENT_THREADS = 1024  # threads whose last rules run is remembered for `it` and `again`
 
 
 class Recent(Generic[K, V]):
