@@ -264,7 +264,12 @@ async def cmd_up(settings: Settings, err: Console, port: int) -> int:
         server: GatewayServer | None = None
         try:
             bus = await Bus.open(
-                url, settings.prefix, "blendmesh-gateway", mesh.login(CLIENT), settings.replicas
+                url,
+                settings.prefix,
+                "blendmesh-gateway",
+                mesh.login(CLIENT),
+                settings.replicas,
+                settings.start_wait,
             )
             app = create_app(settings, bus)
             server = GatewayServer(app, port=port)

@@ -24,7 +24,7 @@ from services.guardians.app import start as start_guardians
 from services.planner.app import start as start_planner
 from services.policy.app import start as start_policy
 from services.runtime.access import ADMIN, CLIENT, Login, login_for
-from services.runtime.bus import refuse_anonymous
+from services.runtime.bus import joins_anonymously, refuse_anonymous
 from services.runtime.embedded import EmbeddedNats, prepare_streams
 from services.runtime.home import private_home
 from services.runtime.host import Bus, Running, StartFn
@@ -78,10 +78,24 @@ class Mesh:
             self._write_info()
             # The admin user creates every stream; the services' users may not.
             await prepare_streams(
-                self.url, self.settings.prefix, self.login(ADMIN), self.settings.replicas
+                self.url,
+                self.settings.prefix,
+                self.login(ADMIN),
+                self.settings.replicas,
+                self.settings.start_wait,
             )
         else:  # every role's login comes from the same credentials file
             refuse_anonymous(self.url, self.login(CLIENT), self.settings.require_auth)
+            if self.services and joins_anonymously(self.url, self.login(ADMIN)):
+                # A server without users: no admin makes the stores there, so the mesh
+                # does, and waits until each has a leader, before its services use them.
+                await prepare_streams(
+                    self.url,
+                    self.settings.prefix,
+                    None,
+                    self.settings.replicas,
+                    self.settings.start_wait,
+                )
         # Executors scale out: each instance has its own bridge and binds the same durable
         # consumer, so runs on different scenes proceed in parallel.
         names = [
@@ -100,7 +114,12 @@ class Mesh:
     async def _start_one(self, name: str) -> tuple[Running, Bus]:
         settings = self.settings
         bus = await Bus.open(
-            self.url, settings.prefix, f"blendmesh-{name}", self.login(name), settings.replicas
+            self.url,
+            settings.prefix,
+            f"blendmesh-{name}",
+            self.login(name),
+            settings.replicas,
+            settings.start_wait,
         )
         try:
             return await SERVICES[name](self.settings, bus), bus

@@ -4,6 +4,8 @@ Each server is an ``EmbeddedNats`` with the product's own cluster config
 (``services.runtime.cluster.ClusterNode``, the one README shows): its own store,
 ``sync_interval: always``, a distinct ``server_name``, the role users of
 ``services.runtime.access`` and routes to every server, which log in with a password.
+Without credentials the servers are plain ones, as an operator might run them: anyone may
+connect, and the services create the streams they use.
 """
 
 from __future__ import annotations
@@ -32,19 +34,23 @@ def free_ports(count: int) -> list[int]:
 
 
 class NatsCluster:
-    """``size`` servers named n1, n2, ... whose users' passwords are in ``credentials``.
+    """``size`` servers named n1, n2, ... whose users' passwords are in ``credentials``
+    (None: plain servers that admit anyone).
 
     ``url`` lists every server, comma separated, as ``NATS_URL`` would on a cluster.
     """
 
-    def __init__(self, root: Path, credentials: Path, prefix: str, size: int = 3) -> None:
-        passwords = access.load_or_create(credentials)
+    def __init__(self, root: Path, credentials: Path | None, prefix: str, size: int = 3) -> None:
+        passwords = access.load_or_create(credentials) if credentials else {}
         routes = tuple(f"127.0.0.1:{port}" for port in free_ports(size))
         self.servers: dict[str, EmbeddedNats] = {}
         for i, listen in enumerate(routes, start=1):
-            node = ClusterNode(f"n{i}", listen, routes, route_password=passwords[access.ADMIN])
-            self.servers[node.server_name] = EmbeddedNats.secured(
-                root / node.server_name, credentials, prefix, node=node
+            node = ClusterNode(f"n{i}", listen, routes, route_password=passwords.get(access.ADMIN))
+            store = root / node.server_name
+            self.servers[node.server_name] = (
+                EmbeddedNats.secured(store, credentials, prefix, node=node)
+                if credentials
+                else EmbeddedNats(store, node=node)
             )
         self.url = ""
 

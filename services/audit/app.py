@@ -28,7 +28,7 @@ async def serve(store: SqliteStore, settings: Settings, bus: Bus) -> ConsumerSer
         responders = QueryResponders(bus, store)
         service.closers.append(responders.stop)  # closers run in reverse: responders first
         await responders.start()
-        await ensure_audit_log(bus.js, bus.prefix)
+        await ensure_audit_log(bus.js, bus.prefix, bus.ready_wait)
         handlers = AuditHandlers(store, JetStreamAuditPublisher(bus.js, bus.prefix))
         await service.add(
             bus,

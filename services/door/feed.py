@@ -23,6 +23,7 @@ from contracts import subjects
 from contracts.events import RunRequested, event_kind
 from services.runtime import delivered
 from services.runtime.host import Bus
+from services.runtime.ready import until_ready
 
 log = logging.getLogger("blendmesh.door")
 
@@ -38,13 +39,18 @@ class Feed:
 
     async def start(self) -> None:
         prefix = self._bus.prefix
-        self._sub = await self._bus.js.subscribe(
-            f"{prefix}.run.>",
-            stream=subjects.stream_name(prefix),
-            ordered_consumer=True,
-            deliver_policy=DeliverPolicy.NEW,  # history is ``run.events``: no replay here
-            cb=self._on_event,
-        )
+        stream = subjects.stream_name(prefix)
+
+        async def subscribe() -> Subscription:
+            return await self._bus.js.subscribe(
+                f"{prefix}.run.>",
+                stream=stream,
+                ordered_consumer=True,
+                deliver_policy=DeliverPolicy.NEW,  # history is ``run.events``: no replay here
+                cb=self._on_event,
+            )
+
+        self._sub = await until_ready(f"a feed of stream {stream}", subscribe, self._bus.ready_wait)
 
     async def stop(self) -> None:
         if self._sub is not None:

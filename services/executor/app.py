@@ -28,11 +28,12 @@ from services.executor.scenes import SceneFiles
 from services.executor.session import Scenes
 from services.executor.supervisor import SupervisedBridge
 from services.executor.uploads import ObjectStoreUploads
-from services.runtime import health
+from services.runtime import access, health
 from services.runtime.bus import JetStreamPipeline
 from services.runtime.consumer import ConsumerSpec
 from services.runtime.history import read_run
 from services.runtime.host import Bus, ConsumerService
+from services.runtime.ready import until_ready
 from services.runtime.settings import Settings
 
 # Waiting for another executor's lease is a nak per try: allow many before dead-lettering.
@@ -60,8 +61,16 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
     # The executor's own tools join the bridge's: the planner, the policy and the
     # capability gate judge plans against one catalog.
     catalog = catalog_from_mcp([*tools, *scene_files.tool_entries()], bridge.profile.version)
-    await KvCatalog(bus.js, bus.prefix).publish(catalog)
-    await KvNodeCatalog(bus.js, bus.prefix).publish(await bridge.node_catalog())
+    node_catalog = await bridge.node_catalog()
+    # The first writes to a bucket that may have just been made: on a cluster that is
+    # still starting, its leader may not be elected yet.
+    bucket = f"KV bucket {access.bucket(bus.prefix, 'catalog')}"
+    await until_ready(
+        bucket, lambda: KvCatalog(bus.js, bus.prefix).publish(catalog), bus.ready_wait
+    )
+    await until_ready(
+        bucket, lambda: KvNodeCatalog(bus.js, bus.prefix).publish(node_catalog), bus.ready_wait
+    )
     store = JetStreamSceneStore(bus.js, bus.prefix)
     files = SceneFiles(settings.scenes_dir)
     scenes = Scenes(

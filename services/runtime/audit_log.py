@@ -8,15 +8,12 @@ allows no deletes or purges (docs/bus.md).
 
 from __future__ import annotations
 
-import asyncio
-
-from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
 from nats.js.api import StreamConfig
-from nats.js.errors import BadRequestError, NotFoundError
 
 from contracts import subjects
-from services.runtime.bus import log_config, replicas_of
+from services.runtime.bus import ensure_stream, log_config, replicas_of
+from services.runtime.ready import READY_WAIT
 
 
 def audit_log_config(prefix: str, replicas: int = 1) -> StreamConfig:
@@ -26,26 +23,7 @@ def audit_log_config(prefix: str, replicas: int = 1) -> StreamConfig:
     )
 
 
-async def ensure_audit_log(js: JetStreamContext, prefix: str, wait: float = 30.0) -> None:
+async def ensure_audit_log(js: JetStreamContext, prefix: str, wait: float = READY_WAIT) -> None:
     """Create the audit stream, or find it made (on a server blendmesh started, the admin
     made it before the services started; no other role may create a stream)."""
-    name = subjects.audit_stream_name(prefix)
-    deadline = asyncio.get_running_loop().time() + wait
-    while True:
-        try:
-            await js.stream_info(name)
-            return
-        except NotFoundError:
-            pass
-        try:
-            await js.add_stream(audit_log_config(prefix, replicas_of(js)))
-            return
-        except BadRequestError:  # created meanwhile by another process
-            continue
-        except (NatsError, TimeoutError) as exc:
-            if asyncio.get_running_loop().time() > deadline:
-                raise RuntimeError(
-                    f"stream {name} does not exist and this user may not create it ({exc!r}); "
-                    "start the mesh (`blendmesh up`, or the Procfile's nats line) first"
-                ) from None
-            await asyncio.sleep(0.25)
+    await ensure_stream(js, audit_log_config(prefix, replicas_of(js)), wait)

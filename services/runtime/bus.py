@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from nats.aio.client import Client
 from nats.errors import Error as NatsError
-from nats.errors import NoRespondersError, NoServersError
+from nats.errors import NoServersError
 from nats.js import JetStreamContext, JetStreamManager
 from nats.js.api import (
     ConsumerConfig,
@@ -26,6 +26,7 @@ from nats.js.api import (
     ObjectStoreConfig,
     StorageType,
     StreamConfig,
+    StreamInfo,
 )
 from nats.js.errors import (
     BadRequestError,
@@ -40,6 +41,7 @@ from contracts.events import Event
 from services.runtime import access, tracing
 from services.runtime.access import Login
 from services.runtime.limits import encode_bounded
+from services.runtime.ready import ON_A_CLUSTER, READY_WAIT, NotReady, elected, until_ready
 
 log = logging.getLogger("blendmesh.bus")
 # Security warnings show even where a command keeps its log quiet (the CLI logs errors only).
@@ -215,29 +217,25 @@ async def connect(url: str, name: str, login: Login | None = None, wait: float =
             ) from None
 
 
-async def wait_for_jetstream(js: JetStreamContext, wait: float = 60.0) -> None:
+async def wait_for_jetstream(js: JetStreamContext, wait: float = READY_WAIT) -> None:
     """Return once JetStream answers. A fresh cluster answers nothing until a majority of
     its servers have met and elected a meta leader (several seconds); streams created
     before then would time out."""
-    deadline = asyncio.get_running_loop().time() + wait
-    while True:
+
+    async def answers() -> None:
         try:
             await js.account_info()
-            return
         except ServiceUnavailableError as exc:
             if exc.err_code is None:  # no one answers at all: a server without JetStream
                 raise JetStreamUnavailable(
                     "the NATS server has no JetStream; blendmesh needs nats-server -js"
                 ) from None
-            error: Exception = exc
-        except (TimeoutError, NoRespondersError) as exc:
-            error = exc
-        if asyncio.get_running_loop().time() > deadline:
-            raise JetStreamUnavailable(
-                f"JetStream did not answer within {wait:g} s ({error!r}); on a cluster, "
-                "start a majority of its servers"
-            ) from None
-        await asyncio.sleep(0.25)
+            raise
+
+    try:
+        await until_ready("JetStream", answers, wait)
+    except NotReady as exc:
+        raise JetStreamUnavailable(str(exc)) from None
 
 
 # The copies of each stream a context creates (BLENDMESH_REPLICAS), kept per connection
@@ -277,7 +275,33 @@ def log_config(name: str, subject_filters: list[str], replicas: int = 1) -> Stre
     )
 
 
-async def ensure_event_log(js: JetStreamContext, prefix: str, wait: float = 30.0) -> None:
+async def ensure_stream(js: JetStreamContext, config: StreamConfig, wait: float) -> StreamInfo:
+    """Find the stream ``config`` names, or create it, once it has a leader; waits
+    (``until_ready``) while JetStream is not ready, and while this user may not create
+    it: on a server blendmesh started only the admin may, and the process that started
+    it is about to."""
+    name = config.name or ""
+
+    async def find_or_create() -> StreamInfo:
+        try:
+            info = await js.stream_info(name)
+        except NotFoundError:
+            try:
+                info = await js.add_stream(config)
+            except BadRequestError:  # created meanwhile by another process
+                info = await js.stream_info(name)
+        return elected(info)
+
+    return await until_ready(
+        f"stream {name}",
+        find_or_create,
+        wait,
+        f"{ON_A_CLUSTER}; on a server blendmesh started, start the mesh (`blendmesh up`, or "
+        "the Procfile's nats line) first: only its admin may create the stream",
+    )
+
+
+async def ensure_event_log(js: JetStreamContext, prefix: str, wait: float = READY_WAIT) -> None:
     """Create the event-log stream, or check that the existing one is still immutable.
 
     Only admin may create or widen it on a server blendmesh started: the other roles find
@@ -285,27 +309,7 @@ async def ensure_event_log(js: JetStreamContext, prefix: str, wait: float = 30.0
     """
     config = event_log_config(prefix, replicas_of(js))
     name = subjects.stream_name(prefix)
-    deadline = asyncio.get_running_loop().time() + wait
-    while True:
-        try:
-            info = await js.stream_info(name)
-            break
-        except NotFoundError:
-            pass
-        try:
-            await js.add_stream(config)
-            return
-        except BadRequestError:  # created meanwhile by another process
-            continue
-        except (NatsError, TimeoutError) as exc:
-            # Refused: on a server blendmesh started only admin creates streams, and the
-            # process that started it (a mesh, the Procfile's nats line) is about to.
-            if asyncio.get_running_loop().time() > deadline:
-                raise RuntimeError(
-                    f"stream {name} does not exist and this user may not create it ({exc!r}); "
-                    "start the mesh (`blendmesh up`, or the Procfile's nats line) first"
-                ) from None
-            await asyncio.sleep(0.25)
+    info = await ensure_stream(js, config, wait)
     if not (info.config.deny_delete and info.config.deny_purge):
         raise RuntimeError(
             f"stream {name} exists but allows delete or purge; "
@@ -336,18 +340,19 @@ _BUCKETS: weakref.WeakKeyDictionary[JetStreamContext, dict[str, KeyValue]] = (
 
 async def ensure_kv(js: JetStreamContext, prefix: str, name: str, history: int = 1) -> KeyValue:
     """The bucket ``<prefix>_<name>``, created with file storage on first use (on a server
-    blendmesh started, the admin has created it: see ``ensure_stores``)."""
+    blendmesh started, the admin has created it: see ``stores.ensure_stores``)."""
     bucket = access.bucket(prefix, name)
     bound = _BUCKETS.setdefault(js, {})
     if bucket not in bound:
         try:
             bound[bucket] = await js.key_value(bucket)
         except BucketNotFoundError:
-            bound[bucket] = await js.create_key_value(_kv_config(js, bucket, history))
+            bound[bucket] = await js.create_key_value(kv_config(js, bucket, history))
     return bound[bucket]
 
 
-def _kv_config(js: JetStreamContext, bucket: str, history: int = 1) -> KeyValueConfig:
+def kv_config(js: JetStreamContext, bucket: str, history: int = 1) -> KeyValueConfig:
+    """How a KV bucket is created through ``js``: on file, with its replicas."""
     # Direct gets: a key is read by the stream's own responder, not through the
     # JetStream API's queue; every run reads several keys (head, lease, journal).
     return KeyValueConfig(
@@ -363,32 +368,6 @@ def object_store_config(js: JetStreamContext, ttl: float | None = None) -> Objec
     """How an object store is created through ``js``: on file, with its replicas, its
     objects kept for ``ttl`` seconds (None: for ever)."""
     return ObjectStoreConfig(storage=StorageType.FILE, replicas=replicas_of(js), ttl=ttl)
-
-
-async def ensure_stores(js: JetStreamContext, prefix: str) -> None:
-    """Create every KV bucket and object store the services use, as they would on first use.
-
-    Run as admin before the services start: no other role may create a stream, since a
-    stream's config (a republish, a source) can make the server write where its creator
-    may not.
-    """
-    for name in access.KV_BUCKETS:
-        bucket = access.bucket(prefix, name)
-        try:
-            await js.key_value(bucket)
-        except BucketNotFoundError:
-            await js.create_key_value(_kv_config(js, bucket))
-            continue
-        info = await js.stream_info(f"KV_{bucket}")
-        if not info.config.allow_direct:  # made by a blendmesh that read keys the slow way
-            info.config.allow_direct = True
-            await js.update_stream(info.config)
-    for name in access.OBJECT_STORES:
-        bucket = access.bucket(prefix, name)
-        try:
-            await js.object_store(bucket)
-        except BucketNotFoundError:
-            await js.create_object_store(bucket, object_store_config(js, access.store_ttl(name)))
 
 
 class EventPublisher(Protocol):

@@ -36,6 +36,7 @@ from services.runtime import tracing
 from services.runtime.bus import EventPublisher
 from services.runtime.durables import DurableConsumer
 from services.runtime.errors import Reject, Retry
+from services.runtime.ready import READY_WAIT, until_ready
 
 log = logging.getLogger("blendmesh.consumer")
 
@@ -126,12 +127,19 @@ class ConsumerLoop:
         self._durable = DurableConsumer(js, stream, spec.config())
         self._next_check = 0.0
 
-    async def start(self) -> None:
-        await self._durable.ensure()
+    async def start(self, wait: float = READY_WAIT) -> None:
+        """Create or check the durable consumer and start consuming; waits ``wait``
+        seconds at most for JetStream to place it (a cluster that is still starting)."""
+        stream = subjects.stream_name(self._prefix)
+
+        async def bind() -> None:
+            await self._durable.ensure()
+            self._sub = await self._js.pull_subscribe_bind(
+                durable=self._spec.durable, stream=stream
+            )
+
+        await until_ready(f"consumer {self._spec.durable} of stream {stream}", bind, wait)
         self._next_check = asyncio.get_running_loop().time() + self._spec.check_interval
-        self._sub = await self._js.pull_subscribe_bind(
-            durable=self._spec.durable, stream=subjects.stream_name(self._prefix)
-        )
         self._task = asyncio.create_task(self._run(), name=f"consumer:{self._spec.durable}")
 
     async def stop(self) -> None:

@@ -17,6 +17,8 @@ from nats.js import JetStreamContext
 from nats.js.api import ConsumerConfig, DeliverPolicy
 from nats.js.errors import APIError, NotFoundError
 
+from services.runtime.ready import not_yet
+
 log = logging.getLogger("blendmesh.consumer")
 
 # Where a consumer starts only matters when it is created, and a recreated one starts
@@ -105,6 +107,8 @@ class DurableConsumer:
         try:
             info = await self._js.add_consumer(self._stream, wanted)  # create or update
         except APIError as exc:  # a field that cannot be updated (the ack policy, say)
+            if not_yet(exc):  # a cluster still electing: not a reason to replace it
+                raise
             log.warning(
                 "%s: durable consumer %s of %s differs from its configuration in a way "
                 "that cannot be updated (%s); replacing it, from stream sequence %d",

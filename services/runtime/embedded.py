@@ -30,16 +30,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from nats.js.errors import ServiceUnavailableError
-
 from services.runtime import access, users
 from services.runtime.audit_log import ensure_audit_log
-from services.runtime.bus import JetStreamUnavailable, ensure_stores
 from services.runtime.cluster import ClusterConfigError, ClusterNode, parse_routes, render_cluster
 from services.runtime.home import private_home
 from services.runtime.host import Bus
 from services.runtime.procs import die_with_parent
+from services.runtime.ready import READY_WAIT
 from services.runtime.settings import Settings
+from services.runtime.stores import ensure_stores
 
 log = logging.getLogger("blendmesh.nats")
 
@@ -321,7 +320,7 @@ class Registry:
 
 
 async def prepare_streams(
-    url: str, prefix: str, admin: access.Login | None, replicas: int = 1, wait: float = 60.0
+    url: str, prefix: str, admin: access.Login | None, replicas: int = 1, wait: float = READY_WAIT
 ) -> None:
     """As admin, create (or widen) the event log and create every KV bucket and object
     store, before any service starts: no other role may create or change a stream.
@@ -330,24 +329,12 @@ async def prepare_streams(
     a meta leader and ``replicas`` servers have joined: until then this waits, ``wait``
     seconds at most (a cluster node waits for the others as long as it takes).
     """
-    deadline = asyncio.get_running_loop().time() + wait
-    while True:
-        try:
-            bus = await Bus.open(url, prefix, "blendmesh-admin", admin, replicas)
-            try:
-                await ensure_stores(bus.js, prefix)
-                await ensure_audit_log(bus.js, prefix)
-            finally:
-                await bus.close()
-            return
-        except (ServiceUnavailableError, JetStreamUnavailable) as exc:  # servers missing
-            if asyncio.get_running_loop().time() > deadline:
-                raise EmbeddedServerError(
-                    f"JetStream could not place {replicas} copies of the streams within "
-                    f"{wait:g} s ({exc}); start every server of the cluster, or set "
-                    "BLENDMESH_REPLICAS to at most the servers it has"
-                ) from None
-            await asyncio.sleep(0.5)
+    bus = await Bus.open(url, prefix, "blendmesh-admin", admin, replicas, wait)
+    try:
+        await ensure_stores(bus.js, prefix, wait)
+        await ensure_audit_log(bus.js, prefix, wait)
+    finally:
+        await bus.close()
 
 
 async def _serve(
@@ -361,7 +348,7 @@ async def _serve(
     if node is not None:
         print(f"{node.server_name}: waiting for the cluster to elect a leader", file=sys.stderr)
     # A cluster node waits for the other servers however late they start.
-    wait = math.inf if node is not None else 60.0
+    wait = math.inf if node is not None else settings.start_wait
     await prepare_streams(url, settings.prefix, admin, settings.replicas, wait)
     print(f"NATS_URL={url} (users in {settings.credentials_path})", flush=True)
     stop = asyncio.Event()

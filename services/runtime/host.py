@@ -30,6 +30,7 @@ from services.runtime.bus import (
 )
 from services.runtime.consumer import ConsumerLoop, ConsumerSpec
 from services.runtime.home import private_home
+from services.runtime.ready import READY_WAIT
 from services.runtime.settings import Settings, SettingsError
 from services.runtime.tracing import configure_tracing, shutdown_tracing
 
@@ -44,18 +45,31 @@ class Bus:
     js: JetStreamContext
     publisher: JetStreamPublisher
     prefix: str
+    ready_wait: float = READY_WAIT  # seconds a start waits for JetStream (services.runtime.ready)
 
     @classmethod
     async def open(
-        cls, url: str, prefix: str, name: str, login: Login | None = None, replicas: int = 1
+        cls,
+        url: str,
+        prefix: str,
+        name: str,
+        login: Login | None = None,
+        replicas: int = 1,
+        ready_wait: float = READY_WAIT,
     ) -> Bus:
-        """Connect; what this bus creates (the log, a bucket) gets ``replicas`` copies."""
+        """Connect; what this bus creates (the log, a bucket) gets ``replicas`` copies.
+        JetStream and the log are waited for ``ready_wait`` seconds at most."""
         nc = await connect(url, name, login)
-        js = nc.jetstream(timeout=10)
-        use_replicas(js, replicas)
-        await wait_for_jetstream(js)
-        await ensure_event_log(js, prefix)
-        return cls(nc=nc, js=js, publisher=JetStreamPublisher(js, prefix), prefix=prefix)
+        try:
+            js = nc.jetstream(timeout=10)
+            use_replicas(js, replicas)
+            await wait_for_jetstream(js, ready_wait)
+            await ensure_event_log(js, prefix, ready_wait)
+        except BaseException:
+            await nc.close()
+            raise
+        publisher = JetStreamPublisher(js, prefix)
+        return cls(nc=nc, js=js, publisher=publisher, prefix=prefix, ready_wait=ready_wait)
 
     async def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -80,7 +94,7 @@ class ConsumerService:
 
     async def add(self, bus: Bus, spec: ConsumerSpec) -> None:
         loop = ConsumerLoop(bus.js, bus.publisher, bus.prefix, spec)
-        await loop.start()
+        await loop.start(bus.ready_wait)
         self.loops.append(loop)
 
     async def stop(self) -> None:
@@ -115,6 +129,7 @@ async def _open_service_bus(settings: Settings, name: str, wait: float = 30.0) -
                 f"blendmesh-{name}",
                 login,
                 settings.replicas,
+                settings.start_wait,
             )
         except LoginRefused:
             if login is not None or asyncio.get_running_loop().time() > deadline:

@@ -11,6 +11,7 @@ from pathlib import Path
 from contracts.limits import DEFAULT_MAX_OPERATIONS
 from contracts.scene_files import DEFAULT_MAX_UPLOAD_BYTES
 from contracts.subjects import check_token
+from services.runtime.ready import READY_WAIT
 
 PLANNERS = ("rules", "plan", "gemini")
 TRACE_EXPORTERS = ("none", "console", "otlp")
@@ -91,6 +92,7 @@ class Settings:
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES  # largest .blend a scene import takes
     replicas: int = 1  # copies of every stream, KV bucket and object store (3 on a cluster)
     previews: bool = True  # render each scene's newest revision (a second Blender process)
+    start_wait: float = READY_WAIT  # seconds a starting service waits for JetStream to be ready
     # The environment these settings were read from: a service reads its own settings
     # from it (the planner its model's). Never shown, since it may hold API keys.
     env: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
@@ -145,6 +147,7 @@ class Settings:
             previews=_flag(env, "BLENDMESH_PREVIEWS")
             if env.get("BLENDMESH_PREVIEWS", "").strip()
             else True,
+            start_wait=_float(env, "BLENDMESH_START_WAIT", READY_WAIT),
             env=dict(env),
         )
 

@@ -12,9 +12,9 @@ from nats.js.api import KeyValueConfig, ObjectStoreConfig, StorageType, StreamCo
 from nats.js.errors import APIError, DigestMismatchError
 
 from services.runtime import access, direct
-from services.runtime.bus import ensure_stores
 from services.runtime.host import Bus
 from services.runtime.objects import CHUNK, ObjectTooLarge, put_object, read_object
+from services.runtime.stores import ensure_stores
 
 STREAM = "DIRECT"
 

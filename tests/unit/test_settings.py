@@ -61,6 +61,8 @@ def test_settings_when_env_set_reads_every_value() -> None:
         ({"BLENDMESH_REPLICAS": "0"}, "BLENDMESH_REPLICAS='0' must be at least 1"),
         ({"BLENDMESH_REPLICAS": "7"}, "BLENDMESH_REPLICAS='7' is more copies than JetStream"),
         ({"BLENDMESH_PREVIEWS": "maybe"}, "BLENDMESH_PREVIEWS='maybe' is not a yes or no"),
+        ({"BLENDMESH_START_WAIT": "soon"}, "BLENDMESH_START_WAIT='soon' is not a number"),
+        ({"BLENDMESH_START_WAIT": "0"}, "BLENDMESH_START_WAIT='0' must be greater than 0"),
     ],
 )
 def test_settings_when_value_bad_raises_naming_it(env: dict[str, str], message: str) -> None:
@@ -81,3 +83,11 @@ def test_settings_when_replicas_set_reads_copies_of_each_stream(
 ) -> None:
     env = {} if raw is None else {"BLENDMESH_REPLICAS": raw}
     assert Settings.from_env(env).replicas == replicas
+
+
+@pytest.mark.parametrize(("raw", "seconds"), [(None, 60.0), ("", 60.0), ("5", 5.0), ("300", 300.0)])
+def test_settings_when_start_wait_set_reads_how_long_a_start_waits_for_jetstream(
+    raw: str | None, seconds: float
+) -> None:
+    env = {} if raw is None else {"BLENDMESH_START_WAIT": raw}
+    assert Settings.from_env(env).start_wait == seconds
