@@ -36,7 +36,7 @@ def answerable(reply: str | None, headers: Mapping[str, str] | None) -> bool:
     """Whether a responder may answer: a client's request with an inbox to answer into.
     Never a stream's delivery, never a reply subject elsewhere: with ``allow_responses``
     the answer would land wherever the asker named (the log, the JetStream API)."""
-    return bool(reply) and reply.startswith("_INBOX.") and not from_stream(reply, headers)
+    return reply is not None and reply.startswith("_INBOX.") and not from_stream(reply, headers)
 
 
 def run_event(prefix: str, subject: str, data: bytes, run_id: str | None = None) -> AnyEvent | None:
