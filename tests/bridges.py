@@ -67,3 +67,20 @@ async def script_result(script: str) -> tuple[Any, str]:
     assert done.returncode == 0, done.stderr[-2000:]
     result = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
     return json.loads(result.removeprefix("RESULT ")), done.stdout + done.stderr
+
+
+def bridge_pids(parent: int) -> list[int]:
+    """The pids of the Blender bridges that process ``parent`` runs now (Linux /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        state, ppid = stat[stat.rindex(")") + 2 :].split()[:2]
+        if int(ppid) == parent and state != "Z" and b"services.executor.bridge" in command:
+            found.append(int(entry.name))
+    return found

@@ -290,6 +290,12 @@ class BridgeProcess:
         """Every node type the bridge's Blender accepts in a Geometry Nodes tree."""
         return await self.request("blendmesh/node_catalog", NodeCatalog)
 
+    async def exited(self) -> int:
+        """Wait until the child ends, however it ends; its exit code."""
+        if self._proc is None:
+            raise BridgeError("bridge not started")
+        return await self._proc.wait()
+
     async def close(self) -> None:
         """Ask the bridge to shut down, then make sure it is gone. Safe to call twice."""
         if self._proc is None:

@@ -1,7 +1,16 @@
-"""Keeps one bridge process alive for the executor, restarting it after a crash or hang."""
+"""Keeps one bridge process alive for the executor, restarting it after a crash or hang.
+
+A bridge that exits by itself is replaced at once, not at the next call, so an idle
+executor is never one without Blender. Restarts have a budget: a bridge that keeps dying
+(more than ``RESTART_LIMIT`` starts within ``RESTART_WINDOW`` seconds, failed starts
+included) is given up, and ``gone()`` says why: an executor without Blender is dead.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import collections
+import contextlib
 import logging
 from typing import Any
 
@@ -19,20 +28,44 @@ from services.executor.bridge_client import BridgeProcess
 
 log = logging.getLogger("blendmesh.executor")
 
+RESTART_LIMIT = 5  # new bridges started ...
+RESTART_WINDOW = 60.0  # ... within this many seconds, at most
+RESTART_PAUSE = 0.5  # seconds between a start that failed and the next
+
+
+class BridgeGone(RuntimeError):
+    """The bridge kept dying, past its restart budget: no Blender is left to run a call."""
+
 
 class SupervisedBridge:
     """The ``Bridge`` port over a ``BridgeProcess`` that can be replaced.
 
-    A bridge found dead before a call (it crashed between operations) is replaced first,
-    so one crash never leaves the executor unable to serve the next run.
+    A bridge that exits by itself is replaced as soon as it is gone, and one found dead
+    before a call is replaced first, so one crash never leaves the executor unable to
+    serve the next run.
     """
 
-    def __init__(self, call_timeout: float, nice: int = 0) -> None:
+    def __init__(
+        self,
+        call_timeout: float,
+        nice: int = 0,
+        restart_limit: int = RESTART_LIMIT,
+        restart_window: float = RESTART_WINDOW,
+    ) -> None:
         self._call_timeout = call_timeout
         self._nice = nice
         self._proc = BridgeProcess(call_timeout=call_timeout, nice=nice)
         self._profile: BlenderProfile | None = None
         self.restarts = 0
+        self._limit = restart_limit
+        self._window = restart_window
+        self._starts: collections.deque[float] = collections.deque()  # when each restart began
+        self._lock = asyncio.Lock()  # one restart at a time: the watcher's or a caller's
+        self._fresh = False  # started since the last call: as good as a restarted one
+        self._watch: asyncio.Task[None] | None = None
+        self._closed = False
+        self._gone: BridgeGone | None = None
+        self._given_up = asyncio.Event()
 
     @property
     def profile(self) -> BlenderProfile:
@@ -44,25 +77,92 @@ class SupervisedBridge:
 
     @property
     def alive(self) -> bool:
-        """Whether its Blender runs now; a dead one is started again before the next call."""
+        """Whether its Blender runs now; a dead one is started again at once."""
         return self._proc.alive
 
     async def start(self) -> list[dict[str, Any]]:
         """Start the bridge; returns its MCP tool descriptors."""
         init = await self._proc.start()
         self._profile = init.blender_profile
-        return await self._proc.list_tools()
+        tools = await self._proc.list_tools()
+        self._watch = asyncio.create_task(self._replace_when_exited(), name="bridge watch")
+        return tools
+
+    async def gone(self) -> BaseException:
+        """Wait until the bridge is given up (it kept dying past its restart budget) and
+        return why."""
+        await self._given_up.wait()
+        assert self._gone is not None
+        return self._gone
 
     async def restart(self) -> None:
+        """Replace the bridge after a call that killed or lost it. One started since that
+        call and not used yet (the watcher's) is kept: it is as fresh as another."""
+        async with self._lock:
+            if not (self._fresh and self._proc.alive):
+                await self._replace("a call failed")
+
+    async def _replace(self, why: str) -> None:
+        """Start a new bridge in place of the current one, again while starts fail, within
+        the restart budget; past it, give the bridge up. Called holding the lock."""
+        if self._gone is not None:
+            raise self._gone
         await self._proc.close()
-        self._proc = BridgeProcess(call_timeout=self._call_timeout, nice=self._nice)
-        await self._proc.start()
-        self.restarts += 1
-        log.warning("restarted the Blender bridge (%d restarts)", self.restarts)
+        while True:
+            self._spend(why)
+            proc = BridgeProcess(call_timeout=self._call_timeout, nice=self._nice)
+            self._proc = proc
+            try:
+                await proc.start()
+            except Exception as exc:  # noqa: BLE001 - e.g. Blender died while starting
+                why = f"the last start failed: {exc}"
+                log.warning("the Blender bridge did not start (%s); trying again", exc)
+                await proc.close()
+                await asyncio.sleep(RESTART_PAUSE)
+                continue
+            self.restarts += 1
+            self._fresh = True
+            log.warning("restarted the Blender bridge (%d restarts)", self.restarts)
+            return
+
+    def _spend(self, why: str) -> None:
+        """Count one start against the budget, or give the bridge up when none is left."""
+        now = asyncio.get_running_loop().time()
+        while self._starts and now - self._starts[0] > self._window:
+            self._starts.popleft()
+        if len(self._starts) >= self._limit:
+            self._gone = BridgeGone(
+                f"the Blender bridge kept dying: {len(self._starts)} starts within "
+                f"{self._window:g} s did not keep it running ({why}); see the executor's log"
+            )
+            log.error("%s", self._gone)
+            self._given_up.set()
+            raise self._gone
+        self._starts.append(now)
+
+    async def _replace_when_exited(self) -> None:
+        """Watch the bridge: one that exits by itself is replaced at once."""
+        while True:
+            async with self._lock:  # never a bridge that is being started
+                if self._closed or self._gone is not None:
+                    return
+                proc = self._proc
+            code = await proc.exited()
+            async with self._lock:
+                if self._closed or self._proc is not proc:
+                    continue  # closed, or replaced by a caller meanwhile
+                log.warning("the Blender bridge exited by itself (code %s); starting another", code)
+                with contextlib.suppress(BridgeGone):  # gone() says so
+                    await self._replace(f"the last one exited with code {code}")
 
     async def _live(self) -> BridgeProcess:
+        if self._gone is not None:
+            raise self._gone
         if not self._proc.alive:
-            await self.restart()
+            async with self._lock:
+                if not self._proc.alive:
+                    await self._replace("it was found dead before a call")
+        self._fresh = False
         return self._proc
 
     async def call_tool(
@@ -98,4 +198,10 @@ class SupervisedBridge:
         return await (await self._live()).node_catalog()
 
     async def close(self) -> None:
+        self._closed = True
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watch
         await self._proc.close()
