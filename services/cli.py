@@ -42,7 +42,7 @@ from services.planner.client import fallback_notice, planner_for
 from services.policy import client as allowlist
 from services.runtime.access import CLIENT, CredentialsError
 from services.runtime.embedded import EmbeddedServerError
-from services.runtime.host import Bus
+from services.runtime.host import Bus, ServiceFailed
 from services.runtime.settings import Settings, SettingsError
 from services.runtime.tracing import configure_tracing, shutdown_tracing
 
@@ -245,11 +245,11 @@ def _stop_signals() -> Iterator[asyncio.Event]:
 
 
 async def _until(stop: asyncio.Event, server: GatewayServer, mesh: Mesh) -> str | None:
-    """Until a stop signal, the gateway ending by itself, or the mesh's nats-server dying;
-    then how the server died, or None."""
+    """Until a stop signal, the gateway ending by itself, or the mesh failing (its
+    nats-server exited, a service died); then how the mesh failed, or None."""
     served = asyncio.ensure_future(server.wait())
     stopped = asyncio.ensure_future(stop.wait())
-    died = asyncio.ensure_future(mesh.server_exited())
+    died = asyncio.ensure_future(mesh.wait())
     await asyncio.wait([served, stopped, died], return_when=asyncio.FIRST_COMPLETED)
     for task in (served, stopped, died):
         task.cancel()
@@ -287,7 +287,7 @@ async def cmd_up(settings: Settings, err: Console, port: int) -> int:
                 err.print("no BLENDMESH_API_TOKENS are set: every /api request answers 401")
             died = await _until(stop, server, mesh)
             if died is not None:
-                # Without its server the mesh can do nothing: every call would be a 503.
+                # Without its server, or one of its services, the mesh cannot do its work.
                 # Stop loudly, so a supervisor (systemd, a container runtime) restarts it.
                 err.print(
                     f"blendmesh up: {died}\nthe mesh stops; start it again with `blendmesh up`",
@@ -403,6 +403,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except (
         MeshBusy,
+        ServiceFailed,
         EmbeddedServerError,
         ConnectionError,
         CredentialsError,

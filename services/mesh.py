@@ -3,6 +3,9 @@
 Used by ``blendmesh run`` (nothing running before, nothing left after) and ``blendmesh
 up``. Services run as tasks of this process, each with its own NATS connection, exactly
 as they would in their own processes (docs/adr/0002-embedded-mesh-in-one-process.md).
+The mesh starts whole or not at all: when one service cannot start, the others are
+stopped before the error is raised. ``wait()`` says when a running mesh can no longer
+work: its nats-server exited, or a service died.
 """
 
 from __future__ import annotations
@@ -13,9 +16,9 @@ import fcntl
 import json
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from services.audit.app import start as start_audit
 from services.door.app import start as start_door
@@ -27,7 +30,7 @@ from services.runtime.access import ADMIN, CLIENT, Login, login_for
 from services.runtime.bus import joins_anonymously, refuse_anonymous
 from services.runtime.embedded import EmbeddedNats, prepare_streams
 from services.runtime.home import private_home
-from services.runtime.host import Bus, Running, StartFn
+from services.runtime.host import Bus, Running, ServiceFailed, StartFn, first_of
 from services.runtime.settings import Settings
 
 log = logging.getLogger("blendmesh.mesh")
@@ -104,14 +107,13 @@ class Mesh:
             for n in [name] * (self.settings.executors if name == "executor" else 1)
         ]
         try:
-            started = await asyncio.gather(*(self._start_one(n) for n in names))
+            await _all_or_none([self._start_one(n) for n in names])
         except BaseException:
             await self.stop()
             raise
-        self._running = list(started)
         return self.url
 
-    async def _start_one(self, name: str) -> tuple[Running, Bus]:
+    async def _start_one(self, name: str) -> None:
         settings = self.settings
         bus = await Bus.open(
             self.url,
@@ -122,10 +124,24 @@ class Mesh:
             settings.start_wait,
         )
         try:
-            return await SERVICES[name](self.settings, bus), bus
-        except BaseException:
+            service = await SERVICES[name](self.settings, bus)
+        except BaseException as exc:
             await bus.close()
+            if isinstance(exc, Exception):
+                log.info("%s could not start", name, exc_info=True)
+                raise ServiceFailed(name, exc, starting=True) from exc
             raise
+        self._running.append((service, bus))
+
+    async def wait(self) -> str:
+        """Wait until the mesh can no longer work, and say why: its nats-server exited, or a
+        service died (the message names it). Forever while neither happens."""
+
+        async def died(name: str, service: Running) -> str:
+            return str(ServiceFailed(name, await service.failed()))
+
+        waits = [died(service.name, service) for service, _ in self._running]
+        return await first_of([self.server_exited(), *waits])
 
     async def server_exited(self) -> str:
         """Wait until the embedded nats-server dies; forever for an external server."""
@@ -182,6 +198,21 @@ class Mesh:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
+
+
+async def _all_or_none(starts: Sequence[Coroutine[Any, Any, None]]) -> None:
+    """Run ``starts`` together; at the first that fails, cancel the others, wait until
+    they have ended, and raise its error (a start still running could otherwise finish
+    after the mesh was stopped, and live on)."""
+    tasks = [asyncio.ensure_future(start) for start in starts]
+    try:
+        for task in asyncio.as_completed(tasks):
+            await task
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 def _read_info(home: Path) -> dict[str, str]:

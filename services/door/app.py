@@ -31,7 +31,7 @@ from services.door.ports import DoorUnavailable
 from services.executor.client import SceneFiles
 from services.runtime import access, delivered, health
 from services.runtime.history import read_run
-from services.runtime.host import Bus
+from services.runtime.host import Bus, never
 from services.runtime.owners import IndexBehind, LogOwners
 from services.runtime.settings import Settings
 from services.runtime.users import FILE_NAME, UsersFile, UsersFileError
@@ -134,6 +134,10 @@ class DoorService:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def failed(self) -> BaseException:
+        """Never: its subscriptions live as long as its connection, which reconnects."""
+        return await never()
 
     async def _on_request(self, msg: Msg) -> None:
         asked = subjects.door_request(self._bus.prefix, msg.subject)

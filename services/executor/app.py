@@ -57,67 +57,11 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
     owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
     work_dir = settings.work_dir / owner.replace(":", "-")
     bridge = SupervisedBridge(call_timeout=settings.op_timeout)
-    tools = await bridge.start()
-    # The executor's own tools join the bridge's: the planner, the policy and the
-    # capability gate judge plans against one catalog.
-    catalog = catalog_from_mcp([*tools, *scene_files.tool_entries()], bridge.profile.version)
-    node_catalog = await bridge.node_catalog()
-    # The first writes to a bucket that may have just been made: on a cluster that is
-    # still starting, its leader may not be elected yet.
-    bucket = f"KV bucket {access.bucket(bus.prefix, 'catalog')}"
-    await until_ready(
-        bucket, lambda: KvCatalog(bus.js, bus.prefix).publish(catalog), bus.ready_wait
-    )
-    await until_ready(
-        bucket, lambda: KvNodeCatalog(bus.js, bus.prefix).publish(node_catalog), bus.ready_wait
-    )
-    store = JetStreamSceneStore(bus.js, bus.prefix)
-    files = SceneFiles(settings.scenes_dir)
-    scenes = Scenes(
-        store=store,
-        leases=KvLeases(bus.js, bus.prefix, owner, settings.lease_ttl),
-        files=files,
-        work_dir=work_dir,
-        bridge=bridge,
-    )
     # Previews render on a Blender process of their own, started with the executor, so a
     # picture never holds up the bridge the next run needs; at the lowest CPU priority,
     # so on a busy machine the runs' processes go first.
     preview_bridge = SupervisedBridge(call_timeout=settings.op_timeout, nice=PREVIEW_NICE)
-    worker = None
-    if settings.previews:
-
-        async def open_preview_bridge() -> SupervisedBridge:
-            await preview_bridge.start()
-            return preview_bridge
-
-        worker = PreviewWorker(
-            open_bridge=open_preview_bridge,
-            files=files,
-            previews=ObjectStorePreviews(bus.js, bus.prefix),
-            work_dir=work_dir / "previews",
-        )
-    runner = PlanRunner(
-        bridge=bridge,
-        scenes=scenes,
-        journal=KvJournal(bus.js, bus.prefix),
-        catalog=lambda: catalog,
-        profile=lambda: bridge.profile,
-        op_timeout=settings.op_timeout,
-        summaries=KvSceneSummaries(bus.js, bus.prefix),
-        preview_worker=worker,
-        scene_tools=SceneTools(
-            revisions=store,
-            uploads=ObjectStoreUploads(bus.js, bus.prefix),
-            work_dir=work_dir / "imports",
-            max_upload_bytes=settings.max_upload_bytes,
-        ),
-    )
-    handlers = ExecutorHandlers(
-        runner=runner,
-        progress=lambda: JetStreamPipeline(bus.js, bus.prefix),
-        history=partial(read_run, bus.js, bus.prefix),
-    )
+    worker: PreviewWorker | None = None
 
     async def cleanup() -> None:
         if worker is not None:
@@ -126,26 +70,89 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         await bridge.close()
         shutil.rmtree(work_dir, ignore_errors=True)
 
-    if worker is not None:
-        worker.start()
-    service = ConsumerService("executor", closers=[cleanup])
-    await service.add(
-        bus,
-        ConsumerSpec(
-            durable="executor",
-            filter_subjects=filter_subjects(bus.prefix),
-            handler=handlers.handle,
-            ack_wait=settings.ack_wait,
-            max_deliver=settings.max_deliver * LEASE_PATIENCE,
-            heartbeat=True,
-        ),
-    )
-    read_consumer = health.consumer_stats(bus.js, bus.prefix, ["executor"])
+    # Without its Blender the executor is dead: a bridge that keeps dying ends the service.
+    service = ConsumerService("executor", closers=[cleanup], essentials=[bridge.gone])
+    try:
+        tools = await bridge.start()
+        # The executor's own tools join the bridge's: the planner, the policy and the
+        # capability gate judge plans against one catalog.
+        catalog = catalog_from_mcp([*tools, *scene_files.tool_entries()], bridge.profile.version)
+        node_catalog = await bridge.node_catalog()
+        # The first writes to a bucket that may have just been made: on a cluster that is
+        # still starting, its leader may not be elected yet.
+        bucket = f"KV bucket {access.bucket(bus.prefix, 'catalog')}"
+        await until_ready(
+            bucket, lambda: KvCatalog(bus.js, bus.prefix).publish(catalog), bus.ready_wait
+        )
+        await until_ready(
+            bucket,
+            lambda: KvNodeCatalog(bus.js, bus.prefix).publish(node_catalog),
+            bus.ready_wait,
+        )
+        store = JetStreamSceneStore(bus.js, bus.prefix)
+        files = SceneFiles(settings.scenes_dir)
+        scenes = Scenes(
+            store=store,
+            leases=KvLeases(bus.js, bus.prefix, owner, settings.lease_ttl),
+            files=files,
+            work_dir=work_dir,
+            bridge=bridge,
+        )
+        if settings.previews:
 
-    async def stats() -> dict[str, Any]:
-        found = await read_consumer()
-        return found | {"blender": msgspec.to_builtins(blender_state(bridge, scenes))}
+            async def open_preview_bridge() -> SupervisedBridge:
+                await preview_bridge.start()
+                return preview_bridge
 
-    registered = await health.register(bus, "executor", stats)
-    service.closers.append(registered.stop)
+            worker = PreviewWorker(
+                open_bridge=open_preview_bridge,
+                files=files,
+                previews=ObjectStorePreviews(bus.js, bus.prefix),
+                work_dir=work_dir / "previews",
+            )
+        runner = PlanRunner(
+            bridge=bridge,
+            scenes=scenes,
+            journal=KvJournal(bus.js, bus.prefix),
+            catalog=lambda: catalog,
+            profile=lambda: bridge.profile,
+            op_timeout=settings.op_timeout,
+            summaries=KvSceneSummaries(bus.js, bus.prefix),
+            preview_worker=worker,
+            scene_tools=SceneTools(
+                revisions=store,
+                uploads=ObjectStoreUploads(bus.js, bus.prefix),
+                work_dir=work_dir / "imports",
+                max_upload_bytes=settings.max_upload_bytes,
+            ),
+        )
+        handlers = ExecutorHandlers(
+            runner=runner,
+            progress=lambda: JetStreamPipeline(bus.js, bus.prefix),
+            history=partial(read_run, bus.js, bus.prefix),
+        )
+        if worker is not None:
+            worker.start()
+        await service.add(
+            bus,
+            ConsumerSpec(
+                durable="executor",
+                filter_subjects=filter_subjects(bus.prefix),
+                handler=handlers.handle,
+                ack_wait=settings.ack_wait,
+                max_deliver=settings.max_deliver * LEASE_PATIENCE,
+                heartbeat=True,
+            ),
+        )
+        read_consumer = health.consumer_stats(bus.js, bus.prefix, ["executor"])
+
+        async def stats() -> dict[str, Any]:
+            found = await read_consumer()
+            return found | {"blender": msgspec.to_builtins(blender_state(bridge, scenes))}
+
+        registered = await health.register(bus, "executor", stats)
+        service.closers.append(registered.stop)
+    except BaseException:  # a half-started executor leaves no Blender behind
+        await service.stop()
+        raise
     return service

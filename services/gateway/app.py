@@ -27,7 +27,7 @@ from services.gateway.context import Gateway
 from services.gateway.limits import BodyLimit
 from services.gateway.mcp import McpEndpoint
 from services.gateway.query import known_query
-from services.runtime.host import Bus
+from services.runtime.host import Bus, never
 from services.runtime.owners import LogOwners
 from services.runtime.settings import Settings, SettingsError
 
@@ -167,9 +167,21 @@ class ServedGateway:
 
     def __init__(self, server: GatewayServer) -> None:
         self.server = server
+        self._stopped = False
 
     async def stop(self) -> None:
+        self._stopped = True
         await self.server.stop()
+
+    async def failed(self) -> BaseException:
+        """The HTTP server ending by itself, not stopped: the gateway serves no more."""
+        try:
+            await self.server.wait()
+        except Exception as exc:  # noqa: BLE001 - what it died of is the answer
+            return exc
+        if self._stopped:
+            return await never()
+        return ConnectionError("the HTTP gateway stopped serving")
 
 
 async def start(settings: Settings, bus: Bus) -> ServedGateway:

@@ -4,6 +4,10 @@ A handler decodes nothing and acks nothing: it gets a typed event and returns th
 it produces. The loop publishes those, then acks; maps ``Retry`` and unexpected errors to
 a delayed nak; and turns ``Reject``, undecodable messages and exhausted ``max_deliver``
 into a dead-letter event in the log before terminating the message.
+
+A loop keeps consuming through reconnects and failing messages. It ends by itself only
+when it cannot go on (its connection was closed for good, or an error escaped it): then
+``failed()`` says why, and the service that runs it is dead.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 from nats.aio.msg import Msg
+from nats.errors import ConnectionClosedError
 from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
@@ -126,6 +131,8 @@ class ConsumerLoop:
         stream = subjects.stream_name(prefix)
         self._durable = DurableConsumer(js, stream, spec.config())
         self._next_check = 0.0
+        self._ended = asyncio.Event()
+        self.error: BaseException | None = None  # why the loop ended by itself
 
     async def start(self, wait: float = READY_WAIT) -> None:
         """Create or check the durable consumer and start consuming; waits ``wait``
@@ -141,6 +148,13 @@ class ConsumerLoop:
         await until_ready(f"consumer {self._spec.durable} of stream {stream}", bind, wait)
         self._next_check = asyncio.get_running_loop().time() + self._spec.check_interval
         self._task = asyncio.create_task(self._run(), name=f"consumer:{self._spec.durable}")
+
+    async def failed(self) -> BaseException:
+        """Wait until the loop ends by itself, unable to go on, and return why; a loop
+        that is stopped never returns."""
+        await self._ended.wait()
+        assert self.error is not None
+        return self.error
 
     async def stop(self) -> None:
         """Finish the message in hand, then stop fetching."""
@@ -173,6 +187,15 @@ class ConsumerLoop:
             log.warning("%s: could not check the durable consumer (%s)", self._spec.durable, exc)
 
     async def _run(self) -> None:
+        try:
+            await self._consume()
+        except Exception as exc:  # the loop cannot go on: its service is dead, say so
+            if not self._stopping:
+                log.exception("%s: the consumer loop ended", self._spec.durable)
+                self.error = exc
+                self._ended.set()
+
+    async def _consume(self) -> None:
         while not self._stopping:
             await self._check()
             try:
@@ -182,6 +205,8 @@ class ConsumerLoop:
                 continue
             except asyncio.CancelledError:
                 raise
+            except ConnectionClosedError:
+                raise  # closed for good, unlike a reconnect: nothing will come any more
             except Exception as exc:  # noqa: BLE001 - e.g. reconnecting: keep consuming
                 log.warning("%s: fetch failed (%s); retrying", self._spec.durable, exc)
                 self._next_check = 0.0  # the consumer may be gone: check before the next fetch

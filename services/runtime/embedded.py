@@ -34,7 +34,7 @@ from services.runtime import access, users
 from services.runtime.audit_log import ensure_audit_log
 from services.runtime.cluster import ClusterConfigError, ClusterNode, parse_routes, render_cluster
 from services.runtime.home import private_home
-from services.runtime.host import Bus
+from services.runtime.host import Bus, first_of
 from services.runtime.procs import die_with_parent
 from services.runtime.ready import READY_WAIT
 from services.runtime.settings import Settings
@@ -339,24 +339,32 @@ async def prepare_streams(
 
 async def _serve(
     settings: Settings, store: Path, port: int, node: ClusterNode | None, host: str
-) -> None:
+) -> str:
+    """Serve until SIGINT or SIGTERM (then ""), or until the server dies (then how)."""
     server = EmbeddedNats.secured(
         store, settings.credentials_path, settings.prefix, port, node, host
     )
     url = await server.start()
-    admin = access.login_for(settings.credentials_path, access.ADMIN)
-    if node is not None:
-        print(f"{node.server_name}: waiting for the cluster to elect a leader", file=sys.stderr)
-    # A cluster node waits for the other servers however late they start.
-    wait = math.inf if node is not None else settings.start_wait
-    await prepare_streams(url, settings.prefix, admin, settings.replicas, wait)
-    print(f"NATS_URL={url} (users in {settings.credentials_path})", flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    try:
+        admin = access.login_for(settings.credentials_path, access.ADMIN)
+        if node is not None:
+            print(f"{node.server_name}: waiting for the cluster to elect a leader", file=sys.stderr)
+        # A cluster node waits for the other servers however late they start.
+        wait = math.inf if node is not None else settings.start_wait
+        await prepare_streams(url, settings.prefix, admin, settings.replicas, wait)
+        print(f"NATS_URL={url} (users in {settings.credentials_path})", flush=True)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        return await first_of([_stopped(stop), server.exited()])
+    finally:
+        await server.stop()
+
+
+async def _stopped(stop: asyncio.Event) -> str:
     await stop.wait()
-    await server.stop()
+    return ""
 
 
 def _node(args: argparse.Namespace, settings: Settings) -> ClusterNode | None:
@@ -391,7 +399,12 @@ def main() -> None:
         node = _node(args, settings)
     except ClusterConfigError as exc:
         parser.error(str(exc))
-    asyncio.run(_serve(settings, args.store.absolute(), args.port, node, args.host))
+    try:
+        died = asyncio.run(_serve(settings, args.store.absolute(), args.port, node, args.host))
+    except (ConnectionError, EmbeddedServerError) as exc:  # JetStream never became ready
+        raise SystemExit(f"nats: {exc}") from None
+    if died:  # a supervisor (honcho, systemd) sees the exit and may start it again
+        raise SystemExit(f"nats: {died}")
 
 
 if __name__ == "__main__":

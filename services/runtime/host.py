@@ -3,6 +3,10 @@
 Each ``services/<name>/app.py`` exposes ``async def start(settings, bus) -> Running``. The
 same function serves ``python -m services.<name>`` (one process per service, the Procfile)
 and the embedded mesh (every service as tasks of one process).
+
+A service that cannot start, or whose essential work ends by itself (``Running.failed``),
+ends the process that hosts it with an error that names it: a supervisor then restarts the
+process, instead of finding it alive with a dead service inside.
 """
 
 from __future__ import annotations
@@ -11,9 +15,9 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from nats.aio.client import Client
 from nats.js import JetStreamContext
@@ -35,6 +39,7 @@ from services.runtime.settings import Settings, SettingsError
 from services.runtime.tracing import configure_tracing, shutdown_tracing
 
 log = logging.getLogger("blendmesh.host")
+T = TypeVar("T")
 
 
 @dataclass
@@ -83,19 +88,74 @@ class Running(Protocol):
 
     async def stop(self) -> None: ...
 
+    async def failed(self) -> BaseException:
+        """Wait until the service can no longer work (a consumer loop or another part it
+        cannot live without ended by itself) and return why. Never returns for a service
+        that is working, nor once it is stopped."""
+        ...
+
+
+class ServiceFailed(RuntimeError):
+    """A service could not start, or died: what ends ``blendmesh up`` or its process."""
+
+    def __init__(self, name: str, error: BaseException, starting: bool = False) -> None:
+        self.name = name
+        self.error = error
+        happened = "could not start" if starting else "died"
+        super().__init__(f"{name} {happened}: {describe(error)}")
+
+
+def describe(error: BaseException) -> str:
+    """An error in one line: blendmesh's own say what happened; others are named too."""
+    said = str(error)
+    if type(error).__module__.startswith(("services.", "contracts.")) and said:
+        return said
+    return f"{type(error).__name__}: {said}" if said else type(error).__name__
+
+
+async def never() -> BaseException:
+    """``failed()`` of a service that ends only when it is stopped."""
+    await asyncio.Event().wait()
+    raise AssertionError("unreachable")
+
+
+async def first_of(waits: Iterable[Awaitable[T]]) -> T:
+    """The result of whichever of ``waits`` ends first (forever when there are none);
+    the others are cancelled."""
+    tasks = [asyncio.ensure_future(w) for w in waits]
+    if not tasks:
+        await never()
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        return done.pop().result()
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
 
 @dataclass
 class ConsumerService:
-    """A service made of consumer loops plus whatever it must close when it stops."""
+    """A service made of consumer loops plus whatever it must close when it stops.
+
+    ``essentials`` are the parts besides the loops it cannot live without (the executor's
+    Blender bridge): each waits until its part is gone for good and returns why.
+    """
 
     name: str
     loops: list[ConsumerLoop] = field(default_factory=list)
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    essentials: list[Callable[[], Awaitable[BaseException]]] = field(default_factory=list)
 
     async def add(self, bus: Bus, spec: ConsumerSpec) -> None:
         loop = ConsumerLoop(bus.js, bus.publisher, bus.prefix, spec)
         await loop.start(bus.ready_wait)
         self.loops.append(loop)
+
+    async def failed(self) -> BaseException:
+        return await first_of(
+            [loop.failed() for loop in self.loops] + [part() for part in self.essentials]
+        )
 
     async def stop(self) -> None:
         """Stop consuming, then close everything, even if a step fails on the way."""
@@ -137,8 +197,29 @@ async def _open_service_bus(settings: Settings, name: str, wait: float = 30.0) -
             await asyncio.sleep(0.5)
 
 
+async def serve(name: str, start: StartFn, bus: Bus, settings: Settings) -> None:
+    """Start the service on ``bus`` and run it until SIGINT or SIGTERM; raise
+    ``ServiceFailed`` when it cannot start or dies, once it is stopped."""
+    try:
+        running = await start(settings, bus)
+    except Exception as exc:
+        log.info("%s could not start", name, exc_info=True)
+        raise ServiceFailed(name, exc, starting=True) from exc
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        ended = await first_of([stop.wait(), running.failed()])
+    finally:
+        await running.stop()
+    if isinstance(ended, BaseException):
+        raise ServiceFailed(name, ended) from ended
+
+
 def run_service(name: str, start: StartFn) -> None:
-    """Run one service in this process until SIGINT or SIGTERM (``python -m``)."""
+    """Run one service in this process until SIGINT or SIGTERM (``python -m``); exit
+    non-zero, naming the service and why, when it cannot start or dies."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     settings = Settings.from_env()
     if not settings.nats_url:
@@ -150,18 +231,16 @@ def run_service(name: str, start: StartFn) -> None:
 
     async def main() -> None:
         bus = await _open_service_bus(settings, name)
-        running = await start(settings, bus)
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        await stop.wait()
-        await running.stop()
-        await bus.close()
+        try:
+            await serve(name, start, bus, settings)
+        finally:
+            await bus.close()
 
     configure_tracing(settings)
     try:
         asyncio.run(main())
+    except ServiceFailed as exc:
+        raise SystemExit(str(exc)) from None
     except (ConnectionError, CredentialsError, SettingsError) as exc:  # unreachable, refused
         raise SystemExit(f"{name}: {exc}") from None
     finally:
