@@ -17,10 +17,13 @@ from services import console as show
 from services.client import OnEvent, Watch
 from services.mesh import Mesh
 from services.runtime.access import CLIENT
-from services.runtime.host import Bus
+from services.runtime.host import CONNECT_WAIT, Bus
 from services.runtime.settings import Settings
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_AWAITING, EXIT_MESH = 0, 1, 2, 3, 4
+# Seconds a command tries the mesh in NATS_URL: a person at a prompt hears at once that
+# nothing listens there, not after a service's patience (``host.CONNECT_WAIT``).
+CLI_CONNECT_WAIT = 1.0
 READ_SERVICES = ("audit",)
 
 
@@ -29,8 +32,14 @@ async def connected(settings: Settings, services: Sequence[str]) -> AsyncIterato
     """A bus on NATS_URL, or on an embedded mesh started for this command."""
     mesh = Mesh(settings, services=() if settings.nats_url else services)
     url = await mesh.start()
+    wait = CLI_CONNECT_WAIT if settings.nats_url else CONNECT_WAIT  # an embedded mesh listens
     bus = await Bus.open(
-        url, settings.prefix, "blendmesh-cli", mesh.login(CLIENT), settings.replicas
+        url,
+        settings.prefix,
+        "blendmesh-cli",
+        mesh.login(CLIENT),
+        settings.replicas,
+        connect_wait=wait,
     )
     try:
         yield bus

@@ -42,6 +42,11 @@ log = logging.getLogger("blendmesh.host")
 T = TypeVar("T")
 
 
+# Seconds a service tries a NATS server that does not listen yet: under a Procfile the
+# services may start before nats-server.
+CONNECT_WAIT = 30.0
+
+
 @dataclass
 class Bus:
     """A connection to the mesh's NATS, with the event log ensured."""
@@ -61,10 +66,12 @@ class Bus:
         login: Login | None = None,
         replicas: int = 1,
         ready_wait: float = READY_WAIT,
+        connect_wait: float = CONNECT_WAIT,
     ) -> Bus:
         """Connect; what this bus creates (the log, a bucket) gets ``replicas`` copies.
-        JetStream and the log are waited for ``ready_wait`` seconds at most."""
-        nc = await connect(url, name, login)
+        A server that does not listen is tried for ``connect_wait`` seconds; JetStream and
+        the log are waited for ``ready_wait`` seconds at most."""
+        nc = await connect(url, name, login, connect_wait)
         try:
             js = nc.jetstream(timeout=10)
             use_replicas(js, replicas)
