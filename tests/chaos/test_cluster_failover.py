@@ -19,6 +19,7 @@ from nats.js.api import DeliverPolicy
 
 from contracts import subjects
 from contracts.events import AnyEvent, OperationStarted, OperationSucceeded
+from contracts.queries import RunDetail
 from services.audit import client as audit
 from services.client import MeshClient, build_request
 from services.executor.journal import op_key
@@ -156,7 +157,23 @@ async def test_mesh_when_event_log_leader_killed_midway_completes_each_operation
             entry = await journal.get(op_key("ana", "storm", "storm-1", event.operation_id))
             assert entry is not None and entry.run_id == result.run_id, event.operation_id
             assert entry.receipt.blender_mutation_id == event.blender_mutation_id
-        detail = await audit.query_run(bus.nc, PREFIX, result.run_id)
+        detail = await audited(bus, result.run_id)
         committed = Counter(r.operation_id for r in detail.audit_records if r.status == "succeeded")
         assert set(committed) == {r.operation_id for r in result.receipts}
         assert max(committed.values()) == 1
+
+
+async def audited(bus: Bus, run_id: str, wait: float = 60.0) -> RunDetail:
+    """The run's audit views, once the audit service has caught up with the log: after a
+    leader is killed its consumer's leader is elected anew, and the views answer "retry in
+    a few seconds" until then."""
+    deadline = asyncio.get_running_loop().time() + wait
+    while True:
+        try:
+            return await audit.query_run(bus.nc, PREFIX, run_id)
+        except audit.AuditError as exc:
+            if "behind the event log" not in str(exc):
+                raise
+            if asyncio.get_running_loop().time() > deadline:
+                raise
+            await asyncio.sleep(0.5)
