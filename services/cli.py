@@ -385,6 +385,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.ERROR,
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
     )
+    if not args.verbose:
+        # nats-py logs its own races as tracebacks (a pong for a flush that was cancelled
+        # while a failed start is torn down); what a person needs reaches them as
+        # blendmesh's own message. With --verbose they show.
+        logging.getLogger("nats").setLevel(logging.CRITICAL)
     err = Console(stderr=True)
     try:
         settings = Settings.from_env()
