@@ -165,6 +165,9 @@ async def register(link: Link, role: str, stats: Stats | None = None) -> Registr
     )
     service = _Answering(link.nc, config, stats)
     await service.start()
+    # Once the server holds the subscriptions a ping finds this instance: a status asked
+    # right after a start must not call a service missing that is there.
+    await link.nc.flush()
     return Registration(service, link.nc, role)
 
 
