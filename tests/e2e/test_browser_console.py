@@ -336,5 +336,12 @@ async def test_revision_model_when_asked_by_another_user_is_404_like_a_missing_s
             assert "owned" in refused.json()["error"]["message"]
         missing = await http.get("/api/scenes/owned/revisions/9/scene.glb", headers=ana)
         assert missing.status_code == 404
+        # What a hostile caller tries next: no revision, a huge one, not a number, a wildcard.
+        for bad in ("0", "-1", str(2**40), "one", "1.5"):
+            for kind in ("scene.glb", "preview.png"):
+                answer = await http.get(f"/api/scenes/owned/revisions/{bad}/{kind}", headers=ana)
+                assert answer.status_code == 422, (bad, kind, answer.text)
+        wildcard = await http.get("/api/scenes/*/revisions/1/scene.glb", headers=ana)
+        assert wildcard.status_code in (404, 422), wildcard.text
         assert (await http.get("/api/me")).status_code == 401
         assert (await http.get("/api/me", headers=cli)).json() == {"user": "cli", "meshUser": "cli"}
