@@ -1,5 +1,5 @@
-"""docs/guardians.md's canonical examples (spec 003 §6) are what the code returns, byte for
-byte once both are serialised with sorted keys."""
+"""docs/EXAMPLE_OUTPUTS.md's canonical examples (spec 003 §6) are what the code returns, byte
+for byte once both are serialised with sorted keys; docs/guardians.md points to them."""
 
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ from services.guardians import GUARDIAN_ROUTING_TABLE, run_guardians
 from services.guardians.orchestrator import FAILURE_CODES
 from tests.guardian_samples import add_samples
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "guardians.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+DOC = DOCS / "guardians.md"
+EXAMPLES = DOCS / "EXAMPLE_OUTPUTS.md"  # the file 003 §6 names
 EXAMPLE = re.compile(
     r"^### Example \d+: (?P<title>.+?)$.*?Input:\s*```json\n(?P<input>.*?)```"
     r"\s*Output:\s*```json\n(?P<output>.*?)```",
@@ -27,7 +29,7 @@ def canonical(value: Any) -> bytes:
 
 
 def examples() -> list[Any]:
-    section = DOC.read_text(encoding="utf-8").split("## 5. Canonical examples", 1)[1]
+    section = EXAMPLES.read_text(encoding="utf-8")
     found = [
         pytest.param(json.loads(m["input"]), json.loads(m["output"]), id=m["title"])
         for m in EXAMPLE.finditer(section)
@@ -54,6 +56,12 @@ def test_doc_examples_cover_every_failure_code_and_a_pass() -> None:
     shown = {entry["details"] for param in examples() for entry in param.values[1]["guardians"]}
     assert shown == {"ok", *FAILURE_CODES}
     assert any(param.values[1]["guardians"] == [] for param in examples())
+
+
+def test_guardians_doc_links_the_examples_file() -> None:
+    """003 §6 names docs/EXAMPLE_OUTPUTS.md; the guardians' own doc leads a reader there."""
+    assert "(EXAMPLE_OUTPUTS.md)" in DOC.read_text(encoding="utf-8")
+    assert "### Example " not in DOC.read_text(encoding="utf-8")
 
 
 def test_doc_lists_every_guardian_of_the_routing_table() -> None:
