@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator, Awaitable
 from typing import Annotated, Any
 
@@ -24,11 +25,16 @@ from services.gateway.errors import (
     TooLarge,
     Unavailable,
     ValidationError,
+    classify,
     responses,
+    status_of,
+    type_name,
 )
 from services.gateway.schemas import RunBody, RunResponse, run_out
 from services.planner.client import planner_for
 from services.runtime.history import read_run
+
+log = logging.getLogger("blendmesh.gateway")
 
 router = APIRouter(prefix="/api/agent", tags=["agent"])
 User = Annotated[str, Depends(current_user)]
@@ -100,6 +106,15 @@ def plain(event: AnyEvent) -> str | None:
     return line.text if line else None
 
 
+def error_line(exc: Exception) -> bytes:
+    """002 §2's ``{"type": "error", "error": ...}`` with the §8 class the error belongs to;
+    the message is the safe one the same error gets as an HTTP answer."""
+    error = classify(exc)
+    if status_of(error) >= 500:
+        log.warning("run stream: %s", type(exc).__name__)
+    return ndjson({"type": "error", "error": str(error), "errorType": type_name(type(error))})
+
+
 def ndjson(item: dict[str, Any]) -> bytes:
     return json.dumps(item, ensure_ascii=False).encode() + b"\n"
 
@@ -128,8 +143,8 @@ async def lines(gw: Gateway, request: RunRequested) -> AsyncIterator[bytes]:
             yield ndjson({"type": "delta", "delta": line})
         try:
             response = await answer(gw, following, request.run_id)
-        except (Timeout, Unavailable) as exc:
-            yield ndjson({"type": "error", "error": str(exc)})
+        except Exception as exc:  # noqa: BLE001 - the status is sent: every error class ends as a line
+            yield error_line(exc)
             return
         yield ndjson({"type": "result", "result": response.model_dump(by_alias=True, mode="json")})
     finally:

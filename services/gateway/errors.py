@@ -144,7 +144,8 @@ FAILURE_TYPE: dict[ErrorCode, type[ApiError]] = {
 
 
 def status_of(error: ApiError) -> int:
-    return next(code for kind, code in STATUS.items() if isinstance(error, kind))
+    """The status of ``error``'s class; 500 for the bare ``ApiError`` of an unexpected fault."""
+    return next((code for kind, code in STATUS.items() if isinstance(error, kind)), 500)
 
 
 def type_name(kind: type[ApiError]) -> str:
@@ -201,6 +202,19 @@ def error_response(kind: type[ApiError], status: int, message: str) -> JSONRespo
     body = ErrorBody(error=ErrorDetail(type=type_name(kind), message=message))
     headers = {"WWW-Authenticate": 'Bearer realm="blendmesh"'} if status == 401 else None
     return JSONResponse(body.model_dump(), status_code=status, headers=headers)
+
+
+def classify(exc: Exception) -> ApiError:
+    """The error an exception answers as, by the same rules as ``install``: for a route whose
+    status is sent already (the NDJSON stream's error line)."""
+    if isinstance(exc, ApiError):
+        return exc
+    door = next((api for kind, api in DOOR_ERRORS.items() if isinstance(exc, kind)), None)
+    if door is not None:
+        return door(str(exc))
+    if isinstance(exc, NatsError | TimeoutError):
+        return Unavailable("the mesh did not answer; retry when it is up")
+    return ApiError("the gateway failed; see its log")
 
 
 def install(app: FastAPI) -> None:
