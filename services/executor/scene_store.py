@@ -1,4 +1,9 @@
-"""Scene revisions: .blend files in the JetStream Object Store, the head in KV.
+"""Scene revisions in the JetStream Object Store, the head in KV.
+
+A revision is a manifest of content-addressed chunks (ADR 0020): a commit cuts the saved
+.blend, uploads the chunks the store lacks, and writes the manifest last, so a writer
+killed part way leaves chunks nobody names (the collector's) but never half a revision.
+Revisions committed before ADR 0020 hold the whole .blend and read as they always did.
 
 Committing a revision is a compare-and-set on the head's KV revision, so a writer that
 lost the scene to another executor cannot overwrite the newer head. Revisions are never
@@ -8,6 +13,7 @@ overwritten; the head names the current one.
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 import msgspec
@@ -22,7 +28,11 @@ from nats.js.errors import (
 )
 from nats.js.object_store import ObjectStore
 
+from contracts import revisions
+from contracts.revisions import ChunkedRevision, ManifestError
 from contracts.scenes import Head
+from services.executor.chunk_store import JetStreamChunks
+from services.executor.chunking import RevisionDamaged, assemble, cut
 from services.executor.ports import INSPECTION_SUFFIX, StaleCommit, inspection_name
 from services.runtime.bus import ensure_kv, object_store_config
 from services.runtime.objects import put_object, read_object
@@ -31,14 +41,27 @@ from services.runtime.objects import put_object, read_object
 # compressed), and an inspection artifact (the guardians refuse larger ones anyway).
 MAX_BLEND_BYTES = 1024 * 1024 * 1024
 MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
+# A manifest names one chunk per ~64 KiB: 80 bytes each, a few MiB for the largest scene.
+MAX_MANIFEST_BYTES = 32 * 1024 * 1024
+# Seconds an unreferenced chunk is kept before the collector may delete it: far longer
+# than any commit takes between finding a chunk present and writing the manifest that
+# names it (a commit that takes half this long checks its chunks again).
+DEFAULT_CHUNK_GRACE = 3600.0
 
 
 class JetStreamSceneStore:
-    def __init__(self, js: JetStreamContext, prefix: str) -> None:
+    def __init__(
+        self, js: JetStreamContext, prefix: str, chunk_grace: float = DEFAULT_CHUNK_GRACE
+    ) -> None:
         self._js = js
         self._prefix = prefix
         self._bucket = f"{prefix}_scenes"
         self._store: ObjectStore | None = None
+        self.chunks = JetStreamChunks(js, prefix)
+        self.chunk_grace = chunk_grace
+        # The chunks of the last manifest this store wrote or read per scene: what the next
+        # commit's parent already holds, so an edit does not ask the store about each one.
+        self._known: dict[str, tuple[str, frozenset[str]]] = {}
 
     async def _objects(self) -> ObjectStore:
         # Bound once: looking the bucket up costs a round trip, and every run reads and
@@ -62,10 +85,27 @@ class JetStreamSceneStore:
         return msgspec.structs.replace(head, kv_revision=entry.revision or 0)
 
     async def read(self, head: Head) -> bytes:
+        """The .blend of ``head``, whichever format it was stored in; raises
+        ``RevisionDamaged`` when a chunk or the whole file does not verify."""
         data = await read_object(self._js, self._bucket, head.object_name, MAX_BLEND_BYTES)
         if data is None:
             raise ObjectNotFoundError(description=f"scene revision {head.object_name}")
-        return data
+        if not revisions.is_manifest(data):
+            return data  # stored whole, before ADR 0020
+        what = f"revision {head.revision} of scene {head.scene_id}"
+        manifest = _decode(data, what)
+        digests = [d for d, _ in manifest.chunks]
+        found = await self.chunks.read(manifest.space, digests)
+        blend = await asyncio.to_thread(assemble, manifest, found, what)
+        self._known[head.scene_id] = (head.object_name, frozenset(digests))
+        return blend
+
+    async def manifest(self, object_name: str) -> ChunkedRevision | None:
+        """The manifest stored as ``object_name``; None for a whole-file revision or none."""
+        data = await read_object(self._js, self._bucket, object_name, MAX_MANIFEST_BYTES)
+        if data is None or not revisions.is_manifest(data):
+            return None
+        return _decode(data, f"revision {object_name}")
 
     async def fetch(self, head: Head, dest: Path) -> None:
         data = await self.read(head)
@@ -83,16 +123,27 @@ class JetStreamSceneStore:
     ) -> Head:
         revision = (parent.revision if parent else 0) + 1
         name = f"{scene_id}/{revision:08d}-{scene_hash[:16]}"
+        # A scene keeps the owner its first revision gave it; its chunks are that user's.
+        owner = parent.owner if parent is not None and parent.owner else owner
         await self._objects()  # creates the store on a server nobody prepared
-        await put_object(self._js, self._bucket, name, await asyncio.to_thread(blend.read_bytes))
+        data = await asyncio.to_thread(blend.read_bytes)
+        pieces = await asyncio.to_thread(cut, data, owner)
+        del data
+        # The parent's chunks are this space's only when the owner did not change (an
+        # unowned scene that a user's run takes on starts that user's space afresh).
+        same = parent is not None and parent.owner == owner
+        held = await self._parent_chunks(parent) if same else frozenset()
+        new = {d: b for d, b in pieces.chunks.items() if d not in held}
+        await self._store_chunks(owner, new)
+        # Last: a manifest is stored only once every chunk it names is.
+        await put_object(self._js, self._bucket, name, revisions.encode(pieces.manifest))
         head = Head(
             scene_id=scene_id,
             revision=revision,
             scene_hash=scene_hash,
             object_name=name,
             epoch=epoch,
-            # A scene keeps the owner its first revision gave it.
-            owner=parent.owner if parent is not None and parent.owner else owner,
+            owner=owner,
         )
         kv = await ensure_kv(self._js, self._prefix, "scene_heads")
         value = msgspec.json.encode(head)
@@ -106,7 +157,36 @@ class JetStreamSceneStore:
                 f"scene {scene_id} was committed by another executor since revision "
                 f"{parent.revision if parent else 0}"
             ) from None
+        self._known[scene_id] = (name, frozenset(pieces.chunks))
         return msgspec.structs.replace(head, kv_revision=kv_revision)
+
+    async def _parent_chunks(self, parent: Head | None) -> frozenset[str]:
+        """The chunks ``parent`` names: the head, which the collector always keeps, so
+        they need no asking. Empty for a whole-file parent or an unreadable manifest."""
+        if parent is None:
+            return frozenset()
+        known = self._known.get(parent.scene_id)
+        if known is not None and known[0] == parent.object_name:
+            return known[1]
+        try:
+            manifest = await self.manifest(parent.object_name)
+        except RevisionDamaged:
+            return frozenset()  # every chunk is checked and stored again
+        return frozenset(d for d, _ in manifest.chunks) if manifest else frozenset()
+
+    async def _store_chunks(self, space: str, new: dict[str, bytes]) -> None:
+        # A chunk found present is trusted only while it is younger than half the grace,
+        # and the manifest must follow within that half: else the pass runs again.
+        fresh_for = self.chunk_grace / 2
+        for _ in range(3):
+            started = time.monotonic()
+            await self.chunks.store(space, new, fresh_for)
+            if time.monotonic() - started < fresh_for:
+                return
+        raise TimeoutError(
+            f"storing {len(new)} chunks took longer than {fresh_for:.0f} s three times; "
+            "the chunk store is too slow for BLENDMESH_CHUNK_GRACE"
+        )
 
     async def put_inspection(self, head: Head, document: bytes) -> str:
         name = inspection_name(head)
@@ -197,6 +277,13 @@ class JetStreamSceneStore:
             return False
         await asyncio.to_thread(_write_atomically, dest, data)
         return True
+
+
+def _decode(data: bytes, what: str) -> ChunkedRevision:
+    try:
+        return revisions.decode(data)
+    except ManifestError as exc:
+        raise RevisionDamaged(f"{what} is damaged: {exc}") from None
 
 
 def _write_atomically(dest: Path, data: bytes) -> None:

@@ -130,7 +130,9 @@ class Scenes:
         renewal = asyncio.ensure_future(self.leases.renew(session.lease))
         path = self.work_dir / "revisions" / f".{session.scene_id}-new.blend"
         try:
-            written = await self.bridge.save(str(path), compress=True)
+            # Uncompressed: content-defined chunks then follow the change, not the whole
+            # file, and a one-object edit stores kilobytes (ADR 0020).
+            written = await self.bridge.save(str(path), compress=False)
         finally:
             session.lease = await renewal  # raises LeaseLost, also after a failed save
         if saved is not None:

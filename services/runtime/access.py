@@ -71,7 +71,7 @@ _KV_BUCKETS: dict[str, tuple[str, ...]] = {
 }
 # The doors stage the .blend files of imports in ``uploads``; the executor loads them.
 _OBJECT_STORES: dict[str, tuple[str, ...]] = {
-    "executor": ("scenes", "previews", "uploads"),
+    "executor": ("scenes", "chunks", "previews", "uploads"),
     CLIENT: ("uploads",),
 }
 # Seconds an object store keeps an object; the others keep theirs for ever. An upload
