@@ -34,6 +34,7 @@ from contracts.events import (
     RunEvent,
     RunFailed,
     RunRequested,
+    canonical_resolution,
     decode_event,
     derive_event_id,
     event_kind,
@@ -245,6 +246,7 @@ class MeshClient:
         that misses one is refused (``CodeNotQuoted``) and nothing is published.
         """
         quoted = _quoted(code_sha256)
+        decision = canonical_resolution(decision)  # the log carries one name per decision
         events = await read_run(self.bus.js, self.bus.prefix, run_id)
         result = fold_run(events)
         if result is None:

@@ -16,7 +16,13 @@ import msgspec
 
 from contracts import subjects
 from contracts.door import MAX_LIST, VERBS, DoorError, DoorReply, ErrorCode, ListQuery, RunRef
-from contracts.events import ApprovalRequested, ApprovalResolved, RunRequested, decode_event
+from contracts.events import (
+    ApprovalRequested,
+    ApprovalResolved,
+    RunRequested,
+    canonical_resolution,
+    decode_event,
+)
 from services import ownership
 from services.door.ports import DoorUnavailable, MeshReads, RunWriter
 from services.runtime.identity import UserEntry, may_resolve
@@ -142,6 +148,8 @@ class DoorHandlers:
             raise Refused("NOT_FOUND", f"no approval {event.approval_id} on run {event.run_id}")
         if event.user != requested.user:
             raise Refused("INVALID", f"user must be the run's user, {requested.user!r}")
+        # The spec's alias is accepted; the log carries one name per decision.
+        event = msgspec.structs.replace(event, decision=canonical_resolution(event.decision))
         await self.writer.publish(event)
         return DoorReply(ok=True, run_id=event.run_id)
 

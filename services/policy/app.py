@@ -6,7 +6,7 @@ from functools import partial
 
 from services.executor.client import KvCatalog, SceneFiles
 from services.policy.allowlist import AllowlistResponders, KvAllowlist
-from services.policy.cedar import CedarPolicy
+from services.policy.cedar import PROFILE_ENV, CedarPolicy, policy_folder
 from services.policy.handlers import PolicyHandlers, expiry_subjects, filter_subjects
 from services.runtime import health
 from services.runtime.consumer import ConsumerSpec
@@ -21,7 +21,9 @@ EXPIRY_MAX_DELIVER = 100_000
 
 
 async def start(settings: Settings, bus: Bus) -> ConsumerService:
-    engine = CedarPolicy.load(settings.policy_dir)  # a malformed policy stops the start here
+    # A malformed policy, or an unknown profile, stops the start here.
+    folder = policy_folder(settings.policy_dir, settings.env.get(PROFILE_ENV))
+    engine = CedarPolicy.load(folder)
     allowlist = KvAllowlist(bus.js, bus.prefix)
     handlers = PolicyHandlers(
         engine=engine,

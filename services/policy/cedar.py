@@ -23,6 +23,14 @@ from contracts.operations import SAFETY_ORDER, Operation
 from contracts.tools import ToolSpec
 
 BUILTIN_DIR = Path(__file__).parent / "policies"
+# Built-in policy sets a deployment picks by name (BLENDMESH_POLICY_PROFILE): "default"
+# lets safe writes run unasked; "approve-side-effects" asks for every side effect, as
+# spec 002 §6 says (docs/adr/0020).
+PROFILE_ENV = "BLENDMESH_POLICY_PROFILE"
+PROFILES: dict[str, Path] = {
+    "default": BUILTIN_DIR,
+    "approve-side-effects": Path(__file__).parent / "profiles" / "approve-side-effects",
+}
 OUTCOMES = ("allow", "require_approval")
 OBJECT_KEYS = ("name", "object")  # argument keys that name the object an operation acts on
 _MAX_LONG = 2**63 - 1
@@ -83,6 +91,24 @@ class LoadedPolicies:
     policy_set_hash: str  # "sha256:<hex>" over file names and contents
     handle: cedarpy.PolicySet
     approval_ids: frozenset[str]  # policies with @outcome("require_approval")
+
+
+def policy_folder(policy_dir: Path | None, profile: str | None) -> Path:
+    """The folder of the rules to load: a folder of one's own (BLENDMESH_POLICY_DIR) or a
+    built-in profile by name; raises PolicyLoadError for an unknown name or for both."""
+    if profile and policy_dir is not None:
+        raise PolicyLoadError(
+            f"both BLENDMESH_POLICY_DIR and {PROFILE_ENV} are set; set one: a profile is a "
+            "built-in folder of rules"
+        )
+    if policy_dir is not None:
+        return policy_dir
+    name = profile or "default"
+    if name not in PROFILES:
+        raise PolicyLoadError(
+            f"{PROFILE_ENV}={name!r} is not a policy profile; use one of {', '.join(PROFILES)}"
+        )
+    return PROFILES[name]
 
 
 def load_policies(directory: Path) -> LoadedPolicies:

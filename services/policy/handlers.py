@@ -27,6 +27,7 @@ from contracts.events import (
     Planned,
     PolicyDecided,
     RunEvent,
+    canonical_resolution,
     derive_event_id,
     follow,
 )
@@ -279,7 +280,7 @@ class PolicyHandlers:
                     operation_ids=pending.operation_ids,
                 )
             ]
-        if event.decision == "approve_and_always_allow":
+        if canonical_resolution(event.decision) == "approve_and_always_allow":
             for op in pending.operations:
                 await self.allowlist.add(
                     AllowlistEntry(

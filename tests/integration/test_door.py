@@ -217,6 +217,32 @@ async def test_door_when_bob_resolves_alices_approval_is_refused_and_she_still_m
     assert [e["approved_by"] for e in approved][-1] == "carol"
 
 
+async def test_door_when_resolved_with_the_spec_alias_always_allows_under_its_own_name(
+    users: dict[str, User],
+) -> None:
+    """002 §7 names the decision ``approve_and_always_allow_recipient``: the bus door takes
+    it, the log carries blendmesh's name, and the same operation then runs unasked."""
+    alice = users["alice"]
+    await alice.run(create("AliasA"), "dooralias")
+    waiting = await alice.run(delete("AliasA"), "dooralias")
+    assert waiting["type"] == "run.approval_requested", waiting
+    sub = await alice.nc.subscribe(subjects.feed(PREFIX, "alice", waiting["run_id"], "completed"))
+    try:
+        answer = await alice.ask(
+            "run.resolve", resolution(waiting, "alice", "approve_and_always_allow_recipient")
+        )
+        assert answer["ok"], answer
+        await sub.next_msg(timeout=60)
+    finally:
+        await sub.unsubscribe()
+    events = (await alice.ask("run.events", {"run_id": waiting["run_id"]}))["events"]
+    [resolved] = [e for e in events if e["type"] == "run.approval_resolved"]
+    assert resolved["decision"] == "approve_and_always_allow"
+    await alice.run(create("AliasB"), "dooralias")
+    again = await alice.run(delete("AliasB"), "dooralias")
+    assert again["type"] == "run.completed", again
+
+
 async def test_door_when_the_reply_subject_is_not_the_askers_inbox_answers_nobody(
     users: dict[str, User], mesh: tuple[Mesh, Bus]
 ) -> None:

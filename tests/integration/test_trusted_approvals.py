@@ -144,6 +144,31 @@ async def test_resolve_when_hash_quoted_publishes_an_approval_quoting_it(
     assert resolution.resolved_by == "ana"
 
 
+async def test_resolve_when_decision_is_the_spec_alias_publishes_always_allow(
+    mesh: tuple[Mesh, Bus], policy_bus: Bus
+) -> None:
+    """002 §7's ``approve_and_always_allow_recipient`` is blendmesh's always-allow, not a 422."""
+    run_id = await waiting_run(mesh, policy_bus)
+    async with api(mesh, run_timeout=0.5) as client:
+        pending = await pending_of(client, run_id)
+        body = {
+            "approvalId": pending["approvalId"],
+            "decision": "approve_and_always_allow_recipient",
+            "requestHash": pending["requestHash"],
+            "codeSha256": pending["codeSha256"],
+        }
+        answer = await client.post("/api/agent/approvals/resolve", json=body, headers=ANA)
+        unknown = await client.post(
+            "/api/agent/approvals/resolve",
+            json={**body, "decision": "approve_forever"},
+            headers=ANA,
+        )
+    assert answer.status_code == 504  # no policy runs here to answer the approval
+    assert unknown.status_code == 422 and "decision" in unknown.json()["error"]["message"]
+    [resolution] = await resolutions(mesh, run_id)
+    assert resolution.decision == "approve_and_always_allow"
+
+
 # -- the client the CLI and the gateway share -------------------------------------------
 
 

@@ -13,6 +13,7 @@ from contracts.events import (
     Approved,
     Denied,
     PolicyDecided,
+    canonical_resolution,
     follow,
 )
 from services.policy.allowlist import AllowlistResponders
@@ -191,3 +192,19 @@ async def test_resolution_when_by_a_registered_approver_is_accepted() -> None:
     handlers.approvers = lambda: frozenset({"carol"})
     (approved,) = await handlers.on_resolved(resolve(asked, "approve_once", resolved_by="carol"))
     assert isinstance(approved, Approved) and approved.approved_by == "carol"
+
+
+async def test_spec_alias_when_resolving_always_allows_like_blendmeshs_own_name() -> None:
+    """002 §7: ``approve_and_always_allow_recipient`` persists the allowlist and executes."""
+    allowlist = MemoryAllowlist()
+    handlers, _, asked = await waiting(allowlist)
+    (approved,) = await handlers.on_resolved(resolve(asked, "approve_and_always_allow_recipient"))
+    assert isinstance(approved, Approved)
+    (entry,) = await allowlist.entries("ana")
+    assert (entry.tool, entry.scene_id) == ("object.delete", "s1")
+
+
+def test_canonical_resolution_when_alias_or_own_name_gives_blendmeshs_name() -> None:
+    assert canonical_resolution("approve_and_always_allow_recipient") == "approve_and_always_allow"
+    for own in ("approve_once", "approve_and_always_allow", "reject"):
+        assert canonical_resolution(own) == own
