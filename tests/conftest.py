@@ -10,6 +10,7 @@ import pytest
 from services.runtime.embedded import EmbeddedNats
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
+from tests.conformance.marker import refuse_unknown_clauses
 
 TESTS = Path(__file__).parent
 # Tests marked by the directory they live in, so `-m "not integration and not e2e"` selects
@@ -38,6 +39,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             mark = MARK_BY_DIRECTORY.get(item.path.relative_to(TESTS).parts[0])
             if mark is not None:
                 item.add_marker(mark)
+    refuse_unknown_clauses(items)
 
 
 @pytest.fixture(scope="session", autouse=True)
