@@ -1,7 +1,7 @@
-"""How a scene revision is stored: a manifest of content-addressed chunks (ADR 0020).
+"""How a scene revision is stored: a manifest of content-addressed chunks (ADR 0021).
 
 A revision's object in the scene store holds either the whole .blend (revisions committed
-before ADR 0020) or this manifest. The manifest names the chunks in file order by their
+before ADR 0021) or this manifest. The manifest names the chunks in file order by their
 BLAKE3 digest; the chunks live in the ``chunks`` object store under the name
 ``<space>/<digest>``, where the space is the scene owner's user name, so two users never
 share a chunk object even when their files are identical.

@@ -4,7 +4,7 @@ A chunk is an object named ``<space>/<blake3 hex>`` (``contracts.revisions.chunk
 A commit uploads a chunk only when the store lacks it, or holds a copy so old that the
 collector may be deleting it right now: such a copy is stored again, which renews its
 time and its meta's sequence, so the collector's compare-and-delete of the old copy fails
-(ADR 0020). Everything here is plumbing; which chunks a revision needs is the caller's.
+(ADR 0021). Everything here is plumbing; which chunks a revision needs is the caller's.
 """
 
 from __future__ import annotations

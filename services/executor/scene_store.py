@@ -1,9 +1,9 @@
 """Scene revisions in the JetStream Object Store, the head in KV.
 
-A revision is a manifest of content-addressed chunks (ADR 0020): a commit cuts the saved
+A revision is a manifest of content-addressed chunks (ADR 0021): a commit cuts the saved
 .blend, uploads the chunks the store lacks, and writes the manifest last, so a writer
 killed part way leaves chunks nobody names (the collector's) but never half a revision.
-Revisions committed before ADR 0020 hold the whole .blend and read as they always did.
+Revisions committed before ADR 0021 hold the whole .blend and read as they always did.
 
 Committing a revision is a compare-and-set on the head's KV revision, so a writer that
 lost the scene to another executor cannot overwrite the newer head. Revisions are never
@@ -91,7 +91,7 @@ class JetStreamSceneStore:
         if data is None:
             raise ObjectNotFoundError(description=f"scene revision {head.object_name}")
         if not revisions.is_manifest(data):
-            return data  # stored whole, before ADR 0020
+            return data  # stored whole, before ADR 0021
         what = f"revision {head.revision} of scene {head.scene_id}"
         manifest = _decode(data, what)
         digests = [d for d, _ in manifest.chunks]

@@ -131,7 +131,7 @@ class Scenes:
         path = self.work_dir / "revisions" / f".{session.scene_id}-new.blend"
         try:
             # Uncompressed: content-defined chunks then follow the change, not the whole
-            # file, and a one-object edit stores kilobytes (ADR 0020).
+            # file, and a one-object edit stores kilobytes (ADR 0021).
             written = await self.bridge.save(str(path), compress=False)
         finally:
             session.lease = await renewal  # raises LeaseLost, also after a failed save

@@ -1,4 +1,4 @@
-"""Revisions stored by content (ADR 0020) on a real nats-server: byte-for-byte round trips,
+"""Revisions stored by content (ADR 0021) on a real nats-server: byte-for-byte round trips,
 whole-file revisions from before still read, chunks never shared across users, and a
 damaged store said to be damaged."""
 

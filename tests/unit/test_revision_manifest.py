@@ -1,4 +1,4 @@
-"""The revision manifest (ADR 0020): what decodes, what is refused and why, and the cut
+"""The revision manifest (ADR 0021): what decodes, what is refused and why, and the cut
 that makes one reassembling to the same bytes."""
 
 from __future__ import annotations
