@@ -50,7 +50,7 @@ BUILD = textwrap.dedent(
         bpy.ops.mesh.primitive_grid_add(
             x_subdivisions=grid, y_subdivisions=grid, size=10, location=(i * 12, 0, 0))
         bpy.context.object.name = f"Grid{i}"
-    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=2)
+    bpy.ops.mesh.primitive_cube_add(size=0.5)
     base = bpy.context.object
     for j in range(props):
         ob = bpy.data.objects.new(f"Prop_{j:04d}", base.data.copy())
