@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from contracts import scene_files
+from contracts import assets, scene_files, views
 from contracts.health import BlenderState
 from contracts.tools import catalog_from_mcp
 from services.executor.catalog import KvCatalog, KvNodeCatalog
@@ -76,7 +76,8 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         tools = await bridge.start()
         # The executor's own tools join the bridge's: the planner, the policy and the
         # capability gate judge plans against one catalog.
-        catalog = catalog_from_mcp([*tools, *scene_files.tool_entries()], bridge.profile.version)
+        own = [*scene_files.tool_entries(), assets.tool_entry(), views.tool_entry()]
+        catalog = catalog_from_mcp([*tools, *own], bridge.profile.version)
         node_catalog = await bridge.node_catalog()
         # The first writes to a bucket that may have just been made: on a cluster that is
         # still starting, its leader may not be elected yet.

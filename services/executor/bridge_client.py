@@ -51,6 +51,7 @@ from contracts.bridge import (
 )
 from contracts.inspection import SceneInspection
 from contracts.nodes import NodeCatalog
+from contracts.views import AssetImported, AssetParams, ViewParams
 
 log = logging.getLogger("blendmesh.bridge")
 
@@ -285,6 +286,14 @@ class BridgeProcess:
     async def inspect(self) -> SceneInspection:
         """Describe the scene for the inspection artifact (evaluates its depsgraph)."""
         return await self.request("blendmesh/scene.inspect", SceneInspection)
+
+    async def render_view(self, view: ViewParams) -> Preview:
+        """Render one view of the scene to ``view.path``; the scene is left as it was."""
+        return await self.request("blendmesh/scene.render_view", Preview, view)
+
+    async def import_asset(self, asset: AssetParams) -> AssetImported:
+        """Import an asset file into a collection of the scene."""
+        return await self.request("blendmesh/scene.import_asset", AssetImported, asset)
 
     async def node_catalog(self) -> NodeCatalog:
         """Every node type the bridge's Blender accepts in a Geometry Nodes tree."""

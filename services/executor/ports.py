@@ -17,6 +17,7 @@ from contracts.inspection import SceneInspection
 from contracts.nodes import NodeCatalog
 from contracts.scenes import Head, SceneSummary
 from contracts.tools import ToolCatalog
+from contracts.views import AssetImported, AssetParams, ViewParams
 from services.executor.journal import JournalEntry
 
 
@@ -48,6 +49,14 @@ class Bridge(Protocol):
 
     async def inspect(self) -> SceneInspection:
         """Describe the scene it holds, deterministically, for the inspection artifact."""
+        ...
+
+    async def render_view(self, view: ViewParams) -> Preview:
+        """Write a PNG of one view of the scene to ``view.path`` without changing it."""
+        ...
+
+    async def import_asset(self, asset: AssetParams) -> AssetImported:
+        """Import the asset file at ``asset.path`` into a collection of the scene."""
         ...
 
     async def restart(self) -> None:

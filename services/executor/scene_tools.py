@@ -1,4 +1,5 @@
-"""The executor's own tools: ``scene.import`` and ``scene.revert`` (contracts/scene_files.py).
+"""The executor's own tools: ``scene.import`` and ``scene.revert`` (contracts/scene_files.py),
+and ``scene.import_asset`` and ``scene.render_view`` (asset_tools.py).
 
 Both replace the scene the bridge holds with a whole .blend file: a staged upload of the
 run's user, or an earlier revision of the run's scene. The bridge cannot reach the store,
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from contracts.assets import ASSET_TOOL
 from contracts.bridge import (
     INVALID_PARAMS,
     HashScheme,
@@ -32,6 +34,8 @@ from contracts.bridge import (
 from contracts.inspection import SceneInspection
 from contracts.scene_files import IMPORT_TOOL, REVERT_TOOL, blend_problem, is_blob_id
 from contracts.scenes import Head
+from contracts.views import VIEW_TOOL, AssetImported, AssetParams, ViewParams
+from services.executor.asset_tools import import_asset, render_view
 from services.executor.bridge_client import BridgeCrashed, BridgeError
 from services.executor.ports import Bridge
 
@@ -45,9 +49,12 @@ class Revisions(Protocol):
 
 
 class Uploads(Protocol):
-    """Port: the staged uploads of the doors (ObjectStoreUploads)."""
+    """Port: the staged uploads of the doors (ObjectStoreUploads), and the views staged
+    for them."""
 
     async def get(self, user: str, blob: str) -> bytes | None: ...
+
+    async def stage(self, user: str, data: bytes) -> str: ...
 
 
 def _refused(code: ToolErrorCode, message: str) -> ToolResult:
@@ -86,6 +93,13 @@ class SceneToolBridge:
             return await self._import(arguments)
         if name == REVERT_TOOL:
             return await self._revert(arguments)
+        tools = self._tools
+        if name == ASSET_TOOL:
+            work = tools.work_dir
+            limit = tools.max_upload_bytes
+            return await import_asset(self, tools.uploads, work, limit, self.user, arguments)
+        if name == VIEW_TOOL:
+            return await render_view(self, tools.uploads, tools.work_dir, self.user, arguments)
         return await self.inner.call_tool(name, arguments, mcp_call_id, timeout)
 
     async def _import(self, args: dict[str, Any]) -> ToolResult:
@@ -203,6 +217,12 @@ class SceneToolBridge:
 
     async def inspect(self) -> SceneInspection:
         return await self.inner.inspect()
+
+    async def render_view(self, view: ViewParams) -> Preview:
+        return await self.inner.render_view(view)
+
+    async def import_asset(self, asset: AssetParams) -> AssetImported:
+        return await self.inner.import_asset(asset)
 
     async def restart(self) -> None:
         await self.inner.restart()

@@ -24,6 +24,7 @@ from contracts.bridge import (
 )
 from contracts.inspection import SceneInspection
 from contracts.nodes import NodeCatalog
+from contracts.views import AssetImported, AssetParams, ViewParams
 from services.executor.bridge_client import BridgeProcess
 
 log = logging.getLogger("blendmesh.executor")
@@ -193,6 +194,12 @@ class SupervisedBridge:
 
     async def inspect(self) -> SceneInspection:
         return await (await self._live()).inspect()
+
+    async def render_view(self, view: ViewParams) -> Preview:
+        return await (await self._live()).render_view(view)
+
+    async def import_asset(self, asset: AssetParams) -> AssetImported:
+        return await (await self._live()).import_asset(asset)
 
     async def node_catalog(self) -> NodeCatalog:
         return await (await self._live()).node_catalog()

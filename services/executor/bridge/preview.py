@@ -21,8 +21,9 @@ import bpy
 from mathutils import Vector
 
 from contracts.bridge import Preview, PreviewEngine
+from contracts.views import ViewParams
 
-from .tools.scene import SceneError
+from .tools.scene import SceneError, SceneRefused
 
 log = logging.getLogger("blendmesh.bridge")
 
@@ -71,17 +72,19 @@ def _temporary(scene: bpy.types.Scene, name: str, data: Any) -> Iterator[bpy.typ
 
 
 @contextmanager
-def _staged(scene: bpy.types.Scene) -> Iterator[None]:
-    """A camera and a light for the render, only for its duration."""
+def _staged(scene: bpy.types.Scene, direction: Vector | None = None) -> Iterator[None]:
+    """A camera and a light for the render, only for its duration: a camera from
+    ``direction`` (towards the scene's centre) when one is asked for, or when the scene
+    has none."""
     center, radius = _bounds(scene)
     lit = any(ob.type == "LIGHT" and ob.visible_get() for ob in scene.objects)
     with _restored(scene, "camera"):
-        if scene.camera is None:
+        if scene.camera is None or direction is not None:
             cam_data = bpy.data.cameras.new(_TEMP)
             cam_data.clip_end = max(1000.0, radius * 10)
             with _temporary(scene, _TEMP, cam_data) as cam:
                 distance = radius / math.sin(min(cam_data.angle_x, cam_data.angle_y) / 2) * 1.1
-                cam.location = center + _VIEW_DIRECTION * distance
+                cam.location = center + (direction or _VIEW_DIRECTION) * distance
                 cam.rotation_euler = (center - cam.location).to_track_quat("-Z", "Y").to_euler()
                 scene.camera = cam
                 with _lit(scene, lit):
@@ -117,10 +120,14 @@ def _render(scene: bpy.types.Scene, engine: str, path: str) -> None:
 
 
 def render_preview(
-    path: str, width: int = 320, height: int = 240, engine: PreviewEngine | None = None
+    path: str,
+    width: int = 320,
+    height: int = 240,
+    engine: PreviewEngine | None = None,
+    direction: Vector | None = None,
 ) -> Preview:
     """Render the scene to a PNG at ``path`` with ``engine``, or the first of ENGINES that
-    works."""
+    works; from ``direction`` (see ``_staged``) when given."""
     path = os.path.abspath(path)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     scene = bpy.context.scene
@@ -132,7 +139,7 @@ def render_preview(
         _restored(render, "resolution_percentage", "use_file_extension"),
         _restored(render.image_settings, "file_format", "color_mode"),
         _restored(scene.cycles, "device", "samples", "use_denoising"),
-        _staged(scene),
+        _staged(scene, direction),
     ):
         render.resolution_x, render.resolution_y = width, height
         render.resolution_percentage = 100
@@ -151,3 +158,31 @@ def render_preview(
             ms = (time.perf_counter() - started) * 1000
             return Preview(path=path, width=width, height=height, engine=candidate, ms=ms)
     raise SceneError("cannot render a preview: " + "; ".join(errors))
+
+
+def direction_of(azimuth: float, elevation: float) -> Vector:
+    """Where a camera stands, seen from the scene's centre: azimuth 0 from -Y, 90 from +X;
+    elevation 90 from straight above (kept just off it, where "up" is still defined)."""
+    az = math.radians(azimuth)
+    el = math.radians(max(-89.9, min(89.9, elevation)))
+    return Vector((math.sin(az) * math.cos(el), -math.cos(az) * math.cos(el), math.sin(el)))
+
+
+def render_view(want: ViewParams) -> Preview:
+    """``blendmesh/scene.render_view``: through the scene's camera ``want.camera``, or from
+    a temporary camera at the asked angle; the scene keeps its own camera either way."""
+    scene = bpy.context.scene
+    if want.camera is None:
+        direction = direction_of(want.azimuth, want.elevation)
+        return render_preview(want.path, want.width, want.height, direction=direction)
+    camera = scene.objects.get(want.camera)
+    if camera is None or camera.type != "CAMERA":
+        cameras = sorted(ob.name for ob in scene.objects if ob.type == "CAMERA")[:10]
+        known = ", ".join(repr(c) for c in cameras) or "none"
+        raise SceneRefused(
+            f"the scene has no camera named {want.camera!r} (its cameras: {known}); name one "
+            "of them, or give an azimuth and elevation instead"
+        )
+    with _restored(scene, "camera"):
+        scene.camera = camera
+        return render_preview(want.path, want.width, want.height)

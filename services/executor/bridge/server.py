@@ -42,8 +42,9 @@ from contracts.bridge import (
     ToolCall,
     ToolList,
 )
+from contracts.views import AssetParams, ViewParams
 
-from . import digests, gltf, inspect, node_catalog, preview, registry, touched
+from . import assets, digests, gltf, inspect, node_catalog, preview, registry, touched
 from .tools import python as python_tools
 from .tools import scene
 
@@ -136,6 +137,8 @@ class Server:
             "blendmesh/scene.render_preview": self._render_preview,
             "blendmesh/scene.export_gltf": self._export_gltf,
             "blendmesh/scene.inspect": lambda p: inspect.inspect(),
+            "blendmesh/scene.render_view": lambda p: preview.render_view(_params(p, ViewParams)),
+            "blendmesh/scene.import_asset": lambda p: assets.import_asset(_params(p, AssetParams)),
             "blendmesh/node_catalog": lambda p: node_catalog.node_catalog(),
             "shutdown": self._shutdown,
         }
