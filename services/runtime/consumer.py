@@ -37,7 +37,7 @@ from contracts.events import (
     derive_event_id,
     event_kind,
 )
-from services.runtime import tracing
+from services.runtime import metrics, tracing
 from services.runtime.bus import EventPublisher
 from services.runtime.durables import DurableConsumer
 from services.runtime.errors import Reject, Retry
@@ -259,7 +259,7 @@ class ConsumerLoop:
 
     async def process(self, msg: Msg) -> None:
         """Handle one message and settle it: ack, nak with delay, or term."""
-        delivery = _delivery(msg)
+        delivery = self._delivered(msg)
         event: AnyEvent | None = None
         undecodable = ""
         try:
@@ -271,9 +271,24 @@ class ConsumerLoop:
         with self._span(msg, delivery, event) as span:
             if event is None:
                 span.set_status(StatusCode.ERROR, undecodable)
-                await self._dead_letter(msg, delivery, undecodable)
+                await self._dead_letter(msg, delivery, undecodable, "undecodable")
                 return
-            await self._handle(msg, delivery, event, span)
+            started = time.perf_counter()
+            try:
+                await self._handle(msg, delivery, event, span)
+            finally:
+                elapsed = time.perf_counter() - started
+                metrics.stage_handled(self._spec.durable, event_kind(event), elapsed)
+
+    def _delivered(self, msg: Msg) -> Delivery:
+        """The message's place in the log, counted: what waits behind it (the consumer's
+        lag, from the metadata every message carries, so no extra request) and whether it
+        came before."""
+        delivery = _delivery(msg)
+        metrics.consumer_lag(self._spec.durable, msg.metadata.num_pending)
+        if delivery.num_delivered > 1:
+            metrics.redelivered(self._spec.durable)
+        return delivery
 
     async def _handle(self, msg: Msg, delivery: Delivery, event: AnyEvent, span: Span) -> None:
         heartbeat = asyncio.create_task(self._heartbeat(msg)) if self._spec.heartbeat else None
@@ -283,7 +298,7 @@ class ConsumerLoop:
                 await self._publisher.publish(out)
         except Reject as exc:
             _failed(span, exc)
-            await self._dead_letter(msg, delivery, f"rejected: {exc}")
+            await self._dead_letter(msg, delivery, f"rejected: {exc}", "rejected")
             return
         except Retry as exc:
             _failed(span, exc)
@@ -305,13 +320,14 @@ class ConsumerLoop:
         an undecodable one is dead-lettered where it stands, so the order holds."""
         run: list[tuple[Msg, Delivery, AnyEvent]] = []
         for msg in msgs:
-            delivery = _delivery(msg)
+            delivery = self._delivered(msg)
             try:
                 run.append((msg, delivery, decode_event(msg.data)))
             except (msgspec.ValidationError, msgspec.DecodeError) as exc:
                 await self._settle_together(run)
                 run = []
-                await self._dead_letter(msg, delivery, f"undecodable message: {exc}")
+                reason = f"undecodable message: {exc}"
+                await self._dead_letter(msg, delivery, reason, "undecodable")
         await self._settle_together(run)
 
     async def _settle_together(self, items: Sequence[tuple[Msg, Delivery, AnyEvent]]) -> None:
@@ -355,7 +371,7 @@ class ConsumerLoop:
             return
         msg, delivery, _ = items[0]
         await self._dead_letter(
-            msg, delivery, f"gave up after {self._spec.max_deliver} attempts: {reason}"
+            msg, delivery, f"gave up after {self._spec.max_deliver} attempts: {reason}", "exhausted"
         )
 
     def _span(
@@ -386,13 +402,18 @@ class ConsumerLoop:
     async def _retry(self, msg: Msg, delivery: Delivery, reason: str, delay: float) -> None:
         if delivery.num_delivered >= self._spec.max_deliver:
             await self._dead_letter(
-                msg, delivery, f"gave up after {delivery.num_delivered} deliveries: {reason}"
+                msg,
+                delivery,
+                f"gave up after {delivery.num_delivered} deliveries: {reason}",
+                "exhausted",
             )
             return
         log.info("%s: retry %s in %.2fs: %s", self._spec.durable, msg.subject, delay, reason)
         await msg.nak(delay=delay)
 
-    async def _dead_letter(self, msg: Msg, delivery: Delivery, reason: str) -> None:
+    async def _dead_letter(
+        self, msg: Msg, delivery: Delivery, reason: str, why: metrics.DeadLetterReason
+    ) -> None:
         log.error("%s: dead-lettering %s: %s", self._spec.durable, msg.subject, reason)
         letter = DeadLettered(
             event_id=derive_event_id(f"seq:{delivery.stream_seq}", f"dlq:{self._spec.durable}"),
@@ -406,6 +427,7 @@ class ConsumerLoop:
         )
         await self._publisher.publish(letter)
         await msg.term()
+        metrics.dead_lettered(self._spec.durable, why)
 
     async def _heartbeat(self, *msgs: Msg) -> None:
         interval = max(self._spec.ack_wait / 3, 0.1)

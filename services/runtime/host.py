@@ -34,6 +34,7 @@ from services.runtime.bus import (
 )
 from services.runtime.consumer import ConsumerLoop, ConsumerSpec
 from services.runtime.home import private_home
+from services.runtime.metrics_server import serve_metrics
 from services.runtime.ready import READY_WAIT
 from services.runtime.settings import Settings, SettingsError
 from services.runtime.tracing import configure_tracing, shutdown_tracing
@@ -237,11 +238,17 @@ def run_service(name: str, start: StartFn) -> None:
     private_home(settings.home)
 
     async def main() -> None:
-        bus = await _open_service_bus(settings, name)
+        # Before the bus: a scrape during a slow start shows the process is there.
+        exported = await serve_metrics(settings)
         try:
-            await serve(name, start, bus, settings)
+            bus = await _open_service_bus(settings, name)
+            try:
+                await serve(name, start, bus, settings)
+            finally:
+                await bus.close()
         finally:
-            await bus.close()
+            if exported is not None:
+                await exported.stop()
 
     configure_tracing(settings)
     try:

@@ -58,6 +58,15 @@ def _replicas(env: Mapping[str, str]) -> int:
     return value
 
 
+def _port(env: Mapping[str, str], name: str) -> int | None:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or int(raw) > 65535:
+        raise SettingsError(f"{name}={raw!r} is not a port; use 1 to 65535, or 0 for any free one")
+    return int(raw)
+
+
 def _flag(env: Mapping[str, str], name: str) -> bool:
     raw = env.get(name, "").strip().lower()
     if raw in ("", "0", "false", "no", "off"):
@@ -93,6 +102,12 @@ class Settings:
     replicas: int = 1  # copies of every stream, KV bucket and object store (3 on a cluster)
     previews: bool = True  # render each scene's newest revision (a second Blender process)
     start_wait: float = READY_WAIT  # seconds a starting service waits for JetStream to be ready
+    # A service run as a process of its own serves /metrics here (None: it does not);
+    # ``blendmesh up`` serves them on the gateway's port (docs/operations.md).
+    metrics_port: int | None = None
+    metrics_host: str = "127.0.0.1"
+    # When set, /metrics asks for it as a bearer token; never shown.
+    metrics_token: str | None = field(default=None, repr=False)
     # The environment these settings were read from: a service reads its own settings
     # from it (the planner its model's). Never shown, since it may hold API keys.
     env: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
@@ -148,6 +163,9 @@ class Settings:
             if env.get("BLENDMESH_PREVIEWS", "").strip()
             else True,
             start_wait=_float(env, "BLENDMESH_START_WAIT", READY_WAIT),
+            metrics_port=_port(env, "BLENDMESH_METRICS_PORT"),
+            metrics_host=env.get("BLENDMESH_METRICS_HOST", "").strip() or "127.0.0.1",
+            metrics_token=env.get("BLENDMESH_METRICS_TOKEN", "").strip() or None,
             env=dict(env),
         )
 
