@@ -1,4 +1,5 @@
-"""The MCP server: six tools and three resources over one ``Door``, on stdio or HTTP.
+"""The MCP server: eleven tools, three resources and two prompts over one ``Door``, on
+stdio or HTTP.
 
 Built on the SDK's low-level ``Server`` (as ``blendmesh mcp guardians`` is) so that every
 answer, including a bad argument or a failed run, is a ``CallToolResult`` this module
@@ -24,7 +25,7 @@ from nats.errors import Error as NatsError
 from pydantic import AnyUrl
 
 from services.client import ClientError, MeshClient
-from services.mcp import answers, tools
+from services.mcp import answers, looks, prompts, tools
 from services.mcp.approval import submit
 from services.mcp.door import Door, check, pending_approval, plain
 from services.mcp.errors import AuthError, NotFound, ToolError, Unavailable, ValidationError
@@ -38,7 +39,9 @@ RESOURCE_NOT_FOUND = -32002  # the MCP spec's code for a resource that is not th
 INSTRUCTIONS = (
     "blendmesh changes Blender scenes safely. Plan with the `run` tool (a request in words, "
     "or a plan using the tools of blendmesh://catalog); blendmesh checks, decides and "
-    "applies it. Destructive operations need a person's approval, which the host asks "
+    "applies it. Look before you change: `inspect_object` and `render_view` read a scene; "
+    "`import_asset` brings a glTF, FBX, OBJ, USD or STL file into it. Destructive "
+    "operations need a person's approval, which the host asks "
     "for; you cannot approve them. A failed run's failure contract says how to repair it."
 )
 log = logging.getLogger("blendmesh.mcp")
@@ -68,7 +71,8 @@ def authenticated_user(ctx: Context) -> str:
 async def _call(door: Door, user: str, name: str, args: Any, ctx: Context) -> types.CallToolResult:
     match name:
         case "run":
-            return await submit(door, user, check(args, tools.RUN.inputSchema), ctx)
+            checked = tools.with_request_id(check(args, tools.RUN.inputSchema))
+            return await submit(door, user, checked, ctx)
         case "runs":
             limit = check(args, tools.RUNS.inputSchema).get("limit", 20)
             rows = await door.runs(user, limit)
@@ -106,7 +110,9 @@ async def _call(door: Door, user: str, name: str, args: Any, ctx: Context) -> ty
             if png is None:
                 raise NotFound(f"no preview of scene {scene_id}")
             return answers.result(f"preview of scene {scene_id}", {"scene_id": scene_id}, [png])
-    names = ", ".join(t.name for t in tools.TOOLS)
+    if name in looks.NAMES:
+        return await looks.call(door, user, name, args, ctx)
+    names = ", ".join(t.name for t in [*tools.TOOLS, *looks.TOOLS])
     raise ValidationError(f"unknown tool; this server has: {names}")
 
 
@@ -178,7 +184,18 @@ def build_server(door: Door, user_of: UserOf) -> Server[Any, Any]:
 
     @server.list_tools()
     async def list_tools() -> list[types.Tool]:
-        return tools.TOOLS
+        return [*tools.TOOLS, *looks.TOOLS]
+
+    @server.list_prompts()
+    async def list_prompts() -> list[types.Prompt]:
+        return prompts.PROMPTS
+
+    @server.get_prompt()
+    async def get_prompt(name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
+        try:
+            return prompts.get(name, arguments)
+        except ValidationError as exc:
+            raise McpError(types.ErrorData(code=types.INVALID_PARAMS, message=str(exc))) from None
 
     @server.call_tool(validate_input=False)
     async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:

@@ -11,6 +11,8 @@ from typing import Any
 
 import mcp.types as types
 
+from services.client import new_id
+
 ID_PATTERN = r"^[A-Za-z0-9_-]{1,128}$"
 SCENE_ID: dict[str, Any] = {
     "type": "string",
@@ -40,7 +42,9 @@ RUN = types.Tool(
         "Apply a change to a Blender scene through blendmesh: give exactly one of `request` "
         "(plain words, planned by blendmesh's configured planner) or `plan` (a spec 000 "
         "operation set {request_id?, operations: [{operation_id, tool_name, args, "
-        "depends_on, safety_level}]} or a spec 004 Geometry Nodes response; the tool names "
+        "depends_on, safety_level}]}, where blendmesh makes the request_id when you give "
+        "none and the same request_id again means the same plan, applied once; or a spec "
+        "004 Geometry Nodes response; the tool names "
         "and their arguments are in the resource blendmesh://catalog). blendmesh checks the "
         "plan, applies policy and runs it; destructive operations wait for a person's "
         "approval, which the host asks for. Answers the run's status, receipts, gates, "
@@ -77,6 +81,17 @@ RUN = types.Tool(
         readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False
     ),
 )
+
+
+def with_request_id(args: dict[str, Any]) -> dict[str, Any]:
+    """``args`` with a request_id in an operation-set plan that has none: the schema shows
+    it optional, and spec 000 needs one, so blendmesh makes it (a fresh one: idempotency
+    across retries needs the caller's own)."""
+    plan = args.get("plan")
+    if isinstance(plan, dict) and "operations" in plan and "request_id" not in plan:
+        return {**args, "plan": {"request_id": new_id("req"), **plan}}
+    return args
+
 
 _READ = types.ToolAnnotations(
     readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False
