@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import shutil
 import socket
@@ -15,6 +17,7 @@ from contracts import assets, scene_files, views
 from contracts.health import BlenderState
 from contracts.tools import catalog_from_mcp
 from services.executor.catalog import KvCatalog, KvNodeCatalog
+from services.executor.collector import Collector, collect_every, retention_of
 from services.executor.handlers import ExecutorHandlers, filter_subjects
 from services.executor.kv_journal import KvJournal
 from services.executor.leases import KvLeases
@@ -62,8 +65,13 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
     # so on a busy machine the runs' processes go first.
     preview_bridge = SupervisedBridge(call_timeout=settings.op_timeout, nice=PREVIEW_NICE)
     worker: PreviewWorker | None = None
+    collecting: asyncio.Task[None] | None = None
 
     async def cleanup() -> None:
+        if collecting is not None:
+            collecting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await collecting
         if worker is not None:
             await worker.close()
         await preview_bridge.close()
@@ -90,7 +98,10 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
             lambda: KvNodeCatalog(bus.js, bus.prefix).publish(node_catalog),
             bus.ready_wait,
         )
-        store = JetStreamSceneStore(bus.js, bus.prefix)
+        store = JetStreamSceneStore(bus.js, bus.prefix, chunk_grace=settings.chunk_grace)
+        # Retention's collector (docs/storage.md) runs beside the runs, never on their path.
+        collector = Collector(bus.js, bus.prefix, retention_of(settings))
+        collecting = asyncio.create_task(collect_every(collector, settings.gc_interval))
         files = SceneFiles(settings.scenes_dir)
         scenes = Scenes(
             store=store,

@@ -55,7 +55,7 @@ class JetStreamSceneStore:
     ) -> None:
         self._js = js
         self._prefix = prefix
-        self._bucket = f"{prefix}_scenes"
+        self._bucket = self.bucket = f"{prefix}_scenes"
         self._store: ObjectStore | None = None
         self.chunks = JetStreamChunks(js, prefix)
         self.chunk_grace = chunk_grace

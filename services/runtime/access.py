@@ -67,7 +67,7 @@ _RUN_EVENTS: dict[str, tuple[str, ...]] = {
 }
 _KV_BUCKETS: dict[str, tuple[str, ...]] = {
     "policy": ("allowlist",),
-    "executor": ("journal", "leases", "scene_heads", "scene_summaries", "catalog"),
+    "executor": ("journal", "leases", "scene_heads", "scene_summaries", "catalog", "scene_tags"),
 }
 # The doors stage the .blend files of imports in ``uploads``; the executor loads them.
 _OBJECT_STORES: dict[str, tuple[str, ...]] = {

@@ -102,6 +102,14 @@ class Settings:
     replicas: int = 1  # copies of every stream, KV bucket and object store (3 on a cluster)
     previews: bool = True  # render each scene's newest revision (a second Blender process)
     start_wait: float = READY_WAIT  # seconds a starting service waits for JetStream to be ready
+    # Retention (docs/storage.md): revisions kept per scene beside the tagged ones; seconds
+    # an unnamed chunk, a Python step's result image and a staged upload are kept; seconds
+    # between the executor's collections.
+    keep_revisions: int = 50
+    chunk_grace: float = 3600.0
+    result_ttl: float = 7 * 24 * 3600.0
+    upload_ttl: float = 24 * 3600.0
+    gc_interval: float = 3600.0
     # A service run as a process of its own serves /metrics here (None: it does not);
     # ``blendmesh up`` serves them on the gateway's port (docs/operations.md).
     metrics_port: int | None = None
@@ -163,6 +171,11 @@ class Settings:
             if env.get("BLENDMESH_PREVIEWS", "").strip()
             else True,
             start_wait=_float(env, "BLENDMESH_START_WAIT", READY_WAIT),
+            keep_revisions=_int(env, "BLENDMESH_KEEP_REVISIONS", 50),
+            chunk_grace=_float(env, "BLENDMESH_CHUNK_GRACE", 3600.0),
+            result_ttl=_float(env, "BLENDMESH_RESULT_TTL", 7 * 24 * 3600.0),
+            upload_ttl=_float(env, "BLENDMESH_UPLOAD_TTL", 24 * 3600.0),
+            gc_interval=_float(env, "BLENDMESH_GC_INTERVAL", 3600.0),
             metrics_port=_port(env, "BLENDMESH_METRICS_PORT"),
             metrics_host=env.get("BLENDMESH_METRICS_HOST", "").strip() or "127.0.0.1",
             metrics_token=env.get("BLENDMESH_METRICS_TOKEN", "").strip() or None,
