@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from services.audit.handlers import AuditHandlers
 from services.audit.queries import QueryResponders
+from services.audit.run_metrics import WAITING, RunMetrics
 from services.audit.store import SqliteStore
 from services.audit.stream import JetStreamAuditPublisher
 from services.runtime import health
@@ -29,7 +30,10 @@ async def serve(store: SqliteStore, settings: Settings, bus: Bus) -> ConsumerSer
         service.closers.append(responders.stop)  # closers run in reverse: responders first
         await responders.start()
         await ensure_audit_log(bus.js, bus.prefix, bus.ready_wait)
-        handlers = AuditHandlers(store, JetStreamAuditPublisher(bus.js, bus.prefix))
+        measured = RunMetrics()
+        measured.start(await store.runs_in(WAITING))
+        service.closers.append(measured.close)
+        handlers = AuditHandlers(store, JetStreamAuditPublisher(bus.js, bus.prefix), measured)
         await service.add(
             bus,
             ConsumerSpec(

@@ -1,9 +1,10 @@
 """The audit consumer's handler: apply each event of the log to the views, exactly once.
 
 Audit never produces events in the log. The live consumer and ``replay.py`` (which
-``rebuild`` uses) both go through ``apply_event``, which is why a rebuilt database equals
-the live one. The live consumer alone then publishes the records the event produced on
-the audit stream (``stream.py``): a rebuild changes no record, so it publishes none.
+``rebuild`` uses) both project through ``projection``, which is why a rebuilt database
+equals the live one. The live consumer alone then publishes the records the event
+produced on the audit stream (``stream.py``): a rebuild changes no record, so it
+publishes none; and it alone measures the runs (``run_metrics.py``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from contracts import subjects
 from contracts.audit import from_row
 from contracts.events import AnyEvent, Event, RunEvent
 from services.audit.projections import project
+from services.audit.run_metrics import Measure, RunMetrics
 from services.audit.store import Applied, Project, ViewStore
 from services.audit.stream import AuditPublisher
 from services.runtime.consumer import Delivery, Handler
@@ -41,9 +43,23 @@ async def apply_event(store: ViewStore, event: AnyEvent, seq: int, subject: str 
 class AuditHandlers:
     store: ViewStore
     records: AuditPublisher | None = None
+    metrics: RunMetrics | None = None  # the live consumer's; a rebuild measures nothing
+
+    def _projection(
+        self, event: AnyEvent, delivery: Delivery, seen: list[Measure]
+    ) -> tuple[str | None, Project]:
+        run_id, writes = projection(event, delivery.stream_seq, delivery.subject)
+        if self.metrics is None or run_id is None:
+            return run_id, writes
+        return run_id, self.metrics.observing(event, writes, seen)
 
     async def on_event(self, event: AnyEvent, delivery: Delivery) -> Sequence[Event]:
-        applied = await apply_event(self.store, event, delivery.stream_seq, delivery.subject)
+        seen: list[Measure] = []
+        applied = await self.store.apply(
+            delivery.stream_seq, *self._projection(event, delivery, seen)
+        )
+        if self.metrics is not None:
+            self.metrics.record(seen)  # committed: each is measured once
         if self.records is not None:
             # Also when the event was applied before: a crash between the commit and the
             # publish must not lose the record, and its message id drops a second copy.
@@ -55,8 +71,11 @@ class AuditHandlers:
         """A stretch of the log in one transaction (the consumer's batch mode), then its
         records, published together: one fsync of the views and one wait for the stream
         per batch instead of per event."""
-        batch = [(d.stream_seq, *projection(event, d.stream_seq, d.subject)) for event, d in items]
+        seen: list[Measure] = []
+        batch = [(d.stream_seq, *self._projection(event, d, seen)) for event, d in items]
         rows = await self.store.apply_many(batch)
+        if self.metrics is not None:
+            self.metrics.record(seen)
         if self.records is not None:
             await self.records.publish_many([from_row(row) for row in rows])
         return []

@@ -154,6 +154,11 @@ class SqliteStore:
 
         return await self._run(read)
 
+    async def runs_in(self, state: str) -> int:
+        """How many runs are in ``state`` now (the approvals-waiting gauge starts there)."""
+        found = await self._rows("SELECT count(*) AS n FROM runs WHERE state = ?", (state,))
+        return int(found[0]["n"])
+
     async def records_at(self, seq: int) -> list[Row]:
         """The audit records the event at stream sequence ``seq`` produced (none or one)."""
         return await self._rows(RECORDS_AT, (seq,))
