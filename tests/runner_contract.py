@@ -142,6 +142,7 @@ CUBE = ("op01", "object.create", {"primitive": "cube", "name": "Box", "location"
 class RunnerContract:
     """Subclass with a ``bridge`` fixture."""
 
+    @pytest.mark.clause("000-§execution.3", "000-§execution.4", "000-§execution.5")
     async def test_run_when_all_ops_succeed_chains_hashes_and_saves(
         self, bridge: Any, tmp_path: Path
     ) -> None:
@@ -307,6 +308,7 @@ class RunnerContract:
         assert previews.items == {}
         assert not Path(executed.blend_path).with_suffix(".png").exists()
 
+    @pytest.mark.clause("000-§executor-guarantees.13", "004-§multi-step.2")
     async def test_run_when_op_fails_without_change_reports_and_skips_rest(
         self, bridge: Any, tmp_path: Path
     ) -> None:
@@ -327,6 +329,9 @@ class RunnerContract:
         assert rec.of(OperationSkipped)[0].operation_id == "op03"
         assert executed.blend_path is not None  # op01 committed: the per-operation boundary
 
+    @pytest.mark.clause(
+        "000-§executor-guarantees.9", "000-§executor-guarantees.11", "000-§executor-guarantees.13"
+    )
     async def test_run_when_op_mutates_then_fails_restores_checkpoint(
         self, bridge: Any, tmp_path: Path
     ) -> None:
@@ -360,6 +365,7 @@ class RunnerContract:
         assert second.failure is None
         assert second.receipts[0].scene_hash_before == first.scene_hash
 
+    @pytest.mark.clause("000-§failure-contract.5", "001-§timeouts.1")
     async def test_run_when_tool_times_out_restarts_bridge_and_restores(
         self, bridge: Any, tmp_path: Path
     ) -> None:
@@ -373,6 +379,9 @@ class RunnerContract:
         assert executed.scene_hash == executed.receipts[0].scene_hash_before
         assert bridge.restarts == 1
 
+    @pytest.mark.clause(
+        "000-§executor-guarantees.5", "000-§executor-guarantees.6", "000-§executor-guarantees.8"
+    )
     async def test_resubmitted_plan_when_committed_skips_everything(
         self, bridge: Any, tmp_path: Path
     ) -> None:
@@ -386,6 +395,7 @@ class RunnerContract:
             r.blender_mutation_id for r in first.receipts
         ]
 
+    @pytest.mark.clause("000-§executor-guarantees.6", "000-§executor-guarantees.8")
     async def test_redelivered_run_when_committed_reports_same_receipts(
         self, bridge: Any, tmp_path: Path
     ) -> None:
@@ -397,6 +407,7 @@ class RunnerContract:
         assert again.receipts == first.receipts and again.scene_hash == first.scene_hash
         assert rec.of(OperationStarted) == []  # nothing ran twice
 
+    @pytest.mark.clause("000-§executor-guarantees.7", "000-§failure-contract.6")
     async def test_same_request_when_args_differ_is_conflict_and_runs_nothing(
         self, bridge: Any, tmp_path: Path
     ) -> None:
@@ -409,6 +420,7 @@ class RunnerContract:
         assert rec.of(OperationStarted) == [] and result.scene_hash == first.scene_hash
         assert [r.status for r in result.receipts] == ["skipped"]
 
+    @pytest.mark.clause("000-§executor-guarantees.7")
     async def test_resubmitted_plan_when_scene_changed_since_is_conflict(
         self, bridge: Any, tmp_path: Path
     ) -> None:
@@ -419,6 +431,7 @@ class RunnerContract:
         assert result.failure is not None and result.failure.error_code == "IDEMPOTENCY_CONFLICT"
         assert "scene changed" in result.failure.retry_hint
 
+    @pytest.mark.clause("000-§executor-guarantees.8")
     async def test_redelivered_run_when_revision_was_lost_replays_journal(
         self, bridge: Any, tmp_path: Path
     ) -> None:
@@ -441,6 +454,7 @@ class RunnerContract:
         assert again.scene_hash != start.scene_hash
         assert [r.status for r in again.receipts] == ["succeeded", "succeeded"]
 
+    @pytest.mark.clause("000-§executor-guarantees.9", "000-§executor-guarantees.13")
     async def test_run_boundary_when_op_fails_undoes_the_whole_run(
         self, bridge: Any, tmp_path: Path
     ) -> None:
@@ -466,6 +480,7 @@ class RunnerContract:
         )
         assert [r.status for r in retry.receipts] == ["succeeded"]  # the journal forgot op01
 
+    @pytest.mark.clause("001-§capability-gate.3", "001-§error-codes.3")
     async def test_capability_gate_when_blender_too_old_runs_nothing(
         self, bridge: Any, tmp_path: Path
     ) -> None:

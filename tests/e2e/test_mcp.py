@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import mcp.types as types
+import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.context import RequestContext
@@ -116,6 +117,7 @@ async def test_mcp_when_listed_and_run_answers_tools_resources_and_preview(
     assert [c.type for c in preview.content] == ["text", "image"]
 
 
+@pytest.mark.clause("001-§validate-input.3")
 async def test_mcp_when_arguments_bad_answers_tool_errors_and_keeps_serving(
     tmp_path: Path,
 ) -> None:

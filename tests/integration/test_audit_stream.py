@@ -149,6 +149,7 @@ async def test_audit_stream_when_service_restarts_and_rebuilds_holds_no_duplicat
         await service.stop()
 
 
+@pytest.mark.clause("002-§audit.9")
 async def test_audit_record_when_redelivered_is_published_once(
     bus: Bus, audit: ConsumerService
 ) -> None:

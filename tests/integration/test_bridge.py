@@ -81,6 +81,7 @@ async def build_sample_scene(bridge: BridgeProcess) -> None:
     await ok(bridge, "material.assign", object="Box", base_color=[0.8, 0.1, 0.1], roughness=0.3)
 
 
+@pytest.mark.clause("001-§core-concepts.3")
 async def test_initialize_when_started_reports_blender_profile(
     shared_bridge: BridgeProcess,
 ) -> None:
@@ -92,6 +93,9 @@ async def test_initialize_when_started_reports_blender_profile(
     assert profile.python.startswith("3.11")
 
 
+@pytest.mark.clause(
+    "001-§core-concepts.1", "001-§core-concepts.5", "001-§safety-modes.1", "001-§idempotence.1"
+)
 async def test_tools_list_when_started_every_tool_has_metadata(bridge: BridgeProcess) -> None:
     tools = await bridge.list_tools()
     names = [t["name"] for t in tools]
@@ -138,6 +142,7 @@ async def test_object_create_when_each_primitive_appears_in_snapshot_at_location
     assert obj["mesh"]["vertices"] == vertices
 
 
+@pytest.mark.clause("001-§error-codes.6")
 async def test_object_create_when_name_exists_returns_conflict_and_unchanged_hash(
     bridge: BridgeProcess,
 ) -> None:
@@ -149,6 +154,7 @@ async def test_object_create_when_name_exists_returns_conflict_and_unchanged_has
     assert await bridge.fingerprint() == before
 
 
+@pytest.mark.clause("001-§error-codes.5")
 async def test_object_transform_when_object_missing_returns_not_found_and_unchanged_hash(
     bridge: BridgeProcess,
 ) -> None:
@@ -201,6 +207,7 @@ async def test_object_rename_when_free_renames_and_compensation_restores(
     assert await bridge.fingerprint() == before
 
 
+@pytest.mark.clause("001-§error-codes.6")
 async def test_object_rename_when_target_exists_returns_conflict(bridge: BridgeProcess) -> None:
     await ok(bridge, "object.create", primitive="cube")
     await ok(bridge, "object.create", primitive="plane")
@@ -270,6 +277,7 @@ async def test_modifier_remove_when_each_type_compensation_recreates_it(
     assert await bridge.fingerprint() == before
 
 
+@pytest.mark.clause("001-§idempotence.4")
 async def test_modifier_add_when_property_value_bad_returns_invalid_input_mutated(
     bridge: BridgeProcess, tmp_path: Path
 ) -> None:
@@ -339,6 +347,9 @@ async def test_modifier_set_when_any_value_invalid_mutates_nothing(bridge: Bridg
         ("material.assign", {"object": "Cube", "metallic": 2}),
     ],
 )
+@pytest.mark.clause(
+    "001-§validate-input.1", "001-§validate-input.3", "001-§error-codes.1", "001-§error-codes.2"
+)
 async def test_tool_call_when_arguments_invalid_returns_invalid_input_not_mutated(
     bridge: BridgeProcess, tool: str, arguments: dict[str, Any]
 ) -> None:
@@ -353,6 +364,7 @@ async def test_tool_call_when_arguments_invalid_returns_invalid_input_not_mutate
     assert await bridge.fingerprint() == before
 
 
+@pytest.mark.clause("001-§error-codes.5")
 async def test_tool_call_when_tool_unknown_returns_not_found_result(bridge: BridgeProcess) -> None:
     result = await call(bridge, "object.explode")
     assert (result.ok, result.error_code, result.mutated) == (False, "not_found", False)
@@ -438,6 +450,7 @@ async def test_load_when_file_missing_raises_server_error(
     assert bridge.alive
 
 
+@pytest.mark.clause("001-§parse.2")
 async def test_request_when_method_unknown_raises_method_not_found(bridge: BridgeProcess) -> None:
     with pytest.raises(BridgeError) as info:
         await bridge.request("blendmesh/teleport", Empty)
@@ -445,6 +458,7 @@ async def test_request_when_method_unknown_raises_method_not_found(bridge: Bridg
     assert bridge.alive
 
 
+@pytest.mark.clause("001-§parse.1", "001-§parse.2")
 async def test_protocol_when_garbage_and_bad_requests_sent_bridge_survives() -> None:
     lines = [
         "this is not json",
@@ -485,6 +499,7 @@ async def test_protocol_when_garbage_and_bad_requests_sent_bridge_survives() -> 
     assert responses[-1] == {"jsonrpc": "2.0", "id": 6, "result": {}}
 
 
+@pytest.mark.clause("001-§timeouts.1", "001-§error-codes.7")
 async def test_call_when_timeout_exceeded_kills_bridge() -> None:
     doomed = BridgeProcess()
     await doomed.start()

@@ -272,6 +272,7 @@ async def test_ensure_group_io_when_missing_creates_and_when_name_taken_refuses(
 # gn.add_node, gn.remove_node, gn.restore_node
 
 
+@pytest.mark.clause("001-§idempotence.3")
 async def test_add_node_when_new_names_it_by_id_and_lists_its_sockets(
     bridge: BridgeProcess,
 ) -> None:
@@ -501,6 +502,7 @@ async def test_set_property_when_value_not_accepted_refuses_naming_items(
 # gn.link and gn.unlink
 
 
+@pytest.mark.clause("001-§idempotence.1")
 async def test_link_when_compatible_links_and_undoes_and_again_is_a_no_op(
     bridge: BridgeProcess,
 ) -> None:
@@ -696,6 +698,7 @@ async def test_gn_tools_when_target_missing_say_what_to_call(bridge: BridgeProce
 # A scatter set-up, evaluated
 
 
+@pytest.mark.clause("001-§execute.2")
 async def test_scatter_when_built_with_gn_tools_evaluates_to_seeded_instances(
     bridge: BridgeProcess,
 ) -> None:
@@ -707,6 +710,7 @@ async def test_scatter_when_built_with_gn_tools_evaluates_to_seeded_instances(
     assert await evaluated_vertices(bridge) != expected
 
 
+@pytest.mark.clause("001-§execute.2")
 async def test_scatter_when_built_twice_on_fresh_scenes_fingerprints_equal(
     bridge: BridgeProcess,
 ) -> None:

@@ -67,6 +67,7 @@ async def test_scene_snapshot_full_when_asked_leaves_the_cache_as_it_is(
     assert await bridge.fingerprint() == before
 
 
+@pytest.mark.clause("001-§snapshots.1", "001-§verify.1")
 async def test_tool_result_when_a_tool_writes_carries_the_scene_hash_after_it(
     bridge: BridgeProcess,
 ) -> None:

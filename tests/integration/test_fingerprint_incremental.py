@@ -133,6 +133,7 @@ async def apply(bridge: BridgeProcess, tool: str, args: dict[str, Any], work: Pa
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(steps=st.lists(STEPS, min_size=1, max_size=12))
+@pytest.mark.clause("001-§verify.1")
 async def test_fingerprint_when_tools_run_in_any_order_equals_the_full_hash(
     shared_bridge: BridgeProcess, steps: list[tuple[str, dict[str, Any]]]
 ) -> None:

@@ -96,6 +96,7 @@ async def pending_for(api: httpx.AsyncClient, run_id: str, headers: dict[str, st
 # -- auth -------------------------------------------------------------------------------
 
 
+@pytest.mark.clause("002-§core-loop.1", "002-§errors.2")
 async def test_runs_when_no_token_answers_401_with_challenge(api: httpx.AsyncClient) -> None:
     response = await api.get("/api/runs")
     assert response.status_code == 401
@@ -103,6 +104,7 @@ async def test_runs_when_no_token_answers_401_with_challenge(api: httpx.AsyncCli
     assert error_type(response) == "AuthError"
 
 
+@pytest.mark.clause("002-§core-loop.1", "002-§errors.2")
 async def test_run_when_bad_token_answers_401_before_reading_body(api: httpx.AsyncClient) -> None:
     response = await api.post(
         "/api/agent/run", content=b"{not json", headers={"Authorization": "Bearer nope"}
@@ -134,6 +136,7 @@ async def test_run_when_body_is_not_json_answers_400(api: httpx.AsyncClient) -> 
         {"prompt": ""},
     ],
 )
+@pytest.mark.clause("002-§route-contract.1", "002-§errors.1", "002-§errors.6")
 async def test_run_when_body_invalid_answers_422_without_echo(
     api: httpx.AsyncClient, body: dict[str, Any]
 ) -> None:
@@ -152,6 +155,12 @@ async def test_resolve_when_decision_unknown_answers_422(api: httpx.AsyncClient)
 # -- runs -------------------------------------------------------------------------------
 
 
+@pytest.mark.clause(
+    "002-§route-contract.1",
+    "002-§route-contract.2",
+    "002-§route-contract.3",
+    "002-§route-contract.4",
+)
 async def test_run_when_prompt_given_completes_with_actions(api: httpx.AsyncClient) -> None:
     answer = await run(api, {"prompt": "add a cube named Box at 0 0 1", "sceneId": "gw_one"})
     assert answer["ok"] is True and answer["status"] == "completed"
@@ -168,6 +177,7 @@ async def test_run_when_prompt_given_completes_with_actions(api: httpx.AsyncClie
     assert answer["failure"] is None and answer["runId"] and answer["threadId"]
 
 
+@pytest.mark.clause("002-§core-loop.2")
 async def test_run_when_thread_continued_by_owner_keeps_thread(api: httpx.AsyncClient) -> None:
     first = await run(api, {"prompt": "add a cube named T1", "sceneId": "gw_thread"})
     again = await run(
@@ -177,6 +187,7 @@ async def test_run_when_thread_continued_by_owner_keeps_thread(api: httpx.AsyncC
     assert again["threadId"] == first["threadId"] and again["status"] == "completed"
 
 
+@pytest.mark.clause("002-§core-loop.2")
 async def test_run_when_thread_is_another_users_answers_404(api: httpx.AsyncClient) -> None:
     first = await run(api, {"prompt": "add a cube named Mine", "sceneId": "gw_thread2"})
     body = {"prompt": "delete Mine", "threadId": first["threadId"]}
@@ -284,6 +295,19 @@ async def test_run_detail_when_another_user_asks_answers_404(api: httpx.AsyncCli
     assert unknown.status_code == 404 and error_type(unknown) == "NotFound"
 
 
+@pytest.mark.clause(
+    "000-§correlation.6",
+    "000-§audit-record.1",
+    "000-§audit-record.2",
+    "000-§audit-record.3",
+    "000-§audit-record.4",
+    "000-§audit-record.5",
+    "000-§audit-record.6",
+    "000-§audit-record.7",
+    "000-§audit-record.8",
+    "000-§audit-record.9",
+    "000-§audit-record.10",
+)
 async def test_audit_when_run_completed_has_spec_000_fields(api: httpx.AsyncClient) -> None:
     answer = await run(
         api, {"prompt": "add a cube named A1, then add a cube named A2", "sceneId": "gw_audit"}
@@ -305,6 +329,7 @@ async def test_audit_when_run_completed_has_spec_000_fields(api: httpx.AsyncClie
 # -- streaming --------------------------------------------------------------------------
 
 
+@pytest.mark.clause("002-§streaming.1", "002-§streaming.2", "002-§streaming.3", "002-§streaming.4")
 async def test_stream_when_run_completes_yields_status_deltas_result(
     api: httpx.AsyncClient,
 ) -> None:
@@ -334,6 +359,9 @@ async def test_stream_when_thread_is_another_users_answers_404(api: httpx.AsyncC
 # -- approvals --------------------------------------------------------------------------
 
 
+@pytest.mark.clause(
+    "002-§route-contract.4", "002-§approvals.1", "002-§approvals.4", "002-§core-loop.11"
+)
 async def test_destructive_run_when_approved_completes_once(api: httpx.AsyncClient) -> None:
     waiting = await waiting_delete(api, "gw_approve", "Doomed")
     assert waiting["ok"] is True and waiting["scenePath"] is None
@@ -388,6 +416,7 @@ async def test_resolve_when_eight_race_for_one_approval_one_wins_and_all_answer_
     assert sum(isinstance(e, Executed) for e in events) == 1
 
 
+@pytest.mark.clause("002-§approvals.3", "002-§errors.3")
 async def test_destructive_run_when_rejected_fails_with_policy_error(
     api: httpx.AsyncClient,
 ) -> None:

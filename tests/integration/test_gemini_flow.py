@@ -153,6 +153,7 @@ async def test_gemini_plan_when_execution_fails_repair_plan_executes(
     assert [e.iteration for e in events if isinstance(e, Planned)] == [1, 2]
 
 
+@pytest.mark.clause("002-§core-loop.5")
 async def test_gemini_request_when_sent_carries_catalog_scene_and_thread(
     mesh: tuple[Mesh, Bus], fake: FakeGemini
 ) -> None:

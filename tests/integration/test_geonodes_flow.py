@@ -130,6 +130,7 @@ SCATTER = response(
 )
 
 
+@pytest.mark.clause("004-§example.1")
 async def test_example_9_when_run_completes_with_its_safe_python_step(
     mesh: tuple[Mesh, Bus],
 ) -> None:
@@ -241,6 +242,7 @@ def five_steps() -> dict[str, Any]:
     ("boundary", "before_step_3", "modifiers"),
     [("run", {"rolled_back"}, {}), ("operation", {"succeeded"}, {"GN1": "G1"})],
 )
+@pytest.mark.clause("004-§multi-step.2", "004-§multi-step.3")
 async def test_failure_in_step_3_of_5_when_run_names_step_3_and_rolls_back(
     mesh: tuple[Mesh, Bus], boundary: str, before_step_3: set[str], modifiers: dict[str, str]
 ) -> None:

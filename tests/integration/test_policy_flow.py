@@ -44,6 +44,7 @@ async def decided(mesh: tuple[Mesh, Bus], run_id: str) -> PolicyDecided:
     return next(e for e in events if isinstance(e, PolicyDecided))
 
 
+@pytest.mark.clause("002-§approvals.5", "002-§policy.3")
 async def test_approve_and_always_allow_when_same_op_again_runs_without_asking(
     mesh: tuple[Mesh, Bus],
 ) -> None:
@@ -90,6 +91,7 @@ async def test_approval_when_nobody_answers_expires_and_fails_the_run(
     assert failed.failure.error_code == "APPROVAL_EXPIRED"
 
 
+@pytest.mark.clause("002-§policy.4")
 async def test_unsafe_argument_when_planned_is_denied_without_asking(
     mesh: tuple[Mesh, Bus],
 ) -> None:

@@ -218,6 +218,7 @@ async def test_trusted_when_real_bpy_adds_an_object_the_scene_has_it(
     assert obj(await snapshot(bridge), "Cube")["location"] == [0.0, 0.0, 3.0]
 
 
+@pytest.mark.clause("001-§error-codes.4", "001-§capability-gate.4")
 async def test_trusted_when_step_links_a_library_is_refused_and_leaves_scene(
     bridge: BridgeProcess,
 ) -> None:
@@ -266,6 +267,7 @@ async def test_output_when_over_the_bound_is_refused_naming_it(bridge: BridgePro
     assert f"more than {MAX_OUTPUT_BYTES} bytes" in result.message
 
 
+@pytest.mark.clause("001-§timeouts.2")
 async def test_timeout_when_exceeded_stops_the_step_and_leaves_scene(
     bridge: BridgeProcess,
 ) -> None:
@@ -325,6 +327,7 @@ async def test_profile_when_sandbox_starts_or_not_says_so(shared_bridge: BridgeP
         await process.close()
 
 
+@pytest.mark.clause("001-§capability-gate.4", "001-§error-codes.3")
 async def test_sandbox_when_bwrap_missing_refuses_with_capability_missing() -> None:
     env = {**os.environ, "BLENDMESH_BWRAP": "/nonexistent/bwrap"}
     result = await _own_bridge(env, SPEC_EXAMPLE)

@@ -162,6 +162,7 @@ async def test_completed_run_when_committed_stores_preview_png(mesh: tuple[Mesh,
         ),
     ],
 )
+@pytest.mark.clause("000-§planning.4", "000-§execution.1")
 async def test_invalid_plan_when_run_is_rejected_and_scene_untouched(
     mesh: tuple[Mesh, Bus], name: str, operations: list[dict[str, Any]], code: str
 ) -> None:
@@ -237,6 +238,7 @@ async def test_destructive_op_when_pre_approved_runs_without_waiting(
     assert result.status == "completed"
 
 
+@pytest.mark.clause("000-§executor-guarantees.11", "000-§executor-guarantees.13")
 async def test_failing_op_when_run_rolls_back_and_names_the_operation(
     mesh: tuple[Mesh, Bus],
 ) -> None:
@@ -284,6 +286,7 @@ async def test_audit_views_when_rebuilt_equal_live_views(mesh: tuple[Mesh, Bus])
     assert result.run_id in [r.run_id for r in runs]
 
 
+@pytest.mark.clause("000-§executor-guarantees.9")
 async def test_run_boundary_when_an_op_fails_leaves_scene_as_before_the_run(
     mesh: tuple[Mesh, Bus],
 ) -> None:

@@ -85,6 +85,7 @@ async def test_audit_stream_when_audit_publishes_a_client_replays_it(
 
 
 @pytest.mark.parametrize("role", ["audit", access.CLIENT])
+@pytest.mark.clause("002-§audit.9")
 async def test_audit_stream_when_asked_to_delete_purge_or_change_it_is_refused(
     secured: tuple[str, Path], role: str
 ) -> None:

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import msgspec
+import pytest
 from rich.console import Console
 
 from contracts.events import ApprovalResolved, Approved, Planned, follow
@@ -76,6 +77,7 @@ def test_cli_prompt_when_code_hides_characters_shows_them_escaped() -> None:
     assert "\u202e" not in text and "\x1b" not in text
 
 
+@pytest.mark.clause("002-§audit.5")
 def test_audit_details_when_a_person_approved_names_them_and_the_arguments() -> None:
     ask = asked(delete_op())
     resolved = follow(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from contracts import events as ev
 from contracts.failures import failure
 from contracts.fold import action_states, fold_run, is_terminal, run_state_after
@@ -136,6 +138,7 @@ class Run:
         return result
 
 
+@pytest.mark.clause("002-§run-states.5", "002-§action-states.4", "002-§core-loop.15")
 def test_fold_when_run_completes_reports_receipts_and_summary() -> None:
     run = Run().planned().then(ev.PolicyDecided, decisions=[], policy_set="p1").approved()
     run.op("cube").op("wipe", after="h2")
@@ -166,6 +169,7 @@ def test_fold_when_run_completes_reports_receipts_and_summary() -> None:
     assert action_states(run.events) == {"cube": "completed", "wipe": "completed"}
 
 
+@pytest.mark.clause("002-§run-states.6")
 def test_fold_when_plan_rejected_fails_at_planning() -> None:
     rejected = failure("TOOL_UNKNOWN", "use a known tool", recoverable=False)
     run = Run().then(ev.PlanRejected, planner="rules", failure=rejected, message="no tool x")
@@ -175,6 +179,9 @@ def test_fold_when_plan_rejected_fails_at_planning() -> None:
     assert action_states(run.events) == {}
 
 
+@pytest.mark.clause(
+    "002-§run-states.3", "002-§action-states.1", "002-§action-states.2", "002-§core-loop.9"
+)
 def test_fold_when_approval_requested_is_awaiting_with_pending_ops() -> None:
     run = Run().planned(model="gemini-2.5-flash")
     run.then(ev.ApprovalRequested, approval_id="a1", operation_ids=["wipe"], reason="destructive")
@@ -185,6 +192,7 @@ def test_fold_when_approval_requested_is_awaiting_with_pending_ops() -> None:
     assert action_states(run.events) == {"cube": "planned", "wipe": "awaiting_confirmation"}
 
 
+@pytest.mark.clause("002-§run-states.4")
 def test_fold_when_approved_then_completed_leaves_awaiting() -> None:
     run = Run().planned()
     run.then(ev.ApprovalRequested, approval_id="a1", operation_ids=["wipe"], reason="d")
@@ -203,6 +211,7 @@ def test_fold_when_approved_then_completed_leaves_awaiting() -> None:
     assert action_states(run.events) == {"cube": "completed", "wipe": "completed"}
 
 
+@pytest.mark.clause("002-§action-states.6", "002-§approvals.3")
 def test_fold_when_approval_rejected_is_failed_and_ops_rejected() -> None:
     blocked = failure("APPROVAL_REJECTED", "drop the delete", recoverable=True)
     run = Run().planned()
@@ -220,6 +229,7 @@ def test_fold_when_approval_rejected_is_failed_and_ops_rejected() -> None:
     assert action_states(run.events) == {"cube": "planned", "wipe": "rejected"}
 
 
+@pytest.mark.clause("002-§action-states.5", "002-§run-states.6", "000-§executor-guarantees.13")
 def test_fold_when_op_fails_and_rolls_back_is_failed() -> None:
     run = Run().planned().approved().op("cube").op("wipe", status="failed")
     run.then(

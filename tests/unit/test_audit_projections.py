@@ -424,6 +424,26 @@ async def test_apply_when_redelivered_after_later_events_skips_it(store: Any) ->
     assert await store.dump() == first
 
 
+@pytest.mark.clause(
+    "000-§correlation.2",
+    "000-§correlation.3",
+    "000-§correlation.6",
+    "000-§audit-record.2",
+    "000-§audit-record.3",
+    "000-§audit-record.4",
+    "000-§audit-record.5",
+    "000-§audit-record.6",
+    "000-§audit-record.7",
+    "000-§audit-record.8",
+    "000-§audit-record.9",
+    "000-§audit-record.10",
+    "002-§audit.2",
+    "002-§audit.3",
+    "002-§audit.4",
+    "002-§audit.5",
+    "002-§audit.6",
+    "002-§audit.7",
+)
 async def test_recorded_history_when_replayed_produces_expected_rows(store: Any) -> None:
     events = load_history()
     await _replay(store, events)
@@ -568,6 +588,7 @@ if __name__ == "__main__":
     HISTORY.write_text("".join(ev.encode_event(e).decode() + "\n" for e in generate_history()))
 
 
+@pytest.mark.clause("002-§errors.6")
 async def test_store_when_debug_logging_is_on_keeps_prompts_out_of_the_log(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

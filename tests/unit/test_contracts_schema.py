@@ -118,6 +118,18 @@ def spec_accepts_ecma(doc: Any) -> bool:
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.clause(
+    "000-§planning.2",
+    "000-§planner-schema.1",
+    "000-§planner-schema.2",
+    "000-§planner-schema.3",
+    "000-§planner-schema.4",
+    "000-§planner-schema.5",
+    "000-§planner-schema.6",
+    "000-§planner-schema.7",
+    "000-§planner-schema.8",
+    "000-§planner-schema.9",
+)
 def test_generated_schema_when_validating_matches_spec_schema(name: str) -> None:
     doc = CASES[name]
     generated = Draft202012Validator(planner_operations_schema())
@@ -125,6 +137,17 @@ def test_generated_schema_when_validating_matches_spec_schema(name: str) -> None
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.clause(
+    "000-§planning.1",
+    "000-§planner-schema.1",
+    "000-§planner-schema.2",
+    "000-§planner-schema.3",
+    "000-§planner-schema.4",
+    "000-§planner-schema.5",
+    "000-§planner-schema.7",
+    "000-§planner-schema.8",
+    "000-§planner-schema.9",
+)
 def test_operation_set_type_when_decoding_matches_spec_schema(name: str) -> None:
     doc = CASES[name]
     try:
@@ -135,6 +158,7 @@ def test_operation_set_type_when_decoding_matches_spec_schema(name: str) -> None
     assert accepted == spec_accepts_ecma(doc)
 
 
+@pytest.mark.clause("000-§adoption.2")
 def test_committed_schema_when_regenerated_is_identical() -> None:
     assert main(["--check"]) == 0
     committed = json.loads((SCHEMA_DIR / "planner-operations.v1.json").read_text())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import msgspec
+import pytest
 
 from contracts.events import AnyEvent, ApprovalRequested, Approved, Planned, RunEvent, follow
 from contracts.operations import convert_operation_set
@@ -87,6 +88,7 @@ async def test_authority_when_rejected_and_approved_anyway_refuses() -> None:
     assert unbacked(forged, [*events, rejected]) is not None
 
 
+@pytest.mark.clause("000-§execution.1")
 async def test_authority_when_operations_differ_from_every_plan_refuses() -> None:
     events, approved = await _allowed()
     other = convert_operation_set(

@@ -37,6 +37,7 @@ async def allowed() -> tuple[list[AnyEvent], Approved]:
     return [requested(), planned, decided, approved], approved
 
 
+@pytest.mark.clause("000-§executor-guarantees.8")
 async def test_executor_when_approval_was_executed_before_runs_nothing_again() -> None:
     events, approved = await allowed()
     done = follow(

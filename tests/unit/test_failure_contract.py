@@ -92,6 +92,21 @@ async def collect(tmp_path: Path) -> dict[str, FailureContract]:
     return {k: v for k, v in found.items() if v is not None}
 
 
+@pytest.mark.clause(
+    "000-§execution.5",
+    "000-§failure-contract.1",
+    "000-§failure-contract.2",
+    "000-§failure-contract.3",
+    "000-§failure-contract.4",
+    "000-§failure-contract.5",
+    "000-§failure-contract.6",
+    "000-§failure-contract.7",
+    "000-§failure-contract.8",
+    "000-§failure-contract.9",
+    "000-§failure-contract.10",
+    "000-§failure-contract.11",
+    "000-§executor-guarantees.12",
+)
 async def test_every_failure_path_when_taken_returns_exactly_the_contract(tmp_path: Path) -> None:
     found = await collect(tmp_path)
     assert set(found) == {

@@ -92,6 +92,7 @@ def planner(history: History) -> PlannerHandlers:
     return PlannerHandlers(catalog=StaticCatalog(CATALOG), clock=lambda: 5.0, history=history)
 
 
+@pytest.mark.clause("004-§validation.4")
 async def test_planner_when_execution_committed_waits_for_the_gates() -> None:
     plan = planned()
     done = committed(plan)
@@ -115,6 +116,7 @@ async def test_planner_when_gates_pass_completes_the_run() -> None:
     assert isinstance(ended, RunCompleted) and ended.blend_path == "/s1.blend"
 
 
+@pytest.mark.clause("004-§validation.4")
 async def test_planner_when_gates_fail_ends_rules_run_gates_failed_with_repair() -> None:
     plan = planned()
     done = committed(plan)
@@ -138,6 +140,7 @@ async def test_planner_when_gates_judged_an_execution_not_in_the_log_retries() -
         await planner(history).on_gates(verdict(committed(planned()), PASSED))
 
 
+@pytest.mark.clause("004-§gate-envelope.2", "004-§validation.4")
 async def test_gemini_run_when_gates_fail_sends_the_envelope_into_the_next_iteration() -> None:
     first = planned_at(1)
     done = msgspec.structs.replace(

@@ -44,10 +44,12 @@ SPEC_CLASSES: dict[ErrorCode, type[ApiError]] = {
 
 
 @pytest.mark.parametrize(("code", "kind"), SPEC_CLASSES.items())
+@pytest.mark.clause("002-§errors.1", "002-§errors.3", "002-§errors.4", "002-§errors.5")
 def test_failure_code_when_run_fails_is_its_spec_class(code: ErrorCode, kind: type) -> None:
     assert FAILURE_TYPE[code] is kind
 
 
+@pytest.mark.clause("002-§errors.3")
 def test_policy_blocked_when_answered_is_a_403_policy_error() -> None:
     error = FAILURE_TYPE["POLICY_BLOCKED"]("blocked")
     assert (status_of(error), type_name(type(error))) == (403, "PolicyError")
@@ -69,6 +71,14 @@ def test_policy_blocked_when_answered_is_a_403_policy_error() -> None:
         (TimeoutError(), "Unavailable", 503),
         (RuntimeError("secret prompt text"), "ApiError", 500),
     ],
+)
+@pytest.mark.clause(
+    "002-§errors.1",
+    "002-§errors.2",
+    "002-§errors.3",
+    "002-§errors.4",
+    "002-§errors.5",
+    "002-§errors.6",
 )
 def test_classify_when_any_error_is_its_http_class(
     raised: Exception, kind: str, status: int
@@ -115,6 +125,7 @@ async def _lines(error: Exception) -> list[dict[str, Any]]:
         (ValueError("boom"), "ApiError"),
     ],
 )
+@pytest.mark.clause("002-§streaming.2", "002-§streaming.5")
 async def test_stream_when_run_errors_ends_with_error_line_of_its_class(
     error: Exception, kind: str
 ) -> None:

@@ -157,6 +157,7 @@ async def test_gemini_when_deadline_would_pass_stops_retrying(
         (answer("", finish="RECITATION"), "refused", "RECITATION"),
     ],
 )
+@pytest.mark.clause("002-§errors.5")
 async def test_gemini_when_call_fails_for_good_raises_model_error_without_retry(
     fake: FakeGemini, model: GeminiModel, reply: Reply, kind: str, text: str
 ) -> None:
@@ -167,6 +168,7 @@ async def test_gemini_when_call_fails_for_good_raises_model_error_without_retry(
     assert not caught.value.recoverable and len(fake.requests) == 1
 
 
+@pytest.mark.clause("002-§errors.6")
 async def test_gemini_when_failing_keeps_prompt_and_key_out_of_errors_and_logs(
     fake: FakeGemini, model: GeminiModel, caplog: pytest.LogCaptureFixture
 ) -> None:

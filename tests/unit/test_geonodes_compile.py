@@ -71,6 +71,16 @@ def ops_of(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return [msgspec.to_builtins(op) for op in compiled.operations]
 
 
+@pytest.mark.clause(
+    "004-§node-tree.1",
+    "004-§node-tree.2",
+    "004-§node-tree.3",
+    "004-§node-tree.4",
+    "004-§node-tree.5",
+    "004-§node-tree.6",
+    "004-§node-tree.7",
+    "004-§node-tree.8",
+)
 def test_node_tree_step_when_compiled_ensures_target_then_maps_each_op() -> None:
     ops = ops_of(subdivide())
     where = {"object": "Cube", "modifier": "GeometryNodes"}
@@ -116,6 +126,17 @@ def test_node_tree_step_when_compiled_ensures_target_then_maps_each_op() -> None
     ]
 
 
+@pytest.mark.clause(
+    "004-§gn-ops.1",
+    "004-§gn-ops.2",
+    "004-§gn-ops.3",
+    "004-§gn-ops.4",
+    "004-§gn-ops.5",
+    "004-§gn-ops.6",
+    "004-§gn-ops.7",
+    "004-§gn-ops.8",
+    "004-§gn-ops.9",
+)
 def test_gn_ops_step_when_compiled_maps_every_op_to_its_tool() -> None:
     ops = ops_of(two_steps())[5:]
     assert [o["tool_name"] for o in ops] == [
@@ -141,6 +162,7 @@ def test_gn_ops_step_when_compiled_maps_every_op_to_its_tool() -> None:
     assert ops[4]["args"]["to_socket"] == "Level" and ops[6]["args"]["node_id"] == "noise_1"
 
 
+@pytest.mark.clause("004-§multi-step.1")
 def test_steps_when_compiled_form_one_chain_in_order() -> None:
     ops = ops_of(two_steps())
     assert ops[0]["depends_on"] == []
@@ -177,6 +199,7 @@ def test_accept_when_given_a_response_returns_a_validated_spec_000_plan() -> Non
     assert plan.done is True
 
 
+@pytest.mark.clause("004-§multi-step.4")
 def test_accept_when_response_not_done_says_so() -> None:
     doc = {**subdivide(), "done": False}
     assert accept(doc, "r", GN_CATALOG, NODES).done is False
@@ -214,6 +237,7 @@ def test_example_9_when_accepted_runs_its_python_step_safe_with_the_code_hash() 
     assert last.depends_on == [accepted.operation_set.operations[-2].operation_id]
 
 
+@pytest.mark.clause("004-§python.3")
 def test_python_step_when_trusted_compiles_to_the_trusted_tool_that_asks() -> None:
     response = copy.deepcopy(EXAMPLE_9)
     response["steps"][2]["payload"]["mode"] = "trusted"
@@ -230,6 +254,7 @@ def test_python_step_when_bridge_has_no_python_tools_is_refused_naming_the_tool(
     assert "python.safe" in caught.value.failure.retry_hint
 
 
+@pytest.mark.clause("004-§validation.6")
 def test_python_step_when_code_over_the_setting_is_schema_invalid() -> None:
     doc = copy.deepcopy(EXAMPLE_9)
     doc["steps"][2]["payload"]["code"] = "x" * 101

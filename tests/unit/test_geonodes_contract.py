@@ -40,6 +40,9 @@ def changed(doc: dict[str, Any], path: list[Any], value: Any = None, delete: boo
     return out
 
 
+@pytest.mark.clause(
+    "004-§example.1", "004-§contract.2", "004-§step-schema.1", "004-§step-schema.2", "004-§python.1"
+)
 def test_example_9_when_converted_parses_every_step_including_python() -> None:
     response = convert_geonode_response(EXAMPLE_9)
     assert [type(s).__name__ for s in response.steps] == [
@@ -53,16 +56,19 @@ def test_example_9_when_converted_parses_every_step_including_python() -> None:
     assert response.done and response.meta.requires_gate_verification
 
 
+@pytest.mark.clause("004-§contract.1", "004-§example.1")
 def test_example_9_when_decoded_from_text_equals_the_converted_one() -> None:
     assert decode_geonode_response(json.dumps(EXAMPLE_9)) == convert_geonode_response(EXAMPLE_9)
 
 
+@pytest.mark.clause("004-§python.2")
 def test_python_payload_when_mode_omitted_is_safe() -> None:
     doc = changed(EXAMPLE_9, ["steps", 2, "payload", "mode"], delete=True)
     step = convert_geonode_response(doc).steps[2]
     assert isinstance(step, PythonStep) and step.payload.mode == "safe"
 
 
+@pytest.mark.clause("004-§node-tree.6")
 def test_node_tree_ops_when_converted_keep_from_and_to() -> None:
     step = convert_geonode_response(subdivide()).steps[0]
     assert isinstance(step, NodeTreeStep)
@@ -100,6 +106,7 @@ REJECTED = {
 
 
 @pytest.mark.parametrize("case", list(REJECTED))
+@pytest.mark.clause("004-§validation.1", "004-§validation.2", "004-§contract.1")
 def test_response_when_not_strictly_valid_is_rejected(case: str) -> None:
     path, value = REJECTED[case]
     doc = changed(EXAMPLE_9, path, value)
@@ -109,11 +116,13 @@ def test_response_when_not_strictly_valid_is_rejected(case: str) -> None:
         convert_geonode_response(doc)
 
 
+@pytest.mark.clause("004-§validation.3")
 def test_response_when_final_message_missing_is_rejected() -> None:
     with pytest.raises(msgspec.ValidationError, match="final_message"):
         convert_geonode_response(changed(EXAMPLE_9, ["final_message"], delete=True))
 
 
+@pytest.mark.clause("004-§validation.5")
 def test_step_when_ops_over_the_limit_is_rejected() -> None:
     ops = [{"op": "cleanup_unused"}] * (MAX_OPS_PER_STEP + 1)
     with pytest.raises(msgspec.ValidationError, match="length <= 200"):
@@ -145,6 +154,7 @@ def test_published_schema_when_generated_matches_the_committed_file() -> None:
     assert committed == geonode_response_schema()
 
 
+@pytest.mark.clause("004-§validation.1", "004-§example.1")
 def test_published_schema_when_validating_accepts_example_and_rejects_unknowns() -> None:
     validator = Draft202012Validator(geonode_response_schema())
     assert list(validator.iter_errors(EXAMPLE_9)) == []
@@ -170,6 +180,7 @@ def test_step_of_when_id_is_not_compiled_shape_is_none(op: str) -> None:
     assert step_of(op) is None
 
 
+@pytest.mark.clause("004-§validation.5")
 def test_check_plan_when_response_has_too_many_steps_raises_limit() -> None:
     doc = changed(EXAMPLE_9, ["steps"], [EXAMPLE_9["steps"][1]] * (MAX_STEPS + 1))
     with pytest.raises(LimitExceeded, match="26 steps"):

@@ -184,6 +184,7 @@ async def test_plan_run_when_response_not_done_completes_once_executed() -> None
     assert isinstance(completed, RunCompleted)
 
 
+@pytest.mark.clause("004-§multi-step.3")
 async def test_plan_run_when_step_3_fails_names_step_3_in_the_failure() -> None:
     (planned,) = await handlers().on_requested(requested(plan=subdivide()))
     assert isinstance(planned, Planned)
@@ -296,6 +297,7 @@ async def test_gemini_run_when_response_invalid_sends_the_refusal_back() -> None
     assert "did you mean 'Level'" in repair and "step step_1, operations[1]" in repair
 
 
+@pytest.mark.clause("004-§multi-step.4", "004-§validation.4")
 async def test_gemini_run_when_not_done_and_gates_pass_asks_for_the_rest() -> None:
     first = {**subdivide(), "done": False}
     second = {

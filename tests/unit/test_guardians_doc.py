@@ -44,6 +44,7 @@ def _samples(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize(("given", "expected"), examples())
+@pytest.mark.clause("003-§examples.1")
 def test_doc_example_is_what_run_guardians_returns(
     given: dict[str, Any], expected: dict[str, Any]
 ) -> None:
@@ -51,6 +52,7 @@ def test_doc_example_is_what_run_guardians_returns(
     assert canonical(run_guardians(given["repo_path"], given["guardians"])) == canonical(expected)
 
 
+@pytest.mark.clause("003-§examples.1")
 def test_doc_examples_cover_every_failure_code_and_a_pass() -> None:
     """003 §6 for this project: a passing run, each code, duplicates, an invalid path."""
     shown = {entry["details"] for param in examples() for entry in param.values[1]["guardians"]}
@@ -58,6 +60,7 @@ def test_doc_examples_cover_every_failure_code_and_a_pass() -> None:
     assert any(param.values[1]["guardians"] == [] for param in examples())
 
 
+@pytest.mark.clause("003-§examples.1")
 def test_guardians_doc_links_the_examples_file() -> None:
     """003 §6 names docs/EXAMPLE_OUTPUTS.md; the guardians' own doc leads a reader there."""
     assert "(EXAMPLE_OUTPUTS.md)" in DOC.read_text(encoding="utf-8")

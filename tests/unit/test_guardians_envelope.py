@@ -24,11 +24,13 @@ def _samples(monkeypatch: pytest.MonkeyPatch) -> None:
     add_samples(monkeypatch)
 
 
+@pytest.mark.clause("004-§gate-envelope.1")
 def test_envelope_when_every_output_passed_is_success(tmp_path: Path) -> None:
     result = run_guardians(write_repo(tmp_path, good_scene()), PRODUCT_IDS)
     assert envelope(result) == GateEnvelope(success=True, failed_gates=[], messages=[])
 
 
+@pytest.mark.clause("004-§gate-envelope.1")
 def test_envelope_when_outputs_fail_lists_gates_once_in_order_with_messages(
     tmp_path: Path,
 ) -> None:

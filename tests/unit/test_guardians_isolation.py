@@ -49,6 +49,7 @@ def run_elsewhere(repo: str, ids: list[str], cwd: Path, env: dict[str, str]) -> 
     return proc.stdout
 
 
+@pytest.mark.clause("003-§freeze.4", "003-§determinism.1")
 def test_run_guardians_in_two_processes_gives_identical_bytes(tmp_path: Path) -> None:
     """003 §7.3: byte-identical JSON for identical inputs, whatever the working directory,
     the environment or the clock of the process that runs it."""
@@ -92,6 +93,7 @@ def snapshot(folder: Path) -> list[tuple[str, int, int, str]]:
     return rows
 
 
+@pytest.mark.clause("003-§non-goals.2")
 def test_run_guardians_on_read_only_repo_changes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -126,6 +128,7 @@ def test_run_guardians_on_read_only_repo_changes_nothing(
     assert after == before
 
 
+@pytest.mark.clause("003-§non-goals.1")
 def test_run_guardians_without_network_runs_every_guardian(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -162,6 +165,7 @@ def test_import_services_guardians_loads_nothing_heavy() -> None:
     assert proc.stdout.strip() == "[]"
 
 
+@pytest.mark.clause("003-§freeze.4")
 def test_run_guardians_in_process_matches_the_other_processes(tmp_path: Path) -> None:
     """003 §3.1: the in-process result serialises to the same bytes as a subprocess's."""
     repo = write_repo(tmp_path / "repo", good_scene())

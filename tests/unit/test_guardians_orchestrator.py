@@ -51,6 +51,7 @@ def assert_failed_closed(entry: dict[str, Any], guardian_id: str, code: str) -> 
 
 
 @pytest.mark.parametrize("repo_path", ["", "relative/path", " /leading-space", "/a\x00b"])
+@pytest.mark.clause("003-§scope.1", "003-§fail-closed.1")
 def test_run_guardians_when_repo_path_invalid_fails_closed_with_no_entry(repo_path: str) -> None:
     """003 §3.2: an invalid or empty repo_path -> ok=false, fail_closed=true."""
     result = run_guardians(repo_path, ["sample_pass"])
@@ -64,6 +65,7 @@ def test_run_guardians_when_repo_path_invalid_fails_closed_with_no_entry(repo_pa
 
 
 @pytest.mark.parametrize("repo_path", [None, 42, ["/repos/example"], b"/repos/example"])
+@pytest.mark.clause("003-§scope.1", "003-§fail-closed.1")
 def test_run_guardians_when_repo_path_not_a_string_echoes_empty_string(repo_path: Any) -> None:
     """003 §3.2 and §4: a non-string repo_path fails closed and is echoed as a string."""
     result = run_guardians(repo_path, ["sample_pass"])
@@ -71,6 +73,7 @@ def test_run_guardians_when_repo_path_not_a_string_echoes_empty_string(repo_path
     assert (result["ok"], result["fail_closed"]) == (False, True)
 
 
+@pytest.mark.clause("003-§fail-closed.1")
 def test_run_guardians_when_repo_path_invalid_runs_no_guardian(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -85,6 +88,7 @@ def test_run_guardians_when_repo_path_invalid_runs_no_guardian(
 
 
 @pytest.mark.parametrize("guardians", [[], None, "sample_pass", ("sample_pass",), {"a": 1}, 3])
+@pytest.mark.clause("003-§fail-closed.2")
 def test_run_guardians_when_guardians_empty_or_not_a_list_is_guardians_empty(
     guardians: Any,
 ) -> None:
@@ -94,6 +98,7 @@ def test_run_guardians_when_guardians_empty_or_not_a_list_is_guardians_empty(
     assert_failed_closed(only_entry(result), "", "fail-closed: guardians_empty")
 
 
+@pytest.mark.clause("003-§scope.1")
 def test_run_guardians_when_both_inputs_invalid_reports_repo_path_first() -> None:
     """003 §3.2: repo_path is checked before guardians."""
     assert run_guardians("", [])["guardians"] == []
@@ -102,6 +107,7 @@ def test_run_guardians_when_both_inputs_invalid_reports_repo_path_first() -> Non
 # 003 §3.3 guardian_unknown ------------------------------------------------------------------
 
 
+@pytest.mark.clause("003-§scope.4", "003-§fail-closed.3")
 def test_run_guardians_when_id_unknown_is_guardian_unknown(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -115,6 +121,7 @@ def test_run_guardians_when_id_unknown_is_guardian_unknown(
 
 
 @pytest.mark.parametrize("guardian_id", [None, 7, ["sample_pass"], {"id": "sample_pass"}])
+@pytest.mark.clause("003-§scope.4")
 def test_run_guardians_when_id_not_a_string_is_unknown_echoed_empty(guardian_id: Any) -> None:
     """003 §3.3 guardian_unknown and §4 (guardian_id is a string): a non-string id."""
     result = run_guardians(REPO, [guardian_id, "sample_pass"])
@@ -135,6 +142,7 @@ def test_run_guardians_when_id_not_a_string_is_unknown_echoed_empty(guardian_id:
         "sample_malformed_entry",  # the entry is not "module:callable"
     ],
 )
+@pytest.mark.clause("003-§scope.5")
 def test_run_guardians_when_guardian_does_not_resolve_is_guardian_import_failed(
     guardian_id: str,
 ) -> None:
@@ -148,12 +156,14 @@ def test_run_guardians_when_guardian_does_not_resolve_is_guardian_import_failed(
 
 
 @pytest.mark.parametrize("guardian_id", ["sample_raises", "sample_exits"])
+@pytest.mark.clause("003-§scope.6")
 def test_run_guardians_when_guardian_raises_is_guardian_call_failed(guardian_id: str) -> None:
     """003 §3.3 guardian_call_failed: the callable raised (sys.exit included)."""
     result = run_guardians(REPO, [guardian_id])
     assert_failed_closed(only_entry(result), guardian_id, "fail-closed: guardian_call_failed")
 
 
+@pytest.mark.clause("003-§scope.6", "003-§fail-closed.5")
 def test_run_guardians_when_artifact_missing_is_guardian_call_failed_for_every_guardian(
     tmp_path: Path,
 ) -> None:
@@ -170,12 +180,14 @@ def test_run_guardians_when_artifact_missing_is_guardian_call_failed_for_every_g
 
 
 @pytest.mark.parametrize("guardian_id", ["sample_not_dict", "sample_no_tool"])
+@pytest.mark.clause("003-§scope.7")
 def test_run_guardians_when_output_invalid_is_guardian_output_invalid(guardian_id: str) -> None:
     """003 §3.3 guardian_output_invalid: the output is not a dict or lacks "tool"."""
     result = run_guardians(REPO, [guardian_id])
     assert_failed_closed(only_entry(result), guardian_id, "fail-closed: guardian_output_invalid")
 
 
+@pytest.mark.clause("003-§fail-closed.6")
 def test_failure_codes_are_exactly_the_five_of_the_spec() -> None:
     """003 §3.3: the complete set of deterministic failure codes."""
     assert FAILURE_CODES == (
@@ -190,6 +202,7 @@ def test_failure_codes_are_exactly_the_five_of_the_spec() -> None:
 # 003 §2.1 success, §3.2 orchestrator-owned ok, §7.3 verbatim ---------------------------------
 
 
+@pytest.mark.clause("003-§scope.8", "003-§scope.3")
 def test_run_guardians_when_guardian_succeeds_embeds_output_and_says_ok() -> None:
     """003 §2.1: invoked=true, ok=true, fail_closed=false, output=<verbatim output>."""
     result = run_guardians(REPO, ["sample_pass"])
@@ -204,6 +217,7 @@ def test_run_guardians_when_guardian_succeeds_embeds_output_and_says_ok() -> Non
     assert (result["ok"], result["fail_closed"]) == (True, False)
 
 
+@pytest.mark.clause("003-§fail-closed.4", "003-§non-goals.3")
 def test_run_guardians_when_output_says_failed_entry_is_still_ok() -> None:
     """003 §3.2: ok/fail_closed are orchestrator-owned, never read from the output."""
     entry = only_entry(run_guardians(REPO, ["sample_fail"]))
@@ -211,6 +225,7 @@ def test_run_guardians_when_output_says_failed_entry_is_still_ok() -> None:
     assert (entry["invoked"], entry["ok"], entry["fail_closed"]) == (True, True, False)
 
 
+@pytest.mark.clause("003-§non-goals.3", "003-§scope.8")
 def test_run_guardians_when_output_has_odd_order_embeds_the_very_object() -> None:
     """003 §7.3: outputs embedded verbatim: the same object, key order and values kept."""
     before = canonical(guardian_samples.ODD_OUTPUT)
@@ -225,6 +240,7 @@ def test_run_guardians_when_output_has_odd_order_embeds_the_very_object() -> Non
 # 003 §4.1 ordering, §7.1 aggregation, §4 / §7.4 exact keys -----------------------------------
 
 
+@pytest.mark.clause("003-§scope.2", "003-§output-schema.3")
 def test_run_guardians_when_ids_repeat_keeps_input_order_and_duplicates() -> None:
     """003 §4.1: the guardians array preserves the input order; no sorting, no dedup."""
     ids = ["sample_pass", "zzz_unknown", "sample_fail", "aaa_unknown", "sample_pass"]
@@ -242,6 +258,7 @@ def test_run_guardians_when_ids_repeat_keeps_input_order_and_duplicates() -> Non
         (["nope", "nope"], (False, True)),
     ],
 )
+@pytest.mark.clause("003-§freeze.1", "003-§freeze.2", "003-§fail-closed.3")
 def test_run_guardians_aggregates_per_section_7_1(
     ids: list[str], expected: tuple[bool, bool]
 ) -> None:
@@ -262,6 +279,7 @@ def test_run_guardians_aggregates_per_section_7_1(
         ("", ["sample_pass"]),
     ],
 )
+@pytest.mark.clause("003-§output-schema.1", "003-§output-schema.2", "003-§freeze.5", "003-§scope.3")
 def test_run_guardians_keys_are_exactly_those_of_section_4(repo_path: str, ids: list[str]) -> None:
     """003 §4 and §7.4: exactly the top-level keys and guardians[] item keys, typed."""
     result = run_guardians(repo_path, ids)
@@ -275,6 +293,7 @@ def test_run_guardians_keys_are_exactly_those_of_section_4(repo_path: str, ids: 
         assert entry["details"] == "ok" or entry["details"] in FAILURE_CODES
 
 
+@pytest.mark.clause("003-§determinism.1")
 def test_run_guardians_when_called_twice_gives_identical_results(tmp_path: Path) -> None:
     """003 §3.1: for identical inputs, identical output."""
     repo = write_repo(tmp_path, good_scene())
@@ -282,6 +301,7 @@ def test_run_guardians_when_called_twice_gives_identical_results(tmp_path: Path)
     assert canonical(run_guardians(repo, ids)) == canonical(run_guardians(repo, ids))
 
 
+@pytest.mark.clause("003-§freeze.3")
 def test_routing_table_entries_all_resolve_and_name_themselves(tmp_path: Path) -> None:
     """003 §7.2: a static table; every product entry imports, and its output's tool is its id."""
     assert PRODUCT_IDS and not any(i.startswith("sample_") for i in PRODUCT_IDS)

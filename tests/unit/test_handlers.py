@@ -65,6 +65,7 @@ async def test_planner_when_prompt_readable_emits_planned_with_schedule() -> Non
     assert planned.causation_id == "e0" and planned.request_id == "q1"
 
 
+@pytest.mark.clause("000-§executor-guarantees.1")
 async def test_planner_when_same_request_twice_emits_same_event_ids() -> None:
     first = await planner().on_requested(requested("add a cube"))
     second = await planner().on_requested(requested("add a cube"))
@@ -88,6 +89,7 @@ async def test_planner_when_backend_unknown_fails_run_naming_it() -> None:
     assert isinstance(failed, RunFailed) and "'oracle'" in failed.message
 
 
+@pytest.mark.clause("002-§core-loop.15")
 async def test_planner_when_executed_ok_completes_run() -> None:
     receipt = Receipt(
         operation_id="a", tool_name="scene.snapshot", safety_level="read_only", status="succeeded"
@@ -180,6 +182,7 @@ def policy(history: History | None = None, **kw: Any) -> PolicyHandlers:
     )
 
 
+@pytest.mark.clause("002-§core-loop.12")
 async def test_policy_when_all_safe_approves_by_policy() -> None:
     decided, approved = await policy().on_planned(plan_event("object.create", "scene.snapshot"))
     assert isinstance(decided, PolicyDecided) and isinstance(approved, Approved)
@@ -188,6 +191,7 @@ async def test_policy_when_all_safe_approves_by_policy() -> None:
     assert decided.policy_set_hash.startswith("sha256:")
 
 
+@pytest.mark.clause("002-§core-loop.7", "002-§core-loop.8")
 async def test_policy_when_destructive_requests_approval() -> None:
     _, asked = await policy().on_planned(plan_event("object.create", "object.delete"))
     assert isinstance(asked, ApprovalRequested) and asked.operation_ids == ["op1"]
@@ -242,6 +246,7 @@ def resolution(
     )
 
 
+@pytest.mark.clause("002-§approvals.4")
 async def test_policy_when_approved_once_releases_the_planned_operations() -> None:
     history, asked = await _waiting()
     (approved,) = await policy(history).on_resolved(resolution(asked, "approve_once"))
@@ -249,6 +254,7 @@ async def test_policy_when_approved_once_releases_the_planned_operations() -> No
     assert approved.schedule == ["op0"]
 
 
+@pytest.mark.clause("002-§approvals.3")
 async def test_policy_when_rejected_denies_naming_the_operations() -> None:
     history, asked = await _waiting()
     (denied,) = await policy(history).on_resolved(resolution(asked, "reject"))

@@ -18,10 +18,12 @@ from services.executor.journal import (
 )
 
 
+@pytest.mark.clause("000-§executor-guarantees.4")
 def test_args_digest_when_keys_reordered_and_floats_equal_is_same() -> None:
     assert args_digest({"a": 1, "b": [0.1 + 0.2, -0.0]}) == args_digest({"b": [0.3, 0], "a": 1.0})
 
 
+@pytest.mark.clause("000-§executor-guarantees.4")
 def test_args_digest_when_values_differ_differs() -> None:
     assert args_digest({"a": 1}) != args_digest({"a": 1.000001})
     assert args_digest({"a": "1"}) != args_digest({"a": 1})
@@ -32,10 +34,12 @@ def test_args_digest_when_not_finite_raises() -> None:
         args_digest({"a": float("inf")})
 
 
+@pytest.mark.clause("000-§executor-guarantees.4")
 def test_op_key_when_parts_would_concatenate_equal_differs() -> None:
     assert op_key("u", "s", "ab", "c") != op_key("u", "s", "a", "bc")
 
 
+@pytest.mark.clause("000-§executor-guarantees.4")
 def test_op_key_when_users_or_scenes_differ_differs() -> None:
     """Another user's request_id never collides with yours, on any scene."""
     assert op_key("ana", "s", "q1", "op1") != op_key("ben", "s", "q1", "op1")
@@ -79,6 +83,7 @@ def test_resume_when_nothing_journaled_runs_everything() -> None:
     assert plan_resume(SCHEDULE, OPS, {}, "h0") == Resume()
 
 
+@pytest.mark.clause("000-§executor-guarantees.5", "000-§executor-guarantees.6")
 def test_resume_when_scene_has_journaled_ops_skips_them() -> None:
     resume = plan_resume(SCHEDULE, OPS, ENTRIES, "h2")
     assert isinstance(resume, Resume) and list(resume.done) == ["a", "b"] and resume.replay == []
@@ -94,12 +99,14 @@ def test_resume_when_scene_is_midway_replays_the_rest() -> None:
     assert isinstance(resume, Resume) and resume.replay == ["b"]
 
 
+@pytest.mark.clause("000-§executor-guarantees.7")
 def test_resume_when_scene_changed_since_is_a_conflict() -> None:
     conflict = plan_resume(SCHEDULE, OPS, ENTRIES, "elsewhere")
     assert isinstance(conflict, Conflict) and conflict.operation_id == "b"
     assert "scene changed" in conflict.reason
 
 
+@pytest.mark.clause("000-§executor-guarantees.7")
 def test_resume_when_same_op_has_other_args_is_a_conflict() -> None:
     ops = {**OPS, "a": op("a", {"location": [1, 2, 3]})}
     conflict = plan_resume(SCHEDULE, ops, ENTRIES, "h2")

@@ -104,6 +104,7 @@ async def test_resource_when_unknown_or_anothers_or_ownerless_answers_the_same_3
     assert without_uri(elsewhere) == without_uri(unknown)
 
 
+@pytest.mark.clause("001-§parse.2")
 async def test_resource_when_scene_id_malformed_answers_32602() -> None:
     async with host() as session:
         dotted = await refused(session, "blendmesh://scenes/a.b")

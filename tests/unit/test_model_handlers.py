@@ -113,6 +113,7 @@ def kinds(events: Sequence[Event]) -> list[str]:
     return [type(e).__name__ for e in events]
 
 
+@pytest.mark.clause("002-§core-loop.3")
 async def test_gemini_run_when_answer_valid_emits_user_message_and_planned() -> None:
     model = ScriptedModel(GOOD)
     user, planned = await handlers(model).on_requested(REQUESTED)
@@ -145,6 +146,7 @@ async def test_gemini_run_when_first_answer_invalid_asks_again_with_failure(
     assert f'"error_code":"{code}"' in second[-1].text
 
 
+@pytest.mark.clause("002-§core-loop.16", "002-§non-goals.2")
 async def test_gemini_run_when_three_answers_invalid_fails_with_last_contract() -> None:
     model = ScriptedModel("nope", CYCLE, UNKNOWN, GOOD)
     out = await handlers(model).on_requested(REQUESTED)
@@ -156,6 +158,7 @@ async def test_gemini_run_when_three_answers_invalid_fails_with_last_contract() 
     assert said.text.startswith("Failed (TOOL_UNKNOWN)") and len(model.requests) == 3
 
 
+@pytest.mark.clause("002-§errors.5")
 async def test_gemini_run_when_model_blocked_fails_with_model_error() -> None:
     model = ScriptedModel(ModelError("blocked", "Gemini's answer was blocked by safety filters"))
     _, failed, _ = await handlers(model).on_requested(REQUESTED)
@@ -245,6 +248,7 @@ async def test_gemini_repair_when_it_reuses_an_applied_id_for_another_call_asks_
     assert '"error_code":"IDEMPOTENCY_CONFLICT"' in model.requests[1].contents[-1].text
 
 
+@pytest.mark.clause("002-§core-loop.16")
 async def test_gemini_run_when_execution_fails_on_last_iteration_fails_the_run() -> None:
     planned = planned_at(3)
     model = ScriptedModel()
@@ -254,6 +258,7 @@ async def test_gemini_run_when_execution_fails_on_last_iteration_fails_the_run()
     assert 'Applied: op01 object.create {"primitive":"cube","name":"Here"}' in out[1].text
 
 
+@pytest.mark.clause("002-§core-loop.14")
 async def test_gemini_run_when_executed_ok_completes_and_tells_the_thread() -> None:
     planned = planned_at(1)
     done, said = await handlers(ScriptedModel(), Log(REQUESTED, planned)).on_executed(

@@ -45,6 +45,7 @@ def said(run_id: str, role: str, text: str, n: int = 0) -> ThreadMessage:
     )
 
 
+@pytest.mark.clause("002-§core-loop.5")
 def test_prompt_when_built_carries_policy_catalog_scene_history_and_request() -> None:
     history = [said("r1", "user", "add a cube named Box"), said("r1", "assistant", "created Box")]
     req = build_request(CONTEXT, CATALOG, SCENE, history)
@@ -64,6 +65,7 @@ def test_prompt_when_scene_never_saved_says_it_is_empty() -> None:
     assert req.contents == (req.contents[0],) and "Scene 's1' is empty." in req.contents[0].text
 
 
+@pytest.mark.clause("002-§core-loop.5")
 def test_history_when_long_keeps_recent_leaves_out_this_run_and_starts_with_user() -> None:
     messages = [said(f"r{i}", "user" if i % 2 else "assistant", f"m{i}") for i in range(50)]
     messages.append(said("r2", "user", "this run's own request"))
@@ -90,6 +92,7 @@ def test_response_schema_when_built_uses_only_keywords_structured_output_accepts
     assert item["required"] == item["propertyOrdering"]
 
 
+@pytest.mark.clause("000-§correlation.1")
 def test_answer_when_args_json_decoded_validates_and_takes_the_runs_request_id() -> None:
     text = json.dumps(
         {

@@ -36,16 +36,19 @@ def rejected(raw: Any) -> PlanInvalid:
     return info.value
 
 
+@pytest.mark.clause("000-§executor-guarantees.2")
 def test_schedule_when_independent_ops_uses_lexical_tie_break() -> None:
     valid = validate(plan(op("c"), op("a"), op("b")), CATALOG)
     assert valid.schedule == ["a", "b", "c"]
 
 
+@pytest.mark.clause("000-§planning.3", "000-§execution.2", "000-§executor-guarantees.2")
 def test_schedule_when_dependencies_orders_topologically_then_lexically() -> None:
     valid = validate(plan(op("a", deps=["z"]), op("z"), op("m"), op("b", deps=["a"])), CATALOG)
     assert valid.schedule == ["m", "z", "a", "b"]
 
 
+@pytest.mark.clause("000-§execution.2", "000-§executor-guarantees.1", "001-§plan.1")
 def test_schedule_when_same_graph_twice_is_identical() -> None:
     raw = plan(
         *(op(f"op{i}", deps=[f"op{i - 1}"] if i % 3 and i > 1 else []) for i in range(1, 30))
@@ -53,6 +56,7 @@ def test_schedule_when_same_graph_twice_is_identical() -> None:
     assert validate(raw, CATALOG).schedule == validate(raw, CATALOG).schedule
 
 
+@pytest.mark.clause("000-§planning.6", "000-§failure-contract.4")
 def test_validate_when_cycle_rejects_with_graph_cycle() -> None:
     exc = rejected(plan(op("a", deps=["c"]), op("b", deps=["a"]), op("c", deps=["b"])))
     assert exc.failure.error_code == "GRAPH_CYCLE"
@@ -61,10 +65,12 @@ def test_validate_when_cycle_rejects_with_graph_cycle() -> None:
     assert "a -> b -> c" in exc.message
 
 
+@pytest.mark.clause("000-§planning.6", "000-§failure-contract.4")
 def test_validate_when_self_dependency_rejects_with_graph_cycle() -> None:
     assert rejected(plan(op("a", deps=["a"]))).failure.error_code == "GRAPH_CYCLE"
 
 
+@pytest.mark.clause("000-§planning.5")
 def test_validate_when_missing_dependency_rejects_naming_it() -> None:
     exc = rejected(plan(op("a", deps=["ghost"])))
     assert exc.failure.error_code == "GRAPH_MISSING_DEPENDENCY"
@@ -73,6 +79,7 @@ def test_validate_when_missing_dependency_rejects_naming_it() -> None:
     assert "a -> ghost" in exc.message
 
 
+@pytest.mark.clause("000-§planning.7", "000-§planner-schema.6")
 def test_validate_when_unknown_tool_rejects_listing_registered_tools() -> None:
     exc = rejected(plan(op("a", tool="python.exec")))
     assert exc.failure.error_code == "TOOL_UNKNOWN"
@@ -80,6 +87,7 @@ def test_validate_when_unknown_tool_rejects_listing_registered_tools() -> None:
     assert "'python.exec'" in exc.message
 
 
+@pytest.mark.clause("000-§planning.4", "000-§planner-schema.1", "000-§failure-contract.3")
 def test_validate_when_extra_property_rejects_with_schema_invalid() -> None:
     raw = plan(op("a"))
     raw["operations"][0]["note"] = "x"
@@ -88,6 +96,7 @@ def test_validate_when_extra_property_rejects_with_schema_invalid() -> None:
     assert "note" in exc.message
 
 
+@pytest.mark.clause("000-§planning.1", "000-§planning.4", "000-§failure-contract.3")
 def test_validate_when_not_json_text_rejects_with_schema_invalid() -> None:
     assert rejected("{nope").failure.error_code == "SCHEMA_INVALID"
 
@@ -97,6 +106,7 @@ def test_validate_when_duplicate_ids_rejects() -> None:
     assert exc.failure.error_code == "GRAPH_DUPLICATE_OPERATION"
 
 
+@pytest.mark.clause("000-§planner-schema.9")
 def test_validate_when_safety_level_understated_rejects() -> None:
     exc = rejected(plan(op("a", tool="object.delete", level="safe_write", args={"name": "x"})))
     assert exc.failure.error_code == "SAFETY_LEVEL_MISMATCH"
@@ -106,6 +116,7 @@ def test_validate_when_safety_level_overstated_accepts() -> None:
     validate(plan(op("a", tool="scene.snapshot", level="destructive")), CATALOG)
 
 
+@pytest.mark.clause("000-§planner-schema.7", "001-§validate-input.1")
 def test_validate_when_args_break_tool_schema_rejects_with_args_invalid() -> None:
     exc = rejected(
         plan(

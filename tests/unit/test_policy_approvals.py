@@ -58,6 +58,7 @@ def resolve(asked: ApprovalRequested, decision: str, **kw: Any) -> ApprovalResol
     return follow(asked, ApprovalResolved, 8.0, **fields)
 
 
+@pytest.mark.clause("002-§approvals.2", "002-§core-loop.8")
 async def test_approval_request_when_asked_carries_operations_hash_and_expiry() -> None:
     _, _, asked = await waiting()
     (op,) = asked.operations
@@ -84,6 +85,7 @@ async def test_second_resolution_when_first_approved_is_a_no_op() -> None:
     assert await handlers.on_resolved(resolve(asked, "reject")) == []
 
 
+@pytest.mark.clause("002-§approvals.5", "002-§policy.1")
 async def test_approve_and_always_allow_when_same_op_again_allows_by_allowlist() -> None:
     allowlist = MemoryAllowlist()
     handlers, _, asked = await waiting(allowlist)
@@ -194,6 +196,7 @@ async def test_resolution_when_by_a_registered_approver_is_accepted() -> None:
     assert isinstance(approved, Approved) and approved.approved_by == "carol"
 
 
+@pytest.mark.clause("002-§approvals.5")
 async def test_spec_alias_when_resolving_always_allows_like_blendmeshs_own_name() -> None:
     """002 §7: ``approve_and_always_allow_recipient`` persists the allowlist and executes."""
     allowlist = MemoryAllowlist()

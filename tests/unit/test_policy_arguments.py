@@ -42,6 +42,7 @@ def test_unsafe_argument_when_safe_is_none(tmp_path: Path) -> None:
     assert unsafe_argument(args, tmp_path) is None
 
 
+@pytest.mark.clause("002-§policy.4")
 async def test_policy_when_argument_unsafe_denies_before_asking_for_approval() -> None:
     planned = plan_event("object.delete", args={"name": "N" * 80})
     decided, denied = await policy().on_planned(planned)

@@ -25,6 +25,7 @@ def decide(tool: str, level: str) -> str:
     return decision(tool, level).mode
 
 
+@pytest.mark.clause("002-§policy.2")
 def test_decide_when_read_only_allows() -> None:
     assert decide("scene.snapshot", "read_only") == "allow"
 
@@ -33,10 +34,12 @@ def test_decide_when_safe_write_allows() -> None:
     assert decide("object.create", "safe_write") == "allow"
 
 
+@pytest.mark.clause("002-§policy.2", "000-§planner-schema.9")
 def test_decide_when_destructive_requires_approval() -> None:
     assert decide("object.delete", "destructive") == "require_approval"
 
 
+@pytest.mark.clause("000-§planner-schema.9")
 def test_decide_when_plan_declares_destructive_for_safe_tool_requires_approval() -> None:
     assert decide("object.create", "destructive") == "require_approval"
 
@@ -65,6 +68,7 @@ def test_decide_when_modifier_apply_declared_safe_still_requires_approval() -> N
     )
 
 
+@pytest.mark.clause("002-§policy.2")
 def test_decide_when_tool_unknown_denies() -> None:
     assert decide("python.exec", "read_only") == "deny"
 
@@ -78,6 +82,7 @@ def test_decide_when_tool_unknown_denies() -> None:
         ("python.exec", "read_only", "blendmesh.v1#deny-unknown-tool"),
     ],
 )
+@pytest.mark.clause("002-§policy.2")
 def test_decision_when_made_names_determining_policy_ids(
     tool: str, level: str, policy_id: str
 ) -> None:

@@ -37,6 +37,7 @@ async def test_default_profile_when_safe_write_runs_unasked() -> None:
     assert isinstance(approved, Approved)
 
 
+@pytest.mark.clause("002-§policy.3")
 async def test_side_effects_profile_when_safe_write_asks_a_person() -> None:
     handlers = asking()
     decided, asked = await handlers.on_planned(plan_event("object.create", args={"name": "A"}))
@@ -54,6 +55,7 @@ async def test_side_effects_profile_when_read_only_or_unknown_allows_or_denies()
     assert isinstance(decided, PolicyDecided) and decided.decisions[0].mode == "deny"
 
 
+@pytest.mark.clause("002-§policy.3")
 async def test_side_effects_profile_when_allowlisted_runs_unasked() -> None:
     """002 §6: approval for side effects unless the allowlist explicitly permits them."""
     history = History()

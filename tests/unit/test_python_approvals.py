@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+import pytest
 
 from contracts.events import (
     ApprovalRequested,
@@ -129,6 +130,7 @@ async def test_policy_when_safe_python_allows_it_without_a_person() -> None:
     assert isinstance(decided, PolicyDecided) and isinstance(approved, Approved)
 
 
+@pytest.mark.clause("004-§python.3")
 async def test_policy_when_trusted_python_asks_showing_the_code_and_its_hash() -> None:
     _, _, asked = await ask(planned(python_op()))
     (pending,) = asked.operations
@@ -136,6 +138,7 @@ async def test_policy_when_trusted_python_asks_showing_the_code_and_its_hash() -
     assert pending.args["code"] == CODE and pending.args["code_sha256"] == code_sha256(CODE)
 
 
+@pytest.mark.clause("004-§python.3")
 async def test_policy_when_trusted_python_pre_approved_still_asks() -> None:
     await ask(planned(python_op(), pre_approved=True))
 
@@ -241,6 +244,7 @@ def test_arguments_when_code_holds_line_breaks_pass_and_other_controls_are_refus
     assert argument_problem({"nested": {"code": "a\nb"}}) is not None
 
 
+@pytest.mark.clause("001-§capability-gate.4", "001-§capability-gate.6")
 def test_capability_gate_when_bridge_has_no_sandbox_refuses_python_before_anything_runs() -> None:
     plan = planned(python_op(mode="safe"))
     ops = plan.operation_set.operations

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
 
 from contracts.bridge import Determinism, ToolResult
 from contracts.python_steps import code_sha256
@@ -52,6 +53,7 @@ def python_runner(bridge: DiceBridge, tmp_path: Path) -> Any:
     return run
 
 
+@pytest.mark.clause("000-§executor-guarantees.3")
 async def test_rollback_when_a_later_op_fails_loads_the_python_result_instead_of_rerunning(
     tmp_path: Path,
 ) -> None:
@@ -68,6 +70,7 @@ async def test_rollback_when_a_later_op_fails_loads_the_python_result_instead_of
     assert bridge.scene["Dice"]["location"] == [1, 0, 0]
 
 
+@pytest.mark.clause("000-§executor-guarantees.3", "000-§executor-guarantees.8")
 async def test_recovery_when_revision_was_lost_loads_the_image_and_never_reruns_code(
     tmp_path: Path,
 ) -> None:

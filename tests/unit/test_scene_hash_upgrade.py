@@ -91,6 +91,7 @@ async def test_commit_when_full_hash_at_save_differs_stores_nothing(tmp_path: Pa
     await scenes.close(session)
 
 
+@pytest.mark.clause("001-§core-concepts.1")
 def test_tool_when_it_writes_without_touches_is_refused_at_registration() -> None:
     spec = {
         "name": "test.undeclared",
