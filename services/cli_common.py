@@ -16,14 +16,20 @@ from contracts.receipts import RunResult
 from services import console as show
 from services.client import OnEvent, Watch
 from services.mesh import Mesh
-from services.runtime.access import CLIENT
-from services.runtime.host import CONNECT_WAIT, Bus
+from services.runtime.access import CLIENT, Login
+from services.runtime.bus import JetStreamUnavailable
+from services.runtime.host import Bus
+from services.runtime.ready import NotReady
 from services.runtime.settings import Settings
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_AWAITING, EXIT_MESH = 0, 1, 2, 3, 4
 # Seconds a command tries the mesh in NATS_URL: a person at a prompt hears at once that
 # nothing listens there, not after a service's patience (``host.CONNECT_WAIT``).
 CLI_CONNECT_WAIT = 1.0
+# Seconds it waits there for JetStream to answer: a healthy one answers in milliseconds; one
+# that does not (disabled on a full disk, a cluster without a leader, a server that accepts
+# and says nothing) would otherwise keep a person waiting for a start's patience, minutes.
+CLI_READY_WAIT = 1.5
 READ_SERVICES = ("audit",)
 
 
@@ -32,20 +38,45 @@ async def connected(settings: Settings, services: Sequence[str]) -> AsyncIterato
     """A bus on NATS_URL, or on an embedded mesh started for this command."""
     mesh = Mesh(settings, services=() if settings.nats_url else services)
     url = await mesh.start()
-    wait = CLI_CONNECT_WAIT if settings.nats_url else CONNECT_WAIT  # an embedded mesh listens
-    bus = await Bus.open(
-        url,
-        settings.prefix,
-        "blendmesh-cli",
-        mesh.login(CLIENT),
-        settings.replicas,
-        connect_wait=wait,
-    )
+    if settings.nats_url:
+        bus = await _join(settings, url, mesh.login(CLIENT))
+    else:  # an embedded mesh listens, and its start already waited for JetStream
+        bus = await Bus.open(
+            url, settings.prefix, "blendmesh-cli", mesh.login(CLIENT), settings.replicas
+        )
     try:
         yield bus
     finally:
         await bus.close()
         await mesh.stop()
+
+
+async def _join(settings: Settings, url: str, login: Login | None) -> Bus:
+    """A bus on the running mesh at ``url``, or at once an error that says what is wrong."""
+    try:
+        return await Bus.open(
+            url,
+            settings.prefix,
+            "blendmesh-cli",
+            login,
+            settings.replicas,
+            ready_wait=CLI_READY_WAIT,
+            connect_wait=CLI_CONNECT_WAIT,
+        )
+    except JetStreamUnavailable as exc:
+        if "no JetStream" in str(exc):
+            raise
+        raise JetStreamUnavailable(_silent(url)) from None
+    except NotReady:  # the event log did not answer: the same silence, one step later
+        raise JetStreamUnavailable(_silent(url)) from None
+
+
+def _silent(url: str) -> str:
+    return (
+        f"NATS at {url} answers, but its JetStream did not within {CLI_READY_WAIT:g} s: it "
+        "stops when its store is full (free disk space where the mesh keeps its home), or a "
+        "cluster has no leader yet; `blendmesh status` shows its state, or fix NATS_URL"
+    )
 
 
 def watch(bus: Bus, err: Console) -> Watch:

@@ -21,6 +21,7 @@ from contracts.receipts import RunResult
 from contracts.scene_report import report_lines
 from services import console as show
 from services import scene_client
+from services.cli_args import ADOPT, DISCARD
 from services.cli_common import EXIT_OK, connected, progress, report
 from services.cli_tables import Column, fitted_table, request_texts
 from services.client import ClientError, MeshClient, OnEvent
@@ -28,40 +29,6 @@ from services.mesh import Mesh
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 from services.scene_client import Choice, SceneDoor
-
-ADOPT, DISCARD = "--adopt", "--discard"
-
-
-def add_parsers(sub: Any, run: argparse.ArgumentParser) -> None:
-    """The scene commands, and ``run``'s two answers to a changed exported file."""
-    choice = run.add_mutually_exclusive_group()
-    choice.add_argument(
-        ADOPT,
-        action="store_true",
-        help="the exported .blend was changed by hand: import it as a new revision first",
-    )
-    choice.add_argument(
-        DISCARD,
-        action="store_true",
-        help="the exported .blend was changed by hand: keep a copy beside it and replace it",
-    )
-    scenes = sub.add_parser("scenes", help="your scenes; `scenes show|history|import`")
-    scenes.add_argument("--json", action="store_true", help="print JSON")
-    verbs = scenes.add_subparsers(dest="scenes_command")
-    for name, what in (("show", "what a scene holds"), ("history", "a scene's revisions")):
-        verb = verbs.add_parser(name, help=what)
-        verb.add_argument("scene", help="the scene id")
-        verb.add_argument("--json", action="store_true", help="print JSON")
-    imp = verbs.add_parser("import", help="make a .blend file a new revision of a scene")
-    imp.add_argument("file", type=Path, help="a .blend saved by Blender")
-    imp.add_argument("--scene", required=True, help="the scene id (a new id makes a new scene)")
-    imp.add_argument("--approve", action="store_true", help="pre-approve the import")
-    imp.add_argument("--json", action="store_true", help="print the run result as JSON")
-    revert = sub.add_parser("revert", help="make a new revision equal to an earlier one")
-    revert.add_argument("scene", help="the scene id")
-    revert.add_argument("revision", type=int, help="the revision to go back to")
-    revert.add_argument("--approve", action="store_true", help="pre-approve the revert")
-    revert.add_argument("--json", action="store_true", help="print the run result as JSON")
 
 
 def _json(value: Any) -> None:

@@ -28,24 +28,6 @@ EXIT_READY, EXIT_NOT_READY = 0, 3
 MESH_INFO = "mesh.json"  # where an embedded mesh writes its NATS_URL (services/mesh.py)
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    status = sub.add_parser(
-        "status",
-        help="show each service, its instances and JetStream's state; exit 3 when a run "
-        "cannot go through",
-    )
-    status.add_argument("--json", action="store_true", help="print the snapshot as JSON")
-    status.add_argument(
-        "--timeout", type=float, default=2.0, help="seconds to wait for NATS (default: 2)"
-    )
-    status.add_argument(
-        "--wait",
-        type=float,
-        default=health.ANSWERS_WITHIN,
-        help=f"seconds to wait for the services' answers (default: {health.ANSWERS_WITHIN:g})",
-    )
-
-
 def running_mesh(home: Path) -> str | None:
     """The NATS_URL of the mesh ``blendmesh up`` runs on ``home``, if one said so."""
     try:
@@ -140,7 +122,8 @@ def print_status(out: Console, status: MeshStatus) -> None:
 
 
 async def cmd_status(args: argparse.Namespace, settings: Settings, out: Console) -> int:
-    status = await read_status(settings, args.timeout, args.wait)
+    wait = health.ANSWERS_WITHIN if args.wait is None else args.wait
+    status = await read_status(settings, args.timeout, wait)
     if args.json:
         sys.stdout.write(msgspec.json.encode(status).decode() + "\n")
     else:

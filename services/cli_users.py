@@ -25,40 +25,6 @@ from services.runtime.settings import Settings
 from services.runtime.users import FILE_NAME, UsersFileError, add, load, remove
 
 
-def add_parsers(sub: Any) -> None:
-    users = sub.add_parser("users", help="who may log in to the bus: `users add|login|list|remove`")
-    verbs = users.add_subparsers(dest="users_command", required=True)
-    adding = verbs.add_parser("add", help="register a user's public NKey (U...)")
-    adding.add_argument("name", help="the user the key logs in as")
-    key = adding.add_mutually_exclusive_group(required=True)
-    key.add_argument("--key", help="the public user key, 'U' and 55 more")
-    key.add_argument(
-        "--new-key",
-        metavar="FILE",
-        type=Path,
-        help="make a new key and write the user's login, seed included, to FILE (owner-only)",
-    )
-    role = adding.add_mutually_exclusive_group()
-    role.add_argument(
-        "--approver", action="store_true", default=None, help="may resolve others' approvals"
-    )
-    role.add_argument(
-        "--no-approver",
-        dest="approver",
-        action="store_false",
-        default=None,
-        help="only their own runs'",
-    )
-    login = verbs.add_parser("login", help="what one user needs to connect (no secrets)")
-    login.add_argument("name", help="a registered user")
-    login.add_argument("--output", type=Path, help="write it to this file, not stdout")
-    listing = verbs.add_parser("list", help="the registered users and their keys")
-    listing.add_argument("--json", action="store_true", help="print JSON")
-    removing = verbs.add_parser("remove", help="remove a user, or one of their keys")
-    removing.add_argument("name", help="the user")
-    removing.add_argument("--key", help="remove only this key")
-
-
 def dispatch(args: argparse.Namespace, settings: Settings, out: Console) -> int:
     """Run a ``users`` command. Raises ``ValueError`` (``UsersFileError``) with what to fix."""
     path = settings.home / FILE_NAME

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import importlib
 import json
 import logging
 import os
@@ -20,12 +21,6 @@ from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from services.audit.app import start as start_audit
-from services.door.app import start as start_door
-from services.executor.app import start as start_executor
-from services.guardians.app import start as start_guardians
-from services.planner.app import start as start_planner
-from services.policy.app import start as start_policy
 from services.runtime.access import ADMIN, CLIENT, Login, login_for
 from services.runtime.bus import joins_anonymously, refuse_anonymous
 from services.runtime.embedded import EmbeddedNats, prepare_streams
@@ -35,14 +30,21 @@ from services.runtime.settings import Settings
 
 log = logging.getLogger("blendmesh.mesh")
 
-SERVICES: dict[str, StartFn] = {
-    "audit": start_audit,
-    "planner": start_planner,
-    "policy": start_policy,
-    "executor": start_executor,
-    "guardians": start_guardians,
-    "door": start_door,
+# Each service's app module, imported only when the service starts: a command that joins
+# a running mesh (NATS_URL) never pays for the planner's SDK, the executor or the gateway.
+SERVICES: dict[str, str] = {
+    "audit": "services.audit.app",
+    "planner": "services.planner.app",
+    "policy": "services.policy.app",
+    "executor": "services.executor.app",
+    "guardians": "services.guardians.app",
+    "door": "services.door.app",
 }
+
+
+def _start_fn(name: str) -> StartFn:
+    start: StartFn = importlib.import_module(SERVICES[name]).start
+    return start
 
 
 class MeshBusy(RuntimeError):
@@ -124,7 +126,7 @@ class Mesh:
             settings.start_wait,
         )
         try:
-            service = await SERVICES[name](self.settings, bus)
+            service = await _start_fn(name)(self.settings, bus)
         except BaseException as exc:
             await bus.close()
             if isinstance(exc, Exception):

@@ -153,6 +153,10 @@ class Connection(Client):
         return NamingJetStream(self, **opts)
 
 
+PROBE_TIMEOUT = 2  # seconds one connection attempt waits for the server's hello (whole: nats-py)
+RETRY_PAUSE = 0.5  # seconds between attempts while a server does not listen yet
+
+
 async def connect(url: str, name: str, login: Login | None = None, wait: float = 30.0) -> Client:
     """Connect with reconnects forever, so a restarted server is rejoined, not fatal.
 
@@ -188,6 +192,9 @@ async def connect(url: str, name: str, login: Login | None = None, wait: float =
                     allow_reconnect=False,
                     max_reconnect_attempts=1,
                     reconnect_time_wait=0,
+                    # A socket that accepts and says nothing, or an address that drops
+                    # packets, is given up within the wait, not nats-py's own 2 s.
+                    connect_timeout=max(1, min(PROBE_TIMEOUT, int(wait))),
                     error_cb=_quiet,
                     **identity,
                 )
@@ -200,12 +207,14 @@ async def connect(url: str, name: str, login: Login | None = None, wait: float =
                 _warn_anonymous(url)
             return nc
         except (OSError, NoServersError) as exc:
-            if asyncio.get_running_loop().time() > deadline:
+            # No attempt starts after the deadline: the next would, after its pause.
+            if asyncio.get_running_loop().time() + RETRY_PAUSE > deadline:
+                said = "no answer" if isinstance(exc, TimeoutError) else str(exc)
                 raise ConnectionError(
-                    f"cannot reach NATS at {url} ({exc}); start it with `blendmesh up` "
-                    "or fix NATS_URL"
+                    f"cannot reach NATS at {url} ({said or type(exc).__name__}); start it "
+                    "with `blendmesh up` or fix NATS_URL"
                 ) from None
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(RETRY_PAUSE)
         except NatsError as exc:
             if "authorization" not in str(exc).lower():
                 raise

@@ -13,7 +13,7 @@ from contracts.events import Planned, RunRequested, follow
 from contracts.geonodes import convert_geonode_response
 from contracts.limits import RequestRefused
 from contracts.receipts import Receipt, RunResult
-from services.cli import load_plan
+from services.cli_commands import load_plan
 from services.client import build_request
 from services.console import receipt_table
 from services.gateway.schemas import RunBody, run_out
@@ -103,7 +103,6 @@ def test_http_answer_when_operations_come_from_steps_names_each_step() -> None:
     assert answer.model_dump(by_alias=True)["actions"][0]["stepId"] == "step_1"
 
 
-@pytest.mark.clause("004-§validation.6")
 def test_plan_limits_when_python_chars_set_reads_them() -> None:
     limits = PlanLimits.from_env({"BLENDMESH_MAX_PYTHON_CHARS": "500"}, 40)
     assert (limits.max_operations, limits.max_python_chars) == (40, 500)
