@@ -103,6 +103,7 @@ def test_http_answer_when_operations_come_from_steps_names_each_step() -> None:
     assert answer.model_dump(by_alias=True)["actions"][0]["stepId"] == "step_1"
 
 
+@pytest.mark.clause("004-§validation.6")
 def test_plan_limits_when_python_chars_set_reads_them() -> None:
     limits = PlanLimits.from_env({"BLENDMESH_MAX_PYTHON_CHARS": "500"}, 40)
     assert (limits.max_operations, limits.max_python_chars) == (40, 500)
