@@ -21,7 +21,17 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from services.client import MeshClient
-from services.gateway import agent, approvals, errors, health, me, reads, scene_runs, scenes
+from services.gateway import (
+    agent,
+    approvals,
+    errors,
+    health,
+    me,
+    metrics,
+    reads,
+    scene_runs,
+    scenes,
+)
 from services.gateway.auth import Tokens
 from services.gateway.context import Gateway
 from services.gateway.limits import BodyLimit
@@ -67,8 +77,8 @@ def create_app(
         max_bytes=settings.max_body_bytes,
         streamed=[scene_runs.upload_limit(settings)],
     )
-    for module in (agent, approvals, me, reads, scenes, scene_runs, health):
-        app.include_router(module.router)
+    for module in (agent, approvals, me, reads, scenes, scene_runs, health, metrics):
+        app.include_router(module.router)  # /metrics, like /readyz, takes no API token
     app.state.readiness = health.ReadinessProbe(bus)  # /readyz, without a token
     # The MCP front door, as the token's user (services/mcp).
     app.state.mcp = McpEndpoint(settings, bus, app.state.tokens, run_timeout)
