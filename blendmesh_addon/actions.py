@@ -1,0 +1,268 @@
+"""What each operator does: read the session, hand network work to the worker, and
+apply its answer on Blender's thread. Operators and the timer call these; the panel
+reads ``SESSION``.
+"""
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import bpy
+
+from . import files
+from .gateway import Gateway, GatewayError, check_scene_id
+from .prefs import preferences
+from .session import Session, Synced
+from .worker import Worker
+
+SESSION = Session()
+WORKER = Worker()
+FOLLOW_EVERY = 3.0  # seconds between looks at the scene while idle
+_last_follow = 0.0
+_deferred: list[Callable[[Any], Any]] = []
+
+
+def defer(action: Callable[[Any], Any]) -> None:
+    """Run ``action(bpy.context)`` at the timer's next tick, outside the operator.
+
+    Blender saves the running operator with the file, so a copy saved inside one differs
+    from a copy saved outside: every copy the digests compare is saved from the timer.
+    """
+    if len(_deferred) < 8:
+        _deferred.append(action)
+
+
+def gateway(context: Any) -> Gateway:
+    prefs = preferences(context)
+    return Gateway(prefs.gateway_url, prefs.token)
+
+
+def scene_id(context: Any) -> str:
+    return check_scene_id(context.scene.blendmesh_scene or files.default_scene_id())
+
+
+def redraw() -> None:
+    for window in getattr(bpy.context.window_manager, "windows", []):
+        for area in window.screen.areas:
+            if area.type == "VIEW_3D":
+                area.tag_redraw()
+
+
+def _begin(context: Any, what: str) -> tuple[Gateway, str] | None:
+    """The gateway and scene id, or None with the reason in the panel."""
+    if not WORKER.idle:
+        SESSION.failed("wait for the request that runs to end")
+        return None
+    try:
+        gw, scene = gateway(context), scene_id(context)
+    except GatewayError as exc:
+        SESSION.failed(str(exc))
+        return None
+    SESSION.start(what)
+    return gw, scene
+
+
+def _head_revision(gw: Gateway, scene: str) -> int:
+    revisions = gw.history(scene, limit=1)
+    return int(revisions[-1]["revision"]) if revisions else 0
+
+
+def _ended(scene: str, answer: dict[str, Any], revision: int) -> None:
+    """A run answer, and the scene's head revision once it ended."""
+    SESSION.ran(answer, scene)
+    if answer.get("status") == "awaiting_confirmation":
+        return
+    SESSION.approvals = [a for a in SESSION.approvals if a.get("runId") != answer.get("runId")]
+    ours = answer.get("runId") == SESSION.push_run_id
+    if ours and answer.get("status") == "completed":
+        # The import ran: the mesh's head is now the file as the push sent it.
+        SESSION.synced = Synced(scene, revision, SESSION.pushed_digest)
+        SESSION.notice = f"pushed as revision {revision} of scene {scene}"
+    elif answer.get("status") == "completed" and answer.get("scenePath"):
+        SESSION.notice += f" - revision {revision} is ready: Pull brings it in"
+    follow_now()
+
+
+# -- push ----------------------------------------------------------------------------
+
+
+def push(context: Any) -> bool:
+    begun = _begin(context, "pushing the open file")
+    if begun is None:
+        return False
+    gw, scene = begun
+    context.scene.blendmesh_scene = scene  # the link travels with the file
+    SESSION.changed_locally = False
+    data, digest = files.saved_copy()
+    SESSION.pushed_digest = digest
+
+    def job(progress: Any) -> tuple[dict[str, Any], dict[str, Any] | None, int]:
+        status, answer = gw.import_blend(scene, data)
+        run, approval = answer["run"], answer.get("approval")
+        return run, approval, _head_revision(gw, scene) if status == 200 else 0
+
+    def done(result: tuple[dict[str, Any], dict[str, Any] | None, int]) -> None:
+        run, approval, revision = result
+        SESSION.push_run_id = run.get("runId", "")
+        if approval:
+            SESSION.approvals = [approval, *SESSION.approvals]
+        _ended(scene, run, revision)
+
+    WORKER.submit(job, done, SESSION.failed, SESSION.add_progress)
+    return True
+
+
+# -- ask, approve, reject --------------------------------------------------------------
+
+
+def ask(context: Any, prompt: str) -> bool:
+    if not prompt.strip():
+        SESSION.failed("type a request first, e.g. 'add a cube named Box at 0 0 1'")
+        return False
+    begun = _begin(context, "asking: " + prompt.strip()[:60])
+    if begun is None:
+        return False
+    gw, scene = begun
+    SESSION.progress = []
+
+    def job(progress: Any) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
+        answer = gw.run(scene, prompt.strip(), progress)
+        waiting = answer.get("status") == "awaiting_confirmation"
+        approvals = gw.pending() if waiting else []
+        return answer, approvals, 0 if waiting else _head_revision(gw, scene)
+
+    def done(result: tuple[dict[str, Any], list[dict[str, Any]], int]) -> None:
+        answer, approvals, revision = result
+        asked = [a for a in approvals if a.get("runId") == answer.get("runId")]
+        SESSION.approvals = asked + [a for a in SESSION.approvals if a not in asked]
+        _ended(scene, answer, revision)
+
+    WORKER.submit(job, done, SESSION.failed, SESSION.add_progress)
+    return True
+
+
+def resolve(context: Any, approval_id: str, decision: str) -> bool:
+    approval = next((a for a in SESSION.approvals if a["approvalId"] == approval_id), None)
+    if approval is None:
+        SESSION.failed(f"no approval {approval_id[:40]} waits here; it may have been resolved")
+        return False
+    verb = "rejecting" if decision == "reject" else "approving"
+    begun = _begin(context, f"{verb} run {approval.get('runId')}")
+    if begun is None:
+        return False
+    gw, scene = begun
+
+    def job(progress: Any) -> tuple[dict[str, Any], int]:
+        answer = gw.resolve(approval, decision)
+        return answer, _head_revision(gw, scene)
+
+    def done(result: tuple[dict[str, Any], int]) -> None:
+        _ended(scene, *result)
+
+    WORKER.submit(job, done, SESSION.failed, SESSION.add_progress)
+    return True
+
+
+# -- pull -----------------------------------------------------------------------------
+
+
+def pull(context: Any, keep_copy: bool = False) -> bool:
+    """Bring the scene's head revision into the session. When the artist changed the open
+    file since the last push or pull, nothing is replaced: the panel offers to push first,
+    to keep a copy of theirs and pull (``keep_copy``), or to keep it and stop."""
+    begun = _begin(context, "checking the open file")
+    if begun is None:
+        return False
+    gw, scene = begun
+    data, now = files.saved_copy()
+    if SESSION.local_changes(scene, now):
+        if not keep_copy:
+            SESSION.busy, SESSION.changed_locally = "", True
+            return False
+        aside = files.keep_aside(scene, data)
+        SESSION.notice = f"kept your version as {aside}"
+    SESSION.busy, SESSION.changed_locally = f"pulling scene {scene}", False
+
+    def job(progress: Any) -> tuple[bytes, int]:
+        blend, scene_hash = gw.blend(scene)
+        for entry in reversed(gw.history(scene, limit=20)):
+            if scene_hash.startswith(str(entry.get("sceneHashPrefix"))):
+                return blend, int(entry["revision"])
+        raise GatewayError(f"scene {scene} changed while it was pulled; pull again")
+
+    def done(result: tuple[bytes, int]) -> None:
+        _pulled(scene, now, *result)
+
+    WORKER.submit(job, done, SESSION.failed, SESSION.add_progress)
+    return True
+
+
+def _pulled(scene: str, checked: str, data: bytes, revision: int) -> None:
+    # The artist may have worked on while the file came: check again before replacing.
+    if files.digest() != checked:
+        SESSION.busy, SESSION.changed_locally = "", True
+        return
+    kept = SESSION.notice
+    path = files.open_pulled(scene, data)
+    bpy.context.scene.blendmesh_scene = scene
+    SESSION.synced = Synced(scene, revision, files.digest())
+    SESSION.busy = ""
+    SESSION.notice = f"pulled revision {revision} of scene {scene} into {path}"
+    if kept:
+        SESSION.notice += f"; {kept}"
+    SESSION.newer = [r for r in SESSION.newer if int(r.get("revision", 0)) > revision]
+
+
+def keep(context: Any = None) -> None:
+    SESSION.changed_locally = False
+    SESSION.notice = "kept your changes; nothing was pulled"
+
+
+# -- follow and the timer ------------------------------------------------------------
+
+
+def follow_now() -> None:
+    global _last_follow
+    _last_follow = 0.0
+
+
+def follow(context: Any) -> None:
+    """Look at the scene: newer revisions, runs on it and approvals waiting, through
+    whichever door they came."""
+    global _last_follow
+    _last_follow = time.monotonic()
+    try:
+        gw, scene = gateway(context), scene_id(context)
+    except GatewayError:
+        return  # not set up yet: the operators say what is missing when used
+
+    def job(progress: Any) -> tuple[list[Any], list[Any], list[Any]]:
+        return gw.history(scene, limit=20), gw.runs()[:50], gw.pending()
+
+    def done(result: tuple[list[Any], list[Any], list[Any]]) -> None:
+        SESSION.followed(scene, *result)
+
+    def failed(message: str) -> None:
+        if not SESSION.error and "404" not in message:  # a scene not pushed yet is no error
+            SESSION.error = message
+
+    WORKER.submit(job, done, failed, SESSION.add_progress)
+
+
+def tick() -> float:
+    """The timer: apply what the worker finished, look at the scene now and then."""
+    handled = WORKER.drain()
+    context = bpy.context
+    while _deferred:
+        _deferred.pop(0)(context)
+        handled += 1
+    linked = bool(getattr(context.scene, "blendmesh_scene", ""))
+    try:
+        wanted = preferences(context).follow
+    except KeyError:  # the add-on is being disabled
+        return FOLLOW_EVERY
+    if linked and wanted and WORKER.idle and time.monotonic() - _last_follow > FOLLOW_EVERY:
+        follow(context)
+    if handled:
+        redraw()
+    return 0.2

@@ -1,0 +1,191 @@
+"""The blendmesh gateway over HTTP, with the standard library only.
+
+Blender's own Python has neither msgspec nor nats-py, so the add-on speaks to the mesh
+as the artist through the gateway (docs/http-api.md) with the artist's bearer token.
+Every call blocks: the add-on makes them on its worker thread, never on Blender's.
+Every failure is a ``GatewayError`` whose text says what went wrong and what to do; no
+answer is read past a limit.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from typing import Any
+
+MAX_JSON_BYTES = 16 * 1024 * 1024  # a run answer lists at most 500 operations
+MAX_BLEND_BYTES = 1024 * 1024 * 1024  # a pulled revision
+MAX_LINE_BYTES = 1024 * 1024  # one line of a streamed run
+SCENE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+CHUNK = 1024 * 1024
+
+
+class GatewayError(Exception):
+    """A request that got no usable answer; ``str()`` is safe to show the artist."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def check_scene_id(scene_id: str) -> str:
+    if not SCENE_ID.match(scene_id):
+        raise GatewayError(
+            f"scene id {scene_id[:40]!r} is not 1-128 letters, digits, '_' or '-': "
+            "change it in the blendmesh panel"
+        )
+    return scene_id
+
+
+class Gateway:
+    """One gateway at ``url`` as the user ``token`` belongs to."""
+
+    def __init__(self, url: str, token: str, timeout: float = 30.0) -> None:
+        url = url.strip().rstrip("/")
+        parsed = urllib.parse.urlsplit(url)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise GatewayError(
+                f"gateway URL {url[:80]!r} is not http(s)://host:port: set it in the "
+                "add-on's preferences (blendmesh up prints it)"
+            )
+        if not token.strip():
+            raise GatewayError(
+                "no token is set: put yours (a BLENDMESH_API_TOKENS entry) in the add-on's "
+                "preferences"
+            )
+        self.url, self._token, self.timeout = url, token.strip(), timeout
+
+    # -- routes ----------------------------------------------------------------------
+
+    def me(self) -> dict[str, Any]:
+        return self._json("GET", "/api/me")
+
+    def import_blend(self, scene_id: str, data: bytes) -> tuple[int, dict[str, Any]]:
+        """The open file as the scene's next revision: 200 ran, 202 waits for approval."""
+        path = f"/api/scenes/{check_scene_id(scene_id)}/import"
+        return self._call("POST", path, data, "application/octet-stream", long=True)
+
+    def run(self, scene_id: str, prompt: str, progress: Callable[[str], None]) -> dict[str, Any]:
+        """A request for the scene, followed line by line; the run response at its end."""
+        body = json.dumps({"prompt": prompt, "sceneId": check_scene_id(scene_id)}).encode()
+        with self._open("POST", "/api/agent/run/stream", body, "application/json", True) as r:
+            while True:
+                line = r.readline(MAX_LINE_BYTES + 1)
+                if not line:
+                    raise GatewayError("the gateway ended the run's stream without a result")
+                if len(line) > MAX_LINE_BYTES:
+                    raise GatewayError("the gateway sent a progress line over 1 MiB")
+                item = _decode(line)
+                kind = item.get("type")
+                if kind == "delta":
+                    progress(str(item.get("delta", "")))
+                elif kind == "status":
+                    progress(f"{item.get('status', '')} (run {item.get('runId', '?')})")
+                elif kind == "result":
+                    result: dict[str, Any] = item["result"]
+                    return result
+                elif kind == "error":
+                    raise GatewayError(str(item.get("error", "the run failed")))
+
+    def pending(self) -> list[dict[str, Any]]:
+        return list(self._json("GET", "/api/agent/approvals/pending")["approvals"])
+
+    def resolve(self, approval: dict[str, Any], decision: str) -> dict[str, Any]:
+        """Approve (quoting every trusted step's code hash the artist was shown) or reject."""
+        body = {
+            "approvalId": approval["approvalId"],
+            "decision": decision,
+            "requestHash": approval["requestHash"],
+            "codeSha256": list(approval.get("codeSha256") or []) if decision != "reject" else [],
+        }
+        data = json.dumps(body).encode()
+        return self._call("POST", "/api/agent/approvals/resolve", data, "application/json", True)[1]
+
+    def history(self, scene_id: str, limit: int = 20) -> list[dict[str, Any]]:
+        path = f"/api/scenes/{check_scene_id(scene_id)}/history?limit={int(limit)}"
+        return list(self._json("GET", path)["revisions"])
+
+    def runs(self) -> list[dict[str, Any]]:
+        return list(self._json("GET", "/api/runs")["runs"])
+
+    def blend(self, scene_id: str) -> tuple[bytes, str]:
+        """The scene's head revision and its scene hash (the answer's ETag)."""
+        path = f"/api/scenes/{check_scene_id(scene_id)}.blend"
+        with self._open("GET", path, None, None, True) as r:
+            data = _read(r, MAX_BLEND_BYTES, "the scene's .blend")
+            return data, (r.headers.get("ETag") or "").strip('"')
+
+    # -- plumbing --------------------------------------------------------------------
+
+    def _json(self, method: str, path: str) -> dict[str, Any]:
+        return self._call(method, path, None, None, False)[1]
+
+    def _call(
+        self, method: str, path: str, body: bytes | None, kind: str | None, long: bool
+    ) -> tuple[int, dict[str, Any]]:
+        with self._open(method, path, body, kind, long) as r:
+            return r.status, _decode(_read(r, MAX_JSON_BYTES, "the answer"))
+
+    def _open(
+        self, method: str, path: str, body: bytes | None, kind: str | None, long: bool
+    ) -> Any:
+        request = urllib.request.Request(self.url + path, data=body, method=method)
+        request.add_header("Authorization", f"Bearer {self._token}")
+        request.add_header("Accept", "application/json")
+        if kind:
+            request.add_header("Content-Type", kind)
+        # A run waits for the mesh (up to the gateway's own 600 s); reads answer at once.
+        timeout = max(self.timeout, 660.0) if long else self.timeout
+        try:
+            return urllib.request.urlopen(request, timeout=timeout)
+        except urllib.error.HTTPError as exc:
+            raise _refused(exc, self.url) from None
+        except (urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            if isinstance(reason, socket.timeout | TimeoutError):
+                why = f"no answer within {timeout:g} s"
+            else:
+                why = getattr(reason, "strerror", None) or str(reason)
+            raise GatewayError(
+                f"cannot reach the blendmesh gateway at {self.url} ({why}): start it with "
+                "`blendmesh up`, or fix the URL in the add-on's preferences"
+            ) from None
+
+
+def _read(response: Any, limit: int, what: str) -> bytes:
+    data = bytearray()
+    while chunk := response.read(CHUNK):
+        data += chunk
+        if len(data) > limit:
+            raise GatewayError(f"{what} is over {limit // (1024 * 1024)} MiB; not read further")
+    return bytes(data)
+
+
+def _decode(data: bytes) -> dict[str, Any]:
+    try:
+        value = json.loads(data)
+    except ValueError:
+        raise GatewayError("the gateway answered something that is not JSON") from None
+    if not isinstance(value, dict):
+        raise GatewayError("the gateway answered JSON that is not an object")
+    return value
+
+
+def _refused(exc: urllib.error.HTTPError, url: str) -> GatewayError:
+    """An error answer as the artist should read it: the gateway's own safe message."""
+    try:
+        message = str(_decode(exc.read(MAX_JSON_BYTES))["error"]["message"])
+    except (GatewayError, KeyError, TypeError, OSError):
+        message = exc.reason if isinstance(exc.reason, str) else "no reason given"
+    if exc.code == 401:
+        return GatewayError(
+            f"the gateway at {url} refused the token ({message}): put your token (a "
+            "BLENDMESH_API_TOKENS entry) in the add-on's preferences",
+            401,
+        )
+    return GatewayError(f"{message} (HTTP {exc.code})", exc.code)

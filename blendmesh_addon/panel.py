@@ -1,0 +1,111 @@
+"""The sidebar panel: 3D view, N panel, "blendmesh" tab."""
+
+import textwrap
+
+import bpy
+
+from . import actions
+from .session import approval_lines
+
+WRAP = 48  # characters a line of the default sidebar width holds
+
+
+def _text(layout: bpy.types.UILayout, text: str, icon: str = "NONE") -> None:
+    for n, line in enumerate(textwrap.wrap(text, WRAP) or [""]):
+        layout.label(text=line, icon=icon if n == 0 else "BLANK1")
+
+
+class BLENDMESH_PT_panel(bpy.types.Panel):
+    bl_idname = "BLENDMESH_PT_panel"
+    bl_label = "blendmesh"
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "blendmesh"
+
+    def draw(self, context: bpy.types.Context) -> None:
+        session = actions.SESSION
+        layout = self.layout
+        layout.prop(context.scene, "blendmesh_scene", text="Scene")
+        synced = session.synced
+        if synced is not None:
+            layout.label(text=f"In sync with revision {synced.revision}", icon="CHECKMARK")
+        else:
+            layout.label(text="Not pushed or pulled yet", icon="INFO")
+        row = layout.row(align=True)
+        row.enabled = not session.busy
+        row.operator("blendmesh.push", icon="EXPORT")
+        row.operator("blendmesh.pull", icon="IMPORT")
+        layout.prop(context.window_manager, "blendmesh_prompt", text="")
+        ask = layout.row()
+        ask.enabled = not session.busy
+        ask.operator("blendmesh.ask", icon="PLAY")
+        if session.busy:
+            _text(layout, session.busy + " ...", "SORTTIME")
+        if session.error:
+            _text(layout.box(), session.error, "ERROR")
+        if session.notice:
+            _text(layout.box(), session.notice, "INFO")
+        if session.changed_locally:
+            self.draw_changed(layout)
+        for approval in session.approvals[:3]:
+            self.draw_approval(layout, approval, not session.busy)
+        if session.progress:
+            box = layout.box()
+            box.label(text="Progress", icon="TEXT")
+            for line in session.progress:
+                box.label(text=line[: WRAP + 12])
+        self.draw_followed(layout, session)
+
+    def draw_changed(self, layout: bpy.types.UILayout) -> None:
+        box = layout.box()
+        _text(box, "You changed this file since the last push or pull.", "ERROR")
+        _text(
+            box,
+            "A pull would replace it. Push your changes first, keep a copy of "
+            "yours and pull, or keep them and stop.",
+        )
+        column = box.column(align=True)
+        column.operator("blendmesh.push", text="Push My Changes First", icon="EXPORT")
+        pull = column.operator("blendmesh.pull", text="Keep a Copy and Pull", icon="DUPLICATE")
+        pull.keep_copy = True
+        column.operator("blendmesh.keep", text="Keep Mine and Stop", icon="CANCEL")
+
+    def draw_approval(self, layout: bpy.types.UILayout, approval: dict, enabled: bool) -> None:
+        box = layout.box()
+        box.label(text=f"Waiting for approval: {approval.get('runId')}", icon="QUESTION")
+        column = box.column(align=True)
+        for kind, line in approval_lines(approval):
+            if kind == "code":
+                column.label(text=line)
+            elif kind == "hash":
+                column.label(text=line, icon="LOCKED")
+            elif kind == "operation":
+                _text(column, line, "DOT")
+            else:
+                _text(column, line)
+        row = box.row(align=True)
+        row.enabled = enabled
+        approve = row.operator("blendmesh.approve", icon="CHECKMARK")
+        approve.approval_id = approval["approvalId"]
+        reject = row.operator("blendmesh.reject", icon="X")
+        reject.approval_id = approval["approvalId"]
+
+    def draw_followed(self, layout: bpy.types.UILayout, session: actions.Session) -> None:
+        if session.newer:
+            box = layout.box()
+            box.label(text="Newer revisions on the mesh", icon="FILE_REFRESH")
+            for entry in session.newer:
+                tools = ", ".join(entry.get("tools") or []) or "?"
+                box.label(text=f"{entry.get('revision')}: {entry.get('user')} - {tools}")
+            if not session.busy:
+                box.operator("blendmesh.pull", text="Pull Newest", icon="IMPORT")
+        if session.others:
+            box = layout.box()
+            row = box.row()
+            row.label(text="Runs on this scene", icon="SEQUENCE")
+            row.operator("blendmesh.follow", text="", icon="FILE_REFRESH")
+            for run in session.others[:5]:
+                box.label(text=f"{run.get('status')}: {run.get('runId')}")
+
+
+CLASSES = (BLENDMESH_PT_panel,)

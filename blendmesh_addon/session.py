@@ -1,0 +1,118 @@
+"""What the panel shows and what the add-on last synced, without Blender.
+
+One ``Session`` lives as long as Blender does (opening a pulled file keeps it). The
+worker thread never touches it: results come back to Blender's thread, which applies
+them here and redraws the panel. ``synced`` is the digest of the open file as it was
+right after the last push or pull; a pull compares it with the file now, so a change the
+artist made in between is never thrown away.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_PROGRESS = 12  # lines of a run's progress the panel keeps
+MAX_FOLLOWED = 8  # newer revisions and runs the panel lists
+
+
+@dataclass
+class Synced:
+    """The revision the open file was last pushed as or pulled from."""
+
+    scene_id: str
+    revision: int
+    digest: str  # sha256 of a copy of the open file saved right after
+
+
+@dataclass
+class Session:
+    busy: str = ""  # what the worker does now, shown with a spinner-like label
+    error: str = ""
+    notice: str = ""
+    progress: list[str] = field(default_factory=list)
+    run: dict[str, Any] | None = None  # the last run answer (spec 002 run response)
+    approvals: list[dict[str, Any]] = field(default_factory=list)  # waiting, this scene
+    newer: list[dict[str, Any]] = field(default_factory=list)  # revisions past ``synced``
+    others: list[dict[str, Any]] = field(default_factory=list)  # recent runs on the scene
+    synced: Synced | None = None
+    pushed_digest: str = ""  # the file a push sent, synced once its import ran
+    push_run_id: str = ""  # the import run of the last push
+    changed_locally: bool = False  # a pull found local changes: push first, or keep
+
+    def start(self, what: str) -> None:
+        self.busy, self.error, self.notice = what, "", ""
+
+    def failed(self, message: str) -> None:
+        self.busy, self.error = "", message
+
+    def add_progress(self, line: str) -> None:
+        if line:
+            self.progress = [*self.progress, line[:200]][-MAX_PROGRESS:]
+
+    def ran(self, answer: dict[str, Any], scene_id: str) -> None:
+        """A run answer (a request, an import, a resolution) arrived."""
+        self.busy, self.run = "", answer
+        status = answer.get("status")
+        if status == "completed":
+            self.notice = f"run {answer.get('runId')} completed: {answer.get('summary', '')}"
+        elif status == "failed":
+            failure = answer.get("failure") or {}
+            self.error = (
+                f"run {answer.get('runId')} failed ({failure.get('errorCode', '?')}): "
+                f"{answer.get('summary', '')}"
+            )
+        elif status == "awaiting_confirmation":
+            self.notice = "waiting for your approval"
+
+    def followed(
+        self,
+        scene_id: str,
+        history: list[dict[str, Any]],
+        runs: list[dict[str, Any]],
+        approvals: list[dict[str, Any]],
+    ) -> None:
+        """What the gateway says now of the scene, through whichever door it changed."""
+        last = self.synced.revision if self.synced and self.synced.scene_id == scene_id else 0
+        self.newer = [r for r in history if int(r.get("revision", 0)) > last][-MAX_FOLLOWED:]
+        mine = [r for r in runs if r.get("sceneId") == scene_id]
+        self.others = mine[:MAX_FOLLOWED]
+        ids = {r.get("runId") for r in mine}
+        self.approvals = [a for a in approvals if a.get("runId") in ids]
+
+    def head(self) -> dict[str, Any] | None:
+        return self.newer[-1] if self.newer else None
+
+    def local_changes(self, scene_id: str, digest_now: str) -> bool:
+        """Whether the open file differs from what was last pushed or pulled for
+        ``scene_id``. A file never synced with the scene counts as changed: the artist's
+        work in it is not on the mesh."""
+        synced = self.synced
+        return synced is None or synced.scene_id != scene_id or synced.digest != digest_now
+
+
+def approval_lines(approval: dict[str, Any], width: int = 70) -> list[tuple[str, str]]:
+    """(kind, text) lines that show an approval: its reason, each operation with its
+    arguments, and trusted Python's code line by line under its hash."""
+    lines = [("reason", str(approval.get("reason", "")))]
+    for op in approval.get("operations", []):
+        args = dict(op.get("args") or {})
+        code = args.pop("code", None)
+        digest = args.pop("code_sha256", None)
+        shown = ", ".join(f"{k}={_short(v)}" for k, v in sorted(args.items()))
+        lines.append(("operation", f"{op.get('tool')} [{op.get('safetyLevel')}] {shown}"))
+        if isinstance(code, str):
+            lines.append(("hash", f"code {digest}"))
+            for n, text in enumerate(code.splitlines()[:40], 1):
+                # Escaped: a bidi control or other invisible character shows as what it is.
+                lines.append(("code", f"{n:>3} | {_visible(text)}"[:width]))
+    return lines
+
+
+def _short(value: Any, limit: int = 48) -> str:
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _visible(text: str) -> str:
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)

@@ -1,0 +1,238 @@
+"""The Blender add-on in a real Blender (the venv's bpy, in a child process) against a
+real mesh and its gateway on a real port: it registers, pushes, asks, approves, rejects,
+pulls and follows, and never throws away what the artist changed."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import pytest_asyncio
+
+from services.gateway.app import GatewayServer, create_app
+from services.gateway.auth import Tokens
+from services.mesh import Mesh
+from services.runtime.host import Bus
+from services.runtime.settings import Settings
+from tests.blender_addon import BlenderSession
+from tests.meshes import mesh_fixture
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(600),
+    pytest.mark.asyncio(loop_scope="module"),
+]
+TOKENS = {"tok-ana": "ana", "tok-ben": "ben"}
+
+
+@pytest.fixture(scope="module")
+def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return Settings(home=tmp_path_factory.mktemp("home"), prefix="bmaddon", user="ana")
+
+
+mesh = mesh_fixture(client="test-addon")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def gateway_url(mesh: tuple[Mesh, Bus]) -> AsyncIterator[str]:
+    app = create_app(mesh[0].settings, mesh[1], Tokens(TOKENS), run_timeout=240)
+    server = GatewayServer(app, port=0)
+    url = await server.start()
+    try:
+        yield url
+    finally:
+        await server.stop()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def blender(tmp_path: Path, gateway_url: str) -> AsyncIterator[BlenderSession]:
+    session = await BlenderSession.start(tmp_path / "artist")
+    try:
+        yield session
+    finally:
+        await session.close()
+
+
+async def as_ana(blender: BlenderSession, url: str, scene: str) -> None:
+    await blender.send(do="prefs", url=url, token="tok-ana")
+    await blender.send(do="scene", scene=scene)
+
+
+async def other_door(url: str, prompt: str, scene: str) -> dict[str, Any]:
+    """A run on the scene made without the add-on, as the CLI or an MCP host would."""
+    async with httpx.AsyncClient(base_url=url, timeout=240) as http:
+        response = await http.post(
+            "/api/agent/run",
+            json={"prompt": prompt, "sceneId": scene},
+            headers={"Authorization": "Bearer tok-ana"},
+        )
+    assert response.status_code == 200, response.text
+    answer: dict[str, Any] = response.json()
+    return answer
+
+
+def tools(approval: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    return [(op["tool"], op["args"]) for op in approval["operations"]]
+
+
+async def test_addon_when_installed_registers_operators_and_a_secret_token(
+    blender: BlenderSession, gateway_url: str
+) -> None:
+    shown = await blender.send(do="prefs", url=gateway_url, token="tok-ana")
+    assert {"push", "ask", "approve", "reject", "pull", "keep", "follow"} <= set(shown["ops"])
+    assert shown["tokenSubtype"] == "PASSWORD"
+
+
+async def test_addon_when_artist_pushes_asks_approves_and_pulls_brings_each_revision(
+    blender: BlenderSession, gateway_url: str
+) -> None:
+    await as_ana(blender, gateway_url, "room")
+    pushed = await blender.send(do="op", name="push")
+    assert pushed["error"] == "" and pushed["synced"] == {"scene": "room", "rev": 1}, pushed
+    asked = await blender.send(
+        do="op", name="ask", args={"prompt": "add a cube named Box at 0 0 2"}
+    )
+    assert asked["run"]["status"] == "completed" and asked["error"] == "", asked
+    assert asked["progress"] and "revision 2 is ready" in asked["notice"]
+    pulled = await blender.send(do="op", name="pull")
+    assert pulled["error"] == "" and pulled["synced"] == {"scene": "room", "rev": 2}, pulled
+    assert "Box" in pulled["objects"] and pulled["scene"] == "room"
+    assert Path(pulled["filepath"]) == blender.home / "blendmesh" / "room.blend"
+
+    waiting = await blender.send(do="op", name="ask", args={"prompt": "delete Box"})
+    assert waiting["run"]["status"] == "awaiting_confirmation", waiting
+    [approval] = waiting["approvals"]
+    assert tools(approval) == [("object.delete", {"name": "Box"})]
+    approved = await blender.send(do="op", name="approve")
+    assert approved["run"]["status"] == "completed" and approved["approvals"] == [], approved
+    pulled = await blender.send(do="op", name="pull")
+    assert "Box" not in pulled["objects"] and pulled["synced"]["rev"] == 3, pulled
+
+    waiting = await blender.send(do="op", name="ask", args={"prompt": "delete Cube"})
+    rejected = await blender.send(
+        do="op", name="reject", args={"approval_id": waiting["approvals"][0]["approvalId"]}
+    )
+    assert rejected["run"]["status"] == "failed"
+    assert "APPROVAL_REJECTED" in rejected["error"] and rejected["approvals"] == []
+    assert "Cube" in rejected["objects"]
+
+
+async def test_pull_when_artist_changed_the_scene_keeps_the_change_and_offers_a_push(
+    blender: BlenderSession, gateway_url: str
+) -> None:
+    await as_ana(blender, gateway_url, "studio")
+    await blender.send(do="save", path=str(blender.home / "studio.blend"))
+    assert (await blender.send(do="op", name="push"))["synced"]["rev"] == 1
+    await other_door(gateway_url, "add a cube named Door at 3 0 0", "studio")
+    await blender.send(do="edit", name="ArtistLamp")
+    on_disk = (blender.home / "studio.blend").read_bytes()
+
+    refused = await blender.send(do="op", name="pull")
+    assert refused["changedLocally"] is True and refused["synced"]["rev"] == 1, refused
+    assert "ArtistLamp" in refused["objects"] and "Door" not in refused["objects"]
+    assert (blender.home / "studio.blend").read_bytes() == on_disk
+    kept = await blender.send(do="op", name="keep")
+    assert kept["changedLocally"] is False and "kept your changes" in kept["notice"]
+    assert "ArtistLamp" in kept["objects"]
+
+    # Push first: the scene exists, so the artist's file waits for their approval.
+    pushed = await blender.send(do="op", name="push")
+    [approval] = pushed["approvals"]
+    assert [tool for tool, _ in tools(approval)] == ["scene.import"], pushed
+    approved = await blender.send(do="op", name="approve")
+    assert approved["synced"] == {"scene": "studio", "rev": 3}, approved
+    pulled = await blender.send(do="op", name="pull")
+    assert pulled["error"] == "" and "ArtistLamp" in pulled["objects"], pulled
+    assert Path(pulled["filepath"]) == blender.home / "studio.blend"
+    assert (blender.home / "studio.blend1").read_bytes() == on_disk
+
+    # Or keep a copy of theirs and pull: the copy is written before the session is replaced.
+    await other_door(gateway_url, "add a cube named Window at 0 3 0", "studio")
+    await blender.send(do="edit", name="ArtistChair")
+    pulled = await blender.send(do="op", name="pull", args={"keep_copy": True})
+    assert "Window" in pulled["objects"] and "ArtistChair" not in pulled["objects"], pulled
+    [mine] = blender.home.glob("studio-mine-*.blend")
+    assert mine.name in pulled["notice"] and mine.stat().st_size > 0
+
+
+async def test_follow_when_another_door_runs_lists_its_revision_and_approval(
+    blender: BlenderSession, gateway_url: str
+) -> None:
+    await as_ana(blender, gateway_url, "hall")
+    assert (await blender.send(do="op", name="push"))["synced"]["rev"] == 1
+    made = await other_door(gateway_url, "add a cube named Ball at 2 0 0", "hall")
+    seen = await blender.send(do="watch", what="newer")
+    assert [r["revision"] for r in seen["newer"]] == [2], seen
+    assert seen["newer"][0]["runId"] == made["runId"]
+    assert any(r["runId"] == made["runId"] for r in seen["others"])
+    pulled = await blender.send(do="op", name="pull")
+    assert "Ball" in pulled["objects"] and pulled["newer"] == [], pulled
+
+    asked = await other_door(gateway_url, "delete Ball", "hall")
+    assert asked["status"] == "awaiting_confirmation"
+    seen = await blender.send(do="watch", what="approvals")
+    [approval] = seen["approvals"]
+    assert approval["runId"] == asked["runId"] and tools(approval) == [
+        ("object.delete", {"name": "Ball"})
+    ]
+    approved = await blender.send(do="op", name="approve")
+    assert approved["run"]["runId"] == asked["runId"]
+    assert approved["run"]["status"] == "completed", approved
+
+
+# -- hostile ----------------------------------------------------------------------------
+
+
+async def test_push_when_token_is_wrong_shows_the_refusal_not_a_traceback(
+    blender: BlenderSession, gateway_url: str
+) -> None:
+    await blender.send(do="prefs", url=gateway_url, token="tok-nobody")
+    await blender.send(do="scene", scene="room")
+    shown = await blender.send(do="op", name="push")
+    assert "refused the token" in shown["error"] and "preferences" in shown["error"]
+    assert shown["synced"] is None and shown["busy"] == ""
+    assert "Traceback" not in blender.stderr()
+
+
+async def test_ask_when_gateway_is_down_says_how_to_start_it(
+    blender: BlenderSession, unused_tcp_port: int
+) -> None:
+    down = f"http://127.0.0.1:{unused_tcp_port}"
+    await blender.send(do="prefs", url=down, token="tok-ana")
+    await blender.send(do="scene", scene="room")
+    shown = await blender.send(do="op", name="ask", args={"prompt": "add a cube"})
+    assert f"cannot reach the blendmesh gateway at {down}" in shown["error"]
+    assert "blendmesh up" in shown["error"] and shown["busy"] == ""
+    assert "Traceback" not in blender.stderr()
+
+
+async def test_pull_when_scene_is_another_users_is_refused_as_unknown(
+    blender: BlenderSession, gateway_url: str
+) -> None:
+    await as_ana(blender, gateway_url, "ben-only")
+    await blender.send(do="prefs", url=gateway_url, token="tok-ben")
+    await blender.send(do="op", name="push")  # ben's scene now
+    await blender.send(do="prefs", url=gateway_url, token="tok-ana")
+    shown = await blender.send(do="op", name="pull", args={"keep_copy": True})
+    assert "(HTTP 404)" in shown["error"] and "ben-only" in shown["error"], shown
+    assert shown["filepath"] == ""  # nothing was opened in place of the session
+
+
+async def test_operators_when_input_is_bad_name_what_to_fix(
+    blender: BlenderSession, gateway_url: str
+) -> None:
+    await as_ana(blender, gateway_url, "no/such scene")
+    shown = await blender.send(do="op", name="push")
+    assert "is not 1-128 letters" in shown["error"], shown
+    await blender.send(do="scene", scene="room")
+    empty = await blender.send(do="op", name="ask", args={"prompt": "   "})
+    assert "type a request first" in empty["error"]
+    bad_url = await blender.send(do="prefs", url="ftp://x", token="tok-ana")
+    assert bad_url["ops"]
+    shown = await blender.send(do="op", name="pull")
+    assert "is not http(s)://host:port" in shown["error"]
+    await asyncio.sleep(0)
