@@ -31,7 +31,7 @@ from services.executor.scenes import SceneFiles
 from services.executor.session import Scenes
 from services.executor.supervisor import SupervisedBridge
 from services.executor.uploads import ObjectStoreUploads
-from services.runtime import access, health
+from services.runtime import access, health, metrics
 from services.runtime.bus import JetStreamPipeline
 from services.runtime.consumer import ConsumerSpec
 from services.runtime.history import read_run
@@ -63,7 +63,9 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
     # Previews render on a Blender process of their own, started with the executor, so a
     # picture never holds up the bridge the next run needs; at the lowest CPU priority,
     # so on a busy machine the runs' processes go first.
-    preview_bridge = SupervisedBridge(call_timeout=settings.op_timeout, nice=PREVIEW_NICE)
+    preview_bridge = SupervisedBridge(
+        call_timeout=settings.op_timeout, nice=PREVIEW_NICE, role="preview"
+    )
     worker: PreviewWorker | None = None
     collecting: asyncio.Task[None] | None = None
 
@@ -86,6 +88,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         # capability gate judge plans against one catalog.
         own = [*scene_files.tool_entries(), assets.tool_entry(), views.tool_entry()]
         catalog = catalog_from_mcp([*tools, *own], bridge.profile.version)
+        metrics.known_tools(catalog.names)  # the only tool names metrics label operations with
         node_catalog = await bridge.node_catalog()
         # The first writes to a bucket that may have just been made: on a cluster that is
         # still starting, its leader may not be elected yet.

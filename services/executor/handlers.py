@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
@@ -12,6 +13,7 @@ from services.executor.authority import unbacked
 from services.executor.inspection import run_record
 from services.executor.ports import LeaseHeld
 from services.executor.runner import PlanRunner
+from services.runtime import metrics
 from services.runtime.bus import PipelinedPublisher
 from services.runtime.consumer import Delivery
 from services.runtime.errors import Retry
@@ -46,9 +48,13 @@ class ExecutorHandlers:
             )
             return []
         pipeline = self.progress()
+        started = time.perf_counter()
         try:
             # The log read for the authority check also names the run's approvals.
             executed = await self.runner.run(event, pipeline.send, run_record(event, events))
+            metrics.executor_busy(time.perf_counter() - started)
+            for receipt in executed.receipts:
+                metrics.operation_ran(receipt.tool_name, receipt.status)
             # Every operation event is stored before the result that sums them up: a
             # result must never be in the log without the events it reports.
             await pipeline.settle()

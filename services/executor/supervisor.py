@@ -26,6 +26,7 @@ from contracts.inspection import SceneInspection
 from contracts.nodes import NodeCatalog
 from contracts.views import AssetImported, AssetParams, ViewParams
 from services.executor.bridge_client import BridgeProcess
+from services.runtime import metrics
 
 log = logging.getLogger("blendmesh.executor")
 
@@ -52,8 +53,10 @@ class SupervisedBridge:
         nice: int = 0,
         restart_limit: int = RESTART_LIMIT,
         restart_window: float = RESTART_WINDOW,
+        role: metrics.BridgeRole = "run",
     ) -> None:
         self._call_timeout = call_timeout
+        self._role = role  # which Blender its restarts are counted as
         self._nice = nice
         self._proc = BridgeProcess(call_timeout=call_timeout, nice=nice)
         self._profile: BlenderProfile | None = None
@@ -122,6 +125,7 @@ class SupervisedBridge:
                 await asyncio.sleep(RESTART_PAUSE)
                 continue
             self.restarts += 1
+            metrics.bridge_restarted(self._role)
             self._fresh = True
             log.warning("restarted the Blender bridge (%d restarts)", self.restarts)
             return
