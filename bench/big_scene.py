@@ -2,8 +2,8 @@
 
     .venv/bin/python bench/big_scene.py [--edits 3] [--grid 700] [--props 2000]
 
-Builds the scene with bpy in a child process (two ``--grid``² = 490,000-face grids and
-``--props`` props, saved uncompressed: about 64 MiB), then on one warm embedded mesh:
+Builds the scene with bpy in a child process (two ``--grid``² = 490,000-face grids without
+UVs and ``--props`` cubes, saved uncompressed: about 64 MiB), then on one warm embedded mesh:
 imports it, moves one prop ``--edits`` times, restarts the mesh (a fresh executor and
 Blender, which load the head from the store) and moves it again. Bytes stored are what
 the scene store and the chunk store streams grew by. A second child process measures
@@ -48,7 +48,8 @@ BUILD = textwrap.dedent(
     bpy.ops.wm.read_factory_settings(use_empty=True)
     for i in range(2):
         bpy.ops.mesh.primitive_grid_add(
-            x_subdivisions=grid, y_subdivisions=grid, size=10, location=(i * 12, 0, 0))
+            x_subdivisions=grid, y_subdivisions=grid, size=10, location=(i * 12, 0, 0),
+            calc_uvs=False)
         bpy.context.object.name = f"Grid{i}"
     bpy.ops.mesh.primitive_cube_add(size=0.5)
     base = bpy.context.object

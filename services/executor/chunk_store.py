@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import json
+import secrets
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, datetime
 from typing import TypeVar
@@ -27,10 +29,10 @@ from nats.js.errors import (
 
 from contracts.revisions import MAX_CHUNK_BYTES, chunk_name
 from services.runtime.bus import object_store_config
-from services.runtime.objects import ObjectTooLarge, put_object, read_object
+from services.runtime.objects import CHUNK, DIGEST, ObjectTooLarge, read_object
 
 NAME = "chunks"
-PARALLEL = 16  # chunk reads or writes in flight at once: one connection, a bounded queue
+PARALLEL = 64  # chunk reads or writes in flight at once: one connection, a bounded queue
 _EXPECTED_LAST_SUBJECT_SEQ = "Nats-Expected-Last-Subject-Sequence"
 T = TypeVar("T")
 
@@ -73,10 +75,37 @@ class JetStreamChunks:
             found = await self.meta(name)
             if found is not None and _age(found[1], now) < fresh_for:
                 return 0
-            await put_object(self._js, self.bucket, name, chunks[digest])
+            await self._put(name, chunks[digest], replaces=found is not None)
+            if found is not None:  # stored again: the old copy's bytes go
+                await self._js.purge_stream(self.stream, subject=self._chunk_subject(found[1]))
             return len(chunks[digest])
 
         return sum(await _bounded(one, chunks))
+
+    async def _put(self, name: str, data: bytes, replaces: bool) -> None:
+        """One chunk as a one-message object of the nats-io layout (``objects.put_object``
+        without its look-up of an old meta: the caller has just looked)."""
+        nuid = secrets.token_hex(11)
+        await self._js.publish(f"$O.{self.bucket}.C.{nuid}", data, stream=self.stream)
+        info = api.ObjectInfo(
+            name=name,
+            bucket=self.bucket,
+            nuid=nuid,
+            size=len(data),
+            chunks=1,
+            mtime=datetime.now(UTC).isoformat(),
+            digest=f"{DIGEST}={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).decode()}",
+            options=api.ObjectMetaOptions(max_chunk_size=CHUNK),
+        )
+        meta = json.dumps(info.as_dict()).encode()
+        # A rollup purges the subject's older messages: only needed when there are some
+        # (a copy stored again, or a deletion's marker); a new chunk's meta skips its cost.
+        headers = {api.Header.ROLLUP.value: "sub"} if replaces else None
+        await self._js.publish(_meta_subject(self.bucket, name), meta, stream=self.stream,
+                               headers=headers)  # fmt: skip
+
+    def _chunk_subject(self, info: api.ObjectInfo) -> str:
+        return f"$O.{self.bucket}.C.{info.nuid}"
 
     async def read(self, space: str, digests: Iterable[str]) -> dict[str, bytes | None]:
         """The bytes of each chunk; None for one the store lacks (the caller verifies)."""
@@ -123,7 +152,7 @@ class JetStreamChunks:
             if _wrong_sequence(exc):
                 return 0
             raise
-        await self._js.purge_stream(self.stream, subject=f"$O.{self.bucket}.C.{info.nuid}")
+        await self._js.purge_stream(self.stream, subject=self._chunk_subject(info))
         return info.size or 0
 
 

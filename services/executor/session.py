@@ -130,9 +130,10 @@ class Scenes:
         renewal = asyncio.ensure_future(self.leases.renew(session.lease))
         path = self.work_dir / "revisions" / f".{session.scene_id}-new.blend"
         try:
-            # Uncompressed: content-defined chunks then follow the change, not the whole
-            # file, and a one-object edit stores kilobytes (ADR 0021).
-            written = await self.bridge.save(str(path), compress=False)
+            # Compressed: Blender writes zstd in independent frames, so content-defined
+            # chunks still follow the change, and after a reload far fewer bytes move than
+            # in an uncompressed file (bench/big_scene.py measures both; ADR 0021).
+            written = await self.bridge.save(str(path), compress=True)
         finally:
             session.lease = await renewal  # raises LeaseLost, also after a failed save
         if saved is not None:
