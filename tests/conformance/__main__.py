@@ -1,4 +1,5 @@
-"""``python -m tests.conformance [--check] [--allow-untested]``: write or check docs/conformance.md.
+"""``python -m tests.conformance [--check] [--allow-untested] [--json]``: write or check
+docs/conformance.md, or print which tests name which clause as JSON (bench/mutations.py reads it).
 
 ``--check`` fails when the file is stale, or when a clause has neither a test nor an ADR;
 ``--allow-untested`` tolerates the latter while the specs' gaps are being closed.
@@ -7,7 +8,9 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 from tests.conformance.clauses import ROOT, ClauseFileError, load
@@ -23,6 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--allow-untested", action="store_true", help="with --check: untested clauses do not fail"
     )
+    parser.add_argument("--json", action="store_true", help="print clause id -> tests as JSON")
     parser.add_argument("--output", type=Path, default=TABLE, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     try:
@@ -31,6 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ClauseFileError, CollectionFailed) as e:
         print(f"conformance: {e}", file=sys.stderr)
         return 2
+    if args.json:
+        print(json.dumps({cid: [asdict(m) for m in found] for cid, found in tests.items()}))
+        return 0
     text = render(clauses, tests)
     untested = [cid for cid, c in clauses.items() if status(c, tests.get(cid, [])) == "untested"]
     if not args.check:
