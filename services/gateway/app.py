@@ -29,6 +29,7 @@ from services.gateway import (
     me,
     metrics,
     reads,
+    scene_looks,
     scene_runs,
     scenes,
 )
@@ -71,13 +72,15 @@ def create_app(
     )
     errors.install(app)
     # Outside routing, parsing and authentication: an unauthenticated client is held to
-    # the limit too. The import route alone takes a larger body, streamed (scene_runs).
+    # the limit too. The import routes alone take a larger body, streamed (scene_runs,
+    # scene_looks).
     app.add_middleware(
         BodyLimit,
         max_bytes=settings.max_body_bytes,
-        streamed=[scene_runs.upload_limit(settings)],
+        streamed=[scene_runs.upload_limit(settings), scene_looks.asset_limit(settings)],
     )
-    for module in (agent, approvals, me, reads, scenes, scene_runs, health, metrics):
+    routers = (agent, approvals, me, reads, scenes, scene_runs, scene_looks, health, metrics)
+    for module in routers:
         app.include_router(module.router)  # /metrics, like /readyz, takes no API token
     app.state.readiness = health.ReadinessProbe(bus)  # /readyz, without a token
     # The MCP front door, as the token's user (services/mcp).
