@@ -39,6 +39,7 @@ def add_commands(sub: Any) -> None:
         "user on the mesh; guardians: spec 003's one tool, run_guardians",
     )
     _scenes(sub, run)
+    cli_looks.add_parsers(sub)
     _users(sub)
     _status(sub)
 
@@ -125,7 +126,7 @@ def _scenes(sub: Any, run: argparse.ArgumentParser) -> None:
         action="store_true",
         help="the exported .blend was changed by hand: keep a copy beside it and replace it",
     )
-    scenes = sub.add_parser("scenes", help="your scenes; `scenes show|history|import`")
+    scenes = sub.add_parser("scenes", help="your scenes; `scenes show|history|import|tag|gc`")
     scenes.add_argument("--json", action="store_true", help="print JSON")
     verbs = scenes.add_subparsers(dest="scenes_command")
     for name, what in (("show", "what a scene holds"), ("history", "a scene's revisions")):
@@ -137,11 +138,30 @@ def _scenes(sub: Any, run: argparse.ArgumentParser) -> None:
     imp.add_argument("--scene", required=True, help="the scene id (a new id makes a new scene)")
     imp.add_argument("--approve", action="store_true", help="pre-approve the import")
     imp.add_argument("--json", action="store_true", help="print the run result as JSON")
+    _retention(verbs)
     revert = sub.add_parser("revert", help="make a new revision equal to an earlier one")
     revert.add_argument("scene", help="the scene id")
     revert.add_argument("revision", type=int, help="the revision to go back to")
     revert.add_argument("--approve", action="store_true", help="pre-approve the revert")
     revert.add_argument("--json", action="store_true", help="print the run result as JSON")
+
+
+def _retention(verbs: Any) -> None:
+    """``scenes gc|tag|untag|tags`` (services/cli_retention.py)."""
+    gc = verbs.add_parser(
+        "gc", help="remove revisions past the retention policy, unnamed chunks, old uploads"
+    )
+    gc.add_argument("--json", action="store_true", help="print JSON")
+    tag = verbs.add_parser("tag", help="keep a revision whatever its age: SCENE REVISION NAME")
+    tag.add_argument("scene", help="the scene id")
+    tag.add_argument("revision", type=int, help="the revision to keep")
+    tag.add_argument("name", help="the tag (letters, digits, '_' or '-'); tagging again moves it")
+    untag = verbs.add_parser("untag", help="let retention collect a tagged revision again")
+    untag.add_argument("scene", help="the scene id")
+    untag.add_argument("name", help="the tag")
+    tags = verbs.add_parser("tags", help="a scene's tags and the revisions they keep")
+    tags.add_argument("scene", help="the scene id")
+    tags.add_argument("--json", action="store_true", help="print JSON")
 
 
 def _users(sub: Any) -> None:

@@ -34,15 +34,18 @@ READ_SERVICES = ("audit",)
 
 
 @asynccontextmanager
-async def connected(settings: Settings, services: Sequence[str]) -> AsyncIterator[Bus]:
-    """A bus on NATS_URL, or on an embedded mesh started for this command."""
+async def connected(
+    settings: Settings, services: Sequence[str], role: str = CLIENT
+) -> AsyncIterator[Bus]:
+    """A bus on NATS_URL, or on an embedded mesh started for this command, logged in as
+    ``role`` (the doors' client login; the admin's for maintenance such as ``scenes gc``)."""
     mesh = Mesh(settings, services=() if settings.nats_url else services)
     url = await mesh.start()
     if settings.nats_url:
-        bus = await _join(settings, url, mesh.login(CLIENT))
+        bus = await _join(settings, url, mesh.login(role))
     else:  # an embedded mesh listens, and its start already waited for JetStream
         bus = await Bus.open(
-            url, settings.prefix, "blendmesh-cli", mesh.login(CLIENT), settings.replicas
+            url, settings.prefix, "blendmesh-cli", mesh.login(role), settings.replicas
         )
     try:
         yield bus

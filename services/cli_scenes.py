@@ -106,6 +106,10 @@ async def after_import(
 
 
 async def dispatch(args: argparse.Namespace, settings: Settings, out: Console, err: Console) -> int:
+    if args.command == "scenes" and args.scenes_command in ("gc", "tag", "untag", "tags"):
+        from services import cli_retention  # retention by hand, as the mesh's admin
+
+        return await cli_retention.dispatch(args, settings, out)
     services = tuple(Mesh.all_services())
     if args.command == "revert":
         async with connected(settings, services) as bus:

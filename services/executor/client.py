@@ -15,6 +15,7 @@ from contracts import inspection as artifacts
 from contracts.scene_report import RevisionEntry
 from contracts.scenes import Head
 from services.executor.catalog import KvCatalog, KvNodeCatalog
+from services.executor.collector import Collected, Collector, retention_of
 from services.executor.ports import (
     INSPECTION_SUFFIX,
     CatalogSource,
@@ -25,18 +26,23 @@ from services.executor.previews import ObjectStorePreviews
 from services.executor.scene_store import JetStreamSceneStore
 from services.executor.scene_summaries import KvSceneSummaries
 from services.executor.scenes import SceneFiles as ExportedScenes
+from services.executor.tags import KvSceneTags
 from services.executor.uploads import ObjectStoreUploads
 
 __all__ = [
     "CatalogSource",
+    "Collected",
+    "Collector",
     "ExportedScenes",
     "KvCatalog",
     "KvNodeCatalog",
     "KvSceneSummaries",
+    "KvSceneTags",
     "NodeCatalogSource",
     "ObjectStoreUploads",
     "SceneFiles",
     "SceneSummaries",
+    "retention_of",
 ]
 
 
