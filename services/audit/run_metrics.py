@@ -64,7 +64,8 @@ class RunMetrics:
         self._waiting = 0
 
     def start(self, waiting: int) -> None:
-        self._change(waiting)
+        self._waiting += waiting
+        metrics.approvals_waiting(waiting)  # also 0: the gauge shows from the start
 
     async def close(self) -> None:
         self._change(-self._waiting)

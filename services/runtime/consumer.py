@@ -146,6 +146,7 @@ class ConsumerLoop:
             )
 
         await until_ready(f"consumer {self._spec.durable} of stream {stream}", bind, wait)
+        metrics.consumer_started(self._spec.durable)
         self._next_check = asyncio.get_running_loop().time() + self._spec.check_interval
         self._task = asyncio.create_task(self._run(), name=f"consumer:{self._spec.durable}")
 

@@ -218,7 +218,7 @@ def run_ended(outcome: str, error_code: str | None, seconds: float) -> None:
 
 def approvals_waiting(change: int) -> None:
     """``+1`` when a run starts waiting for a person, ``-1`` when it stops; at start, the
-    count the audit views hold."""
+    count the audit views hold (0 too: the gauge then shows from the start)."""
     _meters().add(APPROVALS_WAITING, change)
 
 
@@ -241,6 +241,15 @@ def operation_ran(tool: str, status: str) -> None:
 
 def executor_busy(seconds: float) -> None:
     _meters().add(EXECUTOR_BUSY, max(seconds, 0.0))
+
+
+def consumer_started(consumer: str) -> None:
+    """Show a consumer's counters at 0 from its start, so ``increase()`` sees its first
+    redelivery or dead letter, and an alert on them has a series to watch."""
+    name = bounded(consumer, CONSUMERS)
+    _meters().add(REDELIVERIES, 0, consumer=name)
+    for reason in sorted(DEAD_LETTER_REASONS):
+        _meters().add(DEAD_LETTERS, 0, consumer=name, reason=reason)
 
 
 def consumer_lag(consumer: str, pending: int) -> None:

@@ -154,3 +154,15 @@ def test_consumers_when_a_service_declares_a_durable_are_all_known() -> None:
     }
     assert declared, "no durable consumer found: the pattern is out of date"
     assert declared <= metrics.CONSUMERS, declared - metrics.CONSUMERS
+
+
+def test_consumer_started_when_nothing_failed_yet_shows_its_counters() -> None:
+    metrics.consumer_started("guardians")
+    scraped = scrape()
+    reasons = {
+        labels["reason"]
+        for labels in scraped["blendmesh_dead_letters_total"]
+        if labels["consumer"] == "guardians"
+    }
+    assert reasons == metrics.DEAD_LETTER_REASONS
+    assert {"consumer": "guardians"} in scraped["blendmesh_consumer_redeliveries_total"]
