@@ -33,6 +33,8 @@ EVENT_TYPES: tuple[type[msgspec.Struct], ...] = (*typing.get_args(AnyEvent), Aud
 RUN_PUBLISHERS: dict[str, tuple[str, ...]] = {
     "requested": ("client", "door"),
     "approval_resolved": ("client", "door"),
+    "planning": ("planner",),
+    "replied": ("planner",),
     "planned": ("planner",),
     "plan_rejected": ("planner",),
     "completed": ("planner",),

@@ -62,6 +62,23 @@ class RunRequested(RunEvent, frozen=True, kw_only=True, tag="run.requested"):
     rollback_boundary: RollbackBoundary = "operation"
 
 
+class PlanningStarted(RunEvent, frozen=True, kw_only=True, tag="run.planning"):
+    """A model planner took the request and is asking its model (spec 002 §4.3): the run
+    shows ``planning`` while the model thinks, not ``queued``. Published before the call."""
+
+    planner: str
+
+
+class Replied(RunEvent, frozen=True, kw_only=True, tag="run.replied"):
+    """The planner answered in words instead of a plan (spec 002 §4.5: no tool call): the
+    request was a question, or needs no change (a spec 004 answer with no steps and
+    ``done``). ``run.completed`` follows with the same text as its summary; nothing runs."""
+
+    planner: str
+    text: str
+    model: str | None = None
+
+
 class PlanRejected(RunEvent, frozen=True, kw_only=True, tag="run.plan_rejected"):
     """The planner could not make a valid plan; the contract says how to ask again."""
 
@@ -302,6 +319,8 @@ class DeadLettered(Event, frozen=True, kw_only=True, tag="deadletter"):
 
 AnyEvent = (
     RunRequested
+    | PlanningStarted
+    | Replied
     | PlanRejected
     | Planned
     | PolicyDecided

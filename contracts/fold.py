@@ -24,8 +24,10 @@ from contracts.events import (
     OperationStarted,
     OperationSucceeded,
     Planned,
+    PlanningStarted,
     PlanRejected,
     PolicyDecided,
+    Replied,
     RunCompleted,
     RunEvent,
     RunFailed,
@@ -61,7 +63,7 @@ def run_state_after(state: RunState | None, event: Event) -> RunState | None:
     match event:
         case RunRequested():
             return "queued"
-        case Planned() | PolicyDecided():
+        case PlanningStarted() | Planned() | PolicyDecided() | Replied():
             return "planning"
         case ApprovalRequested():
             return "awaiting_confirmation"
@@ -152,6 +154,10 @@ class _Acc:
     def apply(self, event: AnyEvent) -> None:
         self.state = run_state_after(self.state, event)
         match event:
+            case PlanningStarted():
+                self.planner = event.planner
+            case Replied():
+                self.planner, self.model = event.planner, event.model or self.model
             case Planned():
                 self.planner, self.model = event.planner, event.model
                 self.planned = list(event.operation_set.operations)

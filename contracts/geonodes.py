@@ -293,12 +293,18 @@ class GeoNodeResponse(_Strict, frozen=True, kw_only=True):
     """A whole 004 answer: steps run in order; ``done`` says whether more are needed."""
 
     version: Literal["1.0"]
-    steps: Annotated[list[Step], msgspec.Meta(min_length=1, max_length=MAX_STEPS)]
+    # No steps with ``done`` (the shape 004 §1 shows) answers without changing anything.
+    steps: Annotated[list[Step], msgspec.Meta(max_length=MAX_STEPS)]
     done: bool
     final_message: Text
     meta: ResponseMeta = ResponseMeta()
 
     def __post_init__(self) -> None:
+        if not self.steps and not self.done:
+            raise ValueError(
+                "a response with no steps must set done to true: with nothing to run, "
+                "nothing is left to wait for"
+            )
         ids = [step.id for step in self.steps]
         for value in ids:  # msgspec's pattern check lets a trailing newline through
             if not _STEP_ID_RE.fullmatch(value):

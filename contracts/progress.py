@@ -21,8 +21,10 @@ from contracts.events import (
     OperationSkipped,
     OperationSucceeded,
     Planned,
+    PlanningStarted,
     PlanRejected,
     PolicyDecided,
+    Replied,
     RunCompleted,
     RunFailed,
     RunRequested,
@@ -56,6 +58,10 @@ def progress_line(event: AnyEvent) -> ProgressLine | None:
     match event:
         case RunRequested():
             return _line(event, "strong", f"run {event.run_id}", f" on scene {event.scene_id}", 0)
+        case PlanningStarted():
+            return _line(event, "plain", "", f"planning ({event.planner})")
+        case Replied():
+            return _line(event, "plain", "", f"answered without a plan: {event.text}")
         case Planned():
             ops = ", ".join(
                 f"{o.operation_id} {o.tool_name}" for o in event.operation_set.operations

@@ -89,6 +89,11 @@ def _run_row(prev: Row | None, event: ev.RunEvent) -> Row:
                 prompt=event.prompt,
                 created_at=event.at,
             )
+        case ev.PlanningStarted():
+            row["planner"] = event.planner
+        case ev.Replied():
+            row.update(planner=event.planner, message=event.text)
+            row["model"] = event.model or row["model"]
         case ev.Planned():
             row.update(planner=event.planner, model=event.model)
             row["scene_id"] = row["scene_id"] or event.scene_id

@@ -19,6 +19,10 @@ def detail(event: ev.RunEvent) -> str:
             text = f"{event.user} asked for {what} on scene {event.scene_id}"
         case ev.PlanRejected() | ev.Denied() | ev.RunFailed():
             text = f"{event.failure.error_code}: {event.message}"
+        case ev.PlanningStarted():
+            text = f"the {event.planner} planner started planning"
+        case ev.Replied():
+            text = f"the {event.planner} planner answered without a plan: {event.text}"
         case ev.Planned():
             ops = len(event.operation_set.operations)
             text = f"{event.planner} planned {ops} operations (iteration {event.iteration})"

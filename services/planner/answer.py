@@ -23,10 +23,12 @@ from contracts.geonodes import is_geonode_response
 from contracts.operations import ID_PATTERN, OperationSet
 from contracts.schema_gen import planner_operations_schema
 from contracts.tools import ToolCatalog
-from services.planner.graph import PlanInvalid
+from services.planner.graph import PlanInvalid, Reply
 
 ARGS_FIELD = "args_json"
 GEONODES_FIELD = "geonodes_json"
+REPLY_FIELD = "reply"  # words instead of a plan (spec 002 §4.5: no tool call)
+MAX_REPLY_CHARS = 4000  # a reply is a few sentences; a longer one is cut, never refused
 # The JSON Schema keywords Gemini's response_json_schema honours (and that we need).
 _SUPPORTED = {
     "type",
@@ -68,9 +70,24 @@ def response_schema(catalog: ToolCatalog, geonodes: bool = False) -> dict[str, A
     op["required"] = list(_ORDER)
     op["propertyOrdering"] = list(_ORDER)
     schema["propertyOrdering"] = ["request_id", "operations"]
+    _with_reply(schema)
     if geonodes:
         _with_geonodes(schema)
     return _only_supported(schema)
+
+
+def _with_reply(schema: dict[str, Any]) -> None:
+    """A question, or a request that needs no change, is answered in words: ``operations``
+    may be empty then, and ``reply`` holds the answer."""
+    schema["properties"]["operations"].pop("minItems", None)
+    schema["properties"][REPLY_FIELD] = {
+        "type": "string",
+        "description": "Your answer to the person, in a few sentences, when the request is a "
+        "question or needs no change to the scene; operations is empty then. Empty when "
+        "operations hold the answer.",
+    }
+    schema["required"] = ["request_id"]
+    schema["propertyOrdering"] = [*schema["propertyOrdering"], REPLY_FIELD]
 
 
 def _with_geonodes(schema: dict[str, Any]) -> None:
@@ -84,8 +101,7 @@ def _with_geonodes(schema: dict[str, Any]) -> None:
         "final_message, meta) written as one JSON string; empty when operations hold the "
         "answer.",
     }
-    schema["required"] = ["request_id"]
-    schema["propertyOrdering"] = ["request_id", "operations", GEONODES_FIELD]
+    schema["propertyOrdering"] = ["request_id", "operations", GEONODES_FIELD, REPLY_FIELD]
 
 
 def _only_supported(node: Any) -> Any:
@@ -102,9 +118,9 @@ def _only_supported(node: Any) -> Any:
     return out
 
 
-def decode_answer(text: str, request_id: str) -> dict[str, Any]:
+def decode_answer(text: str, request_id: str) -> dict[str, Any] | Reply:
     """The model's answer as a raw spec 000 operation set (or the spec 004 response of
-    ``geonodes_json``), for ``intake.accept``.
+    ``geonodes_json``), for ``intake.accept``; a ``Reply`` when it answers in words only.
 
     Raises ``PlanInvalid`` (SCHEMA_INVALID) when the answer is not JSON or an
     ``args_json`` is not a JSON object. ``request_id`` is the run's own correlation id,
@@ -116,6 +132,15 @@ def decode_answer(text: str, request_id: str) -> dict[str, Any]:
         raise _malformed(f"the answer is not valid JSON ({exc})") from None
     if not isinstance(raw, dict):
         raise _malformed("the answer is not a JSON object")
+    reply = raw.pop(REPLY_FIELD, None)
+    if reply is not None and not isinstance(reply, str):
+        raise _malformed(f"{REPLY_FIELD} is not a string")
+    if reply and reply.strip():
+        geonodes = raw.get(GEONODES_FIELD)
+        also = geonodes.strip() if isinstance(geonodes, str) else geonodes is not None
+        if raw.get("operations") or also:
+            raise _malformed(f"the answer has both a plan and a {REPLY_FIELD}; give one")
+        return Reply(reply.strip()[:MAX_REPLY_CHARS])
     geonodes = raw.pop(GEONODES_FIELD, None)
     if geonodes is not None and (not isinstance(geonodes, str) or geonodes.strip()):
         return _geonodes(geonodes, raw)

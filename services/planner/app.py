@@ -37,7 +37,8 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
             max_operations=limits.max_operations,
             nodes=nodes,
             max_python_chars=limits.max_python_chars,
-        )
+        ),
+        announce=bus.publisher,  # run.planning reaches the log before the model is called
     )
     handlers = PlannerHandlers(
         catalog=KvCatalog(bus.js, bus.prefix),

@@ -22,7 +22,7 @@ from contracts.operations import Operation
 from contracts.tools import ToolCatalog
 from services.executor.client import NodeCatalogSource, SceneSummaries
 from services.planner.answer import decode_answer
-from services.planner.graph import PlanInvalid, ValidPlan
+from services.planner.graph import PlanInvalid, Reply, ValidPlan
 from services.planner.intake import accept, node_catalog
 from services.planner.model import ModelClient, ModelReply
 from services.planner.prompt import PlanContext, build_request
@@ -38,7 +38,7 @@ async def no_history(thread_id: str) -> Sequence[ThreadMessage]:
 
 @dataclass(frozen=True)
 class Accepted:
-    plan: ValidPlan
+    plan: ValidPlan | Reply  # a Reply: the model answered in words, nothing to run
     model: str
     iteration: int
 
@@ -86,8 +86,11 @@ class ModelPlanner:
             reply = await self.model.generate(request)
             try:
                 raw = _decoded(reply, context.request_id)
+                if isinstance(raw, Reply):
+                    return Accepted(raw, reply.model, iteration)
                 plan = accept(raw, context.request_id, catalog, nodes, limits)
-                check_ids(plan.operation_set.operations, committed or {})
+                if isinstance(plan, ValidPlan):
+                    check_ids(plan.operation_set.operations, committed or {})
             except PlanInvalid as exc:
                 if not may_repair(iteration, exc.failure):
                     return GaveUp(exc.failure, exc.message, reply.model, iteration)

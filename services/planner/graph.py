@@ -40,6 +40,15 @@ class ValidPlan:
     done: bool = True  # a 004 response's ``done``: False asks a model planner for more
 
 
+@dataclass(frozen=True)
+class Reply:
+    """An answer with nothing to run: words for the person. A model's plain reply to a
+    question (spec 002 §4.5, no tool call), or a spec 004 answer with no steps and ``done``
+    (004 §1), whose ``final_message`` is the reply."""
+
+    text: str
+
+
 def validate(
     raw: Any, catalog: ToolCatalog, max_operations: int = DEFAULT_MAX_OPERATIONS
 ) -> ValidPlan:

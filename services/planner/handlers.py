@@ -18,6 +18,7 @@ import msgspec
 from contracts import subjects
 from contracts.events import (
     AnyEvent,
+    ApprovalRequested,
     DeadLettered,
     Denied,
     Event,
@@ -30,7 +31,7 @@ from contracts.events import (
     RunRequested,
     follow,
 )
-from contracts.failures import FailureContract, failure
+from contracts.failures import failure
 from contracts.gates import awaits_gates
 from contracts.geonodes import DEFAULT_MAX_PYTHON_CHARS
 from contracts.limits import DEFAULT_MAX_OPERATIONS
@@ -42,10 +43,16 @@ from services.executor.client import CatalogSource, NodeCatalogSource, SceneSumm
 from services.planner.backends.plan import plan_given
 from services.planner.backends.rules import EarlierRun, UnreadableRequest, plan_request
 from services.planner.gates import gates_failure
-from services.planner.graph import PlanInvalid, ValidPlan, validate
+from services.planner.graph import PlanInvalid, Reply, ValidPlan, validate
 from services.planner.intake import needs_nodes, node_catalog
 from services.planner.model_runs import ModelRuns
-from services.planner.outcomes import completed, naming_step, unreadable_request
+from services.planner.outcomes import (
+    completed,
+    naming_step,
+    refused,
+    replied,
+    unreadable_request,
+)
 from services.planner.recent import RECENT_EXECUTIONS, RECENT_RUNS, RECENT_THREADS, Recent
 from services.planner.settings import PlanLimits
 from services.runtime.consumer import Delivery
@@ -165,6 +172,8 @@ class PlannerHandlers:
             plan = self._plan(event, backend, catalog, nodes, scene)
         except PlanInvalid as exc:
             return self._rejected(event, backend, exc)
+        if isinstance(plan, Reply):
+            return replied(event, backend, plan.text, self.clock())
         return [
             follow(
                 event,
@@ -188,7 +197,7 @@ class PlannerHandlers:
         catalog: ToolCatalog,
         nodes: NodeCatalog | None,
         scene: SceneSummary | None = None,
-    ) -> ValidPlan:
+    ) -> ValidPlan | Reply:
         if backend == "plan":
             limits = PlanLimits(self.max_operations, self.max_python_chars)
             return plan_given(event.plan, event.request_id, catalog, nodes, limits)
@@ -202,7 +211,7 @@ class PlannerHandlers:
             try:
                 ops = plan_request(event.prompt, event.request_id, catalog, nodes, scene, earlier)
             except UnreadableRequest as exc:
-                raise PlanInvalid(_unreadable(exc), exc.message) from None
+                raise PlanInvalid(refused(exc), exc.message) from None
             # The rules planner is trusted no more than a model: its output is validated too.
             valid = validate(msgspec.to_builtins(ops), catalog, self.max_operations)
             plans = tuple((op.tool_name, dict(op.args)) for op in ops.operations)
@@ -302,6 +311,15 @@ class PlannerHandlers:
             return [failed, self.models.ended(event, event.failure, event.message, now)]
         return [failed]
 
+    async def on_approval_requested(self, event: ApprovalRequested) -> Sequence[Event]:
+        """002 §4.6: a model run's thread hears that the run waits for a person's approval.
+        Runs of other planners have no thread to tell."""
+        if self.models is None or self._plain(event.run_id):
+            return []
+        if await self._model_run(event.run_id) is None:
+            return []
+        return [self.models.asking(event, self.clock())]
+
     async def on_dead_letter(self, event: DeadLettered) -> Sequence[Event]:
         """A run whose event no service could process is failed, never left open."""
         run_id = subjects.run_id_in(event.subject)
@@ -345,6 +363,8 @@ class PlannerHandlers:
                 return await self.on_gates(event)
             case Denied():
                 return await self.on_denied(event)
+            case ApprovalRequested():
+                return await self.on_approval_requested(event)
         return []
 
 
@@ -372,21 +392,8 @@ def _planned(events: Sequence[AnyEvent]) -> list[Operation]:
     return list(planned.operation_set.operations) if planned is not None else []
 
 
-def _unreadable(exc: UnreadableRequest) -> FailureContract:
-    """The failure of a refused request: say it another way, or no tool does it."""
-    if exc.kind == "no_tool":
-        return failure(
-            "REQUEST_UNREADABLE",
-            f"No tool does {exc.unread!r}; ask for something else",
-            recoverable=False,
-        )
-    return failure(
-        "REQUEST_UNREADABLE", f"Rephrase {exc.unread!r} with the offline grammar (docs/grammar.md)"
-    )
-
-
 def filter_subjects(prefix: str) -> list[str]:
     """Subject -> handler table: what the planner consumes."""
-    kinds = ("requested", "executed", "gates_evaluated", "denied")
+    kinds = ("requested", "executed", "gates_evaluated", "denied", "approval_requested")
     runs = [subjects.any_run(prefix, kind) for kind in kinds]
     return [*runs, subjects.deadletter(prefix, "*")]

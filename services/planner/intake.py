@@ -20,7 +20,7 @@ from contracts.tools import ToolCatalog
 from services.executor.client import NodeCatalogSource
 from services.planner.geonodes import compile_response, parse_response
 from services.planner.geonodes_check import check_response
-from services.planner.graph import PlanInvalid, ValidPlan, loaded, validate
+from services.planner.graph import PlanInvalid, Reply, ValidPlan, loaded, validate
 from services.planner.settings import DEFAULT_LIMITS, PlanLimits
 from services.runtime.errors import Retry
 
@@ -55,15 +55,18 @@ def accept(
     catalog: ToolCatalog,
     nodes: NodeCatalog | None,
     limits: PlanLimits = DEFAULT_LIMITS,
-) -> ValidPlan:
+) -> ValidPlan | Reply:
     """The valid plan ``raw`` stands for, or ``PlanInvalid`` with the failure contract.
 
-    ``request_id`` is the run's: a 004 response has none of its own.
+    ``request_id`` is the run's: a 004 response has none of its own. A 004 response with
+    no steps (and ``done``) runs nothing: it is a ``Reply`` of its ``final_message``.
     """
     raw = loaded(raw)
     if not is_geonode_response(raw):
         return validate(raw, catalog, limits.max_operations)
     response = parse_response(raw, limits.max_operations, limits.max_python_chars)
+    if not response.steps:
+        return Reply(response.final_message or "Nothing in the scene needed to change.")
     if nodes is None:
         raise PlanInvalid(
             failure(

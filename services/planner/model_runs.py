@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from contracts.events import (
     AnyEvent,
+    ApprovalRequested,
     Event,
     Executed,
     GatesEvaluated,
     Planned,
+    PlanningStarted,
     PlanRejected,
     Role,
     RunEvent,
@@ -31,8 +34,9 @@ from contracts.tools import ToolCatalog
 from services.planner.answer import encode_answer
 from services.planner.conversation import Accepted, GaveUp, ModelPlanner
 from services.planner.gates import gates_failure
+from services.planner.graph import Reply
 from services.planner.model import ModelError
-from services.planner.outcomes import completed, naming_step
+from services.planner.outcomes import completed, naming_step, replied
 from services.planner.prompt import PlanContext
 from services.planner.repair import (
     MAX_ITERATIONS,
@@ -44,10 +48,20 @@ from services.planner.repair import (
 )
 
 
+class Announce(Protocol):
+    """Port: append an event to the log now, before the handler returns (the consumer
+    loop publishes the rest); its id is derived, so a second copy is dropped."""
+
+    async def publish(self, event: Event) -> int: ...
+
+
 @dataclass
 class ModelRuns:
     planner: ModelPlanner
     name: str = "gemini"  # the backend name runs ask for and events carry
+    # Where the user's message and run.planning go before the model is called (002 §4:
+    # the run is ``planning`` during the call). None: they are returned with the outcome.
+    announce: Announce | None = None
 
     async def requested(
         self, event: RunRequested, catalog: ToolCatalog, now: float
@@ -55,12 +69,19 @@ class ModelRuns:
         if not event.prompt:
             contract = failure("REQUEST_UNREADABLE", "Send a prompt or a plan", recoverable=False)
             return self._failed(event, contract, "the request has no prompt", now)
-        user = message(event, "user", event.prompt, now)
+        opening: list[Event] = [
+            message(event, "user", event.prompt, now),
+            follow(event, PlanningStarted, now, planner=self.name),
+        ]
+        if self.announce is not None:
+            for early in opening:
+                await self.announce.publish(early)
+            opening = []
         try:
             outcome = await self.planner.plan(_context(event), event.thread_id, catalog)
         except ModelError as exc:
-            return [user, *self._model_failed(event, exc, now)]
-        return [user, *self._outcome(event, event, outcome, catalog, now)]
+            return [*opening, *self._model_failed(event, exc, now)]
+        return [*opening, *self._outcome(event, event, outcome, catalog, now)]
 
     async def executed(
         self,
@@ -95,7 +116,9 @@ class ModelRuns:
                 scene_id=event.scene_id,
                 committed=tuple(sorted(committed)),
             )
-            return await self._again(cause, requested, planned, attempt, catalog, now, committed)
+            return await self._again(
+                cause, requested, planned, attempt, catalog, now, committed, (event, gates)
+            )
         contract, text = event.failure, event.message
         if contract is not None:
             contract, text = naming_step(contract, text, event.receipts)
@@ -116,7 +139,9 @@ class ModelRuns:
             scene_id=event.scene_id,
             committed=tuple(sorted(committed)),
         )
-        return await self._again(cause, requested, planned, attempt, catalog, now, committed)
+        return await self._again(
+            cause, requested, planned, attempt, catalog, now, committed, (event, gates)
+        )
 
     async def _again(
         self,
@@ -127,8 +152,10 @@ class ModelRuns:
         catalog: ToolCatalog,
         now: float,
         committed: dict[str, Operation],
+        after: tuple[Executed, GatesEvaluated | None],
     ) -> Sequence[Event]:
-        """Ask the model for its next answer after ``attempt`` (a repair or what is left)."""
+        """Ask the model for its next answer after ``attempt`` (a repair or what is left);
+        ``after`` is the execution (and its gates) the attempt reports."""
         applied = list(committed.values())
         try:
             outcome = await self.planner.plan(
@@ -141,7 +168,22 @@ class ModelRuns:
             )
         except ModelError as exc:
             return self._model_failed(cause, exc, now, applied)
+        if isinstance(outcome, Accepted) and isinstance(outcome.plan, Reply):
+            said = outcome.plan.text
+            if attempt.failure is not None:  # words are no repair: the failure stands
+                text = f"{attempt.message}; the model answered without a repair: {said}"
+                return self._failed(cause, attempt.failure, text, now, applied)
+            # Nothing more to do (004 §1: no steps and done): what was applied stands.
+            return self._completed(after[0], applied, now, after[1], said=said)
         return self._outcome(cause, requested, outcome, catalog, now, applied)
+
+    def asking(self, event: ApprovalRequested, now: float) -> Event:
+        """The assistant's approval-request message (002 §4.6): what waits, and why."""
+        ops = ", ".join(f"{op.operation_id} {op.tool}" for op in event.operations) or ", ".join(
+            event.operation_ids
+        )
+        text = f"Waiting for your approval of {ops}: {event.reason}"
+        return message(event, "assistant", text, now)
 
     def ended(self, cause: RunEvent, contract: FailureContract, text: str, now: float) -> Event:
         """The assistant's message for a run that failed outside the planner (a denial)."""
@@ -169,6 +211,12 @@ class ModelRuns:
                 ),
                 *self._failed(cause, outcome.failure, outcome.message, now, applied),
             ]
+        if isinstance(outcome.plan, Reply):  # a question, or nothing to change (002 §4.5)
+            text = outcome.plan.text
+            return [
+                *replied(cause, self.name, text, now, requested.scene_id, outcome.model),
+                message(cause, "assistant", text, now),
+            ]
         return [
             follow(
                 cause,
@@ -194,10 +242,12 @@ class ModelRuns:
         now: float,
         gates: GatesEvaluated | None = None,
         unfinished: bool = False,
+        said: str = "",
     ) -> Sequence[Event]:
         done = completed(event, now, gates)
         # An answer still not done at the last iteration: what it applied stands.
         left = f" The model was not done after {MAX_ITERATIONS} answers." if unfinished else ""
+        left += f" {said}" if said else ""
         text = summary_of(f"Completed: {done.summary}.{left}", applied)
         return [
             done,

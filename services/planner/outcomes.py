@@ -11,9 +11,12 @@ import msgspec
 from contracts import subjects
 from contracts.events import (
     DeadLettered,
+    Event,
     Executed,
     GatesEvaluated,
+    Replied,
     RunCompleted,
+    RunEvent,
     RunFailed,
     derive_event_id,
     follow,
@@ -22,6 +25,7 @@ from contracts.failures import FailureContract, failure
 from contracts.geonodes import step_of
 from contracts.receipts import Receipt
 from contracts.snapshot_text import described
+from services.planner.backends.rules import UnreadableRequest
 
 
 def completed(event: Executed, now: float, gates: GatesEvaluated | None = None) -> RunCompleted:
@@ -43,6 +47,31 @@ def completed(event: Executed, now: float, gates: GatesEvaluated | None = None) 
         revision=event.revision,
         gates=gates.envelope if gates is not None else None,
     )
+
+
+def replied(
+    cause: RunEvent,
+    planner: str,
+    text: str,
+    now: float,
+    scene_id: str | None = None,
+    model: str | None = None,
+) -> list[Event]:
+    """A run answered in words (spec 002 §4.5): the reply, then the run's completion with
+    the same text as its summary, so every door shows it. Nothing ran; no revision."""
+    scene = scene_id if scene_id is not None else getattr(cause, "scene_id", None)
+    return [
+        follow(cause, Replied, now, planner=planner, text=text, model=model),
+        follow(
+            cause,
+            RunCompleted,
+            now,
+            summary=text,
+            blend_path=None,
+            scene_hash=None,
+            scene_id=scene,
+        ),
+    ]
 
 
 def naming_step(
@@ -99,3 +128,16 @@ def _fields(payload: str) -> dict[str, Any]:
     except ValueError:  # not JSON, or cut short by the dead letter's excerpt
         return {}
     return found if isinstance(found, dict) else {}
+
+
+def refused(exc: UnreadableRequest) -> FailureContract:
+    """The failure of a refused request: say it another way, or no tool does it."""
+    if exc.kind == "no_tool":
+        return failure(
+            "REQUEST_UNREADABLE",
+            f"No tool does {exc.unread!r}; ask for something else",
+            recoverable=False,
+        )
+    return failure(
+        "REQUEST_UNREADABLE", f"Rephrase {exc.unread!r} with the offline grammar (docs/grammar.md)"
+    )

@@ -52,7 +52,7 @@ INBOX_USERS = "_INBOX.u"  # users' inboxes: ``_INBOX.u.<user token>``; "u" is no
 _RUN_EVENTS: dict[str, tuple[str, ...]] = {
     CLIENT: ("requested", "approval_resolved"),
     DOOR: ("requested", "approval_resolved"),  # for the user whose login asked
-    "planner": ("planned", "plan_rejected", "completed", "failed"),
+    "planner": ("planning", "replied", "planned", "plan_rejected", "completed", "failed"),
     "policy": ("policy_decided", "approval_requested", "approved", "denied"),
     "executor": (
         "op_started",

@@ -6,6 +6,7 @@ so every test runs offline; real nats-server, real bpy.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Iterator
@@ -180,6 +181,45 @@ async def test_gemini_request_when_sent_carries_catalog_scene_and_thread(
         ("user", second.run_id),
         ("assistant", second.run_id),
     ]
+
+
+@pytest.mark.clause("002-§core-loop.6", "002-§core-loop.4")
+async def test_gemini_run_when_request_is_a_question_replies_in_words_and_changes_nothing(
+    mesh: tuple[Mesh, Bus], fake: FakeGemini
+) -> None:
+    said = "There is nothing in this scene yet."
+    fake.script(answer(json.dumps({"request_id": "x", "operations": [], "reply": said})))
+    result = await run(mesh, "question", "what is in the scene?", thread_id="conv-q")
+    assert result.status == "completed", result
+    assert result.message == said and result.receipts == [] and result.blend_path is None
+    events = await read_run(mesh[1].js, PREFIX, result.run_id)
+    kinds = [type(e).__name__ for e in events]
+    assert kinds == ["RunRequested", "PlanningStarted", "Replied", "RunCompleted"], kinds
+    messages = await read_thread(mesh[1].js, PREFIX, "conv-q")
+    assert [(m.role, m.text) for m in messages] == [
+        ("user", "what is in the scene?"),
+        ("assistant", said),
+    ]
+
+
+@pytest.mark.clause("002-§core-loop.10")
+async def test_gemini_run_when_approval_requested_tells_the_thread_it_waits(
+    mesh: tuple[Mesh, Bus], fake: FakeGemini
+) -> None:
+    fake.script(plan(create("Doomed")))
+    made = await run(mesh, "asking", "add a cube named Doomed", thread_id="conv-a")
+    assert made.status == "completed", made
+    fake.script(plan(op("op01", "object.delete", {"name": "Doomed"}, level="destructive")))
+    waiting = await run(mesh, "asking", "delete Doomed", thread_id="conv-a")
+    assert waiting.status == "awaiting_confirmation", waiting
+    for _ in range(100):  # the planner hears the approval request a moment after the client
+        messages = await read_thread(mesh[1].js, PREFIX, "conv-a")
+        if len(messages) == 4:
+            break
+        await asyncio.sleep(0.05)
+    last = messages[-1]
+    assert (last.role, last.run_id) == ("assistant", waiting.run_id)
+    assert last.text.startswith("Waiting for your approval of op01 object.delete")
 
 
 async def test_gemini_plan_when_answer_blocked_by_safety_fails_saying_so(

@@ -56,6 +56,25 @@ def test_example_9_when_converted_parses_every_step_including_python() -> None:
     assert response.done and response.meta.requires_gate_verification
 
 
+def test_response_when_no_steps_and_done_is_the_shape_section_1_shows() -> None:
+    """004 §1 shows ``{"steps": [], "done": true}``: an answer that changes nothing."""
+    shown = {
+        "version": "1.0",
+        "steps": [],
+        "done": True,
+        "final_message": "string",
+        "meta": {"requires_gate_verification": True},
+    }
+    response = convert_geonode_response(shown)
+    assert response.steps == [] and response.done
+
+
+def test_response_when_no_steps_but_not_done_is_rejected_saying_why() -> None:
+    doc = {**EXAMPLE_9, "steps": [], "done": False}
+    with pytest.raises(msgspec.ValidationError, match="no steps must set done to true"):
+        convert_geonode_response(doc)
+
+
 @pytest.mark.clause("004-§contract.1", "004-§example.1")
 def test_example_9_when_decoded_from_text_equals_the_converted_one() -> None:
     assert decode_geonode_response(json.dumps(EXAMPLE_9)) == convert_geonode_response(EXAMPLE_9)
@@ -98,7 +117,6 @@ REJECTED = {
     "step id with a dot": (["steps", 0, "id"], "step.1"),
     "step id with a newline": (["steps", 0, "id"], "step_1\n"),
     "duplicate step ids": (["steps", 1, "id"], "step_1"),
-    "no steps": (["steps"], []),
     "too many steps": (["steps"], [EXAMPLE_9["steps"][1]] * (MAX_STEPS + 1)),
     "done not a boolean": (["done"], "yes"),
     "final message too long": (["final_message"], "x" * 2001),

@@ -281,7 +281,7 @@ def test_prompt_when_nodes_known_describes_the_response_and_relevant_nodes() -> 
 async def test_gemini_run_when_answering_a_response_plans_it() -> None:
     model = ScriptedModel(geonodes_answer(subdivide()))
     prompt = requested("subdivide the cube", planner="gemini")
-    _, planned = await handlers(model=model, log=Log(prompt)).on_requested(prompt)
+    _, _, planned = await handlers(model=model, log=Log(prompt)).on_requested(prompt)
     assert isinstance(planned, Planned) and planned.planner == "gemini"
     assert planned.schedule[0] == "step_1.01" and planned.done is True
 
@@ -291,7 +291,7 @@ async def test_gemini_run_when_response_invalid_sends_the_refusal_back() -> None
     bad["steps"][0]["payload"]["operations"][1]["socket"] = "Levle"
     model = ScriptedModel(geonodes_answer(bad), geonodes_answer(subdivide()))
     prompt = requested("subdivide the cube", planner="gemini")
-    _, planned = await handlers(model=model, log=Log(prompt)).on_requested(prompt)
+    _, _, planned = await handlers(model=model, log=Log(prompt)).on_requested(prompt)
     assert isinstance(planned, Planned) and planned.iteration == 2
     repair = model.requests[1].contents[-1].text
     assert "did you mean 'Level'" in repair and "step step_1, operations[1]" in repair
@@ -319,7 +319,7 @@ async def test_gemini_run_when_not_done_and_gates_pass_asks_for_the_rest() -> No
     model = ScriptedModel(geonodes_answer(first), geonodes_answer(second))
     prompt = requested("subdivide the cube", planner="gemini")
     log = Log(prompt)
-    _, planned = await handlers(model=model, log=log).on_requested(prompt)
+    _, _, planned = await handlers(model=model, log=log).on_requested(prompt)
     assert isinstance(planned, Planned) and planned.done is False
     done = executed(planned, *(receipt(i) for i in planned.schedule))
     log.events += [planned, done]

@@ -14,6 +14,7 @@ from contracts.events import (
     Event,
     Executed,
     Planned,
+    PlanningStarted,
     PlanRejected,
     RunCompleted,
     RunFailed,
@@ -116,8 +117,9 @@ def kinds(events: Sequence[Event]) -> list[str]:
 @pytest.mark.clause("002-§core-loop.3")
 async def test_gemini_run_when_answer_valid_emits_user_message_and_planned() -> None:
     model = ScriptedModel(GOOD)
-    user, planned = await handlers(model).on_requested(REQUESTED)
+    user, started, planned = await handlers(model).on_requested(REQUESTED)
     assert isinstance(user, ThreadMessage) and user.role == "user"
+    assert isinstance(started, PlanningStarted) and started.planner == "gemini"
     assert user.text == "add a cube named Box" and user.thread_id == "t1"
     assert isinstance(planned, Planned) and planned.planner == "gemini"
     assert planned.model == "gemini-test" and planned.iteration == 1
@@ -139,7 +141,7 @@ async def test_gemini_run_when_first_answer_invalid_asks_again_with_failure(
     bad: str, code: str
 ) -> None:
     model = ScriptedModel(bad, GOOD)
-    _, planned = await handlers(model).on_requested(REQUESTED)
+    _, _, planned = await handlers(model).on_requested(REQUESTED)
     assert isinstance(planned, Planned) and planned.iteration == 2
     second = model.requests[1].contents
     assert second[-2].role == "model" and second[-2].text == bad
@@ -150,8 +152,10 @@ async def test_gemini_run_when_first_answer_invalid_asks_again_with_failure(
 async def test_gemini_run_when_three_answers_invalid_fails_with_last_contract() -> None:
     model = ScriptedModel("nope", CYCLE, UNKNOWN, GOOD)
     out = await handlers(model).on_requested(REQUESTED)
-    assert kinds(out) == ["ThreadMessage", "PlanRejected", "RunFailed", "ThreadMessage"]
-    _, rejected, failed, said = out
+    assert kinds(out) == [
+        "ThreadMessage", "PlanningStarted", "PlanRejected", "RunFailed", "ThreadMessage"
+    ]  # fmt: skip
+    _, _, rejected, failed, said = out
     assert isinstance(rejected, PlanRejected) and rejected.model == "gemini-test"
     assert isinstance(failed, RunFailed) and failed.failure.error_code == "TOOL_UNKNOWN"
     assert isinstance(said, ThreadMessage) and said.role == "assistant"
@@ -161,7 +165,7 @@ async def test_gemini_run_when_three_answers_invalid_fails_with_last_contract() 
 @pytest.mark.clause("002-§errors.5")
 async def test_gemini_run_when_model_blocked_fails_with_model_error() -> None:
     model = ScriptedModel(ModelError("blocked", "Gemini's answer was blocked by safety filters"))
-    _, failed, _ = await handlers(model).on_requested(REQUESTED)
+    _, _, failed, _ = await handlers(model).on_requested(REQUESTED)
     assert isinstance(failed, RunFailed) and failed.failure.error_code == "MODEL_ERROR"
     assert not failed.failure.recoverable and "blocked by safety" in failed.message
 

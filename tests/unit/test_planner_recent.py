@@ -128,7 +128,7 @@ async def test_run_when_planner_did_not_hear_its_request_reads_the_run_back() ->
 async def test_model_run_when_gates_pass_reads_the_run_for_the_model() -> None:
     log = CountedLog(REQUESTED)
     planner = wired(log, GOOD)
-    _, planned = await planner.on_requested(REQUESTED)
+    _, _, planned = await planner.on_requested(REQUESTED)
     assert isinstance(planned, Planned) and planned.planner == "gemini"
     done = msgspec.structs.replace(
         model_executed(planned, False), revision=1, inspection="s1/00000001-h.inspection.json"

@@ -10,7 +10,7 @@ from typing import Any
 
 from contracts.nodes import NodeCatalog
 from contracts.tools import ToolCatalog
-from services.planner.graph import ValidPlan
+from services.planner.graph import Reply, ValidPlan
 from services.planner.intake import accept
 from services.planner.settings import DEFAULT_LIMITS, PlanLimits
 
@@ -21,6 +21,6 @@ def plan_given(
     catalog: ToolCatalog,
     nodes: NodeCatalog | None = None,
     limits: PlanLimits = DEFAULT_LIMITS,
-) -> ValidPlan:
+) -> ValidPlan | Reply:
     """Validate a hand-written plan exactly as a generated one would be."""
     return accept(raw, request_id, catalog, nodes, limits)
