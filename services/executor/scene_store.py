@@ -47,6 +47,8 @@ MAX_MANIFEST_BYTES = 32 * 1024 * 1024
 # than any commit takes between finding a chunk present and writing the manifest that
 # names it (a commit that takes half this long checks its chunks again).
 DEFAULT_CHUNK_GRACE = 3600.0
+# Scenes whose last manifest's chunk names a store remembers (about 80 KiB per 64 MiB).
+KNOWN_SCENES = 64
 
 
 class JetStreamSceneStore:
@@ -62,6 +64,12 @@ class JetStreamSceneStore:
         # The chunks of the last manifest this store wrote or read per scene: what the next
         # commit's parent already holds, so an edit does not ask the store about each one.
         self._known: dict[str, tuple[str, frozenset[str]]] = {}
+
+    def _remember(self, scene_id: str, name: str, digests: frozenset[str]) -> None:
+        self._known.pop(scene_id, None)
+        self._known[scene_id] = (name, digests)
+        while len(self._known) > KNOWN_SCENES:  # the scenes least recently committed go
+            self._known.pop(next(iter(self._known)))
 
     async def _objects(self) -> ObjectStore:
         # Bound once: looking the bucket up costs a round trip, and every run reads and
@@ -97,7 +105,7 @@ class JetStreamSceneStore:
         digests = [d for d, _ in manifest.chunks]
         found = await self.chunks.read(manifest.space, digests)
         blend = await asyncio.to_thread(assemble, manifest, found, what)
-        self._known[head.scene_id] = (head.object_name, frozenset(digests))
+        self._remember(head.scene_id, head.object_name, frozenset(digests))
         return blend
 
     async def manifest(self, object_name: str) -> ChunkedRevision | None:
@@ -157,7 +165,7 @@ class JetStreamSceneStore:
                 f"scene {scene_id} was committed by another executor since revision "
                 f"{parent.revision if parent else 0}"
             ) from None
-        self._known[scene_id] = (name, frozenset(pieces.chunks))
+        self._remember(scene_id, name, frozenset(pieces.chunks))
         return msgspec.structs.replace(head, kv_revision=kv_revision)
 
     async def _parent_chunks(self, parent: Head | None) -> frozenset[str]:
