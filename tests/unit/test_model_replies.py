@@ -27,6 +27,7 @@ from contracts.fold import fold_run
 from contracts.geonodes import convert_geonode_response
 from services.planner.answer import MAX_REPLY_CHARS, decode_answer, response_schema
 from services.planner.graph import PlanInvalid, Reply
+from services.planner.prompt import system_instructions
 from tests.catalog_fixture import CATALOG
 from tests.unit.test_model_handlers import (
     GOOD,
@@ -224,3 +225,8 @@ async def test_rules_run_when_approval_requested_has_no_thread_to_tell() -> None
 
 def _fields(event: RunRequested) -> dict[str, Any]:
     return {f: getattr(event, f) for f in event.__struct_fields__}
+
+
+def test_system_instructions_when_built_tell_the_model_it_may_reply_in_words() -> None:
+    text = system_instructions(CATALOG)
+    assert "leave operations empty and write your answer to the person in reply" in text
