@@ -11,6 +11,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from services import cli_looks
+
 ADOPT, DISCARD = "--adopt", "--discard"
 
 

@@ -191,6 +191,10 @@ async def dispatch(args: argparse.Namespace, settings: Settings) -> int:
             return await cmd_up(settings, err, args.port)
         case "scenes" | "revert":
             return await cli_scenes.dispatch(args, settings, out, err)
+        case "inspect" | "view" | "import-asset":
+            from services import cli_looks
+
+            return await cli_looks.dispatch(args, settings, out, err)
         case "users":
             from services import cli_users
 
