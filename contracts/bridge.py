@@ -164,13 +164,6 @@ class ToolCall(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     meta: CallMeta = msgspec.field(default_factory=CallMeta, name="_meta")
 
 
-class Determinism(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """How repeatable the call was, so a replay can be trusted to rebuild the same scene."""
-
-    kind: DeterminismClass = msgspec.field(default="deterministic", name="class")
-    seed: int | None = None
-
-
 class Compensation(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The tool call that undoes a successful one; a run rolled back as a whole replays
     these in reverse instead of loading its checkpoint."""
@@ -187,16 +180,29 @@ class ToolResult(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     ``scene_hash``: after every call of a tool that writes, succeeded or failed, the scene
     hash right after it, equal to what ``blendmesh/scene.fingerprint`` would answer then,
     so the executor needs no second round trip. None for read-only and unknown tools
-    (they cannot change the scene) and from a bridge that predates the field."""
+    (they cannot change the scene) and from a bridge that predates the field.
+
+    ``determinism_class`` and ``seed`` are 001 §Determinism Requirements' metadata under
+    the spec's names: how repeatable the call is, so a replay can be trusted to rebuild
+    the same scene (results.py), and the seed a seeded tool ran with. The bridge's
+    registry fills them for every tool it knows, success or failure; a seeded success
+    always names its seed. None: a result the executor made itself (a timeout, its own
+    scene tools), whose receipt takes the class the catalog declares.
+    """
 
     ok: bool
     error_code: ToolErrorCode | None = None
     message: str = ""
     data: dict[str, Any] | None = None
     mutated: bool
-    determinism: Determinism = msgspec.field(default_factory=Determinism)
+    determinism_class: DeterminismClass | None = None
+    seed: int | None = None
     compensation: Compensation | None = None
     scene_hash: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.ok and self.determinism_class == "seeded" and self.seed is None:
+            raise ValueError("a seeded tool's successful ToolResult must carry its seed")
 
 
 class TextContent(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

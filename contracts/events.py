@@ -17,6 +17,7 @@ from contracts.failures import FailureContract
 from contracts.gates import GateEnvelope
 from contracts.operations import OperationSet, SafetyLevel
 from contracts.receipts import Receipt
+from contracts.session import BUS, DeterminismRequest, HostProfile
 
 _E = TypeVar("_E", bound="RunEvent")
 
@@ -60,6 +61,11 @@ class RunRequested(RunEvent, frozen=True, kw_only=True, tag="run.requested"):
     pre_approved: bool = False  # the requesting user approves destructive operations up front
     # "operation": a failure undoes only the failed operation; "run": the whole run.
     rollback_boundary: RollbackBoundary = "operation"
+    # The door the request came through (spec 001 host profile); the executor negotiates
+    # it with its Blender's profile. A request from before the field came over the bus.
+    host: HostProfile = msgspec.field(default_factory=lambda: BUS)
+    # "required": refuse a nondeterministic tool (001 nondeterministic_refused).
+    determinism: DeterminismRequest = "any"
 
 
 class PlanningStarted(RunEvent, frozen=True, kw_only=True, tag="run.planning"):
@@ -103,6 +109,10 @@ class Planned(RunEvent, frozen=True, kw_only=True, tag="run.planned"):
     # A spec 004 response's ``done``: False means a model planner has more to do after
     # this plan runs and passes its gates; other planners complete the run anyway.
     done: bool = True
+    # A spec 004 response's ``meta.requires_gate_verification``: the run completes only
+    # once the guardians judged its revision and passed it (004 §7); an execution no gates
+    # can judge fails GATES_FAILED. False waives nothing: the mesh's own gates still run.
+    requires_gate_verification: bool = False
 
 
 Mode = Literal["allow", "require_approval", "deny"]

@@ -9,6 +9,7 @@ import msgspec
 from contracts.failures import FailureContract
 from contracts.gates import GateEnvelope
 from contracts.operations import SafetyLevel
+from contracts.tools import DeterminismClass
 
 ReceiptStatus = Literal["succeeded", "failed", "rolled_back", "skipped_idempotent", "skipped"]
 RunState = Literal[
@@ -32,6 +33,10 @@ class Receipt(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     scene_hash_after: str | None = None
     duration_ms: float = 0.0
     error_code: str | None = None  # the spec 001 ToolResult code when the tool failed
+    # 001 §Determinism Requirements: the tool's class (what its ToolResult said, else
+    # what the catalog declares) and, for a seeded tool, the seed it ran with.
+    determinism_class: DeterminismClass | None = None
+    seed: int | None = None
     message: str = ""
     result: dict[str, Any] | None = None
 

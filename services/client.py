@@ -44,6 +44,7 @@ from contracts.fold import fold_run, is_terminal
 from contracts.limits import DEFAULT_MAX_OPERATIONS, check_plan
 from contracts.python_steps import CODE_SHA256_RE
 from contracts.receipts import RunResult
+from contracts.session import BUS, DeterminismRequest, HostProfile
 from contracts.trusted_code import quote_problem
 from services import waiting
 from services.runtime import delivered, tracing
@@ -111,6 +112,8 @@ def build_request(
     pre_approved: bool = False,
     rollback_boundary: RollbackBoundary = "operation",
     max_operations: int = DEFAULT_MAX_OPERATIONS,
+    host: HostProfile = BUS,
+    determinism: DeterminismRequest = "any",
 ) -> RunRequested:
     """A RunRequested with fresh ids; a plan's own request_id is kept for idempotency.
 
@@ -139,6 +142,8 @@ def build_request(
         planner=planner,
         pre_approved=pre_approved,
         rollback_boundary=rollback_boundary,
+        host=host,
+        determinism=determinism,
     )
     encode_bounded(request)
     return request

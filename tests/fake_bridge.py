@@ -21,7 +21,7 @@ from contracts.inspection import InspectedModifier, InspectedObject, SceneInspec
 
 
 def _ok(data: dict[str, Any], mutated: bool = True) -> ToolResult:
-    return ToolResult(ok=True, data=data, mutated=mutated)
+    return ToolResult(ok=True, data=data, mutated=mutated, determinism_class="deterministic")
 
 
 def _err(code: ToolErrorCode, message: str, mutated: bool = False) -> ToolResult:

@@ -23,6 +23,7 @@ from contracts.events import (
     canonical_resolution,
     decode_event,
 )
+from contracts.session import BUS
 from services import ownership
 from services.door.ports import DoorUnavailable, MeshReads, RunWriter
 from services.runtime.identity import UserEntry, may_resolve
@@ -121,7 +122,8 @@ class DoorHandlers:
         owner = await self.reads.scene_owner(event.scene_id)
         if owner is not None and not ownership.owns(owner, user.name):  # None: a new scene
             raise Refused("NOT_FOUND", f"no scene {event.scene_id}")
-        await self.writer.publish(event)
+        # The door, not the client, says what host the request came through (spec 001).
+        await self.writer.publish(msgspec.structs.replace(event, host=BUS))
         return DoorReply(ok=True, run_id=event.run_id)
 
     async def resolve(self, user: UserEntry, data: bytes) -> DoorReply:

@@ -132,6 +132,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
             catalog=lambda: catalog,
             profile=lambda: bridge.profile,
             op_timeout=settings.op_timeout,
+            allow_unsafe=settings.allow_unsafe_ops,
             summaries=KvSceneSummaries(bus.js, bus.prefix),
             preview_worker=worker,
             scene_tools=SceneTools(

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from contracts import subjects
-from contracts.events import AnyEvent, Approved, Event, Executed
+from contracts.events import AnyEvent, Approved, Event, Executed, RunRequested
 from services.executor.authority import unbacked
 from services.executor.inspection import run_record
 from services.executor.ports import LeaseHeld
@@ -51,7 +51,10 @@ class ExecutorHandlers:
         started = time.perf_counter()
         try:
             # The log read for the authority check also names the run's approvals.
-            executed = await self.runner.run(event, pipeline.send, run_record(event, events))
+            # Its request, found there too, names the host and any determinism asked for.
+            requested = next((e for e in events if isinstance(e, RunRequested)), None)
+            record = run_record(event, events)
+            executed = await self.runner.run(event, pipeline.send, record, requested)
             metrics.executor_busy(time.perf_counter() - started)
             for receipt in executed.receipts:
                 metrics.operation_ran(receipt.tool_name, receipt.status)

@@ -25,6 +25,7 @@ from contracts.operations import Operation
 from contracts.python_approvals import PYTHON_TOOLS
 from contracts.python_steps import KILL_GRACE_MS, SCENE_IO_MS
 from contracts.receipts import Receipt, ReceiptStatus
+from contracts.tools import DeterminismClass
 from services.executor.failures import rollback_failure, tool_failure
 from services.executor.journal import JournalEntry, args_digest, op_key
 from services.executor.ordered import OrderedEvents
@@ -75,6 +76,8 @@ class OperationRunner:
     new_id: Callable[[], str]
     since: list[Operation] = field(default_factory=list)  # committed after the checkpoint
     images: ResultImages | None = None  # where results that cannot be replayed are kept
+    # The catalog's class of a tool, for receipts of calls that never answered with one.
+    declared: Callable[[str], DeterminismClass | None] = lambda _: None
     _imaged: dict[str, str] = field(default_factory=dict)  # operation id -> result image
 
     @property
@@ -158,6 +161,7 @@ class OperationRunner:
             safety_level=op.safety_level,
             status="skipped",
             message=reason,
+            determinism_class=self.declared(op.tool_name),
         )
 
     def _event(self, call: _Call, kind: type[_E], **fields: Any) -> _E:
@@ -182,6 +186,10 @@ class OperationRunner:
             duration_ms=call.ms,
             **fields,
         )
+
+    def _determinism(self, call: _Call, result: ToolResult) -> dict[str, Any]:
+        kind = result.determinism_class or self.declared(call.op.tool_name)
+        return {"determinism_class": kind, "seed": result.seed}
 
     def _budget(self, op: Operation) -> float:
         """Seconds the bridge may take: a Python step brings its own limit (plus the
@@ -236,7 +244,8 @@ class OperationRunner:
             )
         key = op_key(*self._scope, call.op.operation_id)
         image: str | None = None
-        if call.mutating and not repeatable(result):
+        kind = result.determinism_class or self.declared(call.op.tool_name)
+        if call.mutating and not repeatable(kind):
             try:
                 image = await self._keep(key)
             except Exception as exc:  # noqa: BLE001 - without its image it cannot be kept
@@ -257,6 +266,7 @@ class OperationRunner:
             blender_mutation_id=mutation_id,
             scene_hash_after=after,
             result=result.data,
+            **self._determinism(call, result),
         )
         # Journal first: an announced success is always a committed one. The entry is
         # written while the next operation runs; its announcement waits for it (ordered.py).
@@ -302,7 +312,9 @@ class OperationRunner:
     async def _failed(self, call: _Call, result: ToolResult) -> Step:
         code, message = result.error_code, result.message
         contract = tool_failure(call.op.operation_id, call.op.tool_name, code, message)
-        receipt = self._receipt(call, "failed", error_code=code, message=message)
+        receipt = self._receipt(
+            call, "failed", error_code=code, message=message, **self._determinism(call, result)
+        )
         await self.events.emit(
             self._event(call, OperationFailed, receipt=receipt, failure=contract)
         )

@@ -14,7 +14,8 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from contracts.bridge import ToolResult
+from contracts.session import REPRODUCIBLE
+from contracts.tools import DeterminismClass
 from services.executor.ports import Bridge, SceneStore
 
 
@@ -22,9 +23,10 @@ class ResultMissing(Exception):
     """A result image the journal names is not in the store (or not readable)."""
 
 
-def repeatable(result: ToolResult) -> bool:
-    """Whether calling the tool again rebuilds what this call did."""
-    return result.determinism.kind != "nondeterministic"
+def repeatable(kind: DeterminismClass | None) -> bool:
+    """Whether calling a tool of this class again rebuilds what the call did: a seeded
+    tool pins the same seed for the same arguments. An unknown class is not trusted."""
+    return kind in REPRODUCIBLE
 
 
 def image_name(key: str) -> str:

@@ -22,15 +22,17 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
 from opentelemetry.trace import StatusCode
 
 from contracts.bridge import BlenderProfile
-from contracts.events import Approved, Event, Executed, OperationSkipped, follow
+from contracts.events import Approved, Event, Executed, OperationSkipped, RunRequested, follow
 from contracts.failures import FailureContract, failure
 from contracts.inspection import RunRecord
 from contracts.receipts import Receipt
-from contracts.tools import ToolCatalog
-from services.executor.capability import gate
+from contracts.session import BUS, SessionContract, negotiate
+from contracts.tools import DeterminismClass, ToolCatalog
+from services.executor.capability import Refusal, gate
 from services.executor.inspection import run_record
 from services.executor.journal import Conflict, JournalEntry, op_key, plan_resume
 from services.executor.operation import OperationRunner, Step
@@ -68,16 +70,33 @@ class PlanRunner:
     scene_tools: SceneTools | None = None  # scene.import and scene.revert, answered here
     clock: Callable[[], float] = field(default=time.time)
     new_id: Callable[[], str] = field(default=lambda: str(uuid.uuid4()))
+    allow_unsafe: bool = False  # the operator's opt-in to unsafe_ops tools (spec 001)
+
+    def contract(self, requested: RunRequested | None) -> SessionContract:
+        """The run's session contract: the host its request came through x this bridge's
+        Blender, with the caller's determinism request and the operator's opt-in."""
+        return negotiate(
+            requested.host if requested else BUS,
+            self.profile(),
+            determinism=requested.determinism if requested else "any",
+            allow_unsafe=self.allow_unsafe,
+        )
 
     async def run(
-        self, approved: Approved, emit: Emit, record: RunRecord | None = None
+        self,
+        approved: Approved,
+        emit: Emit,
+        record: RunRecord | None = None,
+        requested: RunRequested | None = None,
     ) -> Executed:
         """Run ``approved``; ``record`` is what the run did as the inspection artifact tells
-        it (its approvals come from the run's log), by default its operations alone."""
+        it (its approvals come from the run's log), by default its operations alone;
+        ``requested`` is the run's request, whose host and determinism the gate reads."""
         session = await self.scenes.open(approved.scene_id)  # LeaseHeld: try again later
         events = OrderedEvents(emit)
         try:
-            executed = await self._run(approved, session, events, record or run_record(approved))
+            run = record or run_record(approved)
+            executed = await self._run(approved, session, events, run, self.contract(requested))
             await events.settle()  # a refusal may return before the run's own settle
             return executed
         except BaseException:
@@ -87,7 +106,12 @@ class PlanRunner:
             await self.scenes.close(session)
 
     async def _run(
-        self, approved: Approved, session: SceneSession, events: OrderedEvents, record: RunRecord
+        self,
+        approved: Approved,
+        session: SceneSession,
+        events: OrderedEvents,
+        record: RunRecord,
+        session_contract: SessionContract,
     ) -> Executed:
         ops = {op.operation_id: op for op in approved.operation_set.operations}
         bridge: Bridge = self.bridge
@@ -103,6 +127,7 @@ class PlanRunner:
             self.clock,
             self.new_id,
             images=ResultImages(self.scenes.store, self.bridge, self.scenes.work_dir / "results"),
+            declared=self._declared,
         )
         head = session.head
         if head is not None and head.owner and head.owner != approved.user:
@@ -114,9 +139,11 @@ class PlanRunner:
                 repair=[(op_id, "drop") for op_id in approved.schedule],
             )
             return await self._refused(approved, steps, contract, session.start_hash)
-        refusal = gate(list(ops.values()), self.catalog(), self.profile())
+        refusal = gate(list(ops.values()), self.catalog(), session_contract)
         if refusal is not None:
-            return await self._refused(approved, steps, refusal, session.start_hash)
+            return await self._refused(
+                approved, steps, refusal.contract, session.start_hash, refusal
+            )
         entries = await self._journaled(approved)
         resume = plan_resume(approved.schedule, ops, entries, session.start_hash)
         if isinstance(resume, Conflict):
@@ -175,6 +202,10 @@ class PlanRunner:
         # built on them: a write that failed fails the run here, and it resumes later.
         await events.settle()
         return await self._finish(approved, session, receipts, scene_hash, failed, record)
+
+    def _declared(self, tool_name: str) -> DeterminismClass | None:
+        tool = self.catalog().get(tool_name)
+        return tool.determinism_class if tool else None
 
     async def _traced(self, tool_name: str, step: Awaitable[Step]) -> Step:
         """Await one operation inside its span: its events and tool call join the run's trace."""
@@ -256,12 +287,21 @@ class PlanRunner:
             return head.revision, None
 
     async def _refused(
-        self, approved: Approved, steps: OperationRunner, contract: FailureContract, scene_hash: str
+        self,
+        approved: Approved,
+        steps: OperationRunner,
+        contract: FailureContract,
+        scene_hash: str,
+        refusal: Refusal | None = None,
     ) -> Executed:
-        """Nothing executes: every operation is reported skipped with the reason."""
-        receipts = [
-            steps.skipped(op, contract.retry_hint) for op in approved.operation_set.operations
-        ]
+        """Nothing executes: every operation is reported skipped with the reason, except
+        the one the capability gate refused, which failed with the gate's 001 code."""
+        receipts = []
+        for op in approved.operation_set.operations:
+            receipt = steps.skipped(op, contract.retry_hint)
+            if refusal is not None and op.operation_id == refusal.operation_id:
+                receipt = msgspec.structs.replace(receipt, status="failed", error_code=refusal.code)
+            receipts.append(receipt)
         return self._executed(approved, receipts, scene_hash, None, contract, contract.retry_hint)
 
     def _executed(

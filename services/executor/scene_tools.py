@@ -190,7 +190,10 @@ class SceneToolBridge:
         finally:
             path.unlink(missing_ok=True)
         return ToolResult(
-            ok=True, data={"bytes": len(data), "scene_hash": scene_hash}, mutated=True
+            ok=True,
+            data={"bytes": len(data), "scene_hash": scene_hash},
+            mutated=True,
+            determinism_class="deterministic",  # the same file loads as the same scene
         )
 
     # Everything else is the bridge's.

@@ -16,6 +16,7 @@ from contracts.events import AnyEvent, RunRequested
 from contracts.limits import LimitExceeded
 from contracts.progress import progress_line
 from contracts.receipts import RunResult
+from contracts.session import HTTP
 from services.client import ClientError, RequestMismatch, build_request
 from services.gateway import exports
 from services.gateway.auth import current_user
@@ -68,6 +69,8 @@ def _built(body: RunBody, user: str, gw: Gateway) -> RunRequested:
             thread_id=body.thread_id,
             rollback_boundary=body.rollback,
             max_operations=gw.settings.max_operations,
+            host=HTTP,
+            determinism=body.determinism,
         )
     except LimitExceeded as exc:
         raise TooLarge(str(exc)) from None

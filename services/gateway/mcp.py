@@ -27,6 +27,7 @@ from mcp.server.transport_security import TransportSecurityMiddleware, Transport
 from starlette.requests import HTTPConnection
 from starlette.types import Receive, Scope, Send
 
+from contracts.session import MCP_HTTP
 from services.gateway.auth import Tokens
 from services.gateway.errors import AuthError, error_response
 from services.mcp.server import USER_KEY, authenticated_user, build_server, door_for
@@ -94,7 +95,7 @@ class McpEndpoint:
             allowed_origins=list(self._extra[1]),
         )
         self._guard = TransportSecurityMiddleware(self._allowed)
-        server = build_server(door_for(settings, bus, run_timeout), authenticated_user)
+        server = build_server(door_for(settings, bus, run_timeout, MCP_HTTP), authenticated_user)
         self._manager = StreamableHTTPSessionManager(server, security_settings=self._allowed)
         self._task: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()

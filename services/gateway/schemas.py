@@ -31,6 +31,7 @@ from contracts.operations import Operation
 from contracts.python_steps import CODE_SHA256_PATTERN
 from contracts.queries import AuditRecord, RunRow, TimelineEntry
 from contracts.receipts import ActionState, RunResult, RunState
+from contracts.tools import DeterminismClass
 from contracts.trusted_code import code_hashes
 from services.gateway.errors import FAILURE_TYPE, ApiError, type_name
 
@@ -65,6 +66,11 @@ class RunBody(_Model):
     thread_id: Token | None = None
     scene_id: Token = "default"
     rollback: Literal["operation", "run"] = "operation"
+    determinism: Literal["any", "required"] = Field(
+        default="any",
+        description="required: refuse the run (nondeterministic_refused) if any tool of its "
+        "plan cannot give a reproducible result (spec 001)",
+    )
     exported_file: Literal["adopt", "discard"] | None = Field(
         default=None,
         description="When the scene's exported .blend was changed since blendmesh wrote it "
@@ -110,6 +116,11 @@ class Action(_Model):
         description="The step of a Geometry Nodes response (spec 004) the operation was "
         "compiled from",
     )
+    determinism_class: DeterminismClass | None = Field(
+        default=None,
+        description="How repeatable the operation's tool is (spec 001), once it has a receipt",
+    )
+    seed: int | None = Field(default=None, description="The seed a seeded tool ran with")
 
 
 class RepairStepOut(_Model):
@@ -243,6 +254,7 @@ def run_out(result: RunResult, events: Sequence[AnyEvent]) -> RunResponse:
         else set()
     )
     states = action_states(events)
+    receipts = {r.operation_id: r for r in result.receipts}
     actions = [
         Action(
             operation_id=op.operation_id,
@@ -250,8 +262,11 @@ def run_out(result: RunResult, events: Sequence[AnyEvent]) -> RunResponse:
             status=states.get(op.operation_id, "planned"),
             requires_approval=op.operation_id in asks,
             step_id=step_of(op.operation_id),
+            determinism_class=receipt.determinism_class if receipt else None,
+            seed=receipt.seed if receipt else None,
         )
         for op in (planned.operation_set.operations if planned else [])
+        for receipt in [receipts.get(op.operation_id)]
     ]
     failure = None
     if result.status == "failed" and result.failure is not None:

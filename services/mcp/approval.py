@@ -105,6 +105,8 @@ async def submit(door: Door, user: str, args: dict[str, Any], ctx: Context) -> t
             thread_id=args.get("thread_id"),
             rollback_boundary=args.get("rollback", "operation"),
             max_operations=door.settings.max_operations,
+            host=door.host,
+            determinism=args.get("determinism", "any"),
         )
     except ValueError as exc:  # LimitExceeded, RequestRefused: they name the argument
         raise ValidationError(str(exc)) from None

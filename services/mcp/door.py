@@ -21,6 +21,7 @@ from contracts.events import AnyEvent, ApprovalRequested, RunRequested, decode_e
 from contracts.fold import fold_run
 from contracts.queries import MAX_RUNS
 from contracts.receipts import RunResult
+from contracts.session import MCP_STDIO, HostProfile
 from services.audit import client as audit
 from services.client import MeshClient
 from services.executor.client import KvCatalog, KvNodeCatalog, KvSceneSummaries, SceneFiles
@@ -72,6 +73,7 @@ class Door:
     bus: Bus
     client: MeshClient
     run_timeout: float = 600.0
+    host: HostProfile = MCP_STDIO  # the spec 001 host profile its requests declare
 
     @property
     def prefix(self) -> str:

@@ -24,6 +24,7 @@ from mcp.shared.exceptions import McpError
 from nats.errors import Error as NatsError
 from pydantic import AnyUrl
 
+from contracts.session import MCP_STDIO, HostProfile
 from services.client import ClientError, MeshClient
 from services.mcp import answers, looks, prompts, tools
 from services.mcp.approval import submit
@@ -217,8 +218,13 @@ def build_server(door: Door, user_of: UserOf) -> Server[Any, Any]:
     return server
 
 
-def door_for(settings: Settings, bus: Bus, run_timeout: float = 600.0) -> Door:
-    return Door(settings=settings, bus=bus, client=MeshClient(bus), run_timeout=run_timeout)
+def door_for(
+    settings: Settings, bus: Bus, run_timeout: float = 600.0, host: HostProfile = MCP_STDIO
+) -> Door:
+    """The door of one MCP transport; ``host`` is the profile its requests declare."""
+    return Door(
+        settings=settings, bus=bus, client=MeshClient(bus), run_timeout=run_timeout, host=host
+    )
 
 
 async def serve_stdio(settings: Settings, bus: Bus) -> None:

@@ -74,6 +74,13 @@ RUN = types.Tool(
                 "default": "operation",
                 "description": "what a failure undoes: the failed operation or the whole run",
             },
+            "determinism": {
+                "type": "string",
+                "enum": ["any", "required"],
+                "default": "any",
+                "description": "required: refuse the run if any tool of its plan cannot give "
+                "a reproducible result (spec 001 nondeterministic_refused)",
+            },
         },
         ["scene_id"],
     ),

@@ -101,6 +101,8 @@ class Settings:
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES  # largest .blend a scene import takes
     replicas: int = 1  # copies of every stream, KV bucket and object store (3 on a cluster)
     previews: bool = True  # render each scene's newest revision (a second Blender process)
+    # Executors run tools tagged unsafe_ops (spec 001 safety modes) only with this opt-in.
+    allow_unsafe_ops: bool = False
     start_wait: float = READY_WAIT  # seconds a starting service waits for JetStream to be ready
     # Retention (docs/storage.md): revisions kept per scene beside the tagged ones; seconds
     # an unnamed chunk, a Python step's result image and a staged upload are kept; seconds
@@ -179,6 +181,7 @@ class Settings:
             metrics_port=_port(env, "BLENDMESH_METRICS_PORT"),
             metrics_host=env.get("BLENDMESH_METRICS_HOST", "").strip() or "127.0.0.1",
             metrics_token=env.get("BLENDMESH_METRICS_TOKEN", "").strip() or None,
+            allow_unsafe_ops=_flag(env, "BLENDMESH_ALLOW_UNSAFE_OPS"),
             env=dict(env),
         )
 

@@ -11,6 +11,7 @@ import pytest
 
 from contracts.events import Denied
 from contracts.failures import FailureContract
+from contracts.session import BUS, negotiate
 from services.executor.capability import gate
 from services.planner.graph import PlanInvalid, validate
 from tests.catalog_fixture import CATALOG
@@ -66,9 +67,9 @@ async def collect(tmp_path: Path) -> dict[str, FailureContract]:
     assert isinstance(rejected, Denied)
     found["approval_rejected"] = rejected.failure
     old = msgspec.structs.replace(PROFILE, version_tuple=(3, 6, 0))
-    refusal = gate(approved(CUBE).operation_set.operations, CATALOG, old)
-    assert refusal is not None
-    found["capability"] = refusal
+    refusal = gate(approved(CUBE).operation_set.operations, CATALOG, negotiate(BUS, old))
+    assert refusal is not None and refusal.code == "capability_missing"
+    found["capability"] = refusal.contract
 
     bridge = FakeBridge()
     ghost = ("op01", "object.transform", {"name": "Ghost", "location": [1, 1, 1]})

@@ -23,6 +23,7 @@ from contracts.limits import argument_problem
 from contracts.operations import convert_operation_set
 from contracts.python_approvals import code_problem, standing_key, trusted_hashes, unquoted
 from contracts.python_steps import code_sha256
+from contracts.session import BUS, negotiate
 from services.executor.authority import unbacked
 from services.executor.capability import gate
 from services.executor.inspection import python_steps
@@ -249,7 +250,10 @@ def test_capability_gate_when_bridge_has_no_sandbox_refuses_python_before_anythi
     plan = planned(python_op(mode="safe"))
     ops = plan.operation_set.operations
     unconfined = msgspec.structs.replace(PROFILE, sandbox="none")
-    refusal = gate(ops, GN_CATALOG, unconfined)
-    assert refusal is not None and refusal.error_code == "CAPABILITY_MISSING"
-    assert "never run unconfined" in refusal.retry_hint and "bubblewrap" in refusal.retry_hint
-    assert gate(ops, GN_CATALOG, msgspec.structs.replace(PROFILE, sandbox="bubblewrap")) is None
+    refusal = gate(ops, GN_CATALOG, negotiate(BUS, unconfined))
+    assert refusal is not None and refusal.contract.error_code == "CAPABILITY_MISSING"
+    assert refusal.code == "capability_missing"
+    hint = refusal.contract.retry_hint
+    assert "never run unconfined" in hint and "bubblewrap" in hint
+    sandboxed = msgspec.structs.replace(PROFILE, sandbox="bubblewrap")
+    assert gate(ops, GN_CATALOG, negotiate(BUS, sandboxed)) is None

@@ -76,8 +76,18 @@ def test_argv_when_venv_lives_under_tmp_binds_it_after_the_private_tmp() -> None
 def test_argv_when_built_sets_a_clean_environment() -> None:
     argv = box.argv(LAYOUT, 3, ["sandbox.child"])
     env = dict(_pairs(argv, "--setenv"))
-    assert set(env) == {"PATH", "HOME", "TMPDIR", "LANG", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE"}
+    assert set(env) == {
+        "PATH",
+        "HOME",
+        "TMPDIR",
+        "LANG",
+        "PYTHONPATH",
+        "PYTHONDONTWRITEBYTECODE",
+        "PYTHONHASHSEED",
+        "TZ",
+    }
     assert env["PYTHONPATH"] == "/blendmesh"
+    assert (env["PYTHONHASHSEED"], env["TZ"]) == ("0", "UTC")  # a pinned environment
 
 
 def test_root_links_when_read_tell_symlinks_from_directories(tmp_path: Path) -> None:

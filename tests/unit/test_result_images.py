@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from contracts.bridge import Determinism, ToolResult
+from contracts.bridge import ToolResult
 from contracts.python_steps import code_sha256
 from services.executor.results import ResultImages, image_name
 from tests.fake_bridge import FakeBridge
@@ -40,9 +40,7 @@ class DiceBridge(FakeBridge):
             return await super().call_tool(name, arguments, mcp_call_id, timeout)
         self.python_runs += 1
         self.scene["Dice"] = {"location": [self.python_runs, 0, 0], "mods": {}}
-        return ToolResult(
-            ok=True, data={}, mutated=True, determinism=Determinism(kind="nondeterministic")
-        )
+        return ToolResult(ok=True, data={}, mutated=True, determinism_class="nondeterministic")
 
 
 def python_runner(bridge: DiceBridge, tmp_path: Path) -> Any:

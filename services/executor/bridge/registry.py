@@ -7,14 +7,17 @@ so a malformed call can never mutate the scene (spec 001 Phase 1).
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 import jsonschema
+import msgspec
 
-from contracts.bridge import Compensation, Determinism, ToolErrorCode, ToolResult
+from contracts.bridge import Compensation, ToolErrorCode, ToolResult
+from contracts.canonical import canonical_json
 from contracts.limits import argument_problem
 from contracts.tools import DeterminismClass
 
@@ -22,6 +25,8 @@ SafetyLevel = Literal["read_only", "safe_write", "destructive"]
 IdempotenceClass = Literal["idempotent", "repeatable_with_accumulation", "non_idempotent"]
 
 ERROR_CODES: frozenset[str] = frozenset(get_args(ToolErrorCode))
+SEED = "seed"  # the argument a seeded tool takes its seed in
+SEED_SCHEMA: dict[str, Any] = {"type": "integer", "minimum": 0, "maximum": 2**31 - 1}
 
 # Shared schema fragments, so every tool spells vectors and names identically.
 NAME_SCHEMA: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 63}
@@ -174,6 +179,9 @@ def tool(**spec_fields: Any) -> Callable[[ToolFn], ToolFn]:
         if spec.touches is None and spec.safety_level != "read_only":
             # Undeclared, its changes would never reach the cached scene hash.
             raise ValueError(f"tool {spec.name} writes but does not declare what it touches")
+        if spec.determinism_class == "seeded" and not _takes_seed(spec.input_schema):
+            # 001: a seeded result must name its seed, so the tool must be able to take one.
+            raise ValueError(f"seeded tool {spec.name} takes no integer {SEED!r} argument")
         jsonschema.Draft202012Validator.check_schema(spec.input_schema)
         REGISTRY[spec.name] = RegisteredTool(
             spec, fn, jsonschema.Draft202012Validator(spec.input_schema)
@@ -181,6 +189,19 @@ def tool(**spec_fields: Any) -> Callable[[ToolFn], ToolFn]:
         return fn
 
     return register
+
+
+def _takes_seed(schema: dict[str, Any]) -> bool:
+    declared = schema.get("properties", {}).get(SEED, {})
+    return isinstance(declared, dict) and declared.get("type") == "integer"
+
+
+def pinned_seed(arguments: dict[str, Any]) -> int:
+    """The seed a seeded tool called without one runs with: derived from its canonical
+    arguments, so a replay of the same call pins the same seed (000 §Executor Guarantees
+    1: nondeterminism only behind an adapter that pins the seed)."""
+    digest = hashlib.sha256(canonical_json(arguments)).digest()
+    return int.from_bytes(digest[:4], "big") & (2**31 - 1)
 
 
 def list_specs() -> list[ToolSpec]:
@@ -234,20 +255,27 @@ def call(name: str, arguments: dict[str, Any], blender_version: tuple[int, ...])
     reg = REGISTRY.get(name)
     if reg is None:
         return failed("not_found", f"unknown tool {name!r}")
+    kind = reg.spec.determinism_class
     if tuple(blender_version) < reg.spec.min_blender_version:
         needed = ".".join(map(str, reg.spec.min_blender_version))
-        return failed("capability_missing", f"{name} needs Blender >= {needed}")
+        return _declared(failed("capability_missing", f"{name} needs Blender >= {needed}"), kind)
     reason = validate(reg, arguments)
     if reason:
-        return failed("invalid_input", reason)
+        return _declared(failed("invalid_input", reason), kind)
+    seed: int | None = None
+    if kind == "seeded":
+        seed = arguments.get(SEED)
+        if seed is None:
+            seed = pinned_seed(arguments)
+            arguments = {**arguments, SEED: seed}
     try:
         out = reg.fn(arguments)
     except ToolError as err:
-        return failed(err.code, err.message, err.mutated)
+        return _declared(failed(err.code, err.message, err.mutated), kind)
     except Exception as exc:  # noqa: BLE001 - a tool bug must not kill the bridge
         # We cannot know how far a crashing writer got, so assume it mutated.
         mutated = reg.spec.safety_level != "read_only"
-        return failed("internal_error", f"{type(exc).__name__}: {exc}", mutated)
+        return _declared(failed("internal_error", f"{type(exc).__name__}: {exc}", mutated), kind)
     return ToolResult(
         ok=True,
         message=out.message or f"{name} ok",
@@ -255,5 +283,10 @@ def call(name: str, arguments: dict[str, Any], blender_version: tuple[int, ...])
         mutated=out.mutated,
         compensation=out.compensation,
         # The executor keeps the result of a call it could not repeat, instead of a replay.
-        determinism=Determinism(kind=reg.spec.determinism_class),
+        determinism_class=kind,
+        seed=seed,
     )
+
+
+def _declared(result: ToolResult, kind: DeterminismClass) -> ToolResult:
+    return msgspec.structs.replace(result, determinism_class=kind)

@@ -77,6 +77,10 @@ def argv(layout: Layout, seccomp_fd: int, module_args: Sequence[str]) -> list[st
         "--setenv", "LANG", "C.UTF-8",
         "--setenv", "PYTHONPATH", os.path.dirname(INSIDE_PACKAGE),
         "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
+        # Pinned environment (spec 000 §Executor Guarantees 1): the same set iteration
+        # order and the same local time zone on every run of a step.
+        "--setenv", "PYTHONHASHSEED", "0",
+        "--setenv", "TZ", "UTC",
         "--ro-bind", "/usr", "/usr",
         # Before the binds: a venv or checkout under the host's /tmp is bound into it.
         "--size", str(TMP_BYTES), "--tmpfs", "/tmp",

@@ -26,6 +26,7 @@ os.dup2(2, 1)
 import contextlib  # noqa: E402 - must follow the fd swap above
 import json  # noqa: E402
 import math  # noqa: E402
+import random  # noqa: E402
 import resource  # noqa: E402
 import signal  # noqa: E402
 import traceback  # noqa: E402
@@ -124,6 +125,9 @@ def run_trusted(code: str, out: restricted.Printed) -> bool:
     except SyntaxError as err:
         raise StepFailed("compile", f"line {err.lineno}: {err.msg}") from None
     scope: dict[str, Any] = {"__name__": "__main__", "bpy": bpy}
+    # The pinned seed (spec 000 §Executor Guarantees 1): the same code draws the same
+    # numbers from ``random``. The clock is not pinned (docs/adr/0023).
+    random.seed(code)
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
             exec(compiled, scope)

@@ -1,0 +1,152 @@
+"""Spec 001 host profiles: each door declares the host its requests came through, and a
+caller's determinism request reaches the request the executor's gate reads."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+import pydantic
+import pytest
+
+from contracts.events import AnyEvent, OperationSucceeded, Planned, RunRequested, follow
+from contracts.operations import convert_operation_set
+from contracts.receipts import Receipt, RunResult
+from contracts.session import BUS, CLI, HTTP, MCP_HTTP, MCP_STDIO
+from services.client import build_request
+from services.door.handlers import DoorHandlers
+from services.gateway.schemas import RunBody, run_out
+from services.mcp.tools import RUN
+from services.runtime.identity import UserEntry
+
+ANA = UserEntry(name="ana", keys=())
+
+
+class Reads:
+    """A mesh with no runs, threads or scenes yet."""
+
+    async def requested(self, run_id: str) -> RunRequested | None:
+        return None
+
+    async def events(self, run_id: str) -> Sequence[AnyEvent]:
+        return []
+
+    async def thread_owner(self, thread_id: str) -> str | None:
+        return None
+
+    async def scene_owner(self, scene_id: str) -> str | None:
+        return None
+
+    async def audit_records(self, run_id: str) -> list[dict[str, Any]]:
+        return []
+
+    async def runs_of(self, user: str, limit: int) -> list[dict[str, Any]]:
+        return []
+
+    async def scenes_of(self, user: str, limit: int) -> list[dict[str, Any]]:
+        return []
+
+
+class Writer:
+    def __init__(self) -> None:
+        self.published: list[Any] = []
+
+    async def publish(self, event: Any) -> int:
+        self.published.append(event)
+        return len(self.published)
+
+
+@pytest.mark.clause("001-§core-concepts.2", "001-§core-concepts.4")
+def test_build_request_when_a_door_declares_its_host_carries_it_and_the_determinism() -> None:
+    for host in (CLI, HTTP, MCP_STDIO, MCP_HTTP):
+        request = build_request(
+            user="ana", scene_id="s", prompt="add a cube", host=host, determinism="required"
+        )
+        decoded = msgspec.json.decode(msgspec.json.encode(request), type=RunRequested)
+        assert (decoded.host, decoded.determinism) == (host, "required")
+    assert build_request(user="ana", scene_id="s", prompt="x").host == BUS
+
+
+@pytest.mark.clause("001-§core-concepts.2")
+async def test_bus_door_when_a_client_claims_another_host_records_the_bus() -> None:
+    claimed = build_request(user="ana", scene_id="s", prompt="x", host=CLI, determinism="required")
+    writer = Writer()
+    reply = await DoorHandlers(reads=Reads(), writer=writer).submit(
+        ANA, msgspec.json.encode(claimed)
+    )
+    assert reply.ok
+    (published,) = writer.published
+    assert published.host == BUS and published.determinism == "required"
+
+
+@pytest.mark.clause("001-§determinism.3")
+def test_http_body_when_determinism_is_not_a_known_request_is_refused_naming_it() -> None:
+    assert RunBody(prompt="x", determinism="required").determinism == "required"
+    assert RunBody(prompt="x").determinism == "any"
+    with pytest.raises(pydantic.ValidationError, match="determinism"):
+        RunBody(prompt="x", determinism="maybe")  # type: ignore[arg-type]
+
+
+@pytest.mark.clause("001-§determinism.3")
+def test_mcp_run_tool_offers_the_determinism_request() -> None:
+    prop = RUN.inputSchema["properties"]["determinism"]
+    assert prop["enum"] == ["any", "required"] and prop["default"] == "any"
+
+
+@pytest.mark.clause("001-§determinism.1")
+def test_http_answer_when_operations_have_receipts_carries_their_determinism() -> None:
+    requested = build_request(user="ana", scene_id="s", prompt="x", host=HTTP)
+    ops = convert_operation_set(
+        {
+            "request_id": requested.request_id,
+            "operations": [
+                {
+                    "operation_id": i,
+                    "tool_name": "test.scatter",
+                    "args": {},
+                    "depends_on": [],
+                    "safety_level": "safe_write",
+                }
+                for i in ("op1", "op2")
+            ],
+        }
+    )
+    planned = follow(
+        requested,
+        Planned,
+        1.0,
+        scene_id="s",
+        planner="plan",
+        operation_set=ops,
+        schedule=["op1", "op2"],
+        catalog_version="v",
+    )
+    receipt = Receipt(
+        operation_id="op1",
+        tool_name="test.scatter",
+        safety_level="safe_write",
+        status="succeeded",
+        determinism_class="seeded",
+        seed=11,
+    )
+    done = follow(
+        planned,
+        OperationSucceeded,
+        2.0,
+        operation_id="op1",
+        mcp_call_id="c",
+        blender_mutation_id="m",
+        receipt=receipt,
+    )
+    result = RunResult(
+        run_id=requested.run_id,
+        request_id=requested.request_id,
+        thread_id=requested.thread_id,
+        scene_id="s",
+        user="ana",
+        status="executing",
+        receipts=[receipt],
+    )
+    actions = run_out(result, [requested, planned, done]).model_dump(by_alias=True)["actions"]
+    assert [(a["determinismClass"], a["seed"]) for a in actions] == [("seeded", 11), (None, None)]
