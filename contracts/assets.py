@@ -6,7 +6,7 @@ checks the file here, writes a private copy and has its Blender import it into a
 collection. It adds to the scene rather than replacing it, so it is a ``safe_write`` with
 a checkpoint to restore.
 
-The rule of ADR 0019 for .blend files holds for assets too (ADR 0020): a file may only
+The rule of ADR 0019 for .blend files holds for assets too (ADR 0025): a file may only
 bring what it holds. What a format can point at outside itself is refused before Blender
 reads the file (``asset_problem``): a glTF buffer or image at any URI but an embedded
 ``data:`` one, an OBJ material library, a USD asset path. What only an import shows (an

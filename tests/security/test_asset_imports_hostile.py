@@ -1,6 +1,6 @@
 """Hostile asset files and names: refused with a message naming what is wrong and what to
 do, before anything is staged (the doors' check) and again in the executor, for a plan
-that names a staged file directly (ADR 0022). A glTF that points at files outside it, an
+that names a staged file directly (ADR 0025). A glTF that points at files outside it, an
 OBJ with a material library, a USD with an asset path, an FBX whose texture is a path, a
 malformed or mislabelled file, a file over the limit, a path for a collection."""
 
