@@ -16,7 +16,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PRODUCT = ("services", "contracts")
 # Modules that live inside the bpy wheel itself rather than in a distribution of their own.
-INSIDE_BPY = {"bmesh", "bpy_extras", "mathutils", "gpu", "gpu_extras", "idprop", "aud", "freestyle"}
+INSIDE_BPY = {
+    "addon_utils",
+    "bmesh",
+    "bpy_extras",
+    "mathutils",
+    "gpu",
+    "gpu_extras",
+    "idprop",
+    "aud",
+    "freestyle",
+}
 
 
 def _declared() -> set[str]:
