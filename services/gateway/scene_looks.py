@@ -59,6 +59,28 @@ def asset_limit(settings: Settings) -> Streamed:
     )
 
 
+def camel(detail: dict[str, Any]) -> dict[str, Any]:
+    """``contracts.views.ObjectDetail`` in the API's camelCase (spec 002). The names inside
+    ``settings`` and ``customProperties`` are Blender's and the artist's: kept as they are."""
+
+    def key(name: str) -> str:
+        head, *rest = name.split("_")
+        return head + "".join(part.title() for part in rest)
+
+    def walk(value: Any, keep: bool) -> Any:
+        if isinstance(value, dict):
+            return {k if keep else key(k): walk(v, k in _VERBATIM) for k, v in value.items()}
+        if isinstance(value, list):
+            return [walk(v, False) for v in value]
+        return value
+
+    converted: dict[str, Any] = walk(detail, False)
+    return converted
+
+
+_VERBATIM = frozenset({"settings", "custom_properties"})
+
+
 def _looks(gw: Gateway) -> SceneLooks:
     return SceneLooks(SceneDoor(gw.bus, gw.settings))
 
@@ -113,7 +135,7 @@ async def inspect_object(
     A read: a run of one operation, audited, that makes no revision."""
     request = await _looks(gw).inspect_request(user, scene_id, name)
     _, response, found = await _read(gw, request)
-    return ObjectAnswer(run=response, object=found)
+    return ObjectAnswer(run=response, object=camel(found))
 
 
 @router.get(

@@ -92,6 +92,7 @@ async def test_object_when_imported_answers_its_counts_and_collection(
     assert bracket.status_code == 200, bracket.text
     assert bracket.json()["object"]["collections"] == ["Parts"]
     assert tri.json()["run"]["actions"][0]["tool"] == "object.inspect"
+    assert "worldBounds" in tri.json()["object"] and "customProperties" in tri.json()["object"]
 
 
 async def test_object_when_missing_or_another_users_answers_404(
