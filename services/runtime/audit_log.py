@@ -12,7 +12,7 @@ from nats.js import JetStreamContext
 from nats.js.api import StreamConfig
 
 from contracts import subjects
-from services.runtime.bus import ensure_stream, log_config, replicas_of
+from services.runtime.bus import ensure_log, log_config, replicas_of
 from services.runtime.ready import READY_WAIT
 
 
@@ -24,6 +24,7 @@ def audit_log_config(prefix: str, replicas: int = 1) -> StreamConfig:
 
 
 async def ensure_audit_log(js: JetStreamContext, prefix: str, wait: float = READY_WAIT) -> None:
-    """Create the audit stream, or find it made (on a server blendmesh started, the admin
-    made it before the services started; no other role may create a stream)."""
-    await ensure_stream(js, audit_log_config(prefix, replicas_of(js)), wait)
+    """Create the audit stream, or find it made and still immutable, as the event log is
+    (on a server blendmesh started, the admin made it before the services started; no
+    other role may create a stream)."""
+    await ensure_log(js, audit_log_config(prefix, replicas_of(js)), wait)

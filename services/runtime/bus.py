@@ -316,8 +316,13 @@ async def ensure_event_log(js: JetStreamContext, prefix: str, wait: float = READ
     Only admin may create or widen it on a server blendmesh started: the other roles find
     it made, and never send the request they would be refused.
     """
-    config = event_log_config(prefix, replicas_of(js))
-    name = subjects.stream_name(prefix)
+    await ensure_log(js, event_log_config(prefix, replicas_of(js)), wait)
+
+
+async def ensure_log(js: JetStreamContext, config: StreamConfig, wait: float) -> None:
+    """Create a log stream (``log_config``), or check that the existing one is still
+    immutable, keeps the copies asked for, and logs every subject ``config`` names."""
+    name = config.name or ""
     info = await ensure_stream(js, config, wait)
     if not (info.config.deny_delete and info.config.deny_purge):
         raise RuntimeError(

@@ -267,3 +267,33 @@ async def test_connect_when_nothing_listens_gives_up_within_its_wait_saying_so()
     with pytest.raises(ConnectionError, match=f"cannot reach NATS at nats://127.0.0.1:{port}"):
         await connect(f"nats://127.0.0.1:{port}", "test-nobody", None, wait=1.0)
     assert loop.time() - started < 5  # nats-py alone would try for two minutes
+
+
+@pytest.mark.parametrize("which", ["event log", "audit stream"])
+async def test_log_when_found_allowing_deletes_is_refused_naming_it(
+    nats_url: str, which: str
+) -> None:
+    from nats.js.api import StreamConfig
+
+    from services.runtime.audit_log import ensure_audit_log
+    from services.runtime.bus import connect, ensure_event_log
+
+    nc = await connect(nats_url, "old")
+    js = nc.jetstream()
+    prefix = "bmmut"
+    if which == "event log":
+        name, filters, ensure = (
+            subjects.stream_name(prefix),
+            subjects.stream_subjects(prefix),
+            ensure_event_log,
+        )
+    else:
+        name, filters = subjects.audit_stream_name(prefix), subjects.audit_stream_subjects(prefix)
+        ensure = ensure_audit_log
+    # Someone made the stream first, and made it mutable: blendmesh must not log into it.
+    await js.add_stream(StreamConfig(name=name, subjects=filters, deny_delete=False))
+    try:
+        with pytest.raises(RuntimeError, match=f"stream {name} exists but allows delete or purge"):
+            await ensure(js, prefix)
+    finally:
+        await nc.close()
