@@ -13,7 +13,7 @@ import pytest
 from contracts.bridge import CallToolResult, ToolResult
 from contracts.events import OperationSucceeded, RunCompleted, follow
 from contracts.fold import fold_run
-from contracts.tools import ToolCatalog
+from contracts.tools import ToolCatalog, catalog_from_mcp
 from services.executor.bridge import registry
 from services.executor.bridge.registry import SEED, Outcome, pinned_seed
 from services.executor.journal import op_key
@@ -59,7 +59,7 @@ def test_registry_result_when_seeded_tool_is_given_a_seed_runs_with_it_and_recor
     assert refused.error_code == "invalid_input" and "seed" in refused.message
 
 
-@pytest.mark.clause("001-§return.1", "001-§error-codes.1")
+@pytest.mark.clause("001-§return.1", "001-§error-codes.1", "001-§error-codes.9")
 @pytest.mark.usefixtures("catalog")
 def test_registry_failure_when_tool_is_known_still_carries_its_class() -> None:
     crashed = registry.call("test.broken", {"name": "A"}, BLENDER)
@@ -161,3 +161,24 @@ async def test_result_when_nondeterministic_is_kept_as_an_image_and_seeded_is_no
     assert entries["op01"] is not None and entries["op01"].result_image is not None
     assert entries["op02"] is not None and entries["op02"].result_image is None
     assert (run.scenes.store.root / entries["op01"].result_image).is_file()  # type: ignore[attr-defined]
+
+
+@pytest.mark.clause("001-§idempotence.1", "001-§idempotence.2")
+def test_tools_list_when_a_tool_accumulates_discloses_it_to_the_catalog() -> None:
+    registry.tool(
+        name="test.stamp",
+        description="adds one more stamp on every call",
+        input_schema={"type": "object"},
+        safety_level="safe_write",
+        idempotence_class="repeatable_with_accumulation",
+        compensation="checkpoint",
+        touches=registry.EVERYTHING,
+    )(lambda args: Outcome({}, mutated=True))
+    try:
+        entry = registry.REGISTRY["test.stamp"].spec.to_mcp()
+    finally:
+        registry.REGISTRY.pop("test.stamp")
+    assert entry["annotations"]["idempotentHint"] is False
+    assert entry["_meta"]["blendmesh"]["idempotence_class"] == "repeatable_with_accumulation"
+    spec = catalog_from_mcp([entry], "5.0.1").get("test.stamp")
+    assert spec is not None and spec.idempotence_class == "repeatable_with_accumulation"
