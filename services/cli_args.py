@@ -64,6 +64,13 @@ def _run(sub: Any) -> argparse.ArgumentParser:
         default="operation",
         help="what a failure undoes: the failed operation (default) or the whole run",
     )
+    run.add_argument(
+        "--determinism",
+        choices=("any", "required"),
+        default="any",
+        help="required: refuse the run if a tool of its plan cannot give a reproducible "
+        "result (spec 001 nondeterministic_refused)",
+    )
     run.add_argument("--json", action="store_true", help="print the run result as JSON")
     run.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for a result")
     return run

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from contracts.events import RunRequested
+from contracts.session import CLI
 from services import cli_scenes
 from services.cli_common import EXIT_FAILED, EXIT_OK, connected, progress, report, watch
 from services.client import ClientError, MeshClient, build_request
@@ -39,14 +41,10 @@ def load_plan(path: Path) -> Any:
         ) from None
 
 
-async def cmd_run(args: argparse.Namespace, settings: Settings, out: Console, err: Console) -> int:
-    if bool(args.prompt) == bool(args.plan):
-        raise ClientError('give either a request ("add a cube named Box") or --plan FILE')
-    plan = load_plan(args.plan) if args.plan else None
-    notice = fallback_notice(settings.env) if args.prompt else None
-    if notice:
-        err.print(notice, markup=False, highlight=False)
-    request = build_request(
+def run_request(args: argparse.Namespace, settings: Settings, plan: Any) -> RunRequested:
+    """The request ``blendmesh run`` sends: from the CLI's host (spec 001), with the
+    determinism its ``--determinism`` asks for."""
+    return build_request(
         user=settings.user,
         scene_id=args.scene,
         prompt=args.prompt,
@@ -56,7 +54,19 @@ async def cmd_run(args: argparse.Namespace, settings: Settings, out: Console, er
         pre_approved=args.approve,
         rollback_boundary=args.rollback,
         max_operations=settings.max_operations,
+        host=CLI,
+        determinism=args.determinism,
     )
+
+
+async def cmd_run(args: argparse.Namespace, settings: Settings, out: Console, err: Console) -> int:
+    if bool(args.prompt) == bool(args.plan):
+        raise ClientError('give either a request ("add a cube named Box") or --plan FILE')
+    plan = load_plan(args.plan) if args.plan else None
+    notice = fallback_notice(settings.env) if args.prompt else None
+    if notice:
+        err.print(notice, markup=False, highlight=False)
+    request = run_request(args, settings, plan)
     adopt = cli_scenes.guard_export(args, settings)  # before anything is planned
     async with connected(settings, tuple(Mesh.all_services())) as bus:
         client = MeshClient(bus, watch(bus, err))

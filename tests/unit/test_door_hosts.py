@@ -4,6 +4,7 @@ caller's determinism request reaches the request the executor's gate reads."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -19,6 +20,7 @@ from services.door.handlers import DoorHandlers
 from services.gateway.schemas import RunBody, run_out
 from services.mcp.tools import RUN
 from services.runtime.identity import UserEntry
+from services.runtime.settings import Settings
 
 ANA = UserEntry(name="ana", keys=())
 
@@ -150,3 +152,22 @@ def test_http_answer_when_operations_have_receipts_carries_their_determinism() -
     )
     actions = run_out(result, [requested, planned, done]).model_dump(by_alias=True)["actions"]
     assert [(a["determinismClass"], a["seed"]) for a in actions] == [("seeded", 11), (None, None)]
+
+
+@pytest.mark.clause("001-§core-concepts.2", "001-§determinism.3")
+def test_cli_run_when_determinism_is_asked_sends_it_from_the_cli_host(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from services.cli import parser
+    from services.cli_commands import run_request
+
+    args = parser().parse_args(["run", "add a cube", "--determinism", "required"])
+    request = run_request(args, Settings(home=tmp_path), None)
+    assert (request.host, request.determinism) == (CLI, "required")
+    assert (
+        run_request(parser().parse_args(["run", "x"]), Settings(home=tmp_path), None).determinism
+        == "any"
+    )
+    with pytest.raises(SystemExit) as exit_:
+        parser().parse_args(["run", "x", "--determinism", "maybe"])
+    assert exit_.value.code == 2 and "--determinism" in capsys.readouterr().err
