@@ -31,6 +31,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from nats.js.errors import NotFoundError
 from plan25 import op
 
 from services.client import MeshClient, build_request
@@ -128,7 +129,10 @@ def save_options(scene: Path, work: Path) -> list[Row]:
 async def stored_bytes(bus: Bus) -> int:
     total = 0
     for store in ("scenes", "chunks"):
-        info = await bus.js.stream_info(f"OBJ_{bus.prefix}_{store}")
+        try:
+            info = await bus.js.stream_info(f"OBJ_{bus.prefix}_{store}")
+        except NotFoundError:  # a mesh from before the chunk store: it holds nothing
+            continue
         total += info.state.bytes
     return total
 
