@@ -137,3 +137,40 @@ async def test_read_when_manifest_is_not_one_says_the_revision_is_damaged(
     await put_object(bus.js, f"{bus.prefix}_scenes", head.object_name, forged)
     with pytest.raises(RevisionDamaged, match="is damaged: the manifest's file digest"):
         await JetStreamSceneStore(bus.js, bus.prefix).read(head)
+
+
+async def test_delete_if_older_when_a_commit_stored_the_chunk_again_keeps_it(
+    bus: Bus, tmp_path: Path
+) -> None:
+    store = JetStreamSceneStore(bus.js, bus.prefix)
+    data = scene_bytes(6, 100_000)
+    head = await store.commit("s", file_of(tmp_path, "s.blend", data), "h", None, 1, "ann")
+    name = sorted(await chunk_names(store))[0]
+    seen = await store.chunks.meta(name)
+    assert seen is not None
+    # A commit stores the chunk again after the collector looked at it: the collector's
+    # compare-and-delete names the sequence it saw, which is no longer the last.
+    await store.chunks.store("ann", await _chunk_bytes(store, name), fresh_for=0.0)
+
+    async def as_seen(_: str) -> object:
+        return seen
+
+    store.chunks.meta = as_seen  # type: ignore[method-assign]
+    assert await store.chunks.delete_if_older(name, older_than=0.0) == 0
+    assert await JetStreamSceneStore(bus.js, bus.prefix).read(head) == data
+
+
+async def test_commit_when_chunks_take_longer_than_half_the_grace_fails_and_keeps_head(
+    bus: Bus, tmp_path: Path
+) -> None:
+    store = JetStreamSceneStore(bus.js, bus.prefix, chunk_grace=1e-9)
+    with pytest.raises(TimeoutError, match="BLENDMESH_CHUNK_GRACE"):
+        await store.commit("s", file_of(tmp_path, "s.blend", scene_bytes(7, 50_000)), "h", None, 1)
+    assert await store.head("s") is None
+    assert [r for r in await store.revisions() if r[0] == "s"] == []
+
+
+async def _chunk_bytes(store: JetStreamSceneStore, name: str) -> dict[str, bytes]:
+    space, _, digest = name.rpartition("/")
+    found = await store.chunks.read(space, [digest])
+    return {digest: found[digest] or b""}
