@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from contracts.audit import AuditRecorded
-from contracts.door import DoorReply, ListQuery, RunRef
+from contracts.door import DoorReply, FileRef, FileUpload, ListQuery, RunRef
 from contracts.events import (
     AnyEvent,
     ApprovalResolved,
@@ -59,6 +59,8 @@ DOOR_VERBS: dict[str, type[msgspec.Struct]] = {
     "run.audit": RunRef,
     "runs.list": ListQuery,
     "scenes.list": ListQuery,
+    "files.stage": FileUpload,
+    "files.get": FileRef,
 }
 CLIENT_SENDS = ("requested", "approval_resolved")
 
@@ -222,7 +224,8 @@ def asyncapi_document() -> dict[str, Any]:
     """The AsyncAPI 3.0 document of the bus, from a client's point of view: what it may
     send (run requests, approval resolutions) and every event it may receive."""
     _, schemas = msgspec.json.schema_components(
-        (*EVENT_TYPES, RunRef, ListQuery, DoorReply), ref_template="#/components/schemas/{name}"
+        (*EVENT_TYPES, RunRef, ListQuery, FileUpload, FileRef, DoorReply),
+        ref_template="#/components/schemas/{name}",
     )
     return {
         "asyncapi": "3.0.0",

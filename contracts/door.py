@@ -13,8 +13,21 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-VERBS = ("run.submit", "run.resolve", "run.events", "run.audit", "runs.list", "scenes.list")
+from contracts.scene_files import BLOB_PATTERN
+
+VERBS = (
+    "run.submit",
+    "run.resolve",
+    "run.events",
+    "run.audit",
+    "runs.list",
+    "scenes.list",
+    "files.stage",
+    "files.get",
+)
 MAX_LIST = 200
+# Bytes of a file one message carries: base64 of it stays well under NATS's 1 MB payload.
+MAX_FILE_CHUNK = 512 * 1024
 
 ErrorCode = Literal["INVALID", "NOT_FOUND", "CONFLICT", "FORBIDDEN", "UNAVAILABLE"]
 RunId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9_-]{1,128}$")]
@@ -38,6 +51,22 @@ class ListQuery(_Message, frozen=True, kw_only=True):
     limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_LIST)] = 50
 
 
+class FileUpload(_Message, frozen=True, kw_only=True):
+    """``files.stage``: a file for the asker's own runs, base64-encoded (an asset for
+    ``scene.import_asset``): at most MAX_FILE_CHUNK bytes, larger ones through the gateway.
+    Staged files last a day; the reply's ``blob`` names it in a plan."""
+
+    data: Annotated[str, msgspec.Meta(min_length=1, max_length=(MAX_FILE_CHUNK + 2) // 3 * 4)]
+
+
+class FileRef(_Message, frozen=True, kw_only=True):
+    """``files.get``: one of the asker's staged files (a view ``scene.render_view`` drew
+    names its ``image``), MAX_FILE_CHUNK bytes from ``offset``."""
+
+    blob: Annotated[str, msgspec.Meta(pattern=BLOB_PATTERN)]
+    offset: Annotated[int, msgspec.Meta(ge=0, le=1 << 31)] = 0
+
+
 class DoorError(msgspec.Struct, frozen=True, kw_only=True):
     code: ErrorCode
     message: str
@@ -47,7 +76,7 @@ class DoorReply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """The answer to every verb; only the fields of the verb asked are filled in.
 
     ``events`` are run events as the log holds them (JSON objects with a ``type``);
-    ``next_offset`` is set when more events follow than one answer holds.
+    ``next_offset`` is set when more events (or bytes of a file) follow than one answer holds.
     """
 
     ok: bool
@@ -58,3 +87,6 @@ class DoorReply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     records: list[dict[str, Any]] | None = None
     runs: list[dict[str, Any]] | None = None
     scenes: list[dict[str, Any]] | None = None
+    blob: str | None = None  # files.stage, files.get: the file's content address
+    size: int | None = None  # files.stage, files.get: the whole file's bytes
+    data: str | None = None  # files.get: base64 of the bytes from the offset asked

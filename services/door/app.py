@@ -28,7 +28,7 @@ from services.client import MeshClient
 from services.door.feed import Feed
 from services.door.handlers import DoorHandlers, refused
 from services.door.ports import DoorUnavailable
-from services.executor.client import SceneFiles
+from services.executor.client import ObjectStoreUploads, SceneFiles
 from services.runtime import access, delivered, health
 from services.runtime.history import read_run
 from services.runtime.host import Bus, never
@@ -184,7 +184,12 @@ async def start(settings: Settings, bus: Bus) -> DoorService:
     users = UsersFile(settings.home / FILE_NAME)
     owners = LogOwners(bus)
     reads = BusReads(bus, owners)
-    handlers = DoorHandlers(reads=reads, writer=LogWriter(bus), approvers=users.approvers)
+    handlers = DoorHandlers(
+        reads=reads,
+        writer=LogWriter(bus),
+        approvers=users.approvers,
+        files=ObjectStoreUploads(bus.js, bus.prefix),
+    )
     service = DoorService(bus, handlers, users, Feed(bus, reads.requested), owners)
     await service.start()
     try:

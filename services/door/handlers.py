@@ -7,6 +7,8 @@ Nothing here touches NATS: the reads and the writer are ports (``ports.py``).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -15,7 +17,18 @@ from typing import TypeVar
 import msgspec
 
 from contracts import subjects
-from contracts.door import MAX_LIST, VERBS, DoorError, DoorReply, ErrorCode, ListQuery, RunRef
+from contracts.door import (
+    MAX_FILE_CHUNK,
+    MAX_LIST,
+    VERBS,
+    DoorError,
+    DoorReply,
+    ErrorCode,
+    FileRef,
+    FileUpload,
+    ListQuery,
+    RunRef,
+)
 from contracts.events import (
     ApprovalRequested,
     ApprovalResolved,
@@ -25,7 +38,7 @@ from contracts.events import (
 )
 from contracts.session import BUS
 from services import ownership
-from services.door.ports import DoorUnavailable, MeshReads, RunWriter
+from services.door.ports import DoorUnavailable, Files, MeshReads, RunWriter
 from services.runtime.identity import UserEntry, may_resolve
 
 log = logging.getLogger("blendmesh.security")
@@ -59,6 +72,7 @@ class DoorHandlers:
     reads: MeshReads
     writer: RunWriter
     approvers: Callable[[], frozenset[str]] = field(default=frozenset)
+    files: Files | None = None  # files.stage and files.get; None: the verbs are unavailable
 
     def table(self) -> dict[str, Verb]:
         """Verb -> handler: what a user's login may ask (``contracts.door.VERBS``)."""
@@ -69,6 +83,8 @@ class DoorHandlers:
             "run.audit": self.audit,
             "runs.list": self.runs,
             "scenes.list": self.scenes,
+            "files.stage": self.stage,
+            "files.get": self.file,
         }
 
     async def answer(self, user: UserEntry, verb: str, data: bytes) -> DoorReply:
@@ -188,3 +204,41 @@ class DoorHandlers:
     async def scenes(self, user: UserEntry, data: bytes) -> DoorReply:
         query = _decode(data, ListQuery, f'{{"limit": {MAX_LIST}}}')
         return DoorReply(ok=True, scenes=await self.reads.scenes_of(user.name, query.limit))
+
+    def _files(self) -> Files:
+        if self.files is None:
+            raise DoorUnavailable("this door stages no files; ask the gateway instead")
+        return self.files
+
+    async def stage(self, user: UserEntry, data: bytes) -> DoorReply:
+        upload = _decode(data, FileUpload, '{"data": "<base64 of the file>"}')
+        try:
+            raw = base64.b64decode(upload.data, validate=True)
+        except (binascii.Error, ValueError):
+            raise Refused("INVALID", "data is not base64; encode the file's bytes") from None
+        if len(raw) > MAX_FILE_CHUNK:
+            raise Refused(
+                "INVALID",
+                f"the file holds {len(raw)} bytes, more than the {MAX_FILE_CHUNK} one "
+                "message takes; import a larger one through the gateway (POST "
+                "/api/scenes/{sceneId}/assets)",
+            )
+        blob = await self._files().stage(user.name, raw)
+        return DoorReply(ok=True, blob=blob, size=len(raw))
+
+    async def file(self, user: UserEntry, data: bytes) -> DoorReply:
+        ref = _decode(data, FileRef, '{"blob": "sha256:<64 hex>", "offset": 0}')
+        found = await self._files().get(user.name, ref.blob)
+        if found is None:
+            raise Refused(
+                "NOT_FOUND", f"no file {ref.blob[:19]}… of yours: staged files last a day"
+            )
+        chunk = found[ref.offset : ref.offset + MAX_FILE_CHUNK]
+        end = ref.offset + len(chunk)
+        return DoorReply(
+            ok=True,
+            blob=ref.blob,
+            size=len(found),
+            data=base64.b64encode(chunk).decode(),
+            next_offset=end if end < len(found) else None,
+        )

@@ -36,3 +36,14 @@ class MeshReads(Protocol):
 
 class RunWriter(Protocol):
     async def publish(self, event: RunRequested | ApprovalResolved) -> int: ...
+
+
+class Files(Protocol):
+    """The files staged per user (ObjectStoreUploads): assets going in, views coming out."""
+
+    async def stage(self, user: str, data: bytes) -> str: ...
+
+    async def get(self, user: str, blob: str) -> bytes | None:
+        """``user``'s staged file ``blob``; None when there is none (never staged, expired,
+        or another user's)."""
+        ...

@@ -69,10 +69,12 @@ _KV_BUCKETS: dict[str, tuple[str, ...]] = {
     "policy": ("allowlist",),
     "executor": ("journal", "leases", "scene_heads", "scene_summaries", "catalog", "scene_tags"),
 }
-# The doors stage the .blend files of imports in ``uploads``; the executor loads them.
+# The doors stage the files of imports in ``uploads``; the executor loads them, and
+# stages there the views it draws, for the doors to hand to their users.
 _OBJECT_STORES: dict[str, tuple[str, ...]] = {
     "executor": ("scenes", "chunks", "previews", "uploads"),
     CLIENT: ("uploads",),
+    DOOR: ("uploads",),
 }
 # Seconds an object store keeps an object; the others keep theirs for ever. An upload
 # outlives any pending approval of its import (BLENDMESH_APPROVAL_TTL, 1 h by default).
