@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import msgspec
 import pydantic
@@ -171,3 +172,14 @@ def test_cli_run_when_determinism_is_asked_sends_it_from_the_cli_host(
     with pytest.raises(SystemExit) as exit_:
         parser().parse_args(["run", "x", "--determinism", "maybe"])
     assert exit_.value.code == 2 and "--determinism" in capsys.readouterr().err
+
+
+@pytest.mark.clause("001-§core-concepts.2", "001-§determinism.3")
+def test_http_door_when_a_body_asks_for_determinism_sends_it_from_the_http_host(
+    tmp_path: Path,
+) -> None:
+    from services.gateway.agent import _built
+
+    gateway = cast(Any, SimpleNamespace(settings=Settings(home=tmp_path)))
+    request = _built(RunBody(prompt="add a cube", determinism="required"), "ana", gateway)
+    assert (request.host, request.determinism, request.user) == (HTTP, "required", "ana")
