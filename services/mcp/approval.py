@@ -17,7 +17,7 @@ from typing import Any
 import mcp.types as types
 from mcp.shared.context import RequestContext
 
-from contracts.events import AnyEvent, Resolution
+from contracts.events import AnyEvent, Resolution, RunRequested
 from contracts.progress import progress_line
 from contracts.receipts import RunResult
 from contracts.trusted_code import code_hashes
@@ -89,18 +89,15 @@ async def ask_person(ctx: Context, question: str) -> Resolution:
     return "reject"
 
 
-async def submit(door: Door, user: str, args: dict[str, Any], ctx: Context) -> types.CallToolResult:
-    prompt, plan = args.get("request"), args.get("plan")
-    if (prompt is None) == (plan is None):
-        raise ValidationError("give exactly one of `request` (words) or `plan` (JSON object)")
-    if args.get("thread_id"):
-        await door.check_thread(args["thread_id"], user)
+def run_request(door: Door, user: str, args: dict[str, Any]) -> RunRequested:
+    """The request of a ``run`` call (its arguments checked against the tool's schema):
+    from the door's host profile (spec 001), with the determinism it asks for."""
     try:
-        request = build_request(
+        return build_request(
             user=user,
             scene_id=args["scene_id"],
-            prompt=prompt,
-            plan=plan,
+            prompt=args.get("request"),
+            plan=args.get("plan"),
             planner=planner_for(door.settings),
             thread_id=args.get("thread_id"),
             rollback_boundary=args.get("rollback", "operation"),
@@ -110,6 +107,15 @@ async def submit(door: Door, user: str, args: dict[str, Any], ctx: Context) -> t
         )
     except ValueError as exc:  # LimitExceeded, RequestRefused: they name the argument
         raise ValidationError(str(exc)) from None
+
+
+async def submit(door: Door, user: str, args: dict[str, Any], ctx: Context) -> types.CallToolResult:
+    prompt, plan = args.get("request"), args.get("plan")
+    if (prompt is None) == (plan is None):
+        raise ValidationError("give exactly one of `request` (words) or `plan` (JSON object)")
+    if args.get("thread_id"):
+        await door.check_thread(args["thread_id"], user)
+    request = run_request(door, user, args)
     can_ask = ctx.session.check_client_capability(ELICITATION)
     before = await door.scene(request.scene_id, user)
     stale = await door.preview(request.scene_id, user) if before is not None else None

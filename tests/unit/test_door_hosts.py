@@ -183,3 +183,22 @@ def test_http_door_when_a_body_asks_for_determinism_sends_it_from_the_http_host(
     gateway = cast(Any, SimpleNamespace(settings=Settings(home=tmp_path)))
     request = _built(RunBody(prompt="add a cube", determinism="required"), "ana", gateway)
     assert (request.host, request.determinism, request.user) == (HTTP, "required", "ana")
+
+
+@pytest.mark.clause("001-§core-concepts.2", "001-§determinism.3")
+def test_mcp_door_when_a_run_asks_for_determinism_sends_it_from_its_transports_host(
+    tmp_path: Path,
+) -> None:
+    from services.mcp.approval import run_request
+    from services.mcp.errors import ValidationError
+    from services.mcp.server import door_for
+
+    settings = Settings(home=tmp_path)
+    bus = cast(Any, SimpleNamespace(prefix="blendmesh"))
+    args = {"scene_id": "s", "request": "add a cube", "determinism": "required"}
+    stdio = run_request(door_for(settings, bus), "ana", args)
+    over_http = run_request(door_for(settings, bus, 5.0, MCP_HTTP), "ana", args)
+    assert (stdio.host, over_http.host) == (MCP_STDIO, MCP_HTTP)
+    assert stdio.determinism == over_http.determinism == "required"
+    with pytest.raises(ValidationError, match="scene id"):
+        run_request(door_for(settings, bus), "ana", {**args, "scene_id": "a b"})
