@@ -195,9 +195,11 @@ def _run(tree: Path, chosen: list[Mutation], full: bool) -> int:
         return 2
     results: list[tuple[Mutation, str]] = []
     for m in chosen:
-        results.append((m, _try(tree, m, selections[m.name])))
-        mark = results[-1][1]
-        print(f"{mark:7} {m.name:36} {m.clause:32} {len(selections[m.name])} tests", flush=True)
+        started = time.monotonic()
+        mark = _try(tree, m, selections[m.name])
+        results.append((m, mark))
+        took, count = time.monotonic() - started, len(selections[m.name])
+        print(f"{mark:7} {m.name:40} {m.clause:30} {count:3} tests {took:4.0f} s", flush=True)
     caught = sum(1 for _, r in results if r == "caught")
     print(f"score: {caught}/{len(results)} caught ({100 * caught / max(len(results), 1):.0f}%)")
     for m, r in results:
@@ -222,14 +224,12 @@ def _try(tree: Path, m: Mutation, selected: list[str]) -> str:
     except MutationError as e:
         print(f"mutations: {e}", file=sys.stderr)
         return "broken"
-    started = time.monotonic()
     try:
         done = run_tests(tree, selected)
     finally:
         path.write_text(original, encoding="utf-8")
     if done.returncode not in (0, 1):
         print(f"  {m.name}: pytest exit {done.returncode}: {done.stdout[-400:]}", file=sys.stderr)
-    print(f"  ({time.monotonic() - started:.0f} s)", end=" ", flush=True)
     return verdict(done.returncode)
 
 

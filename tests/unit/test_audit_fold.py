@@ -308,3 +308,20 @@ def test_fold_when_repair_runs_a_new_execution_reports_only_its_receipts() -> No
     result = run.result()
     assert result.status == "executing"
     assert [(r.operation_id, r.status) for r in result.receipts] == [("wipe", "succeeded")]
+
+
+@pytest.mark.clause("002-§action-states.1", "002-§action-states.3", "002-§action-states.4")
+def test_action_states_when_an_operation_runs_go_planned_executing_completed() -> None:
+    run = Run().planned().approved()
+    assert action_states(run.events) == {"cube": "planned", "wipe": "planned"}
+    run.then(
+        ev.OperationStarted,
+        operation_id="cube",
+        tool_name="object.create",
+        mcp_call_id="m-cube",
+        scene_hash_before="h0",
+    )
+    assert action_states(run.events) == {"cube": "executing", "wipe": "planned"}
+    run.events.pop()
+    run.op("cube")
+    assert action_states(run.events) == {"cube": "completed", "wipe": "planned"}
