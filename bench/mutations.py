@@ -17,6 +17,7 @@ import argparse
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 import tarfile
@@ -175,6 +176,9 @@ def main(argv: list[str] | None = None) -> int:
         for m in chosen:
             print(f"{m.name:36} {m.clause:32} {m.file}")
         return 0
+    # A stop (SIGTERM) unwinds like an exception: the running pytest is killed, the mutated
+    # file put back and the scratch tree removed.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with tempfile.TemporaryDirectory(prefix="blendmesh-mutations-") as scratch:
         tree = Path(scratch)
         snapshot(tree)
