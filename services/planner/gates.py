@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from contracts.events import Executed, Planned
 from contracts.failures import FailureContract, RepairAction, failure
-from contracts.gates import GateEnvelope
+from contracts.gates import GateEnvelope, awaits_gates
 from contracts.operations import Operation
 
 HINT_MESSAGES = 5  # messages quoted in a retry hint; the rest are in the run's gates
@@ -27,6 +28,30 @@ def gates_failure(envelope: GateEnvelope, operations: Sequence[Operation]) -> Fa
         + (f" (and {more} more)" if more > 0 else "")
     )
     return failure("GATES_FAILED", hint, repair=_repair(envelope, operations))
+
+
+# The gate a run fails when its answer required verification and no guardian judged it.
+UNVERIFIED_GATE = "GATES_NOT_RUN"
+
+
+def unverified(executed: Executed, planned: Planned | None) -> tuple[FailureContract, str] | None:
+    """004 §7: ``done`` is not accepted unless the required gates pass. A plan whose 004
+    response set ``meta.requires_gate_verification`` and whose execution no guardian could
+    judge (no committed, inspected revision) fails closed: the contract and its message;
+    None when nothing required the gates or they will judge the execution."""
+    if planned is None or not planned.requires_gate_verification:
+        return None
+    if executed.failure is not None or awaits_gates(executed):
+        return None
+    message = (
+        f"the answer required gate verification (meta.requires_gate_verification), and no "
+        f"gate could judge scene {executed.scene_id}: the run left no inspected revision"
+    )
+    hint = (
+        f"{UNVERIFIED_GATE}: change the scene so a revision is committed, or answer with "
+        "meta.requires_gate_verification false when nothing needs verifying"
+    )
+    return failure("GATES_FAILED", hint, recoverable=False), message
 
 
 def _repair(

@@ -38,6 +38,8 @@ class ValidPlan:
     operation_set: OperationSet
     schedule: list[str]
     done: bool = True  # a 004 response's ``done``: False asks a model planner for more
+    # A 004 response's ``meta.requires_gate_verification``; an operation set asks for none.
+    requires_gate_verification: bool = False
 
 
 @dataclass(frozen=True)

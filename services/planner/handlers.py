@@ -26,7 +26,6 @@ from contracts.events import (
     GatesEvaluated,
     Planned,
     PlanRejected,
-    RunCompleted,
     RunFailed,
     RunRequested,
     follow,
@@ -36,24 +35,25 @@ from contracts.gates import awaits_gates
 from contracts.geonodes import DEFAULT_MAX_PYTHON_CHARS
 from contracts.limits import DEFAULT_MAX_OPERATIONS
 from contracts.nodes import NodeCatalog
-from contracts.operations import Operation
 from contracts.scenes import SceneSummary
 from contracts.tools import ToolCatalog
 from services.executor.client import CatalogSource, NodeCatalogSource, SceneSummaries
 from services.planner.backends.plan import plan_given
 from services.planner.backends.rules import EarlierRun, UnreadableRequest, plan_request
-from services.planner.gates import gates_failure
+from services.planner.gates import gates_failure, unverified
 from services.planner.graph import PlanInvalid, Reply, ValidPlan, validate
 from services.planner.intake import needs_nodes, node_catalog
 from services.planner.model_runs import ModelRuns
 from services.planner.outcomes import (
     completed,
+    dead_run,
     naming_step,
     refused,
     replied,
     unreadable_request,
 )
 from services.planner.recent import RECENT_EXECUTIONS, RECENT_RUNS, RECENT_THREADS, Recent
+from services.planner.run_events import ended, last_plan, planned_operations
 from services.planner.settings import PlanLimits
 from services.runtime.consumer import Delivery
 from services.runtime.errors import Retry
@@ -94,6 +94,11 @@ class PlannerHandlers:
     )
     _executions: Recent[str, Executed] = field(
         default_factory=lambda: Recent(RECENT_EXECUTIONS), init=False, repr=False
+    )
+    # Whether each recent run's plan required gate verification (004 §7), so an execution
+    # no gate judges is finished without reading the run back.
+    _gated: Recent[str, bool] = field(
+        default_factory=lambda: Recent(RECENT_RUNS), init=False, repr=False
     )
     # Each recent thread's last run as the rules planner read it, so `it`, `the copy` and
     # `again` in the next request of that thread mean what they meant to the person.
@@ -174,6 +179,7 @@ class PlannerHandlers:
             return self._rejected(event, backend, exc)
         if isinstance(plan, Reply):
             return replied(event, backend, plan.text, self.clock())
+        self._gated.put(event.run_id, plan.requires_gate_verification)
         return [
             follow(
                 event,
@@ -187,6 +193,7 @@ class PlannerHandlers:
                 pre_approved=event.pre_approved,
                 rollback_boundary=event.rollback_boundary,
                 done=plan.done,
+                requires_gate_verification=plan.requires_gate_verification,
             )
         ]
 
@@ -249,16 +256,26 @@ class PlannerHandlers:
         events: Sequence[AnyEvent] | None = None,
     ) -> Sequence[Event]:
         passed = gates is None or gates.envelope.success
-        if events is None and passed and self.kinds is not None and self._plain(event.run_id):
+        # No gate will judge a successful execution: its plan may have required one (004 §7),
+        # which only the log's Planned says.
+        unjudged = gates is None and event.failure is None and not awaits_gates(event)
+        unjudged = unjudged and self._gated.get(event.run_id) is not False
+        if events is None and passed and not unjudged and self.kinds and self._plain(event.run_id):
             # The outcome is built from the execution and its gates alone: the log is only
             # asked whether the run ended already (a replay past the duplicate window).
-            ended = END_KINDS & await self.kinds(event.run_id)
-            return [] if ended else self._outcome(event, gates)
+            finished = END_KINDS & await self.kinds(event.run_id)
+            return [] if finished else self._outcome(event, gates)
         if events is None and self.history is not None:
             events = await self.history(event.run_id)
-        if events is not None and _ended(events):
+        if events is not None and ended(events):
             return []
         model_run = await self._model_run(event.run_id, events)
+        refused = unverified(event, last_plan(events or ())) if unjudged else None
+        if refused is not None:
+            failed = follow(event, RunFailed, self.clock(), failure=refused[0], message=refused[1])
+            if model_run is None or self.models is None:
+                return [failed]
+            return [failed, self.models.ended(event, refused[0], refused[1], self.clock())]
         if model_run is not None and self.models is not None:
             catalog = await self._catalog()
             return await self.models.executed(event, model_run, catalog, self.clock(), gates)
@@ -273,7 +290,7 @@ class PlannerHandlers:
         """The end of a run no model planned; ``events`` name the plan when gates failed."""
         now = self.clock()
         if gates is not None and not gates.envelope.success:
-            planned = _planned(events or ())
+            planned = planned_operations(events or ())
             contract = gates_failure(gates.envelope, planned)
             text = f"the committed scene failed its gates: {', '.join(gates.envelope.failed_gates)}"
             return [follow(gates, RunFailed, now, failure=contract, message=text)]
@@ -305,7 +322,7 @@ class PlannerHandlers:
             # As in _executed: one cheap question instead of reading the run back.
             return [] if END_KINDS & await self.kinds(event.run_id) else [failed]
         events = await self.history(event.run_id) if self.history is not None else None
-        if events is not None and _ended(events):
+        if events is not None and ended(events):
             return []
         if self.models is not None and await self._model_run(event.run_id, events) is not None:
             return [failed, self.models.ended(event, event.failure, event.message, now)]
@@ -316,9 +333,8 @@ class PlannerHandlers:
         Runs of other planners have no thread to tell."""
         if self.models is None or self._plain(event.run_id):
             return []
-        if await self._model_run(event.run_id) is None:
-            return []
-        return [self.models.asking(event, self.clock())]
+        model_run = await self._model_run(event.run_id)
+        return [self.models.asking(event, self.clock())] if model_run else []
 
     async def on_dead_letter(self, event: DeadLettered) -> Sequence[Event]:
         """A run whose event no service could process is failed, never left open."""
@@ -327,29 +343,14 @@ class PlannerHandlers:
             return []
         events = await self.history(run_id)
         requested = next((e for e in events if isinstance(e, RunRequested)), None)
-        if any(isinstance(e, RunCompleted | RunFailed) for e in events):
+        if ended(events):
             return []
         if requested is None:
             # The request itself did not match its schema (a client of the bus wrote it):
             # the run still ends, failed, with the reason, under the ids it claimed.
             unreadable = unreadable_request(event, run_id, self.clock())
             return [unreadable] if unreadable is not None else []
-        kind = event.subject.rsplit(".", 1)[-1]
-        message = (
-            f"the {event.consumer} service could not process this run's {kind} event "
-            f"after {event.deliveries} tries, so the run ends here"
-        )
-        contract = failure(
-            "INTERNAL_ERROR",
-            "Run the request again; if it fails the same way, it is a blendmesh bug: "
-            "the service's log names the cause",
-        )
-        # Indexed by the dead letter's stream sequence: never the id of the planner's own
-        # RunFailed for this request.
-        failed = follow(
-            requested, RunFailed, self.clock(), event.stream_seq, failure=contract, message=message
-        )
-        return [failed]
+        return [dead_run(event, requested, self.clock())]
 
     async def handle(self, event: AnyEvent, delivery: Delivery) -> Sequence[Event]:
         match event:
@@ -377,19 +378,6 @@ def _present(catalog: ToolCatalog | None) -> ToolCatalog:
     if catalog is None:
         raise Retry("no tool catalog yet: waiting for an executor to publish one", 0.5)
     return catalog
-
-
-def _ended(events: Sequence[AnyEvent]) -> bool:
-    """Whether the run's outcome is in the log already. A service whose consumer was
-    recreated replays the log past the duplicate window; an old run must not get a
-    second outcome then (a completed run turned failed)."""
-    return any(isinstance(e, RunCompleted | RunFailed) for e in events)
-
-
-def _planned(events: Sequence[AnyEvent]) -> list[Operation]:
-    """The operations of the run's latest plan (for a repair plan's operation ids)."""
-    planned = next((e for e in reversed(events) if isinstance(e, Planned)), None)
-    return list(planned.operation_set.operations) if planned is not None else []
 
 
 def filter_subjects(prefix: str) -> list[str]:

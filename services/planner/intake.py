@@ -79,7 +79,11 @@ def accept(
     check_response(response, nodes)
     compiled = compile_response(response, request_id, catalog)
     plan = validate(msgspec.to_builtins(compiled), catalog, limits.max_operations)
-    return dataclasses.replace(plan, done=response.done)
+    return dataclasses.replace(
+        plan,
+        done=response.done,
+        requires_gate_verification=response.meta.requires_gate_verification,
+    )
 
 
 def _quiet_loaded(raw: Any) -> Any:

@@ -232,6 +232,7 @@ class ModelRuns:
                 pre_approved=requested.pre_approved,
                 rollback_boundary=requested.rollback_boundary,
                 done=outcome.plan.done,
+                requires_gate_verification=outcome.plan.requires_gate_verification,
             )
         ]
 

@@ -18,6 +18,7 @@ from contracts.events import (
     RunCompleted,
     RunEvent,
     RunFailed,
+    RunRequested,
     derive_event_id,
     follow,
 )
@@ -87,6 +88,23 @@ def naming_step(
         return contract, message
     hint = f"step {step} failed: {contract.retry_hint}"
     return msgspec.structs.replace(contract, retry_hint=hint), f"step {step} failed: {message}"
+
+
+def dead_run(letter: DeadLettered, requested: RunRequested, now: float) -> RunFailed:
+    """The end of a run whose event no service could process: failed, never left open."""
+    kind = letter.subject.rsplit(".", 1)[-1]
+    message = (
+        f"the {letter.consumer} service could not process this run's {kind} event "
+        f"after {letter.deliveries} tries, so the run ends here"
+    )
+    contract = failure(
+        "INTERNAL_ERROR",
+        "Run the request again; if it fails the same way, it is a blendmesh bug: "
+        "the service's log names the cause",
+    )
+    # Indexed by the dead letter's stream sequence: never the id of the planner's own
+    # RunFailed for this request.
+    return follow(requested, RunFailed, now, letter.stream_seq, failure=contract, message=message)
 
 
 def unreadable_request(letter: DeadLettered, run_id: str, now: float) -> RunFailed | None:

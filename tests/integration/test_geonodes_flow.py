@@ -225,6 +225,36 @@ async def test_scatter_phrase_when_run_offline_completes_with_gates_passing(
     assert 5 <= scene["Field"]["instances"] <= 60  # about 20: a random count, a fixed seed
 
 
+@pytest.mark.clause("004-§validation.4", "004-§contract.2")
+async def test_response_requiring_verification_when_run_completes_only_after_gates_pass(
+    mesh: tuple[Mesh, Bus],
+) -> None:
+    setup = await run(mesh, "verified", "add a plane named Ground, add a cube named Rock at 0 0 5")
+    assert setup.status == "completed", setup
+    plan = {**copy.deepcopy(SCATTER), "meta": {"requires_gate_verification": True}}
+    result = await run(mesh, "verified", plan=plan)
+    assert result.status == "completed", (result.failure, result.message)
+    assert result.gates is not None and result.gates.success
+    events = await read_run(mesh[1].js, "bmgeo", result.run_id)
+    (planned,) = [e for e in events if isinstance(e, Planned)]
+    assert planned.requires_gate_verification
+    kinds = [type(e).__name__ for e in events]
+    assert kinds.index("GatesEvaluated") < kinds.index("RunCompleted")
+
+
+@pytest.mark.clause("004-§contract.3")
+async def test_response_with_no_steps_and_done_when_run_changes_nothing_and_says_so(
+    mesh: tuple[Mesh, Bus],
+) -> None:
+    empty = {**response(), "final_message": "Nothing to change: the graph is complete."}
+    result = await run(mesh, "nothing", plan=empty)
+    assert result.status == "completed", (result.failure, result.message)
+    assert result.message == "Nothing to change: the graph is complete."
+    assert result.receipts == [] and result.blend_path is None
+    events = await read_run(mesh[1].js, "bmgeo", result.run_id)
+    assert [type(e).__name__ for e in events] == ["RunRequested", "Replied", "RunCompleted"]
+
+
 def five_steps() -> dict[str, Any]:
     """Five steps on one tree, the third on an object that does not exist: it passes every
     check before the run (a NODE_TREE step may target any object) and fails as it runs."""

@@ -147,17 +147,35 @@ async def test_planner_when_kinds_show_a_plan_reads_the_run_and_plans_nothing_ne
     assert history.reads == 1
 
 
+async def heard(history: CountedHistory) -> PlannerHandlers:
+    """A planner that planned run r1 itself, as the same planner does before its execution."""
+    handlers = counted(history)
+    request = requested(prompt="add a cube named Box")
+    (planned,) = await handlers.on_requested(request)
+    history.events = [request, planned]
+    return handlers
+
+
 async def test_planner_when_no_model_is_wired_finishes_without_reading_the_run_back() -> None:
     history = CountedHistory()
-    history.events = [requested()]
-    (done,) = await counted(history).on_executed(executed(with_failure=False))
+    handlers = await heard(history)
+    (done,) = await handlers.on_executed(executed(with_failure=False))
     assert isinstance(done, RunCompleted) and history.reads == 0
 
 
 async def test_planner_when_kinds_show_the_run_ended_gives_no_second_outcome() -> None:
     history = CountedHistory()
+    handlers = await heard(history)
     ok = executed(with_failure=False)
-    (done,) = await counted(history).on_executed(ok)
-    history.events = [requested(), ok, done]
+    (done,) = await handlers.on_executed(ok)
+    history.events = [*history.events, ok, done]
     assert await counted(history).on_executed(executed(with_failure=True)) == []
     assert history.reads == 0
+
+
+async def test_planner_when_it_did_not_plan_an_ungated_run_reads_it_once_for_its_gates() -> None:
+    """After a restart the planner cannot know whether the plan required gates (004 §7)."""
+    history = CountedHistory()
+    history.events = [requested()]
+    (done,) = await counted(history).on_executed(executed(with_failure=False))
+    assert isinstance(done, RunCompleted) and history.reads == 1
