@@ -3,9 +3,10 @@ by hand (docs/storage.md).
 
 ``gc`` collects at once what the executor collects every BLENDMESH_GC_INTERVAL: revisions
 past BLENDMESH_KEEP_REVISIONS, chunks no kept revision names, expired result images and
-staged uploads. A tag keeps one revision of your scene whatever its age. Both write the
-executor's stores, so they join the mesh as its admin: they need the mesh's credentials
-file (``<home>/nats-credentials.json``, or BLENDMESH_NATS_CREDENTIALS).
+staged uploads; it deletes from the executor's stores, so it joins the mesh as its admin
+and needs the mesh's credentials file (``<home>/nats-credentials.json``, or
+BLENDMESH_NATS_CREDENTIALS). A tag keeps one revision of your scene whatever its age; it
+is set with the doors' login, like an import, once the scene is found to be yours.
 """
 
 from __future__ import annotations
@@ -27,23 +28,9 @@ VERBS = ("gc", "tag", "untag", "tags")  # their arguments: services/cli_args.py
 
 
 async def dispatch(args: argparse.Namespace, settings: Settings, out: Console) -> int:
-    async with connected(settings, (), role=ADMIN) as bus:
-        if args.scenes_command == "gc":
-            got = await Collector(bus.js, bus.prefix, retention_of(settings)).collect()
-            if getattr(args, "json", False):
-                sys.stdout.write(msgspec.json.encode(got).decode() + "\n")
-                return EXIT_OK
-            out.print(
-                f"removed {got.revisions} revisions, {got.chunks} chunks "
-                f"({got.chunk_bytes / 1048576:.1f} MiB), {got.results} result images, "
-                f"{got.uploads} staged uploads; keeping the last {settings.keep_revisions} "
-                "revisions of each scene and every tagged one",
-                markup=False,
-                highlight=False,
-            )
-            if got.chunks_skipped:
-                out.print(f"no chunk was collected: {got.chunks_skipped}", markup=False)
-            return EXIT_OK
+    if args.scenes_command == "gc":
+        return await _gc(args, settings, out)
+    async with connected(settings, ()) as bus:  # the doors' login: it may write tags
         door = SceneDoor(bus, settings)
         await door.own(args.scene, settings.user)  # only the owner tags or reads tags
         store = KvSceneTags(bus.js, bus.prefix)
@@ -73,8 +60,29 @@ async def dispatch(args: argparse.Namespace, settings: Settings, out: Console) -
                 out.print(f"{args.scene}: tag {args.name} removed")
             case _:
                 found = await store.of(args.scene)
-                if getattr(args, "json", False):
+                if args.json:
                     sys.stdout.write(msgspec.json.encode(found).decode() + "\n")
-                for name, revision in sorted(found.items()) if not args.json else ():
-                    out.print(f"{name}\t{revision}", markup=False, highlight=False)
+                else:
+                    for name, revision in sorted(found.items()):
+                        out.print(f"{name}\t{revision}", markup=False, highlight=False)
     return EXIT_OK
+
+
+async def _gc(args: argparse.Namespace, settings: Settings, out: Console) -> int:
+    # Collecting deletes from the executor's stores: the admin's login, not the doors'.
+    async with connected(settings, (), role=ADMIN) as bus:
+        got = await Collector(bus.js, bus.prefix, retention_of(settings)).collect()
+        if args.json:
+            sys.stdout.write(msgspec.json.encode(got).decode() + "\n")
+            return EXIT_OK
+        out.print(
+            f"removed {got.revisions} revisions, {got.chunks} chunks "
+            f"({got.chunk_bytes / 1048576:.1f} MiB), {got.results} result images, "
+            f"{got.uploads} staged uploads; keeping the last {settings.keep_revisions} "
+            "revisions of each scene and every tagged one",
+            markup=False,
+            highlight=False,
+        )
+        if got.chunks_skipped:
+            out.print(f"no chunk was collected: {got.chunks_skipped}", markup=False)
+        return EXIT_OK

@@ -68,6 +68,9 @@ _RUN_EVENTS: dict[str, tuple[str, ...]] = {
 _KV_BUCKETS: dict[str, tuple[str, ...]] = {
     "policy": ("allowlist",),
     "executor": ("journal", "leases", "scene_heads", "scene_summaries", "catalog", "scene_tags"),
+    # The doors set a user's tags on revisions of the user's own scenes (they check that);
+    # the executor's collector keeps the tagged revisions (docs/storage.md).
+    CLIENT: ("scene_tags",),
 }
 # The doors stage the files of imports in ``uploads``; the executor loads them, and
 # stages there the views it draws, for the doors to hand to their users.
@@ -80,7 +83,7 @@ _OBJECT_STORES: dict[str, tuple[str, ...]] = {
 # outlives any pending approval of its import (BLENDMESH_APPROVAL_TTL, 1 h by default).
 _STORE_TTL: dict[str, float] = {"uploads": 24 * 3600.0}
 # Every bucket and store: the admin creates them all before the services start.
-KV_BUCKETS = tuple(name for names in _KV_BUCKETS.values() for name in names)
+KV_BUCKETS = tuple(dict.fromkeys(n for names in _KV_BUCKETS.values() for n in names))
 OBJECT_STORES = tuple(dict.fromkeys(n for names in _OBJECT_STORES.values() for n in names))
 # Durable consumers of the event log, by owner (the ConsumerSpecs of each service's app).
 DURABLES: dict[str, tuple[str, ...]] = {

@@ -1,0 +1,49 @@
+"""Who may touch revisions stored as chunks (docs/storage.md): the doors read a revision
+and set tags; only the executor writes or deletes chunks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from nats.errors import TimeoutError as NatsTimeoutError
+
+from contracts.revisions import chunk_name
+from services.executor.scene_store import JetStreamSceneStore
+from services.executor.tags import KvSceneTags
+from services.runtime.settings import Settings
+from tests.meshes import bare_mesh, role_bus
+
+PREFIX = "bmchunks"
+
+
+async def test_client_login_when_reading_tagging_and_deleting_may_only_read_and_tag(
+    tmp_path: Path,
+) -> None:
+    data = b"BLENDER" + bytes(range(256)) * 2_000
+    blend = tmp_path / "s.blend"
+    blend.write_bytes(data)
+    async with bare_mesh(Settings(home=tmp_path / "home", prefix=PREFIX)) as mesh:
+        async with role_bus(mesh, "executor") as executor:
+            head = await JetStreamSceneStore(executor.js, PREFIX).commit(
+                "s", blend, "h" * 16, None, 1, owner="ana"
+            )
+        async with role_bus(mesh, "client") as client:
+            store = JetStreamSceneStore(client.js, PREFIX)
+            assert await store.read(head) == data  # the doors' download
+            await KvSceneTags(client.js, PREFIX).tag("s", 1, "kept", by="ana")
+            assert await KvSceneTags(client.js, PREFIX).of("s") == {"kept": 1}
+            names = {i.name for i in await store.chunks.listing()}
+            victim = next(iter(names))
+            with pytest.raises(NatsTimeoutError):  # the server drops a refused publish
+                await client.js.publish(
+                    f"$O.{store.chunks.bucket}.C.forged", b"x", stream=store.chunks.stream,
+                    timeout=1.0,
+                )  # fmt: skip
+            with pytest.raises(NatsTimeoutError):
+                await client.nc.request(
+                    f"$JS.API.STREAM.PURGE.{store.chunks.stream}", b"{}", timeout=1.0
+                )
+            assert {i.name for i in await store.chunks.listing()} == names
+            assert victim == chunk_name("ana", victim.partition("/")[2])
+            assert await JetStreamSceneStore(client.js, PREFIX).read(head) == data
