@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
 
 import blake3
 from pyfastcdc import FastCDC
@@ -77,3 +79,46 @@ def assemble(manifest: ChunkedRevision, found: dict[str, bytes | None], what: st
 
 def _distinct(digests: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(digests))
+
+
+class ChunkWriter:
+    """Writes the file a manifest describes to ``dest`` a window of chunks at a time, each
+    verified before it is written, so memory holds one window, never the file. ``dest``
+    appears, whole and verified, only at ``finish``. Blocking: run it on a thread."""
+
+    def __init__(self, manifest: ChunkedRevision, dest: Path, what: str) -> None:
+        self.manifest, self.dest, self.what = manifest, dest, what
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        self._tmp = dest.with_name(f".{dest.name}.part")
+        self._file: BinaryIO = self._tmp.open("wb")
+        self._hash = blake3.blake3()
+        self._size = 0
+
+    def write(self, refs: list[tuple[str, int]], found: dict[str, bytes | None]) -> None:
+        for digest, _ in refs:
+            piece = found.get(digest)
+            if piece is None:
+                raise RevisionDamaged(
+                    f"{self.what} is damaged: its chunk {digest[:16]} is not in the store"
+                )
+            if blake3.blake3(piece).hexdigest() != digest:
+                raise RevisionDamaged(
+                    f"{self.what} is damaged: its chunk {digest[:16]} does not hash to its name"
+                )
+            self._file.write(piece)
+            self._hash.update(piece)
+            self._size += len(piece)
+
+    def finish(self) -> None:
+        self._file.close()
+        digest = DIGEST_PREFIX + self._hash.hexdigest()
+        if self._size != self.manifest.size or digest != self.manifest.digest:
+            raise RevisionDamaged(
+                f"{self.what} is damaged: its chunks do not add up to the file it recorded "
+                f"({self.manifest.digest[:23]}, {self.manifest.size} bytes)"
+            )
+        self._tmp.replace(self.dest)
+
+    def abort(self) -> None:
+        self._file.close()
+        self._tmp.unlink(missing_ok=True)

@@ -32,7 +32,7 @@ from contracts import revisions
 from contracts.revisions import ChunkedRevision, ManifestError
 from contracts.scenes import Head
 from services.executor.chunk_store import JetStreamChunks
-from services.executor.chunking import RevisionDamaged, assemble, cut
+from services.executor.chunking import ChunkWriter, RevisionDamaged, assemble, cut
 from services.executor.ports import INSPECTION_SUFFIX, StaleCommit, inspection_name
 from services.runtime.bus import ensure_kv, object_store_config
 from services.runtime.objects import put_object, read_object
@@ -47,6 +47,8 @@ MAX_MANIFEST_BYTES = 32 * 1024 * 1024
 # than any commit takes between finding a chunk present and writing the manifest that
 # names it (a commit that takes half this long checks its chunks again).
 DEFAULT_CHUNK_GRACE = 3600.0
+# Chunks a fetch holds at once (256 KiB at most each): the executor's memory for a revision.
+FETCH_WINDOW = 64
 # Scenes whose last manifest's chunk names a store remembers (about 80 KiB per 64 MiB).
 KNOWN_SCENES = 64
 
@@ -116,9 +118,28 @@ class JetStreamSceneStore:
         return _decode(data, f"revision {object_name}")
 
     async def fetch(self, head: Head, dest: Path) -> None:
-        data = await self.read(head)
+        """Write ``head``'s .blend to ``dest``; a chunked revision a window of chunks at a
+        time, so the executor holds at most ``FETCH_WINDOW`` chunks, not the scene."""
+        data = await read_object(self._js, self._bucket, head.object_name, MAX_BLEND_BYTES)
+        if data is None:
+            raise ObjectNotFoundError(description=f"scene revision {head.object_name}")
         # The event loop is shared with every service of an embedded mesh: no file I/O on it.
-        await asyncio.to_thread(_write_atomically, dest, data)
+        if not revisions.is_manifest(data):
+            await asyncio.to_thread(_write_atomically, dest, data)
+            return
+        what = f"revision {head.revision} of scene {head.scene_id}"
+        manifest = _decode(data, what)
+        writer = await asyncio.to_thread(ChunkWriter, manifest, dest, what)
+        try:
+            for at in range(0, len(manifest.chunks), FETCH_WINDOW):
+                refs = manifest.chunks[at : at + FETCH_WINDOW]
+                found = await self.chunks.read(manifest.space, [d for d, _ in refs])
+                await asyncio.to_thread(writer.write, refs, found)
+            await asyncio.to_thread(writer.finish)
+        except BaseException:
+            await asyncio.to_thread(writer.abort)
+            raise
+        self._remember(head.scene_id, head.object_name, frozenset(d for d, _ in manifest.chunks))
 
     async def commit(
         self,

@@ -174,3 +174,22 @@ async def _chunk_bytes(store: JetStreamSceneStore, name: str) -> dict[str, bytes
     space, _, digest = name.rpartition("/")
     found = await store.chunks.read(space, [digest])
     return {digest: found[digest] or b""}
+
+
+async def test_fetch_when_many_windows_writes_the_file_and_a_lost_chunk_leaves_none(
+    bus: Bus, tmp_path: Path
+) -> None:
+    store = JetStreamSceneStore(bus.js, bus.prefix)
+    data = scene_bytes(8, 8 * 1024 * 1024)  # over a hundred chunks: several fetch windows
+    head = await store.commit("s", file_of(tmp_path, "s.blend", data), "h", None, 1, "ann")
+    dest = tmp_path / "out" / "s.blend"
+    await JetStreamSceneStore(bus.js, bus.prefix).fetch(head, dest)
+    assert dest.read_bytes() == data
+    manifest = await store.manifest(head.object_name)
+    assert manifest is not None and len(manifest.chunks) > 64
+    last = manifest.chunks[-1][0]  # found missing only in the last window
+    await (await bus.js.object_store(store.chunks.bucket)).delete(chunk_name("ann", last))
+    again = tmp_path / "again" / "s.blend"
+    with pytest.raises(RevisionDamaged, match=f"chunk {last[:16]} is not in the store"):
+        await JetStreamSceneStore(bus.js, bus.prefix).fetch(head, again)
+    assert list(again.parent.iterdir()) == []  # neither the file nor its partial copy
