@@ -109,7 +109,7 @@ async def test_tools_list_when_started_every_tool_has_metadata(bridge: BridgePro
         "camera.create", "camera.set", "camera.set_active", "light.create", "light.set",
         "world.set", "object.duplicate", "object.parent", "object.unparent", "object.shade",
         "collection.create", "collection.move", "object.visibility", "modifier.apply",
-        "keyframe.insert", "python.safe", "python.trusted",
+        "keyframe.insert", "python.safe", "python.trusted", "object.inspect",
     }  # fmt: skip
     for entry in tools:
         meta = entry["_meta"]["blendmesh"]

@@ -84,7 +84,9 @@ def _staged(scene: bpy.types.Scene, direction: Vector | None = None) -> Iterator
             cam_data.clip_end = max(1000.0, radius * 10)
             with _temporary(scene, _TEMP, cam_data) as cam:
                 distance = radius / math.sin(min(cam_data.angle_x, cam_data.angle_y) / 2) * 1.1
-                cam.location = center + (direction or _VIEW_DIRECTION) * distance
+                cam.location = (
+                    center + (_VIEW_DIRECTION if direction is None else direction) * distance
+                )
                 cam.rotation_euler = (center - cam.location).to_track_quat("-Z", "Y").to_euler()
                 scene.camera = cam
                 with _lit(scene, lit):
