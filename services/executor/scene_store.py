@@ -3,7 +3,7 @@
 A revision is a manifest of content-addressed chunks (ADR 0021): a commit cuts the saved
 .blend, uploads the chunks the store lacks, and writes the manifest last, so a writer
 killed part way leaves chunks nobody names (the collector's) but never half a revision.
-Revisions committed before ADR 0021 hold the whole .blend and read as they always did.
+Revisions committed before ADR 0021, and those under ``WHOLE_BELOW``, hold the whole .blend.
 
 Committing a revision is a compare-and-set on the head's KV revision, so a writer that
 lost the scene to another executor cannot overwrite the newer head. Revisions are never
@@ -47,6 +47,9 @@ MAX_MANIFEST_BYTES = 32 * 1024 * 1024
 # than any commit takes between finding a chunk present and writing the manifest that
 # names it (a commit that takes half this long checks its chunks again).
 DEFAULT_CHUNK_GRACE = 3600.0
+# A saved scene smaller than this is stored whole: it is within the 1 MiB an edit may
+# store anyway, and a small scene's run pays fewer round trips (ADR 0021).
+WHOLE_BELOW = 1024 * 1024
 # Chunks a fetch holds at once (256 KiB at most each): the executor's memory for a revision.
 FETCH_WINDOW = 64
 # Scenes whose last manifest's chunk names a store remembers (about 80 KiB per 64 MiB).
@@ -55,7 +58,11 @@ KNOWN_SCENES = 64
 
 class JetStreamSceneStore:
     def __init__(
-        self, js: JetStreamContext, prefix: str, chunk_grace: float = DEFAULT_CHUNK_GRACE
+        self,
+        js: JetStreamContext,
+        prefix: str,
+        chunk_grace: float = DEFAULT_CHUNK_GRACE,
+        whole_below: int = WHOLE_BELOW,
     ) -> None:
         self._js = js
         self._prefix = prefix
@@ -63,6 +70,7 @@ class JetStreamSceneStore:
         self._store: ObjectStore | None = None
         self.chunks = JetStreamChunks(js, prefix)
         self.chunk_grace = chunk_grace
+        self.whole_below = whole_below
         # The chunks of the last manifest this store wrote or read per scene: what the next
         # commit's parent already holds, so an edit does not ask the store about each one.
         self._known: dict[str, tuple[str, frozenset[str]]] = {}
@@ -156,16 +164,14 @@ class JetStreamSceneStore:
         owner = parent.owner if parent is not None and parent.owner else owner
         await self._objects()  # creates the store on a server nobody prepared
         data = await asyncio.to_thread(blend.read_bytes)
-        pieces = await asyncio.to_thread(cut, data, owner)
+        if len(data) < self.whole_below:
+            # Within the per-edit budget whole: one object costs fewer round trips (each
+            # an fsync) than its chunks and a manifest would.
+            await put_object(self._js, self._bucket, name, data)
+            chunks: frozenset[str] | None = None
+        else:
+            chunks = await self._put_chunked(name, data, parent, owner)
         del data
-        # The parent's chunks are this space's only when the owner did not change (an
-        # unowned scene that a user's run takes on starts that user's space afresh).
-        same = parent is not None and parent.owner == owner
-        held = await self._parent_chunks(parent) if same else frozenset()
-        new = {d: b for d, b in pieces.chunks.items() if d not in held}
-        await self._store_chunks(owner, new)
-        # Last: a manifest is stored only once every chunk it names is.
-        await put_object(self._js, self._bucket, name, revisions.encode(pieces.manifest))
         head = Head(
             scene_id=scene_id,
             revision=revision,
@@ -186,8 +192,23 @@ class JetStreamSceneStore:
                 f"scene {scene_id} was committed by another executor since revision "
                 f"{parent.revision if parent else 0}"
             ) from None
-        self._remember(scene_id, name, frozenset(pieces.chunks))
+        if chunks is not None:
+            self._remember(scene_id, name, chunks)
         return msgspec.structs.replace(head, kv_revision=kv_revision)
+
+    async def _put_chunked(
+        self, name: str, data: bytes, parent: Head | None, owner: str
+    ) -> frozenset[str]:
+        pieces = await asyncio.to_thread(cut, data, owner)
+        # The parent's chunks are this space's only when the owner did not change (an
+        # unowned scene that a user's run takes on starts that user's space afresh).
+        same = parent is not None and parent.owner == owner
+        held = await self._parent_chunks(parent) if same else frozenset()
+        new = {d: b for d, b in pieces.chunks.items() if d not in held}
+        await self._store_chunks(owner, new)
+        # Last: a manifest is stored only once every chunk it names is.
+        await put_object(self._js, self._bucket, name, revisions.encode(pieces.manifest))
+        return frozenset(pieces.chunks)
 
     async def _parent_chunks(self, parent: Head | None) -> frozenset[str]:
         """The chunks ``parent`` names: the head, which the collector always keeps, so

@@ -23,7 +23,7 @@ async def test_collect_when_logged_in_as_the_executor_removes_what_the_policy_dr
     head = None
     for n in range(3):
         path = tmp_path / f"{n}.blend"
-        path.write_bytes(b"BLENDER" + bytes([n]) * 200_000)
+        path.write_bytes(b"BLENDER" + bytes([n]) * 2_000_000)
         head = await store.commit("s", path, f"{n}" * 16, head, 1, owner="ana")
     await store.put_result("_results/x", path)
     await ObjectStoreUploads(executor_bus.js, executor_bus.prefix).stage("ana", b"BLENDER")

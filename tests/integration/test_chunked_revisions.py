@@ -66,7 +66,7 @@ async def test_read_when_revision_was_stored_whole_returns_it_and_a_commit_follo
 ) -> None:
     store = JetStreamSceneStore(bus.js, bus.prefix)
     await store.commit("warm", file_of(tmp_path, "w.blend", b"BLENDERx"), "w", None, 1)
-    legacy_bytes = scene_bytes(2, 200_000)
+    legacy_bytes = scene_bytes(2, 1_500_000)
     name = "old/00000001-0123456789abcdef"
     await put_object(bus.js, f"{bus.prefix}_scenes", name, legacy_bytes)  # the old format
     legacy = Head(scene_id="old", revision=1, scene_hash="0123456789abcdef",
@@ -85,7 +85,7 @@ async def test_commit_when_two_users_store_the_same_file_shares_no_chunk_object(
     bus: Bus, tmp_path: Path
 ) -> None:
     store = JetStreamSceneStore(bus.js, bus.prefix)
-    data = scene_bytes(3, 1_000_000)
+    data = scene_bytes(3, 2_000_000)
     path = file_of(tmp_path, "same.blend", data)
     ann = await store.commit("ann-scene", path, "h", None, 1, owner="ann")
     bob = await store.commit("bob-scene", path, "h", None, 1, owner="bob")
@@ -107,7 +107,7 @@ async def test_commit_when_a_users_other_scene_holds_the_chunks_uploads_none(
     bus: Bus, tmp_path: Path
 ) -> None:
     store = JetStreamSceneStore(bus.js, bus.prefix)
-    path = file_of(tmp_path, "a.blend", scene_bytes(4, 1_000_000))
+    path = file_of(tmp_path, "a.blend", scene_bytes(4, 2_000_000))
     await store.commit("a", path, "h", None, 1, owner="ann")
     info = await bus.js.stream_info(store.chunks.stream)
     copy = await store.commit("b", path, "h", None, 1, owner="ann")
@@ -119,7 +119,7 @@ async def test_read_when_a_chunk_is_missing_names_the_revision_and_the_chunk(
     bus: Bus, tmp_path: Path
 ) -> None:
     store = JetStreamSceneStore(bus.js, bus.prefix)
-    head = await store.commit("s", file_of(tmp_path, "s.blend", scene_bytes(5, 500_000)),
+    head = await store.commit("s", file_of(tmp_path, "s.blend", scene_bytes(5, 2_000_000)),
                               "h", None, 1, owner="ann")  # fmt: skip
     victim = sorted(await chunk_names(store))[0]
     objects = await bus.js.object_store(store.chunks.bucket)
@@ -143,7 +143,7 @@ async def test_delete_if_older_when_a_commit_stored_the_chunk_again_keeps_it(
     bus: Bus, tmp_path: Path
 ) -> None:
     store = JetStreamSceneStore(bus.js, bus.prefix)
-    data = scene_bytes(6, 100_000)
+    data = scene_bytes(6, 2_000_000)
     head = await store.commit("s", file_of(tmp_path, "s.blend", data), "h", None, 1, "ann")
     name = sorted(await chunk_names(store))[0]
     seen = await store.chunks.meta(name)
@@ -165,7 +165,9 @@ async def test_commit_when_chunks_take_longer_than_half_the_grace_fails_and_keep
 ) -> None:
     store = JetStreamSceneStore(bus.js, bus.prefix, chunk_grace=1e-9)
     with pytest.raises(TimeoutError, match="BLENDMESH_CHUNK_GRACE"):
-        await store.commit("s", file_of(tmp_path, "s.blend", scene_bytes(7, 50_000)), "h", None, 1)
+        await store.commit(
+            "s", file_of(tmp_path, "s.blend", scene_bytes(7, 2_000_000)), "h", None, 1
+        )
     assert await store.head("s") is None
     assert [r for r in await store.revisions() if r[0] == "s"] == []
 
@@ -193,3 +195,17 @@ async def test_fetch_when_many_windows_writes_the_file_and_a_lost_chunk_leaves_n
     with pytest.raises(RevisionDamaged, match=f"chunk {last[:16]} is not in the store"):
         await JetStreamSceneStore(bus.js, bus.prefix).fetch(head, again)
     assert list(again.parent.iterdir()) == []  # neither the file nor its partial copy
+
+
+async def test_commit_when_scene_is_under_a_mebibyte_stores_it_whole(
+    bus: Bus, tmp_path: Path
+) -> None:
+    store = JetStreamSceneStore(bus.js, bus.prefix)
+    small = scene_bytes(9, 300_000)
+    head = await store.commit("s", file_of(tmp_path, "s.blend", small), "h", None, 1, "ann")
+    stored = await read_object(bus.js, f"{bus.prefix}_scenes", head.object_name, 1 << 20)
+    assert stored == small and await chunk_names(store) == set()
+    big = scene_bytes(9, 1024 * 1024)  # the threshold itself: chunked
+    two = await store.commit("s", file_of(tmp_path, "b.blend", big), "h2", head, 1, "ann")
+    assert await chunk_names(store) and await store.read(two) == big
+    assert await store.read(head) == small

@@ -20,7 +20,7 @@ PREFIX = "bmchunks"
 async def test_client_login_when_reading_tagging_and_deleting_may_only_read_and_tag(
     tmp_path: Path,
 ) -> None:
-    data = b"BLENDER" + bytes(range(256)) * 2_000
+    data = b"BLENDER" + bytes(range(256)) * 8_000
     blend = tmp_path / "s.blend"
     blend.write_bytes(data)
     async with bare_mesh(Settings(home=tmp_path / "home", prefix=PREFIX)) as mesh:
