@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from msgspec.structs import replace
@@ -40,6 +41,7 @@ async def guardians_server(home: Path) -> AsyncIterator[ClientSession]:
         yield session
 
 
+@pytest.mark.clause("003-§tool-surface.1")
 async def test_mcp_guardians_lists_exactly_one_tool(tmp_path: Path) -> None:
     """003 §1: exactly one tool, run_guardians(repo_path, guardians)."""
     async with guardians_server(tmp_path) as session:

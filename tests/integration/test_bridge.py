@@ -96,6 +96,7 @@ async def test_initialize_when_started_reports_blender_profile(
 @pytest.mark.clause(
     "001-§core-concepts.1", "001-§core-concepts.5", "001-§safety-modes.1", "001-§idempotence.1"
 )
+@pytest.mark.clause("002-§tool-registry.2", "002-§tool-registry.3", "000-§adoption.1")
 async def test_tools_list_when_started_every_tool_has_metadata(bridge: BridgeProcess) -> None:
     tools = await bridge.list_tools()
     names = [t["name"] for t in tools]

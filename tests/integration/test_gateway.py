@@ -308,6 +308,7 @@ async def test_run_detail_when_another_user_asks_answers_404(api: httpx.AsyncCli
     "000-§audit-record.9",
     "000-§audit-record.10",
 )
+@pytest.mark.clause("002-§core-loop.13")
 async def test_audit_when_run_completed_has_spec_000_fields(api: httpx.AsyncClient) -> None:
     answer = await run(
         api, {"prompt": "add a cube named A1, then add a cube named A2", "sceneId": "gw_audit"}

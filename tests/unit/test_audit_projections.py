@@ -444,6 +444,7 @@ async def test_apply_when_redelivered_after_later_events_skips_it(store: Any) ->
     "002-§audit.6",
     "002-§audit.7",
 )
+@pytest.mark.clause("002-§core-loop.13")
 async def test_recorded_history_when_replayed_produces_expected_rows(store: Any) -> None:
     events = load_history()
     await _replay(store, events)

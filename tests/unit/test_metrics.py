@@ -52,6 +52,7 @@ def one_of_each() -> None:
     metrics.bridge_restarted("run")
 
 
+@pytest.mark.clause("000-§correlation.5")
 def test_series_when_scraped_are_blendmesh_with_only_declared_labels() -> None:
     one_of_each()
     metrics.approvals_waiting(1)  # an up-down counter shows only once it moved
@@ -92,6 +93,7 @@ def test_operations_when_tool_name_is_hostile_make_no_new_series() -> None:
     assert "other" in statuses
 
 
+@pytest.mark.clause("000-§correlation.5")
 def test_every_label_when_value_is_hostile_lands_in_other() -> None:
     for hostile in HOSTILE:
         metrics.run_ended(hostile, hostile, 1.0)
