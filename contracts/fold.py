@@ -103,6 +103,17 @@ def action_changes(event: Event) -> list[tuple[str, ActionState]]:
     return []
 
 
+def action_times(events: Sequence[AnyEvent]) -> dict[str, tuple[float, float]]:
+    """When each operation was planned (by the latest plan that holds it) and when an event
+    last changed its state: the timestamps spec 002 §9 asks of every action."""
+    times: dict[str, tuple[float, float]] = {}
+    for event in events:
+        for op, _ in action_changes(event):
+            fresh = isinstance(event, Planned) or op not in times
+            times[op] = (event.at if fresh else times[op][0], event.at)
+    return times
+
+
 def action_states(events: Sequence[AnyEvent]) -> dict[str, ActionState]:
     states: dict[str, ActionState] = {}
     for event in events:

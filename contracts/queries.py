@@ -82,6 +82,10 @@ class ActionRow(_Message, frozen=True, kw_only=True):
     error_code: str | None
     approval_id: str | None = None  # the approval that asked a person about it, if any
     input_hash: str | None = None  # "sha256:<hex>" of its canonical args (spec 002 §9)
+    # Seconds since the epoch (spec 002 §9 timestamps): when the plan that holds it was
+    # made, and when an event last changed it. None in views projected before they existed.
+    created_at: float | None = None
+    updated_at: float | None = None
 
 
 class AuditRecord(_Message, frozen=True, kw_only=True):

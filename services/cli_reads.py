@@ -99,6 +99,7 @@ async def cmd_audit(args: argparse.Namespace, settings: Settings, out: Console) 
                 "decision",
                 "approved_by",
                 "state",
+                "updated",
             ],
         )
     )

@@ -160,6 +160,8 @@ def as_rows(structs: Sequence[Any]) -> list[dict[str, Any]]:
             row["timestamp"] = _utc(row["timestamp"])
         if isinstance(row.get("created_at"), float):
             row["created"] = _utc(row["created_at"])
+        if isinstance(row.get("updated_at"), float):
+            row["updated"] = _utc(row["updated_at"])
         if "prompt" in row:
             row["request"] = request_text(row["prompt"])
         for key in ("scene_hash_before", "scene_hash_after", "mcp_call_id", "blender_mutation_id"):

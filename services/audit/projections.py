@@ -69,7 +69,7 @@ RUN_COLUMNS = (
 )  # fmt: skip
 ACTION_COLUMNS = (
     "run_id", "operation_id", "tool_name", "safety_level", "state", "decision", "mcp_call_id",
-    "blender_mutation_id", "error_code", "approval_id", "input_hash",
+    "blender_mutation_id", "error_code", "approval_id", "input_hash", "created_at", "updated_at",
 )  # fmt: skip
 
 
@@ -126,6 +126,7 @@ def _action_rows(event: ev.RunEvent, actions: Mapping[str, Row]) -> list[Row]:
         if op_id not in rows:
             prev = actions.get(op_id)
             rows[op_id] = dict(prev) if prev else _empty_action(event.run_id, op_id)
+            rows[op_id]["created_at"] = rows[op_id]["created_at"] or event.at
         return rows[op_id]
 
     match event:
@@ -133,6 +134,7 @@ def _action_rows(event: ev.RunEvent, actions: Mapping[str, Row]) -> list[Row]:
             for op in event.operation_set.operations:
                 rows[op.operation_id] = _empty_action(event.run_id, op.operation_id)
                 rows[op.operation_id].update(
+                    created_at=event.at,
                     tool_name=op.tool_name,
                     safety_level=op.safety_level,
                     input_hash=_input_hash(op.args),
@@ -170,6 +172,8 @@ def _action_rows(event: ev.RunEvent, actions: Mapping[str, Row]) -> list[Row]:
                 )
     for op_id, state in action_changes(event):
         row(op_id)["state"] = state
+    for changed in rows.values():  # 002 §9: every action says when it last changed
+        changed["updated_at"] = event.at
     return [rows[k] for k in sorted(rows)]
 
 

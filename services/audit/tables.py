@@ -21,7 +21,8 @@ CREATE INDEX IF NOT EXISTS runs_newest ON runs (created_at DESC, run_id DESC);
 CREATE INDEX IF NOT EXISTS runs_by_user ON runs (user, created_at DESC, run_id DESC);
 CREATE TABLE IF NOT EXISTS actions (run_id TEXT, operation_id TEXT, tool_name TEXT,
   safety_level TEXT, state TEXT, decision TEXT, mcp_call_id TEXT, blender_mutation_id TEXT,
-  error_code TEXT, approval_id TEXT, input_hash TEXT, PRIMARY KEY (run_id, operation_id));
+  error_code TEXT, approval_id TEXT, input_hash TEXT, created_at REAL, updated_at REAL,
+  PRIMARY KEY (run_id, operation_id));
 CREATE TABLE IF NOT EXISTS audit_records (stream_seq INTEGER PRIMARY KEY, event_id TEXT,
   run_id TEXT, user TEXT, timestamp REAL, request_id TEXT, operation_id TEXT, mcp_call_id TEXT,
   blender_mutation_id TEXT, tool_name TEXT, safety_level TEXT, status TEXT,
@@ -38,7 +39,7 @@ CREATE TABLE IF NOT EXISTS dead_letters (stream_seq INTEGER PRIMARY KEY, consume
 # Columns added after the first release: a database made before them gets them (NULL in
 # old rows until ``blendmesh audit rebuild``) instead of failing on its first write.
 ADDED_COLUMNS: dict[str, tuple[str, ...]] = {
-    "actions": ("approval_id", "input_hash"),
+    "actions": ("approval_id", "input_hash", "created_at", "updated_at"),
     "audit_records": (
         "scene_id", "model", "input_hash", "decision", "approval_id", "error_code", "message",
     ),

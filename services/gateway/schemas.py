@@ -25,7 +25,7 @@ from contracts.events import (
     PolicyDecided,
     Resolution,
 )
-from contracts.fold import action_states
+from contracts.fold import action_states, action_times
 from contracts.geonodes import step_of
 from contracts.operations import Operation
 from contracts.python_steps import CODE_SHA256_PATTERN
@@ -121,6 +121,12 @@ class Action(_Model):
         description="How repeatable the operation's tool is (spec 001), once it has a receipt",
     )
     seed: int | None = Field(default=None, description="The seed a seeded tool ran with")
+    created_at: datetime | None = Field(
+        default=None, description="When the plan that holds the operation was made (UTC)"
+    )
+    updated_at: datetime | None = Field(
+        default=None, description="When an event last changed the operation's status (UTC)"
+    )
 
 
 class RepairStepOut(_Model):
@@ -254,6 +260,7 @@ def run_out(result: RunResult, events: Sequence[AnyEvent]) -> RunResponse:
         else set()
     )
     states = action_states(events)
+    times = action_times(events)
     receipts = {r.operation_id: r for r in result.receipts}
     actions = [
         Action(
@@ -264,9 +271,11 @@ def run_out(result: RunResult, events: Sequence[AnyEvent]) -> RunResponse:
             step_id=step_of(op.operation_id),
             determinism_class=receipt.determinism_class if receipt else None,
             seed=receipt.seed if receipt else None,
+            created_at=_when(when[0]) if when else None,
+            updated_at=_when(when[1]) if when else None,
         )
         for op in (planned.operation_set.operations if planned else [])
-        for receipt in [receipts.get(op.operation_id)]
+        for receipt, when in [(receipts.get(op.operation_id), times.get(op.operation_id))]
     ]
     failure = None
     if result.status == "failed" and result.failure is not None:

@@ -6,6 +6,7 @@ import asyncio
 import io
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -164,17 +165,33 @@ async def test_resolve_when_decision_unknown_answers_422(api: httpx.AsyncClient)
 async def test_run_when_prompt_given_completes_with_actions(api: httpx.AsyncClient) -> None:
     answer = await run(api, {"prompt": "add a cube named Box at 0 0 1", "sceneId": "gw_one"})
     assert answer["ok"] is True and answer["status"] == "completed"
-    assert answer["actions"] == [
-        {
-            "operationId": "op01",
-            "tool": "object.create",
-            "status": "completed",
-            "requiresApproval": False,
-            "stepId": None,
-        }
-    ]
+    (action,) = answer["actions"]
+    timed = ("createdAt", "updatedAt")  # times of this run: the next test checks them
+    assert {k: v for k, v in action.items() if k not in timed} == {
+        "operationId": "op01",
+        "tool": "object.create",
+        "status": "completed",
+        "requiresApproval": False,
+        "stepId": None,
+        "determinismClass": "deterministic",
+        "seed": None,
+    }
+    assert all(action[k] for k in timed)
     assert answer["scenePath"] == "/api/scenes/gw_one.blend"
     assert answer["failure"] is None and answer["runId"] and answer["threadId"]
+
+
+@pytest.mark.clause("002-§audit.8")
+async def test_run_when_completed_each_action_says_when_planned_and_last_changed(
+    api: httpx.AsyncClient,
+) -> None:
+    before = datetime.now(UTC)
+    answer = await run(api, {"prompt": "add a cube named Clock", "sceneId": "gw_times"})
+    (action,) = answer["actions"]
+    created = datetime.fromisoformat(action["createdAt"])
+    updated = datetime.fromisoformat(action["updatedAt"])
+    assert before - timedelta(seconds=5) <= created <= updated <= datetime.now(UTC)
+    assert updated > created  # planned, then executed: its last change came later
 
 
 @pytest.mark.clause("002-§core-loop.2")

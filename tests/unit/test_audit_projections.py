@@ -443,6 +443,7 @@ async def test_apply_when_redelivered_after_later_events_skips_it(store: Any) ->
     "002-§audit.5",
     "002-§audit.6",
     "002-§audit.7",
+    "002-§audit.8",
 )
 @pytest.mark.clause("002-§core-loop.13")
 async def test_recorded_history_when_replayed_produces_expected_rows(store: Any) -> None:
@@ -496,6 +497,8 @@ async def test_recorded_history_when_replayed_produces_expected_rows(store: Any)
         "error_code": "TOOL_ERROR",
         "approval_id": None,
         "input_hash": canonical_hash({"object": "Ring", "name": "Gold"}),
+        "created_at": events[18].at,  # planned
+        "updated_at": events[25].at,  # rolled back: its last change
     }
     records = [
         (

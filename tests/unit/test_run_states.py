@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
-from contracts.events import Event, PlanningStarted, PolicyDecided, Replied, follow
-from contracts.fold import fold_run, run_state_after
+from contracts.events import (
+    Event,
+    OperationStarted,
+    PlanningStarted,
+    PolicyDecided,
+    Replied,
+    follow,
+)
+from contracts.fold import action_times, fold_run, run_state_after
 from tests.unit.test_model_handlers import REQUESTED, planned_at
 
 STARTED = follow(REQUESTED, PlanningStarted, 0.5, planner="gemini")
@@ -42,3 +50,20 @@ def test_run_state_when_planned_decided_or_replied_is_still_planning(event: Even
 
 def test_run_state_when_final_stays_final_after_a_late_planning_event() -> None:
     assert run_state_after("completed", STARTED) == "completed"
+
+
+@pytest.mark.clause("002-§audit.8")
+def test_action_times_when_run_goes_on_are_planned_then_last_changed() -> None:
+    planned = planned_at(1)
+    again = planned_at(2)  # a repair plan: its operations start afresh
+    events = [REQUESTED, STARTED, planned, msgspec.structs.replace(again, at=4.0)]
+    times = action_times(events)
+    assert times == {"op01": (4.0, 4.0), "op02": (4.0, 4.0)}
+    started = follow(
+        planned, OperationStarted, 2.5, operation_id="op01", tool_name="object.create",
+        mcp_call_id="m1", scene_hash_before="h",
+    )  # fmt: skip
+    assert action_times([REQUESTED, planned, started]) == {
+        "op01": (1.0, 2.5),
+        "op02": (1.0, 1.0),
+    }
