@@ -81,7 +81,7 @@ class OperationRunner:
     _imaged: dict[str, str] = field(default_factory=dict)  # operation id -> result image
 
     @property
-    def _scope(self) -> tuple[str, str, str]:
+    def scope(self) -> tuple[str, str, str]:
         """Whose journal entries these are: user, scene and request of the approved plan."""
         a = self.approved
         return a.user, a.scene_id, a.request_id
@@ -90,7 +90,7 @@ class OperationRunner:
         """Re-apply committed operations missing from the head; None if a hash diverges."""
         scene_hash = start
         for op in ops:
-            entry = await self.journal.get(op_key(*self._scope, op.operation_id))
+            entry = await self.journal.get(op_key(*self.scope, op.operation_id))
             if entry is not None and entry.result_image:
                 # Never run it again: load the scene it left (results.py).
                 if self.images is None:
@@ -242,7 +242,7 @@ class OperationRunner:
                     "it was restarted",
                 ),
             )
-        key = op_key(*self._scope, call.op.operation_id)
+        key = op_key(*self.scope, call.op.operation_id)
         image: str | None = None
         kind = result.determinism_class or self.declared(call.op.tool_name)
         if call.mutating and not repeatable(kind):
@@ -325,7 +325,7 @@ class OperationRunner:
             )
         method, restored = await self._rollback(call.before)
         if restored != call.before:
-            bad = rollback_failure(call.op.operation_id, self._checkpoint_note(restored))
+            bad = rollback_failure(call.op.operation_id, self.checkpoint_note(restored))
             return Step(
                 call.op.operation_id,
                 receipt,
@@ -348,7 +348,7 @@ class OperationRunner:
             raise RuntimeError("this executor keeps no result images")
         return await self.images.keep(key)
 
-    def _checkpoint_note(self, restored: str) -> str:
+    def checkpoint_note(self, restored: str) -> str:
         head = self.session.head
         where = (
             f"revision {head.revision} (hash {head.scene_hash[:12]})" if head else "the empty scene"
@@ -387,62 +387,3 @@ class OperationRunner:
             return await self.bridge.fingerprint()
         except Exception as exc:  # noqa: BLE001 - reported as ROLLBACK_FAILED
             return f"unrestored ({exc})"
-
-    async def undo_run(self, done: list[Step], failed: Step) -> tuple[str, Step]:
-        """Roll the whole run back (boundary "run"): compensations in reverse where every
-        committed operation declared one, the checkpoint otherwise; verified by hash."""
-        start = self.session.start_hash
-        mine = [s for s in done if s.receipt.status == "succeeded"]
-        writes = [s for s in mine if s.receipt.safety_level != "read_only"]
-        method: Literal["compensation", "checkpoint"] = "checkpoint"
-        restored = ""
-        if all(s.compensation is not None for s in writes):
-            method, restored = "compensation", await self._compensate(writes)
-        if restored != start:
-            method, restored = "checkpoint", await self.restore([])
-        if restored != start:
-            bad = rollback_failure(failed.op_id, self._checkpoint_note(restored))
-            return restored, Step(
-                failed.op_id,
-                failed.receipt,
-                restored,
-                bad,
-                consistent=False,
-                message=f"{failed.message}; {bad.retry_hint}",
-            )
-        self.since = []
-        await self.events.settle()  # an entry still being written must not outlive its delete
-        for step in mine:
-            await self.journal.delete(op_key(*self._scope, step.op_id))
-            await self.events.emit(
-                follow(
-                    self.approved,
-                    OperationRolledBack,
-                    self.clock(),
-                    step.index,
-                    operation_id=step.op_id,
-                    mcp_call_id=step.receipt.mcp_call_id or "",
-                    method=method,
-                    scene_hash=restored,
-                )
-            )
-            step.receipt = msgspec.structs.replace(step.receipt, status="rolled_back")
-        note = f"{failed.message}; the whole run was rolled back ({method})"
-        return restored, Step(
-            failed.op_id, failed.receipt, restored, failed.failure, message=note, index=failed.index
-        )
-
-    async def _compensate(self, writes: list[Step]) -> str:
-        try:
-            for step in reversed(writes):
-                inverse = step.compensation
-                if inverse is None:
-                    return ""
-                result = await self.bridge.call_tool(
-                    inverse.tool, inverse.arguments, self.new_id(), timeout=self.op_timeout
-                )
-                if not result.ok:
-                    return ""
-            return await self.bridge.fingerprint()
-        except Exception:  # noqa: BLE001 - the checkpoint is the fallback
-            return ""

@@ -49,6 +49,7 @@ from services.executor.results import ResultImages
 from services.executor.revision_notes import Described, RevisionNotes, discard
 from services.executor.scene_tools import SceneTools
 from services.executor.session import Scenes, SceneSession
+from services.executor.undo import undo_run
 from services.runtime import tracing
 
 log = logging.getLogger("blendmesh.executor")
@@ -195,7 +196,7 @@ class PlanRunner:
                 done.append(step)
             receipts.append(step.receipt)
         if failed is not None and failed.consistent and approved.rollback_boundary == "run":
-            scene_hash, failed = await steps.undo_run(done, failed)
+            scene_hash, failed = await undo_run(steps, done, failed)
             undone = {s.op_id: s.receipt for s in done}
             receipts = [undone.get(r.operation_id, r) for r in receipts]
         # Every journal entry stored and every operation event sent before a revision is
