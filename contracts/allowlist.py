@@ -46,6 +46,7 @@ class AllowlistRevoke(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
 
     entry_id: str
     user: str | None = None  # when set, only this user's entry may be revoked
+    revoked_by: str = ""  # who asked, as the door authenticated them; recorded in the log
 
 
 class AllowlistReply(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -16,6 +16,7 @@ import msgspec
 from contracts.audit import AuditRecorded
 from contracts.door import DoorReply, FileRef, FileUpload, ListQuery, RunRef
 from contracts.events import (
+    AllowlistRevoked,
     AnyEvent,
     ApprovalResolved,
     DeadLettered,
@@ -126,6 +127,9 @@ def _channel(kind: type[msgspec.Struct]) -> tuple[str, dict[str, Any]]:
     elif kind is DeadLettered:
         address, params = "{prefix}.deadletter.{consumer}", ("prefix", "consumer")
         who = "any service's consumer loop"
+    elif kind is AllowlistRevoked:
+        address = "{prefix}.scene.{scene_id}.allowlist_revoked"
+        params, who = ("prefix", "scene_id"), "NATS role `policy`"
     else:
         address = "{prefix}.audit.{user}.{scene_id}.{run_id}"
         params = ("prefix", "user", "scene_id", "run_id")

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
 
+from contracts.allowlist import AllowlistEntry
 from contracts.failures import FailureContract
 from contracts.gates import GateEnvelope
 from contracts.operations import OperationSet, SafetyLevel
@@ -316,6 +317,15 @@ class ThreadMessage(Event, frozen=True, kw_only=True, tag="thread.message"):
     text: str
 
 
+class AllowlistRevoked(Event, frozen=True, kw_only=True, tag="allowlist.revoked"):
+    """A standing approval was withdrawn: its user is asked again from now on. The log keeps
+    the revocation as it keeps the approval that granted it, so the allowlist's history is
+    in immutable entries (spec 002 §9), not only in a KV bucket that forgets deletes."""
+
+    entry: AllowlistEntry  # the entry as it was when revoked
+    revoked_by: str
+
+
 class DeadLettered(Event, frozen=True, kw_only=True, tag="deadletter"):
     """A message no handler could process; kept so nothing is dropped silently."""
 
@@ -349,6 +359,7 @@ AnyEvent = (
     | RunFailed
     | DeadLettered
     | ThreadMessage
+    | AllowlistRevoked
 )
 
 _decoder = msgspec.json.Decoder(AnyEvent)

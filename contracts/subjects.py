@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from contracts.events import Event, RunEvent, ThreadMessage, event_kind
+from contracts.events import AllowlistRevoked, Event, RunEvent, ThreadMessage, event_kind
 
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 
@@ -77,6 +77,16 @@ def run_events(prefix: str, run_id: str, kind: str = "*") -> str:
 def thread_events(prefix: str, thread_id: str, kind: str = "*") -> str:
     """The messages of one conversation thread (``message`` events)."""
     return f"{prefix}.thread.{thread_id}.{kind}"
+
+
+def scene_events(prefix: str, scene_id: str, kind: str = "*") -> str:
+    """Events about one scene that belong to no run (``allowlist_revoked``)."""
+    return f"{prefix}.scene.{subject_token(scene_id)}.{kind}"
+
+
+def any_scene(prefix: str, kind: str) -> str:
+    """One kind of scene event across every scene: a permission or filter subject."""
+    return f"{prefix}.scene.*.{kind}"
 
 
 def any_run(prefix: str, kind: str) -> str:
@@ -143,5 +153,7 @@ def for_event(prefix: str, event: Event) -> str:
         return run_events(prefix, event.run_id, kind.removeprefix("run."))
     if isinstance(event, ThreadMessage):
         return thread_events(prefix, event.thread_id, kind.removeprefix("thread."))
+    if isinstance(event, AllowlistRevoked):
+        return scene_events(prefix, event.entry.scene_id, "allowlist_revoked")
     consumer = getattr(event, "consumer", "unknown")
     return deadletter(prefix, consumer)

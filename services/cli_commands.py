@@ -119,7 +119,9 @@ async def cmd_allowlist(args: argparse.Namespace, settings: Settings, out: Conso
     async with connected(settings, ("policy",)) as bus:
         if args.action == "revoke":
             try:
-                entry = await allowlist.revoke_entry(bus.nc, settings.prefix, args.entry_id)
+                entry = await allowlist.revoke_entry(
+                    bus.nc, settings.prefix, args.entry_id, revoked_by=settings.user
+                )
             except allowlist.AllowlistRefused as exc:
                 raise ClientError(str(exc)) from None
             out.print(

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
+from collections.abc import Callable
+from typing import Protocol
 
 import msgspec
 from nats.aio.client import Client
@@ -29,6 +32,7 @@ from contracts.allowlist import (
     AllowlistRevoke,
     entry_id,
 )
+from contracts.events import AllowlistRevoked, Event, derive_event_id
 from services.policy.ports import Allowlist
 from services.runtime import delivered
 from services.runtime.bus import ensure_kv
@@ -88,13 +92,41 @@ class KvAllowlist:
 _encoder = msgspec.json.Encoder()
 
 
-class AllowlistResponders:
-    """Answers ``allowlist.list`` and ``allowlist.revoke`` from an Allowlist."""
+class Record(Protocol):
+    """Port: append an event to the log (``services.runtime.bus.EventPublisher``)."""
 
-    def __init__(self, nc: Client, prefix: str, allowlist: Allowlist) -> None:
+    async def publish(self, event: Event) -> int: ...
+
+
+def revoked(entry: AllowlistEntry, by: str, now: float) -> AllowlistRevoked:
+    """The log's entry for withdrawing ``entry``. Its id is derived from the entry as
+    granted, so asking again after a lost reply records it once; a later grant of the same
+    (user, tool, scene) is a new entry, and its revocation a new event."""
+    return AllowlistRevoked(
+        event_id=derive_event_id(f"{entry.entry_id}@{entry.created_at!r}", "allowlist.revoked"),
+        at=now,
+        entry=entry,
+        revoked_by=by or "unknown",
+    )
+
+
+class AllowlistResponders:
+    """Answers ``allowlist.list`` and ``allowlist.revoke`` from an Allowlist; a revocation
+    is recorded in the log before the entry leaves the bucket."""
+
+    def __init__(
+        self,
+        nc: Client,
+        prefix: str,
+        allowlist: Allowlist,
+        record: Record,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self._nc = nc
         self._prefix = prefix
         self._allowlist = allowlist
+        self._record = record
+        self._clock = clock
         self._subs: list[Subscription] = []
 
     async def start(self) -> None:
@@ -135,9 +167,13 @@ class AllowlistResponders:
             ),
             None,
         )
-        if entry is None or not await self._allowlist.revoke(revoke.entry_id, revoke.user):
+        if entry is None:
             return AllowlistReply(
                 ok=False,
                 error=f"no allowlist entry {revoke.entry_id}; `blendmesh allowlist` lists them",
             )
+        # Recorded first: a revocation the log does not hold never happens, and one whose
+        # delete then fails is recorded again (the same id) when it is asked again.
+        await self._record.publish(revoked(entry, revoke.revoked_by, self._clock()))
+        await self._allowlist.revoke(revoke.entry_id, revoke.user)
         return AllowlistReply(ok=True, entries=[entry])

@@ -36,7 +36,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         approvers=UsersFile(settings.home / FILE_NAME).approvers,
     )
     service = ConsumerService("policy")
-    responders = AllowlistResponders(bus.nc, bus.prefix, allowlist)
+    responders = AllowlistResponders(bus.nc, bus.prefix, allowlist, bus.publisher)
     await responders.start()
     service.closers.append(responders.stop)
     await service.add(

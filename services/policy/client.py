@@ -54,10 +54,15 @@ async def list_entries(
 
 
 async def revoke_entry(
-    nc: Client, prefix: str, entry_id: str, user: str | None = None, timeout: float = 5.0
+    nc: Client,
+    prefix: str,
+    entry_id: str,
+    user: str | None = None,
+    timeout: float = 5.0,
+    revoked_by: str = "",
 ) -> AllowlistEntry:
-    """Revoke one entry and return it; raises AllowlistError when there is none."""
-    entries: list[AllowlistEntry] = await _ask(
-        nc, prefix, REVOKE, AllowlistRevoke(entry_id=entry_id, user=user), timeout
-    )
+    """Revoke one entry and return it; raises AllowlistError when there is none. The log
+    records the revocation and ``revoked_by``, who asked."""
+    body = AllowlistRevoke(entry_id=entry_id, user=user, revoked_by=revoked_by)
+    entries: list[AllowlistEntry] = await _ask(nc, prefix, REVOKE, body, timeout)
     return entries[0]

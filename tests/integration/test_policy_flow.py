@@ -7,12 +7,13 @@ from typing import Any
 
 import pytest
 
-from contracts.events import ApprovalRequested, PolicyDecided, RunFailed
+from contracts import subjects
+from contracts.events import AllowlistRevoked, ApprovalRequested, PolicyDecided, RunFailed
 from contracts.receipts import RunResult
 from services.client import MeshClient, RequestMismatch, build_request
 from services.mesh import Mesh
 from services.policy import client as allowlist
-from services.runtime.history import read_run
+from services.runtime.history import read_run, read_subject
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 from tests.meshes import mesh_fixture
@@ -44,7 +45,7 @@ async def decided(mesh: tuple[Mesh, Bus], run_id: str) -> PolicyDecided:
     return next(e for e in events if isinstance(e, PolicyDecided))
 
 
-@pytest.mark.clause("002-§approvals.5", "002-§policy.3")
+@pytest.mark.clause("002-§approvals.5", "002-§policy.3", "002-§audit.9")
 async def test_approve_and_always_allow_when_same_op_again_runs_without_asking(
     mesh: tuple[Mesh, Bus],
 ) -> None:
@@ -66,9 +67,14 @@ async def test_approve_and_always_allow_when_same_op_again_runs_without_asking(
         f"allowlist#{entry.entry_id}"
     ]
 
-    revoked = await allowlist.revoke_entry(bus.nc, bus.prefix, entry.entry_id)
+    revoked = await allowlist.revoke_entry(bus.nc, bus.prefix, entry.entry_id, revoked_by="ana")
     assert revoked.entry_id == entry.entry_id
     assert await allowlist.list_entries(bus.nc, bus.prefix, "ana") == []
+    # 002 §9: the revocation is an immutable entry of the log, not only a KV delete.
+    subject = subjects.scene_events(bus.prefix, "standing", "allowlist_revoked")
+    (record,) = await read_subject(bus.js, bus.prefix, subject)
+    assert isinstance(record, AllowlistRevoked)
+    assert (record.entry, record.revoked_by) == (entry, "ana")
     asked_again = await run(mesh, "standing", "delete C")
     assert asked_again.status == "awaiting_confirmation"
     await client.resolve(asked_again.run_id, "reject", "ana", timeout=120)

@@ -124,7 +124,7 @@ async def test_policy_responder_when_a_stream_delivers_a_revoke_into_its_queue_i
             run_id="r",
         )
         await allowlist.add(entry)
-        responders = AllowlistResponders(policy.nc, PREFIX, allowlist)
+        responders = AllowlistResponders(policy.nc, PREFIX, allowlist, policy.publisher)
         await responders.start()
         try:
             bait = subjects.run_events(PREFIX, "bait", "requested")
@@ -158,7 +158,8 @@ async def test_responders_when_the_reply_subject_is_not_an_inbox_answer_nothing(
     """With allow_responses a responder may publish wherever a request's reply points: a
     client could aim the policy's answer at the log. Only inboxes are answered."""
     async with role_bus(mesh, "policy") as policy, role_bus(mesh, access.CLIENT) as client:
-        responders = AllowlistResponders(policy.nc, PREFIX, KvAllowlist(policy.js, PREFIX))
+        allowlist = KvAllowlist(policy.js, PREFIX)
+        responders = AllowlistResponders(policy.nc, PREFIX, allowlist, policy.publisher)
         await responders.start()
         try:
             target = subjects.run_events(PREFIX, "aimed", "approved")

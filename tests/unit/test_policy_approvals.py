@@ -4,19 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 
+from contracts.allowlist import AllowlistEntry
 from contracts.canonical import canonical_hash
 from contracts.events import (
+    AllowlistRevoked,
     ApprovalRequested,
     ApprovalResolved,
     Approved,
     Denied,
+    Event,
     PolicyDecided,
     canonical_resolution,
     follow,
 )
-from services.policy.allowlist import AllowlistResponders
+from services.policy.allowlist import AllowlistResponders, revoked
 from services.policy.handlers import PolicyHandlers
 from services.policy.memory import MemoryAllowlist
 from services.runtime.errors import Retry
@@ -124,17 +128,57 @@ async def test_allowlist_responders_when_listed_and_revoked_answer_entries() -> 
     allowlist = MemoryAllowlist()
     handlers, _, asked = await waiting(allowlist)
     await handlers.on_resolved(resolve(asked, "approve_and_always_allow"))
-    responders = AllowlistResponders(None, "bm", allowlist)  # type: ignore[arg-type]
+    log = Recorded()
+    responders = AllowlistResponders(None, "bm", allowlist, log, clock=lambda: 9.0)  # type: ignore[arg-type]
     listed = await responders.answer("allowlist.list", b'{"user": "ana"}')
     (entry,) = listed.entries
-    revoked = await responders.answer(
-        "allowlist.revoke", f'{{"entry_id": "{entry.entry_id}"}}'.encode()
-    )
+    ask = f'{{"entry_id": "{entry.entry_id}", "revoked_by": "ben"}}'.encode()
+    revoked = await responders.answer("allowlist.revoke", ask)
     assert revoked.ok and revoked.entries == [entry]
-    again = await responders.answer(
-        "allowlist.revoke", f'{{"entry_id": "{entry.entry_id}"}}'.encode()
-    )
+    again = await responders.answer("allowlist.revoke", ask)
     assert not again.ok and "no allowlist entry" in (again.error or "")
+    (recorded,) = log.events  # 002 §9: the revocation is an entry of the immutable log
+    assert isinstance(recorded, AllowlistRevoked)
+    assert (recorded.entry, recorded.revoked_by, recorded.at) == (entry, "ben", 9.0)
+
+
+class Recorded:
+    """The log as a list: what a responder appended, in order."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.events: list[Event] = []
+        self.fail = fail
+
+    async def publish(self, event: Event) -> int:
+        if self.fail:
+            raise ConnectionError("the log is unreachable")
+        self.events.append(event)
+        return len(self.events)
+
+
+@pytest.mark.clause("002-§audit.9")
+async def test_allowlist_revoke_when_the_log_refuses_keeps_the_entry() -> None:
+    """No revocation without its record: the entry stays until the log holds the event."""
+    allowlist = MemoryAllowlist()
+    handlers, _, asked = await waiting(allowlist)
+    await handlers.on_resolved(resolve(asked, "approve_and_always_allow"))
+    (entry,) = await allowlist.entries("ana")
+    responders = AllowlistResponders(None, "bm", allowlist, Recorded(fail=True))  # type: ignore[arg-type]
+    with pytest.raises(ConnectionError):
+        await responders.answer("allowlist.revoke", f'{{"entry_id": "{entry.entry_id}"}}'.encode())
+    assert await allowlist.entries("ana") == [entry]
+
+
+def test_revoked_when_asked_twice_has_one_id_and_a_new_grant_another() -> None:
+    entry = AllowlistEntry(
+        entry_id="e1", user="ana", tool="object.delete", scene_id="s1", created_at=1.0,
+        created_by="ana", run_id="r1",
+    )  # fmt: skip
+    first, second = revoked(entry, "ana", 2.0), revoked(entry, "ana", 3.0)
+    assert first.event_id == second.event_id
+    regranted = msgspec.structs.replace(entry, created_at=5.0)
+    assert revoked(regranted, "ana", 6.0).event_id != first.event_id
+    assert revoked(entry, "", 2.0).revoked_by == "unknown"
 
 
 async def test_expiry_when_pending_and_not_expired_retries_later() -> None:
