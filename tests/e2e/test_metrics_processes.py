@@ -46,7 +46,8 @@ async def test_policy_process_when_metrics_port_set_serves_its_series(
     env = {"NATS_URL": url, "BLENDMESH_HOME": str(home), "BLENDMESH_METRICS_PORT": str(port)}
     proc = service("policy", env)
     try:
-        await consuming(url, home, "policy")
+        for durable in ("policy", "policy-expiry"):  # both started: the service is up
+            await consuming(url, home, durable)
         status, text = await asyncio.to_thread(get, f"http://127.0.0.1:{port}/metrics")
     finally:
         proc.send_signal(signal.SIGTERM)
