@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from contracts.assets import COLLECTION_PATTERN, EXTENSIONS
 from contracts.events import RunRequested
 from contracts.receipts import RunResult
-from contracts.views import MAX_SIDE, MIN_SIDE
+from contracts.views import DEFAULT_AZIMUTH, DEFAULT_ELEVATION, MAX_SIDE, MIN_SIDE
 from services.gateway.agent import answer
 from services.gateway.auth import current_user
 from services.gateway.context import Gateway, gateway
@@ -38,6 +38,11 @@ Gw = Annotated[Gateway, Depends(gateway)]
 SceneId = Annotated[str, Path(alias="sceneId", pattern=r"^[A-Za-z0-9_-]{1,128}$")]
 ASSET_PATH = re.compile(r"/api/scenes/[A-Za-z0-9_-]{1,128}/assets")
 Side = Annotated[int, Query(ge=MIN_SIDE, le=MAX_SIDE)]
+# A name ending as contracts.assets.EXTENSIONS say, in any case (a test holds them equal).
+FILENAME_PATTERN = (
+    r"^.*\.([gG][lL][tT][fF]|[gG][lL][bB]|[fF][bB][xX]|"
+    r"[oO][bB][jJ]|[uU][sS][dD][aA]?|[sS][tT][lL])$"
+)
 
 
 class ObjectAnswer(BaseModel):
@@ -138,30 +143,25 @@ async def inspect_object(
     return ObjectAnswer(run=response, object=camel(found))
 
 
-@router.get(
-    "/{sceneId}/view.png",
-    response_class=Response,
-    responses={
-        200: {
-            "description": "The view as a PNG; X-Blendmesh-Run names the run that drew it",
-            "content": {"image/png": {"schema": {"type": "string", "format": "binary"}}},
-        },
-        **responses(401, 404, 422, 502, 503, 504),
+_PNG: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "The view as a PNG; X-Blendmesh-Run names the run that drew it",
+        "content": {"image/png": {"schema": {"type": "string", "format": "binary"}}},
     },
-)
-async def render_view(
-    scene_id: SceneId,
-    user: User,
-    gw: Gw,
-    width: Side = 512,
-    height: Side = 512,
-    azimuth: Annotated[float | None, Query(ge=-360, le=360)] = None,
-    elevation: Annotated[float | None, Query(ge=-90, le=90)] = None,
-    camera: Annotated[str | None, Query(min_length=1, max_length=63)] = None,
+    **responses(401, 404, 422, 502, 503, 504),
+}
+
+
+async def _view(
+    gw: Gateway,
+    user: str,
+    scene_id: str,
+    width: int,
+    height: int,
+    azimuth: float | None = None,
+    elevation: float | None = None,
+    camera: str | None = None,
 ) -> Response:
-    """A PNG of the caller's scene through ``camera`` or from ``azimuth``/``elevation``
-    degrees (azimuth 0 looks from -Y, 90 from +X; elevation 90 from above), framing the
-    whole scene. A read: a run of one operation, audited, that makes no revision."""
     looks = _looks(gw)
     try:
         request = await looks.view_request(
@@ -174,6 +174,36 @@ async def render_view(
     if png is None:
         raise NotFound("the rendered view has expired from the store; render it again")
     return Response(png, media_type="image/png", headers={"X-Blendmesh-Run": result.run_id})
+
+
+@router.get("/{sceneId}/view.png", response_class=Response, responses=_PNG)
+async def render_view(
+    scene_id: SceneId,
+    user: User,
+    gw: Gw,
+    width: Side = 512,
+    height: Side = 512,
+    azimuth: Annotated[float, Query(ge=-360, le=360)] = DEFAULT_AZIMUTH,
+    elevation: Annotated[float, Query(ge=-90, le=90)] = DEFAULT_ELEVATION,
+) -> Response:
+    """A PNG of the caller's scene from ``azimuth``/``elevation`` degrees (azimuth 0 looks
+    from -Y, 90 from +X; elevation 90 from above), framing the whole scene. A read: a run
+    of one operation, audited, that makes no revision."""
+    return await _view(gw, user, scene_id, width, height, azimuth, elevation)
+
+
+@router.get("/{sceneId}/cameras/{camera}/view.png", response_class=Response, responses=_PNG)
+async def render_camera_view(
+    scene_id: SceneId,
+    camera: Annotated[str, Path(min_length=1, max_length=63)],
+    user: User,
+    gw: Gw,
+    width: Side = 512,
+    height: Side = 512,
+) -> Response:
+    """A PNG of the caller's scene through its camera object ``camera`` (404 when it has
+    none of that name). A read like ``view.png``."""
+    return await _view(gw, user, scene_id, width, height, camera=camera)
 
 
 @router.post(
@@ -201,7 +231,7 @@ async def import_asset(
     response: Response,
     user: User,
     gw: Gw,
-    filename: Annotated[str, Query(min_length=1, max_length=255)],
+    filename: Annotated[str, Query(min_length=1, max_length=255, pattern=FILENAME_PATTERN)],
     collection: Annotated[str, Query(pattern=COLLECTION_PATTERN)],
 ) -> SceneRun:
     """Add the objects of the uploaded asset file (its format from ``filename``'s

@@ -29,9 +29,10 @@ AUTH = {"Authorization": "Bearer tok-ana"}
 
 
 def excluded(case: schemathesis.Case) -> list[schemathesis.CheckFunction]:
-    """The import route's body is a .blend file, which a schema cannot describe (it says
-    binary); a schema-valid body that is not a .blend is rightly refused 422."""
-    return [positive_data_acceptance] if case.operation.path.endswith("/import") else []
+    """The import routes' bodies are a .blend or an asset file, which a schema cannot
+    describe (it says binary); a schema-valid body that is not one is rightly refused 422."""
+    imports = case.operation.path.endswith(("/import", "/assets"))
+    return [positive_data_acceptance] if imports else []
 
 
 class LiveGateway:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from contracts.assets import EXTENSIONS
 from contracts.views import view_plan, view_problem
-from services.gateway.scene_looks import camel
+from services.gateway.scene_looks import FILENAME_PATTERN, camel
 from services.mcp import prompts
 from services.mcp.errors import ValidationError
 from services.mcp.tools import with_request_id
@@ -75,3 +76,13 @@ def test_prompt_when_arguments_wrong_is_refused_naming_them(
     with pytest.raises(ValidationError) as refused:
         prompts.get(name, arguments)
     assert said in str(refused.value)
+
+
+def test_filename_pattern_when_matched_takes_exactly_the_asset_endings() -> None:
+    import re
+
+    for ending in EXTENSIONS:
+        assert re.fullmatch(FILENAME_PATTERN, f"chair{ending}")
+        assert re.fullmatch(FILENAME_PATTERN, f"CHAIR{ending.upper()}")
+    for name in ("chair.blend", "chair.glb.zip", "chair", "chair.usdc"):
+        assert not re.fullmatch(FILENAME_PATTERN, name)
