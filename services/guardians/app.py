@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 
 from services.executor.client import SceneFiles
+from services.guardians.client import revision_artifacts
 from services.guardians.config import gates_file, load
 from services.guardians.handlers import GuardiansHandlers, filter_subjects
 from services.runtime import health
@@ -16,10 +17,12 @@ from services.runtime.settings import Settings
 async def start(settings: Settings, bus: Bus) -> ConsumerService:
     config = load(gates_file(settings.env))  # a bad gates file stops the start here
     work_dir = settings.work_dir / "guardians"
+    files = SceneFiles(bus.js, bus.prefix)
     handlers = GuardiansHandlers(
         config=config,
-        artifact=SceneFiles(bus.js, bus.prefix).inspection,
+        artifact=files.inspection,
         work_dir=work_dir,
+        revision=revision_artifacts(files),
     )
 
     async def cleanup() -> None:

@@ -19,6 +19,10 @@ from services.runtime.settings import SettingsError
 
 DEFAULT = Path(__file__).parent / "gates" / "blendmesh.v1.toml"
 MAX_GUARDIANS = 64  # a gate set longer than this is a mistake, not a policy
+# ``[gates.scene_polygon_budget]``: scene id = faces, a budget for one scene (a shot that
+# is dense by design) instead of ``polygon_budget``.
+SCENE_BUDGETS = "scene_polygon_budget"
+MAX_SCENE_BUDGETS = 10_000
 
 
 @dataclass(frozen=True)
@@ -59,5 +63,32 @@ def load(path: Path) -> GatesConfig:
         known = ", ".join(sorted(GUARDIAN_ROUTING_TABLE))
         raise SettingsError(f"gates file {path}: unknown guardians {unknown}; known: {known}")
     params = {k: v for k, v in gates.items() if k != "guardians"}
+    _check_scene_budgets(path, params.get(SCENE_BUDGETS))
     digest = hashlib.sha256(raw).hexdigest()
     return GatesConfig(name=f"{path.name}@sha256:{digest}", guardians=tuple(ids), params=params)
+
+
+def params_for(config: GatesConfig, scene_id: str, faces_before: int | None) -> dict[str, Any]:
+    """The parameters (``gates.json``) a revision of ``scene_id`` is judged by: the
+    scene's own polygon budget if the file gives one, and the faces of the revision the
+    run started from (None: unknown, the whole scene is judged)."""
+    params = {k: v for k, v in config.params.items() if k != SCENE_BUDGETS}
+    own = config.params.get(SCENE_BUDGETS, {}).get(scene_id)
+    if own is not None:
+        params["polygon_budget"] = own
+    if faces_before is not None:
+        params["faces_before"] = faces_before
+    return params
+
+
+def _check_scene_budgets(path: Path, table: Any) -> None:
+    if table is None:
+        return
+    where = f"gates file {path}: gates.{SCENE_BUDGETS}"
+    if not isinstance(table, dict):
+        raise SettingsError(f"{where} must be a table of scene id = faces")
+    if len(table) > MAX_SCENE_BUDGETS:
+        raise SettingsError(f"{where} names {len(table)} scenes; at most {MAX_SCENE_BUDGETS}")
+    for scene, faces in table.items():
+        if isinstance(faces, bool) or not isinstance(faces, int) or faces < 0:
+            raise SettingsError(f"{where}.{scene} = {faces!r}: give a whole number of faces")

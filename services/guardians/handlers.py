@@ -11,7 +11,8 @@ from pathlib import Path
 from contracts import subjects
 from contracts.events import AnyEvent, Event, Executed, GatesEvaluated, follow
 from contracts.gates import GateEnvelope, awaits_gates
-from services.guardians.config import GatesConfig
+from services.guardians.baseline import Revision, faces_before
+from services.guardians.config import GatesConfig, params_for
 from services.guardians.envelope import envelope
 from services.guardians.judge import as_json, judge
 from services.runtime.consumer import Delivery
@@ -25,6 +26,9 @@ class GuardiansHandlers:
     artifact: Artifact  # the executor's inspection artifacts (services/executor/client.py)
     work_dir: Path
     clock: Callable[[], float] = field(default=time.time)
+    # The artifact of an earlier revision, so the polygon budget judges what a run adds;
+    # without it the whole scene is judged.
+    revision: Revision | None = None
 
     async def on_executed(self, event: Executed) -> Sequence[Event]:
         if not awaits_gates(event) or event.inspection is None or event.revision is None:
@@ -46,7 +50,10 @@ class GuardiansHandlers:
             ]
         ids = list(self.config.guardians)
         name = f"{event.scene_id}-{event.revision:08d}"
-        params = self.config.params
+        before = None
+        if self.revision is not None:
+            before = await faces_before(self.revision, event.scene_id, event.revision)
+        params = params_for(self.config, event.scene_id, before)
         result = await asyncio.to_thread(judge, data, ids, params, self.work_dir, name)
         return [self._verdict(event, event.revision, as_json(result), envelope(result))]
 

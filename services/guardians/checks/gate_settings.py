@@ -23,6 +23,10 @@ class GateSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     """What the parameterised guardians are held to."""
 
     polygon_budget: Annotated[int, msgspec.Meta(ge=0)] = DEFAULT_POLYGON_BUDGET
+    # The evaluated faces of the revision the run started from, which the service reads
+    # from that revision's artifact: the budget judges what a run adds (a scene already
+    # over it stays editable). None when unknown: the whole scene is judged.
+    faces_before: Annotated[int, msgspec.Meta(ge=0)] | None = None
 
 
 def load_gate_settings(repo_path: str) -> GateSettings:
