@@ -72,7 +72,10 @@ def print_result(console: Console, result: RunResult) -> None:
     ):
         # "describe the scene": the run's answer is the description (contracts.snapshot_text).
         console.print(result.message, markup=False, highlight=False)
-    if result.status == "completed":
+    if result.status == "completed" and not result.receipts:
+        # Answered in words (run.replied, spec 002 §4.5): nothing ran, no scene was saved.
+        console.print(result.message, markup=False, highlight=False)
+    elif result.status == "completed":
         preview = Path(result.blend_path).with_suffix(".png") if result.blend_path else None
         shown = f" (preview: {preview})" if preview is not None and preview.exists() else ""
         console.print(f"Saved scene [cyan]{result.scene_id}[/] to {result.blend_path}{shown}")

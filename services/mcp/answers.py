@@ -76,6 +76,8 @@ def run_answer(
     if run.receipts:
         done = sum(1 for r in run.receipts if r.status == "succeeded")
         summary += f" ({done} of {len(run.receipts)} operations succeeded)"
+    elif run.status == "completed":  # answered in words (spec 002 §4.5): nothing ran
+        summary += f": {run.message}"
     if run.status == "failed" and run.failure is not None:
         kind = failure_type(run.failure.error_code)
         data["error"] = {"type": kind, "message": run.message or run.failure.retry_hint}

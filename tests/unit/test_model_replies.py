@@ -10,6 +10,8 @@ from typing import Any
 
 import msgspec
 import pytest
+from mcp.types import TextContent
+from rich.console import Console
 
 from contracts.events import (
     ApprovalRequested,
@@ -25,8 +27,13 @@ from contracts.events import (
 )
 from contracts.fold import fold_run
 from contracts.geonodes import convert_geonode_response
+from contracts.receipts import RunResult
+from services import console as show
+from services.gateway.schemas import run_out
+from services.mcp import answers as mcp_answers
 from services.planner.answer import MAX_REPLY_CHARS, decode_answer, response_schema
 from services.planner.graph import PlanInvalid, Reply
+from services.planner.outcomes import replied
 from services.planner.prompt import system_instructions
 from tests.catalog_fixture import CATALOG
 from tests.unit.test_model_handlers import (
@@ -230,3 +237,35 @@ def _fields(event: RunRequested) -> dict[str, Any]:
 def test_system_instructions_when_built_tell_the_model_it_may_reply_in_words() -> None:
     text = system_instructions(CATALOG)
     assert "leave operations empty and write your answer to the person in reply" in text
+
+
+# -- the doors show the reply ------------------------------------------------------------------
+
+
+def replied_result() -> RunResult:
+    out = [REQUESTED, *replied(REQUESTED, "gemini", ANSWER, 1.0, "s1", "gemini-test")]
+    result = fold_run(out)
+    assert result is not None
+    return result
+
+
+@pytest.mark.clause("002-§core-loop.6")
+def test_cli_when_run_replied_prints_the_reply_and_no_saved_scene() -> None:
+    out = Console(record=True, width=1000)
+    show.print_result(out, replied_result())
+    text = out.export_text()
+    assert ANSWER in text and "Saved scene" not in text
+
+
+def test_mcp_when_run_replied_answers_with_the_reply() -> None:
+    answer = mcp_answers.run_answer(replied_result(), None, None, None)
+    first = answer.content[0]
+    assert isinstance(first, TextContent)
+    assert first.text.splitlines()[0].endswith(f"completed: {ANSWER}")
+    assert not answer.isError
+
+
+def test_http_when_run_replied_its_summary_is_the_reply() -> None:
+    events = [REQUESTED, *replied(REQUESTED, "gemini", ANSWER, 1.0, "s1", "gemini-test")]
+    response = run_out(replied_result(), events)
+    assert (response.status, response.summary, response.actions) == ("completed", ANSWER, [])
