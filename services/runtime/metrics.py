@@ -86,7 +86,7 @@ RUN_DURATION = Series("blendmesh_run_duration_seconds", "histogram", "s",
                       "Seconds from a run's request to its end, approval waits included",
                       ("outcome",), RUN_BUCKETS)  # fmt: skip
 STAGE_DURATION = Series("blendmesh_stage_duration_seconds", "histogram", "s",
-                        "Seconds a service's handler took on one event (a run's stage)",
+                        "Seconds a service took on one event: handler, publishing, ack",
                         ("consumer", "event"), STAGE_BUCKETS)  # fmt: skip
 APPROVAL_WAIT = Series("blendmesh_approval_wait_seconds", "histogram", "s",
                        "Seconds a run waited for a person to resolve its approval",
