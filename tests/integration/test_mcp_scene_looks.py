@@ -24,18 +24,20 @@ from services.gateway.auth import Tokens
 from services.mesh import Mesh
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from tests.asset_files import OBJ, glb
+from tests.asset_files import OBJ, OBJ_WITH_LIBRARY, glb, gltf_document
 from tests.mcp_plans import error_type, op, structured
 from tests.meshes import mesh_fixture
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 
 TOKENS = {"tok-ana": "ana", "tok-ben": "ben"}
+SMALL_UPLOADS = 8192
 
 
 @pytest.fixture(scope="module")
 def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    return Settings(home=tmp_path_factory.mktemp("home"), prefix="bmlooks", user="local")
+    home = tmp_path_factory.mktemp("home")
+    return Settings(home=home, prefix="bmlooks", user="local", max_upload_bytes=SMALL_UPLOADS)
 
 
 mesh = mesh_fixture(client="test-mcp-looks")
@@ -201,3 +203,28 @@ async def test_run_when_plan_has_no_request_id_completes(gateway: str) -> None:
     assert structured(answer)["request_id"].startswith("req-")
     names = {t.name for t in listed.tools}
     assert {"inspect_object", "render_view", "import_asset"} <= names
+
+
+@pytest.mark.parametrize(
+    ("filename", "data", "collection", "said"),
+    [
+        ("x.glb", glb(gltf_document(buffer_uri="/etc/passwd")), "Props", "outside it"),
+        ("x.glb", glb(gltf_document(image_uri="https://e.com/a/t.png")), "Props", "'t.png'"),
+        ("x.obj", OBJ_WITH_LIBRARY, "Props", "material library"),
+        ("x.glb", b"glTF" + b"\0" * 40, "Props", "malformed .glb"),
+        ("x.glb", OBJ, "Props", "not a .glb"),
+        ("x.blend", glb(), "Props", "does not end in a format"),
+        ("x.glb", glb(), "../../etc", "collection"),
+        ("x.obj", b"v 0 0 0\n" * 2000, "Props", "BLENDMESH_MAX_UPLOAD_BYTES"),
+    ],
+)
+async def test_import_asset_when_hostile_answers_a_validation_error_saying_what_to_fix(
+    gateway: str, filename: str, data: bytes, collection: str, said: str
+) -> None:
+    async with door(gateway, "tok-ana") as session:
+        answer = await session.call_tool(
+            "import_asset", asset(filename, data, "hostile", collection)
+        )
+    assert error_type(answer) == "ValidationError", answer.content
+    message = structured(answer)["error"]["message"]
+    assert said in message and "/etc/" not in message and "e.com" not in message
