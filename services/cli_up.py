@@ -72,6 +72,8 @@ async def cmd_up(settings: Settings, err: Console, port: int) -> int:
             )
             if mesh.embedded:
                 err.print(f"NATS users: {settings.credentials_path}", markup=False, highlight=False)
+            if mesh.limits is not None:
+                err.print(mesh.limits.report(), markup=False, highlight=False)
             if not len(app.state.tokens):
                 err.print("no BLENDMESH_API_TOKENS are set: every /api request answers 401")
             died = await _until(stop, server, mesh)

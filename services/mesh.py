@@ -27,6 +27,7 @@ from services.runtime.embedded import EmbeddedNats, prepare_streams
 from services.runtime.home import private_home
 from services.runtime.host import Bus, Running, ServiceFailed, StartFn, first_of
 from services.runtime.settings import Settings
+from services.runtime.store_limits import StoreLimits, store_limits
 
 log = logging.getLogger("blendmesh.mesh")
 
@@ -61,6 +62,7 @@ class Mesh:
         self._server: EmbeddedNats | None = None
         self._lock: IO[str] | None = None
         self._running: list[tuple[Running, Bus]] = []
+        self.limits: StoreLimits | None = None  # JetStream's, for an embedded server
 
     @staticmethod
     def all_services() -> list[str]:
@@ -76,8 +78,14 @@ class Mesh:
             await asyncio.to_thread(private_home, self.settings.home)
         if self.embedded:
             self._take_lock()
+            self.limits = await asyncio.to_thread(
+                store_limits, self.settings.nats_store, self.settings.env
+            )
             self._server = EmbeddedNats.secured(
-                self.settings.nats_store, self.settings.credentials_path, self.settings.prefix
+                self.settings.nats_store,
+                self.settings.credentials_path,
+                self.settings.prefix,
+                limits=self.limits,
             )
             self.url = await self._server.start()
             self._write_info()

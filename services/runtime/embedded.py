@@ -38,6 +38,7 @@ from services.runtime.host import Bus, first_of
 from services.runtime.procs import die_with_parent
 from services.runtime.ready import READY_WAIT
 from services.runtime.settings import Settings
+from services.runtime.store_limits import StoreLimits, store_limits
 from services.runtime.stores import ensure_stores
 
 log = logging.getLogger("blendmesh.nats")
@@ -70,14 +71,17 @@ def render_config(
     authorization: Mapping[str, Any] | None = None,
     node: ClusterNode | None = None,
     host: str = "127.0.0.1",
+    limits: StoreLimits | None = None,
 ) -> str:
-    """One server's config; with ``node``, that of one server of a cluster."""
+    """One server's config; with ``node``, that of one server of a cluster; with
+    ``limits``, JetStream's store bounded (services.runtime.store_limits)."""
     config = (
         f"listen: {json.dumps(f'{host}:{port}')}\n"
         f"ports_file_dir: {json.dumps(str(ports_dir))}\n"
         "jetstream {\n"
         f"  store_dir: {json.dumps(str(store_dir))}\n"
         "  sync_interval: always\n"
+        f"{limits.config() if limits else ''}"
         "}\n"
     )
     if node is not None:
@@ -101,8 +105,10 @@ class EmbeddedNats:
         authorization: Mapping[str, Any] | None = None,
         node: ClusterNode | None = None,
         host: str = "127.0.0.1",
+        limits: StoreLimits | None = None,
     ) -> None:
         self._port = port  # -1: a free port chosen by the OS
+        self.limits = limits  # None: nats-server's own defaults
         self._authorization = authorization  # None: anyone may connect
         self.node = node  # None: a server on its own
         self._host = host
@@ -143,6 +149,7 @@ class EmbeddedNats:
                     authorization,
                     self.node,
                     self._host,
+                    self.limits,
                 )
             )
         tmp.replace(conf)  # the server never reads half a config
@@ -260,13 +267,15 @@ class EmbeddedNats:
         host: str = "127.0.0.1",
         registry: Path | None = None,
         watch_interval: float = 1.0,
+        limits: StoreLimits | None = None,
     ) -> EmbeddedNats:
         """A server that admits only blendmesh's role users (``access``), whose passwords
         live in ``credentials`` (created on first use), and the users of the ``registry``
         (``users.toml``; by default beside ``credentials``) by NKey. The servers of a
         cluster share one home."""
         passwords = access.load_or_create(credentials)
-        server = cls(store_dir, port, access.authorization(passwords, prefix), node, host)
+        authorization = access.authorization(passwords, prefix)
+        server = cls(store_dir, port, authorization, node, host, limits)
         path = registry or credentials.with_name(users.FILE_NAME)
         server._registry = Registry(path, passwords, prefix, watch_interval)
         return server
@@ -341,10 +350,12 @@ async def _serve(
     settings: Settings, store: Path, port: int, node: ClusterNode | None, host: str
 ) -> str:
     """Serve until SIGINT or SIGTERM (then ""), or until the server dies (then how)."""
+    limits = await asyncio.to_thread(store_limits, store, settings.env)
     server = EmbeddedNats.secured(
-        store, settings.credentials_path, settings.prefix, port, node, host
+        store, settings.credentials_path, settings.prefix, port, node, host, limits=limits
     )
     url = await server.start()
+    print(limits.report(), file=sys.stderr)
     try:
         admin = access.login_for(settings.credentials_path, access.ADMIN)
         if node is not None:
