@@ -121,6 +121,11 @@ class Action(_Model):
         description="How repeatable the operation's tool is (spec 001), once it has a receipt",
     )
     seed: int | None = Field(default=None, description="The seed a seeded tool ran with")
+    error_code: str | None = Field(
+        default=None,
+        description="The spec 001 ToolResult code of an operation that failed or was refused "
+        "(e.g. nondeterministic_refused)",
+    )
     created_at: datetime | None = Field(
         default=None, description="When the plan that holds the operation was made (UTC)"
     )
@@ -271,6 +276,7 @@ def run_out(result: RunResult, events: Sequence[AnyEvent]) -> RunResponse:
             step_id=step_of(op.operation_id),
             determinism_class=receipt.determinism_class if receipt else None,
             seed=receipt.seed if receipt else None,
+            error_code=receipt.error_code if receipt else None,
             created_at=_when(when[0]) if when else None,
             updated_at=_when(when[1]) if when else None,
         )

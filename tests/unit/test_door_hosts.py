@@ -133,6 +133,14 @@ def test_http_answer_when_operations_have_receipts_carries_their_determinism() -
         determinism_class="seeded",
         seed=11,
     )
+    refused = Receipt(
+        operation_id="op2",
+        tool_name="test.noise",
+        safety_level="safe_write",
+        status="failed",
+        error_code="nondeterministic_refused",
+        determinism_class="nondeterministic",
+    )
     done = follow(
         planned,
         OperationSucceeded,
@@ -149,10 +157,16 @@ def test_http_answer_when_operations_have_receipts_carries_their_determinism() -
         scene_id="s",
         user="ana",
         status="executing",
-        receipts=[receipt],
+        receipts=[receipt, refused],
     )
     actions = run_out(result, [requested, planned, done]).model_dump(by_alias=True)["actions"]
-    assert [(a["determinismClass"], a["seed"]) for a in actions] == [("seeded", 11), (None, None)]
+    assert [(a["determinismClass"], a["seed"], a["errorCode"]) for a in actions] == [
+        ("seeded", 11, None),
+        ("nondeterministic", None, "nondeterministic_refused"),
+    ]
+    result = msgspec.structs.replace(result, receipts=[])
+    waiting = run_out(result, [requested, planned]).model_dump(by_alias=True)["actions"]
+    assert [(a["determinismClass"], a["errorCode"]) for a in waiting] == [(None, None)] * 2
 
 
 @pytest.mark.clause("001-§core-concepts.2", "001-§determinism.3")
