@@ -13,8 +13,9 @@ from rich.console import Console
 from services.cli_common import EXIT_MESH, EXIT_OK
 from services.gateway.app import GatewayServer, create_app
 from services.mesh import Mesh
+from services.runtime import jetstream_watch
 from services.runtime.access import CLIENT
-from services.runtime.host import Bus
+from services.runtime.host import Bus, first_of
 from services.runtime.settings import Settings
 
 
@@ -33,12 +34,12 @@ def _stop_signals() -> Iterator[asyncio.Event]:
             loop.remove_signal_handler(sig)
 
 
-async def _until(stop: asyncio.Event, server: GatewayServer, mesh: Mesh) -> str | None:
+async def _until(stop: asyncio.Event, server: GatewayServer, mesh: Mesh, bus: Bus) -> str | None:
     """Until a stop signal, the gateway ending by itself, or the mesh failing (its
-    nats-server exited, a service died); then how the mesh failed, or None."""
+    nats-server exited, a service died, JetStream stopped); then how it failed, or None."""
     served = asyncio.ensure_future(server.wait())
     stopped = asyncio.ensure_future(stop.wait())
-    died = asyncio.ensure_future(mesh.wait())
+    died = asyncio.ensure_future(first_of([mesh.wait(), jetstream_watch.stopped(bus.js)]))
     await asyncio.wait([served, stopped, died], return_when=asyncio.FIRST_COMPLETED)
     for task in (served, stopped, died):
         task.cancel()
@@ -76,7 +77,7 @@ async def cmd_up(settings: Settings, err: Console, port: int) -> int:
                 err.print(mesh.limits.report(), markup=False, highlight=False)
             if not len(app.state.tokens):
                 err.print("no BLENDMESH_API_TOKENS are set: every /api request answers 401")
-            died = await _until(stop, server, mesh)
+            died = await _until(stop, server, mesh, bus)
             if died is not None:
                 # Without its server, or one of its services, the mesh cannot do its work.
                 # Stop loudly, so a supervisor (systemd, a container runtime) restarts it.
