@@ -14,20 +14,14 @@ from dataclasses import dataclass
 import msgspec
 
 from contracts.bridge import ToolErrorCode
-from contracts.failures import ErrorCode, FailureContract, RepairAction, failure
+from contracts.failures import FailureContract, RepairAction, failure
 from contracts.operations import Operation
 from contracts.python_approvals import PYTHON_TOOLS
 from contracts.session import SessionContract
 from contracts.tools import ToolCatalog, ToolSpec
+from services.executor.failures import contract_code
 
 SANDBOX = "bubblewrap"  # BlenderProfile.sandbox where Python steps can run
-
-# 001 code -> the 000 failure contract's code (000 names these classes of refusal too).
-_CONTRACT_CODE: dict[ToolErrorCode, ErrorCode] = {
-    "capability_missing": "CAPABILITY_MISSING",
-    "policy_refused": "POLICY_BLOCKED",
-    "nondeterministic_refused": "CAPABILITY_MISSING",
-}
 
 
 @dataclass(frozen=True)
@@ -43,7 +37,7 @@ def _refuse(
     op: Operation, code: ToolErrorCode, hint: str, recoverable: bool, action: RepairAction
 ) -> Refusal:
     contract = failure(
-        _CONTRACT_CODE[code], hint, recoverable=recoverable, repair=[(op.operation_id, action)]
+        contract_code(code), hint, recoverable=recoverable, repair=[(op.operation_id, action)]
     )
     return Refusal(op.operation_id, code, contract)
 

@@ -12,9 +12,16 @@ _MAP: dict[str, tuple[ErrorCode, bool, RepairAction]] = {
     "capability_missing": ("CAPABILITY_MISSING", False, "drop"),
     "policy_refused": ("POLICY_BLOCKED", True, "drop"),
     "timeout": ("TOOL_TIMEOUT", True, "retry"),
-    "nondeterministic_refused": ("TOOL_ERROR", True, "replace_args"),
+    # 000 names no determinism code: a tool that cannot give what the run asked lacks a
+    # capability this run needs (docs/adr/0022).
+    "nondeterministic_refused": ("CAPABILITY_MISSING", True, "drop"),
     "internal_error": ("INTERNAL_ERROR", False, "retry"),
 }
+
+
+def contract_code(code: str) -> ErrorCode:
+    """The spec 000 error code a spec 001 ToolResult code becomes."""
+    return _MAP.get(code, _MAP["internal_error"])[0]
 
 
 def tool_failure(operation_id: str, tool: str, code: str | None, message: str) -> FailureContract:

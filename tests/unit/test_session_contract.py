@@ -16,6 +16,7 @@ from contracts.operations import Operation
 from contracts.session import BUS, CLI, HOSTS, HTTP, MCP_STDIO, HostProfile, negotiate
 from contracts.tools import ToolCatalog
 from services.executor.capability import gate
+from services.executor.failures import contract_code, tool_failure
 from services.executor.handlers import ExecutorHandlers
 from services.executor.runner import PlanRunner
 from services.runtime.bus import PipelinedPublisher
@@ -234,3 +235,15 @@ async def test_executor_handler_when_approved_hands_the_runs_request_to_the_gate
     )
     await handlers.on_approved(approval)
     assert recording.requests == [strict]
+
+
+@pytest.mark.clause("001-§error-codes.8", "001-§error-codes.4")
+def test_tool_codes_when_a_tool_refuses_at_run_time_map_like_the_gates() -> None:
+    refused = tool_failure("op01", "test.noise", "nondeterministic_refused", "no seed here")
+    assert (refused.error_code, refused.minimal_repair_plan[0].action) == (
+        "CAPABILITY_MISSING",
+        "drop",
+    )
+    assert tool_failure("op01", "t", "policy_refused", "no").error_code == "POLICY_BLOCKED"
+    assert contract_code("capability_missing") == "CAPABILITY_MISSING"
+    assert contract_code("no_such_code") == "INTERNAL_ERROR"
