@@ -31,6 +31,7 @@ from services.gateway import (
     reads,
     scene_looks,
     scene_runs,
+    scene_tags,
     scenes,
 )
 from services.gateway.auth import Tokens
@@ -79,7 +80,10 @@ def create_app(
         max_bytes=settings.max_body_bytes,
         streamed=[scene_runs.upload_limit(settings), scene_looks.asset_limit(settings)],
     )
-    routers = (agent, approvals, me, reads, scenes, scene_runs, scene_looks, health, metrics)
+    routers = (
+        *(agent, approvals, me, reads, scenes, scene_runs, scene_looks, scene_tags),
+        *(health, metrics),
+    )
     for module in routers:
         app.include_router(module.router)  # /metrics, like /readyz, takes no API token
     app.state.readiness = health.ReadinessProbe(bus)  # /readyz, without a token
