@@ -21,6 +21,7 @@ from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from services.runtime import jetstream_watch
 from services.runtime.access import ADMIN, CLIENT, Login, login_for
 from services.runtime.bus import joins_anonymously, refuse_anonymous
 from services.runtime.embedded import EmbeddedNats, prepare_streams
@@ -151,6 +152,9 @@ class Mesh:
             return str(ServiceFailed(name, await service.failed()))
 
         waits = [died(service.name, service) for service, _ in self._running]
+        log_path = self._server.log_path if self._server is not None else None
+        if log_path is not None:  # a store that cannot write never writes again
+            waits.append(jetstream_watch.write_failed(log_path))
         return await first_of([self.server_exited(), *waits])
 
     async def server_exited(self) -> str:

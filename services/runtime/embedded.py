@@ -223,6 +223,11 @@ class EmbeddedNats:
     def pid(self) -> int | None:
         return self._proc.pid if self._proc else None
 
+    @property
+    def log_path(self) -> Path | None:
+        """The server's log while it runs (services.runtime.jetstream_watch reads it)."""
+        return self._run_dir / "nats.log" if self._run_dir else None
+
     async def exited(self) -> str:
         """Wait until the server ends by itself; say how, with the end of its log."""
         proc, run_dir = self._proc, self._run_dir

@@ -1,10 +1,12 @@
 """Whether JetStream still works under a running mesh.
 
-nats-server disables JetStream when a write fails for lack of disk space (a disk filled
-past ``max_file_store`` by something else) and does not enable it again by itself: every
-request then times out while the services look alive. ``blendmesh up`` waits on
-``stopped`` beside its services, so it ends loudly and a supervisor, or the person once
-there is room again, starts the mesh afresh; everything JetStream acknowledged is on disk
+When a write fails for lack of disk space (a disk filled past ``max_file_store`` by
+something else), nats-server marks that stream's store failed ("critical write error")
+and the stream answers no write again, even once space is freed; some versions disable
+JetStream altogether. Every request then times out while the services look alive.
+``blendmesh up`` waits on ``stopped`` and, for the server it runs, ``write_failed``
+beside its services, so it ends loudly and a supervisor, or the person once there is room
+again, starts the mesh afresh; everything JetStream acknowledged is on disk
 (``sync_interval: always``).
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 
 from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
@@ -42,3 +45,43 @@ async def stopped(js: JetStreamContext, interval: float = INTERVAL, misses: int 
                 f"JetStream stopped answering ({said}); nats-server stops it when its disk is "
                 "full: free space where the mesh keeps its home"
             )
+
+
+FAILED_WRITE = "critical write error"  # nats-server's words when a store cannot write
+LOG_READ = 64 * 1024  # bytes of new log read per look, at most
+
+
+async def write_failed(log_path: Path, interval: float = 1.0) -> str:
+    """Return, quoting it, the first line of the server's log (from now on) saying that a
+    store could not write; never while none does."""
+    offset = await asyncio.to_thread(_size, log_path)
+    while True:
+        await asyncio.sleep(interval)
+        text, offset = await asyncio.to_thread(_read_from, log_path, offset)
+        for line in text.splitlines():
+            if FAILED_WRITE in line.lower():
+                said = line.split("[ERR] ", 1)[-1].strip()
+                return (
+                    f"JetStream could not write ({said}); the mesh cannot store its work "
+                    "until it is started again with room on the disk"
+                )
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _read_from(path: Path, offset: int) -> tuple[str, int]:
+    try:
+        with path.open("rb") as log_file:
+            log_file.seek(offset)
+            data = log_file.read(LOG_READ)
+    except OSError:
+        return "", offset
+    # A line still being written is read whole at a later look; one longer than a read
+    # is taken as it is, so the watch always moves on.
+    whole = data[: data.rfind(b"\n") + 1] or (data if len(data) == LOG_READ else b"")
+    return whole.decode(errors="replace"), offset + len(whole)

@@ -16,7 +16,7 @@ import nats
 import pytest
 
 from services.runtime.embedded import EmbeddedNats, server_binary
-from services.runtime.jetstream_watch import stopped
+from services.runtime.jetstream_watch import stopped, write_failed
 
 pytestmark = pytest.mark.integration
 
@@ -85,3 +85,24 @@ async def test_watch_when_server_freezes_mid_watch_says_it_stopped(tmp_path: Pat
             watch.cancel()
             await nc.close()
     assert "JetStream stopped answering" in said
+
+
+async def test_write_watch_when_server_logs_a_failed_write_quotes_it(tmp_path: Path) -> None:
+    """The line nats-server 2.12 writes when a store hits a full disk (seen on a 120 MiB
+    tmpfs); lines written before the watch began are not news."""
+    log = tmp_path / "nats.log"
+    log.write_text("[1] 2026/11/24 15:00:00.0 [ERR] old critical write error: earlier\n")
+    watch = asyncio.ensure_future(write_failed(log, interval=0.05))
+    await asyncio.sleep(0.3)
+    assert not watch.done()
+    with log.open("a") as out:
+        out.write("[1] 2026/11/24 15:03:15.3 [INF] fine\n[1] 2026/11/24 15:03:15.4 [ERR] ")
+        out.flush()
+        await asyncio.sleep(0.2)
+        out.write(
+            "Filestore [KV_blendmesh_journal] Critical write error: write .../1.blk: "
+            "no space left on device\n"
+        )
+    said = await asyncio.wait_for(watch, 5)
+    assert "JetStream could not write (Filestore [KV_blendmesh_journal] Critical" in said
+    assert "no space left on device" in said and "earlier" not in said
