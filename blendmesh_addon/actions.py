@@ -77,9 +77,9 @@ def _ended(scene: str, answer: dict[str, Any], revision: int) -> None:
     if ours and answer.get("status") == "completed":
         # The import ran: the mesh's head is now the file as the push sent it.
         SESSION.synced = Synced(scene, revision, SESSION.pushed_digest)
-        SESSION.notice = f"pushed as revision {revision} of scene {scene}"
+        SESSION.notice = f"Pushed as revision {revision} of scene {scene}."
     elif answer.get("status") == "completed" and answer.get("scenePath"):
-        SESSION.notice += f" - revision {revision} is ready: Pull brings it in"
+        SESSION.notice += f" Revision {revision} is ready: Pull brings it in."
     follow_now()
 
 
@@ -180,7 +180,7 @@ def pull(context: Any, keep_copy: bool = False) -> bool:
             SESSION.busy, SESSION.changed_locally = "", True
             return False
         aside = files.keep_aside(scene, data)
-        SESSION.notice = f"kept your version as {aside}"
+        SESSION.notice = f"Kept your version as {aside}."
     SESSION.busy, SESSION.changed_locally = f"pulling scene {scene}", False
 
     def job(progress: Any) -> tuple[bytes, int]:
@@ -207,15 +207,15 @@ def _pulled(scene: str, checked: str, data: bytes, revision: int) -> None:
     bpy.context.scene.blendmesh_scene = scene
     SESSION.synced = Synced(scene, revision, files.digest())
     SESSION.busy = ""
-    SESSION.notice = f"pulled revision {revision} of scene {scene} into {path}"
+    SESSION.notice = f"Pulled revision {revision} of scene {scene} into {path}."
     if kept:
-        SESSION.notice += f"; {kept}"
+        SESSION.notice += f" {kept}"
     SESSION.newer = [r for r in SESSION.newer if int(r.get("revision", 0)) > revision]
 
 
 def keep(context: Any = None) -> None:
     SESSION.changed_locally = False
-    SESSION.notice = "kept your changes; nothing was pulled"
+    SESSION.notice = "Kept your changes; nothing was pulled."
 
 
 # -- follow and the timer ------------------------------------------------------------
@@ -253,7 +253,7 @@ def tick() -> float:
     """The timer: apply what the worker finished, look at the scene now and then."""
     handled = WORKER.drain()
     context = bpy.context
-    while _deferred:
+    while _deferred and WORKER.idle:  # after a look at the scene that is under way
         _deferred.pop(0)(context)
         handled += 1
     linked = bool(getattr(context.scene, "blendmesh_scene", ""))

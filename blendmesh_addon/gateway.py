@@ -21,7 +21,7 @@ from typing import Any
 MAX_JSON_BYTES = 16 * 1024 * 1024  # a run answer lists at most 500 operations
 MAX_BLEND_BYTES = 1024 * 1024 * 1024  # a pulled revision
 MAX_LINE_BYTES = 1024 * 1024  # one line of a streamed run
-SCENE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+SCENE_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 CHUNK = 1024 * 1024
 
 
@@ -34,7 +34,7 @@ class GatewayError(Exception):
 
 
 def check_scene_id(scene_id: str) -> str:
-    if not SCENE_ID.match(scene_id):
+    if not SCENE_ID.fullmatch(scene_id):  # not match: "$" lets a final newline through
         raise GatewayError(
             f"scene id {scene_id[:40]!r} is not 1-128 letters, digits, '_' or '-': "
             "change it in the blendmesh panel"

@@ -13,7 +13,7 @@ class _Operator(bpy.types.Operator):
 
     def later(self, action: Callable[[Any], Any], what: str) -> set[str]:
         """Hand ``action`` to the timer; the panel says it is on its way."""
-        if actions.SESSION.busy or not actions.WORKER.idle:
+        if actions.SESSION.busy:  # a look at the scene under way only delays it
             actions.SESSION.error = "wait for the request that runs to end"
         else:
             actions.SESSION.start(what)

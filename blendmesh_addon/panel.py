@@ -7,12 +7,22 @@ import bpy
 from . import actions
 from .session import approval_lines
 
-WRAP = 48  # characters a line of the default sidebar width holds
+CHAR_PX = 7.5  # roughly the width of one character of Blender's UI font at scale 1
+_width = [30]  # characters a line holds in the sidebar as it was last drawn
 
 
 def _text(layout: bpy.types.UILayout, text: str, icon: str = "NONE") -> None:
-    for n, line in enumerate(textwrap.wrap(text, WRAP) or [""]):
+    """``text`` wrapped to the sidebar's width: Blender cuts a long label short."""
+    for n, line in enumerate(textwrap.wrap(text, _width[0]) or [""]):
         layout.label(text=line, icon=icon if n == 0 else "BLANK1")
+
+
+def _measure(context: bpy.types.Context) -> None:
+    scale = context.preferences.system.ui_scale or 1.0
+    _width[0] = max(16, int(context.region.width / (CHAR_PX * scale)) - 6)
+
+
+STATUS = {"awaiting_confirmation": "waiting for approval"}
 
 
 class BLENDMESH_PT_panel(bpy.types.Panel):
@@ -25,6 +35,7 @@ class BLENDMESH_PT_panel(bpy.types.Panel):
     def draw(self, context: bpy.types.Context) -> None:
         session = actions.SESSION
         layout = self.layout
+        _measure(context)
         layout.prop(context.scene, "blendmesh_scene", text="Scene")
         synced = session.synced
         if synced is not None:
@@ -49,11 +60,12 @@ class BLENDMESH_PT_panel(bpy.types.Panel):
             self.draw_changed(layout)
         for approval in session.approvals[:3]:
             self.draw_approval(layout, approval, not session.busy)
-        if session.progress:
+        if session.progress and session.busy:  # the answer says the rest once it came
             box = layout.box()
             box.label(text="Progress", icon="TEXT")
-            for line in session.progress:
-                box.label(text=line[: WRAP + 12])
+            column = box.column(align=True)
+            for line in session.progress[-4:]:
+                _text(column, line)
         self.draw_followed(layout, session)
 
     def draw_changed(self, layout: bpy.types.UILayout) -> None:
@@ -72,13 +84,14 @@ class BLENDMESH_PT_panel(bpy.types.Panel):
 
     def draw_approval(self, layout: bpy.types.UILayout, approval: dict, enabled: bool) -> None:
         box = layout.box()
-        box.label(text=f"Waiting for approval: {approval.get('runId')}", icon="QUESTION")
+        box.label(text="Waiting for your approval", icon="QUESTION")
         column = box.column(align=True)
+        _text(column, f"run {approval.get('runId')}")
         for kind, line in approval_lines(approval):
-            if kind == "code":
+            if kind == "code":  # code keeps its lines: cut, never re-flowed
                 column.label(text=line)
             elif kind == "hash":
-                column.label(text=line, icon="LOCKED")
+                _text(column, line, "LOCKED")
             elif kind == "operation":
                 _text(column, line, "DOT")
             else:
@@ -93,10 +106,11 @@ class BLENDMESH_PT_panel(bpy.types.Panel):
     def draw_followed(self, layout: bpy.types.UILayout, session: actions.Session) -> None:
         if session.newer:
             box = layout.box()
-            box.label(text="Newer revisions on the mesh", icon="FILE_REFRESH")
+            box.label(text="Newer on the mesh", icon="FILE_REFRESH")
+            column = box.column(align=True)
             for entry in session.newer:
                 tools = ", ".join(entry.get("tools") or []) or "?"
-                box.label(text=f"{entry.get('revision')}: {entry.get('user')} - {tools}")
+                _text(column, f"revision {entry.get('revision')} by {entry.get('user')}: {tools}")
             if not session.busy:
                 box.operator("blendmesh.pull", text="Pull Newest", icon="IMPORT")
         if session.others:
@@ -104,8 +118,10 @@ class BLENDMESH_PT_panel(bpy.types.Panel):
             row = box.row()
             row.label(text="Runs on this scene", icon="SEQUENCE")
             row.operator("blendmesh.follow", text="", icon="FILE_REFRESH")
+            column = box.column(align=True)
             for run in session.others[:5]:
-                box.label(text=f"{run.get('status')}: {run.get('runId')}")
+                status = STATUS.get(str(run.get("status")), str(run.get("status")))
+                column.label(text=f"{str(run.get('runId'))[:12]}  {status}")
 
 
 CLASSES = (BLENDMESH_PT_panel,)

@@ -55,15 +55,12 @@ class Session:
         self.busy, self.run = "", answer
         status = answer.get("status")
         if status == "completed":
-            self.notice = f"run {answer.get('runId')} completed: {answer.get('summary', '')}"
+            self.notice = f"Completed: {answer.get('summary', '')}."
         elif status == "failed":
             failure = answer.get("failure") or {}
-            self.error = (
-                f"run {answer.get('runId')} failed ({failure.get('errorCode', '?')}): "
-                f"{answer.get('summary', '')}"
-            )
+            self.error = f"Failed ({failure.get('errorCode', '?')}): {answer.get('summary', '')}"
         elif status == "awaiting_confirmation":
-            self.notice = "waiting for your approval"
+            self.notice = ""  # the approval's own box says it
 
     def followed(
         self,

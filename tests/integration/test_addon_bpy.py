@@ -97,7 +97,7 @@ async def test_addon_when_artist_pushes_asks_approves_and_pulls_brings_each_revi
         do="op", name="ask", args={"prompt": "add a cube named Box at 0 0 2"}
     )
     assert asked["run"]["status"] == "completed" and asked["error"] == "", asked
-    assert asked["progress"] and "revision 2 is ready" in asked["notice"]
+    assert asked["progress"] and "Revision 2 is ready" in asked["notice"]
     pulled = await blender.send(do="op", name="pull")
     assert pulled["error"] == "" and pulled["synced"] == {"scene": "room", "rev": 2}, pulled
     assert "Box" in pulled["objects"] and pulled["scene"] == "room"
@@ -136,7 +136,7 @@ async def test_pull_when_artist_changed_the_scene_keeps_the_change_and_offers_a_
     assert "ArtistLamp" in refused["objects"] and "Door" not in refused["objects"]
     assert (blender.home / "studio.blend").read_bytes() == on_disk
     kept = await blender.send(do="op", name="keep")
-    assert kept["changedLocally"] is False and "kept your changes" in kept["notice"]
+    assert kept["changedLocally"] is False and "Kept your changes" in kept["notice"]
     assert "ArtistLamp" in kept["objects"]
 
     # Push first: the scene exists, so the artist's file waits for their approval.

@@ -1,0 +1,154 @@
+"""The add-on's logic that needs no Blender: what the panel shows of an approval, when a
+pull must stop, the worker's error path, the .blend digest and the client's own checks.
+(The add-on in a real Blender: tests/integration/test_addon_bpy.py.)"""
+
+from __future__ import annotations
+
+import struct
+import threading
+import time
+
+import pytest
+
+from blendmesh_addon import blendfile
+from blendmesh_addon.gateway import Gateway, GatewayError, check_scene_id
+from blendmesh_addon.session import Session, Synced, approval_lines
+from blendmesh_addon.worker import MAX_QUEUED, Worker
+
+CODE = "import bpy\n# \u202e looks harmless\nbpy.ops.wm.quit_blender()"
+
+
+def trusted_approval() -> dict[str, object]:
+    return {
+        "approvalId": "appr-1",
+        "runId": "run-1",
+        "requestHash": "h",
+        "reason": "destructive",
+        "operations": [
+            {
+                "tool": "python.trusted",
+                "safetyLevel": "destructive",
+                "args": {"code": CODE, "code_sha256": "sha256:ab", "timeout_ms": 4000},
+            },
+            {"tool": "object.delete", "safetyLevel": "destructive", "args": {"name": "Box"}},
+        ],
+        "codeSha256": ["sha256:ab"],
+    }
+
+
+def test_approval_lines_when_trusted_python_waits_show_code_escaped_under_its_hash() -> None:
+    lines = approval_lines(trusted_approval())
+    assert lines == [
+        ("reason", "destructive"),
+        ("operation", "python.trusted [destructive] timeout_ms=4000"),
+        ("hash", "code sha256:ab"),
+        ("code", "  1 | import bpy"),
+        ("code", "  2 | # \\u202e looks harmless"),
+        ("code", "  3 | bpy.ops.wm.quit_blender()"),
+        ("operation", "object.delete [destructive] name='Box'"),
+    ]
+
+
+def test_local_changes_when_never_synced_or_other_scene_or_other_digest_count_as_changed() -> None:
+    session = Session()
+    assert session.local_changes("room", "sha256:a")
+    session.synced = Synced("room", 2, "sha256:a")
+    assert not session.local_changes("room", "sha256:a")
+    assert session.local_changes("room", "sha256:b")
+    assert session.local_changes("hall", "sha256:a")
+
+
+def test_followed_when_runs_of_other_scenes_listed_keeps_only_this_scenes() -> None:
+    session = Session(synced=Synced("room", 2, "d"))
+    history = [{"revision": n} for n in (1, 2, 3, 4)]
+    runs = [{"runId": "r1", "sceneId": "room"}, {"runId": "r2", "sceneId": "hall"}]
+    approvals = [{"runId": "r1"}, {"runId": "r2"}]
+    session.followed("room", history, runs, approvals)
+    assert [r["revision"] for r in session.newer] == [3, 4]
+    assert session.others == [runs[0]] and session.approvals == [approvals[0]]
+
+
+def test_ran_when_run_failed_shows_its_error_code() -> None:
+    session = Session(busy="asking")
+    session.ran({"status": "failed", "summary": "rejected", "failure": {"errorCode": "X_Y"}}, "s")
+    assert session.busy == "" and session.error == "Failed (X_Y): rejected"
+
+
+def drained(worker: Worker, results: list[object]) -> None:
+    deadline = time.monotonic() + 10
+    while not results and time.monotonic() < deadline:
+        worker.drain()
+        time.sleep(0.01)
+
+
+def test_worker_when_a_job_raises_reports_a_message_not_a_traceback() -> None:
+    worker, results = Worker(), []
+
+    def job(progress: object) -> None:
+        raise GatewayError("the gateway said no")
+
+    worker.submit(job, results.append, results.append, results.append)
+    drained(worker, results)
+    assert results == ["the gateway said no"] and worker.idle
+
+
+def test_worker_when_a_job_fails_unexpectedly_names_the_error_type() -> None:
+    worker, results = Worker(), []
+    worker.submit(lambda p: 1 / 0, results.append, results.append, results.append)
+    drained(worker, results)
+    assert results == ["ZeroDivisionError: division by zero"]
+
+
+def test_worker_when_too_many_jobs_wait_refuses_more_with_a_reason() -> None:
+    worker, refused = Worker(), []
+    gate = threading.Event()
+    for _ in range(MAX_QUEUED + 1):  # one runs, the rest fill the queue
+        worker.submit(lambda p: gate.wait(10), lambda v: None, refused.append, lambda v: None)
+    worker.submit(lambda p: None, lambda v: None, refused.append, lambda v: None)
+    gate.set()
+    assert refused and "too many requests" in refused[0]
+
+
+def blend(blocks: list[tuple[bytes, bytes]]) -> bytes:
+    """A little-endian, 64-bit pointer .blend of ``blocks`` (code, body)."""
+    data = b"BLENDER-v304"
+    for code, body in [*blocks, (b"ENDB", b"")]:
+        data += struct.pack("<4siQii", code, len(body), 0, 0, 1) + body
+    return data
+
+
+def test_blend_digest_when_only_volatile_blocks_differ_is_equal() -> None:
+    first = blend([(b"GLOB", b"\x01" * 8), (b"OB\x00\x00", b"cube")])
+    second = blend([(b"GLOB", b"\x02" * 8), (b"OB\x00\x00", b"cube")])
+    moved = blend([(b"GLOB", b"\x01" * 8), (b"OB\x00\x00", b"cubf")])
+    assert blendfile.digest(first) == blendfile.digest(second) != blendfile.digest(moved)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"", b"not a blend", b"BLENDER-v304" + struct.pack("<4siQii", b"OB\x00\x00", 99, 0, 0, 1)],
+)
+def test_blend_digest_when_file_is_unknown_or_truncated_hashes_every_byte(data: bytes) -> None:
+    assert blendfile.digest(data) != blendfile.digest(data + b"x")
+
+
+@pytest.mark.parametrize(
+    ("url", "token", "named"),
+    [
+        ("ftp://host", "t", "is not http(s)://host:port"),
+        ("localhost:8000", "t", "is not http(s)://host:port"),
+        ("http://127.0.0.1:8000", "  ", "no token is set"),
+    ],
+)
+def test_gateway_when_settings_are_unusable_says_what_to_set(
+    url: str, token: str, named: str
+) -> None:
+    with pytest.raises(GatewayError, match="preferences") as caught:
+        Gateway(url, token)
+    assert named in str(caught.value)
+
+
+@pytest.mark.parametrize("scene", ["", "a/b", "x" * 129, "room\n"])
+def test_scene_id_when_not_an_id_is_refused_naming_the_rule(scene: str) -> None:
+    with pytest.raises(GatewayError, match="1-128 letters"):
+        check_scene_id(scene)
