@@ -33,6 +33,7 @@ from services.gateway.schemas import run_out
 from services.mcp import answers as mcp_answers
 from services.planner.answer import MAX_REPLY_CHARS, decode_answer, response_schema
 from services.planner.graph import PlanInvalid, Reply
+from services.planner.handlers import filter_subjects
 from services.planner.outcomes import replied
 from services.planner.prompt import system_instructions
 from tests.catalog_fixture import CATALOG
@@ -269,3 +270,12 @@ def test_http_when_run_replied_its_summary_is_the_reply() -> None:
     events = [REQUESTED, *replied(REQUESTED, "gemini", ANSWER, 1.0, "s1", "gemini-test")]
     response = run_out(replied_result(), events)
     assert (response.status, response.summary, response.actions) == ("completed", ANSWER, [])
+
+
+async def test_planner_when_it_hears_an_approval_request_tells_the_thread() -> None:
+    """The consumer's table routes run.approval_requested to the planner (002 §4.6)."""
+    assert "bm.run.*.approval_requested" in filter_subjects("bm")
+    planned = planned_at(1)
+    planner = handlers(ScriptedModel(), Log(REQUESTED, planned))
+    (said,) = await planner.handle(asked(planned), None)  # type: ignore[arg-type]
+    assert isinstance(said, ThreadMessage) and said.text.startswith("Waiting for your approval")
