@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from services import cli_args
+from services import cli_addon, cli_args
 
 
 def parser() -> argparse.ArgumentParser:
@@ -24,6 +24,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="log what the services do")
     sub = p.add_subparsers(dest="command", required=True)
     cli_args.add_commands(sub)
+    cli_addon.add_parser(sub)
     return p
 
 

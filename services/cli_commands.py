@@ -225,6 +225,10 @@ async def dispatch(args: argparse.Namespace, settings: Settings) -> int:
             return await cmd_guardians(args, settings, out)
         case "mcp":
             return await cmd_mcp(args, settings)
+        case "addon":
+            from services import cli_addon
+
+            return cli_addon.dispatch(args, out)
     raise AssertionError(args.command)
 
 
