@@ -53,9 +53,9 @@ class BLENDMESH_PT_panel(bpy.types.Panel):
         if session.busy:
             _text(layout, session.busy + " ...", "SORTTIME")
         if session.error:
-            _text(layout.box(), session.error, "ERROR")
+            _text(layout.box().column(align=True), session.error, "ERROR")
         if session.notice:
-            _text(layout.box(), session.notice, "INFO")
+            _text(layout.box().column(align=True), session.notice, "INFO")
         if session.changed_locally:
             self.draw_changed(layout)
         for approval in session.approvals[:3]:
