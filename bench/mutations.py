@@ -202,8 +202,9 @@ def _run(tree: Path, chosen: list[Mutation], full: bool) -> int:
         started = time.monotonic()
         mark = _try(tree, m, selections[m.name])
         results.append((m, mark))
-        took, count = time.monotonic() - started, len(selections[m.name])
-        print(f"{mark:7} {m.name:40} {m.clause:30} {count:3} tests {took:4.0f} s", flush=True)
+        took = time.monotonic() - started
+        ran = "fast subset" if full else f"{len(selections[m.name]):3} tests"
+        print(f"{mark:7} {m.name:40} {m.clause:30} {ran} {took:4.0f} s", flush=True)
     caught = sum(1 for _, r in results if r == "caught")
     print(f"score: {caught}/{len(results)} caught ({100 * caught / max(len(results), 1):.0f}%)")
     for m, r in results:
