@@ -17,22 +17,18 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry import trace
 from opentelemetry.context import Context
-from opentelemetry.sdk.resources import SERVICE_NAME, Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import (
-    BatchSpanProcessor,
-    ConsoleSpanExporter,
-    SimpleSpanProcessor,
-    SpanExporter,
-)
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from contracts.receipts import Receipt
 from services.runtime.settings import Settings, SettingsError
+
+if TYPE_CHECKING:  # the SDK is imported only when spans are exported: a command starts faster
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SpanExporter
 
 SERVICE = "blendmesh"
 
@@ -69,6 +65,14 @@ def configure_tracing(
     if exporter is None:
         _state.configured = True
         return None
+    from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import (
+        BatchSpanProcessor,
+        ConsoleSpanExporter,
+        SimpleSpanProcessor,
+    )
+
     created = TracerProvider(resource=Resource.create({SERVICE_NAME: SERVICE}))
     # The console is for reading along as spans end; OTLP ships in batches off the loop.
     processor = (
@@ -133,6 +137,8 @@ def _exporter(name: str) -> SpanExporter | None:
         case "none":
             return None
         case "console":
+            from opentelemetry.sdk.trace.export import ConsoleSpanExporter
+
             # stderr: stdout carries `blendmesh run --json` output.
             return ConsoleSpanExporter(out=sys.stderr)
         case "otlp":
