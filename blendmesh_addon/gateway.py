@@ -23,6 +23,7 @@ MAX_BLEND_BYTES = 1024 * 1024 * 1024  # a pulled revision
 MAX_LINE_BYTES = 1024 * 1024  # one line of a streamed run
 SCENE_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 CHUNK = 1024 * 1024
+MIB = 1024 * 1024
 
 
 class GatewayError(Exception):
@@ -162,7 +163,8 @@ def _read(response: Any, limit: int, what: str) -> bytes:
     while chunk := response.read(CHUNK):
         data += chunk
         if len(data) > limit:
-            raise GatewayError(f"{what} is over {limit // (1024 * 1024)} MiB; not read further")
+            size = f"{limit // MIB} MiB" if limit >= MIB else f"{limit} bytes"
+            raise GatewayError(f"{what} is over {size}; not read further")
     return bytes(data)
 
 

@@ -1,0 +1,91 @@
+"""The add-on's HTTP client (standard library only, so it runs here without Blender)
+against a real gateway on a real port and a real log: it lists trusted Python with its
+code, approves quoting the code's hash, and turns refusals into sentences."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+
+from blendmesh_addon.gateway import Gateway, GatewayError
+from contracts.python_steps import code_sha256
+from services.gateway.app import GatewayServer, create_app
+from services.gateway.auth import Tokens
+from services.mesh import Mesh
+from services.runtime.host import Bus
+from services.runtime.settings import Settings
+from tests.trusted_runs import CODE, audit_mesh_fixtures, resolutions, waiting_run
+
+pytestmark = [pytest.mark.asyncio(loop_scope="module")]
+
+mesh, policy_bus = audit_mesh_fixtures()
+
+
+@pytest.fixture(scope="module")
+def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return Settings(home=tmp_path_factory.mktemp("home"), prefix="bmaddongw", user="ana")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def url(mesh: tuple[Mesh, Bus]) -> AsyncIterator[str]:
+    # No policy runs here: a resolution is published, and its answer times out.
+    tokens = Tokens({"tok-ana": "ana", "tok-ben": "ben"})
+    server = GatewayServer(create_app(mesh[0].settings, mesh[1], tokens, run_timeout=1.0), port=0)
+    try:
+        yield await server.start()
+    finally:
+        await server.stop()
+
+
+async def pending_of(gw: Gateway, run_id: str) -> dict[str, object]:
+    for _ in range(100):  # the audit views list the run a moment after the log has it
+        found = [a for a in await asyncio.to_thread(gw.pending) if a["runId"] == run_id]
+        if found:
+            return found[0]
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{run_id} is not pending")
+
+
+async def test_resolve_when_trusted_python_waits_approves_quoting_its_hash(
+    mesh: tuple[Mesh, Bus], policy_bus: Bus, url: str
+) -> None:
+    run_id = await waiting_run(mesh, policy_bus)
+    gw = Gateway(url, "tok-ana")
+    approval = await pending_of(gw, run_id)
+    assert approval["codeSha256"] == [code_sha256(CODE)]
+    with pytest.raises(GatewayError, match=r"HTTP 504") as caught:
+        await asyncio.to_thread(gw.resolve, approval, "approve_once")
+    assert caught.value.status == 504
+    [resolution] = await resolutions(mesh, run_id)
+    assert resolution.decision == "approve_once"
+    assert resolution.code_sha256 == [code_sha256(CODE)] and resolution.user == "ana"
+
+
+async def test_pending_when_another_user_asks_lists_none_of_anas(
+    mesh: tuple[Mesh, Bus], policy_bus: Bus, url: str
+) -> None:
+    run_id = await waiting_run(mesh, policy_bus)
+    await pending_of(Gateway(url, "tok-ana"), run_id)
+    assert await asyncio.to_thread(Gateway(url, "tok-ben").pending) == []
+
+
+async def test_calls_when_token_is_wrong_say_to_fix_it_in_preferences(url: str) -> None:
+    with pytest.raises(GatewayError, match="refused the token") as caught:
+        await asyncio.to_thread(Gateway(url, "tok-nobody").me)
+    assert caught.value.status == 401 and "tok-nobody" not in str(caught.value)
+
+
+async def test_calls_when_scene_is_unknown_answer_the_gateways_own_404(url: str) -> None:
+    with pytest.raises(GatewayError, match=r"HTTP 404") as caught:
+        await asyncio.to_thread(Gateway(url, "tok-ana").blend, "nowhere")
+    assert "nowhere" in str(caught.value)
+
+
+async def test_calls_when_gateway_is_down_say_how_to_start_it(unused_tcp_port: int) -> None:
+    down = f"http://127.0.0.1:{unused_tcp_port}"
+    with pytest.raises(GatewayError, match="cannot reach the blendmesh gateway") as caught:
+        await asyncio.to_thread(Gateway(down, "tok-ana", timeout=5).me)
+    assert "blendmesh up" in str(caught.value) and caught.value.status is None
