@@ -14,7 +14,7 @@ import base64
 import hashlib
 import json
 import secrets
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import TypeVar
 
@@ -28,6 +28,7 @@ from nats.js.errors import (
 )
 
 from contracts.revisions import MAX_CHUNK_BYTES, chunk_name
+from services.executor.chunking import Piece
 from services.runtime.bus import object_store_config
 from services.runtime.objects import CHUNK, DIGEST, ObjectTooLarge, read_object
 
@@ -64,7 +65,7 @@ class JetStreamChunks:
         info = api.ObjectInfo.from_response(json.loads(raw.data or b"{}"))
         return None if info.deleted or not info.nuid else (raw.seq or 0, info)
 
-    async def store(self, space: str, chunks: dict[str, bytes], fresh_for: float) -> int:
+    async def store(self, space: str, chunks: Mapping[str, Piece], fresh_for: float) -> int:
         """Make every chunk of ``chunks`` present in ``space``; a copy older than
         ``fresh_for`` seconds is stored again. Returns the bytes uploaded."""
         await self._ensure()
@@ -82,9 +83,10 @@ class JetStreamChunks:
 
         return sum(await _bounded(one, chunks))
 
-    async def _put(self, name: str, data: bytes, replaces: bool) -> None:
+    async def _put(self, name: str, piece: Piece, replaces: bool) -> None:
         """One chunk as a one-message object of the nats-io layout (``objects.put_object``
         without its look-up of an old meta: the caller has just looked)."""
+        data = bytes(piece)  # one chunk copied at a time, as it is sent
         nuid = secrets.token_hex(11)
         await self._js.publish(f"$O.{self.bucket}.C.{nuid}", data, stream=self.stream)
         info = api.ObjectInfo(

@@ -7,7 +7,7 @@ CPU-bound: callers run these on a thread, never on the shared event loop.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -20,6 +20,7 @@ from contracts.revisions import DIGEST_PREFIX, MAX_CHUNK_BYTES, ChunkedRevision
 AVERAGE = 64 * 1024
 MINIMUM = 16 * 1024
 _CUTTER = (AVERAGE, MINIMUM, MAX_CHUNK_BYTES)
+Piece = bytes | memoryview  # a chunk as read from the store, or a view into a cut file
 
 
 class RevisionDamaged(Exception):
@@ -29,10 +30,11 @@ class RevisionDamaged(Exception):
 
 @dataclass(frozen=True)
 class Cut:
-    """A file cut into chunks: the manifest, and each distinct chunk's bytes by digest."""
+    """A file cut into chunks: the manifest, and each distinct chunk's bytes by digest, as
+    views into the file's own bytes: a commit holds the file once, not twice."""
 
     manifest: ChunkedRevision
-    chunks: dict[str, bytes]
+    chunks: dict[str, memoryview]
 
 
 def cut(data: bytes, space: str) -> Cut:
@@ -42,9 +44,9 @@ def cut(data: bytes, space: str) -> Cut:
     cutter = FastCDC(average, min_size=minimum, max_size=maximum)
     view = memoryview(data)
     order: list[tuple[str, int]] = []
-    chunks: dict[str, bytes] = {}
+    chunks: dict[str, memoryview] = {}
     for chunk in cutter.cut_buf(view):
-        piece = bytes(view[chunk.offset : chunk.offset + chunk.length])
+        piece = view[chunk.offset : chunk.offset + chunk.length]
         digest = blake3.blake3(piece).hexdigest()
         order.append((digest, chunk.length))
         chunks.setdefault(digest, piece)
@@ -56,7 +58,7 @@ def file_digest(data: bytes) -> str:
     return DIGEST_PREFIX + blake3.blake3(data, max_threads=blake3.blake3.AUTO).hexdigest()
 
 
-def assemble(manifest: ChunkedRevision, found: dict[str, bytes | None], what: str) -> bytes:
+def assemble(manifest: ChunkedRevision, found: Mapping[str, Piece | None], what: str) -> bytes:
     """The file ``manifest`` describes, from ``found`` (digest -> bytes, None for a chunk the
     store lacks); every chunk and the whole file are verified. ``what`` names the revision
     in a ``RevisionDamaged`` message."""
@@ -94,7 +96,7 @@ class ChunkWriter:
         self._hash = blake3.blake3()
         self._size = 0
 
-    def write(self, refs: list[tuple[str, int]], found: dict[str, bytes | None]) -> None:
+    def write(self, refs: list[tuple[str, int]], found: Mapping[str, Piece | None]) -> None:
         for digest, _ in refs:
             piece = found.get(digest)
             if piece is None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import msgspec
@@ -32,7 +33,7 @@ from contracts import revisions
 from contracts.revisions import ChunkedRevision, ManifestError
 from contracts.scenes import Head
 from services.executor.chunk_store import JetStreamChunks
-from services.executor.chunking import ChunkWriter, RevisionDamaged, assemble, cut
+from services.executor.chunking import ChunkWriter, Piece, RevisionDamaged, assemble, cut
 from services.executor.ports import INSPECTION_SUFFIX, StaleCommit, inspection_name
 from services.runtime.bus import ensure_kv, object_store_config
 from services.runtime.objects import put_object, read_object
@@ -224,7 +225,7 @@ class JetStreamSceneStore:
             return frozenset()  # every chunk is checked and stored again
         return frozenset(d for d, _ in manifest.chunks) if manifest else frozenset()
 
-    async def _store_chunks(self, space: str, new: dict[str, bytes]) -> None:
+    async def _store_chunks(self, space: str, new: Mapping[str, Piece]) -> None:
         # A chunk found present is trusted only while it is younger than half the grace,
         # and the manifest must follow within that half: else the pass runs again.
         fresh_for = self.chunk_grace / 2
