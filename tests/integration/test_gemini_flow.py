@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from contracts.events import Planned
+from contracts.fold import fold_run
 from contracts.receipts import RunResult
 from services.client import MeshClient, build_request
 from services.executor.catalog import KvCatalog
@@ -200,6 +201,34 @@ async def test_gemini_run_when_request_is_a_question_replies_in_words_and_change
         ("user", "what is in the scene?"),
         ("assistant", said),
     ]
+
+
+@pytest.mark.clause("002-§core-loop.4", "002-§run-states.2")
+async def test_gemini_run_when_model_is_slow_the_run_shows_planning_meanwhile(
+    mesh: tuple[Mesh, Bus], fake: FakeGemini
+) -> None:
+    """The model is rate limited once (the SDK waits 1.5 s): the log says planning then."""
+    fake.script(
+        error(429, "RESOURCE_EXHAUSTED", "Resource has been exhausted", retry_delay="1.5s"),
+        plan(create("Slow")),
+    )
+    request = build_request(
+        user="ana", scene_id="slow", prompt="add a cube named Slow", planner="gemini"
+    )
+    following = asyncio.create_task(MeshClient(mesh[1]).run(request, timeout=120))
+    seen: list[str] = []  # the run's state each time it changed, as a client folds it
+    waiting_on_model = False  # planning seen with no plan in the log yet
+    while not following.done():
+        events = await read_run(mesh[1].js, PREFIX, request.run_id)
+        result = fold_run(events)
+        if result is not None and (not seen or seen[-1] != result.status):
+            seen.append(result.status)
+        if result is not None and result.status == "planning":
+            waiting_on_model |= not any(isinstance(e, Planned) for e in events)
+        await asyncio.sleep(0.05)
+    assert (await following).status == "completed"
+    assert waiting_on_model, seen
+    assert "queued" not in seen[seen.index("planning") :], seen
 
 
 @pytest.mark.clause("002-§core-loop.10")
