@@ -321,6 +321,17 @@ async def test_modifier_add_when_pointer_named_resolves_or_not_found(bridge: Bri
     assert (conflict.error_code, conflict.mutated) == ("conflict", False)
 
 
+async def test_modifier_add_when_pointer_not_a_name_is_invalid_naming_the_type(
+    bridge: BridgeProcess,
+) -> None:
+    await ok(bridge, "object.create", primitive="cube", name="Box")
+    wrong = await call(
+        bridge, "modifier.add", object="Box", type="MIRROR", properties={"mirror_object": 5}
+    )
+    assert (wrong.error_code, wrong.mutated) == ("invalid_input", True)
+    assert "mirror_object" in wrong.message and "name of a Object or null" in wrong.message
+
+
 async def test_modifier_set_when_any_value_invalid_mutates_nothing(bridge: BridgeProcess) -> None:
     await ok(bridge, "object.create", primitive="cube", name="Box")
     await ok(bridge, "modifier.add", object="Box", type="SUBSURF")

@@ -123,7 +123,9 @@ def stable_key(node: bpy.types.Node, socket: bpy.types.NodeSocket, output: bool)
         return None
 
 
-def _id_target(prop: bpy.types.Property, value: Any) -> bpy.types.ID | None:
+def id_target(prop: bpy.types.Property, value: Any) -> bpy.types.ID | None:
+    """The ID a pointer property names, or None for null; ValueError or not_found says why not.
+    Shared by node sockets and modifier properties, which point at IDs the same way."""
     if value is None:
         return None
     wanted = prop.fixed_type.identifier
@@ -184,7 +186,7 @@ def scalar(prop: bpy.types.Property, value: Any) -> Any:
 def coerce(prop: bpy.types.Property, value: Any) -> Any:
     """The JSON ``value`` as what assigning to ``prop`` needs; ValueError says why not."""
     if prop.type == "POINTER":
-        return _id_target(prop, value)
+        return id_target(prop, value)
     if prop.type in ("BOOLEAN", "INT", "FLOAT") and prop.array_length > 0:
         if not isinstance(value, list) or len(value) != prop.array_length:
             raise ValueError(f"expected a list of {prop.array_length} values, got {value!r}")

@@ -16,7 +16,7 @@ from contracts.bridge import Compensation
 from .. import bounded
 from ..caps import capped_properties
 from ..fingerprint import json_value, modifier_props
-from ..nodes import scalar
+from ..nodes import id_target, scalar
 from ..registry import Outcome, ToolError, Touches, name_schema, tool
 from . import nodes_modifier
 from .objects import require_object
@@ -29,11 +29,6 @@ FRIENDLY_NAMES: dict[str, str] = {
     "SCREW": "Screw", "REMESH": "Remesh", "CAST": "Cast", "SIMPLE_DEFORM": "SimpleDeform",
     "WAVE": "Wave", "EDGE_SPLIT": "EdgeSplit", "WEIGHTED_NORMAL": "WeightedNormal",
     "BOOLEAN": "Boolean", "NODES": "GeometryNodes",
-}  # fmt: skip
-# ID pointer targets resolvable by name, keyed by RNA struct identifier.
-ID_COLLECTIONS: dict[str, str] = {
-    "Object": "objects", "Collection": "collections", "Texture": "textures",
-    "Material": "materials", "Image": "images", "Mesh": "meshes", "NodeTree": "node_groups",
 }  # fmt: skip
 PROPERTIES_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -80,7 +75,7 @@ def coerce(mod: bpy.types.Modifier, ident: str, value: Any, mutated: bool = Fals
     prop = mod.bl_rna.properties[ident]
     try:
         if prop.type == "POINTER":
-            return _pointer(prop, value)
+            return id_target(prop, value)
         if props[ident][1]:
             if not isinstance(value, list) or len(value) != prop.array_length:
                 raise ValueError(f"expected a list of {prop.array_length} values, got {value!r}")
@@ -91,22 +86,6 @@ def coerce(mod: bpy.types.Modifier, ident: str, value: Any, mutated: bool = Fals
     except ToolError as err:
         err.mutated = mutated
         raise
-
-
-def _pointer(prop: bpy.types.Property, value: Any) -> bpy.types.ID | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise ValueError(f"expected a {prop.fixed_type.identifier} name or null, got {value!r}")
-    struct = prop.fixed_type
-    while struct is not None and struct.identifier not in ID_COLLECTIONS:
-        struct = struct.base
-    if struct is None:
-        raise ValueError(f"pointers to {prop.fixed_type.identifier} are not supported")
-    target = getattr(bpy.data, ID_COLLECTIONS[struct.identifier]).get(value)
-    if target is None:
-        raise ToolError("not_found", f"{prop.fixed_type.identifier} {value!r} does not exist")
-    return target
 
 
 def assign(mod: bpy.types.Modifier, ident: str, value: Any) -> None:
