@@ -270,6 +270,7 @@ def test_http_when_run_replied_its_summary_is_the_reply() -> None:
     events = [REQUESTED, *replied(REQUESTED, "gemini", ANSWER, 1.0, "s1", "gemini-test")]
     response = run_out(replied_result(), events)
     assert (response.status, response.summary, response.actions) == ("completed", ANSWER, [])
+    assert response.scene_path is None  # nothing ran: no revision to point at
 
 
 async def test_planner_when_it_hears_an_approval_request_tells_the_thread() -> None:
