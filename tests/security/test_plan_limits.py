@@ -24,6 +24,7 @@ from contracts.limits import (
     check_plan,
 )
 from services import cli
+from services.cli_common import EXIT_USAGE
 from services.client import build_request
 from services.executor.memory import StaticCatalog
 from services.planner.graph import PlanInvalid, validate
@@ -244,7 +245,7 @@ def test_cli_when_plan_over_max_operations_exits_2_naming_limit(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, err = run_cli(tmp_path, json.dumps(plan_of(501)), capsys)
-    assert code == cli.EXIT_USAGE
+    assert code == EXIT_USAGE
     assert "501 operations" in err and "BLENDMESH_MAX_OPERATIONS" in err
     assert not (tmp_path / "var").exists()  # refused before a mesh was started
 
@@ -253,7 +254,7 @@ def test_cli_when_plan_nested_5000_deep_exits_2_without_traceback(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, err = run_cli(tmp_path, "[" * 5000 + "]" * 5000, capsys)
-    assert code == cli.EXIT_USAGE
+    assert code == EXIT_USAGE
     assert "nested" in err and "Traceback" not in err and "RecursionError" not in err
 
 
@@ -265,5 +266,5 @@ def test_cli_when_plan_number_not_finite_exits_2_naming_argument(
 ) -> None:
     text = json.dumps(plan_of(1, location=[0, 0, 0])).replace("[0, 0, 0]", f"[0, {number}, 0]")
     code, err = run_cli(tmp_path, text, capsys)
-    assert code == cli.EXIT_USAGE
+    assert code == EXIT_USAGE
     assert f"argument 'location[1]' is {named}" in err
