@@ -12,7 +12,6 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from typing import Protocol
 
 import msgspec
 from nats.aio.client import Client
@@ -32,10 +31,10 @@ from contracts.allowlist import (
     AllowlistRevoke,
     entry_id,
 )
-from contracts.events import AllowlistRevoked, Event, derive_event_id
+from contracts.events import AllowlistRevoked, derive_event_id
 from services.policy.ports import Allowlist
 from services.runtime import delivered
-from services.runtime.bus import ensure_kv
+from services.runtime.bus import EventPublisher, ensure_kv
 
 log = logging.getLogger(__name__)
 BUCKET = "allowlist"
@@ -92,12 +91,6 @@ class KvAllowlist:
 _encoder = msgspec.json.Encoder()
 
 
-class Record(Protocol):
-    """Port: append an event to the log (``services.runtime.bus.EventPublisher``)."""
-
-    async def publish(self, event: Event) -> int: ...
-
-
 def revoked(entry: AllowlistEntry, by: str, now: float) -> AllowlistRevoked:
     """The log's entry for withdrawing ``entry``. Its id is derived from the entry as
     granted, so asking again after a lost reply records it once; a later grant of the same
@@ -119,7 +112,7 @@ class AllowlistResponders:
         nc: Client,
         prefix: str,
         allowlist: Allowlist,
-        record: Record,
+        record: EventPublisher,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._nc = nc
