@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from .facade_base import (
+    Capped,
     Collection,
     Facade,
     FacadeError,
@@ -31,11 +32,10 @@ from .facade_modifiers import Material, Materials, Modifiers
 __all__ = ["Bpy", "Facade", "FacadeError", "NotInFacade", "Written", "missing"]
 
 
-class Object(Facade):
+class Object(Capped):
     """One object: name, type, transforms, visibility, modifiers, active_material."""
 
-    __slots__ = ("_caps",)
-    _caps: dict[str, int]
+    __slots__ = ()
     PUBLIC = frozenset({
         "name", "type", "location", "rotation_euler", "scale", "hide_viewport", "hide_render",
         "modifiers", "active_material",
@@ -45,10 +45,6 @@ class Object(Facade):
     })  # fmt: skip
     DESCRIBED = "an object"
     _VECTORS = ("location", "rotation_euler", "scale")
-
-    def __init__(self, real: Any, written: Written, caps: dict[str, int]) -> None:
-        super().__init__(real, written)
-        object.__setattr__(self, "_caps", caps)
 
     def __getattr__(self, name: str) -> Any:
         if name in ("name", "type"):
@@ -78,30 +74,20 @@ class Object(Facade):
         self._changed()
 
 
-class Objects(Collection):
-    __slots__ = ("_caps",)
-    _caps: dict[str, int]
+class Objects(Capped, Collection):
+    __slots__ = ()
     DESCRIBED = "bpy.data.objects"
-
-    def __init__(self, real: Any, written: Written, caps: dict[str, int]) -> None:
-        super().__init__(real, written)
-        object.__setattr__(self, "_caps", caps)
 
     def _wrap(self, real: Any) -> Facade:
         return Object(real, self._written, self._caps)
 
 
-class Data(Facade):
+class Data(Capped):
     """``bpy.data``: objects and materials."""
 
-    __slots__ = ("_caps",)
-    _caps: dict[str, int]
+    __slots__ = ()
     PUBLIC = frozenset({"objects", "materials"})
     DESCRIBED = "bpy.data"
-
-    def __init__(self, real: Any, written: Written, caps: dict[str, int]) -> None:
-        super().__init__(real, written)
-        object.__setattr__(self, "_caps", caps)
 
     def __getattr__(self, name: str) -> Any:
         if name == "objects":
@@ -139,17 +125,12 @@ class Context(Facade):
         raise missing(self.DESCRIBED, name, self.PUBLIC)
 
 
-class Bpy(Facade):
+class Bpy(Capped):
     """The module ``import bpy`` gives a safe step: ``data`` and ``context``."""
 
-    __slots__ = ("_caps",)
-    _caps: dict[str, int]
+    __slots__ = ()
     PUBLIC = frozenset({"data", "context"})
     DESCRIBED = "bpy"
-
-    def __init__(self, real: Any, written: Written, caps: dict[str, int]) -> None:
-        super().__init__(real, written)
-        object.__setattr__(self, "_caps", caps)
 
     def __getattr__(self, name: str) -> Any:
         if name == "data":

@@ -65,6 +65,19 @@ class Facade:
         self._written.wrote = True
 
 
+class Capped(Facade):
+    """A facade on the way from ``Bpy`` to a ``Modifier``: it carries the geometry caps
+    down so that the modifier facade can check a value against them. It adds no names,
+    so ``PUBLIC`` and ``DESCRIBED`` still come from the class beside it."""
+
+    __slots__ = ("_caps",)
+    _caps: dict[str, int]
+
+    def __init__(self, real: Any, written: Written, caps: dict[str, int]) -> None:
+        super().__init__(real, written)
+        object.__setattr__(self, "_caps", caps)
+
+
 def number(value: Any, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise FacadeError(f"{what} must be a finite number, not {value!r}")

@@ -9,29 +9,24 @@ from typing import Any, ClassVar
 
 from .facade_base import (
     VALUE_TYPES,
+    Capped,
     Collection,
     Facade,
     FacadeError,
-    Written,
     missing,
     number,
     numbers,
 )
 
 
-class Modifier(Facade):
+class Modifier(Capped):
     """One modifier: name, type, show_viewport, get/set of its simple properties, and a
     NODES modifier's group inputs by name (``inputs``)."""
 
-    __slots__ = ("_caps",)
-    _caps: dict[str, int]
+    __slots__ = ()
     PUBLIC = frozenset({"name", "type", "show_viewport", "get", "set", "inputs"})
     WRITABLE = frozenset({"show_viewport"})
     DESCRIBED = "a modifier"
-
-    def __init__(self, real: Any, written: Written, caps: dict[str, int]) -> None:
-        super().__init__(real, written)
-        object.__setattr__(self, "_caps", caps)
 
     def __getattr__(self, name: str) -> Any:
         if name in ("name", "type"):
@@ -149,14 +144,9 @@ class GroupInputs(Facade):
         self._changed()
 
 
-class Modifiers(Collection):
-    __slots__ = ("_caps",)
-    _caps: dict[str, int]
+class Modifiers(Capped, Collection):
+    __slots__ = ()
     DESCRIBED = "the object's modifiers"
-
-    def __init__(self, real: Any, written: Written, caps: dict[str, int]) -> None:
-        super().__init__(real, written)
-        object.__setattr__(self, "_caps", caps)
 
     def _wrap(self, real: Any) -> Facade:
         return Modifier(real, self._written, self._caps)
