@@ -28,7 +28,7 @@ from services.executor.scene_store import JetStreamSceneStore
 from services.executor.scene_summaries import KvSceneSummaries
 from services.executor.supervisor import SupervisedBridge
 from services.runtime import history, tracing
-from services.runtime.bus import JetStreamPipeline, JetStreamPublisher
+from services.runtime.publishers import JetStreamPipeline, JetStreamPublisher
 from services.runtime.settings import Settings
 
 # stage -> (class, method names): the executor's ports, and the bus every service shares.

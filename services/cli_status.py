@@ -21,7 +21,8 @@ from contracts.health import Instance, MeshStatus, ServiceStatus, unreachable
 from services import console as show
 from services.runtime import health
 from services.runtime.access import CLIENT, login_for
-from services.runtime.bus import LoginRefused, connect, refuse_anonymous
+from services.runtime.bus import connect
+from services.runtime.login import LoginRefused, refuse_anonymous
 from services.runtime.settings import Settings
 
 EXIT_READY, EXIT_NOT_READY = 0, 3

@@ -23,10 +23,10 @@ from typing import IO, Any
 
 from services.runtime import jetstream_watch
 from services.runtime.access import ADMIN, CLIENT, Login, login_for
-from services.runtime.bus import joins_anonymously, refuse_anonymous
 from services.runtime.embedded import EmbeddedNats, prepare_streams
 from services.runtime.home import private_home
 from services.runtime.host import Bus, Running, ServiceFailed, StartFn, first_of
+from services.runtime.login import joins_anonymously, refuse_anonymous
 from services.runtime.settings import Settings
 from services.runtime.store_limits import StoreLimits, store_limits
 

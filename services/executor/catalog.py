@@ -15,7 +15,7 @@ from nats.js.kv import KeyValue
 from contracts import nodes
 from contracts.nodes import NodeCatalog
 from contracts.tools import ToolCatalog
-from services.runtime.bus import ensure_kv
+from services.runtime.streams import ensure_kv
 
 KEY = "tools"
 NODES_KEY = "nodes"

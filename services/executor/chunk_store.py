@@ -29,8 +29,8 @@ from nats.js.errors import (
 
 from contracts.revisions import MAX_CHUNK_BYTES, chunk_name
 from services.executor.chunking import Piece
-from services.runtime.bus import object_store_config
 from services.runtime.objects import CHUNK, DIGEST, ObjectTooLarge, read_object
+from services.runtime.streams import object_store_config
 
 NAME = "chunks"
 PARALLEL = 64  # chunk reads or writes in flight at once: one connection, a bounded queue

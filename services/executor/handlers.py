@@ -14,9 +14,9 @@ from services.executor.inspection import run_record
 from services.executor.ports import LeaseHeld
 from services.executor.runner import PlanRunner
 from services.runtime import metrics
-from services.runtime.bus import PipelinedPublisher
 from services.runtime.consumer import Delivery
 from services.runtime.errors import Retry
+from services.runtime.publishers import PipelinedPublisher
 
 log = logging.getLogger("blendmesh.executor")
 RunHistory = Callable[[str], Awaitable[Sequence[AnyEvent]]]

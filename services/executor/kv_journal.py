@@ -8,7 +8,7 @@ from nats.js.errors import KeyDeletedError, KeyNotFoundError
 from nats.js.kv import KeyValue
 
 from services.executor.journal import JournalEntry
-from services.runtime.bus import ensure_kv
+from services.runtime.streams import ensure_kv
 
 
 class KvJournal:

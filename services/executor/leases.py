@@ -17,7 +17,7 @@ from nats.js.errors import KeyDeletedError, KeyNotFoundError, KeyWrongLastSequen
 from nats.js.kv import KeyValue
 
 from services.executor.ports import Lease, LeaseHeld, LeaseLost
-from services.runtime.bus import ensure_kv
+from services.runtime.streams import ensure_kv
 
 
 class KvLeases:

@@ -21,7 +21,7 @@ from nats.js.errors import (
 from nats.js.object_store import ObjectStore
 
 from services.executor.ports import KEPT_REVISION_PREVIEWS
-from services.runtime.bus import object_store_config
+from services.runtime.streams import object_store_config
 
 _GONE = (ObjectNotFoundError, ObjectDeletedError, NotFoundError)
 

@@ -35,8 +35,8 @@ from contracts.scenes import Head
 from services.executor.chunk_store import JetStreamChunks
 from services.executor.chunking import ChunkWriter, Piece, RevisionDamaged, assemble, cut
 from services.executor.ports import INSPECTION_SUFFIX, StaleCommit, inspection_name
-from services.runtime.bus import ensure_kv, object_store_config
 from services.runtime.objects import put_object, read_object
+from services.runtime.streams import ensure_kv, object_store_config
 
 # What one read takes into memory at most: a .blend (a 1000-object scene is about 1 MB
 # compressed), and an inspection artifact (the guardians refuse larger ones anyway).

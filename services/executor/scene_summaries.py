@@ -7,7 +7,7 @@ from nats.js import JetStreamContext
 from nats.js.errors import KeyNotFoundError
 
 from contracts.scenes import SceneSummary
-from services.runtime.bus import ensure_kv
+from services.runtime.streams import ensure_kv
 
 
 class KvSceneSummaries:

@@ -12,7 +12,7 @@ from nats.js import JetStreamContext
 from nats.js.errors import KeyDeletedError, KeyNotFoundError, NoKeysError
 
 from contracts.subjects import check_token
-from services.runtime.bus import ensure_kv
+from services.runtime.streams import ensure_kv
 
 BUCKET = "scene_tags"
 MAX_TAGS = 10_000  # tags the collector reads at most; past it, it keeps everything

@@ -23,7 +23,7 @@ from nats.js.object_store import ObjectStore
 
 from contracts.scene_files import blob_id
 from services.runtime.access import store_ttl
-from services.runtime.bus import object_store_config
+from services.runtime.streams import object_store_config
 
 NAME = "uploads"
 

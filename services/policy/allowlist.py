@@ -34,7 +34,8 @@ from contracts.allowlist import (
 from contracts.events import AllowlistRevoked, derive_event_id
 from services.policy.ports import Allowlist
 from services.runtime import delivered
-from services.runtime.bus import EventPublisher, ensure_kv
+from services.runtime.publishers import EventPublisher
+from services.runtime.streams import ensure_kv
 
 log = logging.getLogger(__name__)
 BUCKET = "allowlist"

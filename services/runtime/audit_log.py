@@ -12,8 +12,8 @@ from nats.js import JetStreamContext
 from nats.js.api import StreamConfig
 
 from contracts import subjects
-from services.runtime.bus import ensure_log, log_config, replicas_of
 from services.runtime.ready import READY_WAIT
+from services.runtime.streams import ensure_log, log_config, replicas_of
 
 
 def audit_log_config(prefix: str, replicas: int = 1) -> StreamConfig:

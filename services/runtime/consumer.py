@@ -38,9 +38,9 @@ from contracts.events import (
     event_kind,
 )
 from services.runtime import metrics, tracing
-from services.runtime.bus import EventPublisher
 from services.runtime.durables import DurableConsumer
 from services.runtime.errors import Reject, Retry
+from services.runtime.publishers import EventPublisher
 from services.runtime.ready import READY_WAIT, until_ready
 
 log = logging.getLogger("blendmesh.consumer")

@@ -23,20 +23,15 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext
 
 from services.runtime.access import CredentialsError, Login, login_for
-from services.runtime.bus import (
-    JetStreamPublisher,
-    LoginRefused,
-    connect,
-    ensure_event_log,
-    refuse_anonymous,
-    use_replicas,
-    wait_for_jetstream,
-)
+from services.runtime.bus import connect, wait_for_jetstream
 from services.runtime.consumer import ConsumerLoop, ConsumerSpec
 from services.runtime.home import private_home
+from services.runtime.login import LoginRefused, refuse_anonymous
 from services.runtime.metrics_server import serve_metrics
+from services.runtime.publishers import JetStreamPublisher
 from services.runtime.ready import READY_WAIT
 from services.runtime.settings import Settings, SettingsError
+from services.runtime.streams import ensure_event_log, use_replicas
 from services.runtime.tracing import configure_tracing, shutdown_tracing
 
 log = logging.getLogger("blendmesh.host")

@@ -15,8 +15,8 @@ from nats.js import JetStreamContext
 from nats.js.errors import BucketNotFoundError
 
 from services.runtime import access
-from services.runtime.bus import kv_config, object_store_config
 from services.runtime.ready import READY_WAIT, elected, until_ready
+from services.runtime.streams import kv_config, object_store_config
 
 
 async def ensure_stores(js: JetStreamContext, prefix: str, wait: float = READY_WAIT) -> None:

@@ -23,10 +23,10 @@ from services.audit import client as audit
 from services.client import MeshClient, build_request
 from services.executor.ports import Lease
 from services.mesh import Mesh
-from services.runtime.bus import ensure_kv
 from services.runtime.embedded import EmbeddedNats
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
+from services.runtime.streams import ensure_kv
 
 PREFIX = "bmcrash"
 ROOT = Path(__file__).resolve().parents[2]

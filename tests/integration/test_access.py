@@ -15,10 +15,12 @@ from nats.js.errors import NoStreamResponseError
 
 from contracts import subjects
 from services.runtime import access
-from services.runtime.bus import LoginRefused, connect, ensure_event_log, ensure_kv
+from services.runtime.bus import connect
 from services.runtime.embedded import EmbeddedNats, prepare_streams
 from services.runtime.history import read_run
 from services.runtime.host import Bus
+from services.runtime.login import LoginRefused
+from services.runtime.streams import ensure_event_log, ensure_kv
 
 pytestmark = pytest.mark.integration
 

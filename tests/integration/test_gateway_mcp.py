@@ -26,9 +26,9 @@ from contracts.scenes import Head
 from services.gateway.app import GatewayServer, create_app
 from services.gateway.auth import Tokens
 from services.mesh import Mesh
-from services.runtime.bus import ensure_kv
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
+from services.runtime.streams import ensure_kv
 from tests.mcp_plans import create, delete, error_type, structured
 from tests.meshes import mesh_fixture, role_bus
 

@@ -244,7 +244,8 @@ async def test_consumer_when_ack_reply_is_lost_keeps_consuming_and_redelivers(
 async def test_event_log_when_older_subject_set_is_widened_in_place(nats_url: str) -> None:
     from nats.js.api import StreamConfig
 
-    from services.runtime.bus import connect, ensure_event_log
+    from services.runtime.bus import connect
+    from services.runtime.streams import ensure_event_log
 
     nc = await connect(nats_url, "old")
     js = nc.jetstream()
@@ -276,7 +277,8 @@ async def test_log_when_found_allowing_deletes_is_refused_naming_it(
     from nats.js.api import StreamConfig
 
     from services.runtime.audit_log import ensure_audit_log
-    from services.runtime.bus import connect, ensure_event_log
+    from services.runtime.bus import connect
+    from services.runtime.streams import ensure_event_log
 
     nc = await connect(nats_url, "old")
     js = nc.jetstream()

@@ -21,9 +21,9 @@ from contracts.operations import convert_operation_set
 from services.client import MeshClient, build_request
 from services.executor.client import SceneFiles
 from services.mesh import Mesh
-from services.runtime.bus import JetStreamPublisher
 from services.runtime.history import read_run
 from services.runtime.host import Bus
+from services.runtime.publishers import JetStreamPublisher
 from services.runtime.settings import Settings
 from tests.meshes import client_mesh, role_bus
 from tests.unit.test_executor_authority import forge

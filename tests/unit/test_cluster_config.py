@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from services.runtime import access
-from services.runtime.bus import servers
 from services.runtime.cluster import ClusterConfigError, ClusterNode, parse_routes
 from services.runtime.embedded import render_config
+from services.runtime.login import servers
 
 ROUTES = ("10.0.0.1:6222", "10.0.0.2:6222", "10.0.0.3:6222")
 

@@ -19,7 +19,7 @@ from services.executor.capability import gate
 from services.executor.failures import contract_code, tool_failure
 from services.executor.handlers import ExecutorHandlers
 from services.executor.runner import PlanRunner
-from services.runtime.bus import PipelinedPublisher
+from services.runtime.publishers import PipelinedPublisher
 from tests.registry_tools import RegistryBridge, registered
 from tests.runner_contract import PROFILE, Recorder, approved, runner
 from tests.unit.test_handlers import History, policy, requested
