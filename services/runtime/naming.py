@@ -11,7 +11,7 @@ import secrets
 from typing import Any
 
 from nats.aio.client import Client
-from nats.js import JetStreamContext, JetStreamManager
+from nats.js import JetStreamContext, JetStreamManager, api
 from nats.js.api import ConsumerConfig, ConsumerInfo
 
 
@@ -41,9 +41,26 @@ class _NamingManager(JetStreamManager):
 class NamingJetStream(JetStreamContext):
     """A JetStream context whose consumers, ephemeral and ordered ones too, all have names."""
 
+    def __init__(
+        self,
+        conn: Client,
+        prefix: str = api.DEFAULT_PREFIX,
+        domain: str | None = None,
+        timeout: float = 5,
+        **opts: Any,
+    ) -> None:
+        super().__init__(conn, prefix, domain, timeout, **opts)
+        # Kept from the public arguments rather than read back from the context's private
+        # fields; a domain replaces the prefix as nats-py's own constructor does.
+        self._manager_args: dict[str, Any] = {
+            "conn": conn,
+            "prefix": f"$JS.{domain}.API" if domain is not None else prefix,
+            "timeout": timeout,
+        }
+
     @property
     def _jsm(self) -> JetStreamManager:  # nats-py creates ordered consumers through this
-        return _NamingManager(conn=self._nc, prefix=self._prefix, timeout=self._timeout)
+        return _NamingManager(**self._manager_args)
 
     async def add_consumer(
         self,
