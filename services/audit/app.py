@@ -9,7 +9,7 @@ from services.audit.store import SqliteStore
 from services.audit.stream import JetStreamAuditPublisher
 from services.runtime import health
 from services.runtime.audit_log import ensure_audit_log
-from services.runtime.consumer import ConsumerSpec
+from services.runtime.consumer_spec import ConsumerSpec
 from services.runtime.host import Bus, ConsumerService
 from services.runtime.settings import Settings
 

@@ -20,7 +20,7 @@ from services.audit.projections import project
 from services.audit.run_metrics import Measure, RunMetrics
 from services.audit.store import Applied, Project, ViewStore
 from services.audit.stream import AuditPublisher
-from services.runtime.consumer import Delivery, Handler
+from services.runtime.consumer_spec import Delivery, Handler
 
 
 def projection(event: AnyEvent, seq: int, subject: str = "") -> tuple[str | None, Project]:

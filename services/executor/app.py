@@ -32,7 +32,7 @@ from services.executor.session import Scenes
 from services.executor.supervisor import SupervisedBridge
 from services.executor.uploads import ObjectStoreUploads
 from services.runtime import access, health, metrics
-from services.runtime.consumer import ConsumerSpec
+from services.runtime.consumer_spec import ConsumerSpec
 from services.runtime.history import read_run
 from services.runtime.host import Bus, ConsumerService
 from services.runtime.publishers import JetStreamPipeline

@@ -14,7 +14,7 @@ from services.executor.inspection import run_record
 from services.executor.ports import LeaseHeld
 from services.executor.runner import PlanRunner
 from services.runtime import metrics
-from services.runtime.consumer import Delivery
+from services.runtime.consumer_spec import Delivery
 from services.runtime.errors import Retry
 from services.runtime.publishers import PipelinedPublisher
 

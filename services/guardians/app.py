@@ -9,7 +9,7 @@ from services.guardians.client import revision_artifacts
 from services.guardians.config import gates_file, load
 from services.guardians.handlers import GuardiansHandlers, filter_subjects
 from services.runtime import health
-from services.runtime.consumer import ConsumerSpec
+from services.runtime.consumer_spec import ConsumerSpec
 from services.runtime.host import Bus, ConsumerService
 from services.runtime.settings import Settings
 

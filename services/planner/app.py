@@ -13,7 +13,7 @@ from services.planner.prompt import HISTORY_LIMIT
 from services.planner.settings import GeminiSettings, PlanLimits
 from services.planner.threads import read_thread
 from services.runtime import health
-from services.runtime.consumer import ConsumerSpec
+from services.runtime.consumer_spec import ConsumerSpec
 from services.runtime.history import read_run, run_kinds
 from services.runtime.host import Bus, ConsumerService
 from services.runtime.settings import Settings

@@ -55,7 +55,7 @@ from services.planner.outcomes import (
 from services.planner.recent import RECENT_EXECUTIONS, RECENT_RUNS, RECENT_THREADS, Recent
 from services.planner.run_events import ended, last_plan, planned_operations
 from services.planner.settings import PlanLimits
-from services.runtime.consumer import Delivery
+from services.runtime.consumer_spec import Delivery
 from services.runtime.errors import Retry
 
 # The services whose dead letters leave a run open; audit's only miss a projection.

@@ -9,7 +9,7 @@ from services.policy.allowlist import AllowlistResponders, KvAllowlist
 from services.policy.cedar import PROFILE_ENV, CedarPolicy, policy_folder
 from services.policy.handlers import PolicyHandlers, expiry_subjects, filter_subjects
 from services.runtime import health
-from services.runtime.consumer import ConsumerSpec
+from services.runtime.consumer_spec import ConsumerSpec
 from services.runtime.history import read_run
 from services.runtime.host import Bus, ConsumerService
 from services.runtime.settings import Settings

@@ -40,7 +40,7 @@ from services.executor.client import CatalogSource
 from services.policy.arguments import unsafe_argument
 from services.policy.engine import PolicyEngine
 from services.policy.ports import Allowlist
-from services.runtime.consumer import Delivery
+from services.runtime.consumer_spec import Delivery
 from services.runtime.errors import Retry
 from services.runtime.identity import may_resolve
 

@@ -16,28 +16,26 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 
 import msgspec
 from nats.aio.msg import Msg
 from nats.errors import ConnectionClosedError
 from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js import JetStreamContext
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
-from opentelemetry.trace import Span, SpanKind, StatusCode
+from opentelemetry.trace import Span, StatusCode
 
 from contracts import subjects
 from contracts.events import (
     AnyEvent,
     DeadLettered,
-    Event,
-    RunEvent,
     decode_event,
     derive_event_id,
     event_kind,
 )
-from services.runtime import metrics, tracing
+from services.runtime import metrics
+from services.runtime.consumer_spans import failed, handle_span
+from services.runtime.consumer_spec import ConsumerSpec, Delivery, backoff, delivery_of
 from services.runtime.durables import DurableConsumer
 from services.runtime.errors import Reject, Retry
 from services.runtime.publishers import EventPublisher
@@ -47,66 +45,6 @@ log = logging.getLogger("blendmesh.consumer")
 
 PAYLOAD_EXCERPT = 4096
 WAITING_WITHIN = 0.5  # seconds to fetch messages the server says are already waiting
-
-
-@dataclass(frozen=True)
-class Delivery:
-    """Where a message sits in the log and how often it has been delivered."""
-
-    stream_seq: int
-    num_delivered: int
-    subject: str
-    # The message as published: a signed request is checked against these exact bytes.
-    data: bytes = b""
-    headers: Mapping[str, str] = field(default_factory=dict)
-
-
-Handler = Callable[[AnyEvent, Delivery], Awaitable[Sequence[Event]]]
-# Several messages at once, in log order; all of them succeed or none does.
-BatchHandler = Callable[[Sequence[tuple[AnyEvent, Delivery]]], Awaitable[Sequence[Event]]]
-
-
-@dataclass(frozen=True)
-class ConsumerSpec:
-    """A durable pull consumer and the handler it feeds."""
-
-    durable: str
-    filter_subjects: list[str]
-    handler: Handler
-    ack_wait: float = 30.0
-    max_deliver: int = 5
-    max_ack_pending: int = 1000
-    heartbeat: bool = False  # send in_progress() while the handler runs (long work)
-    backoff_cap: float = 10.0
-    ack_timeout: float = 10.0  # how long to wait for the server to confirm an ack
-    check_interval: float = 5.0  # seconds between checks that the consumer is as configured
-    extra: dict[str, object] = field(default_factory=dict)
-    # Batch mode (``batch_handler``): up to ``batch`` messages that are waiting are handled
-    # in one call and acknowledged together. Nothing is ever nak'd, so the log order holds
-    # with ``max_ack_pending`` = ``batch``; a failing batch is retried in place, then
-    # message by message, and a message that fails ``max_deliver`` times is dead-lettered.
-    batch: int = 1
-    batch_handler: BatchHandler | None = None
-
-    def config(self) -> ConsumerConfig:
-        return ConsumerConfig(
-            durable_name=self.durable,
-            filter_subjects=self.filter_subjects or None,
-            ack_policy=AckPolicy.EXPLICIT,
-            deliver_policy=DeliverPolicy.ALL,
-            ack_wait=self.ack_wait,
-            max_deliver=self.max_deliver,
-            max_ack_pending=self.max_ack_pending,
-        )
-
-
-def backoff(num_delivered: int, cap: float) -> float:
-    return min(0.25 * 2 ** max(num_delivered - 1, 0), cap)
-
-
-def _failed(span: Span, exc: Exception) -> None:
-    span.record_exception(exc)
-    span.set_status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}")
 
 
 class ConsumerLoop:
@@ -269,7 +207,7 @@ class ConsumerLoop:
             undecodable = f"undecodable message: {exc}"
         # The handler's span is a child of the publisher's; what the handler publishes and
         # the dead letters written here carry it on as their parent.
-        with self._span(msg, delivery, event) as span:
+        with handle_span(self._spec.durable, msg, delivery, event) as span:
             if event is None:
                 span.set_status(StatusCode.ERROR, undecodable)
                 await self._dead_letter(msg, delivery, undecodable, "undecodable")
@@ -285,7 +223,7 @@ class ConsumerLoop:
         """The message's place in the log, counted: what waits behind it (the consumer's
         lag, from the metadata every message carries, so no extra request) and whether it
         came before."""
-        delivery = _delivery(msg)
+        delivery = delivery_of(msg)
         metrics.consumer_lag(self._spec.durable, msg.metadata.num_pending)
         if delivery.num_delivered > 1:
             metrics.redelivered(self._spec.durable)
@@ -298,15 +236,15 @@ class ConsumerLoop:
             for out in produced:
                 await self._publisher.publish(out)
         except Reject as exc:
-            _failed(span, exc)
+            failed(span, exc)
             await self._dead_letter(msg, delivery, f"rejected: {exc}", "rejected")
             return
         except Retry as exc:
-            _failed(span, exc)
+            failed(span, exc)
             await self._retry(msg, delivery, str(exc), exc.delay)
             return
         except Exception as exc:
-            _failed(span, exc)
+            failed(span, exc)
             log.exception("%s: handler failed on %s", self._spec.durable, msg.subject)
             delay = backoff(delivery.num_delivered, self._spec.backoff_cap)
             await self._retry(msg, delivery, f"{type(exc).__name__}: {exc}", delay)
@@ -344,14 +282,17 @@ class ConsumerLoop:
             reason = ""
             for attempt in range(1, self._spec.max_deliver + 1):
                 with contextlib.ExitStack() as spans:
-                    opened = [spans.enter_context(self._span(m, d, e)) for m, d, e in items]
+                    opened = [
+                        spans.enter_context(handle_span(self._spec.durable, m, d, e))
+                        for m, d, e in items
+                    ]
                     try:
                         produced = await self._spec.batch_handler([(e, d) for _, d, e in items])
                         for out in produced:
                             await self._publisher.publish(out)
                     except Exception as exc:  # noqa: BLE001 - retried, then dead-lettered
                         for span in opened:
-                            _failed(span, exc)
+                            failed(span, exc)
                         reason = f"{type(exc).__name__}: {exc}"
                         log.warning(
                             "%s: a batch of %d failed (attempt %d): %s",
@@ -373,31 +314,6 @@ class ConsumerLoop:
         msg, delivery, _ = items[0]
         await self._dead_letter(
             msg, delivery, f"gave up after {self._spec.max_deliver} attempts: {reason}", "exhausted"
-        )
-
-    def _span(
-        self, msg: Msg, delivery: Delivery, event: AnyEvent | None
-    ) -> contextlib.AbstractContextManager[Span]:
-        """A CONSUMER span ``<durable> handle <event kind>`` in the message's trace."""
-        kind = event_kind(event) if event is not None else "undecodable"
-        attributes: dict[str, str | int] = {
-            "messaging.system": "nats",
-            "messaging.operation.type": "process",
-            "messaging.destination.name": msg.subject,
-            "messaging.consumer.group.name": self._spec.durable,
-            "messaging.nats.stream_sequence": delivery.stream_seq,
-            "messaging.nats.delivery_count": delivery.num_delivered,
-        }
-        if event is not None:
-            attributes["blendmesh.event_id"] = attributes["messaging.message.id"] = event.event_id
-        if isinstance(event, RunEvent):
-            attributes["blendmesh.run_id"] = event.run_id
-            attributes["blendmesh.request_id"] = event.request_id
-        return tracing.tracer().start_as_current_span(
-            f"{self._spec.durable} handle {kind}",
-            context=tracing.extract(msg.headers),
-            kind=SpanKind.CONSUMER,
-            attributes=attributes,
         )
 
     async def _retry(self, msg: Msg, delivery: Delivery, reason: str, delay: float) -> None:
@@ -437,14 +353,3 @@ class ConsumerLoop:
             for msg in msgs:
                 with contextlib.suppress(Exception):
                     await msg.in_progress()
-
-
-def _delivery(msg: Msg) -> Delivery:
-    meta = msg.metadata
-    return Delivery(
-        stream_seq=meta.sequence.stream,
-        num_delivered=meta.num_delivered,
-        subject=msg.subject,
-        data=msg.data,
-        headers=dict(msg.headers or {}),
-    )

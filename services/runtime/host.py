@@ -24,7 +24,8 @@ from nats.js import JetStreamContext
 
 from services.runtime.access import CredentialsError, Login, login_for
 from services.runtime.bus import connect, wait_for_jetstream
-from services.runtime.consumer import ConsumerLoop, ConsumerSpec
+from services.runtime.consumer import ConsumerLoop
+from services.runtime.consumer_spec import ConsumerSpec
 from services.runtime.home import private_home
 from services.runtime.login import LoginRefused, refuse_anonymous
 from services.runtime.metrics_server import serve_metrics

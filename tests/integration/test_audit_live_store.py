@@ -28,7 +28,7 @@ from services.audit.handlers import AuditHandlers, apply_event, projection
 from services.audit.projections import Change, RunView
 from services.audit.rebuild_store import RebuildStore
 from services.audit.store import SqliteStore
-from services.runtime.consumer import Delivery
+from services.runtime.consumer_spec import Delivery
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 

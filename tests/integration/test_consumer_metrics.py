@@ -11,7 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from contracts.events import AnyEvent, Event
 from services.runtime import metrics
-from services.runtime.consumer import Delivery
+from services.runtime.consumer_spec import Delivery
 from services.runtime.errors import Reject, Retry
 from services.runtime.host import Bus
 from tests.integration.test_runtime_bus import _loop, requested

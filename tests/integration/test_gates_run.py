@@ -20,7 +20,7 @@ from services.client import MeshClient, build_request
 from services.executor.client import KvCatalog
 from services.mesh import Mesh
 from services.planner.handlers import PlannerHandlers
-from services.runtime.consumer import Delivery
+from services.runtime.consumer_spec import Delivery
 from services.runtime.history import read_run, run_kinds
 from services.runtime.host import Bus
 from services.runtime.settings import Settings

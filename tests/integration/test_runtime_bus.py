@@ -16,7 +16,8 @@ from contracts import subjects
 from contracts.events import AnyEvent, DeadLettered, Event, RunFailed, RunRequested
 from contracts.failures import failure
 from services.runtime.bus import connect
-from services.runtime.consumer import ConsumerLoop, ConsumerSpec, Delivery, Handler
+from services.runtime.consumer import ConsumerLoop
+from services.runtime.consumer_spec import ConsumerSpec, Delivery, Handler
 from services.runtime.errors import Reject, Retry
 from services.runtime.history import read_run
 from services.runtime.host import Bus

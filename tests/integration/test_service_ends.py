@@ -20,7 +20,8 @@ from services.gateway.app import GatewayServer, ServedGateway, create_app
 from services.gateway.auth import Tokens
 from services.mesh import Mesh
 from services.runtime.bus import JetStreamUnavailable
-from services.runtime.consumer import ConsumerLoop, ConsumerSpec, Delivery
+from services.runtime.consumer import ConsumerLoop
+from services.runtime.consumer_spec import ConsumerSpec, Delivery
 from services.runtime.host import Bus, ConsumerService, ServiceFailed
 from services.runtime.settings import Settings
 from tests.bridges import bridge_pids

@@ -17,7 +17,8 @@ from contracts.events import AnyEvent, Event, RunRequested
 from services.client import MeshClient, build_request
 from services.mesh import Mesh
 from services.runtime import tracing
-from services.runtime.consumer import ConsumerLoop, ConsumerSpec, Delivery
+from services.runtime.consumer import ConsumerLoop
+from services.runtime.consumer_spec import ConsumerSpec, Delivery
 from services.runtime.errors import Reject
 from services.runtime.host import Bus
 from services.runtime.settings import Settings

@@ -19,7 +19,8 @@ from contracts.events import AnyEvent, DeadLettered, Event, RunRequested, decode
 from contracts.limits import MAX_EVENT_BYTES, LimitExceeded
 from contracts.operations import decode_operation_set
 from services.client import MeshClient
-from services.runtime.consumer import ConsumerLoop, ConsumerSpec, Delivery
+from services.runtime.consumer import ConsumerLoop
+from services.runtime.consumer_spec import ConsumerSpec, Delivery
 from services.runtime.errors import EventTooLarge, Reject
 from services.runtime.history import read_run
 from services.runtime.host import Bus

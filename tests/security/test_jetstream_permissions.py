@@ -31,7 +31,8 @@ from nats.js.errors import KeyNotFoundError, NotFoundError
 from contracts import subjects
 from contracts.events import AnyEvent, Event, RunRequested
 from services.runtime import access
-from services.runtime.consumer import ConsumerLoop, ConsumerSpec, Delivery
+from services.runtime.consumer import ConsumerLoop
+from services.runtime.consumer_spec import ConsumerSpec, Delivery
 from services.runtime.embedded import EmbeddedNats
 from services.runtime.host import Bus
 

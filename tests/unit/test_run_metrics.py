@@ -20,7 +20,7 @@ from services.audit.run_metrics import Measure, RunMetrics, measure
 from services.audit.store import SqliteStore
 from services.audit.tables import Batch
 from services.runtime import metrics
-from services.runtime.consumer import Delivery
+from services.runtime.consumer_spec import Delivery
 from tests.unit.test_audit_projections import HISTORY, MemoryStore
 
 T0 = 1767225600.0  # the recorded history's first event
