@@ -14,8 +14,9 @@ from contracts.events import AnyEvent
 from contracts.progress import progress_line
 from contracts.receipts import RunResult
 from services import console as show
-from services.client import OnEvent, Watch
+from services.client import OnEvent
 from services.mesh import Mesh
+from services.run_watch import Watch
 from services.runtime.access import CLIENT, Login
 from services.runtime.bus import JetStreamUnavailable
 from services.runtime.host import Bus

@@ -9,7 +9,7 @@ import pytest
 
 from contracts.events import AnyEvent, Approved, follow
 from services import waiting
-from services.client import Watch, _Waiting
+from services.run_watch import Waiting, Watch
 from tests.unit.test_handlers import plan_event, requested
 
 
@@ -64,7 +64,7 @@ class Presence:
 async def test_follower_when_quiet_and_no_executor_says_so_once_and_how_to_start_one() -> None:
     told: list[str] = []
     presence = Presence({"executor": 0})
-    wait = _Waiting("run-1", Watch(presence=presence, notice=told.append, stall_after=0.0))
+    wait = Waiting("run-1", Watch(presence=presence, notice=told.append, stall_after=0.0))
     events = approved()
     await wait.check(events)
     await wait.check(events)
@@ -79,7 +79,7 @@ async def test_follower_when_quiet_and_no_executor_says_so_once_and_how_to_start
 async def test_follower_when_the_service_answers_says_nothing_until_it_is_slow() -> None:
     told: list[str] = []
     watch = Watch(Presence({"executor": 2}), told.append, stall_after=0.0, slow_after=3600.0)
-    wait = _Waiting("run-1", watch)
+    wait = Waiting("run-1", watch)
     await wait.check(approved())
     assert told == [] and "no executor" not in wait.timed_out(approved(), 1.0)
     wait.moved = time.monotonic() - 7200.0
@@ -89,17 +89,17 @@ async def test_follower_when_the_service_answers_says_nothing_until_it_is_slow()
 
 async def test_follower_when_not_quiet_long_enough_or_waiting_for_a_person_asks_nobody() -> None:
     presence = Presence({})
-    wait = _Waiting("run-1", Watch(presence, print, stall_after=3600.0))
+    wait = Waiting("run-1", Watch(presence, print, stall_after=3600.0))
     await wait.check(approved())
     assert presence.asked == []
-    wait = _Waiting("run-1", Watch(presence, print, stall_after=0.0))
+    wait = Waiting("run-1", Watch(presence, print, stall_after=0.0))
     await wait.check([])  # not even the request is stored: the planner reads it first
     assert presence.asked == ["planner", "executor"]
 
 
 async def test_follower_when_the_planner_runs_but_no_executor_names_the_executor() -> None:
     told: list[str] = []
-    wait = _Waiting("run-1", Watch(Presence({"planner": 1}), told.append, stall_after=0.0))
+    wait = Waiting("run-1", Watch(Presence({"planner": 1}), told.append, stall_after=0.0))
     await wait.check(approved()[:1])
     assert wait.absent == "executor" and told[0].startswith("no executor is running")
 
@@ -110,6 +110,6 @@ async def test_follower_when_the_ping_fails_tells_nothing() -> None:
     async def broken(role: str) -> int:
         raise TimeoutError
 
-    wait = _Waiting("run-1", Watch(broken, told.append, stall_after=0.0))
+    wait = Waiting("run-1", Watch(broken, told.append, stall_after=0.0))
     await wait.check(approved())
     assert told == [] and wait.absent is None
