@@ -18,6 +18,7 @@ from contracts.failures import FailureContract
 from contracts.gates import GateEnvelope
 from contracts.operations import OperationSet, SafetyLevel
 from contracts.receipts import Receipt
+from contracts.resolutions import CodeHash, Resolution
 from contracts.session import BUS, DeterminismRequest, HostProfile
 
 _E = TypeVar("_E", bound="RunEvent")
@@ -157,26 +158,6 @@ class ApprovalRequested(RunEvent, frozen=True, kw_only=True, tag="run.approval_r
     request_hash: str = ""
     operations: list[PendingOperation] = []
     expires_at: float | None = None  # seconds since the epoch; then the run fails
-
-
-Resolution = Literal[
-    "approve_once", "approve_and_always_allow", "reject", "approve_and_always_allow_recipient"
-]
-# Spec 002 §7 names the standing approval after its mail tools' recipient; blendmesh keys it
-# by tool and scene (docs/adr/0020), so the spec's string is accepted as an alias. Doors
-# publish the canonical name; policy reads either.
-RESOLUTION_ALIASES: dict[str, Resolution] = {
-    "approve_and_always_allow_recipient": "approve_and_always_allow"
-}
-
-
-def canonical_resolution(decision: Resolution) -> Resolution:
-    """``decision`` under blendmesh's own name (the alias of 002 §7 becomes its canonical)."""
-    return RESOLUTION_ALIASES.get(decision, decision)
-
-
-# How a Python step's code is named wherever a person approves it (contracts.python_steps).
-CodeHash = Annotated[str, msgspec.Meta(pattern=r"^sha256:[0-9a-f]{64}$")]
 
 
 class ApprovalResolved(RunEvent, frozen=True, kw_only=True, tag="run.approval_resolved"):

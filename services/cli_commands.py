@@ -24,7 +24,7 @@ from services.runtime.settings import Settings
 from services.runtime.tracing import configure_tracing, shutdown_tracing
 
 if TYPE_CHECKING:
-    from contracts.events import Resolution
+    from contracts.resolutions import Resolution
 
 
 def load_plan(path: Path) -> Any:

@@ -26,13 +26,11 @@ from contracts.events import (
     ApprovalResolved,
     Denied,
     PlanRejected,
-    Resolution,
     RollbackBoundary,
     RunCompleted,
     RunEvent,
     RunFailed,
     RunRequested,
-    canonical_resolution,
     decode_event,
     derive_event_id,
     follow,
@@ -41,6 +39,7 @@ from contracts.fold import fold_run, is_terminal
 from contracts.limits import DEFAULT_MAX_OPERATIONS, check_plan
 from contracts.python_steps import CODE_SHA256_RE
 from contracts.receipts import RunResult
+from contracts.resolutions import Resolution, canonical_resolution
 from contracts.session import BUS, DeterminismRequest, HostProfile
 from contracts.trusted_code import quote_problem
 from services.run_watch import Waiting, Watch

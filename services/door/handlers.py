@@ -29,13 +29,8 @@ from contracts.door import (
     ListQuery,
     RunRef,
 )
-from contracts.events import (
-    ApprovalRequested,
-    ApprovalResolved,
-    RunRequested,
-    canonical_resolution,
-    decode_event,
-)
+from contracts.events import ApprovalRequested, ApprovalResolved, RunRequested, decode_event
+from contracts.resolutions import canonical_resolution
 from contracts.session import BUS
 from services import ownership
 from services.door.ports import DoorUnavailable, Files, MeshReads, RunWriter

@@ -18,19 +18,14 @@ from pydantic.alias_generators import to_camel
 from pydantic.json_schema import SkipJsonSchema
 
 from contracts import events
-from contracts.events import (
-    AnyEvent,
-    ApprovalRequested,
-    Planned,
-    PolicyDecided,
-    Resolution,
-)
+from contracts.events import AnyEvent, ApprovalRequested, Planned, PolicyDecided
 from contracts.fold import action_states, action_times
 from contracts.geonodes import step_of
 from contracts.operations import Operation
 from contracts.python_steps import CODE_SHA256_PATTERN
 from contracts.queries import AuditRecord, RunRow, TimelineEntry
 from contracts.receipts import ActionState, RunResult, RunState
+from contracts.resolutions import Resolution
 from contracts.tools import DeterminismClass
 from contracts.trusted_code import code_hashes
 from services.gateway.errors import FAILURE_TYPE, ApiError, type_name

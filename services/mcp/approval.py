@@ -17,9 +17,10 @@ from typing import Any
 import mcp.types as types
 from mcp.shared.context import RequestContext
 
-from contracts.events import AnyEvent, Resolution, RunRequested
+from contracts.events import AnyEvent, RunRequested
 from contracts.progress import progress_line
 from contracts.receipts import RunResult
+from contracts.resolutions import Resolution
 from contracts.trusted_code import code_hashes
 from services.client import ClientError, OnEvent, build_request
 from services.mcp import answers

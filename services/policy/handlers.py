@@ -27,13 +27,13 @@ from contracts.events import (
     Planned,
     PolicyDecided,
     RunEvent,
-    canonical_resolution,
     derive_event_id,
     follow,
 )
 from contracts.failures import RepairAction, failure
 from contracts.operations import Operation
 from contracts.python_approvals import TRUSTED_TOOL, code_problem, standing_key, unquoted
+from contracts.resolutions import canonical_resolution
 from contracts.scene_files import IMPORT_TOOL
 from contracts.tools import ToolSpec
 from services.executor.client import CatalogSource

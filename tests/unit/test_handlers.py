@@ -17,7 +17,6 @@ from contracts.events import (
     Planned,
     PlanRejected,
     PolicyDecided,
-    Resolution,
     RunCompleted,
     RunFailed,
     RunRequested,
@@ -25,6 +24,7 @@ from contracts.events import (
 )
 from contracts.failures import failure
 from contracts.receipts import Receipt
+from contracts.resolutions import Resolution
 from services.executor.memory import StaticCatalog
 from services.planner.handlers import PlannerHandlers
 from services.policy.cedar import CedarPolicy

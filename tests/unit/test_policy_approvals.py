@@ -17,9 +17,9 @@ from contracts.events import (
     Denied,
     Event,
     PolicyDecided,
-    canonical_resolution,
     follow,
 )
+from contracts.resolutions import canonical_resolution
 from services.policy.allowlist import AllowlistResponders, revoked
 from services.policy.handlers import PolicyHandlers
 from services.policy.memory import MemoryAllowlist
