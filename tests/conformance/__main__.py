@@ -57,7 +57,7 @@ def judge(current: str, text: str, untested: list[str], allow_untested: bool) ->
     if untested and not allow_untested:
         shown = ", ".join(untested[:20]) + (", ..." if len(untested) > 20 else "")
         return 1, f"{len(untested)} clauses have no test and no ADR: {shown}"
-    return 0, f"docs/conformance.md is up to date; {len(untested)} clauses untested"
+    return 0, f"docs/conformance.md is up to date; clauses untested: {len(untested)}"
 
 
 if __name__ == "__main__":
