@@ -10,7 +10,8 @@ import pytest
 
 from contracts.failures import FailureContract
 from contracts.geonodes import convert_geonode_response, step_of
-from services.planner.geonodes_check import check_response, links
+from services.planner.geonodes_check import check_response
+from services.planner.geonodes_values import links
 from services.planner.graph import PlanInvalid
 from tests.geonode_fixture import NODES, subdivide, with_ops
 
