@@ -40,6 +40,7 @@ from services.runtime.ready import READY_WAIT
 from services.runtime.settings import Settings
 from services.runtime.store_limits import StoreLimits, store_limits
 from services.runtime.stores import ensure_stores
+from services.runtime.user_registry import Registry
 
 log = logging.getLogger("blendmesh.nats")
 
@@ -284,53 +285,6 @@ class EmbeddedNats:
         path = registry or credentials.with_name(users.FILE_NAME)
         server._registry = Registry(path, passwords, prefix, watch_interval)
         return server
-
-
-class Registry:
-    """The server's authorization as the users registry makes it, read again on change.
-
-    A registry that cannot be read admits no user at all (the roles still log in), and
-    says why in the log: a broken file must never keep a removed key working.
-    """
-
-    def __init__(
-        self, path: Path, passwords: Mapping[str, str], prefix: str, interval: float
-    ) -> None:
-        self.path = path
-        self.interval = interval
-        self._passwords = passwords
-        self._prefix = prefix
-        self._stamp: object = ()
-        self._keys: dict[str, str] = {}
-
-    @property
-    def count(self) -> int:
-        return len(self._keys)
-
-    @property
-    def authorization(self) -> dict[str, Any]:
-        return access.authorization(self._passwords, self._prefix, self._keys)
-
-    def changed(self) -> bool:
-        """Read the file if it changed since the last look; whether the keys changed."""
-        try:
-            st = self.path.stat()
-            stamp: object = (st.st_mtime_ns, st.st_size, st.st_ino)
-        except FileNotFoundError:
-            stamp = None
-        if stamp == self._stamp:
-            return False
-        self._stamp = stamp
-        try:
-            found = users.load(self.path)
-        except users.UsersFileError as exc:
-            log.error("%s; no user may log in until it is fixed", exc)
-            found = {}
-        keys = {key: user.name for user in found.values() for key in user.keys}
-        if keys == self._keys:
-            return False
-        self._keys = keys
-        return True
 
 
 async def prepare_streams(
