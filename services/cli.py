@@ -30,10 +30,9 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.ERROR,
-        format="%(asctime)s %(name)s %(levelname)s %(message)s",
-    )
+    from services.runtime import log_context  # after parsing: `--help` stays quick
+
+    log_context.configure(logging.INFO if args.verbose else logging.ERROR)
     if not args.verbose:
         # nats-py logs its own races as tracebacks (a pong for a flush that was cancelled
         # while a failed start is torn down); what a person needs reaches them as

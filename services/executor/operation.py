@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,6 +33,9 @@ from services.executor.ordered import OrderedEvents
 from services.executor.ports import Bridge, Journal
 from services.executor.results import ResultImages, repeatable
 from services.executor.session import SceneSession
+from services.runtime.log_context import correlated
+
+log = logging.getLogger("blendmesh.executor")
 
 SANDBOX_START_S = 60.0  # the longest a sandboxed Blender may take to start
 _E = TypeVar("_E", bound=RunEvent)
@@ -140,15 +144,19 @@ class OperationRunner:
 
     async def execute(self, index: int, op: Operation, before: str) -> Step:
         call = _Call(index, op, self.new_id(), before)
-        await self.events.emit(
-            self._event(call, OperationStarted, tool_name=op.tool_name, scene_hash_before=before)
-        )
-        started = time.perf_counter()
-        result = await self._invoke(op, call.mcp_call_id)
-        call.ms = round((time.perf_counter() - started) * 1000, 3)
-        if result.ok:
-            return await self._succeeded(call, result)
-        return await self._failed(call, result)
+        with correlated(operation_id=op.operation_id, mcp_call_id=call.mcp_call_id):
+            await self.events.emit(
+                self._event(
+                    call, OperationStarted, tool_name=op.tool_name, scene_hash_before=before
+                )
+            )
+            started = time.perf_counter()
+            result = await self._invoke(op, call.mcp_call_id)
+            call.ms = round((time.perf_counter() - started) * 1000, 3)
+            step = await (self._succeeded if result.ok else self._failed)(call, result)
+            with correlated(blender_mutation_id=step.receipt.blender_mutation_id):
+                log.info("%s %s in %.0f ms", op.tool_name, step.receipt.status, call.ms)
+            return step
 
     def skipped(
         self,

@@ -180,6 +180,9 @@ class PlannerHandlers:
         if isinstance(plan, Reply):
             return replied(event, backend, plan.text, self.clock())
         self._gated.put(event.run_id, plan.requires_gate_verification)
+        log.info(
+            "planned %d operations with the %s planner", len(plan.operation_set.operations), backend
+        )
         return [
             follow(
                 event,

@@ -38,6 +38,7 @@ from services.runtime.consumer_spans import failed, handle_span
 from services.runtime.consumer_spec import ConsumerSpec, Delivery, backoff, delivery_of
 from services.runtime.durables import DurableConsumer
 from services.runtime.errors import Reject, Retry
+from services.runtime.log_context import correlated, ids_of, shared_ids
 from services.runtime.publishers import EventPublisher
 from services.runtime.ready import READY_WAIT, until_ready
 
@@ -207,7 +208,10 @@ class ConsumerLoop:
             undecodable = f"undecodable message: {exc}"
         # The handler's span is a child of the publisher's; what the handler publishes and
         # the dead letters written here carry it on as their parent.
-        with handle_span(self._spec.durable, msg, delivery, event) as span:
+        with (
+            handle_span(self._spec.durable, msg, delivery, event) as span,
+            correlated(**ids_of(event)),  # what the handler logs names the event's ids
+        ):
             if event is None:
                 span.set_status(StatusCode.ERROR, undecodable)
                 await self._dead_letter(msg, delivery, undecodable, "undecodable")
@@ -282,6 +286,7 @@ class ConsumerLoop:
             reason = ""
             for attempt in range(1, self._spec.max_deliver + 1):
                 with contextlib.ExitStack() as spans:
+                    spans.enter_context(correlated(**shared_ids([e for _, _, e in items])))
                     opened = [
                         spans.enter_context(handle_span(self._spec.durable, m, d, e))
                         for m, d, e in items

@@ -22,6 +22,7 @@ from typing import Protocol, TypeVar
 from nats.aio.client import Client
 from nats.js import JetStreamContext
 
+from services.runtime import log_context
 from services.runtime.access import CredentialsError, Login, login_for
 from services.runtime.bus import connect, wait_for_jetstream
 from services.runtime.consumer import ConsumerLoop
@@ -224,7 +225,7 @@ async def serve(name: str, start: StartFn, bus: Bus, settings: Settings) -> None
 def run_service(name: str, start: StartFn) -> None:
     """Run one service in this process until SIGINT or SIGTERM (``python -m``); exit
     non-zero, naming the service and why, when it cannot start or dies."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    log_context.configure(logging.INFO)
     settings = Settings.from_env()
     if not settings.nats_url:
         raise SystemExit(
