@@ -34,6 +34,7 @@ from contracts.views import (
 )
 from services.executor.bridge_client import BridgeCrashed, BridgeError
 from services.executor.ports import Bridge
+from services.runtime.objects import ObjectTooLarge
 
 _VIEW = jsonschema.Draft202012Validator(VIEW_SCHEMA)
 _ASSET_ARGS = {"blob", "bytes", "format", "collection"}
@@ -42,7 +43,7 @@ _ASSET_ARGS = {"blob", "bytes", "format", "collection"}
 class Staging(Protocol):
     """Port: files staged per user (ObjectStoreUploads): a door's uploads, the views."""
 
-    async def get(self, user: str, blob: str) -> bytes | None: ...
+    async def get(self, user: str, blob: str, max_bytes: int) -> bytes | None: ...
 
     async def stage(self, user: str, data: bytes) -> str: ...
 
@@ -102,7 +103,10 @@ async def import_asset(
             "(BLENDMESH_MAX_UPLOAD_BYTES)",
         )
     assert isinstance(blob, str)
-    data = await staging.get(user, blob)
+    try:
+        data = await staging.get(user, blob, max_bytes=size)
+    except ObjectTooLarge:
+        return _refused("invalid_input", f"the upload holds more bytes than the plan says {size}")
     if data is None:
         return _refused(
             "not_found",

@@ -38,6 +38,7 @@ from contracts.views import VIEW_TOOL, AssetImported, AssetParams, ViewParams
 from services.executor.asset_tools import import_asset, render_view
 from services.executor.bridge_client import BridgeCrashed, BridgeError
 from services.executor.ports import Bridge
+from services.runtime.objects import ObjectTooLarge
 
 
 class Revisions(Protocol):
@@ -52,7 +53,7 @@ class Uploads(Protocol):
     """Port: the staged uploads of the doors (ObjectStoreUploads), and the views staged
     for them."""
 
-    async def get(self, user: str, blob: str) -> bytes | None: ...
+    async def get(self, user: str, blob: str, max_bytes: int) -> bytes | None: ...
 
     async def stage(self, user: str, data: bytes) -> str: ...
 
@@ -118,7 +119,12 @@ class SceneToolBridge:
                 "(BLENDMESH_MAX_UPLOAD_BYTES)",
             )
         assert isinstance(blob, str)
-        data = await self._tools.uploads.get(self.user, blob)
+        try:
+            data = await self._tools.uploads.get(self.user, blob, max_bytes=size)
+        except ObjectTooLarge:
+            return _refused(
+                "invalid_input", f"the upload holds more bytes than the plan says {size}"
+            )
         if data is None:
             return _refused(
                 "not_found",

@@ -6,23 +6,21 @@ bucket ``<prefix>_uploads``. An upload is named by its user and its content addr
 (``<user>/<sha256 hex>``), so one user's run cannot import another's file even when it
 knows the hash; the bucket's TTL (``access.store_ttl``) deletes every upload a day after
 it was staged, used or not, which outlasts any pending approval of the import.
+
+Both ways go through ``runtime.objects`` (the nats-io layout, 512 KiB chunks, read by
+batched direct gets): nats-py's own ``get`` read a 77 MiB upload through an ordered
+consumer 128 KiB at a time, fourteen seconds of a big scene's import.
 """
 
 from __future__ import annotations
 
-import hashlib
-
 from nats.js import JetStreamContext
-from nats.js.errors import (
-    BucketNotFoundError,
-    NotFoundError,
-    ObjectDeletedError,
-    ObjectNotFoundError,
-)
+from nats.js.errors import BucketNotFoundError, DigestMismatchError
 from nats.js.object_store import ObjectStore
 
-from contracts.scene_files import blob_id
+from contracts.scene_files import DEFAULT_MAX_UPLOAD_BYTES, blob_id
 from services.runtime.access import store_ttl
+from services.runtime.objects import put_object, read_object
 from services.runtime.streams import object_store_config
 
 NAME = "uploads"
@@ -50,17 +48,23 @@ class ObjectStoreUploads:
     async def stage(self, user: str, data: bytes) -> str:
         """Store ``data`` for ``user``'s import; returns its blob id (``sha256:<hex>``)."""
         blob = blob_id(data)
-        await (await self._objects()).put(_name(user, blob), data)
+        await self._objects()  # made with its TTL on first use
+        await put_object(self._js, self.bucket, _name(user, blob), data)
         return blob
 
-    async def get(self, user: str, blob: str) -> bytes | None:
+    async def get(
+        self, user: str, blob: str, max_bytes: int = DEFAULT_MAX_UPLOAD_BYTES
+    ) -> bytes | None:
         """``user``'s staged upload ``blob``, verified against its hash; None when there is
-        none (never staged, expired, or staged by someone else)."""
+        none (never staged, expired, or staged by someone else) or its bytes are not the
+        ones its name says. Raises ``ObjectTooLarge`` when it holds more than
+        ``max_bytes``, before a byte of it is read."""
+        await self._objects()
         try:
-            result = await (await self._objects()).get(_name(user, blob))
-        except (ObjectNotFoundError, ObjectDeletedError, NotFoundError):
+            sha256 = bytes.fromhex(blob.removeprefix("sha256:"))
+        except ValueError:
+            return None  # not a content address: nothing was staged under it
+        try:
+            return await read_object(self._js, self.bucket, _name(user, blob), max_bytes, sha256)
+        except DigestMismatchError:
             return None
-        data = result.data or b""
-        if f"sha256:{hashlib.sha256(data).hexdigest()}" != blob:
-            return None
-        return data

@@ -43,14 +43,23 @@ class ObjectTooLarge(RuntimeError):
     """The object is larger than the reader may hold in memory."""
 
 
-async def read_object(js: JetStreamContext, bucket: str, name: str, max_bytes: int) -> bytes | None:
+async def read_object(
+    js: JetStreamContext, bucket: str, name: str, max_bytes: int, sha256: bytes | None = None
+) -> bytes | None:
     """The bytes of object ``name`` in the object store ``bucket``; None when there is no
     such object (or it was deleted). Raises ``ObjectTooLarge`` beyond ``max_bytes`` and
-    nats-py's ``DigestMismatchError`` when the chunks do not match the meta's digest."""
+    nats-py's ``DigestMismatchError`` when the chunks do not match the meta's digest, or
+    the meta's digest is not ``sha256`` when one is given: an object named by its content
+    is then verified by one pass over its bytes, not two."""
     stream = f"OBJ_{bucket}"
     info = await _meta(js, bucket, name)
     if info is None:
         return None
+    if (
+        sha256 is not None
+        and info.digest != f"{DIGEST}={base64.urlsafe_b64encode(sha256).decode()}"
+    ):
+        raise DigestMismatchError
     size = info.size or 0
     if size > max_bytes:
         raise ObjectTooLarge(

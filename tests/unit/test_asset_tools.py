@@ -13,6 +13,7 @@ from contracts.bridge import INVALID_PARAMS, Preview
 from contracts.views import AssetImported, AssetParams, ViewParams
 from services.executor.asset_tools import import_asset, render_view
 from services.executor.bridge_client import BridgeCrashed, BridgeError
+from services.runtime.objects import ObjectTooLarge
 from tests.asset_files import glb, gltf_document
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 32
@@ -36,8 +37,11 @@ class Staging:
     def __init__(self) -> None:
         self.files: dict[tuple[str, str], bytes] = {}
 
-    async def get(self, user: str, blob: str) -> bytes | None:
-        return self.files.get((user, blob))
+    async def get(self, user: str, blob: str, max_bytes: int = 1 << 20) -> bytes | None:
+        data = self.files.get((user, blob))
+        if data is not None and len(data) > max_bytes:
+            raise ObjectTooLarge(f"holds {len(data)} bytes, more than the {max_bytes}")
+        return data
 
     async def stage(self, user: str, data: bytes) -> str:
         blob = f"sha256:{hashlib.sha256(data).hexdigest()}"

@@ -12,14 +12,19 @@ from contracts.scene_files import blob_id
 from contracts.scenes import Head
 from services.executor.bridge_client import BridgeError
 from services.executor.scene_tools import SceneTools
+from services.runtime.objects import ObjectTooLarge
 
 DATA = b"BLENDER17-01v0500" + b"\0" * 64
 BLOB = blob_id(DATA)
 
 
 class Uploads:
-    async def get(self, user: str, blob: str) -> bytes | None:
-        return DATA if (user, blob) == ("ana", BLOB) else None
+    async def get(self, user: str, blob: str, max_bytes: int) -> bytes | None:
+        if (user, blob) != ("ana", BLOB):
+            return None
+        if len(DATA) > max_bytes:  # as the store refuses it, before reading a byte
+            raise ObjectTooLarge(f"holds {len(DATA)} bytes, more than the {max_bytes}")
+        return DATA
 
 
 class NoRevisions:
@@ -44,10 +49,20 @@ class RefusingBridge:
         raise BridgeError(f"blendmesh/scene.load: cannot load {name!r}: {self.why}", self.code)
 
 
-async def imported(bridge: RefusingBridge, work_dir: Path) -> Any:
+async def imported(bridge: RefusingBridge, work_dir: Path, size: int = len(DATA)) -> Any:
     tools = SceneTools(NoRevisions(), Uploads(), work_dir, max_upload_bytes=1024)
     bound = tools.bind(bridge, "room", "ana")  # type: ignore[arg-type]
-    return await bound.call_tool("scene.import", {"blob": BLOB, "bytes": len(DATA)}, "c1")
+    return await bound.call_tool("scene.import", {"blob": BLOB, "bytes": size}, "c1")
+
+
+async def test_import_when_the_upload_is_larger_than_the_plan_says_is_refused_unread(
+    tmp_path: Path,
+) -> None:
+    bridge = RefusingBridge(INVALID_PARAMS, "not reached")
+    result = await imported(bridge, tmp_path, size=len(DATA) - 1)
+    assert not result.ok and result.error_code == "invalid_input" and not result.mutated
+    assert result.message == f"the upload holds more bytes than the plan says {len(DATA) - 1}"
+    assert bridge.loaded == []
 
 
 async def test_import_when_bridge_refuses_the_file_fails_unchanged_naming_the_upload(

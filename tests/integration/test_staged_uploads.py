@@ -1,0 +1,62 @@
+"""Staged uploads on a real nats-server: a round trip of a file of several chunks, one
+staged by nats-py's own object store (128 KiB chunks) still read, and the hostile cases:
+another user's blob, a name whose hash is not the bytes', an upload larger than the
+reader takes."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+
+import pytest
+
+from contracts.scene_files import blob_id
+from services.executor.uploads import ObjectStoreUploads
+from services.runtime.host import Bus
+from services.runtime.objects import ObjectTooLarge
+
+DATA = b"BLENDER-v500" + random.Random(24).randbytes(3 * 1024 * 1024 + 17)
+
+
+async def test_stage_then_get_returns_the_same_bytes(bus: Bus) -> None:
+    uploads = ObjectStoreUploads(bus.js, bus.prefix)
+    blob = await uploads.stage("ana", DATA)
+    assert blob == blob_id(DATA)
+    assert await uploads.get("ana", blob, max_bytes=len(DATA)) == DATA
+
+
+async def test_get_of_an_upload_nats_py_staged_reads_its_small_chunks(bus: Bus) -> None:
+    uploads = ObjectStoreUploads(bus.js, bus.prefix)
+    await uploads.stage("ana", b"BLENDER-v500 first")  # makes the bucket with its TTL
+    blob = blob_id(DATA)
+    store = await bus.js.object_store(uploads.bucket)
+    await store.put(f"ana/{blob.removeprefix('sha256:')}", DATA)
+    assert await uploads.get("ana", blob, max_bytes=len(DATA)) == DATA
+
+
+async def test_get_when_another_user_staged_it_is_none(bus: Bus) -> None:
+    uploads = ObjectStoreUploads(bus.js, bus.prefix)
+    blob = await uploads.stage("ana", DATA)
+    assert await uploads.get("bob", blob) is None
+
+
+async def test_get_when_the_bytes_are_not_what_the_name_says_is_none(bus: Bus) -> None:
+    uploads = ObjectStoreUploads(bus.js, bus.prefix)
+    await uploads.stage("ana", b"BLENDER-v500 first")
+    claimed = "sha256:" + hashlib.sha256(b"something else").hexdigest()
+    store = await bus.js.object_store(uploads.bucket)
+    await store.put(f"ana/{claimed.removeprefix('sha256:')}", DATA)
+    assert await uploads.get("ana", claimed) is None
+
+
+async def test_get_when_larger_than_the_reader_takes_raises_before_reading(bus: Bus) -> None:
+    uploads = ObjectStoreUploads(bus.js, bus.prefix)
+    blob = await uploads.stage("ana", DATA)
+    with pytest.raises(ObjectTooLarge, match=f"more than the {len(DATA) - 1}"):
+        await uploads.get("ana", blob, max_bytes=len(DATA) - 1)
+
+
+async def test_get_when_nothing_was_staged_is_none(bus: Bus) -> None:
+    uploads = ObjectStoreUploads(bus.js, bus.prefix)
+    assert await uploads.get("ana", blob_id(DATA)) is None
+    assert await uploads.get("ana", "sha256:not-hex") is None
