@@ -143,6 +143,34 @@ async def test_failing_handler_logs_its_failure_with_the_events_ids(captured: Ca
     assert failure.run_id == "run-9"
 
 
+async def test_ids_of_one_event_do_not_stay_for_the_next_in_the_same_loop(
+    captured: Captured,
+) -> None:
+    async def handler(event: Any, delivery: Delivery) -> Sequence[Event]:
+        log.info("handling")
+        return []
+
+    started = ev.OperationStarted(
+        event_id="ev-op",
+        at=1.0,
+        run_id="run-1",
+        request_id="req-1",
+        thread_id="th-1",
+        user="ana",
+        operation_id="op01",
+        mcp_call_id="call-1",
+        tool_name="object.create",
+        scene_hash_before="h",
+    )
+    consumer, client = loop(handler), FakeClient()
+    await consumer.process(delivered(client, started, 1))  # one after the other, one task
+    await consumer.process(delivered(client, requested("run-2", "req-2", "ev-2"), 2))
+    first, second = captured.records
+    assert (first.operation_id, first.mcp_call_id) == ("op01", "call-1")  # type: ignore[attr-defined]
+    assert (second.run_id, second.operation_id, second.mcp_call_id) == ("run-2", None, None)  # type: ignore[attr-defined]
+    assert current() == {}
+
+
 async def test_ids_of_concurrent_events_do_not_leak_into_each_other_or_after(
     captured: Captured,
 ) -> None:
