@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -287,3 +289,28 @@ def test_install_adds_the_filter_once() -> None:
     install([handler])
     install([handler])
     assert sum(isinstance(f, CorrelationFilter) for f in handler.filters) == 1
+
+
+PROCESS = """
+import logging
+from services.runtime.log_context import configure, correlated
+configure(logging.INFO)
+configure(logging.INFO)  # twice: still one filter, one line per record
+with correlated(run_id="run-p", request_id="req-p"):
+    logging.getLogger("blendmesh.planner").info("planned")
+logging.getLogger("blendmesh.host").info("idle")
+"""
+
+
+def test_a_service_process_prints_the_ids_at_the_end_of_its_lines() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", PROCESS],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    planned, idle = done.stderr.splitlines()
+    assert planned.endswith("blendmesh.planner INFO planned [run_id=run-p request_id=req-p]")
+    assert idle.endswith("blendmesh.host INFO idle")
