@@ -147,6 +147,21 @@ class DigestCache:
         self.entries: dict[tuple[str, str], Entry] = {}
         self.pending: set[str] = set()  # names the depsgraph reported, dropped next time
         self.followers: list[Follower] = []
+        # A file was loaded (or the scene reset) and no request that may change the scene
+        # came since (``changing``): every entry is computed from the scene as it is, none
+        # kept on a tool's declaration. A full hash could find nothing the cache missed,
+        # so ``checked_hash`` skips it: a commit right after a load (an import, a revert)
+        # hashes a big scene once, not twice.
+        self.whole = False
+
+    def loaded(self) -> None:
+        """The scene was just replaced and hashed from nothing (``scene.load``, ``reset``)."""
+        self.whole = True
+
+    def changing(self) -> None:
+        """A request that may change the scene is about to run: a digest kept past it
+        rests on a tool's declaration, which only a full hash can check."""
+        self.whole = False
 
     def clear(self) -> None:
         """Forget everything (a file was loaded, or the scene replaced)."""
@@ -235,8 +250,12 @@ class DigestCache:
     def checked_hash(self) -> str:
         """The full hash, after comparing it with the cached one: a difference means a
         tool changed something it did not declare. It is logged and the cache rebuilt, and
-        the full hash returned, so a commit compares against the truth (ADR 0012)."""
+        the full hash returned, so a commit compares against the truth (ADR 0012). When
+        every digest was computed since the last request that could change the scene
+        (``whole``), the cached hash is the full one and is not computed twice (ADR 0032)."""
         cached, _ = self.scene_hash()
+        if self.whole:
+            return cached
         full = full_hash()
         if cached != full:
             log.error(

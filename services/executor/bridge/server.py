@@ -52,6 +52,13 @@ log = logging.getLogger("blendmesh.bridge")
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INTERNAL_ERROR = (-32700, -32600, -32601, -32603)
 SERVER_ERROR = -32000  # blendmesh/scene.* failures (missing file, unwritable path)
+# Methods that never change the scene. Any other request (every tool call, a render that
+# may place a camera) marks the digest cache as resting on declarations (ADR 0032).
+READS = frozenset({
+    "initialize", "ping", "tools/list", "blendmesh/scene.save", "blendmesh/scene.fingerprint",
+    "blendmesh/scene.fingerprint_full", "blendmesh/scene.snapshot_full",
+    "blendmesh/scene.inspect", "blendmesh/node_catalog",
+})  # fmt: skip
 
 
 class RpcError(Exception):
@@ -218,6 +225,8 @@ class Server:
             return _error(msg_id, METHOD_NOT_FOUND, f"method not found: {method}")
         if not isinstance(params, dict):
             return _error(msg_id, INVALID_PARAMS, "params must be an object")
+        if method not in READS:
+            digests.CACHE.changing()
         try:
             return Response(id=msg_id, result=handler(params))
         except RpcError as err:

@@ -7,7 +7,8 @@ the scene is SceneRefused (-32602, invalid params: the scene is as it was).
 
 ``fingerprint`` and the snapshot tool answer from the digest cache; whatever replaces
 the scene (reset, load) clears it, and ``save`` (a checkpoint or a commit) hashes the
-scene in full and checks the cache against it (ADR 0012).
+scene in full and checks the cache against it (ADR 0012), unless nothing but reads came
+since the load, when the cache holds the full hash already (ADR 0032).
 """
 
 from __future__ import annotations
@@ -63,7 +64,9 @@ def reset() -> SceneHash:
     """Replace everything with Blender's empty factory scene."""
     digests.CACHE.clear()
     bpy.ops.wm.read_factory_settings(use_empty=True)
-    return SceneHash(hash=digests.CACHE.scene_hash()[0])
+    scene_hash = digests.CACHE.scene_hash()[0]
+    digests.CACHE.loaded()
+    return SceneHash(hash=scene_hash)
 
 
 def load(path: str) -> SceneHash:
@@ -97,7 +100,9 @@ def load(path: str) -> SceneHash:
     if outside:
         reset()  # nothing of the file stays
         raise SceneRefused(_refusal(shown, outside), changed=True)
-    return SceneHash(hash=digests.CACHE.scene_hash()[0])
+    scene_hash = digests.CACHE.scene_hash()[0]
+    digests.CACHE.loaded()  # a commit of the file as loaded need not hash it twice
+    return SceneHash(hash=scene_hash)
 
 
 def _refusal(shown: str, outside: list[references.Reference]) -> str:

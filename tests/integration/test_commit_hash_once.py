@@ -1,0 +1,90 @@
+"""A commit right after a load hashes the scene once (ADR 0032): every digest was computed
+from the file as loaded, so the save returns the cached hash, which is the full one. After
+any request that may change the scene, the save still recomputes the full hash and catches
+a digest a wrong declaration left stale (ADR 0012)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.bridges import script_result
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
+
+PRELUDE = """
+import dataclasses, json, logging, sys
+logging.basicConfig(level=logging.ERROR)
+from services.executor.bridge import server, digests
+from services.executor.bridge.tools import scene
+scene.reset()
+s = server.Server(sys.stdout)
+def rpc(method, **params):
+    line = json.dumps({{"jsonrpc": "2.0", "id": 1, "method": method, "params": params}})
+    return s.handle_line(line).result
+full_hashes = []
+original = digests.full_hash
+def counted():
+    full_hashes.append(1)
+    return original()
+digests.full_hash = counted
+for name in ("A", "B"):
+    rpc("tools/call", name="object.create", arguments={{"primitive": "cube", "name": name}})
+rpc("blendmesh/scene.save", path={first!r})
+loaded = rpc("blendmesh/scene.load", path={first!r}).hash
+"""
+
+
+async def test_save_right_after_a_load_returns_the_full_hash_computed_once(
+    tmp_path: Path,
+) -> None:
+    script = (
+        PRELUDE.format(first=str(tmp_path / "first.blend"))
+        + f"""
+full_hashes.clear()
+saved = rpc("blendmesh/scene.save", path={str(tmp_path / "c.blend")!r}).hash
+counted_saves = len(full_hashes)
+full = rpc("blendmesh/scene.fingerprint_full").hash
+print("RESULT", json.dumps({{"loaded": loaded, "saved": saved, "full": full,
+      "full_hashes_in_save": counted_saves}}))
+"""
+    )
+    found, _ = await script_result(script)
+    assert found["saved"] == found["full"] == found["loaded"]
+    assert found["full_hashes_in_save"] == 0
+
+
+@pytest.mark.parametrize(
+    "between",
+    [
+        'rpc("tools/call", name="object.transform", '
+        'arguments={"name": "A", "location": [1, 2, 3]})',
+        'rpc("tools/call", name="scene.snapshot", arguments={})',
+        'rpc("blendmesh/scene.render_preview", path=PNG, width=16, height=16)',
+    ],
+)
+async def test_save_after_a_request_that_may_change_the_scene_catches_a_stale_digest(
+    tmp_path: Path, between: str
+) -> None:
+    # A wrong declaration would leave a digest that no longer matches its datablock: the
+    # test plants one after the request, as if the request had changed A undeclared.
+    script = (
+        PRELUDE.format(first=str(tmp_path / "first.blend"))
+        + f"""
+PNG = {str(tmp_path / "p.png")!r}
+{between}
+# Saving evaluates the depsgraph, whose updates drop digests too: let it settle first.
+rpc("blendmesh/scene.save", path={str(tmp_path / "settle.blend")!r})
+rpc("blendmesh/scene.fingerprint")
+key = ("object", "A")
+digests.CACHE.entries[key] = dataclasses.replace(digests.CACHE.entries[key], digest="0" * 64)
+stale = rpc("blendmesh/scene.fingerprint").hash
+full = rpc("blendmesh/scene.fingerprint_full").hash
+saved = rpc("blendmesh/scene.save", path={str(tmp_path / "c.blend")!r}).hash
+print("RESULT", json.dumps({{"stale": stale, "full": full, "saved": saved}}))
+"""
+    )
+    found, output = await script_result(script)
+    assert found["saved"] == found["full"] != found["stale"]
+    assert "digest cache was stale" in output, output[-2000:]
