@@ -42,6 +42,9 @@ class BlenderState(_Data, frozen=True, kw_only=True):
     """An executor's Blender bridge, and the scene it holds loaded between runs."""
 
     up: bool
+    # Stopped on purpose after BLENDMESH_BRIDGE_IDLE seconds unused (``up`` is false); the
+    # next run starts it again: healthy, not down.
+    idle: bool = False
     version: str = ""
     restarts: int = 0
     scene: str | None = None
@@ -137,7 +140,7 @@ def instance_of(role: str, reply: StatsReply) -> Instance:
     if role == "executor":
         if blender is None:
             problems.append("it does not say whether its Blender runs")
-        elif not blender.up:
+        elif not blender.up and not blender.idle:
             problems.append("its Blender is not running (it starts it again for the next run)")
     return Instance(
         id=reply.id,

@@ -77,7 +77,8 @@ def _blender(instance: Instance) -> list[str]:
         return []
     held = f", holds {b.scene} r{b.revision}" if b.scene else ""
     restarts = f", {b.restarts} restarts" if b.restarts else ""
-    return [f"Blender {b.version} {'up' if b.up else 'DOWN'}{held}{restarts}"]
+    state = "up" if b.up else "idle (stopped, starts with the next run)" if b.idle else "DOWN"
+    return [f"Blender {b.version} {state}{held}{restarts}"]
 
 
 def service_rows(service: ServiceStatus) -> list[dict[str, str]]:

@@ -46,9 +46,10 @@ PREVIEW_NICE = 19
 
 def blender_state(bridge: SupervisedBridge, scenes: Scenes) -> BlenderState:
     """The run bridge's Blender, and the scene revision it holds loaded between runs."""
-    held = scenes.loaded
+    held = scenes.loaded if bridge.alive else None  # a stopped Blender holds nothing
     return BlenderState(
         up=bridge.alive,
+        idle=bridge.parked,
         version=bridge.profile.version,
         restarts=bridge.restarts,
         scene=held[0] if held else None,
@@ -59,12 +60,17 @@ def blender_state(bridge: SupervisedBridge, scenes: Scenes) -> BlenderState:
 async def start(settings: Settings, bus: Bus) -> ConsumerService:
     owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
     work_dir = settings.work_dir / owner.replace(":", "-")
-    bridge = SupervisedBridge(call_timeout=settings.op_timeout)
-    # Previews render on a Blender process of their own, started with the executor, so a
-    # picture never holds up the bridge the next run needs; at the lowest CPU priority,
-    # so on a busy machine the runs' processes go first.
+    # Each Blender is stopped after settings.bridge_idle seconds unused and started again
+    # by the next call (ADR 0032): an idle mesh keeps no Blender.
+    bridge = SupervisedBridge(call_timeout=settings.op_timeout, idle=settings.bridge_idle)
+    # Previews render on a Blender process of their own, started by the first picture
+    # asked for, so a picture never holds up the bridge the next run needs; at the lowest
+    # CPU priority, so on a busy machine the runs' processes go first.
     preview_bridge = SupervisedBridge(
-        call_timeout=settings.op_timeout, nice=PREVIEW_NICE, role="preview"
+        call_timeout=settings.op_timeout,
+        nice=PREVIEW_NICE,
+        role="preview",
+        idle=settings.bridge_idle,
     )
     worker: PreviewWorker | None = None
     collecting: asyncio.Task[None] | None = None
@@ -147,8 +153,6 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
             progress=lambda: JetStreamPipeline(bus.js, bus.prefix),
             history=partial(read_run, bus.js, bus.prefix),
         )
-        if worker is not None:
-            worker.start()
         await service.add(
             bus,
             ConsumerSpec(

@@ -43,6 +43,7 @@ class PreviewWorker:
     """Renders the newest committed revision of each scene, one scene at a time."""
 
     open_bridge: Callable[[], Awaitable[PreviewBridge]]  # the worker's own, started once
+    # (it stops itself when idle and starts again at the next call)
     files: SceneFiles  # exports ``<id>.png`` beside the scene's .blend
     previews: Previews | None  # the object store the gateway reads
     work_dir: Path
@@ -82,8 +83,8 @@ class PreviewWorker:
         self.start()
 
     def start(self) -> None:
-        """Start the worker and its bridge in the background (``submit`` does it too):
-        started with the executor, the first picture does not wait for Blender to load."""
+        """Start the worker and its bridge in the background; ``submit`` does it, so no
+        Blender is kept for pictures until one is asked for (ADR 0032)."""
         if self._task is None:
             self._task = asyncio.create_task(self._work(), name="preview worker")
 

@@ -22,6 +22,16 @@ class SettingsError(ValueError):
     """A setting has a value blendmesh cannot use; the message names it and the fix."""
 
 
+def _seconds_or_never(env: Mapping[str, str], name: str, default: float) -> float | None:
+    """Seconds greater than 0, or ``0`` for never (None)."""
+    if env.get(name, "").strip() == "0":
+        return None
+    try:
+        return _float(env, name, default)
+    except SettingsError as exc:
+        raise SettingsError(f"{exc}, or 0 to never stop it") from None
+
+
 def _float(env: Mapping[str, str], name: str, default: float) -> float:
     raw = env.get(name)
     if raw is None or raw == "":
@@ -101,6 +111,9 @@ class Settings:
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES  # largest .blend a scene import takes
     replicas: int = 1  # copies of every stream, KV bucket and object store (3 on a cluster)
     previews: bool = True  # render each scene's newest revision (a second Blender process)
+    # Seconds a Blender bridge may sit unused before it is stopped (the next run starts it
+    # again); None: never stopped.
+    bridge_idle: float | None = 120.0
     # Executors run tools tagged unsafe_ops (spec 001 safety modes) only with this opt-in.
     allow_unsafe_ops: bool = False
     start_wait: float = READY_WAIT  # seconds a starting service waits for JetStream to be ready
@@ -172,6 +185,7 @@ class Settings:
             previews=_flag(env, "BLENDMESH_PREVIEWS")
             if env.get("BLENDMESH_PREVIEWS", "").strip()
             else True,
+            bridge_idle=_seconds_or_never(env, "BLENDMESH_BRIDGE_IDLE", 120.0),
             start_wait=_float(env, "BLENDMESH_START_WAIT", READY_WAIT),
             keep_revisions=_int(env, "BLENDMESH_KEEP_REVISIONS", 50),
             chunk_grace=_float(env, "BLENDMESH_CHUNK_GRACE", 3600.0),

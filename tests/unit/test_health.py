@@ -84,6 +84,16 @@ def test_instance_when_the_executors_blender_is_down_is_unhealthy_and_the_mesh_n
     ]
 
 
+def test_instance_when_the_executors_blender_idles_stopped_on_purpose_is_healthy() -> None:
+    found = full("planner", "policy", "guardians", "audit")
+    idle = BlenderState(up=False, idle=True, version="5.0.1")
+    found["executor"] = [reply("executor", blender=idle)]
+    status = assess(found, jetstream(), LOG)
+    executor = next(s for s in status.services if s.role == "executor")
+    assert executor.instances[0].healthy and executor.instances[0].problems == []
+    assert status.ready and status.reasons == []
+
+
 def test_instance_when_an_executor_does_not_report_its_blender_is_unhealthy() -> None:
     found = full("planner", "policy", "guardians", "audit")
     found["executor"] = [reply("executor", blender=None)]

@@ -21,6 +21,14 @@ def test_settings_when_trace_set_reads_exporter(exporter: str) -> None:
     assert Settings.from_env({"BLENDMESH_TRACE": exporter}).trace_exporter == exporter
 
 
+@pytest.mark.parametrize(("raw", "idle"), [(None, 120.0), ("", 120.0), ("30", 30.0), ("0", None)])
+def test_settings_when_bridge_idle_set_reads_seconds_or_never(
+    raw: str | None, idle: float | None
+) -> None:
+    env = {} if raw is None else {"BLENDMESH_BRIDGE_IDLE": raw}
+    assert Settings.from_env(env).bridge_idle == idle
+
+
 @pytest.mark.parametrize(("raw", "on"), [(None, True), ("", True), ("1", True), ("0", False)])
 def test_settings_when_previews_set_reads_whether_to_render(raw: str | None, on: bool) -> None:
     env = {} if raw is None else {"BLENDMESH_PREVIEWS": raw}
@@ -63,6 +71,8 @@ def test_settings_when_env_set_reads_every_value() -> None:
         ({"BLENDMESH_PREVIEWS": "maybe"}, "BLENDMESH_PREVIEWS='maybe' is not a yes or no"),
         ({"BLENDMESH_START_WAIT": "soon"}, "BLENDMESH_START_WAIT='soon' is not a number"),
         ({"BLENDMESH_START_WAIT": "0"}, "BLENDMESH_START_WAIT='0' must be greater than 0"),
+        ({"BLENDMESH_BRIDGE_IDLE": "soon"}, "BLENDMESH_BRIDGE_IDLE='soon' is not a number"),
+        ({"BLENDMESH_BRIDGE_IDLE": "-5"}, "must be greater than 0, or 0 to never stop it"),
     ],
 )
 def test_settings_when_value_bad_raises_naming_it(env: dict[str, str], message: str) -> None:
