@@ -14,11 +14,14 @@ consumer 128 KiB at a time, fourteen seconds of a big scene's import.
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+
 from nats.js import JetStreamContext
 from nats.js.errors import BucketNotFoundError, DigestMismatchError
 from nats.js.object_store import ObjectStore
 
-from contracts.scene_files import DEFAULT_MAX_UPLOAD_BYTES, blob_id
+from contracts.scene_files import DEFAULT_MAX_UPLOAD_BYTES
 from services.runtime.access import store_ttl
 from services.runtime.objects import put_object, read_object
 from services.runtime.streams import object_store_config
@@ -47,9 +50,12 @@ class ObjectStoreUploads:
 
     async def stage(self, user: str, data: bytes) -> str:
         """Store ``data`` for ``user``'s import; returns its blob id (``sha256:<hex>``)."""
-        blob = blob_id(data)
+        # Hashed once, off the event loop (a scene can be hundreds of MiB): the name and
+        # the meta's digest are the same SHA-256.
+        sha256 = (await asyncio.to_thread(hashlib.sha256, data)).digest()
+        blob = f"sha256:{sha256.hex()}"
         await self._objects()  # made with its TTL on first use
-        await put_object(self._js, self.bucket, _name(user, blob), data)
+        await put_object(self._js, self.bucket, _name(user, blob), data, sha256)
         return blob
 
     async def get(

@@ -85,8 +85,12 @@ async def read_object(
     return data
 
 
-async def put_object(js: JetStreamContext, bucket: str, name: str, data: bytes) -> None:
-    """Store ``data`` as object ``name`` of ``bucket``, replacing any object of that name.
+async def put_object(
+    js: JetStreamContext, bucket: str, name: str, data: bytes, sha256: bytes | None = None
+) -> None:
+    """Store ``data`` as object ``name`` of ``bucket``, replacing any object of that name;
+    ``sha256`` is the digest of ``data`` when the caller has it already (it is not checked:
+    a reader checks the bytes against it).
 
     Chunks go to a fresh subject while the old meta is looked up; the meta that names them
     is published only once every chunk is stored, so a reader never finds a meta whose
@@ -104,11 +108,12 @@ async def put_object(js: JetStreamContext, bucket: str, name: str, data: bytes) 
         starts = range(0, len(data), CHUNK)
         for at in starts:
             await js.publish(chunks, data[at : at + CHUNK], stream=stream)
-        digest = (
-            hashlib.sha256(data)
-            if len(data) <= HASH_INLINE
-            else await asyncio.to_thread(hashlib.sha256, data)
-        )
+        if sha256 is None:
+            sha256 = (
+                hashlib.sha256(data)
+                if len(data) <= HASH_INLINE
+                else await asyncio.to_thread(hashlib.sha256, data)
+            ).digest()
         info = api.ObjectInfo(
             name=name,
             bucket=bucket,
@@ -116,7 +121,7 @@ async def put_object(js: JetStreamContext, bucket: str, name: str, data: bytes) 
             size=len(data),
             chunks=len(starts),
             mtime=datetime.now(UTC).isoformat(),
-            digest=f"{DIGEST}={base64.urlsafe_b64encode(digest.digest()).decode()}",
+            digest=f"{DIGEST}={base64.urlsafe_b64encode(sha256).decode()}",
             options=api.ObjectMetaOptions(max_chunk_size=CHUNK),
         )
         meta = json.dumps(info.as_dict()).encode()
