@@ -170,7 +170,7 @@ def plan_file(folder: Path, i: int) -> Path:
 
 def warm_mesh(home: Path, runs: int) -> list[tuple[str, float]]:
     env = {k: v for k, v in os.environ.items() if k != "NATS_URL"}
-    # Idle is once the Blenders are stopped for idling (ADR 0032): sooner than the default
+    # Idle is once the Blenders are stopped for idling (ADR 0033): sooner than the default
     # 120 s, yet far longer than the gaps between the edits measured.
     env["BLENDMESH_BRIDGE_IDLE"] = IDLE
     up = subprocess.Popen(

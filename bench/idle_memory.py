@@ -7,7 +7,7 @@ port) with ``BLENDMESH_BRIDGE_IDLE=--idle`` seconds, and prints, from that one r
 resident memory of its whole process tree (and how much of it is Blender): when it says
 it is up, once its Blenders have idled out, right after a run (both Blenders working),
 and idled out again; then the wall time of a one-object edit when its Blender was
-stopped (it pays the start) beside the same edit on a warm Blender. ADR 0032.
+stopped (it pays the start) beside the same edit on a warm Blender. ADR 0033.
 """
 
 from __future__ import annotations

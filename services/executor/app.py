@@ -61,7 +61,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
     owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
     work_dir = settings.work_dir / owner.replace(":", "-")
     # Each Blender is stopped after settings.bridge_idle seconds unused and started again
-    # by the next call (ADR 0032): an idle mesh keeps no Blender.
+    # by the next call (ADR 0033): an idle mesh keeps no Blender.
     bridge = SupervisedBridge(call_timeout=settings.op_timeout, idle=settings.bridge_idle)
     # Previews render on a Blender process of their own, started by the first picture
     # asked for, so a picture never holds up the bridge the next run needs; at the lowest

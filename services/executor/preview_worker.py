@@ -84,7 +84,7 @@ class PreviewWorker:
 
     def start(self) -> None:
         """Start the worker and its bridge in the background; ``submit`` does it, so no
-        Blender is kept for pictures until one is asked for (ADR 0032)."""
+        Blender is kept for pictures until one is asked for (ADR 0033)."""
         if self._task is None:
             self._task = asyncio.create_task(self._work(), name="preview worker")
 

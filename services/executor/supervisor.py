@@ -6,7 +6,7 @@ leaves the next run without Blender. Restarts have a budget: a bridge that keeps
 included) is given up, and ``gone()`` says why: an executor without Blender is dead.
 
 A Blender holds ~280 MB doing nothing, so one unused for ``idle`` seconds is stopped on
-purpose (``parked``, ADR 0032); the next call starts it again and pays the start. A parked
+purpose (``parked``, ADR 0033); the next call starts it again and pays the start. A parked
 bridge is not a crash: it is not replaced, not counted against the budget, and health
 reports it as idle.
 """

@@ -1,4 +1,4 @@
-"""A Blender bridge unused for its idle period is stopped on purpose (ADR 0032), on a real
+"""A Blender bridge unused for its idle period is stopped on purpose (ADR 0033), on a real
 bpy bridge: no Blender process is left, the next call starts one again and succeeds, a
 stop on purpose is neither a restart nor a crash, and a crash after the wake is still
 replaced."""

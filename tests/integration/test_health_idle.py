@@ -1,4 +1,4 @@
-"""An idle mesh keeps no Blender (ADR 0032), on a full mesh (real nats-server, real bpy):
+"""An idle mesh keeps no Blender (ADR 0033), on a full mesh (real nats-server, real bpy):
 after BLENDMESH_BRIDGE_IDLE seconds without a run both Blender processes (the runs' and
 the previews') are stopped, health calls the executor's Blender idle, not down, and the
 mesh stays ready; the next run starts Blender again and commits the next revision."""
