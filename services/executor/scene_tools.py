@@ -20,7 +20,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol
 
 from contracts.assets import ASSET_TOOL
 from contracts.bridge import (
@@ -55,7 +55,12 @@ class Uploads(Protocol):
 
     async def get(self, user: str, blob: str, max_bytes: int) -> bytes | None: ...
 
+    async def fetch(self, user: str, blob: str, dest: BinaryIO, max_bytes: int) -> bool: ...
+
     async def stage(self, user: str, data: bytes) -> str: ...
+
+
+HEAD_BYTES = 1024 * 1024
 
 
 def _refused(code: ToolErrorCode, message: str) -> ToolResult:
@@ -119,23 +124,39 @@ class SceneToolBridge:
                 "(BLENDMESH_MAX_UPLOAD_BYTES)",
             )
         assert isinstance(blob, str)
+        # Streamed from the store into the file Blender opens: memory holds a batch of
+        # chunks, never the scene, and the file is written once.
+        path = await asyncio.to_thread(_private_file, self._tools.work_dir)
         try:
-            data = await self._tools.uploads.get(self.user, blob, max_bytes=size)
-        except ObjectTooLarge:
-            return _refused(
-                "invalid_input", f"the upload holds more bytes than the plan says {size}"
-            )
-        if data is None:
+            refusal = await self._fetch(blob, size, path)
+        except BaseException:
+            await asyncio.to_thread(path.unlink, missing_ok=True)
+            raise
+        if refusal is not None:
+            await asyncio.to_thread(path.unlink, missing_ok=True)
+            return refusal
+        return await self._load_file(path, f"the upload {blob[:19]}…")
+
+    async def _fetch(self, blob: str, size: int, path: Path) -> ToolResult | None:
+        """Write the upload ``blob`` to ``path``; a refusal when there is none of the
+        run's user or it does not hold the ``size`` bytes the plan says."""
+        with await asyncio.to_thread(path.open, "wb") as out:
+            try:
+                found = await self._tools.uploads.fetch(self.user, blob, out, max_bytes=size)
+            except ObjectTooLarge:
+                return _refused(
+                    "invalid_input", f"the upload holds more bytes than the plan says {size}"
+                )
+            held = out.tell()
+        if not found:
             return _refused(
                 "not_found",
                 f"no staged upload {blob[:19]}… of {self.user}: uploads expire a day after "
                 "they are staged; import the file again",
             )
-        if len(data) != size:
-            return _refused(
-                "invalid_input", f"the upload holds {len(data)} bytes, the plan says {size}"
-            )
-        return await self._load(data, f"the upload {blob[:19]}…")
+        if held != size:
+            return _refused("invalid_input", f"the upload holds {held} bytes, the plan says {size}")
+        return None
 
     async def _revert(self, args: dict[str, Any]) -> ToolResult:
         revision = args.get("revision")
@@ -173,10 +194,21 @@ class SceneToolBridge:
         return (await self.inner.fingerprint_full("whole_snapshot")).startswith(recorded)
 
     async def _load(self, data: bytes, what: str) -> ToolResult:
-        problem = blend_problem(data, what)
+        path = await asyncio.to_thread(_private_copy, self._tools.work_dir, data)
+        return await self._load_file(path, what)
+
+    async def _load_file(self, path: Path, what: str) -> ToolResult:
+        """Open ``path``, a private file this removes, as the scene."""
+        try:
+            return await self._open(path, what)
+        finally:
+            await asyncio.to_thread(path.unlink, missing_ok=True)
+
+    async def _open(self, path: Path, what: str) -> ToolResult:
+        head, size = await asyncio.to_thread(_head, path)
+        problem = blend_problem(head, what)
         if problem is not None:
             return _refused("invalid_input", problem)
-        path = await asyncio.to_thread(_private_copy, self._tools.work_dir, data)
         try:
             scene_hash = await self.inner.load(str(path))
         except BridgeCrashed:
@@ -193,11 +225,9 @@ class SceneToolBridge:
                 message=f"Blender could not open {what}: {said}",
                 mutated=True,  # a half-opened file: the runner restores the checkpoint
             )
-        finally:
-            path.unlink(missing_ok=True)
         return ToolResult(
             ok=True,
-            data={"bytes": len(data), "scene_hash": scene_hash},
+            data={"bytes": size, "scene_hash": scene_hash},
             mutated=True,
             determinism_class="deterministic",  # the same file loads as the same scene
         )
@@ -237,10 +267,23 @@ class SceneToolBridge:
         await self.inner.restart()
 
 
-def _private_copy(work_dir: Path, data: bytes) -> Path:
-    """``data`` in a new file only this process's user can read, inside ``work_dir``."""
+def _private_file(work_dir: Path) -> Path:
+    """A new empty file only this process's user can read (mkstemp makes it 0600)."""
     work_dir.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=".import-", suffix=".blend", dir=work_dir)
-    with os.fdopen(fd, "wb") as out:  # mkstemp creates it 0600
-        out.write(data)
+    os.close(fd)
     return Path(name)
+
+
+def _private_copy(work_dir: Path, data: bytes) -> Path:
+    """``data`` in a new file only this process's user can read, inside ``work_dir``."""
+    path = _private_file(work_dir)
+    path.write_bytes(data)
+    return path
+
+
+def _head(path: Path) -> tuple[bytes, int]:
+    """The file's first bytes, enough for ``blend_problem`` to see a compressed .blend's
+    header (a zstd or gzip block is far smaller), and its size."""
+    with path.open("rb") as file:
+        return file.read(HEAD_BYTES), os.fstat(file.fileno()).st_size

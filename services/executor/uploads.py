@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from typing import BinaryIO
 
 from nats.js import JetStreamContext
 from nats.js.errors import BucketNotFoundError, DigestMismatchError
@@ -23,7 +24,7 @@ from nats.js.object_store import ObjectStore
 
 from contracts.scene_files import DEFAULT_MAX_UPLOAD_BYTES
 from services.runtime.access import store_ttl
-from services.runtime.objects import put_object, read_object
+from services.runtime.objects import copy_object, put_object, read_object
 from services.runtime.streams import object_store_config
 
 NAME = "uploads"
@@ -74,3 +75,20 @@ class ObjectStoreUploads:
             return await read_object(self._js, self.bucket, _name(user, blob), max_bytes, sha256)
         except DigestMismatchError:
             return None
+
+    async def fetch(self, user: str, blob: str, dest: BinaryIO, max_bytes: int) -> bool:
+        """Write ``user``'s staged upload ``blob`` to ``dest``, a batch of chunks at a time,
+        verified against its hash; False when there is none or its bytes are not the ones
+        its name says (``dest`` may then hold some: the caller's to discard). Raises
+        ``ObjectTooLarge`` when it holds more than ``max_bytes``, before writing a byte."""
+        await self._objects()
+        try:
+            sha256 = bytes.fromhex(blob.removeprefix("sha256:"))
+        except ValueError:
+            return False  # not a content address: nothing was staged under it
+        try:
+            return await copy_object(
+                self._js, self.bucket, _name(user, blob), dest, max_bytes, sha256
+            )
+        except DigestMismatchError:
+            return False

@@ -13,6 +13,7 @@ Plumbing only: which subject to read, and how to decode it, is the caller's busi
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 
 from nats.aio.client import Client
@@ -67,26 +68,48 @@ async def read(
     """Every message on ``subject`` (wildcards allowed) from sequence ``start`` on, in
     stream order, as of when each batch is read. Raises ``DirectGetError`` when more than
     ``limit`` match, the stream refuses, or a reply takes longer than ``timeout``."""
+    found: list[Stored] = []
+    async for got in batches(
+        js, stream, subject, limit=limit, start=start, batch=batch, timeout=timeout
+    ):
+        found += got
+    return found
+
+
+async def batches(
+    js: JetStreamContext,
+    stream: str,
+    subject: str,
+    *,
+    limit: int,
+    start: int = 1,
+    batch: int = BATCH,
+    timeout: float = 5.0,
+) -> AsyncGenerator[list[Stored], None]:
+    """``read``, one batch at a time (at most ``BATCH_BYTES`` each): a caller that writes
+    each batch out holds one batch in memory, not the whole subject."""
     nc = client_of(js)
     inbox = nc.new_inbox()
     sub = await nc.subscribe(inbox)
-    found: list[Stored] = []
+    count = 0
     try:
         seq = start
         while True:
             # One more than the limit allows, so a subject that holds too much is noticed.
-            size = min(batch, limit + 1 - len(found))
+            size = min(batch, limit + 1 - count)
             ask = {"seq": seq, "next_by_subj": subject, "batch": size, "max_bytes": BATCH_BYTES}
             await nc.publish(f"{API}.DIRECT.GET.{stream}", json.dumps(ask).encode(), reply=inbox)
             got, more = await _batch(sub, stream, subject, timeout)
-            found += got
-            if len(found) > limit:
+            count += len(got)
+            if count > limit:
                 raise DirectGetError(
                     f"more than {limit} messages on {subject} in stream {stream}; "
                     "read it in parts, from a later sequence"
                 )
+            if got:
+                yield got
             if not got or not more:
-                return found
+                return
             seq = got[-1].seq + 1
     finally:
         await sub.unsubscribe()

@@ -22,7 +22,7 @@ import json
 import logging
 import secrets
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, BinaryIO
 
 from nats.errors import NoRespondersError
 from nats.js import JetStreamContext, api
@@ -83,6 +83,47 @@ async def read_object(
     if digest.digest() != base64.urlsafe_b64decode(encoded):
         raise DigestMismatchError
     return data
+
+
+async def copy_object(
+    js: JetStreamContext, bucket: str, name: str, dest: BinaryIO, max_bytes: int, sha256: bytes
+) -> bool:
+    """Write object ``name`` of ``bucket`` to ``dest`` a batch of chunks at a time, so
+    memory holds one batch, never the object; False when there is no such object. Raises
+    ``ObjectTooLarge`` beyond ``max_bytes`` (before a byte is written) and nats-py's
+    ``DigestMismatchError`` when the meta's digest is not ``sha256`` or the bytes written
+    are not the ones it names: ``dest`` then holds them, and is the caller's to remove."""
+    info = await _meta(js, bucket, name)
+    if info is None:
+        return False
+    if info.digest != f"{DIGEST}={base64.urlsafe_b64encode(sha256).decode()}":
+        raise DigestMismatchError
+    size = info.size or 0
+    if size > max_bytes:
+        raise ObjectTooLarge(
+            f"object {name} of {bucket} holds {size} bytes, more than the {max_bytes} "
+            "this reader takes"
+        )
+    hasher, written = hashlib.sha256(), 0
+    subject = f"$O.{bucket}.C.{info.nuid}"
+    limit = max(info.chunks or 0, 1)
+    async with contextlib.aclosing(
+        direct.batches(js, f"OBJ_{bucket}", subject, limit=limit)
+    ) as got:
+        async for batch in got:
+            written += await asyncio.to_thread(_write, dest, hasher, batch)
+            if written > size:
+                raise DigestMismatchError
+    if written != size or hasher.digest() != sha256:
+        raise DigestMismatchError
+    return True
+
+
+def _write(dest: BinaryIO, hasher: Any, batch: list[direct.Stored]) -> int:
+    for chunk in batch:
+        dest.write(chunk.data)
+        hasher.update(chunk.data)
+    return sum(len(chunk.data) for chunk in batch)
 
 
 async def put_object(

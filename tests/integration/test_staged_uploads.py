@@ -1,11 +1,12 @@
-"""Staged uploads on a real nats-server: a round trip of a file of several chunks, one
-staged by nats-py's own object store (128 KiB chunks) still read, and the hostile cases:
-another user's blob, a name whose hash is not the bytes', an upload larger than the
-reader takes."""
+"""Staged uploads on a real nats-server: a round trip of a file of several chunks (read
+whole, or streamed to a file a batch at a time), one staged by nats-py's own object store
+(128 KiB chunks) still read, and the hostile cases: another user's blob, a name whose hash
+is not the bytes', an upload larger than the reader takes."""
 
 from __future__ import annotations
 
 import hashlib
+import io
 import random
 
 import pytest
@@ -60,3 +61,39 @@ async def test_get_when_nothing_was_staged_is_none(bus: Bus) -> None:
     uploads = ObjectStoreUploads(bus.js, bus.prefix)
     assert await uploads.get("ana", blob_id(DATA)) is None
     assert await uploads.get("ana", "sha256:not-hex") is None
+
+
+async def test_fetch_streams_the_upload_into_the_file_in_batches(bus: Bus) -> None:
+    uploads = ObjectStoreUploads(bus.js, bus.prefix)
+    big = DATA * 4  # more than one batch of a direct get (8 MiB)
+    blob = await uploads.stage("ana", big)
+    out = io.BytesIO()
+    assert await uploads.fetch("ana", blob, out, max_bytes=len(big))
+    assert out.getvalue() == big
+
+
+async def test_fetch_when_the_bytes_are_not_what_the_name_says_is_false(bus: Bus) -> None:
+    uploads = ObjectStoreUploads(bus.js, bus.prefix)
+    await uploads.stage("ana", b"BLENDER-v500 first")
+    claimed = "sha256:" + hashlib.sha256(b"something else").hexdigest()
+    store = await bus.js.object_store(uploads.bucket)
+    await store.put(f"ana/{claimed.removeprefix('sha256:')}", DATA)
+    out = io.BytesIO()
+    assert not await uploads.fetch("ana", claimed, out, max_bytes=len(DATA))
+    assert out.getvalue() == b""  # refused on the meta, before a byte was written
+
+
+async def test_fetch_when_larger_than_the_reader_takes_raises_before_writing(bus: Bus) -> None:
+    uploads = ObjectStoreUploads(bus.js, bus.prefix)
+    blob = await uploads.stage("ana", DATA)
+    out = io.BytesIO()
+    with pytest.raises(ObjectTooLarge):
+        await uploads.fetch("ana", blob, out, max_bytes=len(DATA) - 1)
+    assert out.getvalue() == b""
+
+
+async def test_fetch_when_another_user_or_nothing_staged_is_false(bus: Bus) -> None:
+    uploads = ObjectStoreUploads(bus.js, bus.prefix)
+    blob = await uploads.stage("ana", DATA)
+    assert not await uploads.fetch("bob", blob, io.BytesIO(), max_bytes=len(DATA))
+    assert not await uploads.fetch("ana", "sha256:not-hex", io.BytesIO(), max_bytes=len(DATA))

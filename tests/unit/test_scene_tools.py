@@ -5,7 +5,7 @@ message shows where the executor kept its private copy."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from contracts.bridge import INVALID_PARAMS
 from contracts.scene_files import blob_id
@@ -20,11 +20,15 @@ BLOB = blob_id(DATA)
 
 class Uploads:
     async def get(self, user: str, blob: str, max_bytes: int) -> bytes | None:
+        raise AssertionError("an import streams its upload to a file: it never gets it")
+
+    async def fetch(self, user: str, blob: str, dest: BinaryIO, max_bytes: int) -> bool:
         if (user, blob) != ("ana", BLOB):
-            return None
-        if len(DATA) > max_bytes:  # as the store refuses it, before reading a byte
+            return False
+        if len(DATA) > max_bytes:  # as the store refuses it, before writing a byte
             raise ObjectTooLarge(f"holds {len(DATA)} bytes, more than the {max_bytes}")
-        return DATA
+        dest.write(DATA)
+        return True
 
 
 class NoRevisions:
@@ -49,6 +53,11 @@ class RefusingBridge:
         raise BridgeError(f"blendmesh/scene.load: cannot load {name!r}: {self.why}", self.code)
 
 
+def left(folder: Path) -> list[Path]:
+    """What an import left in its work folder: nothing, once it is over."""
+    return list(folder.iterdir())
+
+
 async def imported(bridge: RefusingBridge, work_dir: Path, size: int = len(DATA)) -> Any:
     tools = SceneTools(NoRevisions(), Uploads(), work_dir, max_upload_bytes=1024)
     bound = tools.bind(bridge, "room", "ana")  # type: ignore[arg-type]
@@ -62,7 +71,27 @@ async def test_import_when_the_upload_is_larger_than_the_plan_says_is_refused_un
     result = await imported(bridge, tmp_path, size=len(DATA) - 1)
     assert not result.ok and result.error_code == "invalid_input" and not result.mutated
     assert result.message == f"the upload holds more bytes than the plan says {len(DATA) - 1}"
-    assert bridge.loaded == []
+    assert bridge.loaded == [] and left(tmp_path) == []
+
+
+async def test_import_when_the_upload_is_smaller_than_the_plan_says_is_refused(
+    tmp_path: Path,
+) -> None:
+    bridge = RefusingBridge(INVALID_PARAMS, "not reached")
+    result = await imported(bridge, tmp_path, size=len(DATA) + 1)
+    assert not result.ok and result.error_code == "invalid_input" and not result.mutated
+    assert result.message == f"the upload holds {len(DATA)} bytes, the plan says {len(DATA) + 1}"
+    assert bridge.loaded == [] and left(tmp_path) == []
+
+
+async def test_import_when_no_upload_of_the_user_is_not_found_and_leaves_no_file(
+    tmp_path: Path,
+) -> None:
+    tools = SceneTools(NoRevisions(), Uploads(), tmp_path, max_upload_bytes=1024)
+    bound = tools.bind(RefusingBridge(INVALID_PARAMS, "x"), "room", "bob")  # type: ignore[arg-type]
+    result = await bound.call_tool("scene.import", {"blob": BLOB, "bytes": len(DATA)}, "c1")
+    assert not result.ok and result.error_code == "not_found" and "of bob" in result.message
+    assert left(tmp_path) == []
 
 
 async def test_import_when_bridge_refuses_the_file_fails_unchanged_naming_the_upload(
