@@ -119,6 +119,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
             work_dir=work_dir,
             bridge=bridge,
         )
+        bridge.keep_while(lambda: scenes.open_sessions > 0)  # a run's scene lives in it
         if settings.previews:
 
             async def open_preview_bridge() -> SupervisedBridge:

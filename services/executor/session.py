@@ -51,6 +51,9 @@ class Scenes:
     work_dir: Path
     bridge: Bridge
     loaded: tuple[str, int, str] | None = None  # (scene, revision, hash) the bridge holds
+    # Sessions open now: while one is, the bridge holds a run's unsaved scene and must not
+    # be stopped for idling, however long the run waits between calls (ADR 0033).
+    open_sessions: int = 0
 
     async def open(self, scene_id: str) -> SceneSession:
         """Take the lease (``LeaseHeld`` if busy) and load the head revision."""
@@ -63,6 +66,7 @@ class Scenes:
             raise
         session = SceneSession(scene_id, lease, head, scene_hash, checkpoint, head_hash=scene_hash)
         session.renewer = asyncio.create_task(self._renew(session))
+        self.open_sessions += 1
         return session
 
     def revision_path(self, scene_id: str, revision: int) -> Path:
@@ -152,6 +156,7 @@ class Scenes:
         return self.files.export(final, session.scene_id)
 
     async def close(self, session: SceneSession) -> None:
+        self.open_sessions -= 1
         if session.renewer is not None:
             session.renewer.cancel()
             with contextlib.suppress(asyncio.CancelledError):

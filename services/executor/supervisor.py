@@ -85,6 +85,7 @@ class SupervisedBridge:
         self._busy = 0  # calls under way: a bridge is never parked under one
         self._used = 0.0  # loop time the last call ended
         self._idler: asyncio.Task[None] | None = None
+        self._kept: Callable[[], bool] = lambda: False
 
     @property
     def profile(self) -> BlenderProfile:
@@ -103,6 +104,11 @@ class SupervisedBridge:
     def parked(self) -> bool:
         """Stopped on purpose after ``idle`` seconds unused; the next call starts it."""
         return self._parked
+
+    def keep_while(self, kept: Callable[[], bool]) -> None:
+        """Never park the bridge while ``kept()`` is true: e.g. while a run holds a scene in
+        it between calls, which a stop would lose."""
+        self._kept = kept
 
     async def start(self) -> list[dict[str, Any]]:
         """Start the bridge; returns its MCP tool descriptors."""
@@ -200,7 +206,9 @@ class SupervisedBridge:
             async with self._lock:  # never one being started or replaced
                 if self._closed or self._gone is not None:
                     return
-                if self._parked or self._busy or loop.time() - self._used < self._idle:
+                if self._busy or self._kept():
+                    self._used = loop.time()  # in use: its idle period starts after
+                if self._parked or loop.time() - self._used < self._idle:
                     continue  # used meanwhile: wait out its new idle period
                 self._parked = True  # set first: a caller now waits for the lock
                 self._running.clear()

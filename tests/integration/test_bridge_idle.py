@@ -95,3 +95,15 @@ async def test_bridge_restart_asked_while_parked_starts_nothing(
     await _parked(bridge)
     await bridge.restart()  # what a caller does after a call that timed out meanwhile
     assert bridge.parked and bridge_pids(os.getpid()) == [] and bridge.restarts == 0
+
+
+async def test_bridge_when_kept_by_an_open_run_is_not_stopped_however_long_it_waits(
+    bridge: SupervisedBridge,
+) -> None:
+    holding = [True]  # a run holds its unsaved scene in the bridge between calls
+    bridge.keep_while(lambda: holding[0])
+    first = bridge_pids(os.getpid())
+    await asyncio.sleep(IDLE * 3)
+    assert bridge.alive and not bridge.parked and bridge_pids(os.getpid()) == first
+    holding[0] = False  # the run ended: the bridge idles out after its idle period
+    await _parked(bridge)

@@ -72,3 +72,34 @@ class TestLostCommit:
         assert (await store.head("s1")).revision == first.revision  # type: ignore[union-attr]
         again = await runner(bridge, tmp_path).run(approved(move), Recorder())
         assert again.failure is None and again.revision == (first.revision or 0) + 1
+
+
+class TestOpenSessions:
+    """While a run holds its scene, the executor's bridge must not be stopped for idling
+    (ADR 0033): the scenes count the sessions open, and a run always closes its own."""
+
+    async def test_run_when_under_way_counts_its_session_and_when_done_none(
+        self, tmp_path: Path
+    ) -> None:
+        seen: list[int] = []
+        run = runner(FakeBridge(), tmp_path)
+        bridge = run.scenes.bridge
+        original = bridge.call_tool
+
+        async def counting(*args: Any, **kwargs: Any) -> Any:
+            seen.append(run.scenes.open_sessions)
+            return await original(*args, **kwargs)
+
+        bridge.call_tool = counting  # type: ignore[method-assign]
+        done = await run.run(approved(CUBE), Recorder())
+        assert done.failure is None and seen and set(seen) == {1}
+        assert run.scenes.open_sessions == 0
+
+    async def test_run_when_it_fails_at_commit_still_closes_its_session(
+        self, tmp_path: Path
+    ) -> None:
+        run = runner(FakeBridge(), tmp_path)
+        run.scenes.leases = LostAtCommit()
+        lost = await run.run(approved(CUBE), Recorder())
+        assert lost.failure is not None and lost.failure.error_code == "LEASE_LOST"
+        assert run.scenes.open_sessions == 0
