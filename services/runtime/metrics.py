@@ -20,17 +20,14 @@ import functools
 import threading
 from collections.abc import Container, Iterable
 from dataclasses import dataclass
-from typing import Final, Literal, get_args
-
-from opentelemetry.exporter.prometheus import PrometheusMetricReader
-from opentelemetry.metrics import Counter, UpDownCounter
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.view import ExplicitBucketHistogramAggregation, View
-from prometheus_client import CollectorRegistry, generate_latest
+from typing import TYPE_CHECKING, Final, Literal, get_args
 
 from contracts.events import AnyEvent
 from contracts.failures import ErrorCode
 from contracts.receipts import ReceiptStatus
+
+if TYPE_CHECKING:  # the SDK loads with the first series counted: a command counts none
+    from opentelemetry.metrics import Counter, UpDownCounter
 
 OTHER: Final = "other"  # the label value of anything outside a closed set
 NONE: Final = "none"  # the error code of a run that did not fail
@@ -153,6 +150,11 @@ class _Meters:
     """The provider, its Prometheus registry and one instrument per series."""
 
     def __init__(self) -> None:
+        from opentelemetry.exporter.prometheus import PrometheusMetricReader
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.view import ExplicitBucketHistogramAggregation, View
+        from prometheus_client import CollectorRegistry
+
         self.registry = CollectorRegistry(auto_describe=False)
         reader = PrometheusMetricReader(
             disable_target_info=True, scope_info_enabled=False, registry=self.registry
@@ -203,6 +205,8 @@ def _meters() -> _Meters:
 def exposition() -> bytes:
     """This process's series in Prometheus' text format. It computes every aggregate:
     call it off the event loop (``asyncio.to_thread``)."""
+    from prometheus_client import generate_latest
+
     return generate_latest(_meters().registry)
 
 
