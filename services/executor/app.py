@@ -132,6 +132,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
                 previews=ObjectStorePreviews(bus.js, bus.prefix),
                 work_dir=work_dir / "previews",
             )
+            preview_bridge.keep_while(lambda: worker is not None and worker.rendering)
         runner = PlanRunner(
             bridge=bridge,
             scenes=scenes,

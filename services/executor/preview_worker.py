@@ -88,6 +88,11 @@ class PreviewWorker:
         if self._task is None:
             self._task = asyncio.create_task(self._work(), name="preview worker")
 
+    @property
+    def rendering(self) -> bool:
+        """A render is under way: its revision is loaded in the bridge between calls."""
+        return self._rendering
+
     async def idle(self) -> None:
         """Wait until every submitted revision is rendered (or dropped)."""
         if self._pending or (self._task is not None and not self._idle.is_set()):

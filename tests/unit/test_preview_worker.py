@@ -265,3 +265,21 @@ async def test_submit_when_model_export_fails_keeps_the_picture_and_logs(
     assert isinstance(w.previews, MemoryPreviews) and w.previews.models == {}
     assert "no glTF for scene s revision 1" in caplog.text
     await w.close()
+
+
+async def test_rendering_when_a_render_is_under_way_is_true_and_after_it_false(
+    tmp_path: Path,
+) -> None:
+    # The preview bridge is never stopped for idling while this is true (ADR 0033): the
+    # revision loaded for the picture lives in it between the render's calls.
+    painter = Painter()
+    painter.gate.clear()
+    w = worker(tmp_path, painter)
+    assert not w.rendering
+    w.submit("s1", 1, revision(tmp_path, "s1", 1))
+    await asyncio.wait_for(painter.rendering.wait(), 5)
+    assert w.rendering
+    painter.gate.set()
+    await asyncio.wait_for(w.idle(), 5)
+    assert not w.rendering
+    await w.close()
