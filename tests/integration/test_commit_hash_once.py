@@ -88,3 +88,35 @@ print("RESULT", json.dumps({{"stale": stale, "full": full, "saved": saved}}))
     found, output = await script_result(script)
     assert found["saved"] == found["full"] != found["stale"]
     assert "digest cache was stale" in output, output[-2000:]
+
+
+async def test_load_of_many_objects_in_several_collections_hashes_as_the_full_hash(
+    tmp_path: Path,
+) -> None:
+    # Past INDEX_FROM objects hashed from nothing, their collections come from one index
+    # (scene_state.membership): it must give what asking each object gives.
+    script = f"""
+import json, sys, bpy
+from services.executor.bridge import server, digests
+from services.executor.bridge.tools import scene
+scene.reset()
+s = server.Server(sys.stdout)
+def rpc(method, **params):
+    line = json.dumps({{"jsonrpc": "2.0", "id": 1, "method": method, "params": params}})
+    return s.handle_line(line).result
+props, trees = bpy.data.collections.new("Props"), bpy.data.collections.new("Trees")
+bpy.context.scene.collection.children.link(props)
+props.children.link(trees)
+for i in range(3 * digests.INDEX_FROM):
+    ob = bpy.data.objects.new(f"O{{i:03d}}", bpy.data.meshes.new(f"M{{i:03d}}"))
+    for home in ([props], [props, trees], [bpy.context.scene.collection, trees])[i % 3]:
+        home.objects.link(ob)
+path = {str(tmp_path / "many.blend")!r}
+rpc("blendmesh/scene.save", path=path)
+before = rpc("blendmesh/scene.fingerprint_full").hash
+loaded = rpc("blendmesh/scene.load", path=path).hash
+full = rpc("blendmesh/scene.fingerprint_full").hash
+print("RESULT", json.dumps({{"before": before, "loaded": loaded, "full": full}}))
+"""
+    found, _ = await script_result(script)
+    assert found["loaded"] == found["full"] == found["before"]

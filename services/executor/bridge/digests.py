@@ -18,6 +18,7 @@ from the cache at the same cost as the hash, instead of describing every object 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 from collections.abc import Iterable
@@ -36,6 +37,7 @@ log = logging.getLogger("blendmesh.bridge")
 FORMAT = "blendmesh-scene-digests/1"
 SNAPSHOT_PARTS = ("objects", "materials", "node_groups")
 _PARTS = ("object", "material", "node_group")  # the kinds of cached entries
+INDEX_FROM = 16  # objects to hash afresh from which their collections are indexed first
 
 
 def digest(value: Any) -> str:
@@ -220,12 +222,18 @@ class DigestCache:
         fresh: dict[tuple[str, str], Entry] = {}
         materials: set[str] = set()
         stack: list[str] = []
-        for ob in scene.objects:
-            key = ("object", ob.name)
-            entry = self.entries.get(key) or _object_entry(ob)
-            fresh[key] = entry
-            materials.update(entry.materials)
-            stack.extend(entry.groups)
+        objects = [(("object", ob.name), ob) for ob in scene.objects]
+        missing = sum(1 for key, _ in objects if key not in self.entries)
+        # Each object's collections, asked of Blender, list every collection's objects:
+        # hashing many objects from nothing (a load) indexes them once instead, as a full
+        # hash does; a few dropped digests are cheaper without the index.
+        index = scene_state.membership() if missing > INDEX_FROM else contextlib.nullcontext()
+        with index:
+            for key, ob in objects:
+                entry = self.entries.get(key) or _object_entry(ob)
+                fresh[key] = entry
+                materials.update(entry.materials)
+                stack.extend(entry.groups)
         for name in materials:
             key = ("material", name)
             fresh[key] = self.entries.get(key) or _entry(
