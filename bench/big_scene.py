@@ -34,12 +34,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from nats.js.errors import NotFoundError
 from plan25 import op
 
-from services.client import MeshClient, build_request
-from services.executor.chunking import cut
-from services.mesh import Mesh
+from services.doors.cli.mesh import Mesh
+from services.doors.core.client import MeshClient, build_request
+from services.doors.core.scene_client import SceneDoor
+from services.executor.domain.chunking import cut
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from services.scene_client import SceneDoor
 
 MIB = 1024 * 1024
 BUILD = textwrap.dedent(

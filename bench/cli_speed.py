@@ -36,9 +36,9 @@ import sys, time
 t0 = time.perf_counter()
 import asyncio, json
 from pathlib import Path
-from services.cli_commands import load_plan
-from services.cli_common import connected
-from services.client import MeshClient, build_request
+from services.doors.cli.commands import load_plan
+from services.doors.cli.common import connected
+from services.doors.core.client import MeshClient, build_request
 from services.runtime.settings import Settings
 t1 = time.perf_counter()
 async def main():
@@ -146,7 +146,7 @@ def blenders(pid: int) -> int:
     while todo:
         p = todo.pop()
         with contextlib.suppress(OSError):
-            count += b"services.executor.bridge" in Path(f"/proc/{p}/cmdline").read_bytes()
+            count += b"services.bridge" in Path(f"/proc/{p}/cmdline").read_bytes()
             for task in Path(f"/proc/{p}/task").iterdir():
                 todo += [int(c) for c in (task / "children").read_text().split()]
     return count

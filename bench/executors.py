@@ -37,8 +37,8 @@ import proctree
 from plan25 import plan25, setup_plan
 
 from contracts import subjects
-from services.client import MeshClient, build_request
-from services.mesh import Mesh
+from services.doors.cli.mesh import Mesh
+from services.doors.core.client import MeshClient, build_request
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 

@@ -24,10 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.grammar_thread import FRESH_SETS, first_tries, load
 from contracts.scenes import summarize
-from services.executor.bridge_client import BridgeProcess
-from services.planner.backends.rules import UnreadableRequest, plan_request
-from tests.artist_scene import build_calls, catalog, mismatches, summary, view
+from services.executor.adapters.bridge_client import BridgeProcess
+from services.planner.rules.parse import UnreadableRequest, plan_request
 from tests.fixtures.artist_requests import REQUESTS, Request
+from tests.support.artist_scene import build_calls, catalog, mismatches, summary, view
 
 CATALOG = catalog()
 

@@ -18,8 +18,8 @@ from typing import Any
 
 from contracts.scenes import summarize
 from contracts.tools import ToolCatalog
-from services.executor.bridge_client import BridgeProcess
-from services.planner.backends import rules
+from services.executor.adapters.bridge_client import BridgeProcess
+from services.planner.rules import parse as rules
 
 FRESH = Path(__file__).with_name("grammar_fresh.txt")
 FRESH_SETS = (FRESH, Path(__file__).with_name("grammar_fresh_b.txt"))

@@ -25,9 +25,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from contracts.receipts import Receipt
-from services.executor.journal import JournalEntry, op_key
-from services.executor.kv_journal import KvJournal
-from services.executor.supervisor import SupervisedBridge
+from services.executor.adapters.kv_journal import KvJournal
+from services.executor.adapters.supervisor import SupervisedBridge
+from services.executor.domain.journal import JournalEntry, op_key
 from services.runtime.embedded import EmbeddedNats
 from services.runtime.host import Bus
 

@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.cli_speed import BLENDMESH, plan_file, timed, tree_rss
-from tests.bridges import bridge_pids
+from tests.support.bridges import bridge_pids
 
 MiB = 2**20
 

@@ -26,9 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from contracts.inspection import RunOperation, RunRecord
 from contracts.scenes import Head
-from services.executor.inspection import document
-from services.executor.scene_store import JetStreamSceneStore
-from services.executor.supervisor import SupervisedBridge
+from services.executor.adapters.scene_store import JetStreamSceneStore
+from services.executor.adapters.supervisor import SupervisedBridge
+from services.executor.domain.inspection import document
 from services.runtime.embedded import EmbeddedNats
 from services.runtime.host import Bus
 

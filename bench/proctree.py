@@ -64,7 +64,7 @@ def _kind(pid: int) -> str:
         return "other"
     if any(a.endswith(b"nats-server") for a in argv):
         return "nats-server"
-    if b"services.executor.bridge" in argv:
+    if b"services.bridge" in argv:
         # The preview worker's bridge runs at a lower CPU priority than its executor.
         try:
             lowered = os.getpriority(os.PRIO_PROCESS, pid) > os.getpriority(os.PRIO_PROCESS, 0)

@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from contracts.python_steps import code_sha256
-from services.executor.bridge_client import BridgeProcess
+from services.executor.adapters.bridge_client import BridgeProcess
 
 WARM_WAIT = 2.0  # seconds for the next sandboxed Blender to be ready (about 0.6 s idle)
 

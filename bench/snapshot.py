@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from plan25 import setup_plans
 
 from contracts.bridge import FullSnapshot
-from services.executor.bridge_client import BridgeProcess
+from services.executor.adapters.bridge_client import BridgeProcess
 
 
 async def median_ms(repeat: int, action: Callable[[int], Awaitable[float]]) -> float:

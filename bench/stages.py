@@ -21,12 +21,12 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from services.executor.kv_journal import KvJournal
-from services.executor.leases import KvLeases
-from services.executor.previews import ObjectStorePreviews
-from services.executor.scene_store import JetStreamSceneStore
-from services.executor.scene_summaries import KvSceneSummaries
-from services.executor.supervisor import SupervisedBridge
+from services.executor.adapters.kv_journal import KvJournal
+from services.executor.adapters.leases import KvLeases
+from services.executor.adapters.previews import ObjectStorePreviews
+from services.executor.adapters.scene_store import JetStreamSceneStore
+from services.executor.adapters.scene_summaries import KvSceneSummaries
+from services.executor.adapters.supervisor import SupervisedBridge
 from services.runtime import history, tracing
 from services.runtime.publishers import JetStreamPipeline, JetStreamPublisher
 from services.runtime.settings import Settings

@@ -1,7 +1,7 @@
 """Asset files a user brings into a scene: glTF/GLB, FBX, OBJ, USD (text) and STL.
 
 ``scene.import_asset`` is the executor's own tool, like ``scene.import``: a door stages the
-file (``services/executor/uploads.py``) and submits a one-operation plan; the executor
+file (``services/executor/adapters/uploads.py``) and submits a one-operation plan; the executor
 checks the file here, writes a private copy and has its Blender import it into a named
 collection. It adds to the scene rather than replacing it, so it is a ``safe_write`` with
 a checkpoint to restore.

@@ -1,6 +1,6 @@
 """The Blender bridge protocol: what the executor and its bridge child process exchange.
 
-The bridge (``services/executor/bridge``, the only code that imports bpy) speaks JSON-RPC
+The bridge (``services/bridge``, the only code that imports bpy) speaks JSON-RPC
 2.0 shaped like MCP, one JSON object per line on stdio. Both ends import these Structs:
 the bridge builds and encodes them, the executor decodes each reply once at its edge, so
 a change to the protocol is one change that mypy follows on both sides. Field names are

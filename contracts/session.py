@@ -4,7 +4,7 @@ asked of determinism and what the operator allows.
 Every door that turns a person's words or plan into a ``RunRequested`` declares the host
 it is (its transport and that transport's limits) on the request; the executor's bridge
 declares its Blender. The executor negotiates the two into one ``SessionContract`` per run
-and the capability gate (``services/executor/capability.py``) judges every operation
+and the capability gate (``services/executor/domain/capability.py``) judges every operation
 against it before anything runs.
 """
 

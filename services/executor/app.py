@@ -16,21 +16,21 @@ import msgspec
 from contracts import assets, scene_files, views
 from contracts.health import BlenderState
 from contracts.tools import catalog_from_mcp
-from services.executor.catalog import KvCatalog, KvNodeCatalog
-from services.executor.collector import Collector, collect_every, retention_of
+from services.executor.adapters.catalog import KvCatalog, KvNodeCatalog
+from services.executor.adapters.collector import Collector, collect_every, retention_of
+from services.executor.adapters.exports import SceneFiles
+from services.executor.adapters.kv_journal import KvJournal
+from services.executor.adapters.leases import KvLeases
+from services.executor.adapters.previews import ObjectStorePreviews
+from services.executor.adapters.scene_store import JetStreamSceneStore
+from services.executor.adapters.scene_summaries import KvSceneSummaries
+from services.executor.adapters.supervisor import SupervisedBridge
+from services.executor.adapters.uploads import ObjectStoreUploads
+from services.executor.domain.preview_worker import PreviewWorker
+from services.executor.domain.runner import PlanRunner
+from services.executor.domain.scene_tools import SceneTools
+from services.executor.domain.session import Scenes
 from services.executor.handlers import ExecutorHandlers, filter_subjects
-from services.executor.kv_journal import KvJournal
-from services.executor.leases import KvLeases
-from services.executor.preview_worker import PreviewWorker
-from services.executor.previews import ObjectStorePreviews
-from services.executor.runner import PlanRunner
-from services.executor.scene_store import JetStreamSceneStore
-from services.executor.scene_summaries import KvSceneSummaries
-from services.executor.scene_tools import SceneTools
-from services.executor.scenes import SceneFiles
-from services.executor.session import Scenes
-from services.executor.supervisor import SupervisedBridge
-from services.executor.uploads import ObjectStoreUploads
 from services.runtime import access, health, metrics
 from services.runtime.consumer_spec import ConsumerSpec
 from services.runtime.history import read_run

@@ -14,20 +14,20 @@ from nats.js import JetStreamContext
 from contracts import inspection as artifacts
 from contracts.scene_report import RevisionEntry
 from contracts.scenes import Head
-from services.executor.catalog import KvCatalog, KvNodeCatalog
-from services.executor.collector import Collected, Collector, retention_of
-from services.executor.ports import (
+from services.executor.adapters.catalog import KvCatalog, KvNodeCatalog
+from services.executor.adapters.collector import Collected, Collector, retention_of
+from services.executor.adapters.exports import SceneFiles as ExportedScenes
+from services.executor.adapters.previews import ObjectStorePreviews
+from services.executor.adapters.scene_store import JetStreamSceneStore
+from services.executor.adapters.scene_summaries import KvSceneSummaries
+from services.executor.adapters.tags import KvSceneTags
+from services.executor.adapters.uploads import ObjectStoreUploads
+from services.executor.domain.ports import (
     INSPECTION_SUFFIX,
     CatalogSource,
     NodeCatalogSource,
     SceneSummaries,
 )
-from services.executor.previews import ObjectStorePreviews
-from services.executor.scene_store import JetStreamSceneStore
-from services.executor.scene_summaries import KvSceneSummaries
-from services.executor.scenes import SceneFiles as ExportedScenes
-from services.executor.tags import KvSceneTags
-from services.executor.uploads import ObjectStoreUploads
 
 __all__ = [
     "CatalogSource",

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 
 from contracts import subjects
 from contracts.events import AnyEvent, Approved, Event, Executed, RunRequested
-from services.executor.authority import unbacked
-from services.executor.inspection import run_record
-from services.executor.ports import LeaseHeld
-from services.executor.runner import PlanRunner
+from services.executor.domain.authority import unbacked
+from services.executor.domain.inspection import run_record
+from services.executor.domain.ports import LeaseHeld
+from services.executor.domain.runner import PlanRunner
 from services.runtime import metrics
 from services.runtime.consumer_spec import Delivery
 from services.runtime.errors import Retry

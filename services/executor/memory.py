@@ -14,8 +14,8 @@ import msgspec
 
 from contracts.scenes import Head, SceneSummary
 from contracts.tools import ToolCatalog
-from services.executor.journal import JournalEntry
-from services.executor.ports import (
+from services.executor.domain.journal import JournalEntry
+from services.executor.domain.ports import (
     INSPECTION_SUFFIX,
     KEPT_REVISION_PREVIEWS,
     Lease,

@@ -5,11 +5,11 @@ from __future__ import annotations
 from functools import partial
 
 from services.executor.client import KvCatalog, KvNodeCatalog, KvSceneSummaries
-from services.planner.backends.gemini import GeminiModel
-from services.planner.conversation import ModelPlanner
 from services.planner.handlers import PlannerHandlers, filter_subjects
-from services.planner.model_runs import ModelRuns
-from services.planner.prompt import HISTORY_LIMIT
+from services.planner.model.conversation import ModelPlanner
+from services.planner.model.gemini import GeminiModel
+from services.planner.model.prompt import HISTORY_LIMIT
+from services.planner.model.runs import ModelRuns
 from services.planner.settings import GeminiSettings, PlanLimits
 from services.planner.threads import read_thread
 from services.runtime import health

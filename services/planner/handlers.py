@@ -39,11 +39,10 @@ from contracts.scenes import SceneSummary
 from contracts.tools import ToolCatalog
 from services.executor.client import CatalogSource, NodeCatalogSource, SceneSummaries
 from services.planner.backends.plan import plan_given
-from services.planner.backends.rules import EarlierRun, UnreadableRequest, plan_request
 from services.planner.gates import gates_failure, unverified
 from services.planner.graph import PlanInvalid, Reply, ValidPlan, validate
 from services.planner.intake import needs_nodes, node_catalog
-from services.planner.model_runs import ModelRuns
+from services.planner.model.runs import ModelRuns
 from services.planner.outcomes import (
     completed,
     dead_run,
@@ -53,6 +52,7 @@ from services.planner.outcomes import (
     unreadable_request,
 )
 from services.planner.recent import RECENT_EXECUTIONS, RECENT_RUNS, RECENT_THREADS, Recent
+from services.planner.rules.parse import EarlierRun, UnreadableRequest, plan_request
 from services.planner.run_events import ended, last_plan, planned_operations
 from services.planner.settings import PlanLimits
 from services.runtime.consumer_spec import Delivery

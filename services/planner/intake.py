@@ -18,8 +18,8 @@ from contracts.geonodes import is_geonode_response
 from contracts.nodes import NodeCatalog
 from contracts.tools import ToolCatalog
 from services.executor.client import NodeCatalogSource
-from services.planner.geonodes import compile_response, parse_response
-from services.planner.geonodes_check import check_response
+from services.planner.geonodes.check import check_response
+from services.planner.geonodes.compile import compile_response, parse_response
 from services.planner.graph import PlanInvalid, Reply, ValidPlan, loaded, validate
 from services.planner.settings import DEFAULT_LIMITS, PlanLimits
 from services.runtime.errors import Retry

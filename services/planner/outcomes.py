@@ -26,7 +26,7 @@ from contracts.failures import FailureContract, failure
 from contracts.geonodes import step_of
 from contracts.receipts import Receipt
 from contracts.snapshot_text import described
-from services.planner.backends.rules import UnreadableRequest
+from services.planner.rules.parse import UnreadableRequest
 
 
 def completed(event: Executed, now: float, gates: GatesEvaluated | None = None) -> RunCompleted:

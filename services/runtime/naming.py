@@ -2,7 +2,7 @@
 
 nats-py creates ordered and ephemeral consumers through ``JetStreamContext._jsm``, a private
 property with no public hook; the override below is the one place blendmesh depends on
-nats-py internals, and tests/unit/test_nats_internals.py fails if nats-py changes it.
+nats-py internals, and tests/unit/runtime/test_nats_internals.py fails if nats-py changes it.
 """
 
 from __future__ import annotations

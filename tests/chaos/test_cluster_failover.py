@@ -21,16 +21,16 @@ from contracts import subjects
 from contracts.events import AnyEvent, OperationStarted, OperationSucceeded
 from contracts.queries import RunDetail
 from services.audit import client as audit
-from services.client import MeshClient, build_request
-from services.executor.journal import op_key
-from services.executor.kv_journal import KvJournal
+from services.doors.core.client import MeshClient, build_request
+from services.executor.adapters.kv_journal import KvJournal
+from services.executor.domain.journal import op_key
 from services.runtime import access
 from services.runtime.embedded import prepare_streams
 from services.runtime.history import read_run
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from tests.clusters import NatsCluster, stream_leader
-from tests.meshes import client_mesh
+from tests.support.clusters import NatsCluster, stream_leader
+from tests.support.meshes import client_mesh
 
 pytestmark = pytest.mark.slow
 

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from contracts.receipts import RunResult
-from services.client import MeshClient, build_request
+from services.doors.core.client import MeshClient, build_request
 from services.runtime.settings import Settings
-from tests.clusters import NatsCluster
-from tests.meshes import client_mesh
+from tests.support.clusters import NatsCluster
+from tests.support.meshes import client_mesh
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
 

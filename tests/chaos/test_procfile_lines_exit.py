@@ -19,13 +19,13 @@ import pytest_asyncio
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
-from services.executor.supervisor import RESTART_LIMIT
+from services.executor.adapters.supervisor import RESTART_LIMIT
 from services.runtime import access
 from services.runtime.embedded import EmbeddedNats, prepare_streams
 from services.runtime.host import Bus
-from tests.bridges import bridge_pids
-from tests.clusters import NatsCluster, free_ports
-from tests.meshes import command_env
+from tests.support.bridges import bridge_pids
+from tests.support.clusters import NatsCluster, free_ports
+from tests.support.meshes import command_env
 
 pytestmark = pytest.mark.timeout(240)
 

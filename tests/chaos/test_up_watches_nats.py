@@ -6,7 +6,7 @@ import os
 import signal
 from pathlib import Path
 
-from tests.meshes import blendmesh_up
+from tests.support.meshes import blendmesh_up
 
 
 def _children(pid: int) -> list[tuple[int, str]]:

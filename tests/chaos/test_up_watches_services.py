@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from services.executor.supervisor import RESTART_LIMIT
-from tests.bridges import bridge_pids
-from tests.meshes import BLENDMESH, blendmesh_up, command_env
+from services.executor.adapters.supervisor import RESTART_LIMIT
+from tests.support.bridges import bridge_pids
+from tests.support.meshes import BLENDMESH, blendmesh_up, command_env
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from services.mesh import Mesh
+from services.doors.cli.mesh import Mesh
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from tests.meshes import bare_mesh, role_bus
+from tests.support.meshes import bare_mesh, role_bus
 
 
 @pytest.fixture

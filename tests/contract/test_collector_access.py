@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from services.executor.collector import Collector
-from services.executor.retention import Retention
-from services.executor.scene_store import JetStreamSceneStore
-from services.executor.uploads import ObjectStoreUploads
+from services.executor.adapters.collector import Collector
+from services.executor.adapters.scene_store import JetStreamSceneStore
+from services.executor.adapters.uploads import ObjectStoreUploads
+from services.executor.domain.retention import Retention
 from services.runtime.host import Bus
 
 pytestmark = pytest.mark.integration

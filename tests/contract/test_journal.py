@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from contracts.receipts import Receipt
-from services.executor.journal import JournalEntry, args_digest
-from services.executor.kv_journal import KvJournal
+from services.executor.adapters.kv_journal import KvJournal
+from services.executor.domain.journal import JournalEntry, args_digest
+from services.executor.domain.ports import Journal
 from services.executor.memory import MemoryJournal
-from services.executor.ports import Journal
 from services.runtime.host import Bus
 
 

@@ -9,9 +9,9 @@ from collections.abc import Callable
 
 import pytest
 
-from services.executor.leases import KvLeases
+from services.executor.adapters.leases import KvLeases
+from services.executor.domain.ports import Lease, LeaseHeld, LeaseLost, Leases
 from services.executor.memory import MemoryLeases
-from services.executor.ports import Lease, LeaseHeld, LeaseLost, Leases
 from services.runtime.host import Bus
 
 TTL = 5.0

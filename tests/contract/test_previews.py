@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from services.executor.adapters.previews import ObjectStorePreviews
+from services.executor.domain.ports import KEPT_REVISION_PREVIEWS, Previews
 from services.executor.memory import MemoryPreviews
-from services.executor.ports import KEPT_REVISION_PREVIEWS, Previews
-from services.executor.previews import ObjectStorePreviews
 from services.runtime.host import Bus
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from services.executor.adapters.scene_store import JetStreamSceneStore
+from services.executor.domain.ports import SceneStore, StaleCommit
 from services.executor.memory import MemorySceneStore
-from services.executor.ports import SceneStore, StaleCommit
-from services.executor.scene_store import JetStreamSceneStore
 from services.runtime.host import Bus
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from contracts.scenes import ObjectSummary, SceneSummary
+from services.executor.adapters.scene_summaries import KvSceneSummaries
+from services.executor.domain.ports import SceneSummaries
 from services.executor.memory import MemorySceneSummaries
-from services.executor.ports import SceneSummaries
-from services.executor.scene_summaries import KvSceneSummaries
 from services.runtime.host import Bus
 
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from tests.blender_addon import addon_zip
-from tests.meshes import blendmesh_up
+from tests.support.blender_addon import addon_zip
+from tests.support.meshes import blendmesh_up
 
 GUI_SCRIPT = Path(__file__).parents[1] / "addon_gui.py"
 ARTIFACTS = Path(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.meshes import blendmesh_up
+from tests.support.meshes import blendmesh_up
 
 CHROMIUM = Path("/usr/bin/chromium")
 TOKEN = "e2e-token"

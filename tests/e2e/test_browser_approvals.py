@@ -18,13 +18,13 @@ import pytest
 import pytest_asyncio
 
 from contracts.python_steps import code_sha256
-from services.gateway.app import GatewayServer, create_app
-from services.gateway.auth import Tokens
-from services.mesh import Mesh
+from services.doors.cli.mesh import Mesh
+from services.doors.gateway.app import GatewayServer, create_app
+from services.doors.gateway.auth import Tokens
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 from tests.e2e.test_browser import CHROMIUM
-from tests.trusted_runs import audit_mesh_fixtures, resolutions, waiting_run
+from tests.support.trusted_runs import audit_mesh_fixtures, resolutions, waiting_run
 
 TOKEN = "tok-ana"
 SNEAKY = "import bpy\n# \u202e looks harmless\nbpy.ops.wm.quit_blender()"

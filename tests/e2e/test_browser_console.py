@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from tests.e2e.test_browser import CHROMIUM
-from tests.meshes import blendmesh_up
+from tests.support.meshes import blendmesh_up
 
 ANA, CLI = "tok-ana", "tok-cli"
 RUN_TIMEOUT_MS = 90_000

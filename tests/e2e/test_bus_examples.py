@@ -21,13 +21,13 @@ from nats.js.api import DeliverPolicy
 from contracts import subjects
 from contracts.events import RunRequested
 from services.audit import client as audit
-from services.cli import main as blendmesh
+from services.doors.cli.main import main as blendmesh
+from services.doors.cli.mesh import Mesh
 from services.executor.client import SceneFiles
-from services.mesh import Mesh
 from services.runtime.history import read_run
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from tests.meshes import mesh_fixture
+from tests.support.meshes import mesh_fixture
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 

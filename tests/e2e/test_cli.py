@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.meshes import BLENDMESH, blendmesh_up, command_env
+from tests.support.meshes import BLENDMESH, blendmesh_up, command_env
 
 FLAGSHIP = (
     "add a cube named Box at 0 0 1, add a bevel modifier to Box, "

@@ -8,7 +8,7 @@ import tomllib
 import zipfile
 from pathlib import Path
 
-from tests.meshes import BLENDMESH, command_env
+from tests.support.meshes import BLENDMESH, command_env
 
 SOURCE = Path(__file__).parents[2] / "blendmesh_addon"
 

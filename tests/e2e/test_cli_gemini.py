@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.gemini_fake import FakeGemini, op, plan, running
-from tests.meshes import BLENDMESH, command_env
+from tests.support.gemini_fake import FakeGemini, op, plan, running
+from tests.support.meshes import BLENDMESH, command_env
 
 NOTICE = "blendmesh: no Gemini key is set, so the offline planner reads this request"
 

@@ -9,9 +9,9 @@ import struct
 from pathlib import Path
 
 from contracts import views
-from services import cli_looks
-from tests.asset_files import glb, gltf_document
+from services.doors.cli import looks as cli_looks
 from tests.e2e.test_cli import blendmesh
+from tests.support.asset_files import glb, gltf_document
 
 
 def test_sides_when_parsed_match_the_contract() -> None:

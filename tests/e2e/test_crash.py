@@ -20,9 +20,9 @@ import pytest
 from contracts import subjects
 from contracts.events import AnyEvent, DeadLettered, Executed, OperationStarted, decode_event
 from services.audit import client as audit
-from services.client import MeshClient, build_request
-from services.executor.ports import Lease
-from services.mesh import Mesh
+from services.doors.cli.mesh import Mesh
+from services.doors.core.client import MeshClient, build_request
+from services.executor.domain.ports import Lease
 from services.runtime.embedded import EmbeddedNats
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
@@ -195,7 +195,7 @@ def bridge_pids() -> list[int]:
             ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError, IndexError):
             continue
-        if b"services.executor.bridge" not in cmdline or ppid != os.getpid():
+        if b"services.bridge" not in cmdline or ppid != os.getpid():
             continue
         with contextlib.suppress(OSError):
             if os.getpriority(os.PRIO_PROCESS, int(entry.name)) == os.getpriority(

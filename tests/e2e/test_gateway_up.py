@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.meshes import BLENDMESH, blendmesh_up, command_env
+from tests.support.meshes import BLENDMESH, blendmesh_up, command_env
 
 
 def test_up_when_port_zero_serves_gateway_with_tokens(tmp_path: Path) -> None:

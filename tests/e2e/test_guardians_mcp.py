@@ -15,8 +15,8 @@ from mcp.client.stdio import stdio_client
 from msgspec.structs import replace
 
 from services.guardians import GUARDIAN_ROUTING_TABLE, run_guardians
-from tests.guardian_scenes import good_scene, scatter_group, write_repo
-from tests.meshes import BLENDMESH, command_env
+from tests.support.guardian_scenes import good_scene, scatter_group, write_repo
+from tests.support.meshes import BLENDMESH, command_env
 
 PRODUCT_IDS = list(GUARDIAN_ROUTING_TABLE)
 

@@ -17,8 +17,8 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.context import RequestContext
 
-from tests.mcp_plans import create, delete, error_type, op, plan, structured
-from tests.meshes import BLENDMESH, command_env
+from tests.support.mcp_plans import create, delete, error_type, op, plan, structured
+from tests.support.meshes import BLENDMESH, command_env
 
 Answers = list[types.ElicitResult]
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import mcp.types as types
 
-from tests.asset_files import OBJ
 from tests.e2e.test_mcp import door
-from tests.mcp_plans import error_type, structured
+from tests.support.asset_files import OBJ
+from tests.support.mcp_plans import error_type, structured
 
 
 async def test_mcp_stdio_when_asset_imported_inspects_and_views_it(tmp_path: Path) -> None:

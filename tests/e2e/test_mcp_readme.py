@@ -11,7 +11,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from tests.meshes import command_env
+from tests.support.meshes import command_env
 
 ROOT = Path(__file__).resolve().parents[2]
 PLACEHOLDER = "/path/to/blendmesh"

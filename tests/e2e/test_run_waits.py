@@ -20,7 +20,7 @@ from services.runtime import health
 from services.runtime.access import CLIENT, login_for
 from services.runtime.host import Bus
 from tests.e2e.test_scaling import BIN, ROOT, free_port
-from tests.meshes import BLENDMESH, command_env
+from tests.support.meshes import BLENDMESH, command_env
 
 PLAN = {
     "request_id": "waits-1",

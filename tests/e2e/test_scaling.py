@@ -18,7 +18,7 @@ from pathlib import Path
 from contracts import subjects
 from services.runtime.access import ADMIN, login_for
 from services.runtime.host import Bus
-from tests.meshes import BLENDMESH, blendmesh_up, command_env
+from tests.support.meshes import BLENDMESH, blendmesh_up, command_env
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent

@@ -150,7 +150,7 @@ async def test_kv_when_written_by_a_role_that_does_not_own_it_is_refused(
 async def test_executor_when_replacing_a_preview_may_purge_its_object_store(
     secured: tuple[str, Path],
 ) -> None:
-    from services.executor.previews import ObjectStorePreviews
+    from services.executor.adapters.previews import ObjectStorePreviews
 
     executor = await as_role(secured, "executor")
     try:

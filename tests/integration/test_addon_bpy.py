@@ -13,13 +13,13 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from services.gateway.app import GatewayServer, create_app
-from services.gateway.auth import Tokens
-from services.mesh import Mesh
+from services.doors.cli.mesh import Mesh
+from services.doors.gateway.app import GatewayServer, create_app
+from services.doors.gateway.auth import Tokens
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from tests.blender_addon import BlenderSession
-from tests.meshes import mesh_fixture
+from tests.support.blender_addon import BlenderSession
+from tests.support.meshes import mesh_fixture
 
 pytestmark = [
     pytest.mark.slow,

@@ -12,12 +12,12 @@ import pytest_asyncio
 
 from blendmesh_addon.gateway import Gateway, GatewayError
 from contracts.python_steps import code_sha256
-from services.gateway.app import GatewayServer, create_app
-from services.gateway.auth import Tokens
-from services.mesh import Mesh
+from services.doors.cli.mesh import Mesh
+from services.doors.gateway.app import GatewayServer, create_app
+from services.doors.gateway.auth import Tokens
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from tests.trusted_runs import CODE, audit_mesh_fixtures, resolutions, waiting_run
+from tests.support.trusted_runs import CODE, audit_mesh_fixtures, resolutions, waiting_run
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 

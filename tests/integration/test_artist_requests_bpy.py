@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from contracts.scenes import summarize
-from services.executor.bridge_client import BridgeProcess
-from services.planner.backends.rules import plan_request
-from tests.artist_scene import TOOLS, build_calls, catalog, mismatches, view
-from tests.bridges import bridge_fixtures, call, ok
+from services.executor.adapters.bridge_client import BridgeProcess
+from services.planner.rules.parse import plan_request
 from tests.fixtures.artist_requests import REQUESTS, Request
+from tests.support.artist_scene import TOOLS, build_calls, catalog, mismatches, view
+from tests.support.bridges import bridge_fixtures, call, ok
 
 pytestmark = [
     pytest.mark.integration,

@@ -35,7 +35,7 @@ from services.runtime.settings import Settings
 pytestmark = pytest.mark.integration
 
 HISTORY = Path(__file__).parent.parent / "fixtures" / "run_history_ring.jsonl"
-RECORDS = 7  # audit records of the recorded history (tests/unit/test_audit_projections.py)
+RECORDS = 7  # audit records of the recorded history (tests/unit/audit/test_audit_projections.py)
 
 
 def history() -> list[AnyEvent]:

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.integration
 HISTORY = Path(__file__).parent.parent / "fixtures" / "run_history_ring.jsonl"
 PREFIX = "bmtest"
 RECORDING = (OperationSucceeded, OperationFailed, OperationRolledBack, GatesEvaluated)
-RECORDS = 7  # audit records of the recorded history (tests/unit/test_audit_projections.py)
+RECORDS = 7  # audit records of the recorded history (tests/unit/audit/test_audit_projections.py)
 
 
 def history() -> list[AnyEvent]:

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from contracts.bridge import Compensation, Empty, ToolResult
-from services.executor.bridge_client import BridgeCrashed, BridgeError, BridgeProcess
-from tests.bridges import bridge_fixtures, call, ok
+from services.executor.adapters.bridge_client import BridgeCrashed, BridgeError, BridgeProcess
+from tests.support.bridges import bridge_fixtures, call, ok
 
 pytestmark = [
     pytest.mark.integration,
@@ -494,7 +494,7 @@ async def test_protocol_when_garbage_and_bad_requests_sent_bridge_survives() -> 
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "services.executor.bridge",
+        "services.bridge",
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

@@ -12,8 +12,8 @@ import pytest
 
 from contracts.bridge import Compensation, ToolResult
 from contracts.inspection import InspectedCamera, InspectedLight
-from services.executor.bridge_client import BridgeProcess
-from tests.bridges import bridge_fixtures, call, ok
+from services.executor.adapters.bridge_client import BridgeProcess
+from tests.support.bridges import bridge_fixtures, call, ok
 
 pytestmark = [
     pytest.mark.integration,

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from contracts.python_steps import code_sha256
-from services.executor.bridge_client import BridgeProcess
-from tests.bridges import bridge_fixtures, call, ok
+from services.executor.adapters.bridge_client import BridgeProcess
+from tests.support.bridges import bridge_fixtures, call, ok
 
 pytestmark = [
     pytest.mark.integration,

@@ -12,8 +12,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from services.executor.supervisor import SupervisedBridge
-from tests.bridges import bridge_pids
+from services.executor.adapters.supervisor import SupervisedBridge
+from tests.support.bridges import bridge_pids
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 

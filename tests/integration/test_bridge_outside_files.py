@@ -13,10 +13,10 @@ import pytest_asyncio
 import zstandard
 
 from contracts.bridge import INVALID_PARAMS
-from services.executor.bridge.blendfile import read_blocks
-from services.executor.bridge_client import BridgeError, BridgeProcess
-from tests.bridges import bridge_fixtures, ok
-from tests.outside_files import REFERENCES, make_files
+from services.bridge.blendfile import read_blocks
+from services.executor.adapters.bridge_client import BridgeError, BridgeProcess
+from tests.support.bridges import bridge_fixtures, ok
+from tests.support.outside_files import REFERENCES, make_files
 
 pytestmark = [
     pytest.mark.integration,

@@ -9,7 +9,7 @@ import signal
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from services.executor.supervisor import SupervisedBridge
+from services.executor.adapters.supervisor import SupervisedBridge
 from services.runtime import metrics
 from tests.integration.test_bridge_supervisor import _one_bridge, _started_again
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from contracts.views import MAX_PROPERTIES, MAX_PROPERTY_CHARS, AssetParams, ViewParams
-from services.executor.bridge_client import BridgeError, BridgeProcess
-from tests.asset_files import glb, gltf_document
-from tests.bridges import bridge_fixtures, call, ok
+from services.executor.adapters.bridge_client import BridgeError, BridgeProcess
+from tests.support.asset_files import glb, gltf_document
+from tests.support.bridges import bridge_fixtures, call, ok
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 shared_bridge, bridge = bridge_fixtures()

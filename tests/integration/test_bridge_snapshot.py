@@ -12,8 +12,8 @@ import msgspec
 import pytest
 
 from contracts.bridge import FullSnapshot, ToolResult
-from services.executor.bridge_client import BridgeProcess
-from tests.bridges import bridge_fixtures, call, ok, script_result
+from services.executor.adapters.bridge_client import BridgeProcess
+from tests.support.bridges import bridge_fixtures, call, ok, script_result
 
 pytestmark = [
     pytest.mark.integration,
@@ -126,8 +126,8 @@ async def test_digest_cache_when_entries_are_dropped_or_the_snapshot_is_changed_
     # the cache handed out, through the tool and directly, and check the cache is intact.
     script = """
 import json, sys
-from services.executor.bridge import digests, fingerprint, server
-from services.executor.bridge.tools import scene
+from services.bridge import digests, fingerprint, server
+from services.bridge.tools import scene
 scene.reset()
 s = server.Server(sys.stdout)
 def tool(tool_name, /, **arguments):

@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from services.executor.supervisor import BridgeGone, SupervisedBridge
-from tests.bridges import bridge_pids
+from services.executor.adapters.supervisor import BridgeGone, SupervisedBridge
+from tests.support.bridges import bridge_pids
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 

@@ -12,8 +12,8 @@ import pytest
 from contracts import revisions
 from contracts.revisions import chunk_name
 from contracts.scenes import Head
-from services.executor.chunking import RevisionDamaged
-from services.executor.scene_store import JetStreamSceneStore
+from services.executor.adapters.scene_store import JetStreamSceneStore
+from services.executor.domain.chunking import RevisionDamaged
 from services.runtime.host import Bus
 from services.runtime.objects import put_object, read_object
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from services import cli
-from services.executor.scene_store import JetStreamSceneStore
-from services.mesh import Mesh
+from services.doors.cli import main as cli
+from services.doors.cli.mesh import Mesh
+from services.executor.adapters.scene_store import JetStreamSceneStore
 from services.runtime import access
 from services.runtime.host import Bus
 from services.runtime.settings import Settings

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from services.cli import main
-from services.cli_common import CLI_CONNECT_WAIT, CLI_READY_WAIT, EXIT_MESH, connected
+from services.doors.cli.common import CLI_CONNECT_WAIT, CLI_READY_WAIT, EXIT_MESH, connected
+from services.doors.cli.main import main
 from services.runtime.bus import JetStreamUnavailable
 from services.runtime.settings import Settings
 

@@ -11,10 +11,10 @@ import pytest
 from nats.js.errors import ObjectNotFoundError
 
 from contracts.scenes import Head
-from services.executor.collector import Collected, Collector
-from services.executor.retention import Retention
-from services.executor.scene_store import JetStreamSceneStore
-from services.executor.uploads import ObjectStoreUploads
+from services.executor.adapters.collector import Collected, Collector
+from services.executor.adapters.scene_store import JetStreamSceneStore
+from services.executor.adapters.uploads import ObjectStoreUploads
+from services.executor.domain.retention import Retention
 from services.runtime.host import Bus
 
 BASE = b"BLENDER-v500" + random.Random(21).randbytes(1_200_000)

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.bridges import script_result
+from tests.support.bridges import script_result
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
 PRELUDE = """
 import dataclasses, json, logging, sys
 logging.basicConfig(level=logging.ERROR)
-from services.executor.bridge import server, digests
-from services.executor.bridge.tools import scene
+from services.bridge import server, digests
+from services.bridge.tools import scene
 scene.reset()
 s = server.Server(sys.stdout)
 def rpc(method, **params):
@@ -97,8 +97,8 @@ async def test_load_of_many_objects_in_several_collections_hashes_as_the_full_ha
     # (scene_state.membership): it must give what asking each object gives.
     script = f"""
 import json, sys, bpy
-from services.executor.bridge import server, digests
-from services.executor.bridge.tools import scene
+from services.bridge import server, digests
+from services.bridge.tools import scene
 scene.reset()
 s = server.Server(sys.stdout)
 def rpc(method, **params):

@@ -13,7 +13,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from services.executor.scene_store import JetStreamSceneStore
+from services.executor.adapters.scene_store import JetStreamSceneStore
 from services.runtime.host import Bus
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,7 +21,7 @@ COMMIT = textwrap.dedent(
     """
     import asyncio, sys
     from pathlib import Path
-    from services.executor.scene_store import JetStreamSceneStore
+    from services.executor.adapters.scene_store import JetStreamSceneStore
     from services.runtime.host import Bus
 
     async def main() -> None:

@@ -18,14 +18,14 @@ from nats.aio.msg import Msg
 from nats.errors import Error as NatsError
 
 from contracts import subjects
-from services.mesh import Mesh
+from services.doors.cli.mesh import Mesh
 from services.runtime import access
 from services.runtime.history import read_run
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from tests.mcp_plans import create, delete
-from tests.meshes import mesh_fixture, role_bus
-from tests.signing import register
+from tests.support.mcp_plans import create, delete
+from tests.support.meshes import mesh_fixture, role_bus
+from tests.support.signing import register
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 

@@ -19,14 +19,14 @@ from nats.errors import Error as NatsError
 from contracts.assets import import_asset_plan
 from contracts.door import MAX_FILE_CHUNK
 from contracts.views import view_plan
-from services.mesh import Mesh
+from services.doors.cli.mesh import Mesh
 from services.runtime import access
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from tests.asset_files import glb
 from tests.integration.test_door import PREFIX, User
-from tests.meshes import mesh_fixture
-from tests.signing import register
+from tests.support.asset_files import glb
+from tests.support.meshes import mesh_fixture
+from tests.support.signing import register
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 

@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contracts.bridge import Fingerprint, FullSnapshot
-from services.executor.bridge_client import BridgeError, BridgeProcess
-from services.executor.session import hashes_to
-from tests.bridges import bridge_fixtures, call, ok, script_result
+from services.executor.adapters.bridge_client import BridgeError, BridgeProcess
+from services.executor.domain.session import hashes_to
+from tests.support.bridges import bridge_fixtures, call, ok, script_result
 
 pytestmark = [
     pytest.mark.integration,
@@ -203,8 +203,8 @@ async def test_scene_save_when_cache_is_stale_logs_and_returns_the_full_hash(
     script = f"""
 import dataclasses, json, logging, sys
 logging.basicConfig(level=logging.ERROR)
-from services.executor.bridge import server, digests
-from services.executor.bridge.tools import scene
+from services.bridge import server, digests
+from services.bridge.tools import scene
 scene.reset()
 s = server.Server(sys.stdout)
 def rpc(method, **params):

@@ -16,16 +16,16 @@ import pytest
 
 from contracts.events import GatesEvaluated, Planned, RunCompleted
 from contracts.receipts import RunResult
-from services.client import MeshClient, build_request
+from services.doors.cli.mesh import Mesh
+from services.doors.core.client import MeshClient, build_request
 from services.executor.client import KvCatalog
-from services.mesh import Mesh
 from services.planner.handlers import PlannerHandlers
 from services.runtime.consumer_spec import Delivery
 from services.runtime.history import read_run, run_kinds
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from tests.gemini_fake import FakeGemini, op, plan, running
-from tests.meshes import mesh_fixture
+from tests.support.gemini_fake import FakeGemini, op, plan, running
+from tests.support.meshes import mesh_fixture
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 

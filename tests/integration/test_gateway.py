@@ -15,14 +15,14 @@ import pytest_asyncio
 from nats.aio.msg import Msg
 
 from contracts.events import Approved, Executed
-from services.gateway.app import create_app
-from services.gateway.auth import Tokens
-from services.mesh import Mesh
+from services.doors.cli.mesh import Mesh
+from services.doors.gateway.app import create_app
+from services.doors.gateway.auth import Tokens
 from services.runtime.history import read_run
 from services.runtime.host import Bus
 from services.runtime.owners import LogOwners
 from services.runtime.settings import Settings
-from tests.meshes import mesh_fixture
+from tests.support.meshes import mesh_fixture
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 

@@ -23,14 +23,14 @@ from mcp.shared.exceptions import McpError
 from pydantic import AnyUrl
 
 from contracts.scenes import Head
-from services.gateway.app import GatewayServer, create_app
-from services.gateway.auth import Tokens
-from services.mesh import Mesh
+from services.doors.cli.mesh import Mesh
+from services.doors.gateway.app import GatewayServer, create_app
+from services.doors.gateway.auth import Tokens
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 from services.runtime.streams import ensure_kv
-from tests.mcp_plans import create, delete, error_type, structured
-from tests.meshes import mesh_fixture, role_bus
+from tests.support.mcp_plans import create, delete, error_type, structured
+from tests.support.meshes import mesh_fixture, role_bus
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 

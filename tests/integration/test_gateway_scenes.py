@@ -14,15 +14,15 @@ import pytest_asyncio
 
 from contracts import inspection
 from contracts.scene_files import blob_id
+from services.doors.cli.mesh import Mesh
+from services.doors.core.scene_client import exported
+from services.doors.gateway.app import create_app
+from services.doors.gateway.auth import Tokens
 from services.executor.client import ObjectStoreUploads, SceneFiles
-from services.gateway.app import create_app
-from services.gateway.auth import Tokens
-from services.mesh import Mesh
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from services.scene_client import exported
 from tests.integration.test_scene_files import blend_with_cone
-from tests.meshes import mesh_fixture
+from tests.support.meshes import mesh_fixture
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 

@@ -9,12 +9,12 @@ import httpx
 import pytest
 import pytest_asyncio
 
+from services.doors.cli.mesh import Mesh
 from services.executor.client import KvSceneTags
-from services.mesh import Mesh
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 from tests.integration.test_gateway_scenes import ANA, BEN, added, client_of
-from tests.meshes import mesh_fixture
+from tests.support.meshes import mesh_fixture
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 

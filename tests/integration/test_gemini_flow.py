@@ -1,6 +1,6 @@
 """Planning with Gemini through the whole mesh: the real google-genai client, a local server.
 
-The planner's SDK client is pointed at ``tests/gemini_fake.py`` with the base URL setting,
+The planner's SDK client is pointed at ``tests/support/gemini_fake.py`` with the base URL setting,
 so every test runs offline; real nats-server, real bpy.
 """
 
@@ -17,15 +17,15 @@ import pytest
 from contracts.events import Planned
 from contracts.fold import fold_run
 from contracts.receipts import RunResult
-from services.client import MeshClient, build_request
-from services.executor.catalog import KvCatalog
-from services.mesh import Mesh
+from services.doors.cli.mesh import Mesh
+from services.doors.core.client import MeshClient, build_request
+from services.executor.adapters.catalog import KvCatalog
 from services.planner.threads import read_thread
 from services.runtime.history import read_run
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from tests.gemini_fake import FakeGemini, answer, error, op, plan, running, safety_blocked
-from tests.meshes import mesh_fixture
+from tests.support.gemini_fake import FakeGemini, answer, error, op, plan, running, safety_blocked
+from tests.support.meshes import mesh_fixture
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 

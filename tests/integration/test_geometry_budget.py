@@ -1,5 +1,5 @@
 """The geometry budget on a real bridge: what a call would make is bounded before Blender
-makes it, whatever property produces it (services/executor/bridge/bounded.py).
+makes it, whatever property produces it (services/bridge/bounded.py).
 
 An ARRAY's ``count`` is capped at 1000, but ``fit_length`` over a small offset, or three
 ARRAYs at their cap, multiply past any cap; the bridge estimates the result from RNA and
@@ -21,10 +21,10 @@ import pytest_asyncio
 
 from contracts.events import OperationRolledBack
 from contracts.python_steps import code_sha256
-from services.executor.bridge_client import BridgeCrashed, BridgeProcess
-from services.executor.supervisor import SupervisedBridge
-from tests.bridges import bridge_fixtures, call, ok, script_result
-from tests.runner_contract import Recorder, approved, runner
+from services.executor.adapters.bridge_client import BridgeCrashed, BridgeProcess
+from services.executor.adapters.supervisor import SupervisedBridge
+from tests.support.bridges import bridge_fixtures, call, ok, script_result
+from tests.support.runner_contract import Recorder, approved, runner
 
 pytestmark = [
     pytest.mark.integration,
@@ -273,9 +273,9 @@ async def test_run_when_an_operation_is_over_budget_fails_args_invalid_and_resto
 ESTIMATES = """
 import json
 import bpy
-from services.executor.bridge import tools, touched
-from services.executor.bridge.estimate import Estimator
-from services.executor.bridge.tools import scene
+from services.bridge import tools, touched
+from services.bridge.estimate import Estimator
+from services.bridge.tools import scene
 scene.reset()
 def tool(tool_name, /, **args):
     result = touched.call(tool_name, args, tuple(bpy.app.version))
@@ -322,9 +322,9 @@ async def test_estimate_when_compared_with_what_blender_makes_is_never_below_it(
 KEPT = """
 import json
 import bpy
-from services.executor.bridge import bounded, tools, touched
-from services.executor.bridge.estimate import Estimator
-from services.executor.bridge.tools import scene
+from services.bridge import bounded, tools, touched
+from services.bridge.estimate import Estimator
+from services.bridge.tools import scene
 scene.reset()
 checks = {}
 def tool(tool_name, /, **args):
@@ -370,8 +370,8 @@ async def test_estimates_when_kept_across_calls_equal_estimates_made_afresh() ->
 BROKEN = """
 import json
 import bpy
-from services.executor.bridge import estimate_modifiers, tools, touched
-from services.executor.bridge.tools import scene
+from services.bridge import estimate_modifiers, tools, touched
+from services.bridge.tools import scene
 scene.reset()
 def tool(tool_name, /, **args):
     result = touched.call(tool_name, args, tuple(bpy.app.version))

@@ -15,13 +15,13 @@ from contracts.events import Planned
 from contracts.geonodes import step_of
 from contracts.python_steps import code_sha256
 from contracts.receipts import RunResult
-from services.client import CodeNotQuoted, MeshClient, build_request
-from services.mesh import Mesh
+from services.doors.cli.mesh import Mesh
+from services.doors.core.client import CodeNotQuoted, MeshClient, build_request
 from services.runtime.history import read_run
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from tests.geonode_fixture import EXAMPLE_9
-from tests.meshes import mesh_fixture
+from tests.support.geonode_fixture import EXAMPLE_9
+from tests.support.meshes import mesh_fixture
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 

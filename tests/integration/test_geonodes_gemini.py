@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 
 from contracts.events import GatesEvaluated, Planned
-from services.client import MeshClient, build_request
-from services.mesh import Mesh
+from services.doors.cli.mesh import Mesh
+from services.doors.core.client import MeshClient, build_request
 from services.runtime.history import read_run
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from tests.gemini_fake import FakeGemini, answer, running
-from tests.meshes import mesh_fixture
+from tests.support.gemini_fake import FakeGemini, answer, running
+from tests.support.meshes import mesh_fixture
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 

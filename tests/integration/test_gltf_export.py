@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from services.executor.bridge_client import BridgeError, BridgeProcess
+from services.executor.adapters.bridge_client import BridgeError, BridgeProcess
 
 pytestmark = [
     pytest.mark.integration,

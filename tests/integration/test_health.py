@@ -13,16 +13,16 @@ import pytest
 import pytest_asyncio
 
 from contracts.health import RUN_NEEDS, MeshStatus
-from services import cli
-from services.client import MeshClient, build_request
-from services.gateway.app import GatewayServer, create_app
-from services.gateway.auth import Tokens
-from services.gateway.health import ReadinessProbe
-from services.mesh import Mesh
+from services.doors.cli import main as cli
+from services.doors.cli.mesh import Mesh
+from services.doors.core.client import MeshClient, build_request
+from services.doors.gateway.app import GatewayServer, create_app
+from services.doors.gateway.auth import Tokens
+from services.doors.gateway.health import ReadinessProbe
 from services.runtime import access, health
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from tests.meshes import mesh_fixture, role_bus
+from tests.support.meshes import mesh_fixture, role_bus
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 

@@ -16,17 +16,17 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from services import cli
-from services.gateway.app import create_app
-from services.gateway.auth import Tokens
-from services.gateway.health import ReadinessProbe
-from services.mesh import Mesh
+from services.doors.cli import main as cli
+from services.doors.cli.mesh import Mesh
+from services.doors.gateway.app import create_app
+from services.doors.gateway.auth import Tokens
+from services.doors.gateway.health import ReadinessProbe
 from services.runtime import access, health
 from services.runtime.bus import connect
 from services.runtime.embedded import EmbeddedNats, prepare_streams, server_binary
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from tests.clusters import free_ports
+from tests.support.clusters import free_ports
 
 pytestmark = pytest.mark.integration
 

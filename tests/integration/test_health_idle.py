@@ -12,14 +12,14 @@ import pytest
 import pytest_asyncio
 
 from contracts.health import MeshStatus
-from services.cli_status import service_rows
-from services.client import MeshClient, build_request
-from services.mesh import Mesh
+from services.doors.cli.mesh import Mesh
+from services.doors.cli.status import service_rows
+from services.doors.core.client import MeshClient, build_request
 from services.runtime import health
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from tests.bridges import bridge_pids
-from tests.meshes import mesh_fixture
+from tests.support.bridges import bridge_pids
+from tests.support.meshes import mesh_fixture
 
 pytestmark = [
     pytest.mark.integration,

@@ -11,7 +11,7 @@ from contracts import subjects
 from services.runtime.history import read_run, run_kinds
 from services.runtime.publishers import JetStreamPublisher
 from services.runtime.settings import Settings
-from tests.meshes import bare_mesh, role_bus
+from tests.support.meshes import bare_mesh, role_bus
 from tests.unit.test_handlers import requested
 
 

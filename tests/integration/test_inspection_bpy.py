@@ -17,8 +17,8 @@ import msgspec
 import pytest
 
 from contracts.inspection import InspectedNodeGroup, InspectedObject, SceneInspection
-from services.executor.bridge_client import BridgeProcess
-from tests.bridges import bridge_fixtures
+from services.executor.adapters.bridge_client import BridgeProcess
+from tests.support.bridges import bridge_fixtures
 
 pytestmark = [
     pytest.mark.integration,

@@ -19,14 +19,14 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import McpError
 
-from services.gateway.app import GatewayServer, create_app
-from services.gateway.auth import Tokens
-from services.mesh import Mesh
+from services.doors.cli.mesh import Mesh
+from services.doors.gateway.app import GatewayServer, create_app
+from services.doors.gateway.auth import Tokens
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from tests.asset_files import OBJ, OBJ_WITH_LIBRARY, glb, gltf_document
-from tests.mcp_plans import error_type, op, structured
-from tests.meshes import mesh_fixture
+from tests.support.asset_files import OBJ, OBJ_WITH_LIBRARY, glb, gltf_document
+from tests.support.mcp_plans import error_type, op, structured
+from tests.support.meshes import mesh_fixture
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 

@@ -1,4 +1,4 @@
-"""The executor's guarantees on the real bpy bridge (see tests/runner_contract.py)."""
+"""The executor's guarantees on the real bpy bridge (see tests/support/runner_contract.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from services.executor.supervisor import SupervisedBridge
-from tests.runner_contract import RunnerContract
+from services.executor.adapters.supervisor import SupervisedBridge
+from tests.support.runner_contract import RunnerContract
 
 pytestmark = pytest.mark.integration
 

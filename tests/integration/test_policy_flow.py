@@ -10,13 +10,13 @@ import pytest
 from contracts import subjects
 from contracts.events import AllowlistRevoked, ApprovalRequested, PolicyDecided, RunFailed
 from contracts.receipts import RunResult
-from services.client import MeshClient, RequestMismatch, build_request
-from services.mesh import Mesh
+from services.doors.cli.mesh import Mesh
+from services.doors.core.client import MeshClient, RequestMismatch, build_request
 from services.policy import client as allowlist
 from services.runtime.history import read_run, read_subject
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from tests.meshes import mesh_fixture
+from tests.support.meshes import mesh_fixture
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 

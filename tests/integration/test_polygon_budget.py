@@ -17,13 +17,13 @@ import pytest_asyncio
 
 from contracts.events import GatesEvaluated
 from contracts.receipts import RunResult
-from services.client import MeshClient, build_request
-from services.mesh import Mesh
+from services.doors.cli.mesh import Mesh
+from services.doors.core.client import MeshClient, build_request
+from services.doors.core.scene_client import SceneDoor
 from services.runtime.history import read_run
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from services.scene_client import SceneDoor
-from tests.meshes import mesh_fixture
+from tests.support.meshes import mesh_fixture
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 

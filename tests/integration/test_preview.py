@@ -12,7 +12,7 @@ import pytest
 import pytest_asyncio
 
 from contracts.bridge import Preview, PreviewParams
-from services.executor.bridge_client import BridgeError, BridgeProcess
+from services.executor.adapters.bridge_client import BridgeError, BridgeProcess
 
 pytestmark = [
     pytest.mark.integration,

@@ -10,8 +10,8 @@ import pytest
 
 from contracts.bridge import ToolResult
 from contracts.python_steps import MAX_OUTPUT_BYTES, code_sha256
-from services.executor.bridge_client import BridgeProcess
-from tests.bridges import bridge_fixtures, call, ok
+from services.executor.adapters.bridge_client import BridgeProcess
+from tests.support.bridges import bridge_fixtures, call, ok
 
 pytestmark = [
     pytest.mark.integration,

@@ -15,16 +15,16 @@ from contracts import inspection
 from contracts.events import Executed
 from contracts.receipts import RunResult
 from services.audit import client as audit
-from services.client import MeshClient, build_request
+from services.doors.cli.mesh import Mesh
+from services.doors.core.client import MeshClient, build_request
+from services.executor.adapters.previews import ObjectStorePreviews
 from services.executor.client import SceneFiles
-from services.executor.preview_worker import PREVIEW_SIZE
-from services.executor.previews import ObjectStorePreviews
-from services.mesh import Mesh
+from services.executor.domain.preview_worker import PREVIEW_SIZE
 from services.runtime.history import read_run
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from tests.meshes import mesh_fixture
-from tests.signing import register
+from tests.support.meshes import mesh_fixture
+from tests.support.signing import register
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 

@@ -6,12 +6,12 @@ import logging
 
 import pytest
 
-from services.client import MeshClient, build_request
-from services.mesh import Mesh
+from services.doors.cli.mesh import Mesh
+from services.doors.core.client import MeshClient, build_request
 from services.runtime.host import Bus
 from services.runtime.log_context import LOG_FORMAT, install
 from services.runtime.settings import Settings
-from tests.meshes import mesh_fixture
+from tests.support.meshes import mesh_fixture
 
 pytestmark = [
     pytest.mark.integration,

@@ -21,7 +21,7 @@ from services.runtime.consumer_spec import ConsumerSpec, Delivery, Handler
 from services.runtime.errors import Reject, Retry
 from services.runtime.history import read_run
 from services.runtime.host import Bus
-from tests.clusters import free_ports
+from tests.support.clusters import free_ports
 
 pytestmark = pytest.mark.integration
 

@@ -13,12 +13,9 @@ import pytest
 from contracts import inspection
 from contracts.receipts import RunResult
 from contracts.scene_files import import_plan, revert_plan
-from services.client import ClientError, MeshClient, build_request
-from services.executor.client import SceneFiles
-from services.mesh import Mesh
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
-from services.scene_client import (
+from services.doors.cli.mesh import Mesh
+from services.doors.core.client import ClientError, MeshClient, build_request
+from services.doors.core.scene_client import (
     NoScene,
     NotABlend,
     SceneDoor,
@@ -27,7 +24,10 @@ from services.scene_client import (
     exported,
     guard_export,
 )
-from tests.meshes import mesh_fixture
+from services.executor.client import SceneFiles
+from services.runtime.host import Bus
+from services.runtime.settings import Settings
+from tests.support.meshes import mesh_fixture
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 

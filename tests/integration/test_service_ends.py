@@ -16,16 +16,16 @@ from nats.errors import ConnectionClosedError
 
 from contracts import subjects
 from contracts.events import AnyEvent, Event
-from services.gateway.app import GatewayServer, ServedGateway, create_app
-from services.gateway.auth import Tokens
-from services.mesh import Mesh
+from services.doors.cli.mesh import Mesh
+from services.doors.gateway.app import GatewayServer, ServedGateway, create_app
+from services.doors.gateway.auth import Tokens
 from services.runtime.bus import JetStreamUnavailable
 from services.runtime.consumer import ConsumerLoop
 from services.runtime.consumer_spec import ConsumerSpec, Delivery
 from services.runtime.host import Bus, ConsumerService, ServiceFailed
 from services.runtime.settings import Settings
-from tests.bridges import bridge_pids
-from tests.clusters import NatsCluster
+from tests.support.bridges import bridge_pids
+from tests.support.clusters import NatsCluster
 
 pytestmark = pytest.mark.integration
 

@@ -12,7 +12,7 @@ import random
 import pytest
 
 from contracts.scene_files import blob_id
-from services.executor.uploads import ObjectStoreUploads
+from services.executor.adapters.uploads import ObjectStoreUploads
 from services.runtime.host import Bus
 from services.runtime.objects import ObjectTooLarge
 

@@ -21,16 +21,16 @@ import pytest
 from nats.js.errors import APIError
 
 from contracts import inspection
-from services.cli import main
-from services.cli_common import EXIT_MESH
-from services.client import MeshClient, build_request
+from services.doors.cli.common import EXIT_MESH
+from services.doors.cli.main import main
+from services.doors.cli.mesh import Mesh
+from services.doors.core.client import MeshClient, build_request
 from services.executor.client import SceneFiles
-from services.mesh import Mesh
 from services.runtime.access import ADMIN
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 from services.runtime.store_limits import MIB, store_full
-from tests.meshes import mesh_fixture, role_bus
+from tests.support.meshes import mesh_fixture, role_bus
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 

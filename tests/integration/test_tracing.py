@@ -14,15 +14,15 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from contracts import subjects
 from contracts.events import AnyEvent, Event, RunRequested
-from services.client import MeshClient, build_request
-from services.mesh import Mesh
+from services.doors.cli.mesh import Mesh
+from services.doors.core.client import MeshClient, build_request
 from services.runtime import tracing
 from services.runtime.consumer import ConsumerLoop
 from services.runtime.consumer_spec import ConsumerSpec, Delivery
 from services.runtime.errors import Reject
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from tests.meshes import mesh_fixture
+from tests.support.meshes import mesh_fixture
 
 pytestmark = pytest.mark.integration
 

@@ -17,16 +17,16 @@ import httpx
 import pytest
 
 from contracts.python_steps import code_sha256
-from services.client import ClientError, CodeNotQuoted, MeshClient
-from services.gateway.app import create_app
-from services.gateway.auth import Tokens
-from services.mcp.approval import _decide
-from services.mcp.door import Door
-from services.mesh import Mesh
+from services.doors.cli.mesh import Mesh
+from services.doors.core.client import ClientError, CodeNotQuoted, MeshClient
+from services.doors.gateway.app import create_app
+from services.doors.gateway.auth import Tokens
+from services.doors.mcp.approval import _decide
+from services.doors.mcp.door import Door
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from tests.meshes import BLENDMESH, command_env
-from tests.trusted_runs import CODE, audit_mesh_fixtures, resolutions, waiting_run
+from tests.support.meshes import BLENDMESH, command_env
+from tests.support.trusted_runs import CODE, audit_mesh_fixtures, resolutions, waiting_run
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from services.mesh import Mesh
+from services.doors.cli.mesh import Mesh
 from services.runtime.access import CLIENT
 from services.runtime.embedded import EmbeddedNats
 from services.runtime.host import Bus

@@ -17,14 +17,14 @@ import pytest_asyncio
 
 from contracts.assets import asset_problem, collection_problem, import_asset_plan
 from contracts.receipts import RunResult
-from services.client import MeshClient, build_request
-from services.executor.uploads import ObjectStoreUploads
-from services.mesh import Mesh
+from services.doors.cli.mesh import Mesh
+from services.doors.core.client import MeshClient, build_request
+from services.doors.core.scene_client import UploadTooLarge
+from services.doors.core.scene_looks import AssetRefused, check_asset
+from services.executor.adapters.uploads import ObjectStoreUploads
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from services.scene_client import UploadTooLarge
-from services.scene_looks import AssetRefused, check_asset
-from tests.asset_files import (
+from tests.support.asset_files import (
     OBJ,
     OBJ_WITH_LIBRARY,
     USDA,
@@ -33,8 +33,8 @@ from tests.asset_files import (
     gltf_document,
     gltf_embedded,
 )
-from tests.bridges import script_result
-from tests.meshes import client_mesh
+from tests.support.bridges import script_result
+from tests.support.meshes import client_mesh
 
 OUTSIDE = [
     "/etc/passwd",

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from starlette.types import Receive, Scope, Send
 
-from services.gateway.limits import BodyLimit
+from services.doors.gateway.limits import BodyLimit
 
 LIMIT = 1024
 

@@ -18,15 +18,15 @@ import pytest_asyncio
 
 from contracts.events import Approved, Executed, Planned, RunRequested, follow
 from contracts.operations import convert_operation_set
-from services.client import MeshClient, build_request
+from services.doors.cli.mesh import Mesh
+from services.doors.core.client import MeshClient, build_request
 from services.executor.client import SceneFiles
-from services.mesh import Mesh
 from services.runtime.history import read_run
 from services.runtime.host import Bus
 from services.runtime.publishers import JetStreamPublisher
 from services.runtime.settings import Settings
-from tests.meshes import client_mesh, role_bus
-from tests.unit.test_executor_authority import forge
+from tests.support.meshes import client_mesh, role_bus
+from tests.unit.executor.test_executor_authority import forge
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 PREFIX = "forge"

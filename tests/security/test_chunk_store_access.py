@@ -9,10 +9,10 @@ import pytest
 from nats.errors import TimeoutError as NatsTimeoutError
 
 from contracts.revisions import chunk_name
-from services.executor.scene_store import JetStreamSceneStore
-from services.executor.tags import KvSceneTags
+from services.executor.adapters.scene_store import JetStreamSceneStore
+from services.executor.adapters.tags import KvSceneTags
 from services.runtime.settings import Settings
-from tests.meshes import bare_mesh, role_bus
+from tests.support.meshes import bare_mesh, role_bus
 
 PREFIX = "bmchunks"
 

@@ -18,7 +18,7 @@ from contracts import subjects
 from contracts.events import AnyEvent, DeadLettered, Event, RunRequested, decode_event
 from contracts.limits import MAX_EVENT_BYTES, LimitExceeded
 from contracts.operations import decode_operation_set
-from services.client import MeshClient
+from services.doors.core.client import MeshClient
 from services.runtime.consumer import ConsumerLoop
 from services.runtime.consumer_spec import ConsumerSpec, Delivery
 from services.runtime.errors import EventTooLarge, Reject

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from services.executor.bridge_client import BridgeCrashed, BridgeProcess
-from services.executor.failures import tool_failure
+from services.executor.adapters.bridge_client import BridgeCrashed, BridgeProcess
+from services.executor.domain.failures import tool_failure
 
 SECRET = "SECRET-token-/home/ana/.config/blendmesh"
 

@@ -18,13 +18,13 @@ from nats.js.api import AckPolicy, ConsumerConfig
 from contracts import subjects
 from contracts.allowlist import AllowlistEntry
 from contracts.events import ApprovalRequested, RunRequested, encode_event
-from services.mesh import Mesh
+from services.doors.cli.mesh import Mesh
 from services.policy.allowlist import AllowlistResponders, KvAllowlist
 from services.runtime import access
 from services.runtime.delivered import from_stream
 from services.runtime.owners import LogOwners
 from services.runtime.settings import Settings
-from tests.meshes import bare_mesh, role_bus
+from tests.support.meshes import bare_mesh, role_bus
 
 pytestmark = pytest.mark.integration
 

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from contracts.events import AnyEvent, decode_event
 from contracts.operations import OperationSet, convert_operation_set, decode_operation_set
-from services.planner.backends.rules import UnreadableRequest, plan_request
 from services.planner.graph import PlanInvalid, validate
-from tests.catalog_fixture import CATALOG
+from services.planner.rules.parse import UnreadableRequest, plan_request
+from tests.support.catalog_fixture import CATALOG
 
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError)

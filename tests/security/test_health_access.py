@@ -13,12 +13,12 @@ import pytest_asyncio
 from nats.aio.client import Client
 
 from contracts import subjects
-from services.mesh import Mesh
+from services.doors.cli.mesh import Mesh
 from services.runtime import access, health
 from services.runtime.bus import connect
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from tests.meshes import bare_mesh, role_bus
+from tests.support.meshes import bare_mesh, role_bus
 
 PREFIX = "bmsrv"
 LOG = subjects.stream_name(PREFIX)

@@ -21,13 +21,13 @@ import pytest_asyncio
 
 from contracts.events import RunRequested, derive_event_id
 from contracts.receipts import RunResult
-from services.client import MeshClient, build_request
-from services.gateway.app import create_app
-from services.gateway.auth import Tokens
-from services.mesh import Mesh
+from services.doors.cli.mesh import Mesh
+from services.doors.core.client import MeshClient, build_request
+from services.doors.gateway.app import create_app
+from services.doors.gateway.auth import Tokens
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from tests.meshes import client_mesh
+from tests.support.meshes import client_mesh
 
 pytestmark = [
     pytest.mark.integration,

@@ -23,14 +23,14 @@ from contracts.limits import (
     argument_problem,
     check_plan,
 )
-from services import cli
-from services.cli_common import EXIT_USAGE
-from services.client import build_request
+from services.doors.cli import main as cli
+from services.doors.cli.common import EXIT_USAGE
+from services.doors.core.client import build_request
 from services.executor.memory import StaticCatalog
 from services.planner.graph import PlanInvalid, validate
 from services.planner.handlers import PlannerHandlers
 from services.runtime.settings import Settings, SettingsError
-from tests.catalog_fixture import CATALOG
+from tests.support.catalog_fixture import CATALOG
 
 HUGE_INT = int("9" * 400)
 

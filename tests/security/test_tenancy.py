@@ -28,7 +28,7 @@ from contracts.events import RunRequested
 from services.runtime import access, health, users
 from services.runtime.embedded import EmbeddedNats, prepare_streams
 from services.runtime.host import Bus
-from tests.signing import register
+from tests.support.signing import register
 
 pytestmark = pytest.mark.integration
 

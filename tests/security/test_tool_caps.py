@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 from jsonschema import Draft202012Validator
 
-from services.executor.bridge.caps import PROPERTY_CAPS, capped_properties
-from services.executor.bridge.registry import Outcome, RegisteredTool, ToolSpec, validate
+from services.bridge.caps import PROPERTY_CAPS, capped_properties
+from services.bridge.registry import Outcome, RegisteredTool, ToolSpec, validate
 
 VALIDATOR = Draft202012Validator({"type": "object", "properties": capped_properties()})
 

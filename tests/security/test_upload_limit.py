@@ -15,8 +15,8 @@ import httpx
 import pytest
 from starlette.types import Receive, Scope, Send
 
-from services.gateway.errors import TooLarge
-from services.gateway.limits import BodyLimit, Streamed
+from services.doors.gateway.errors import TooLarge
+from services.doors.gateway.limits import BodyLimit, Streamed
 
 LIMIT = 1024
 UPLOADS = 8 * LIMIT

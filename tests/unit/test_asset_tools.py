@@ -11,10 +11,10 @@ import pytest
 
 from contracts.bridge import INVALID_PARAMS, Preview
 from contracts.views import AssetImported, AssetParams, ViewParams
-from services.executor.asset_tools import import_asset, render_view
-from services.executor.bridge_client import BridgeCrashed, BridgeError
+from services.executor.adapters.bridge_client import BridgeCrashed, BridgeError
+from services.executor.domain.asset_tools import import_asset, render_view
 from services.runtime.objects import ObjectTooLarge
-from tests.asset_files import glb, gltf_document
+from tests.support.asset_files import glb, gltf_document
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 32
 

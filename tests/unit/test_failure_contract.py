@@ -12,11 +12,11 @@ import pytest
 from contracts.events import Denied
 from contracts.failures import FailureContract
 from contracts.session import BUS, negotiate
-from services.executor.capability import gate
+from services.executor.domain.capability import gate
 from services.planner.graph import PlanInvalid, validate
-from tests.catalog_fixture import CATALOG
-from tests.fake_bridge import FakeBridge
-from tests.runner_contract import CUBE, PROFILE, Recorder, approved, runner
+from tests.support.catalog_fixture import CATALOG
+from tests.support.fake_bridge import FakeBridge
+from tests.support.runner_contract import CUBE, PROFILE, Recorder, approved, runner
 from tests.unit.test_handlers import _waiting, plan_event, policy, resolution
 
 KEYS = {"error_code", "recoverable", "retry_hint", "minimal_repair_plan"}

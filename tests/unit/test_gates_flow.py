@@ -12,7 +12,7 @@ from services.executor.memory import StaticCatalog
 from services.planner.gates import gates_failure
 from services.planner.handlers import PlannerHandlers
 from services.runtime.errors import Retry
-from tests.catalog_fixture import CATALOG
+from tests.support.catalog_fixture import CATALOG
 from tests.unit.test_handlers import History, requested
 from tests.unit.test_model_handlers import (
     MOVE_HERE,

@@ -13,14 +13,14 @@ from contracts.events import Planned, RunRequested, follow
 from contracts.geonodes import convert_geonode_response
 from contracts.limits import RequestRefused
 from contracts.receipts import Receipt, RunResult
-from services.cli_commands import load_plan
-from services.client import build_request
-from services.console import receipt_table
-from services.gateway.schemas import RunBody, run_out
-from services.planner.geonodes import compile_response
+from services.doors.cli.commands import load_plan
+from services.doors.cli.console import receipt_table
+from services.doors.core.client import build_request
+from services.doors.gateway.schemas import RunBody, run_out
+from services.planner.geonodes.compile import compile_response
 from services.planner.settings import PlanLimits
 from services.runtime.settings import SettingsError
-from tests.geonode_fixture import GN_CATALOG, subdivide
+from tests.support.geonode_fixture import GN_CATALOG, subdivide
 
 
 def test_cli_plan_file_when_a_response_builds_a_request_with_a_fresh_request_id(

@@ -25,19 +25,19 @@ from contracts.gates import GateEnvelope
 from contracts.nodes import NodeCatalog
 from contracts.receipts import Receipt
 from services.executor.memory import MemorySceneSummaries, StaticCatalog
-from services.planner import prompt_geonodes
-from services.planner.answer import GEONODES_FIELD, decode_answer, response_schema
-from services.planner.conversation import ModelPlanner
 from services.planner.graph import PlanInvalid
 from services.planner.handlers import PlannerHandlers
-from services.planner.model import ModelReply, ModelRequest
-from services.planner.model_runs import ModelRuns
+from services.planner.model import prompt_geonodes
+from services.planner.model.answer import GEONODES_FIELD, decode_answer, response_schema
+from services.planner.model.conversation import ModelPlanner
+from services.planner.model.port import ModelReply, ModelRequest
+from services.planner.model.prompt import PlanContext, build_request
+from services.planner.model.prompt_geonodes import node_section
+from services.planner.model.runs import ModelRuns
 from services.planner.outcomes import naming_step
-from services.planner.prompt import PlanContext, build_request
-from services.planner.prompt_geonodes import node_section
 from services.runtime.errors import Retry
-from tests.catalog_fixture import CATALOG
-from tests.geonode_fixture import EXAMPLE_9, GN_CATALOG, NODES, subdivide
+from tests.support.catalog_fixture import CATALOG
+from tests.support.geonode_fixture import EXAMPLE_9, GN_CATALOG, NODES, subdivide
 
 
 class StaticNodes:

@@ -31,7 +31,7 @@ from services.policy.cedar import CedarPolicy
 from services.policy.handlers import PolicyHandlers
 from services.policy.memory import MemoryAllowlist
 from services.runtime.errors import Retry
-from tests.catalog_fixture import CATALOG
+from tests.support.catalog_fixture import CATALOG
 
 
 def requested(prompt: str | None = None, plan: Any = None, **kw: Any) -> RunRequested:

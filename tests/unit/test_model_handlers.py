@@ -26,11 +26,11 @@ from contracts.failures import failure
 from contracts.operations import OperationSet
 from contracts.receipts import Receipt
 from services.executor.memory import MemorySceneSummaries, StaticCatalog
-from services.planner.conversation import ModelPlanner
 from services.planner.handlers import PlannerHandlers
-from services.planner.model import ModelError, ModelReply, ModelRequest
-from services.planner.model_runs import ModelRuns
-from tests.catalog_fixture import CATALOG
+from services.planner.model.conversation import ModelPlanner
+from services.planner.model.port import ModelError, ModelReply, ModelRequest
+from services.planner.model.runs import ModelRuns
+from tests.support.catalog_fixture import CATALOG
 
 
 class ScriptedModel:
@@ -197,8 +197,8 @@ def planned_at(iteration: int) -> Planned:
 
 
 def _plan() -> OperationSet:
-    from services.planner.answer import decode_answer
     from services.planner.graph import validate
+    from services.planner.model.answer import decode_answer
 
     text = wire(
         ("op01", "object.create", {"primitive": "cube", "name": "Here"}, []),

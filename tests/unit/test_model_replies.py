@@ -28,15 +28,15 @@ from contracts.events import (
 from contracts.fold import fold_run
 from contracts.geonodes import convert_geonode_response
 from contracts.receipts import RunResult
-from services import console as show
-from services.gateway.schemas import run_out
-from services.mcp import answers as mcp_answers
-from services.planner.answer import MAX_REPLY_CHARS, decode_answer, response_schema
+from services.doors.cli import console as show
+from services.doors.gateway.schemas import run_out
+from services.doors.mcp import answers as mcp_answers
 from services.planner.graph import PlanInvalid, Reply
 from services.planner.handlers import filter_subjects
+from services.planner.model.answer import MAX_REPLY_CHARS, decode_answer, response_schema
+from services.planner.model.prompt import system_instructions
 from services.planner.outcomes import replied
-from services.planner.prompt import system_instructions
-from tests.catalog_fixture import CATALOG
+from tests.support.catalog_fixture import CATALOG
 from tests.unit.test_model_handlers import (
     GOOD,
     REQUESTED,

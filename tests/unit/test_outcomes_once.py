@@ -17,7 +17,7 @@ from contracts.events import (
 from contracts.failures import failure
 from services.executor.memory import StaticCatalog
 from services.planner.handlers import PlannerHandlers
-from tests.catalog_fixture import CATALOG
+from tests.support.catalog_fixture import CATALOG
 from tests.unit.test_handlers import History, requested
 
 

@@ -11,7 +11,7 @@ from services.executor.memory import StaticCatalog
 from services.policy.cedar import CedarPolicy
 from services.policy.handlers import PolicyHandlers, SceneOwner
 from services.policy.memory import MemoryAllowlist
-from tests.catalog_fixture import CATALOG
+from tests.support.catalog_fixture import CATALOG
 from tests.unit.test_handlers import History, requested
 
 BLOB = "sha256:" + "0" * 64

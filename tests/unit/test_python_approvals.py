@@ -24,15 +24,15 @@ from contracts.operations import convert_operation_set
 from contracts.python_approvals import code_problem, standing_key, trusted_hashes, unquoted
 from contracts.python_steps import code_sha256
 from contracts.session import BUS, negotiate
-from services.executor.authority import unbacked
-from services.executor.capability import gate
-from services.executor.inspection import python_steps
+from services.executor.domain.authority import unbacked
+from services.executor.domain.capability import gate
+from services.executor.domain.inspection import python_steps
 from services.executor.memory import StaticCatalog
 from services.policy.cedar import CedarPolicy
 from services.policy.handlers import PolicyHandlers
 from services.policy.memory import MemoryAllowlist
-from tests.geonode_fixture import GN_CATALOG
-from tests.runner_contract import PROFILE
+from tests.support.geonode_fixture import GN_CATALOG
+from tests.support.runner_contract import PROFILE
 from tests.unit.test_handlers import History, nobody, requested
 
 CODE = "import bpy\nprint(len(bpy.data.objects))"

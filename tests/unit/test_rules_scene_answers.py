@@ -13,8 +13,8 @@ from contracts.snapshot_text import described, snapshot_lines
 from services.executor.memory import MemorySceneSummaries, StaticCatalog
 from services.planner.handlers import PlannerHandlers
 from services.planner.outcomes import completed
-from tests.artist_scene import catalog, summary
 from tests.fixtures.artist_requests import ROOM
+from tests.support.artist_scene import catalog, summary
 
 SNAPSHOT: dict[str, Any] = {
     "objects": [

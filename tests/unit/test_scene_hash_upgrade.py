@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from contracts.bridge import SavedScene
-from services.executor.bridge.registry import REGISTRY, Outcome, Touches, tool
+from services.bridge.registry import REGISTRY, Outcome, Touches, tool
+from services.executor.adapters.exports import SceneFiles
+from services.executor.domain.session import RevisionCorrupt, Scenes
 from services.executor.memory import MemoryLeases, MemorySceneStore
-from services.executor.scenes import SceneFiles
-from services.executor.session import RevisionCorrupt, Scenes
-from tests.fake_bridge import FakeBridge
+from tests.support.fake_bridge import FakeBridge
 
 
 class UpgradedBridge(FakeBridge):

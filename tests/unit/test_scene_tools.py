@@ -10,8 +10,8 @@ from typing import Any, BinaryIO
 from contracts.bridge import INVALID_PARAMS
 from contracts.scene_files import blob_id
 from contracts.scenes import Head
-from services.executor.bridge_client import BridgeError
-from services.executor.scene_tools import SceneTools
+from services.executor.adapters.bridge_client import BridgeError
+from services.executor.domain.scene_tools import SceneTools
 from services.runtime.objects import ObjectTooLarge
 
 DATA = b"BLENDER17-01v0500" + b"\0" * 64

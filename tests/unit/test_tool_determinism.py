@@ -14,11 +14,11 @@ from contracts.bridge import CallToolResult, ToolResult
 from contracts.events import OperationSucceeded, RunCompleted, follow
 from contracts.fold import fold_run
 from contracts.tools import ToolCatalog, catalog_from_mcp
-from services.executor.bridge import registry
-from services.executor.bridge.registry import SEED, Outcome, pinned_seed
-from services.executor.journal import op_key
-from tests.registry_tools import BLENDER, RegistryBridge, registered
-from tests.runner_contract import Recorder, approved, runner
+from services.bridge import registry
+from services.bridge.registry import SEED, Outcome, pinned_seed
+from services.executor.domain.journal import op_key
+from tests.support.registry_tools import BLENDER, RegistryBridge, registered
+from tests.support.runner_contract import Recorder, approved, runner
 from tests.unit.test_handlers import requested
 
 

@@ -1,0 +1,1 @@
+"""The doors: every way a person or a program reaches the mesh (CLI, HTTP, MCP, the bus)."""

@@ -1,0 +1,4 @@
+from services.doors.bus.app import start
+from services.runtime.host import run_service
+
+run_service("door", start)

@@ -1,0 +1,200 @@
+"""Composition root of the bus door: the registry, the reads, the responder and the feed.
+
+Each request arrives on ``<prefix>.api.<user>.<verb>``, in queue group ``door``. The
+server lets only that user's login publish there, so the subject is the asker's identity
+(docs/adr/0015). The door answers only into that login's own inbox, so a request cannot
+aim the door's answer at a service, and it never answers a stream's delivery.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+from nats.errors import NoRespondersError
+from nats.errors import TimeoutError as NatsTimeoutError
+
+from contracts import subjects
+from contracts.door import DoorReply
+from contracts.events import AnyEvent, ApprovalResolved, RunRequested
+from services.audit import client as audit
+from services.doors.bus.feed import Feed
+from services.doors.bus.handlers import DoorHandlers, refused
+from services.doors.bus.ports import DoorUnavailable
+from services.doors.core.client import MeshClient
+from services.executor.client import ObjectStoreUploads, SceneFiles
+from services.runtime import access, delivered, health
+from services.runtime.history import read_run
+from services.runtime.host import Bus, never
+from services.runtime.owners import IndexBehind, LogOwners
+from services.runtime.settings import Settings
+from services.runtime.users import FILE_NAME, UsersFile, UsersFileError
+
+log = logging.getLogger("blendmesh.door")
+QUEUE = "door"
+MAX_IN_FLIGHT = 64  # requests answered at once; more wait for a slot
+_encoder = msgspec.json.Encoder()
+
+
+class BusReads:
+    """The door's reads: the log by direct get, the audit views by query, scene heads."""
+
+    def __init__(self, bus: Bus, owners: LogOwners) -> None:
+        self._bus = bus
+        self._client = MeshClient(bus)
+        self._scenes = SceneFiles(bus.js, bus.prefix)
+        self._owners = owners
+
+    async def requested(self, run_id: str) -> RunRequested | None:
+        return await self._client.requested(run_id)
+
+    async def events(self, run_id: str) -> Sequence[AnyEvent]:
+        return await read_run(self._bus.js, self._bus.prefix, run_id)
+
+    async def thread_owner(self, thread_id: str) -> str | None:
+        try:
+            index = await self._owners.current()
+        except IndexBehind as exc:
+            raise DoorUnavailable(str(exc)) from None
+        return index.threads.get(thread_id)
+
+    async def scene_owner(self, scene_id: str) -> str | None:
+        return await self._scenes.owner(scene_id)
+
+    async def audit_records(self, run_id: str) -> list[dict[str, Any]]:
+        try:
+            detail = await audit.query_run(self._bus.nc, self._bus.prefix, run_id)
+        except audit.AuditClientError as exc:
+            raise DoorUnavailable(f"the audit service: {exc}") from None
+        return [msgspec.to_builtins(r) for r in detail.audit_records]
+
+    async def runs_of(self, user: str, limit: int) -> list[dict[str, Any]]:
+        try:
+            rows = await audit.query_runs(self._bus.nc, self._bus.prefix, limit, user=user)
+        except audit.AuditClientError as exc:
+            raise DoorUnavailable(f"the audit service: {exc}") from None
+        # Where the home keeps a scene's file is the host's business, not the user's.
+        return [
+            {k: v for k, v in msgspec.to_builtins(r).items() if k != "blend_path"} for r in rows
+        ]
+
+    async def scenes_of(self, user: str, limit: int) -> list[dict[str, Any]]:
+        heads = await self._scenes.scenes_of(user, limit)
+        return [
+            {"scene_id": h.scene_id, "revision": h.revision, "scene_hash": h.scene_hash}
+            for h in heads
+        ]
+
+
+class LogWriter:
+    def __init__(self, bus: Bus) -> None:
+        self._bus = bus
+
+    async def publish(self, event: RunRequested | ApprovalResolved) -> int:
+        return await self._bus.publisher.publish(event)
+
+
+class DoorService:
+    name = "door"
+
+    def __init__(
+        self, bus: Bus, handlers: DoorHandlers, users: UsersFile, feed: Feed, owners: LogOwners
+    ) -> None:
+        self._owners = owners
+        self._bus = bus
+        self._handlers = handlers
+        self._users = users
+        self._feed = feed
+        self._sub: Subscription | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._slots = asyncio.Semaphore(MAX_IN_FLIGHT)
+        self.registration: health.Registration | None = None
+
+    async def start(self) -> None:
+        await self._feed.start()
+        self._sub = await self._bus.nc.subscribe(
+            subjects.any_door_api(self._bus.prefix), queue=QUEUE, cb=self._on_request
+        )
+
+    async def stop(self) -> None:
+        if self.registration is not None:
+            await self.registration.stop()
+        if self._sub is not None:
+            with contextlib.suppress(Exception):
+                await self._sub.unsubscribe()
+        await self._feed.stop()
+        await self._owners.close()
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def failed(self) -> BaseException:
+        """Never: its subscriptions live as long as its connection, which reconnects."""
+        return await never()
+
+    async def _on_request(self, msg: Msg) -> None:
+        asked = subjects.door_request(self._bus.prefix, msg.subject)
+        if asked is None or delivered.from_stream(msg.reply, msg.headers):
+            return  # not a request of a user's login: nothing to answer
+        token, verb = asked
+        inbox = f"{access.INBOX_USERS}.{token}."
+        if not msg.reply.startswith(inbox):
+            # Answering elsewhere would let a user aim the door's words at a service.
+            delivered.log.warning(
+                "door: ignored a request on %s whose reply %s is not the asker's inbox",
+                msg.subject[:200],
+                msg.reply[:200],
+            )
+            return
+        task = asyncio.create_task(self._respond(msg, token, verb))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _respond(self, msg: Msg, token: str, verb: str) -> None:
+        async with self._slots:
+            reply = await self._answer(token, verb, msg.data)
+        with contextlib.suppress(Exception):
+            await msg.respond(_encoder.encode(reply))
+
+    async def _answer(self, token: str, verb: str, data: bytes) -> DoorReply:
+        try:
+            user = await asyncio.to_thread(self._users.by_token, token)
+        except UsersFileError as exc:
+            log.error("door: %s", exc)
+            return refused("UNAVAILABLE", "the mesh's user registry is broken; tell its operator")
+        if user is None:
+            return refused("FORBIDDEN", "this login is not a registered user any more")
+        try:
+            return await self._handlers.answer(user, verb, data)
+        except (NoRespondersError, NatsTimeoutError) as exc:
+            return refused("UNAVAILABLE", f"the mesh did not answer in time ({exc!r}); try again")
+        except Exception:
+            log.exception("door: %s for %s failed", verb, user.name)
+            return refused("UNAVAILABLE", "the door failed on this request; see the door's log")
+
+
+async def start(settings: Settings, bus: Bus) -> DoorService:
+    users = UsersFile(settings.home / FILE_NAME)
+    owners = LogOwners(bus)
+    reads = BusReads(bus, owners)
+    handlers = DoorHandlers(
+        reads=reads,
+        writer=LogWriter(bus),
+        approvers=users.approvers,
+        files=ObjectStoreUploads(bus.js, bus.prefix),
+    )
+    service = DoorService(bus, handlers, users, Feed(bus, reads.requested), owners)
+    await service.start()
+    try:
+        service.registration = await health.register(bus, access.DOOR)  # no durable of its own
+    except BaseException:
+        await service.stop()
+        raise
+    return service

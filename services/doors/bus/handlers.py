@@ -1,0 +1,239 @@
+"""The door's verbs: each answers one user, named by the subject the server let them use.
+
+Ownership is the doors' one rule (``services/doors/core/ownership.py``), and whatever is not the
+asker's answers exactly like something that does not exist, so ids cannot be probed.
+Nothing here touches NATS: the reads and the writer are ports (``ports.py``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+import msgspec
+
+from contracts import subjects
+from contracts.door import (
+    MAX_FILE_CHUNK,
+    MAX_LIST,
+    VERBS,
+    DoorError,
+    DoorReply,
+    ErrorCode,
+    FileRef,
+    FileUpload,
+    ListQuery,
+    RunRef,
+)
+from contracts.events import ApprovalRequested, ApprovalResolved, RunRequested, decode_event
+from contracts.resolutions import canonical_resolution
+from contracts.session import BUS
+from services.doors.bus.ports import DoorUnavailable, Files, MeshReads, RunWriter
+from services.doors.core import ownership
+from services.runtime.identity import UserEntry, may_resolve
+
+log = logging.getLogger("blendmesh.security")
+
+# One answer stays well under NATS's 1 MB message: more events are read with ``offset``.
+MAX_REPLY_BYTES = 768 * 1024
+
+Verb = Callable[[UserEntry, bytes], Awaitable[DoorReply]]
+_T = TypeVar("_T")
+
+
+class Refused(Exception):
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def refused(code: ErrorCode, message: str) -> DoorReply:
+    return DoorReply(ok=False, error=DoorError(code=code, message=message))
+
+
+def _decode(data: bytes, kind: type[_T], example: str) -> _T:
+    try:
+        return msgspec.json.decode(data or b"{}", type=kind)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise Refused("INVALID", f"{exc}; send JSON like {example}") from None
+
+
+@dataclass
+class DoorHandlers:
+    reads: MeshReads
+    writer: RunWriter
+    approvers: Callable[[], frozenset[str]] = field(default=frozenset)
+    files: Files | None = None  # files.stage and files.get; None: the verbs are unavailable
+
+    def table(self) -> dict[str, Verb]:
+        """Verb -> handler: what a user's login may ask (``contracts.door.VERBS``)."""
+        return {
+            "run.submit": self.submit,
+            "run.resolve": self.resolve,
+            "run.events": self.events,
+            "run.audit": self.audit,
+            "runs.list": self.runs,
+            "scenes.list": self.scenes,
+            "files.stage": self.stage,
+            "files.get": self.file,
+        }
+
+    async def answer(self, user: UserEntry, verb: str, data: bytes) -> DoorReply:
+        handler = self.table().get(verb)
+        if handler is None:
+            return refused(
+                "NOT_FOUND", f"no verb {verb[:64]!r}; the door answers {', '.join(VERBS)}"
+            )
+        try:
+            return await handler(user, data)
+        except Refused as exc:
+            return refused(exc.code, str(exc))
+        except DoorUnavailable as exc:
+            return refused("UNAVAILABLE", str(exc))
+
+    async def _own_run(self, user: UserEntry, run_id: str) -> RunRequested:
+        try:
+            return ownership.own_run(await self.reads.requested(run_id), run_id, user.name)
+        except ownership.NotOwned as exc:
+            raise Refused("NOT_FOUND", str(exc)) from None
+
+    async def submit(self, user: UserEntry, data: bytes) -> DoorReply:
+        try:
+            event = decode_event(data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise Refused("INVALID", f"not a run.requested event: {exc}") from None
+        if not isinstance(event, RunRequested):
+            raise Refused("INVALID", "run.submit takes a run.requested event")
+        if event.user != user.name:
+            log.warning("refused %r's request naming user %r", user.name, event.user)
+            raise Refused(
+                "FORBIDDEN",
+                f"the request names user {event.user!r}, but this login is {user.name!r}",
+            )
+        for value, what in (
+            (event.run_id, "run id"),
+            (event.thread_id, "thread id"),
+            (event.scene_id, "scene id"),
+        ):
+            try:
+                subjects.check_token(value, what)
+            except ValueError as exc:
+                raise Refused("INVALID", str(exc)) from None
+        if await self.reads.requested(event.run_id) is not None:
+            raise Refused("CONFLICT", f"run {event.run_id} exists; pick a fresh run id")
+        try:
+            starter = await self.reads.thread_owner(event.thread_id)
+            ownership.own_thread(starter, event.thread_id, user.name)
+        except ownership.NotOwned as exc:
+            raise Refused("NOT_FOUND", str(exc)) from None
+        owner = await self.reads.scene_owner(event.scene_id)
+        if owner is not None and not ownership.owns(owner, user.name):  # None: a new scene
+            raise Refused("NOT_FOUND", f"no scene {event.scene_id}")
+        # The door, not the client, says what host the request came through (spec 001).
+        await self.writer.publish(msgspec.structs.replace(event, host=BUS))
+        return DoorReply(ok=True, run_id=event.run_id)
+
+    async def resolve(self, user: UserEntry, data: bytes) -> DoorReply:
+        try:
+            event = decode_event(data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise Refused("INVALID", f"not a run.approval_resolved event: {exc}") from None
+        if not isinstance(event, ApprovalResolved):
+            raise Refused("INVALID", "run.resolve takes a run.approval_resolved event")
+        if event.resolved_by != user.name:
+            raise Refused(
+                "FORBIDDEN",
+                f"resolved_by is {event.resolved_by!r}, but this login is {user.name!r}",
+            )
+        requested = await self.reads.requested(event.run_id)
+        if requested is None or not may_resolve(user.name, requested.user, self.approvers()):
+            raise Refused("NOT_FOUND", f"no run {event.run_id}")
+        pending = [
+            e
+            for e in await self.reads.events(event.run_id)
+            if isinstance(e, ApprovalRequested) and e.approval_id == event.approval_id
+        ]
+        if not pending:
+            raise Refused("NOT_FOUND", f"no approval {event.approval_id} on run {event.run_id}")
+        if event.user != requested.user:
+            raise Refused("INVALID", f"user must be the run's user, {requested.user!r}")
+        # The spec's alias is accepted; the log carries one name per decision.
+        event = msgspec.structs.replace(event, decision=canonical_resolution(event.decision))
+        await self.writer.publish(event)
+        return DoorReply(ok=True, run_id=event.run_id)
+
+    async def events(self, user: UserEntry, data: bytes) -> DoorReply:
+        ref = _decode(data, RunRef, '{"run_id": "run-1"}')
+        await self._own_run(user, ref.run_id)
+        events = [msgspec.to_builtins(e) for e in await self.reads.events(ref.run_id)]
+        page: list[dict[str, object]] = []
+        size = 0
+        for event in events[ref.offset :]:
+            size += len(msgspec.json.encode(event))
+            if page and size > MAX_REPLY_BYTES:
+                break
+            page.append(event)
+        end = ref.offset + len(page)
+        return DoorReply(
+            ok=True,
+            run_id=ref.run_id,
+            events=page,
+            next_offset=end if end < len(events) else None,
+        )
+
+    async def audit(self, user: UserEntry, data: bytes) -> DoorReply:
+        ref = _decode(data, RunRef, '{"run_id": "run-1"}')
+        await self._own_run(user, ref.run_id)
+        return DoorReply(
+            ok=True, run_id=ref.run_id, records=await self.reads.audit_records(ref.run_id)
+        )
+
+    async def runs(self, user: UserEntry, data: bytes) -> DoorReply:
+        query = _decode(data, ListQuery, f'{{"limit": {MAX_LIST}}}')
+        return DoorReply(ok=True, runs=await self.reads.runs_of(user.name, query.limit))
+
+    async def scenes(self, user: UserEntry, data: bytes) -> DoorReply:
+        query = _decode(data, ListQuery, f'{{"limit": {MAX_LIST}}}')
+        return DoorReply(ok=True, scenes=await self.reads.scenes_of(user.name, query.limit))
+
+    def _files(self) -> Files:
+        if self.files is None:
+            raise DoorUnavailable("this door stages no files; ask the gateway instead")
+        return self.files
+
+    async def stage(self, user: UserEntry, data: bytes) -> DoorReply:
+        upload = _decode(data, FileUpload, '{"data": "<base64 of the file>"}')
+        try:
+            raw = base64.b64decode(upload.data, validate=True)
+        except (binascii.Error, ValueError):
+            raise Refused("INVALID", "data is not base64; encode the file's bytes") from None
+        if len(raw) > MAX_FILE_CHUNK:
+            raise Refused(
+                "INVALID",
+                f"the file holds {len(raw)} bytes, more than the {MAX_FILE_CHUNK} one "
+                "message takes; import a larger one through the gateway (POST "
+                "/api/scenes/{sceneId}/assets)",
+            )
+        blob = await self._files().stage(user.name, raw)
+        return DoorReply(ok=True, blob=blob, size=len(raw))
+
+    async def file(self, user: UserEntry, data: bytes) -> DoorReply:
+        ref = _decode(data, FileRef, '{"blob": "sha256:<64 hex>", "offset": 0}')
+        found = await self._files().get(user.name, ref.blob)
+        if found is None:
+            raise Refused(
+                "NOT_FOUND", f"no file {ref.blob[:19]}… of yours: staged files last a day"
+            )
+        chunk = found[ref.offset : ref.offset + MAX_FILE_CHUNK]
+        end = ref.offset + len(chunk)
+        return DoorReply(
+            ok=True,
+            blob=ref.blob,
+            size=len(found),
+            data=base64.b64encode(chunk).decode(),
+            next_offset=end if end < len(found) else None,
+        )

@@ -1,0 +1,1 @@
+"""The ``blendmesh`` command."""

@@ -1,0 +1,225 @@
+"""Every ``blendmesh`` command's arguments, and nothing else.
+
+Kept apart from the commands so ``blendmesh --help`` and a mistyped argument answer
+before any service, NATS client or SDK is imported: this module needs argparse alone
+(tests/unit/doors/test_cli_imports.py holds it to that).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from services.doors.cli import looks as cli_looks
+
+ADOPT, DISCARD = "--adopt", "--discard"
+
+
+def add_commands(sub: Any) -> None:
+    """Every command but ``addon``, onto ``blendmesh``'s subparsers."""
+    run = _run(sub)
+    _up(sub)
+    runs = sub.add_parser("runs", help="list recent runs")
+    runs.add_argument("--limit", type=int, default=20)
+    aud = sub.add_parser("audit", help="show a run's audit trail, or `audit rebuild`")
+    aud.add_argument("run_id", help="a run id, or `rebuild` to replay the log into the views")
+    _resolve(sub)
+    allow = sub.add_parser("allowlist", help="list standing approvals, or `allowlist revoke ID`")
+    allow.add_argument("action", nargs="?", choices=("revoke",), help="revoke one entry")
+    allow.add_argument("entry_id", nargs="?", help="the entry to revoke")
+    _guardians(sub)
+    mcp = sub.add_parser(
+        "mcp", help="serve an MCP server on stdio: blendmesh's front door, or `mcp guardians`"
+    )
+    mcp.add_argument(
+        "server",
+        nargs="?",
+        choices=("blendmesh", "guardians"),
+        default="blendmesh",
+        help="blendmesh (default): run, runs, run_status, audit, scene, preview, as the local "
+        "user on the mesh; guardians: spec 003's one tool, run_guardians",
+    )
+    _scenes(sub, run)
+    cli_looks.add_parsers(sub)
+    _users(sub)
+    _status(sub)
+
+
+def _run(sub: Any) -> argparse.ArgumentParser:
+    run: argparse.ArgumentParser = sub.add_parser("run", help="plan and apply a request to a scene")
+    run.add_argument("prompt", nargs="?", help='e.g. "add a cube named Box at 0 0 1"')
+    run.add_argument(
+        "--plan",
+        type=Path,
+        help="run a hand-written plan: a spec 000 operation set or a spec 004 Geometry Nodes "
+        "response (JSON)",
+    )
+    run.add_argument("--scene", default="default", help="scene id (default: default)")
+    run.add_argument("--thread", help="thread id to continue")
+    run.add_argument("--approve", action="store_true", help="pre-approve destructive operations")
+    run.add_argument(
+        "--rollback",
+        choices=("operation", "run"),
+        default="operation",
+        help="what a failure undoes: the failed operation (default) or the whole run",
+    )
+    run.add_argument(
+        "--determinism",
+        choices=("any", "required"),
+        default="any",
+        help="required: refuse the run if a tool of its plan cannot give a reproducible "
+        "result (spec 001 nondeterministic_refused)",
+    )
+    run.add_argument("--json", action="store_true", help="print the run result as JSON")
+    run.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for a result")
+    return run
+
+
+def _up(sub: Any) -> None:
+    up = sub.add_parser("up", help="run the mesh in the foreground until Ctrl-C")
+    up.add_argument("--executors", type=int, help="executor instances (default: 1)")
+    up.add_argument(
+        "--port", type=int, default=8000, help="HTTP gateway port (default: 8000; 0: any free)"
+    )
+
+
+def _resolve(sub: Any) -> None:
+    for name in ("approve", "reject"):
+        cmd = sub.add_parser(name, help=f"{name} the operations a run waits on")
+        cmd.add_argument("run_id")
+        cmd.add_argument("--json", action="store_true", help="print the run result as JSON")
+        cmd.add_argument(
+            "--timeout", type=float, default=600.0, help="seconds to wait for a result"
+        )
+        if name == "approve":
+            cmd.add_argument(
+                "--always",
+                action="store_true",
+                help="approve, and from now on allow these tools on this scene without asking",
+            )
+            cmd.add_argument(
+                "--code-sha256",
+                action="append",
+                default=[],
+                metavar="HASH",
+                help="the sha256:<hex> of trusted Python code you read and approve (repeatable; "
+                "the approval prompt prints it)",
+            )
+
+
+def _guardians(sub: Any) -> None:
+    judge = sub.add_parser("guardians", help="print what the guardians say of a scene revision")
+    judge.add_argument("scene", help="the scene id")
+    judge.add_argument("--revision", type=int, help="a revision number (default: the head)")
+    judge.add_argument(
+        "--guardian",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="a guardian to run (repeatable; default: the configured gates)",
+    )
+    judge.add_argument("--json", action="store_true", help="print run_guardians' whole result")
+
+
+def _scenes(sub: Any, run: argparse.ArgumentParser) -> None:
+    """The scene commands, and ``run``'s two answers to a changed exported file."""
+    choice = run.add_mutually_exclusive_group()
+    choice.add_argument(
+        ADOPT,
+        action="store_true",
+        help="the exported .blend was changed by hand: import it as a new revision first",
+    )
+    choice.add_argument(
+        DISCARD,
+        action="store_true",
+        help="the exported .blend was changed by hand: keep a copy beside it and replace it",
+    )
+    scenes = sub.add_parser("scenes", help="your scenes; `scenes show|history|import|tag|gc`")
+    scenes.add_argument("--json", action="store_true", help="print JSON")
+    verbs = scenes.add_subparsers(dest="scenes_command")
+    for name, what in (("show", "what a scene holds"), ("history", "a scene's revisions")):
+        verb = verbs.add_parser(name, help=what)
+        verb.add_argument("scene", help="the scene id")
+        verb.add_argument("--json", action="store_true", help="print JSON")
+    imp = verbs.add_parser("import", help="make a .blend file a new revision of a scene")
+    imp.add_argument("file", type=Path, help="a .blend saved by Blender")
+    imp.add_argument("--scene", required=True, help="the scene id (a new id makes a new scene)")
+    imp.add_argument("--approve", action="store_true", help="pre-approve the import")
+    imp.add_argument("--json", action="store_true", help="print the run result as JSON")
+    _retention(verbs)
+    revert = sub.add_parser("revert", help="make a new revision equal to an earlier one")
+    revert.add_argument("scene", help="the scene id")
+    revert.add_argument("revision", type=int, help="the revision to go back to")
+    revert.add_argument("--approve", action="store_true", help="pre-approve the revert")
+    revert.add_argument("--json", action="store_true", help="print the run result as JSON")
+
+
+def _retention(verbs: Any) -> None:
+    """``scenes gc|tag|untag|tags`` (services/doors/cli/retention.py)."""
+    gc = verbs.add_parser(
+        "gc", help="remove revisions past the retention policy, unnamed chunks, old uploads"
+    )
+    gc.add_argument("--json", action="store_true", help="print JSON")
+    tag = verbs.add_parser("tag", help="keep a revision whatever its age: SCENE REVISION NAME")
+    tag.add_argument("scene", help="the scene id")
+    tag.add_argument("revision", type=int, help="the revision to keep")
+    tag.add_argument("name", help="the tag (letters, digits, '_' or '-'); tagging again moves it")
+    untag = verbs.add_parser("untag", help="let retention collect a tagged revision again")
+    untag.add_argument("scene", help="the scene id")
+    untag.add_argument("name", help="the tag")
+    tags = verbs.add_parser("tags", help="a scene's tags and the revisions they keep")
+    tags.add_argument("scene", help="the scene id")
+    tags.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _users(sub: Any) -> None:
+    users = sub.add_parser("users", help="who may log in to the bus: `users add|login|list|remove`")
+    verbs = users.add_subparsers(dest="users_command", required=True)
+    adding = verbs.add_parser("add", help="register a user's public NKey (U...)")
+    adding.add_argument("name", help="the user the key logs in as")
+    key = adding.add_mutually_exclusive_group(required=True)
+    key.add_argument("--key", help="the public user key, 'U' and 55 more")
+    key.add_argument(
+        "--new-key",
+        metavar="FILE",
+        type=Path,
+        help="make a new key and write the user's login, seed included, to FILE (owner-only)",
+    )
+    role = adding.add_mutually_exclusive_group()
+    role.add_argument(
+        "--approver", action="store_true", default=None, help="may resolve others' approvals"
+    )
+    role.add_argument(
+        "--no-approver",
+        dest="approver",
+        action="store_false",
+        default=None,
+        help="only their own runs'",
+    )
+    login = verbs.add_parser("login", help="what one user needs to connect (no secrets)")
+    login.add_argument("name", help="a registered user")
+    login.add_argument("--output", type=Path, help="write it to this file, not stdout")
+    listing = verbs.add_parser("list", help="the registered users and their keys")
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    removing = verbs.add_parser("remove", help="remove a user, or one of their keys")
+    removing.add_argument("name", help="the user")
+    removing.add_argument("--key", help="remove only this key")
+
+
+def _status(sub: Any) -> None:
+    status = sub.add_parser(
+        "status",
+        help="show each service, its instances and JetStream's state; exit 3 when a run "
+        "cannot go through",
+    )
+    status.add_argument("--json", action="store_true", help="print the snapshot as JSON")
+    status.add_argument(
+        "--timeout", type=float, default=2.0, help="seconds to wait for NATS (default: 2)"
+    )
+    status.add_argument(
+        "--wait",
+        type=float,
+        default=None,
+        help="seconds to wait for the services' answers (default: a health check's own wait)",
+    )

@@ -1,0 +1,258 @@
+"""What a ``blendmesh`` command does once its arguments are parsed, and how its failures
+read. Imported by ``services.doors.cli.main`` only after parsing, and each command imports what it
+alone uses, so none pays for another's SDK (google-genai, the gateway, the MCP server)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+
+from contracts.events import RunRequested
+from contracts.session import CLI
+from services.doors.cli import scenes as cli_scenes
+from services.doors.cli.common import EXIT_FAILED, EXIT_OK, connected, progress, report, watch
+from services.doors.cli.mesh import Mesh
+from services.doors.core.client import ClientError, MeshClient, build_request
+from services.planner.client import fallback_notice, planner_for
+from services.runtime.settings import Settings
+from services.runtime.tracing import configure_tracing, shutdown_tracing
+
+if TYPE_CHECKING:
+    from contracts.resolutions import Resolution
+
+
+def load_plan(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except OSError as exc:
+        raise ClientError(f"cannot read plan {path}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise ClientError(f"plan {path} is not JSON: {exc}") from None
+    except RecursionError:
+        raise ClientError(
+            f"plan {path} is nested too deeply to read; an operation set (spec 000) is a "
+            "list of flat operations"
+        ) from None
+
+
+def run_request(args: argparse.Namespace, settings: Settings, plan: Any) -> RunRequested:
+    """The request ``blendmesh run`` sends: from the CLI's host (spec 001), with the
+    determinism its ``--determinism`` asks for."""
+    return build_request(
+        user=settings.user,
+        scene_id=args.scene,
+        prompt=args.prompt,
+        plan=plan,
+        planner=planner_for(settings),
+        thread_id=args.thread,
+        pre_approved=args.approve,
+        rollback_boundary=args.rollback,
+        max_operations=settings.max_operations,
+        host=CLI,
+        determinism=args.determinism,
+    )
+
+
+async def cmd_run(args: argparse.Namespace, settings: Settings, out: Console, err: Console) -> int:
+    if bool(args.prompt) == bool(args.plan):
+        raise ClientError('give either a request ("add a cube named Box") or --plan FILE')
+    plan = load_plan(args.plan) if args.plan else None
+    notice = fallback_notice(settings.env) if args.prompt else None
+    if notice:
+        err.print(notice, markup=False, highlight=False)
+    request = run_request(args, settings, plan)
+    adopt = cli_scenes.guard_export(args, settings)  # before anything is planned
+    async with connected(settings, tuple(Mesh.all_services())) as bus:
+        client = MeshClient(bus, watch(bus, err))
+        imported = adopt and await cli_scenes.adopt(args, settings, client, err, request)
+        if imported:
+            return report(imported, args.json, out)
+        result = await client.run(request, progress(err, args.json), args.timeout)
+        if result.status == "failed" and cli_scenes.asks_undo(args.prompt):
+            await cli_scenes.undo_hint(bus, settings, args.scene, err)
+    return report(result, args.json, out)
+
+
+async def cmd_resolve(
+    args: argparse.Namespace, settings: Settings, decision: Resolution, out: Console, err: Console
+) -> int:
+    from services.doors.cli import console as show
+    from services.doors.core.client import CodeNotQuoted
+
+    quoted = getattr(args, "code_sha256", [])
+    async with connected(settings, tuple(Mesh.all_services())) as bus:
+        client = MeshClient(bus, watch(bus, err))
+        try:
+            result = await client.resolve(
+                args.run_id,
+                decision,
+                settings.user,
+                progress(err, args.json),
+                args.timeout,
+                code_sha256=quoted,
+            )
+        except CodeNotQuoted:
+            # Show what is asked, so the person reads the code before quoting its hash.
+            waiting = await client.result(args.run_id)
+            if waiting is not None and waiting.approval is not None:
+                show.print_approval(err, args.run_id, waiting.approval)
+            raise
+        # An import `run --adopt` left waiting carries the request it was run for.
+        result = await cli_scenes.after_import(
+            settings, result, client, progress(err, args.json), args.timeout, err
+        )
+    return report(result, args.json, out)
+
+
+async def cmd_allowlist(args: argparse.Namespace, settings: Settings, out: Console) -> int:
+    from services.doors.cli import console as show
+    from services.policy import client as allowlist
+
+    if args.action == "revoke" and not args.entry_id:
+        raise ClientError("give the entry to revoke: `blendmesh allowlist revoke ENTRY_ID`")
+    async with connected(settings, ("policy",)) as bus:
+        if args.action == "revoke":
+            try:
+                entry = await allowlist.revoke_entry(
+                    bus.nc, settings.prefix, args.entry_id, revoked_by=settings.user
+                )
+            except allowlist.AllowlistRefused as exc:
+                raise ClientError(str(exc)) from None
+            out.print(
+                f"revoked {entry.entry_id}: {entry.tool} on {entry.scene_id} for {entry.user}"
+            )
+            return EXIT_OK
+        entries = await allowlist.list_entries(bus.nc, settings.prefix)
+    rows = show.as_rows(entries)
+    out.print(
+        show.rows_table(
+            "allowlist", rows, ["entry_id", "user", "tool", "scene_id", "created_by", "run_id"]
+        )
+    )
+    return EXIT_OK
+
+
+async def cmd_guardians(args: argparse.Namespace, settings: Settings, out: Console) -> int:
+    """The guardians' verdict on a revision, as the guardians service would judge it."""
+    from contracts import subjects
+    from services.doors.cli import guardians as cli_guardians
+    from services.guardians import client as guardians
+
+    subjects.check_token(args.scene, "scene id")
+    async with connected(settings, ()) as bus:
+        try:
+            result = await guardians.judge_revision(
+                bus.js, settings.prefix, args.scene, settings.env, args.revision, args.guardian
+            )
+        except guardians.NoArtifact as exc:
+            raise ClientError(str(exc)) from None
+    if args.json:
+        sys.stdout.write(json.dumps(result, indent=2) + "\n")
+    else:
+        for line in cli_guardians.verdict_lines(args.scene, result):
+            out.print(line, markup=False, highlight=False)
+    return EXIT_OK if result["ok"] else EXIT_FAILED
+
+
+async def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
+    """Serve an MCP server on stdin/stdout; stdout carries the protocol and nothing else."""
+    match args.server:
+        case "guardians":
+            from services.guardians.mcp_server import serve_stdio
+
+            await serve_stdio()
+            return EXIT_OK
+        case "blendmesh":
+            from services.doors.mcp.server import serve_stdio as serve_door
+
+            async with connected(settings, tuple(Mesh.all_services())) as bus:
+                await serve_door(settings, bus)
+            return EXIT_OK
+    raise AssertionError(args.server)
+
+
+async def dispatch(args: argparse.Namespace, settings: Settings) -> int:
+    # Piped output is read by scripts and grep: keep every row on one line.
+    out = Console(width=None if sys.stdout.isatty() else 1000)
+    err = Console(stderr=True, width=None if sys.stderr.isatty() else 1000)
+    match args.command:
+        case "run":
+            return await cmd_run(args, settings, out, err)
+        case "approve":
+            decision: Resolution = "approve_and_always_allow" if args.always else "approve_once"
+            return await cmd_resolve(args, settings, decision, out, err)
+        case "allowlist":
+            return await cmd_allowlist(args, settings, out)
+        case "reject":
+            return await cmd_resolve(args, settings, "reject", out, err)
+        case "up":
+            from services.doors.cli.up import cmd_up
+
+            if args.executors is not None:
+                if args.executors < 1:
+                    raise ClientError("--executors needs at least 1")
+                settings = settings.with_(executors=args.executors)
+            if not 0 <= args.port <= 65535:
+                raise ClientError("--port needs a number from 0 to 65535")
+            return await cmd_up(settings, err, args.port)
+        case "scenes" | "revert":
+            return await cli_scenes.dispatch(args, settings, out, err)
+        case "inspect" | "view" | "import-asset":
+            from services.doors.cli import looks as cli_looks
+
+            return await cli_looks.dispatch(args, settings, out, err)
+        case "users":
+            from services.doors.cli import users as cli_users
+
+            return cli_users.dispatch(args, settings, out)
+        case "runs" | "audit":
+            from services.doors.cli import reads as cli_reads
+
+            if args.command == "runs":
+                return await cli_reads.cmd_runs(args, settings, out)
+            return await cli_reads.cmd_audit(args, settings, out)
+        case "status":
+            from services.doors.cli import status as cli_status
+
+            return await cli_status.cmd_status(args, settings, out)
+        case "guardians":
+            return await cmd_guardians(args, settings, out)
+        case "mcp":
+            return await cmd_mcp(args, settings)
+        case "addon":
+            from services.doors.cli import addon as cli_addon
+
+            return cli_addon.dispatch(args, out)
+    raise AssertionError(args.command)
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Run the parsed command; a failure a person can act on becomes one line and an exit
+    code, never a traceback."""
+    from services.doors.cli.failures import exit_code_for
+
+    err = Console(stderr=True)
+    try:
+        settings = Settings.from_env()
+        if args.home:
+            settings = settings.with_(home=args.home.absolute())
+        configure_tracing(settings)
+        return asyncio.run(dispatch(args, settings))
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        failure = exit_code_for(exc)
+        if failure is None:
+            raise
+        code, message = failure
+        # Unwrapped: a message may name a hash or an id the person copies whole.
+        err.print(f"blendmesh: {message}", highlight=False, markup=False, soft_wrap=True)
+        return code
+    finally:
+        shutdown_tracing()

@@ -1,0 +1,120 @@
+"""What every ``blendmesh`` command shares: exit codes, the bus it talks on, and how a run's
+result and progress are printed."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+
+import msgspec
+from rich.console import Console
+
+from contracts.events import AnyEvent
+from contracts.progress import progress_line
+from contracts.receipts import RunResult
+from services.doors.cli import console as show
+from services.doors.cli.mesh import Mesh
+from services.doors.core.client import OnEvent
+from services.doors.core.run_watch import Watch
+from services.runtime.access import CLIENT, Login
+from services.runtime.bus import JetStreamUnavailable
+from services.runtime.host import Bus
+from services.runtime.ready import NotReady
+from services.runtime.settings import Settings
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_AWAITING, EXIT_MESH = 0, 1, 2, 3, 4
+# Seconds a command tries the mesh in NATS_URL: a person at a prompt hears at once that
+# nothing listens there, not after a service's patience (``host.CONNECT_WAIT``).
+CLI_CONNECT_WAIT = 1.0
+# Seconds it waits there for JetStream to answer: a healthy one answers in milliseconds; one
+# that does not (disabled on a full disk, a cluster without a leader, a server that accepts
+# and says nothing) would otherwise keep a person waiting for a start's patience, minutes.
+CLI_READY_WAIT = 1.5
+READ_SERVICES = ("audit",)
+
+
+@asynccontextmanager
+async def connected(
+    settings: Settings, services: Sequence[str], role: str = CLIENT
+) -> AsyncIterator[Bus]:
+    """A bus on NATS_URL, or on an embedded mesh started for this command, logged in as
+    ``role`` (the doors' client login; the admin's for maintenance such as ``scenes gc``)."""
+    mesh = Mesh(settings, services=() if settings.nats_url else services)
+    url = await mesh.start()
+    if settings.nats_url:
+        bus = await _join(settings, url, mesh.login(role))
+    else:  # an embedded mesh listens, and its start already waited for JetStream
+        bus = await Bus.open(
+            url, settings.prefix, "blendmesh-cli", mesh.login(role), settings.replicas
+        )
+    try:
+        yield bus
+    finally:
+        await bus.close()
+        await mesh.stop()
+
+
+async def _join(settings: Settings, url: str, login: Login | None) -> Bus:
+    """A bus on the running mesh at ``url``, or at once an error that says what is wrong."""
+    try:
+        return await Bus.open(
+            url,
+            settings.prefix,
+            "blendmesh-cli",
+            login,
+            settings.replicas,
+            ready_wait=CLI_READY_WAIT,
+            connect_wait=CLI_CONNECT_WAIT,
+        )
+    except JetStreamUnavailable as exc:
+        if "no JetStream" in str(exc):
+            raise
+        raise JetStreamUnavailable(_silent(url)) from None
+    except NotReady:  # the event log did not answer: the same silence, one step later
+        raise JetStreamUnavailable(_silent(url)) from None
+
+
+def _silent(url: str) -> str:
+    return (
+        f"NATS at {url} answers, but its JetStream did not within {CLI_READY_WAIT:g} s: it "
+        "stops when its store is full (free disk space where the mesh keeps its home), or a "
+        "cluster has no leader yet; `blendmesh status` shows its state, or fix NATS_URL"
+    )
+
+
+def watch(bus: Bus, err: Console) -> Watch:
+    """Say on stderr when a followed run waits for a service nobody runs."""
+
+    async def presence(role: str) -> int:
+        from services.runtime import health  # only a run that waits needs it
+
+        return len(await health.ping(bus.nc, role, prefix=bus.prefix))
+
+    def notice(text: str) -> None:
+        err.print(f"blendmesh: {text}", markup=False, highlight=False, soft_wrap=True)
+
+    return Watch(presence=presence, notice=notice)
+
+
+def exit_code(result: RunResult) -> int:
+    return {"completed": EXIT_OK, "awaiting_confirmation": EXIT_AWAITING}.get(
+        result.status, EXIT_FAILED
+    )
+
+
+def report(result: RunResult, as_json: bool, out: Console) -> int:
+    if as_json:
+        sys.stdout.write(msgspec.json.encode(result).decode() + "\n")
+    else:
+        show.print_result(out, result)
+    return exit_code(result)
+
+
+def progress(err: Console, quiet: bool) -> OnEvent:
+    def on_event(event: AnyEvent) -> None:
+        line = progress_line(event)
+        if line and not quiet:
+            err.print(show.render(line), highlight=False)
+
+    return on_event

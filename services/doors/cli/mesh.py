@@ -1,0 +1,236 @@
+"""The embedded mesh: nats-server plus every service, started and stopped together.
+
+Used by ``blendmesh run`` (nothing running before, nothing left after) and ``blendmesh
+up``. Services run as tasks of this process, each with its own NATS connection, exactly
+as they would in their own processes (docs/adr/0002-embedded-mesh-in-one-process.md).
+The mesh starts whole or not at all: when one service cannot start, the others are
+stopped before the error is raised. ``wait()`` says when a running mesh can no longer
+work: its nats-server exited, or a service died.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import importlib
+import json
+import logging
+import os
+from collections.abc import Coroutine, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from services.runtime import jetstream_watch
+from services.runtime.access import ADMIN, CLIENT, Login, login_for
+from services.runtime.embedded import EmbeddedNats, prepare_streams
+from services.runtime.home import private_home
+from services.runtime.host import Bus, Running, ServiceFailed, StartFn, first_of
+from services.runtime.login import joins_anonymously, refuse_anonymous
+from services.runtime.settings import Settings
+from services.runtime.store_limits import StoreLimits, store_limits
+
+log = logging.getLogger("blendmesh.mesh")
+
+# Each service's app module, imported only when the service starts: a command that joins
+# a running mesh (NATS_URL) never pays for the planner's SDK, the executor or the gateway.
+SERVICES: dict[str, str] = {
+    "audit": "services.audit.app",
+    "planner": "services.planner.app",
+    "policy": "services.policy.app",
+    "executor": "services.executor.app",
+    "guardians": "services.guardians.app",
+    "door": "services.doors.bus.app",
+}
+
+
+def _start_fn(name: str) -> StartFn:
+    start: StartFn = importlib.import_module(SERVICES[name]).start
+    return start
+
+
+class MeshBusy(RuntimeError):
+    """Another embedded mesh owns this home directory."""
+
+
+class Mesh:
+    """A running mesh; ``url`` is where its NATS server listens."""
+
+    def __init__(self, settings: Settings, services: Sequence[str] = tuple(SERVICES)) -> None:
+        self.settings = settings
+        self.services = list(services)
+        self.url = settings.nats_url or ""
+        self._server: EmbeddedNats | None = None
+        self._lock: IO[str] | None = None
+        self._running: list[tuple[Running, Bus]] = []
+        self.limits: StoreLimits | None = None  # JetStream's, for an embedded server
+
+    @staticmethod
+    def all_services() -> list[str]:
+        return list(SERVICES)
+
+    @property
+    def embedded(self) -> bool:
+        return not self.settings.nats_url
+
+    async def start(self) -> str:
+        if self.embedded or self.services:
+            # Before the first file is written in it.
+            await asyncio.to_thread(private_home, self.settings.home)
+        if self.embedded:
+            self._take_lock()
+            self.limits = await asyncio.to_thread(
+                store_limits, self.settings.nats_store, self.settings.env
+            )
+            self._server = EmbeddedNats.secured(
+                self.settings.nats_store,
+                self.settings.credentials_path,
+                self.settings.prefix,
+                limits=self.limits,
+            )
+            self.url = await self._server.start()
+            self._write_info()
+            # The admin user creates every stream; the services' users may not.
+            await prepare_streams(
+                self.url,
+                self.settings.prefix,
+                self.login(ADMIN),
+                self.settings.replicas,
+                self.settings.start_wait,
+            )
+        else:  # every role's login comes from the same credentials file
+            refuse_anonymous(self.url, self.login(CLIENT), self.settings.require_auth)
+            if self.services and joins_anonymously(self.url, self.login(ADMIN)):
+                # A server without users: no admin makes the stores there, so the mesh
+                # does, and waits until each has a leader, before its services use them.
+                await prepare_streams(
+                    self.url,
+                    self.settings.prefix,
+                    None,
+                    self.settings.replicas,
+                    self.settings.start_wait,
+                )
+        # Executors scale out: each instance has its own bridge and binds the same durable
+        # consumer, so runs on different scenes proceed in parallel.
+        names = [
+            n
+            for name in self.services
+            for n in [name] * (self.settings.executors if name == "executor" else 1)
+        ]
+        try:
+            await _all_or_none([self._start_one(n) for n in names])
+        except BaseException:
+            await self.stop()
+            raise
+        return self.url
+
+    async def _start_one(self, name: str) -> None:
+        settings = self.settings
+        bus = await Bus.open(
+            self.url,
+            settings.prefix,
+            f"blendmesh-{name}",
+            self.login(name),
+            settings.replicas,
+            settings.start_wait,
+        )
+        try:
+            service = await _start_fn(name)(self.settings, bus)
+        except BaseException as exc:
+            await bus.close()
+            if isinstance(exc, Exception):
+                log.info("%s could not start", name, exc_info=True)
+                raise ServiceFailed(name, exc, starting=True) from exc
+            raise
+        self._running.append((service, bus))
+
+    async def wait(self) -> str:
+        """Wait until the mesh can no longer work, and say why: its nats-server exited, or a
+        service died (the message names it). Forever while neither happens."""
+
+        async def died(name: str, service: Running) -> str:
+            return str(ServiceFailed(name, await service.failed()))
+
+        waits = [died(service.name, service) for service, _ in self._running]
+        log_path = self._server.log_path if self._server is not None else None
+        if log_path is not None:  # a store that cannot write never writes again
+            waits.append(jetstream_watch.write_failed(log_path))
+        return await first_of([self.server_exited(), *waits])
+
+    async def server_exited(self) -> str:
+        """Wait until the embedded nats-server dies; forever for an external server."""
+        if self._server is None:
+            await asyncio.Event().wait()
+        assert self._server is not None
+        return await self._server.exited()
+
+    def login(self, role: str) -> Login | None:
+        """How a process of ``role`` logs in to this mesh's NATS (None: anonymously)."""
+        return login_for(self.settings.credentials_path, role)
+
+    async def stop(self) -> None:
+        running, self._running = self._running, []
+        for service, bus in reversed(running):
+            with contextlib.suppress(Exception):
+                await service.stop()
+            await bus.close()
+        if self._server is not None:
+            await self._server.stop()
+            self._server = None
+        self._release_lock()
+
+    def _take_lock(self) -> None:
+        home = self.settings.home
+        home.mkdir(parents=True, exist_ok=True)
+        lock = open(home / "mesh.lock", "a+")  # noqa: SIM115 - held for the mesh's lifetime
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.close()
+            url = _read_info(home).get("url", "")
+            hint = f"export NATS_URL={url} to use it" if url else "stop it first"
+            raise MeshBusy(
+                f"another blendmesh mesh is running on {home}; {hint}, "
+                "or pass --home DIR for a separate one"
+            ) from None
+        self._lock = lock
+
+    def _write_info(self) -> None:
+        info = {"url": self.url, "pid": os.getpid(), "prefix": self.settings.prefix}
+        (self.settings.home / "mesh.json").write_text(json.dumps(info))
+
+    def _release_lock(self) -> None:
+        if self._lock is not None:
+            (self.settings.home / "mesh.json").unlink(missing_ok=True)
+            fcntl.flock(self._lock, fcntl.LOCK_UN)
+            self._lock.close()
+            self._lock = None
+
+    async def __aenter__(self) -> Mesh:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+
+async def _all_or_none(starts: Sequence[Coroutine[Any, Any, None]]) -> None:
+    """Run ``starts`` together; at the first that fails, cancel the others, wait until
+    they have ended, and raise its error (a start still running could otherwise finish
+    after the mesh was stopped, and live on)."""
+    tasks = [asyncio.ensure_future(start) for start in starts]
+    try:
+        for task in asyncio.as_completed(tasks):
+            await task
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
+def _read_info(home: Path) -> dict[str, str]:
+    try:
+        return json.loads((home / "mesh.json").read_text())
+    except (OSError, ValueError):
+        return {}

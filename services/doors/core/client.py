@@ -1,0 +1,337 @@
+"""Talking to a mesh as a client: submit a run, follow it live, resolve an approval.
+
+The CLI uses it today; the HTTP gateway uses the same calls. A run's state is always
+folded from its events in the log, never kept on the side.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from nats.js import JetStreamContext
+from nats.js.api import DeliverPolicy
+from nats.js.errors import NotFoundError
+from opentelemetry.context import Context
+from opentelemetry.trace import SpanKind
+
+from contracts import subjects
+from contracts.events import (
+    AnyEvent,
+    ApprovalRequested,
+    ApprovalResolved,
+    Denied,
+    PlanRejected,
+    RollbackBoundary,
+    RunCompleted,
+    RunEvent,
+    RunFailed,
+    RunRequested,
+    decode_event,
+    derive_event_id,
+    follow,
+)
+from contracts.fold import fold_run, is_terminal
+from contracts.limits import DEFAULT_MAX_OPERATIONS, check_plan
+from contracts.python_steps import CODE_SHA256_RE
+from contracts.receipts import RunResult
+from contracts.resolutions import Resolution, canonical_resolution
+from contracts.session import BUS, DeterminismRequest, HostProfile
+from contracts.trusted_code import quote_problem
+from services.doors.core.run_watch import Waiting, Watch
+from services.runtime import delivered, tracing
+from services.runtime.history import read_run
+from services.runtime.host import Bus
+from services.runtime.limits import encode_bounded
+
+OnEvent = Callable[[AnyEvent], None]
+# Events after which a run may be over (or waiting for a person).
+ENDINGS = (RunCompleted, RunFailed, PlanRejected, Denied, ApprovalRequested)
+
+
+class ClientError(Exception):
+    """A request the mesh cannot act on; the message says why and what to do."""
+
+
+class RequestMismatch(ClientError):
+    """A resolution quotes a request hash that is not the pending request's (HTTP 409)."""
+
+
+class CodeNotQuoted(ClientError):
+    """An approval of trusted Python does not quote its code's hash (HTTP 409)."""
+
+
+MAX_QUOTED_CODE = 500  # as many hashes as ApprovalResolved.code_sha256 holds
+
+
+def _quoted(code_sha256: Sequence[str] | None) -> list[str]:
+    """The quoted hashes once each; a malformed one would be dropped by the policy, so it
+    is refused here, naming it."""
+    quoted = list(dict.fromkeys(code_sha256 or ()))
+    if len(quoted) > MAX_QUOTED_CODE:
+        raise ClientError(f"an approval quotes at most {MAX_QUOTED_CODE} code hashes")
+    for value in quoted:
+        if not CODE_SHA256_RE.match(value):
+            raise ClientError(
+                f"code hash {value[:80]!r} is not 'sha256:' and 64 lowercase hex digits"
+            )
+    return quoted
+
+
+def _run_attributes(event: RunEvent) -> dict[str, str]:
+    return {
+        "blendmesh.run_id": event.run_id,
+        "blendmesh.request_id": event.request_id,
+        "blendmesh.thread_id": event.thread_id,
+        "blendmesh.user": event.user,
+    }
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:20]}"
+
+
+def build_request(
+    *,
+    user: str,
+    scene_id: str,
+    prompt: str | None = None,
+    plan: Any = None,
+    planner: str = "rules",
+    thread_id: str | None = None,
+    pre_approved: bool = False,
+    rollback_boundary: RollbackBoundary = "operation",
+    max_operations: int = DEFAULT_MAX_OPERATIONS,
+    host: HostProfile = BUS,
+    determinism: DeterminismRequest = "any",
+) -> RunRequested:
+    """A RunRequested with fresh ids; a plan's own request_id is kept for idempotency.
+
+    Raises ``ValueError``: ``LimitExceeded`` for a plan or request too large to enter the
+    mesh, ``RequestRefused`` for a plan no service should see (it names the argument).
+    The plan is checked here, before encoding turns its NaN and infinities into null.
+    """
+    subjects.check_token(scene_id, "scene id")
+    check_plan(plan, max_operations)
+    if thread_id is not None:
+        subjects.check_token(thread_id, "thread id")
+    run_id = new_id("run")
+    request_id = new_id("req")
+    if isinstance(plan, dict) and isinstance(plan.get("request_id"), str) and plan["request_id"]:
+        request_id = plan["request_id"]
+    request = RunRequested(
+        event_id=derive_event_id(run_id, "run.requested"),
+        at=time.time(),
+        run_id=run_id,
+        request_id=request_id,
+        thread_id=thread_id or new_id("thread"),
+        user=user,
+        scene_id=scene_id,
+        prompt=prompt,
+        plan=plan,
+        planner=planner,
+        pre_approved=pre_approved,
+        rollback_boundary=rollback_boundary,
+        host=host,
+        determinism=determinism,
+    )
+    encode_bounded(request)
+    return request
+
+
+class RunTimedOut(ClientError):
+    """The run did not end within the time asked; it goes on in the mesh."""
+
+
+class MeshClient:
+    def __init__(self, bus: Bus, watch: Watch | None = None) -> None:
+        self.bus = bus
+        self.watch = watch  # None: follow in silence (the gateway answers with a status)
+
+    async def run(
+        self, request: RunRequested, on_event: OnEvent | None = None, timeout: float = 600.0
+    ) -> RunResult:
+        """Submit a request and follow it until it completes, fails or waits for a person.
+
+        The span opened here is the root of the run's trace: every service's span joins it
+        through the trace context in the events' headers.
+        """
+        attributes = {**_run_attributes(request), "blendmesh.scene_id": request.scene_id}
+        with tracing.tracer().start_as_current_span(
+            "blendmesh run", kind=SpanKind.CLIENT, attributes=attributes
+        ) as span:
+            follower = await self._publish_following(request.run_id, request)
+            result = await self._follow(request.run_id, follower, on_event, timeout, after=None)
+            span.set_attribute("blendmesh.status", result.status)
+            return result
+
+    async def resolve(
+        self,
+        run_id: str,
+        decision: Resolution,
+        user: str,
+        on_event: OnEvent | None = None,
+        timeout: float = 600.0,
+        request_hash: str | None = None,
+        code_sha256: Sequence[str] | None = None,
+    ) -> RunResult:
+        """Approve or reject the pending operations of ``run_id`` and follow the run.
+
+        ``request_hash`` is the hash of the request the person saw; when it is not the
+        pending request's, nothing is published. None answers whatever is pending (CLI).
+        ``code_sha256`` are the hashes of the trusted Python the person read: an approval
+        that misses one is refused (``CodeNotQuoted``) and nothing is published.
+        """
+        quoted = _quoted(code_sha256)
+        decision = canonical_resolution(decision)  # the log carries one name per decision
+        events = await read_run(self.bus.js, self.bus.prefix, run_id)
+        result = fold_run(events)
+        if result is None:
+            raise ClientError(f"there is no run {run_id}; `blendmesh runs` lists the runs")
+        if result.status in ("completed", "failed"):
+            raise ClientError(f"run {run_id} is {result.status}, not awaiting approval")
+        if result.status != "awaiting_confirmation":
+            # Another resolution won the race and the run goes on: this answer is its
+            # outcome, exactly as the winner will see it.
+            return await self.follow(run_id, on_event, timeout)
+        pending = next(e for e in reversed(events) if isinstance(e, ApprovalRequested))
+        if request_hash is not None and request_hash != pending.request_hash:
+            raise RequestMismatch(
+                f"run {run_id} waits on a different request than the one answered; "
+                "look at the pending approval again"
+            )
+        problem = quote_problem(pending.operations, quoted) if decision != "reject" else None
+        if problem is not None:
+            raise CodeNotQuoted(f"run {run_id}: {problem}")
+        resolution = follow(
+            pending,
+            ApprovalResolved,
+            time.time(),
+            approval_id=pending.approval_id,
+            decision=decision,
+            resolved_by=user,
+            request_hash=pending.request_hash,
+            code_sha256=quoted if decision != "reject" else [],
+        )
+        # The approval continues the run's trace, from where the policy asked for it.
+        with tracing.tracer().start_as_current_span(
+            "blendmesh approval",
+            context=await self._trace_context(run_id, "approval_requested"),
+            kind=SpanKind.CLIENT,
+            attributes=_run_attributes(resolution),
+        ) as span:
+            span.set_attributes(
+                {"blendmesh.approval_id": pending.approval_id, "blendmesh.decision": decision}
+            )
+            follower = await self._publish_following(run_id, resolution)
+            result = await self._follow(
+                run_id, follower, on_event, timeout, after=resolution.event_id
+            )
+            span.set_attribute("blendmesh.status", result.status)
+            return result
+
+    async def result(self, run_id: str) -> RunResult | None:
+        """The run as its events fold today; None when there is no such run."""
+        return fold_run(await read_run(self.bus.js, self.bus.prefix, run_id))
+
+    async def requested(self, run_id: str) -> RunRequested | None:
+        """A run's RunRequested (who asked, on which scene), read directly by its subject."""
+        try:
+            msg = await self.bus.js.get_last_msg(
+                subjects.stream_name(self.bus.prefix),
+                subjects.run_events(self.bus.prefix, run_id, "requested"),
+            )
+        except NotFoundError:
+            return None
+        event = decode_event(msg.data or b"")
+        return event if isinstance(event, RunRequested) else None
+
+    async def follow(
+        self, run_id: str, on_event: OnEvent | None = None, timeout: float = 600.0
+    ) -> RunResult:
+        """Follow a run that is under way until it ends or waits for approval again."""
+        sub = await self._subscribe(run_id)
+        return await self._follow(run_id, sub, on_event, timeout, after=None)
+
+    async def _trace_context(self, run_id: str, kind: str) -> Context | None:
+        """The trace context stored with the run's last ``kind`` event, if there is one."""
+        try:
+            msg = await self.bus.js.get_last_msg(
+                subjects.stream_name(self.bus.prefix),
+                subjects.run_events(self.bus.prefix, run_id, kind),
+            )
+        except NotFoundError:
+            return None
+        return tracing.extract(msg.headers)
+
+    async def _publish_following(
+        self, run_id: str, event: RunRequested | ApprovalResolved
+    ) -> JetStreamContext.PushSubscription:
+        """Publish ``event`` while the run's follower is set up. The follower reads the
+        run from its first event, so nothing stored meanwhile is missed."""
+        subscribing = asyncio.ensure_future(self._subscribe(run_id))
+        try:
+            await self.bus.publisher.publish(event)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await (await subscribing).unsubscribe()
+            raise
+        return await subscribing
+
+    async def _subscribe(self, run_id: str) -> JetStreamContext.PushSubscription:
+        return await self.bus.js.subscribe(
+            subjects.run_events(self.bus.prefix, run_id),
+            ordered_consumer=True,
+            deliver_policy=DeliverPolicy.ALL,
+            stream=subjects.stream_name(self.bus.prefix),
+        )
+
+    async def _follow(
+        self,
+        run_id: str,
+        sub: JetStreamContext.PushSubscription,
+        on_event: OnEvent | None,
+        timeout: float,
+        after: str | None,
+    ) -> RunResult:
+        events: list[AnyEvent] = []
+        seen_after = after is None
+        deadline = asyncio.get_running_loop().time() + timeout
+        wait = Waiting(run_id, self.watch)
+        try:
+            while True:
+                remaining = deadline - asyncio.get_running_loop().time()
+                if remaining <= 0:
+                    raise RunTimedOut(wait.timed_out(events, timeout))
+                try:
+                    msg = await sub.next_msg(timeout=min(remaining, 1.0))
+                except TimeoutError:
+                    await wait.check(events)
+                    continue
+                # Only the run's own subjects count: anything else in this inbox was put
+                # there by a consumer someone else aimed at it (ADR 0015).
+                event = delivered.run_event(self.bus.prefix, msg.subject, msg.data, run_id)
+                if event is None:
+                    continue
+                events.append(event)
+                wait.moved_now()
+                seen_after = seen_after or event.event_id == after
+                if on_event is not None and seen_after:
+                    on_event(event)
+                if not isinstance(event, ENDINGS):
+                    continue  # folding on every event would make following a run quadratic
+                result = fold_run(events)
+                # After a resolution, the approval we just answered is not the end.
+                waiting_again = (
+                    after is not None
+                    and result is not None
+                    and (result.status == "awaiting_confirmation")
+                )
+                if result is not None and seen_after and is_terminal(result) and not waiting_again:
+                    return result
+        finally:
+            await sub.unsubscribe()

@@ -1,0 +1,75 @@
+"""How a run's follower explains a run that does not move: which service it waits for,
+and whether any instance of it answers (``services/doors/core/waiting.py`` words it)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from nats.errors import Error as NatsError
+
+from contracts.events import AnyEvent, event_kind
+from services.doors.core import waiting
+
+# How many instances of a role answer a ping now (``services/runtime/health.py``).
+Presence = Callable[[str], Awaitable[int]]
+
+
+@dataclass
+class Watch:
+    """How a follower explains a run that does not move: after ``stall_after`` seconds
+    without an event it asks how many instances of the service the run waits for answer
+    (``presence``) and says so through ``notice`` when none does (``waiting.py`` beside this)."""
+
+    presence: Presence
+    notice: Callable[[str], None]
+    stall_after: float = 3.0
+    slow_after: float = 30.0
+
+
+class Waiting:
+    """What one follower found out about the service its run waits for."""
+
+    def __init__(self, run_id: str, watch: Watch | None) -> None:
+        self.run_id = run_id
+        self.watch = watch
+        self.moved = time.monotonic()
+        self.told: set[tuple[str, int, str]] = set()
+        self.absent: str | None = None  # the role found missing, until the run moves
+
+    def timed_out(self, events: list[AnyEvent], timeout: float) -> str:
+        """Why a follower gave up: the time, and the missing service when one is."""
+        text = f"no result within {timeout:g} s for run {self.run_id}"
+        if self.absent is not None:
+            after = event_kind(events[-1]) if events else "its request"
+            text += "; " + waiting.missing(self.run_id, self.absent, after)
+        return text + f"; check it later with `blendmesh audit {self.run_id}`"
+
+    def moved_now(self) -> None:
+        self.moved, self.absent = time.monotonic(), None
+
+    async def check(self, events: list[AnyEvent]) -> None:
+        watch, idle = self.watch, time.monotonic() - self.moved
+        roles = waiting.needs(events)
+        if watch is None or not roles or idle < watch.stall_after:
+            return
+        after = event_kind(events[-1]) if events else "its request"
+        try:
+            counts = await asyncio.gather(*(watch.presence(role) for role in roles))
+        except (NatsError, TimeoutError, OSError):  # a failed ping says nothing of the run
+            return
+        absent = [role for role, count in zip(roles, counts, strict=True) if count == 0]
+        self.absent = absent[0] if absent else None
+        if absent:
+            text = waiting.missing(self.run_id, absent[0], after)
+            self._tell((absent[0], len(events), "missing"), text)
+        elif idle >= watch.slow_after:
+            text = waiting.stalled(self.run_id, roles[0], after, counts[0], idle)
+            self._tell((roles[0], len(events), "slow"), text)
+
+    def _tell(self, key: tuple[str, int, str], text: str) -> None:
+        if key not in self.told and self.watch is not None:
+            self.told.add(key)
+            self.watch.notice(text)

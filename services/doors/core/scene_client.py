@@ -1,0 +1,188 @@
+"""What the doors (CLI, gateway) share to work with whole scenes: import a .blend, revert
+to a revision, read a scene's summary and history, and keep a person's changes to an
+exported file from being overwritten by a run.
+
+Import and revert are runs (``contracts/scene_files.py``): the door stages the file and
+builds the request; ``MeshClient`` submits and follows it like any other. Only a scene's
+owner sees it or changes it; another user's scene answers exactly like a missing one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from contracts import inspection as artifacts
+from contracts import subjects
+from contracts.events import RunRequested
+from contracts.scene_files import blend_problem, import_plan, revert_plan
+from contracts.scene_report import RevisionEntry, scene_report
+from contracts.scenes import Head
+from services.doors.core import ownership
+from services.doors.core.client import ClientError, build_request, new_id
+from services.executor.client import ExportedScenes, ObjectStoreUploads, SceneFiles
+from services.runtime.host import Bus
+from services.runtime.settings import Settings
+
+Choice = Literal["adopt", "discard"]
+MAX_LISTED_SCENES = 200
+MAX_LISTED_REVISIONS = 100
+
+
+class NoScene(ClientError):
+    """No such scene, or another user's (HTTP 404)."""
+
+
+class UploadTooLarge(ClientError):
+    """A .blend larger than BLENDMESH_MAX_UPLOAD_BYTES (HTTP 413)."""
+
+
+class NotABlend(ClientError):
+    """The file to import is not a .blend (HTTP 422)."""
+
+
+class SceneFileChanged(ClientError):
+    """The exported .blend is not what blendmesh wrote: a run would overwrite a person's
+    work (HTTP 409). ``advice`` names the two ways out in the door's own words."""
+
+    def __init__(self, scene_id: str, path: Path, adopt: str, discard: str) -> None:
+        super().__init__(
+            f"scene {scene_id}: {path.name} in the scenes folder is not the file blendmesh "
+            "last wrote there (it was edited, or put there by hand), and a run would "
+            f"overwrite it; nothing was planned. Use {adopt} to import the file as a new "
+            f"revision of {scene_id} first and run on it, or {discard} to let the run "
+            f"replace it (the file is kept beside it as {path.name}.bak-<time>)"
+        )
+        self.scene_id = scene_id
+        self.path = path
+
+
+def check_upload(data: bytes, what: str, limit: int) -> None:
+    """Refuse a file too large to import or that is not a .blend, before it is staged."""
+    if len(data) > limit:
+        raise UploadTooLarge(
+            f"{what} holds {len(data)} bytes, more than the {limit} an import takes "
+            "(BLENDMESH_MAX_UPLOAD_BYTES); save it compressed (File > Save with "
+            "Compress) or raise the limit"
+        )
+    problem = blend_problem(data, what)
+    if problem is not None:
+        raise NotABlend(problem)
+
+
+@dataclass
+class SceneDoor:
+    """Scene requests and reads for one mesh, as any user the door authenticated."""
+
+    bus: Bus
+    settings: Settings
+
+    @property
+    def files(self) -> SceneFiles:
+        return SceneFiles(self.bus.js, self.bus.prefix)
+
+    async def own(self, scene_id: str, user: str) -> Head:
+        """The head of ``user``'s scene; ``NoScene`` for a missing or another's scene."""
+        head = await self.files.head(scene_id)
+        if head is None or not ownership.owns(head.owner, user):
+            raise NoScene(f"no scene {scene_id}; `blendmesh scenes` lists yours")
+        return head
+
+    async def import_request(
+        self, user: str, scene_id: str, data: bytes, what: str, pre_approved: bool = False
+    ) -> RunRequested:
+        """Stage ``data`` and build the run that makes it the scene's new revision: a new
+        scene becomes ``user``'s; an existing one must be theirs already."""
+        subjects.check_token(scene_id, "scene id")
+        check_upload(data, what, self.settings.max_upload_bytes)
+        if await self.files.head(scene_id) is not None:
+            await self.own(scene_id, user)
+        blob = await ObjectStoreUploads(self.bus.js, self.bus.prefix).stage(user, data)
+        return build_request(
+            user=user,
+            scene_id=scene_id,
+            plan=import_plan(new_id("req"), blob, len(data)),
+            pre_approved=pre_approved,
+        )
+
+    async def revert_request(
+        self, user: str, scene_id: str, revision: int, pre_approved: bool = False
+    ) -> RunRequested:
+        """The run that makes a new revision of ``user``'s scene equal to ``revision``."""
+        head = await self.own(scene_id, user)
+        known = {n for n, _ in await self.files.history(scene_id)}
+        if revision not in known:
+            raise ClientError(
+                f"scene {scene_id} has no revision {revision} (its head is revision "
+                f"{head.revision}); `blendmesh scenes history {scene_id}` lists them"
+            )
+        return build_request(
+            user=user,
+            scene_id=scene_id,
+            plan=revert_plan(new_id("req"), revision),
+            pre_approved=pre_approved,
+        )
+
+    async def scenes(self, user: str, limit: int = MAX_LISTED_SCENES) -> list[dict[str, Any]]:
+        """``user``'s scenes: head revision, object count, last change and by whom."""
+        rows = []
+        for head in await self.files.scenes_of(user, min(limit, MAX_LISTED_SCENES)):
+            log = await self.files.revision_log(head.scene_id, limit=1)
+            last = log[-1] if log else None
+            found = await self.files.revision_inspection(head.scene_id)
+            objects = len(artifacts.decode(found[1]).objects) if found else None
+            rows.append(
+                {
+                    "scene_id": head.scene_id,
+                    "revision": head.revision,
+                    "scene_hash": head.scene_hash,
+                    "objects": objects,
+                    "changed_at": last.stored_at if last else None,
+                    "changed_by": last.user if last else None,
+                    "run_id": last.run_id if last else None,
+                }
+            )
+        return rows
+
+    async def show(self, scene_id: str, user: str) -> dict[str, Any]:
+        """The artist's summary of ``user``'s scene at its head revision."""
+        await self.own(scene_id, user)
+        found = await self.files.revision_inspection(scene_id)
+        if found is None:
+            raise NoScene(f"scene {scene_id} has no inspection of its head revision yet")
+        return scene_report(artifacts.decode(found[1]))
+
+    async def history(
+        self, scene_id: str, user: str, limit: int = MAX_LISTED_REVISIONS
+    ) -> list[RevisionEntry]:
+        """The newest revisions of ``user``'s scene with their runs, oldest first."""
+        await self.own(scene_id, user)
+        return await self.files.revision_log(scene_id, min(limit, MAX_LISTED_REVISIONS))
+
+
+def exported(settings: Settings) -> ExportedScenes:
+    """The exported .blend files under the home, where people open and edit them."""
+    return ExportedScenes(settings.scenes_dir)
+
+
+def guard_export(
+    settings: Settings,
+    scene_id: str,
+    choice: Choice | None,
+    words: tuple[str, str] = ("--adopt", "--discard"),
+) -> bool:
+    """Before a run on ``scene_id`` is planned: True when the door must first import the
+    exported file (``adopt``), False to go ahead (the file is as blendmesh wrote it, or
+    ``discard``: a copy is kept beside it and the run may replace it). A file a person
+    changed, with no choice made, raises ``SceneFileChanged`` naming ``words``."""
+    files = exported(settings)
+    changed = files.changed(scene_id)
+    if changed is None:
+        return False
+    if choice == "discard":
+        files.keep_aside(scene_id)
+        return False
+    if choice == "adopt":
+        return True
+    raise SceneFileChanged(scene_id, changed, *words)

@@ -1,0 +1,126 @@
+"""What every door shares for the tools LLM hosts expect: inspect one object, render a
+view, import an asset file (contracts/views.py, contracts/assets.py).
+
+Each is a run of one operation, so policy, approval rules, the log and the audit apply as
+to any plan; the door builds the request here, submits it like any other, and reads the
+answer from the operation's receipt. Reads need the scene to be the caller's (another
+user's answers like a missing one); an import may start a new scene, which becomes theirs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from contracts.assets import (
+    AssetFormat,
+    asset_problem,
+    collection_problem,
+    extension_problem,
+    format_of,
+    import_asset_plan,
+)
+from contracts.events import RunRequested
+from contracts.receipts import RunResult
+from contracts.scene_files import is_blob_id
+from contracts.views import inspect_plan, view_plan, view_problem
+from services.doors.core.client import ClientError, build_request, new_id
+from services.doors.core.scene_client import NoScene, SceneDoor, UploadTooLarge
+from services.executor.client import ObjectStoreUploads
+
+ASSET_WHAT = "the asset file"
+
+
+class AssetRefused(ClientError):
+    """An asset file or collection name no import takes (HTTP 422): its message says
+    what was wrong and what to do."""
+
+
+class BadView(ClientError):
+    """A view no render takes (HTTP 422)."""
+
+
+def check_asset(data: bytes, filename: str, collection: str, limit: int) -> AssetFormat:
+    """The asset's format once the file and the collection are fit to import; raises
+    ``UploadTooLarge`` or ``AssetRefused`` otherwise. CPU-bound on a large glTF."""
+    problem = extension_problem(filename) or collection_problem(collection)
+    if problem is not None:
+        raise AssetRefused(problem)
+    if len(data) > limit:
+        raise UploadTooLarge(
+            f"{ASSET_WHAT} holds {len(data)} bytes, more than the {limit} an import takes "
+            "(BLENDMESH_MAX_UPLOAD_BYTES); decimate or compress it, or raise the limit"
+        )
+    fmt = format_of(filename)
+    assert fmt is not None  # extension_problem said so
+    problem = asset_problem(data, fmt, ASSET_WHAT)
+    if problem is not None:
+        raise AssetRefused(problem)
+    return fmt
+
+
+def operation_result(result: RunResult) -> dict[str, Any] | None:
+    """What the run's one operation answered, once it succeeded; None otherwise."""
+    done = [r for r in result.receipts if r.status in ("succeeded", "skipped_idempotent")]
+    return done[0].result if done else None
+
+
+@dataclass
+class SceneLooks:
+    """The three requests for one mesh, as any user a door authenticated."""
+
+    scenes: SceneDoor
+
+    async def inspect_request(self, user: str, scene_id: str, name: str) -> RunRequested:
+        await self.scenes.own(scene_id, user)
+        return build_request(user=user, scene_id=scene_id, plan=inspect_plan(new_id("req"), name))
+
+    async def view_request(
+        self,
+        user: str,
+        scene_id: str,
+        width: int,
+        height: int,
+        azimuth: float | None = None,
+        elevation: float | None = None,
+        camera: str | None = None,
+    ) -> RunRequested:
+        plan = view_plan(new_id("req"), width, height, azimuth, elevation, camera)
+        problem = view_problem(plan["operations"][0]["args"])
+        if problem is not None:
+            raise BadView(problem)
+        await self.scenes.own(scene_id, user)
+        return build_request(user=user, scene_id=scene_id, plan=plan)
+
+    async def asset_request(
+        self,
+        user: str,
+        scene_id: str,
+        data: bytes,
+        filename: str,
+        collection: str,
+        pre_approved: bool = False,
+    ) -> RunRequested:
+        """Stage ``data`` and build the run that imports it into ``collection``: a new scene
+        becomes ``user``'s; an existing one must be theirs already."""
+        limit = self.scenes.settings.max_upload_bytes
+        fmt = await asyncio.to_thread(check_asset, data, filename, collection, limit)
+        if await self.scenes.files.head(scene_id) is not None:
+            await self.scenes.own(scene_id, user)
+        uploads = ObjectStoreUploads(self.scenes.bus.js, self.scenes.bus.prefix)
+        blob = await uploads.stage(user, data)
+        plan = import_asset_plan(new_id("req"), blob, len(data), fmt, collection)
+        return build_request(user=user, scene_id=scene_id, plan=plan, pre_approved=pre_approved)
+
+    async def image(self, user: str, result: RunResult) -> bytes | None:
+        """The PNG a completed view run staged for ``user``; None when there is none."""
+        answered = operation_result(result) or {}
+        blob = answered.get("image")
+        if result.status != "completed" or not is_blob_id(blob):
+            return None
+        uploads = ObjectStoreUploads(self.scenes.bus.js, self.scenes.bus.prefix)
+        return await uploads.get(user, str(blob))
+
+
+__all__ = ["AssetRefused", "BadView", "NoScene", "SceneLooks", "check_asset", "operation_result"]

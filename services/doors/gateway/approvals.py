@@ -1,0 +1,99 @@
+"""``/api/agent/approvals/pending`` and ``/resolve`` (spec 002 §7), over the run's events."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
+
+from contracts.events import ApprovalRequested
+from contracts.fold import fold_run
+from contracts.trusted_code import quote_problem
+from services.doors.core.client import CodeNotQuoted, RequestMismatch
+from services.doors.gateway.agent import answer
+from services.doors.gateway.auth import current_user
+from services.doors.gateway.context import Gateway, gateway
+from services.doors.gateway.errors import Conflict, NotFound, responses
+from services.doors.gateway.reads import own_rows
+from services.doors.gateway.schemas import (
+    PendingApproval,
+    PendingApprovals,
+    ResolveBody,
+    RunResponse,
+    pending_out,
+    request_hash,
+    run_out,
+)
+from services.runtime.history import read_run
+
+router = APIRouter(prefix="/api/agent/approvals", tags=["approvals"])
+User = Annotated[str, Depends(current_user)]
+Gw = Annotated[Gateway, Depends(gateway)]
+STALE = "requestHash does not match the pending request; read /api/agent/approvals/pending again"
+
+
+async def _pending(gw: Gateway, run_id: str) -> PendingApproval | None:
+    events = await read_run(gw.bus.js, gw.prefix, run_id)
+    result = fold_run(events)
+    if result is None or result.status != "awaiting_confirmation":
+        return None
+    asked = next(e for e in reversed(events) if isinstance(e, ApprovalRequested))
+    return pending_out(asked, events)
+
+
+@router.get("/pending", response_model=PendingApprovals, responses=responses(401, 503))
+async def pending(user: User, gw: Gw) -> PendingApprovals:
+    """The approvals the caller's runs wait on, newest run first."""
+    rows = [r for r in await own_rows(gw, user) if r.state == "awaiting_confirmation"]
+    found = await asyncio.gather(*(_pending(gw, r.run_id) for r in rows))
+    return PendingApprovals(approvals=[p for p in found if p is not None])
+
+
+@router.post(
+    "/resolve",
+    response_model=RunResponse,
+    responses=responses(400, 401, 404, 409, 413, 422, 503, 504),
+)
+async def resolve(body: ResolveBody, user: User, gw: Gw) -> RunResponse:
+    """Approve or reject; answers once the run is completed or failed again.
+
+    A resolution of an approval that is no longer pending changes nothing and answers the
+    run's current state, so a client may safely retry.
+    """
+    asked = await gw.own_approval(body.approval_id, user)
+    events = await read_run(gw.bus.js, gw.prefix, asked.run_id)
+    result = fold_run(events)
+    if result is None:
+        raise NotFound(f"no approval {body.approval_id}")
+    current = next((e for e in reversed(events) if isinstance(e, ApprovalRequested)), None)
+    still_pending = (
+        result.status == "awaiting_confirmation"
+        and current is not None
+        and current.approval_id == body.approval_id
+    )
+    if not still_pending or current is None:
+        return run_out(result, events)
+    if body.request_hash != request_hash(current):
+        raise Conflict(STALE)
+    # Trusted Python counts as approved only by a person who quotes its code's hash: refuse
+    # here, before anything is published, rather than let the policy drop the resolution.
+    problem = (
+        None if body.decision == "reject" else quote_problem(current.operations, body.code_sha256)
+    )
+    if problem is not None:
+        raise Conflict(problem)
+    following = gw.client.resolve(
+        asked.run_id,
+        body.decision,
+        user,
+        timeout=gw.run_timeout,
+        request_hash=body.request_hash if current.request_hash else None,
+        code_sha256=body.code_sha256,
+    )
+    try:
+        return await answer(gw, following, asked.run_id)
+    except RequestMismatch:  # a newer request arrived between our read and the resolution
+        raise Conflict(STALE) from None
+    except CodeNotQuoted as exc:
+        raise Conflict(str(exc)) from None

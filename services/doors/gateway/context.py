@@ -1,0 +1,68 @@
+"""What every route needs: the mesh client and bus, and the owner lookups over the log.
+
+Ownership is decided by ``services/doors/core/ownership.py``, as every door decides it, over what
+the log says: a run's RunRequested (read by its subject), a scene's head, and a thread or
+an approval as ``owners`` folds them. Anything not the caller's answers exactly like
+something unknown (404).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fastapi import Request
+
+from contracts.events import ApprovalRequested, RunRequested
+from contracts.scenes import Head
+from services.doors.core import ownership
+from services.doors.core.client import MeshClient
+from services.doors.gateway.errors import Unavailable
+from services.executor.client import SceneFiles
+from services.runtime.host import Bus
+from services.runtime.owners import IndexBehind, LogOwners, OwnerIndex
+from services.runtime.settings import Settings
+
+
+@dataclass
+class Gateway:
+    settings: Settings
+    bus: Bus
+    client: MeshClient
+    owners: LogOwners
+    run_timeout: float  # seconds a synchronous route follows a run before answering 504
+
+    @property
+    def prefix(self) -> str:
+        return self.bus.prefix
+
+    @property
+    def _recorded(self) -> ownership.Owners:
+        return ownership.Owners(self.client, SceneFiles(self.bus.js, self.prefix))
+
+    async def own_run(self, run_id: str, user: str) -> RunRequested:
+        return await self._recorded.run(run_id, user)
+
+    async def _owners(self) -> OwnerIndex:
+        try:
+            return await self.owners.current()
+        except IndexBehind as exc:
+            raise Unavailable(str(exc)) from None
+
+    async def own_thread(self, thread_id: str, user: str) -> None:
+        """A new thread, or one the user's run started; another user's is 404."""
+        ownership.own_thread((await self._owners()).threads.get(thread_id), thread_id, user)
+
+    async def own_scene(self, scene_id: str, user: str) -> Head:
+        """The head of the user's scene; another user's, or one nobody owns, is 404 like
+        one that does not exist, so ids cannot be probed."""
+        return await self._recorded.scene(scene_id, user)
+
+    async def own_approval(self, approval_id: str, user: str) -> ApprovalRequested:
+        found = (await self._owners()).approvals.get(approval_id)
+        return ownership.own_approval(found, approval_id, user)
+
+
+def gateway(request: Request) -> Gateway:
+    """FastAPI dependency: the app's Gateway (set by create_app)."""
+    found: Gateway = request.app.state.gateway
+    return found

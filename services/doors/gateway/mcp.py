@@ -1,0 +1,158 @@
+"""``/mcp``: the MCP front door over streamable HTTP, behind the same bearer tokens as /api.
+
+The token's user is the MCP user: this wrapper authenticates every request, puts the user
+in the ASGI scope for the server's tools, and binds each MCP session to that user so
+another token cannot use it. The SDK's session manager needs a running task group; it
+is started on the first request (uvicorn runs the gateway without a lifespan) and
+stopped by ``close``.
+
+DNS rebinding (the MCP spec's MUST): a request whose ``Host`` is not the address the
+gateway serves on, or one of its loopback names at that port, is 421; one whose
+``Origin`` is not such an address is 403. BLENDMESH_MCP_ALLOWED_HOSTS and
+BLENDMESH_MCP_ALLOWED_ORIGINS add the names a proxy or a browser page uses. Until
+``served_at`` names the address, only those added are allowed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Mapping
+from urllib.parse import urlsplit
+
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from starlette.requests import HTTPConnection
+from starlette.types import Receive, Scope, Send
+
+from contracts.session import MCP_HTTP
+from services.doors.gateway.auth import Tokens
+from services.doors.gateway.errors import AuthError, error_response
+from services.doors.mcp.server import USER_KEY, authenticated_user, build_server, door_for
+from services.runtime.host import Bus
+from services.runtime.settings import Settings, SettingsError
+
+HOSTS_VAR = "BLENDMESH_MCP_ALLOWED_HOSTS"
+ORIGINS_VAR = "BLENDMESH_MCP_ALLOWED_ORIGINS"
+LOOPBACK = ("localhost", "127.0.0.1", "[::1]")
+
+
+def _listed(env: Mapping[str, str], name: str) -> list[str]:
+    return [entry.strip() for entry in env.get(name, "").split(",") if entry.strip()]
+
+
+def extra_hosts(env: Mapping[str, str]) -> list[str]:
+    """BLENDMESH_MCP_ALLOWED_HOSTS: ``Host`` values as clients send them (``name``,
+    ``name:port``, or ``name:*`` for any port), comma separated."""
+    hosts = _listed(env, HOSTS_VAR)
+    for host in hosts:
+        if "/" in host or any(c.isspace() for c in host):
+            raise SettingsError(
+                f"{HOSTS_VAR} holds {host!r}, which is not a host; give host or host:port "
+                "as a client sends it in Host (e.g. blend.example.com:8443), comma separated"
+            )
+    return hosts
+
+
+def extra_origins(env: Mapping[str, str]) -> list[str]:
+    """BLENDMESH_MCP_ALLOWED_ORIGINS: browser origins (``scheme://host[:port]``, or
+    ``scheme://host:*`` for any port), comma separated."""
+    origins = _listed(env, ORIGINS_VAR)
+    for origin in origins:
+        parts = urlsplit(origin)
+        if (
+            parts.scheme not in ("http", "https")
+            or not parts.netloc
+            or origin != (f"{parts.scheme}://{parts.netloc}")
+        ):
+            raise SettingsError(
+                f"{ORIGINS_VAR} holds {origin!r}, which is not an origin; give "
+                "scheme://host[:port] as a browser sends it in Origin (e.g. "
+                "https://blend.example.com), comma separated"
+            )
+    return origins
+
+
+def served(host: str, port: int) -> tuple[list[str], list[str]]:
+    """The ``Host`` values and origins of the gateway's own address and its loopback names."""
+    own = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    names = list(dict.fromkeys([own, *LOOPBACK]))
+    return [f"{n}:{port}" for n in names], [f"http://{n}:{port}" for n in names]
+
+
+class McpEndpoint:
+    """An ASGI app: 421/403 for a foreign Host/Origin, 401 without a valid bearer token,
+    the MCP transport otherwise."""
+
+    def __init__(self, settings: Settings, bus: Bus, tokens: Tokens, run_timeout: float) -> None:
+        self._tokens = tokens
+        self._extra = (extra_hosts(settings.env), extra_origins(settings.env))
+        self._allowed = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=list(self._extra[0]),
+            allowed_origins=list(self._extra[1]),
+        )
+        self._guard = TransportSecurityMiddleware(self._allowed)
+        server = build_server(door_for(settings, bus, run_timeout, MCP_HTTP), authenticated_user)
+        self._manager = StreamableHTTPSessionManager(server, security_settings=self._allowed)
+        self._task: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+        self._starting = asyncio.Lock()
+
+    def served_at(self, host: str, port: int) -> None:
+        """Allow the address the gateway listens on, once it is bound (port 0 picks one)."""
+        hosts, origins = served(host, port)
+        self._allowed.allowed_hosts = [*hosts, *self._extra[0]]
+        self._allowed.allowed_origins = [*origins, *self._extra[1]]
+
+    def _user(self, scope: Scope) -> str | None:
+        headers = dict(scope.get("headers") or [])
+        scheme, _, token = headers.get(b"authorization", b"").decode("latin-1").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return None
+        return self._tokens.user(token.strip())
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        # Before the token: a page rebound to this address learns nothing, not even that
+        # a token is wanted. (The transport checks again, with the same settings.)
+        refused = await self._guard.validate_request(HTTPConnection(scope))
+        if refused is not None:
+            await refused(scope, receive, send)
+            return
+        user = self._user(scope)
+        if user is None:
+            response = error_response(AuthError, 401, "send Authorization: Bearer <token>")
+            await response(scope, receive, send)
+            return
+        # The session manager binds a session to the client_id that opened it.
+        principal = AuthenticatedUser(AccessToken(token="bearer", client_id=user, scopes=[]))
+        await self._started()
+        await self._manager.handle_request(
+            {**scope, "user": principal, USER_KEY: user}, receive, send
+        )
+
+    async def _started(self) -> None:
+        async with self._starting:
+            if self._task is not None:
+                return
+            ready = asyncio.Event()
+
+            async def run() -> None:
+                async with self._manager.run():
+                    ready.set()
+                    await self._stop.wait()
+
+            self._task = asyncio.create_task(run())
+            await ready.wait()
+
+    async def close(self) -> None:
+        if self._task is None:
+            return
+        self._stop.set()
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await asyncio.wait_for(self._task, 10)
+        self._task = None

@@ -1,0 +1,115 @@
+"""``POST /api/scenes/{sceneId}/import`` and ``/revert``: runs that replace a whole scene.
+
+Both are runs like any other (``contracts/scene_files.py``), built by the scene door the
+CLI uses too; both are destructive, so they wait for a person's approval: the answer is
+202 with the run and its pending approval, resolved by ``/api/agent/approvals/resolve``.
+The import's body is the .blend itself, streamed in up to BLENDMESH_MAX_UPLOAD_BYTES
+(``upload_limit``: the one route exempt from the 1 MiB body limit).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path, Request, Response
+
+from contracts.events import ApprovalRequested, RunRequested
+from services.doors.core.scene_client import SceneDoor
+from services.doors.gateway.agent import answer
+from services.doors.gateway.auth import current_user
+from services.doors.gateway.context import Gateway, gateway
+from services.doors.gateway.errors import ValidationError, responses
+from services.doors.gateway.limits import Streamed
+from services.doors.gateway.scene_schemas import RevertBody, SceneRun
+from services.doors.gateway.schemas import pending_out
+from services.executor.client import SceneFiles
+from services.runtime.history import read_run
+from services.runtime.settings import Settings
+
+router = APIRouter(prefix="/api/scenes", tags=["scenes"])
+User = Annotated[str, Depends(current_user)]
+Gw = Annotated[Gateway, Depends(gateway)]
+SceneId = Annotated[str, Path(alias="sceneId", pattern=r"^[A-Za-z0-9_-]{1,128}$")]
+IMPORT_PATH = re.compile(r"/api/scenes/[A-Za-z0-9_-]{1,128}/import")
+UPLOAD_NAME = "the uploaded file"
+
+ANSWERS: dict[int | str, dict[str, Any]] = {
+    200: {"model": SceneRun, "description": "The run completed or failed without waiting"},
+    202: {"model": SceneRun, "description": "The run waits for the approval it names"},
+}
+IMPORT_BODY = {
+    "required": True,
+    "description": "The .blend file as Blender saved it (compressed or not)",
+    "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
+}
+
+
+def upload_limit(settings: Settings) -> Streamed:
+    """The import route's exemption from the body limit, with a limit of its own."""
+    return Streamed(
+        method="POST",
+        path=IMPORT_PATH,
+        max_bytes=settings.max_upload_bytes,
+        setting="BLENDMESH_MAX_UPLOAD_BYTES",
+        what="the .blend to import",
+    )
+
+
+async def follow(gw: Gateway, request: RunRequested, response: Response) -> SceneRun:
+    """Submit ``request`` and answer once it waits for approval (202) or ended (200)."""
+    run = await answer(gw, gw.client.run(request, timeout=gw.run_timeout), request.run_id)
+    if run.status != "awaiting_confirmation":
+        response.status_code = 200
+        return SceneRun(run=run, approval=None)
+    events = await read_run(gw.bus.js, gw.prefix, run.run_id)
+    asked = next((e for e in reversed(events) if isinstance(e, ApprovalRequested)), None)
+    return SceneRun(run=run, approval=pending_out(asked, events) if asked else None)
+
+
+@router.post(
+    "/{sceneId}/import",
+    status_code=202,
+    response_model=SceneRun,
+    responses={**ANSWERS, **responses(401, 404, 413, 422, 503, 504)},
+    openapi_extra={"requestBody": IMPORT_BODY},
+)
+async def import_scene(
+    scene_id: SceneId, request: Request, response: Response, user: User, gw: Gw
+) -> SceneRun:
+    """Make an uploaded .blend the scene's next revision (a new scene id makes a new
+    scene, the caller's); the run waits for approval. Scripts in the file never run."""
+    files = SceneFiles(gw.bus.js, gw.prefix)
+    if await files.head(scene_id) is not None:
+        await gw.own_scene(scene_id, user)  # before reading a byte of someone else's import
+    data = bytearray()
+    async for chunk in request.stream():  # bounded while it arrives: upload_limit
+        data += chunk
+    built = await SceneDoor(gw.bus, gw.settings).import_request(
+        user, scene_id, bytes(data), UPLOAD_NAME
+    )
+    return await follow(gw, built, response)
+
+
+@router.post(
+    "/{sceneId}/revert",
+    status_code=202,
+    response_model=SceneRun,
+    responses={**ANSWERS, **responses(400, 401, 404, 413, 422, 503, 504)},
+)
+async def revert_scene(
+    scene_id: SceneId, body: RevertBody, response: Response, user: User, gw: Gw
+) -> SceneRun:
+    """Make a new revision equal to ``revision`` (the ones between are kept); the run
+    waits for approval."""
+    await gw.own_scene(scene_id, user)
+    files = SceneFiles(gw.bus.js, gw.prefix)
+    known = {n for n, _ in await files.history(scene_id)}
+    if body.revision not in known:
+        head = await files.head(scene_id)
+        raise ValidationError(
+            f"scene {scene_id} has no revision {body.revision} (its head is revision "
+            f"{head.revision if head else 0}); GET /api/scenes/{scene_id}/history lists them"
+        )
+    built = await SceneDoor(gw.bus, gw.settings).revert_request(user, scene_id, body.revision)
+    return await follow(gw, built, response)

@@ -1,0 +1,389 @@
+"""The JSON the gateway speaks (camelCase, spec 002), mapped explicitly from the contracts.
+
+Pydantic models here exist for the HTTP edge and its OpenAPI document only; the mesh
+speaks msgspec contracts. Each ``*_out`` function is the one place a contract becomes
+an answer, so a renamed contract field breaks here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+import msgspec
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic.alias_generators import to_camel
+from pydantic.json_schema import SkipJsonSchema
+
+from contracts import events
+from contracts.events import AnyEvent, ApprovalRequested, Planned, PolicyDecided
+from contracts.fold import action_states, action_times
+from contracts.geonodes import step_of
+from contracts.operations import Operation
+from contracts.python_steps import CODE_SHA256_PATTERN
+from contracts.queries import AuditRecord, RunRow, TimelineEntry
+from contracts.receipts import ActionState, RunResult, RunState
+from contracts.resolutions import Resolution
+from contracts.tools import DeterminismClass
+from contracts.trusted_code import code_hashes
+from services.doors.gateway.errors import FAILURE_TYPE, ApiError, type_name
+
+# The subject-safe ids of contracts/subjects.py: they become NATS subject tokens.
+Token = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,128}$")]
+MAX_PROMPT = 4000
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+# -- requests --------------------------------------------------------------------------
+
+
+class RunBody(_Model):
+    """A request in words (``prompt``) or a hand-written plan (``plan``): one of them.
+
+    A plan is a spec 000 operation set or a spec 004 Geometry Nodes response; the planner
+    tells them apart by shape.
+    """
+
+    model_config = ConfigDict(
+        json_schema_extra={"oneOf": [{"required": ["prompt"]}, {"required": ["plan"]}]}
+    )
+
+    prompt: (
+        Annotated[str, StringConstraints(min_length=1, max_length=MAX_PROMPT)]
+        | SkipJsonSchema[None]
+    ) = None
+    plan: dict[str, Any] | SkipJsonSchema[None] = None
+    thread_id: Token | None = None
+    scene_id: Token = "default"
+    rollback: Literal["operation", "run"] = "operation"
+    determinism: Literal["any", "required"] = Field(
+        default="any",
+        description="required: refuse the run (nondeterministic_refused) if any tool of its "
+        "plan cannot give a reproducible result (spec 001)",
+    )
+    exported_file: Literal["adopt", "discard"] | None = Field(
+        default=None,
+        description="When the scene's exported .blend was changed since blendmesh wrote it "
+        "(else 409): adopt imports it as a new revision first (that import waits for "
+        "approval; send the request again once it is approved), discard keeps a copy "
+        "beside it and lets the run replace it",
+    )
+
+    @model_validator(mode="after")
+    def _prompt_or_plan(self) -> RunBody:
+        given = {"prompt", "plan"} & self.model_fields_set
+        if len(given) != 1 or (self.prompt is None and self.plan is None):
+            raise ValueError("give either prompt or plan")
+        return self
+
+
+CodeHash = Annotated[str, StringConstraints(pattern=CODE_SHA256_PATTERN)]
+MAX_QUOTED_CODE = 500  # as many as an approval_resolved event holds
+
+
+class ResolveBody(_Model):
+    approval_id: Token
+    decision: Resolution
+    request_hash: Annotated[str, StringConstraints(min_length=1, max_length=256)]
+    code_sha256: list[CodeHash] = Field(
+        default_factory=list,
+        max_length=MAX_QUOTED_CODE,
+        description="The codeSha256 of the pending approval: the hash of every trusted "
+        "Python step's code the person read. An approval without them is refused (409).",
+    )
+
+
+# -- answers ---------------------------------------------------------------------------
+
+
+class Action(_Model):
+    operation_id: str
+    tool: str
+    status: ActionState
+    requires_approval: bool
+    step_id: str | None = Field(
+        default=None,
+        description="The step of a Geometry Nodes response (spec 004) the operation was "
+        "compiled from",
+    )
+    determinism_class: DeterminismClass | None = Field(
+        default=None,
+        description="How repeatable the operation's tool is (spec 001), once it has a receipt",
+    )
+    seed: int | None = Field(default=None, description="The seed a seeded tool ran with")
+    error_code: str | None = Field(
+        default=None,
+        description="The spec 001 ToolResult code of an operation that failed or was refused "
+        "(e.g. nondeterministic_refused)",
+    )
+    created_at: datetime | None = Field(
+        default=None, description="When the plan that holds the operation was made (UTC)"
+    )
+    updated_at: datetime | None = Field(
+        default=None, description="When an event last changed the operation's status (UTC)"
+    )
+
+
+class RepairStepOut(_Model):
+    operation_id: str
+    action: str
+
+
+class Failure(_Model):
+    """The spec 000 failure contract, plus the spec 002 class it belongs to."""
+
+    type: str
+    error_code: str
+    recoverable: bool
+    retry_hint: str
+    minimal_repair_plan: list[RepairStepOut]
+
+
+class Gates(_Model):
+    success: bool
+    failed_gates: list[str]
+    messages: list[str]
+
+
+class RunResponse(_Model):
+    ok: bool
+    run_id: str
+    thread_id: str
+    status: RunState
+    summary: str
+    actions: list[Action]
+    failure: Failure | None
+    scene_path: str | None = Field(description="Where to GET the scene's .blend, once committed")
+    gates: Gates | None = Field(
+        default=None,
+        description="The verification gates' verdict on the committed scene (spec 004 §8)",
+    )
+
+
+class PendingOperation(_Model):
+    operation_id: str
+    tool: str
+    safety_level: str
+    args: dict[str, Any]
+
+
+class PendingApproval(_Model):
+    approval_id: str
+    run_id: str
+    request_hash: str
+    reason: str
+    expires_at: datetime | None
+    operations: list[PendingOperation]
+    code_sha256: list[str] = Field(
+        description="The sha256 of each python.trusted operation's code (its args.code): "
+        "a resolution that approves must quote every one"
+    )
+
+
+class PendingApprovals(_Model):
+    approvals: list[PendingApproval]
+
+
+class RunSummary(_Model):
+    run_id: str
+    status: RunState
+    scene_id: str | None
+    thread_id: str
+    created_at: datetime
+    updated_at: datetime
+    error_code: str | None
+
+
+class RunList(_Model):
+    runs: list[RunSummary]
+
+
+class TimelineItem(_Model):
+    seq: int
+    type: str
+    at: datetime
+    detail: str
+
+
+class RunDetailResponse(_Model):
+    run: RunSummary
+    timeline: list[TimelineItem]
+
+
+class AuditRecordOut(_Model):
+    """The spec 000 minimum audit record."""
+
+    seq: int
+    timestamp: datetime
+    request_id: str
+    operation_id: str
+    mcp_call_id: str | None
+    blender_mutation_id: str | None
+    tool_name: str | None
+    safety_level: str | None
+    status: str
+    scene_hash_before: str | None
+    scene_hash_after: str | None
+
+
+class AuditResponse(_Model):
+    records: list[AuditRecordOut]
+
+
+# -- mapping ---------------------------------------------------------------------------
+
+
+def _when(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC)
+
+
+def _last(events: Sequence[AnyEvent], kind: type[Any]) -> Any:
+    return next((e for e in reversed(events) if isinstance(e, kind)), None)
+
+
+def scene_path(scene_id: str) -> str:
+    return f"/api/scenes/{scene_id}.blend"
+
+
+def run_out(result: RunResult, events: Sequence[AnyEvent]) -> RunResponse:
+    """A run's answer from its folded result and its events (actions need the plan)."""
+    planned: Planned | None = _last(events, Planned)
+    decided: PolicyDecided | None = _last(events, PolicyDecided)
+    asks = (
+        {d.operation_id for d in decided.decisions if d.mode == "require_approval"}
+        if decided
+        else set()
+    )
+    states = action_states(events)
+    times = action_times(events)
+    receipts = {r.operation_id: r for r in result.receipts}
+    actions = [
+        Action(
+            operation_id=op.operation_id,
+            tool=op.tool_name,
+            status=states.get(op.operation_id, "planned"),
+            requires_approval=op.operation_id in asks,
+            step_id=step_of(op.operation_id),
+            determinism_class=receipt.determinism_class if receipt else None,
+            seed=receipt.seed if receipt else None,
+            error_code=receipt.error_code if receipt else None,
+            created_at=_when(when[0]) if when else None,
+            updated_at=_when(when[1]) if when else None,
+        )
+        for op in (planned.operation_set.operations if planned else [])
+        for receipt, when in [(receipts.get(op.operation_id), times.get(op.operation_id))]
+    ]
+    failure = None
+    if result.status == "failed" and result.failure is not None:
+        f = result.failure
+        kind: type[ApiError] = FAILURE_TYPE.get(f.error_code, ApiError)
+        failure = Failure(
+            type=type_name(kind),
+            error_code=f.error_code,
+            recoverable=f.recoverable,
+            retry_hint=f.retry_hint,
+            minimal_repair_plan=[
+                RepairStepOut(operation_id=s.operation_id, action=s.action)
+                for s in f.minimal_repair_plan
+            ],
+        )
+    summary = result.message
+    if result.status == "awaiting_confirmation":
+        summary = f"waiting for approval of {', '.join(result.pending_operations)}"
+    return RunResponse(
+        ok=result.status != "failed",
+        run_id=result.run_id,
+        thread_id=result.thread_id,
+        status=result.status,
+        summary=summary,
+        actions=actions,
+        failure=failure,
+        scene_path=scene_path(result.scene_id) if result.scene_hash else None,
+        gates=Gates(
+            success=result.gates.success,
+            failed_gates=list(result.gates.failed_gates),
+            messages=list(result.gates.messages),
+        )
+        if result.gates is not None
+        else None,
+    )
+
+
+def request_hash(pending: ApprovalRequested) -> str:
+    """The hash a resolution must quote: the policy's, or for events older than it, a
+    stand-in over what was asked under which approval id."""
+    if pending.request_hash:
+        return pending.request_hash
+    key = msgspec.json.encode([pending.approval_id, pending.run_id, pending.operation_ids])
+    return hashlib.sha256(key).hexdigest()
+
+
+def pending_out(pending: ApprovalRequested, events: Sequence[AnyEvent]) -> PendingApproval:
+    operations: Sequence[Any] = pending.operations
+    if not operations:  # older events: the operations are in the run's last plan
+        planned: Planned | None = _last(events, Planned)
+        wanted = set(pending.operation_ids)
+        operations = [
+            op
+            for op in (planned.operation_set.operations if planned else [])
+            if op.operation_id in wanted
+        ]
+    expires_at = pending.expires_at
+    return PendingApproval(
+        approval_id=pending.approval_id,
+        run_id=pending.run_id,
+        request_hash=request_hash(pending),
+        reason=pending.reason,
+        expires_at=_when(expires_at) if isinstance(expires_at, int | float) else None,
+        operations=[_pending_operation(op) for op in operations],
+        code_sha256=code_hashes(pending.operations),
+    )
+
+
+def _pending_operation(op: Operation | events.PendingOperation) -> PendingOperation:
+    """The policy's record of an operation to approve, or the planned Operation itself."""
+    return PendingOperation(
+        operation_id=op.operation_id,
+        tool=op.tool if isinstance(op, events.PendingOperation) else op.tool_name,
+        safety_level=op.safety_level,
+        args=msgspec.to_builtins(op.args),
+    )
+
+
+def summary_out(row: RunRow) -> RunSummary:
+    return RunSummary(
+        run_id=row.run_id,
+        status=row.state or "queued",
+        scene_id=row.scene_id,
+        thread_id=row.thread_id,
+        created_at=_when(row.created_at),
+        updated_at=_when(row.updated_at),
+        error_code=row.error_code,
+    )
+
+
+def timeline_out(entry: TimelineEntry) -> TimelineItem:
+    return TimelineItem(
+        seq=entry.stream_seq, type=entry.type, at=_when(entry.at), detail=entry.detail
+    )
+
+
+def audit_out(record: AuditRecord) -> AuditRecordOut:
+    return AuditRecordOut(
+        seq=record.stream_seq,
+        timestamp=_when(record.timestamp),
+        request_id=record.request_id,
+        operation_id=record.operation_id,
+        mcp_call_id=record.mcp_call_id,
+        blender_mutation_id=record.blender_mutation_id,
+        tool_name=record.tool_name,
+        safety_level=record.safety_level,
+        status=record.status,
+        scene_hash_before=record.scene_hash_before,
+        scene_hash_after=record.scene_hash_after,
+    )

@@ -1,0 +1,173 @@
+"""The ``run`` tool: submit a run, report its progress, and let the person decide.
+
+When the run waits for approval and the host can ask its person (elicitation), the
+question shows every pending operation with its arguments; the answer is published as an
+``approval_resolved`` event like any other door's. A host that cannot ask gets the
+approval and the CLI command; the run waits for a person. The model never approves.
+Cancelling the tool call ends the wait, not the run: the run goes on in the mesh.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import mcp.types as types
+from mcp.shared.context import RequestContext
+
+from contracts.events import AnyEvent, RunRequested
+from contracts.progress import progress_line
+from contracts.receipts import RunResult
+from contracts.resolutions import Resolution
+from contracts.trusted_code import code_hashes
+from services.doors.core.client import ClientError, OnEvent, build_request
+from services.doors.mcp import answers
+from services.doors.mcp.door import Door, pending_approval
+from services.doors.mcp.errors import Timeout, ValidationError
+from services.planner.client import planner_for
+
+Context = RequestContext[Any, Any, Any]
+MAX_QUESTIONS = 5  # a run asks again only after a repair; a loop would be the host's bug
+APPROVE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "approve": {
+            "type": "boolean",
+            "title": "Run these operations",
+            "description": "Leave checked to run them once; uncheck or decline to reject.",
+            "default": True,
+        }
+    },
+}
+ELICITATION = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+
+
+@contextlib.asynccontextmanager
+async def progress(ctx: Context) -> AsyncIterator[OnEvent | None]:
+    """An ``on_event`` that sends each progress line as a progress notification, when the
+    request carries a progress token; None otherwise."""
+    token = ctx.meta.progressToken if ctx.meta is not None else None
+    if token is None:
+        yield None
+        return
+    queue: asyncio.Queue[str | None] = asyncio.Queue()
+
+    def on_event(event: AnyEvent) -> None:
+        line = progress_line(event)
+        if line is not None:
+            queue.put_nowait(line.text.strip())
+
+    async def pump() -> None:
+        sent = 0
+        while (text := await queue.get()) is not None:
+            sent += 1
+            with contextlib.suppress(Exception):  # a host gone away is not the run's failure
+                await ctx.session.send_progress_notification(
+                    token, sent, None, text, related_request_id=str(ctx.request_id)
+                )
+
+    task = asyncio.create_task(pump())
+    try:
+        yield on_event
+    finally:
+        queue.put_nowait(None)  # the last lines go out before the answer
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(task), 5)
+        finally:
+            task.cancel()
+
+
+async def ask_person(ctx: Context, question: str) -> Resolution:
+    """The person's answer through the host: accept approves once, anything else rejects."""
+    answer = await ctx.session.elicit_form(
+        question, APPROVE_SCHEMA, related_request_id=ctx.request_id
+    )
+    if answer.action == "accept" and (answer.content or {}).get("approve", True) is not False:
+        return "approve_once"
+    return "reject"
+
+
+def run_request(door: Door, user: str, args: dict[str, Any]) -> RunRequested:
+    """The request of a ``run`` call (its arguments checked against the tool's schema):
+    from the door's host profile (spec 001), with the determinism it asks for."""
+    try:
+        return build_request(
+            user=user,
+            scene_id=args["scene_id"],
+            prompt=args.get("request"),
+            plan=args.get("plan"),
+            planner=planner_for(door.settings),
+            thread_id=args.get("thread_id"),
+            rollback_boundary=args.get("rollback", "operation"),
+            max_operations=door.settings.max_operations,
+            host=door.host,
+            determinism=args.get("determinism", "any"),
+        )
+    except ValueError as exc:  # LimitExceeded, RequestRefused: they name the argument
+        raise ValidationError(str(exc)) from None
+
+
+async def submit(door: Door, user: str, args: dict[str, Any], ctx: Context) -> types.CallToolResult:
+    prompt, plan = args.get("request"), args.get("plan")
+    if (prompt is None) == (plan is None):
+        raise ValidationError("give exactly one of `request` (words) or `plan` (JSON object)")
+    if args.get("thread_id"):
+        await door.check_thread(args["thread_id"], user)
+    request = run_request(door, user, args)
+    can_ask = ctx.session.check_client_capability(ELICITATION)
+    before = await door.scene(request.scene_id, user)
+    stale = await door.preview(request.scene_id, user) if before is not None else None
+    try:
+        async with progress(ctx) as on_event:
+            result = await door.client.run(request, on_event, door.run_timeout)
+            for _ in range(MAX_QUESTIONS):
+                if result.status != "awaiting_confirmation" or not can_ask:
+                    break
+                result = await _decide(door, user, ctx, result, on_event)
+    except ClientError as exc:
+        raise Timeout(
+            f"run {request.run_id} has no answer within {door.run_timeout:g} s; it goes on "
+            "in the mesh: ask `run_status` later"
+        ) from exc
+    committed = result.scene_hash is not None and (
+        before is None or before["scene_hash"] != result.scene_hash
+    )
+    return await _answer(door, user, result, stale if committed else None, committed)
+
+
+async def _decide(
+    door: Door, user: str, ctx: Context, result: RunResult, on_event: OnEvent | None
+) -> RunResult:
+    pending = pending_approval(await door.events(result.run_id))
+    if pending is None:
+        return result
+    decision = await ask_person(ctx, answers.approval_question(pending))
+    return await door.client.resolve(
+        result.run_id,
+        decision,
+        user,
+        on_event,
+        door.run_timeout,
+        request_hash=pending.request_hash,
+        code_sha256=code_hashes(pending.operations),  # of the code the question showed
+    )
+
+
+async def _answer(
+    door: Door, user: str, result: RunResult, stale: bytes | None, committed: bool
+) -> types.CallToolResult:
+    pending = None
+    if result.status == "awaiting_confirmation":
+        pending = pending_approval(await door.events(result.run_id))
+    scene = await door.scene(result.scene_id, user)
+    preview = None
+    if scene is not None:
+        preview = (
+            await door.fresh_preview(result.scene_id, user, stale)
+            if committed
+            else await door.preview(result.scene_id, user)
+        )
+    return answers.run_answer(result, pending, scene, preview)

@@ -1,0 +1,205 @@
+"""The MCP tools for one object in depth, a view as an image, and an asset import.
+
+Each submits a one-operation run (``services/doors/core/scene_looks.py``), so the host's model gets
+nothing the policy did not decide and the audit does not record. Reads answer the
+operation's result; a view answers an MCP image; an import answers like ``run`` (it may
+wait for a person's approval, asked through the host).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+import mcp.types as types
+from mcp.shared.context import RequestContext
+
+from contracts.assets import COLLECTION_PATTERN, EXTENSIONS
+from contracts.receipts import RunResult
+from contracts.scene_files import DEFAULT_MAX_UPLOAD_BYTES
+from contracts.views import DEFAULT_AZIMUTH, DEFAULT_ELEVATION, MAX_SIDE, MIN_SIDE
+from services.doors.core.client import ClientError
+from services.doors.core.scene_client import NoScene, SceneDoor, UploadTooLarge
+from services.doors.core.scene_looks import AssetRefused, BadView, SceneLooks, operation_result
+from services.doors.mcp import answers
+from services.doors.mcp.approval import progress, submit
+from services.doors.mcp.door import Door, check, pending_approval
+from services.doors.mcp.errors import NotFound, Timeout, ValidationError
+from services.doors.mcp.tools import SCENE_ID, _schema
+
+Context = RequestContext[Any, Any, Any]
+_READ = types.ToolAnnotations(
+    readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False
+)
+_SIDE = {"type": "integer", "minimum": MIN_SIDE, "maximum": MAX_SIDE, "default": 512}
+
+INSPECT_OBJECT = types.Tool(
+    name="inspect_object",
+    title="One object in depth",
+    description=(
+        "One object of your scene in depth: mesh counts (vertices, edges, faces, "
+        "triangles) before and after modifiers, each modifier's type, name and settings, "
+        "material slots, custom properties, world-space bounds, transform (rotation in "
+        "radians), parent, children and collections. A read: it runs as a checked, audited "
+        "operation and makes no revision. `scene` lists the object names."
+    ),
+    inputSchema=_schema(
+        {
+            "scene_id": SCENE_ID,
+            "name": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 63,
+                "description": "the object's exact name, e.g. `Box`",
+            },
+        },
+        ["scene_id", "name"],
+    ),
+    annotations=_READ,
+)
+RENDER_VIEW = types.Tool(
+    name="render_view",
+    title="Render a view",
+    description=(
+        "A PNG image of your scene's head revision from a chosen angle or through one of "
+        f"its cameras, {MIN_SIDE} to {MAX_SIDE} pixels a side. Give `camera` (a camera "
+        "object's name) or `azimuth`/`elevation` in degrees (azimuth 0 looks from -Y, 90 "
+        f"from +X; elevation 90 from above; default {DEFAULT_AZIMUTH:g}/"
+        f"{DEFAULT_ELEVATION:g}), not both; the view frames the whole scene. A read: "
+        "checked and audited, no revision."
+    ),
+    inputSchema=_schema(
+        {
+            "scene_id": SCENE_ID,
+            "width": _SIDE,
+            "height": _SIDE,
+            "azimuth": {"type": "number", "minimum": -360, "maximum": 360},
+            "elevation": {"type": "number", "minimum": -90, "maximum": 90},
+            "camera": {"type": "string", "minLength": 1, "maxLength": 63},
+        },
+        ["scene_id"],
+    ),
+    annotations=_READ,
+)
+IMPORT_ASSET = types.Tool(
+    name="import_asset",
+    title="Import an asset file",
+    description=(
+        "Add the objects of an asset file to a collection of a scene (made when missing; a "
+        "new scene id starts a new scene). The file's name says its format: "
+        f"{', '.join(EXTENSIONS)} (USD as text). Send its bytes base64-encoded, at most "
+        "BLENDMESH_MAX_UPLOAD_BYTES (64 MiB by default). Files that refer to other files (a "
+        "glTF buffer or image by URI, an OBJ material library, a USD asset path, an FBX "
+        "texture by path) are refused. A write: policy decides it, it may wait for a "
+        "person's approval, and it makes a new revision. Answers like `run`."
+    ),
+    inputSchema=_schema(
+        {
+            "scene_id": SCENE_ID,
+            "filename": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 255,
+                "description": "the file's name with its ending, e.g. `chair.glb`",
+            },
+            "data": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": (DEFAULT_MAX_UPLOAD_BYTES + 2) // 3 * 4,
+                "contentEncoding": "base64",
+                "description": "the file's bytes, base64-encoded",
+            },
+            "collection": {
+                "type": "string",
+                "pattern": COLLECTION_PATTERN,
+                "description": "the collection the objects go into, e.g. `Props`",
+            },
+        },
+        ["scene_id", "filename", "data", "collection"],
+    ),
+    annotations=types.ToolAnnotations(
+        readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False
+    ),
+)
+TOOLS = [INSPECT_OBJECT, RENDER_VIEW, IMPORT_ASSET]
+NAMES = frozenset(t.name for t in TOOLS)
+
+
+def _looks(door: Door) -> SceneLooks:
+    return SceneLooks(SceneDoor(door.bus, door.settings))
+
+
+async def _run(door: Door, ctx: Context, request: Any) -> RunResult:
+    try:
+        async with progress(ctx) as on_event:
+            return await door.client.run(request, on_event, door.run_timeout)
+    except ClientError as exc:
+        raise Timeout(
+            f"run {request.run_id} has no answer within {door.run_timeout:g} s; it goes on "
+            "in the mesh: ask `run_status` later"
+        ) from exc
+
+
+async def _read_answer(
+    door: Door, user: str, result: RunResult, summary: str, image: bytes | None = None
+) -> types.CallToolResult:
+    answered = operation_result(result)
+    if result.status != "completed" or answered is None:
+        pending = None
+        if result.status == "awaiting_confirmation":
+            pending = pending_approval(await door.events(result.run_id))
+        return answers.run_answer(result, pending, await door.scene(result.scene_id, user), None)
+    data = {"run_id": result.run_id, "scene_id": result.scene_id, **answered}
+    return answers.result(summary, data, [image] if image else None)
+
+
+async def _inspect(door: Door, user: str, args: dict[str, Any], ctx: Context) -> Any:
+    request = await _looks(door).inspect_request(user, args["scene_id"], args["name"])
+    result = await _run(door, ctx, request)
+    return await _read_answer(door, user, result, f"object {args['name']!r}")
+
+
+async def _view(door: Door, user: str, args: dict[str, Any], ctx: Context) -> Any:
+    looks = _looks(door)
+    request = await looks.view_request(
+        user,
+        args["scene_id"],
+        args.get("width", 512),
+        args.get("height", 512),
+        args.get("azimuth"),
+        args.get("elevation"),
+        args.get("camera"),
+    )
+    result = await _run(door, ctx, request)
+    png = await looks.image(user, result)
+    if result.status == "completed" and png is None:
+        raise NotFound("the rendered view has expired from the store; render it again")
+    return await _read_answer(door, user, result, f"a view of scene {args['scene_id']}", png)
+
+
+async def _import(door: Door, user: str, args: dict[str, Any], ctx: Context) -> Any:
+    try:
+        data = base64.b64decode(args["data"], validate=True)
+    except (binascii.Error, ValueError):
+        raise ValidationError("argument .data is not base64; encode the file's bytes") from None
+    request = await _looks(door).asset_request(
+        user, args["scene_id"], data, args["filename"], args["collection"]
+    )
+    # Submitted as its plan through `run`: the same approval, progress and answer.
+    plan_args = {"scene_id": request.scene_id, "plan": request.plan}
+    return await submit(door, user, plan_args, ctx)
+
+
+async def call(door: Door, user: str, name: str, args: Any, ctx: Context) -> types.CallToolResult:
+    """Answer one of ``TOOLS``; bad input and another user's scene as tool errors."""
+    schema = {t.name: t.inputSchema for t in TOOLS}[name]
+    checked = check(args, schema)
+    handler = {"inspect_object": _inspect, "render_view": _view, "import_asset": _import}[name]
+    try:
+        result: types.CallToolResult = await handler(door, user, checked, ctx)
+    except NoScene as exc:
+        raise NotFound(str(exc)) from None
+    except (AssetRefused, BadView, UploadTooLarge) as exc:
+        raise ValidationError(str(exc)) from None
+    return result

@@ -1,0 +1,1 @@
+"""How the executor reaches the world: NATS (KV, object store), the bridge process, files."""

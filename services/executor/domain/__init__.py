@@ -1,0 +1,1 @@
+"""What the executor decides: spec 000's guarantees and spec 001's gate. No I/O of its own."""

@@ -1,0 +1,210 @@
+"""What the executor needs from the outside world, as small Protocols.
+
+Every port the executor depends on lives here, with the errors and values it speaks in;
+its in-memory fake is in ``memory.py`` beside it, and ``tests/contract/`` holds each fake
+and its real adapter to the same behaviour.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol
+
+import msgspec
+
+from contracts.bridge import GltfExport, HashScheme, Preview, SavedScene, ToolResult
+from contracts.inspection import SceneInspection
+from contracts.nodes import NodeCatalog
+from contracts.scenes import Head, SceneSummary
+from contracts.tools import ToolCatalog
+from contracts.views import AssetImported, AssetParams, ViewParams
+from services.executor.domain.journal import JournalEntry
+
+
+class Bridge(Protocol):
+    """Port: a Blender bridge process (MCP over stdio) that can be restarted."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], mcp_call_id: str, timeout: float | None = None
+    ) -> ToolResult:
+        """Run one tool: a tool that fails answers with a ToolResult, a dead bridge raises."""
+        ...
+
+    async def reset(self) -> str: ...
+
+    async def load(self, path: str) -> str: ...
+
+    async def save(self, path: str, compress: bool = False) -> SavedScene: ...
+
+    async def fingerprint(self) -> str: ...
+
+    async def fingerprint_full(self, scheme: HashScheme = "digests") -> str:
+        """The hash recomputed in full; ``whole_snapshot`` verifies revisions committed
+        before the hash combined per-datablock digests (ADR 0012)."""
+        ...
+
+    async def render_preview(self, path: str, width: int = 320, height: int = 240) -> Preview:
+        """Write a small PNG of the scene to ``path`` without changing the scene."""
+        ...
+
+    async def inspect(self) -> SceneInspection:
+        """Describe the scene it holds, deterministically, for the inspection artifact."""
+        ...
+
+    async def render_view(self, view: ViewParams) -> Preview:
+        """Write a PNG of one view of the scene to ``view.path`` without changing it."""
+        ...
+
+    async def import_asset(self, asset: AssetParams) -> AssetImported:
+        """Import the asset file at ``asset.path`` into a collection of the scene."""
+        ...
+
+    async def restart(self) -> None:
+        """Replace a dead or hung bridge with a fresh one (empty scene)."""
+        ...
+
+
+class Journal(Protocol):
+    """Port: committed operations by key."""
+
+    async def get(self, key: str) -> JournalEntry | None: ...
+
+    async def put(self, key: str, entry: JournalEntry) -> None: ...
+
+    async def delete(self, key: str) -> None: ...
+
+
+class Lease(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    scene_id: str
+    owner: str
+    epoch: int
+    expires_at: float
+    kv_revision: int = 0
+
+
+class LeaseHeld(Exception):
+    """Another executor writes this scene now; try again after ``retry_in`` seconds."""
+
+    def __init__(self, scene_id: str, owner: str, retry_in: float) -> None:
+        super().__init__(f"scene {scene_id} is being written by {owner}")
+        self.retry_in = retry_in
+
+
+class LeaseLost(Exception):
+    """This executor no longer owns the scene: its changes must not be committed."""
+
+
+class Leases(Protocol):
+    async def acquire(self, scene_id: str) -> Lease: ...
+
+    async def renew(self, lease: Lease) -> Lease: ...
+
+    async def release(self, lease: Lease) -> None: ...
+
+
+class StaleCommit(Exception):
+    """Someone else committed the scene since this writer read its head."""
+
+
+INSPECTION_SUFFIX = ".inspection.json"
+
+
+def inspection_name(head: Head) -> str:
+    """Where a revision's inspection artifact is stored: beside its .blend, named after it
+    (``<scene>/<revision:08d>-<hash16>.inspection.json`` in the object store)."""
+    return head.object_name + INSPECTION_SUFFIX
+
+
+class SceneStore(Protocol):
+    """Port: read the head, fetch a revision, commit a new one (compare-and-set), and keep
+    each revision's inspection artifact beside it."""
+
+    async def head(self, scene_id: str) -> Head | None: ...
+
+    async def fetch(self, head: Head, dest: Path) -> None: ...
+
+    async def commit(
+        self,
+        scene_id: str,
+        blend: Path,
+        scene_hash: str,
+        parent: Head | None,
+        epoch: int,
+        owner: str = "",
+    ) -> Head: ...
+
+    async def put_inspection(self, head: Head, document: bytes) -> str:
+        """Store the inspection artifact of revision ``head``; returns its object name."""
+        ...
+
+    async def inspection(self, head: Head) -> str | None:
+        """The object name of ``head``'s artifact, or None when none was stored."""
+        ...
+
+    async def read_inspection(self, name: str) -> bytes | None:
+        """An artifact by object name; None when there is none (or the name is no artifact's)."""
+        ...
+
+    async def put_result(self, name: str, blend: Path) -> None:
+        """Keep the result image of an operation that cannot be replayed by calling it."""
+        ...
+
+    async def fetch_result(self, name: str, dest: Path) -> bool:
+        """Write result image ``name`` to ``dest``; False when there is none."""
+        ...
+
+
+# Pictures of a scene's revisions kept for before/after views: the newest this many.
+KEPT_REVISION_PREVIEWS = 20
+
+
+class Previews(Protocol):
+    """Port: the latest preview PNG of a scene, or None when none was rendered; and the
+    pictures of its recent revisions, so a run's before and after can be shown side by
+    side (the oldest beyond a bound are deleted as new ones arrive)."""
+
+    async def put(self, scene_id: str, png: bytes) -> None: ...
+
+    async def get(self, scene_id: str) -> bytes | None: ...
+
+    async def put_revision(self, scene_id: str, revision: int, png: bytes) -> None: ...
+
+    async def get_revision(self, scene_id: str, revision: int) -> bytes | None: ...
+
+    async def put_model(self, scene_id: str, revision: int, glb: bytes) -> None:
+        """The revision as binary glTF, for a 3D view (kept like its picture)."""
+        ...
+
+    async def get_model(self, scene_id: str, revision: int) -> bytes | None: ...
+
+
+class PreviewBridge(Protocol):
+    """Port: what the preview worker asks of its own Blender (a ``Bridge`` is one)."""
+
+    async def load(self, path: str) -> str: ...
+
+    async def render_preview(self, path: str, width: int = 320, height: int = 240) -> Any: ...
+
+    async def export_gltf(self, path: str, max_bytes: int) -> GltfExport: ...
+
+    async def restart(self) -> None: ...
+
+
+class SceneSummaries(Protocol):
+    """Port: the latest summary of a scene, or None for a scene never saved."""
+
+    async def get(self, scene_id: str) -> SceneSummary | None: ...
+
+    async def put(self, summary: SceneSummary) -> None: ...
+
+
+class CatalogSource(Protocol):
+    """Port: the current tool catalog, or None while no executor has published one."""
+
+    async def get(self) -> ToolCatalog | None: ...
+
+
+class NodeCatalogSource(Protocol):
+    """Port: the node catalog of the executor's Blender, or None while none is published."""
+
+    async def get(self) -> NodeCatalog | None: ...

@@ -1,7 +1,0 @@
-"""``python -m services.gateway``: the HTTP gateway and web console, logged in as a client."""
-
-from services.gateway.app import start
-from services.runtime.access import CLIENT
-from services.runtime.host import run_service
-
-run_service(CLIENT, start)

@@ -1,0 +1,1 @@
+"""The offline planner: English requests read by a small grammar (docs/grammar.md)."""

@@ -1,0 +1,1 @@
+"""What the tests share: meshes, fakes, sample scenes and files."""

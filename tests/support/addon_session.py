@@ -1,0 +1,120 @@
+"""A Blender session with the blendmesh add-on installed, driven line by line.
+
+Run by the venv's Python in a child process (bpy is imported there, never in pytest's):
+``python tests/support/addon_session.py ZIP``. It installs the zip as an extension, as an artist
+does, then reads one JSON command a line from stdin and answers each with one line,
+``@@`` and the session's state as JSON (Blender prints lines of its own on stdout too).
+
+The pip ``bpy`` has no event loop, so the add-on's timer never fires by itself: this
+driver is the loop, calling the add-on's own timer function until its worker is idle.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+import bpy
+
+REPO = "user_default"
+MODULE = f"bl_ext.{REPO}.blendmesh"
+
+
+def install(path: str) -> Any:
+    done = bpy.ops.extensions.package_install_files(
+        filepath=path, repo=REPO, enable_on_install=True
+    )
+    assert done == {"FINISHED"}, done
+    return sys.modules[MODULE]
+
+
+def settle(addon: Any, timeout: float) -> None:
+    """Tick as Blender's timer would until nothing is left to do."""
+    actions = addon.actions
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        actions.tick()
+        if actions.WORKER.idle and not actions.SESSION.busy:
+            return
+        time.sleep(0.05)
+    raise TimeoutError(f"the add-on was still busy after {timeout} s")
+
+
+def watch(addon: Any, what: str, timeout: float) -> None:
+    """Tick, following the scene, until the session lists ``what``."""
+    actions = addon.actions
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        actions.tick()
+        if getattr(actions.SESSION, what) and actions.WORKER.idle:
+            return
+        time.sleep(0.1)
+    raise TimeoutError(f"the panel listed no {what} within {timeout} s")
+
+
+def state(addon: Any) -> dict[str, Any]:
+    session = addon.actions.SESSION
+    synced = session.synced
+    return {
+        "busy": session.busy,
+        "error": session.error,
+        "notice": session.notice,
+        "progress": session.progress,
+        "run": session.run,
+        "approvals": session.approvals,
+        "newer": session.newer,
+        "others": session.others,
+        "synced": None if synced is None else {"scene": synced.scene_id, "rev": synced.revision},
+        "changedLocally": session.changed_locally,
+        "objects": sorted(o.name for o in bpy.data.objects),
+        "filepath": bpy.data.filepath,
+        "scene": bpy.context.scene.blendmesh_scene,
+    }
+
+
+def handle(addon: Any, command: dict[str, Any]) -> dict[str, Any]:
+    match command["do"]:
+        case "prefs":
+            prefs = bpy.context.preferences.addons[MODULE].preferences
+            prefs.gateway_url, prefs.token = command["url"], command["token"]
+            prefs.follow = command.get("follow", True)
+            subtype = type(prefs).bl_rna.properties["token"].subtype
+            return {"tokenSubtype": subtype, "ops": sorted(dir(bpy.ops.blendmesh))}
+        case "scene":
+            bpy.context.scene.blendmesh_scene = command["scene"]
+        case "op":
+            getattr(bpy.ops.blendmesh, command["name"])(**command.get("args", {}))
+            settle(addon, command.get("timeout", 180))
+        case "edit":  # the artist adds an object by hand
+            mesh = bpy.data.meshes.new(command["name"])
+            obj = bpy.data.objects.new(command["name"], mesh)
+            bpy.context.scene.collection.objects.link(obj)
+        case "save":
+            bpy.ops.wm.save_as_mainfile(filepath=command["path"])
+        case "watch":
+            watch(addon, command["what"], command.get("timeout", 60))
+        case "quit":
+            return {}
+        case other:
+            raise ValueError(f"unknown command {other}")
+    return state(addon)
+
+
+def main() -> None:
+    addon = install(sys.argv[1])
+    print("@@" + json.dumps({"ready": True}), flush=True)
+    for line in sys.stdin:
+        command = json.loads(line)
+        try:
+            answer = handle(addon, command)
+        except Exception as exc:  # noqa: BLE001 - the test reads what went wrong
+            answer = {"driverError": f"{type(exc).__name__}: {exc}"}
+        print("@@" + json.dumps(answer), flush=True)
+        if command["do"] == "quit":
+            break
+
+
+if __name__ == "__main__":
+    main()

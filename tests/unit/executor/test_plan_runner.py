@@ -1,0 +1,105 @@
+"""The executor's guarantees on the in-memory bridge (see tests/support/runner_contract.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from services.executor.domain.ports import LeaseLost, StaleCommit
+from services.executor.memory import MemoryLeases, MemorySceneStore, MemorySceneSummaries
+from tests.support.fake_bridge import FakeBridge
+from tests.support.runner_contract import CUBE, Recorder, RunnerContract, approved, runner
+
+
+class TestPlanRunnerOnFakeBridge(RunnerContract):
+    @pytest.fixture
+    def bridge(self) -> FakeBridge:
+        return FakeBridge()
+
+
+class StaleStore(MemorySceneStore):
+    """Another executor committed the scene while this run was storing its revision."""
+
+    async def commit(self, *args: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(0.01)  # the bridge describes the scene meanwhile
+        raise StaleCommit("scene s1 was committed by another executor since revision 1")
+
+
+class LostAtCommit(MemoryLeases):
+    """The lease expired and another executor took it: the renewal before the commit,
+    made while Blender writes the file, finds it gone."""
+
+    async def renew(self, lease: Any) -> Any:
+        await asyncio.sleep(0.01)
+        raise LeaseLost("the lease on scene s1 is held by another executor")
+
+
+class TestLostCommit:
+    """Run on the in-memory bridge only: the ports, not Blender, are under test."""
+
+    async def test_run_when_commit_is_stale_reports_lease_lost_and_the_bridge_stays_usable(
+        self, tmp_path: Path
+    ) -> None:
+        bridge = FakeBridge()
+        first = await runner(bridge, tmp_path).run(approved(CUBE), Recorder())
+        run = runner(bridge, tmp_path)
+        summaries = MemorySceneSummaries()
+        run.summaries = summaries
+        run.scenes.store = StaleStore(tmp_path / "store")
+        move = ("op01", "object.transform", {"name": "Box", "location": [3, 3, 3]})
+        lost = await run.run(approved(move), Recorder())
+        assert lost.failure is not None and lost.failure.error_code == "LEASE_LOST"
+        assert (lost.blend_path, lost.revision, lost.inspection) == (None, None, None)
+        assert summaries.items == {}  # nothing described of a revision that does not exist
+        again = await runner(bridge, tmp_path).run(approved(move), Recorder())
+        assert again.failure is None and again.revision == (first.revision or 0) + 1
+
+    async def test_run_when_the_lease_is_lost_at_commit_stores_nothing(
+        self, tmp_path: Path
+    ) -> None:
+        bridge = FakeBridge()
+        first = await runner(bridge, tmp_path).run(approved(CUBE), Recorder())
+        run = runner(bridge, tmp_path)
+        store = run.scenes.store
+        run.scenes.leases = LostAtCommit()
+        move = ("op01", "object.transform", {"name": "Box", "location": [3, 3, 3]})
+        lost = await run.run(approved(move), Recorder())
+        assert lost.failure is not None and lost.failure.error_code == "LEASE_LOST"
+        assert (lost.blend_path, lost.revision) == (None, None)
+        assert (await store.head("s1")).revision == first.revision  # type: ignore[union-attr]
+        again = await runner(bridge, tmp_path).run(approved(move), Recorder())
+        assert again.failure is None and again.revision == (first.revision or 0) + 1
+
+
+class TestOpenSessions:
+    """While a run holds its scene, the executor's bridge must not be stopped for idling
+    (ADR 0033): the scenes count the sessions open, and a run always closes its own."""
+
+    async def test_run_when_under_way_counts_its_session_and_when_done_none(
+        self, tmp_path: Path
+    ) -> None:
+        seen: list[int] = []
+        run = runner(FakeBridge(), tmp_path)
+        bridge = run.scenes.bridge
+        original = bridge.call_tool
+
+        async def counting(*args: Any, **kwargs: Any) -> Any:
+            seen.append(run.scenes.open_sessions)
+            return await original(*args, **kwargs)
+
+        bridge.call_tool = counting  # type: ignore[method-assign]
+        done = await run.run(approved(CUBE), Recorder())
+        assert done.failure is None and seen and set(seen) == {1}
+        assert run.scenes.open_sessions == 0
+
+    async def test_run_when_it_fails_at_commit_still_closes_its_session(
+        self, tmp_path: Path
+    ) -> None:
+        run = runner(FakeBridge(), tmp_path)
+        run.scenes.leases = LostAtCommit()
+        lost = await run.run(approved(CUBE), Recorder())
+        assert lost.failure is not None and lost.failure.error_code == "LEASE_LOST"
+        assert run.scenes.open_sessions == 0
