@@ -17,8 +17,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
-from services.runtime.settings import SettingsError
-
 # field -> (environment variable, what it counts, per what)
 LIMITS: dict[str, tuple[str, str, str]] = {
     "object_vertices": ("BLENDMESH_MAX_OBJECT_VERTICES", "vertices", "an object"),
@@ -26,6 +24,10 @@ LIMITS: dict[str, tuple[str, str, str]] = {
     "object_copies": ("BLENDMESH_MAX_OBJECT_COPIES", "copies and instances", "an object"),
     "scene_copies": ("BLENDMESH_MAX_SCENE_COPIES", "copies and instances", "the scene"),
 }
+
+
+class BudgetSettingError(ValueError):
+    """A budget variable holds a value the bridge cannot use; the message names it and the fix."""
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,7 @@ def _limit(env: Mapping[str, str], name: str, default: int) -> int:
     try:
         value = int(raw)
     except ValueError:
-        raise SettingsError(f"{name}={raw!r} is not a whole number") from None
+        raise BudgetSettingError(f"{name}={raw!r} is not a whole number") from None
     if value < 1:
-        raise SettingsError(f"{name}={raw!r} must be at least 1")
+        raise BudgetSettingError(f"{name}={raw!r} must be at least 1")
     return value

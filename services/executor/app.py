@@ -18,7 +18,7 @@ from contracts.health import BlenderState
 from contracts.tools import catalog_from_mcp
 from services.executor.adapters.catalog import KvCatalog, KvNodeCatalog
 from services.executor.adapters.collector import Collector, collect_every, retention_of
-from services.executor.adapters.exports import SceneFiles
+from services.executor.adapters.exports import SceneExports
 from services.executor.adapters.kv_journal import KvJournal
 from services.executor.adapters.leases import KvLeases
 from services.executor.adapters.previews import ObjectStorePreviews
@@ -111,7 +111,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         # Retention's collector (docs/storage.md) runs beside the runs, never on their path.
         collector = Collector(bus.js, bus.prefix, retention_of(settings))
         collecting = asyncio.create_task(collect_every(collector, settings.gc_interval))
-        files = SceneFiles(settings.scenes_dir)
+        files = SceneExports(settings.scenes_dir)
         scenes = Scenes(
             store=store,
             leases=KvLeases(bus.js, bus.prefix, owner, settings.lease_ttl),

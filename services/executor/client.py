@@ -16,7 +16,7 @@ from contracts.scene_report import RevisionEntry
 from contracts.scenes import Head
 from services.executor.adapters.catalog import KvCatalog, KvNodeCatalog
 from services.executor.adapters.collector import Collected, Collector, retention_of
-from services.executor.adapters.exports import SceneFiles as ExportedScenes
+from services.executor.adapters.exports import SceneExports as ExportedScenes
 from services.executor.adapters.previews import ObjectStorePreviews
 from services.executor.adapters.scene_store import JetStreamSceneStore
 from services.executor.adapters.scene_summaries import KvSceneSummaries

@@ -24,7 +24,7 @@ from contracts.events import (
     RollbackBoundary,
 )
 from contracts.operations import Operation, OperationSet, SafetyLevel
-from services.executor.adapters.exports import SceneFiles
+from services.executor.adapters.exports import SceneExports
 from services.executor.domain.journal import JournalEntry
 from services.executor.domain.ports import Lease, LeaseHeld
 from services.executor.domain.preview_worker import PREVIEW_SIZE, PreviewWorker
@@ -102,7 +102,7 @@ def runner(bridge: Any, tmp_path: Path, timeout: float = 30.0) -> PlanRunner:
     scenes = Scenes(
         store=store,
         leases=leases,
-        files=SceneFiles(tmp_path / "scenes"),
+        files=SceneExports(tmp_path / "scenes"),
         work_dir=tmp_path / "work",
         bridge=bridge,
     )

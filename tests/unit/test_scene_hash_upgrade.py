@@ -13,7 +13,7 @@ import pytest
 
 from contracts.bridge import SavedScene
 from services.bridge.registry import REGISTRY, Outcome, Touches, tool
-from services.executor.adapters.exports import SceneFiles
+from services.executor.adapters.exports import SceneExports
 from services.executor.domain.session import RevisionCorrupt, Scenes
 from services.executor.memory import MemoryLeases, MemorySceneStore
 from tests.support.fake_bridge import FakeBridge
@@ -46,7 +46,7 @@ async def stored_scene(tmp_path: Path, bridge: UpgradedBridge, recorded: str) ->
     store = MemorySceneStore(tmp_path / "store")
     await store.commit("s", blend, hashes.get(recorded, recorded), None, epoch=1)
     await bridge.reset()
-    return Scenes(store, MemoryLeases(), SceneFiles(tmp_path / "scenes"), tmp_path, bridge)
+    return Scenes(store, MemoryLeases(), SceneExports(tmp_path / "scenes"), tmp_path, bridge)
 
 
 async def test_open_when_head_records_the_whole_snapshot_hash_loads_it(tmp_path: Path) -> None:

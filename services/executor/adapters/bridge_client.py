@@ -52,6 +52,7 @@ from contracts.bridge import (
 from contracts.inspection import SceneInspection
 from contracts.nodes import NodeCatalog
 from contracts.views import AssetImported, AssetParams, ViewParams
+from services.executor.domain.ports import BridgeCrashed, BridgeError
 
 log = logging.getLogger("blendmesh.bridge")
 
@@ -60,18 +61,6 @@ STREAM_LIMIT = 64 * 1024 * 1024  # scene snapshots are single, possibly large, l
 CLOSE_TIMEOUT = 5.0
 _R = TypeVar("_R", bound=msgspec.Struct)
 _reply = msgspec.json.Decoder(Reply)
-
-
-class BridgeError(Exception):
-    """Protocol/transport failure, or a JSON-RPC error from the bridge (``code`` set)."""
-
-    def __init__(self, message: str, code: int | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-class BridgeCrashed(BridgeError):
-    """The child died or closed its stdout; start a new BridgeProcess."""
 
 
 def _die_with_parent() -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from contracts.subjects import check_token
 
 
-class SceneFiles:
+class SceneExports:
     def __init__(self, root: Path) -> None:
         self.root = root
 

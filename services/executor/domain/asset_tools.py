@@ -32,8 +32,7 @@ from contracts.views import (
     ViewParams,
     view_problem,
 )
-from services.executor.adapters.bridge_client import BridgeCrashed, BridgeError
-from services.executor.domain.ports import Bridge
+from services.executor.domain.ports import Bridge, BridgeCrashed, BridgeError
 from services.runtime.objects import ObjectTooLarge
 
 _VIEW = jsonschema.Draft202012Validator(VIEW_SCHEMA)

@@ -21,6 +21,18 @@ from contracts.views import AssetImported, AssetParams, ViewParams
 from services.executor.domain.journal import JournalEntry
 
 
+class BridgeError(Exception):
+    """Protocol/transport failure, or a JSON-RPC error from the bridge (``code`` set)."""
+
+    def __init__(self, message: str, code: int | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class BridgeCrashed(BridgeError):
+    """The child died or closed its stdout; start a new BridgeProcess."""
+
+
 class Bridge(Protocol):
     """Port: a Blender bridge process (MCP over stdio) that can be restarted."""
 
@@ -208,3 +220,11 @@ class NodeCatalogSource(Protocol):
     """Port: the node catalog of the executor's Blender, or None while none is published."""
 
     async def get(self) -> NodeCatalog | None: ...
+
+
+class Exports(Protocol):
+    """Port: the .blend and preview PNG a user opens, written where they look for them."""
+
+    def export(self, source: Path, scene_id: str) -> Path: ...
+
+    def export_preview(self, png: bytes, scene_id: str) -> Path: ...

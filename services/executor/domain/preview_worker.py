@@ -18,8 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from services.executor.adapters.exports import SceneFiles
-from services.executor.domain.ports import PreviewBridge, Previews
+from services.executor.domain.ports import Exports, PreviewBridge, Previews
 
 log = logging.getLogger("blendmesh.executor")
 
@@ -44,7 +43,7 @@ class PreviewWorker:
 
     open_bridge: Callable[[], Awaitable[PreviewBridge]]  # the worker's own, started once
     # (it stops itself when idle and starts again at the next call)
-    files: SceneFiles  # exports ``<id>.png`` beside the scene's .blend
+    files: Exports  # exports ``<id>.png`` beside the scene's .blend
     previews: Previews | None  # the object store the gateway reads
     work_dir: Path
     max_pending: int = MAX_PENDING

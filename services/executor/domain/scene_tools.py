@@ -35,9 +35,8 @@ from contracts.inspection import SceneInspection
 from contracts.scene_files import IMPORT_TOOL, REVERT_TOOL, blend_problem, is_blob_id
 from contracts.scenes import Head
 from contracts.views import VIEW_TOOL, AssetImported, AssetParams, ViewParams
-from services.executor.adapters.bridge_client import BridgeCrashed, BridgeError
 from services.executor.domain.asset_tools import import_asset, render_view
-from services.executor.domain.ports import Bridge
+from services.executor.domain.ports import Bridge, BridgeCrashed, BridgeError
 from services.runtime.objects import ObjectTooLarge
 
 

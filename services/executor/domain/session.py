@@ -9,8 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from contracts.scenes import Head
-from services.executor.adapters.exports import SceneFiles
-from services.executor.domain.ports import Bridge, Lease, LeaseLost, Leases, SceneStore
+from services.executor.domain.ports import Bridge, Exports, Lease, LeaseLost, Leases, SceneStore
 
 log = logging.getLogger("blendmesh.executor")
 
@@ -47,7 +46,7 @@ class SceneSession:
 class Scenes:
     store: SceneStore
     leases: Leases
-    files: SceneFiles
+    files: Exports
     work_dir: Path
     bridge: Bridge
     loaded: tuple[str, int, str] | None = None  # (scene, revision, hash) the bridge holds

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.bridge.budget import LIMITS, GeometryBudget
-from services.runtime.settings import SettingsError
+from services.bridge.budget import LIMITS, BudgetSettingError, GeometryBudget
 
 
 def test_budget_when_environment_sets_nothing_has_the_documented_defaults() -> None:
@@ -34,7 +33,7 @@ def test_budget_when_variable_is_blank_keeps_the_default() -> None:
     [("lots", "is not a whole number"), ("2.5", "is not a whole number"), ("0", "at least 1")],
 )
 def test_budget_when_variable_unusable_refuses_naming_it(raw: str, said: str) -> None:
-    with pytest.raises(SettingsError, match=f"BLENDMESH_MAX_SCENE_VERTICES='{raw}' .*{said}"):
+    with pytest.raises(BudgetSettingError, match=f"BLENDMESH_MAX_SCENE_VERTICES='{raw}' .*{said}"):
         GeometryBudget.from_env({"BLENDMESH_MAX_SCENE_VERTICES": raw})
 
 

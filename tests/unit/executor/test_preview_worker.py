@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from services.executor.adapters.exports import SceneFiles
+from services.executor.adapters.exports import SceneExports
 from services.executor.domain.preview_worker import PreviewWorker
 from services.executor.memory import MemoryPreviews
 
@@ -54,7 +54,7 @@ def worker(tmp_path: Path, painter: Painter, max_pending: int = 8) -> PreviewWor
 
     return PreviewWorker(
         opened,
-        SceneFiles(tmp_path / "scenes"),
+        SceneExports(tmp_path / "scenes"),
         MemoryPreviews(),
         tmp_path / "previews",
         max_pending=max_pending,
@@ -200,7 +200,7 @@ async def test_start_when_the_bridge_cannot_start_renders_once_it_can(
             raise RuntimeError("no Blender yet")
         return painter
 
-    w = PreviewWorker(flaky, SceneFiles(tmp_path / "scenes"), MemoryPreviews(), tmp_path / "p")
+    w = PreviewWorker(flaky, SceneExports(tmp_path / "scenes"), MemoryPreviews(), tmp_path / "p")
     with caplog.at_level(logging.WARNING, "blendmesh.executor"):
         w.start()
         w.submit("s", 1, revision(tmp_path, "s", 1))
