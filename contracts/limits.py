@@ -15,6 +15,7 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
+from contracts.errors import BlendmeshError
 from contracts.geonodes import MAX_OPS_PER_STEP, MAX_STEPS, is_geonode_response
 
 DEFAULT_MAX_OPERATIONS = 500  # BLENDMESH_MAX_OPERATIONS: one run's receipts fit one event
@@ -25,7 +26,7 @@ MAX_EVENT_BYTES = 1_000_000
 _FLOAT_MAX = sys.float_info.max
 
 
-class RequestRefused(ValueError):
+class RequestRefused(BlendmeshError, ValueError):
     """A request that must not enter the mesh; the message names what is wrong and where."""
 
 

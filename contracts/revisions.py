@@ -13,6 +13,8 @@ import re
 
 import msgspec
 
+from contracts.errors import BlendmeshError
+
 FORMAT = "chunks-1"
 # What a manifest's encoding starts with; a .blend starts with BLENDER or a compression
 # magic, never with "{", so one object name serves both formats.
@@ -25,7 +27,7 @@ MAX_CHUNK_BYTES = 256 * 1024
 MAX_CHUNKS = 300_000
 
 
-class ManifestError(ValueError):
+class ManifestError(BlendmeshError, ValueError):
     """A manifest that cannot describe a revision; the message says what is wrong."""
 
 

@@ -17,6 +17,7 @@ from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeoutError
 
 from contracts import subjects
+from contracts.errors import BlendmeshError
 from contracts.queries import (
     DumpReply,
     RebuildReply,
@@ -33,7 +34,7 @@ _R = TypeVar("_R", bound=Reply)
 _encoder = msgspec.json.Encoder()
 
 
-class AuditClientError(Exception):
+class AuditClientError(BlendmeshError):
     """Base of the errors of this client."""
 
 

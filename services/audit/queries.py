@@ -20,6 +20,7 @@ from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
 from contracts import subjects
+from contracts.errors import BlendmeshError
 from contracts.queries import (
     DumpQuery,
     DumpReply,
@@ -47,7 +48,7 @@ _encoder = msgspec.json.Encoder()
 Answer = Callable[[bytes], Awaitable[Reply]]
 
 
-class QueryFailed(Exception):
+class QueryFailed(BlendmeshError):
     """The query cannot be answered; the message goes back to the client as ``error``."""
 
 

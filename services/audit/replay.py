@@ -10,6 +10,7 @@ from nats.js import JetStreamContext
 from nats.js.api import ConsumerConfig, DeliverPolicy
 
 from contracts import subjects
+from contracts.errors import BlendmeshError
 from contracts.events import decode_event
 from services.audit.handlers import projection
 from services.audit.rebuild_store import RebuildStore
@@ -20,7 +21,7 @@ from services.audit.store import Project
 BATCH = 256
 
 
-class ReplayStalled(TimeoutError):
+class ReplayStalled(BlendmeshError, TimeoutError):
     """The log stopped sending before the replay reached the sequence it was asked for."""
 
 

@@ -22,6 +22,8 @@ from typing import BinaryIO, Protocol
 
 import zstandard
 
+from contracts.errors import BlendmeshError
+
 _ZSTD = b"\x28\xb5\x2f\xfd"
 _GZIP = b"\x1f\x8b"
 KEEP_BYTES = 64 * 1024  # of a kept block; the structs read here are a few KiB
@@ -30,7 +32,7 @@ _DIMENSIONS = re.compile(r"\[(\d+)\]")
 _INTEGERS = {1: "b", 2: "h", 4: "i", 8: "q"}  # struct formats by size, signed
 
 
-class Unreadable(Exception):
+class Unreadable(BlendmeshError):
     """Not a .blend file whose blocks can be read (truncated, not one, corrupt)."""
 
 

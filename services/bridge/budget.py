@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
+from contracts.errors import BlendmeshError
+
 # field -> (environment variable, what it counts, per what)
 LIMITS: dict[str, tuple[str, str, str]] = {
     "object_vertices": ("BLENDMESH_MAX_OBJECT_VERTICES", "vertices", "an object"),
@@ -26,7 +28,7 @@ LIMITS: dict[str, tuple[str, str, str]] = {
 }
 
 
-class BudgetSettingError(ValueError):
+class BudgetSettingError(BlendmeshError, ValueError):
     """A budget variable holds a value the bridge cannot use; the message names it and the fix."""
 
 

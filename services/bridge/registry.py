@@ -18,6 +18,7 @@ import msgspec
 
 from contracts.bridge import Compensation, ToolErrorCode, ToolResult
 from contracts.canonical import canonical_json
+from contracts.errors import BlendmeshError
 from contracts.limits import argument_problem
 from contracts.tools import DeterminismClass
 
@@ -58,7 +59,7 @@ def name_schema(description: str) -> dict[str, Any]:
     return {**NAME_SCHEMA, "description": description}
 
 
-class ToolError(Exception):
+class ToolError(BlendmeshError):
     """Raised by tool implementations to produce a structured failure.
 
     ``mutated`` must be True when the scene may already have been changed, so

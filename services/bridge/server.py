@@ -42,6 +42,7 @@ from contracts.bridge import (
     ToolCall,
     ToolList,
 )
+from contracts.errors import BlendmeshError
 from contracts.views import AssetParams, ViewParams
 
 from . import assets, digests, gltf, inspect, node_catalog, preview, registry, touched
@@ -61,7 +62,7 @@ READS = frozenset({
 })  # fmt: skip
 
 
-class RpcError(Exception):
+class RpcError(BlendmeshError):
     """A JSON-RPC error to send back to the caller."""
 
     def __init__(self, code: int, message: str) -> None:

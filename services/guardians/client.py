@@ -14,6 +14,7 @@ from typing import Any
 
 from nats.js import JetStreamContext
 
+from contracts.errors import BlendmeshError
 from services.executor.client import SceneFiles
 from services.guardians.baseline import Revision, faces_before
 from services.guardians.config import gates_file, load, params_for
@@ -22,7 +23,7 @@ from services.guardians.judge import judge
 __all__ = ["NoArtifact", "judge_revision"]
 
 
-class NoArtifact(LookupError):
+class NoArtifact(BlendmeshError, LookupError):
     """The scene has no such revision, or the revision has no inspection artifact."""
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
+from contracts.errors import BlendmeshError
+
 _CHECKS = "services.guardians.checks"
 
 GUARDIAN_ROUTING_TABLE: dict[str, str] = {
@@ -26,7 +28,7 @@ GUARDIAN_ROUTING_TABLE: dict[str, str] = {
 }
 
 
-class GuardianImportError(ImportError):
+class GuardianImportError(BlendmeshError, ImportError):
     """A routing entry that does not resolve to a callable."""
 
 

@@ -13,6 +13,7 @@ import msgspec
 import networkx as nx
 from jsonschema import Draft202012Validator
 
+from contracts.errors import BlendmeshError
 from contracts.failures import FailureContract, failure
 from contracts.limits import (
     DEFAULT_MAX_OPERATIONS,
@@ -24,7 +25,7 @@ from contracts.operations import SAFETY_ORDER, OperationSet, convert_operation_s
 from contracts.tools import ToolCatalog
 
 
-class PlanInvalid(Exception):
+class PlanInvalid(BlendmeshError):
     """A plan that must not execute; carries the failure contract and a human message."""
 
     def __init__(self, contract: FailureContract, message: str) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 import cedarpy
 
+from contracts.errors import BlendmeshError
 from contracts.events import Mode, OperationDecision
 from contracts.operations import SAFETY_ORDER, Operation
 from contracts.tools import ToolSpec
@@ -36,7 +37,7 @@ OBJECT_KEYS = ("name", "object")  # argument keys that name the object an operat
 _MAX_LONG = 2**63 - 1
 
 
-class PolicyLoadError(ValueError):
+class PolicyLoadError(BlendmeshError, ValueError):
     """A policy file cannot be used; the message names the file and the line."""
 
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import Protocol
 
 from contracts.allowlist import AllowlistEntry
+from contracts.errors import BlendmeshError
 
 
-class AllowlistError(Exception):
+class AllowlistError(BlendmeshError):
     """The allowlist could not be read or changed; the message says what to do."""
 
 

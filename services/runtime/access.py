@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from contracts import subjects
+from contracts.errors import BlendmeshError
 
 ADMIN = "admin"  # creates the streams (log, buckets, stores) before the services start
 CLIENT = "client"  # the doors (CLI, gateway, MCP): they authenticate people themselves
@@ -112,7 +113,7 @@ _API_READS = (
 _CONSUMER = "$JS.API.CONSUMER"
 
 
-class CredentialsError(RuntimeError):
+class CredentialsError(BlendmeshError, RuntimeError):
     """The credentials file is unreadable or lacks a role."""
 
 

@@ -18,6 +18,7 @@ from nats.errors import NoServersError
 from nats.js import JetStreamContext
 from nats.js.errors import ServiceUnavailableError
 
+from contracts.errors import BlendmeshError
 from services.runtime import access
 from services.runtime.access import Login
 from services.runtime.login import (
@@ -33,7 +34,7 @@ from services.runtime.ready import READY_WAIT, NotReady, until_ready
 log = logging.getLogger("blendmesh.bus")
 
 
-class JetStreamUnavailable(ConnectionError):
+class JetStreamUnavailable(BlendmeshError, ConnectionError):
     """The server is up but JetStream does not answer (a cluster without a meta leader)."""
 
 

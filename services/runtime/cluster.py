@@ -13,10 +13,12 @@ import json
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from contracts.errors import BlendmeshError
+
 ROUTE_USER = "route"  # how the servers log in to each other
 
 
-class ClusterConfigError(ValueError):
+class ClusterConfigError(BlendmeshError, ValueError):
     """A cluster node's settings cannot make a cluster; the message says which and why."""
 
 

@@ -21,6 +21,8 @@ from nats.aio.subscription import Subscription
 from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js import JetStreamContext
 
+from contracts.errors import BlendmeshError
+
 API = "$JS.API"
 BATCH = 256  # messages one request asks for
 BATCH_BYTES = 8 * 1024 * 1024  # and the bytes it may return, whichever comes first
@@ -38,7 +40,7 @@ class Stored:
     data: bytes
 
 
-class DirectGetError(RuntimeError):
+class DirectGetError(BlendmeshError, RuntimeError):
     """The stream refused a direct get, stopped answering, or held more than asked for."""
 
 

@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from contracts.errors import BlendmeshError
 from services.runtime import access, users
 from services.runtime.audit_log import ensure_audit_log
 from services.runtime.cluster import ClusterConfigError, ClusterNode, parse_routes, render_cluster
@@ -45,7 +46,7 @@ from services.runtime.user_registry import Registry
 log = logging.getLogger("blendmesh.nats")
 
 
-class EmbeddedServerError(RuntimeError):
+class EmbeddedServerError(BlendmeshError, RuntimeError):
     """The embedded nats-server could not be started."""
 
 

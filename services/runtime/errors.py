@@ -11,10 +11,11 @@ which the message becomes a dead letter too: nothing is dropped silently.
 
 from __future__ import annotations
 
+from contracts.errors import BlendmeshError
 from contracts.limits import LimitExceeded
 
 
-class HandlerError(Exception):
+class HandlerError(BlendmeshError):
     """Base of the errors a handler raises on purpose."""
 
 

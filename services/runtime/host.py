@@ -22,6 +22,7 @@ from typing import Protocol, TypeVar
 from nats.aio.client import Client
 from nats.js import JetStreamContext
 
+from contracts.errors import BlendmeshError
 from services.runtime import log_context
 from services.runtime.access import CredentialsError, Login, login_for
 from services.runtime.bus import connect, wait_for_jetstream
@@ -100,7 +101,7 @@ class Running(Protocol):
         ...
 
 
-class ServiceFailed(RuntimeError):
+class ServiceFailed(BlendmeshError, RuntimeError):
     """A service could not start, or died: what ends ``blendmesh up`` or its process."""
 
     def __init__(self, name: str, error: BaseException, starting: bool = False) -> None:

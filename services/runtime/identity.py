@@ -11,10 +11,12 @@ from dataclasses import dataclass
 
 import nkeys
 
+from contracts.errors import BlendmeshError
+
 PUBLIC_KEY_CHARS = 56
 
 
-class IdentityRefused(ValueError):
+class IdentityRefused(BlendmeshError, ValueError):
     """A key is not a user's public NKey; the message says what to fix."""
 
 

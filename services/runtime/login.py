@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from urllib.parse import urlsplit
 
+from contracts.errors import BlendmeshError
 from services.runtime.access import Login
 
 # Security warnings show even where a command keeps its log quiet (the CLI logs errors only).
@@ -16,7 +17,7 @@ security_log = logging.getLogger("blendmesh.security")
 security_log.setLevel(logging.WARNING)
 
 
-class LoginRefused(ConnectionError):
+class LoginRefused(BlendmeshError, ConnectionError):
     """The server does not accept this client's user or password."""
 
 

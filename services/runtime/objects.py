@@ -28,6 +28,7 @@ from nats.errors import NoRespondersError
 from nats.js import JetStreamContext, api
 from nats.js.errors import DigestMismatchError, NotFoundError
 
+from contracts.errors import BlendmeshError
 from services.runtime import direct
 
 log = logging.getLogger(__name__)
@@ -39,7 +40,7 @@ HASH_INLINE = 1024 * 1024  # bytes hashed on the event loop; larger objects on a
 CHUNK = 512 * 1024
 
 
-class ObjectTooLarge(RuntimeError):
+class ObjectTooLarge(BlendmeshError, RuntimeError):
     """The object is larger than the reader may hold in memory."""
 
 

@@ -21,6 +21,7 @@ from nats.js.api import DeliverPolicy
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
+from contracts.errors import BlendmeshError
 from contracts.events import AnyEvent, ApprovalRequested, RunRequested
 from services.runtime import delivered
 from services.runtime.host import Bus
@@ -28,7 +29,7 @@ from services.runtime.host import Bus
 KINDS = ("requested", "approval_requested")
 
 
-class IndexBehind(RuntimeError):
+class IndexBehind(BlendmeshError, RuntimeError):
     """The index did not reach the log's newest events in time."""
 
 

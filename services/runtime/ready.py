@@ -21,6 +21,8 @@ from nats.errors import NoRespondersError
 from nats.js.api import StreamInfo
 from nats.js.errors import APIError, NoStreamResponseError, ServiceUnavailableError
 
+from contracts.errors import BlendmeshError
+
 log = logging.getLogger("blendmesh.ready")
 
 READY_WAIT = 60.0  # seconds a start waits for JetStream by default
@@ -44,11 +46,11 @@ ON_A_CLUSTER = (
 T = TypeVar("T")
 
 
-class NotReady(ConnectionError):
+class NotReady(BlendmeshError, ConnectionError):
     """A step of a start still met a JetStream that was not ready at its deadline."""
 
 
-class NoLeaderYet(Exception):
+class NoLeaderYet(BlendmeshError):
     """A stream exists but has no leader yet: nothing can be written to it or read."""
 
 

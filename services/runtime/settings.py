@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from contracts.errors import BlendmeshError
 from contracts.limits import DEFAULT_MAX_OPERATIONS
 from contracts.scene_files import DEFAULT_MAX_UPLOAD_BYTES
 from contracts.subjects import check_token
@@ -18,7 +19,7 @@ TRACE_EXPORTERS = ("none", "console", "otlp")
 MAX_REPLICAS = 5  # JetStream keeps at most five copies of a stream
 
 
-class SettingsError(ValueError):
+class SettingsError(BlendmeshError, ValueError):
     """A setting has a value blendmesh cannot use; the message names it and the fix."""
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from contracts import subjects
+from contracts.errors import BlendmeshError
 from services.runtime.identity import IdentityRefused, UserEntry, check_public_key
 
 log = logging.getLogger("blendmesh.security")
@@ -33,7 +34,7 @@ _HEADER = (
 )
 
 
-class UsersFileError(ValueError):
+class UsersFileError(BlendmeshError, ValueError):
     """The registry is malformed, or a change to it is not allowed; the message says why."""
 
 

@@ -20,12 +20,13 @@ from typing import Any
 import bpy
 
 from contracts.bridge import Fingerprint, FullSnapshot, HashScheme, SavedScene, SceneHash
+from contracts.errors import BlendmeshError
 
 from .. import blendfile, digests, fingerprint, references
 from ..registry import Outcome, tool
 
 
-class SceneError(Exception):
+class SceneError(BlendmeshError):
     """A scene method failed (missing file, unwritable path, Blender refused)."""
 
 

@@ -29,6 +29,7 @@ from contracts.door import (
     ListQuery,
     RunRef,
 )
+from contracts.errors import BlendmeshError
 from contracts.events import ApprovalRequested, ApprovalResolved, RunRequested, decode_event
 from contracts.resolutions import canonical_resolution
 from contracts.session import BUS
@@ -45,7 +46,7 @@ Verb = Callable[[UserEntry, bytes], Awaitable[DoorReply]]
 _T = TypeVar("_T")
 
 
-class Refused(Exception):
+class Refused(BlendmeshError):
     def __init__(self, code: ErrorCode, message: str) -> None:
         super().__init__(message)
         self.code = code

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from contracts.errors import BlendmeshError
 from contracts.events import AnyEvent, ApprovalResolved, RunRequested
 
 
-class DoorUnavailable(Exception):
+class DoorUnavailable(BlendmeshError):
     """A service the answer needs did not answer; the message says which."""
 
 

@@ -16,6 +16,8 @@ import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from contracts.errors import BlendmeshError
+
 if TYPE_CHECKING:  # the entry point imports this module: it stays light
     from rich.console import Console
 
@@ -26,7 +28,7 @@ PACKED = {".py", ".toml"}
 EPOCH = (2024, 1, 1, 0, 0, 0)  # zip entries need a date; a fixed one keeps builds equal
 
 
-class AddonBuildError(ValueError):
+class AddonBuildError(BlendmeshError, ValueError):
     """The zip cannot be written where asked; the CLI prints it as a usage error."""
 
 

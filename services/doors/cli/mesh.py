@@ -21,6 +21,7 @@ from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from contracts.errors import BlendmeshError
 from services.runtime import jetstream_watch
 from services.runtime.access import ADMIN, CLIENT, Login, login_for
 from services.runtime.embedded import EmbeddedNats, prepare_streams
@@ -49,7 +50,7 @@ def _start_fn(name: str) -> StartFn:
     return start
 
 
-class MeshBusy(RuntimeError):
+class MeshBusy(BlendmeshError, RuntimeError):
     """Another embedded mesh owns this home directory."""
 
 

@@ -20,6 +20,7 @@ from opentelemetry.context import Context
 from opentelemetry.trace import SpanKind
 
 from contracts import subjects
+from contracts.errors import BlendmeshError
 from contracts.events import (
     AnyEvent,
     ApprovalRequested,
@@ -53,7 +54,7 @@ OnEvent = Callable[[AnyEvent], None]
 ENDINGS = (RunCompleted, RunFailed, PlanRejected, Denied, ApprovalRequested)
 
 
-class ClientError(Exception):
+class ClientError(BlendmeshError):
     """A request the mesh cannot act on; the message says why and what to do."""
 
 

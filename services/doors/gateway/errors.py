@@ -30,6 +30,7 @@ from nats.errors import Error as NatsError
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from contracts.errors import BlendmeshError
 from contracts.failures import ErrorCode
 from services.doors.core.client import ClientError
 from services.doors.core.ownership import NotOwned
@@ -38,7 +39,7 @@ from services.doors.core.scene_client import NoScene, NotABlend, SceneFileChange
 log = logging.getLogger("blendmesh.gateway")
 
 
-class ApiError(Exception):
+class ApiError(BlendmeshError):
     """An answer other than success; ``str(exc)`` is safe to show the caller."""
 
 

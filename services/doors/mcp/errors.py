@@ -13,6 +13,7 @@ the gateway answers with). A message never echoes a plan's args, a token or a tr
 
 from __future__ import annotations
 
+from contracts.errors import BlendmeshError
 from contracts.failures import ErrorCode
 
 VALIDATION, POLICY, TOOL, CONFLICT, MODEL = (
@@ -53,7 +54,7 @@ def failure_type(code: ErrorCode) -> str:
     return FAILURE_TYPE.get(code, "ApiError")
 
 
-class ToolError(Exception):
+class ToolError(BlendmeshError):
     """An answer other than success; ``str(exc)`` is safe to show the model and the person."""
 
     type_name = "ApiError"

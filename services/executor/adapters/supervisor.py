@@ -28,6 +28,7 @@ from contracts.bridge import (
     SavedScene,
     ToolResult,
 )
+from contracts.errors import BlendmeshError
 from contracts.inspection import SceneInspection
 from contracts.nodes import NodeCatalog
 from contracts.views import AssetImported, AssetParams, ViewParams
@@ -43,7 +44,7 @@ RESTART_PAUSE = 0.5  # seconds between a start that failed and the next
 _T = TypeVar("_T")
 
 
-class BridgeGone(RuntimeError):
+class BridgeGone(BlendmeshError, RuntimeError):
     """The bridge kept dying, past its restart budget: no Blender is left to run a call."""
 
 

@@ -11,6 +11,7 @@ import msgspec
 from nats.js import JetStreamContext
 from nats.js.errors import KeyDeletedError, KeyNotFoundError, NoKeysError
 
+from contracts.errors import BlendmeshError
 from contracts.subjects import check_token
 from services.runtime.streams import ensure_kv
 
@@ -25,7 +26,7 @@ class RevisionTag(msgspec.Struct, frozen=True, kw_only=True):
     by: str
 
 
-class TooManyTags(RuntimeError):
+class TooManyTags(BlendmeshError, RuntimeError):
     """More tags than the collector reads: it collects no revision rather than guess."""
 
 

@@ -15,6 +15,7 @@ from typing import BinaryIO
 import blake3
 from pyfastcdc import FastCDC
 
+from contracts.errors import BlendmeshError
 from contracts.revisions import DIGEST_PREFIX, MAX_CHUNK_BYTES, ChunkedRevision
 
 AVERAGE = 64 * 1024
@@ -23,7 +24,7 @@ _CUTTER = (AVERAGE, MINIMUM, MAX_CHUNK_BYTES)
 Piece = bytes | memoryview  # a chunk as read from the store, or a view into a cut file
 
 
-class RevisionDamaged(Exception):
+class RevisionDamaged(BlendmeshError):
     """A stored revision does not read back as it was written: a chunk is missing or its
     bytes do not hash to its name, or the whole file does not hash to its digest."""
 

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 import msgspec
 
 from contracts.bridge import GltfExport, HashScheme, Preview, SavedScene, ToolResult
+from contracts.errors import BlendmeshError
 from contracts.inspection import SceneInspection
 from contracts.nodes import NodeCatalog
 from contracts.scenes import Head, SceneSummary
@@ -21,7 +22,7 @@ from contracts.views import AssetImported, AssetParams, ViewParams
 from services.executor.domain.journal import JournalEntry
 
 
-class BridgeError(Exception):
+class BridgeError(BlendmeshError):
     """Protocol/transport failure, or a JSON-RPC error from the bridge (``code`` set)."""
 
     def __init__(self, message: str, code: int | None = None) -> None:
@@ -94,7 +95,7 @@ class Lease(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
     kv_revision: int = 0
 
 
-class LeaseHeld(Exception):
+class LeaseHeld(BlendmeshError):
     """Another executor writes this scene now; try again after ``retry_in`` seconds."""
 
     def __init__(self, scene_id: str, owner: str, retry_in: float) -> None:
@@ -102,7 +103,7 @@ class LeaseHeld(Exception):
         self.retry_in = retry_in
 
 
-class LeaseLost(Exception):
+class LeaseLost(BlendmeshError):
     """This executor no longer owns the scene: its changes must not be committed."""
 
 
@@ -114,7 +115,7 @@ class Leases(Protocol):
     async def release(self, lease: Lease) -> None: ...
 
 
-class StaleCommit(Exception):
+class StaleCommit(BlendmeshError):
     """Someone else committed the scene since this writer read its head."""
 
 

@@ -14,12 +14,13 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from contracts.errors import BlendmeshError
 from contracts.session import REPRODUCIBLE
 from contracts.tools import DeterminismClass
 from services.executor.domain.ports import Bridge, SceneStore
 
 
-class ResultMissing(Exception):
+class ResultMissing(BlendmeshError):
     """A result image the journal names is not in the store (or not readable)."""
 
 

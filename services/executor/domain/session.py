@@ -8,13 +8,14 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from contracts.errors import BlendmeshError
 from contracts.scenes import Head
 from services.executor.domain.ports import Bridge, Exports, Lease, LeaseLost, Leases, SceneStore
 
 log = logging.getLogger("blendmesh.executor")
 
 
-class RevisionCorrupt(Exception):
+class RevisionCorrupt(BlendmeshError):
     """A stored revision does not hash to what its head says."""
 
 

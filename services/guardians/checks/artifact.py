@@ -10,13 +10,14 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+from contracts.errors import BlendmeshError
 from contracts.inspection import FILE_NAME, VERSION, Inspection, decode
 
 MAX_ARTIFACT_BYTES = 64 * 1024 * 1024  # far above any scene; a runaway file fails closed
 MAX_MESSAGES = 20  # per guardian: enough to act on, few enough for a model's context
 
 
-class ArtifactError(ValueError):
+class ArtifactError(BlendmeshError, ValueError):
     """The folder holds no artifact a guardian can trust."""
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from contracts.errors import BlendmeshError
+
 Role = Literal["user", "model"]
 
 
@@ -48,7 +50,7 @@ _RECOVERABLE: dict[str, bool] = {
 }
 
 
-class ModelError(Exception):
+class ModelError(BlendmeshError):
     """A model call that produced no answer to parse (spec 002 §8 ``ModelError``).
 
     ``message`` is safe to show and to log: it never holds prompt text or credentials.

@@ -10,6 +10,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from contracts.errors import BlendmeshError
+
 T = TypeVar("T")
 
 
@@ -21,7 +23,7 @@ class RetryPolicy:
     deadline: float = 90.0  # seconds from the first attempt after which nothing starts
 
 
-class RetriesExhausted(Exception):
+class RetriesExhausted(BlendmeshError):
     """Every allowed attempt failed transiently; ``last`` is the final error."""
 
     def __init__(self, attempts: int, last: BaseException) -> None:

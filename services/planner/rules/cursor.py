@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from contracts.errors import BlendmeshError
 from services.planner.rules.lexer import Token
 from services.planner.rules.scene import Stage
 from services.planner.rules.vocab import (
@@ -28,7 +29,7 @@ MAX_NAME_LENGTH = 63
 Number = int | float
 
 
-class NoParse(Exception):
+class NoParse(BlendmeshError):
     """The clause does not fit the form being tried; ``reason`` says why, if known."""
 
     def __init__(self, reason: str = "") -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from contracts.errors import BlendmeshError
 from services.planner.rules import create, dimensions, forms, geonodes, organize, stage, transform
 from services.planner.rules.cursor import Cursor, Form, NoParse, Plan, Plans, first
 from services.planner.rules.lexer import Token
@@ -39,7 +40,7 @@ def _delete_objects(cur: Cursor) -> list[Plan]:
     return [("object.delete", {"name": n}) for n in names]
 
 
-class NoTool(Exception):
+class NoTool(BlendmeshError):
     """The clause asks for something no blendmesh tool does; the message says what."""
 
 

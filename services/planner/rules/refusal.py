@@ -7,6 +7,7 @@ animation", or a tool the connected bridge lacks), or the words did not fit the 
 
 from __future__ import annotations
 
+from contracts.errors import BlendmeshError
 from services.planner.rules.lexer import Clause
 
 UNREADABLE, NO_TOOL = "unreadable", "no_tool"
@@ -83,7 +84,7 @@ KNOWN_VERBS = (
 )
 
 
-class UnreadableRequest(Exception):
+class UnreadableRequest(BlendmeshError):
     """The request has a part the planner cannot plan.
 
     ``unread`` is the clause as typed; ``kind`` is ``unreadable`` (say it another way)
