@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from contracts.events import (
     AnyEvent,
@@ -50,6 +51,14 @@ TERMINAL: frozenset[str] = frozenset({"completed", "failed", "awaiting_confirmat
 
 
 FINAL: frozenset[str] = frozenset({"completed", "failed"})
+
+
+_E = TypeVar("_E")
+
+
+def latest(events: Sequence[object], kind: type[_E]) -> _E | None:
+    """The last event of ``kind`` in ``events``, or None when there is none."""
+    return next((e for e in reversed(events) if isinstance(e, kind)), None)
 
 
 def run_state_after(state: RunState | None, event: Event) -> RunState | None:

@@ -31,6 +31,7 @@ from contracts.events import (
     follow,
 )
 from contracts.failures import failure
+from contracts.fold import latest
 from contracts.gates import awaits_gates
 from contracts.geonodes import DEFAULT_MAX_PYTHON_CHARS
 from contracts.limits import DEFAULT_MAX_OPERATIONS
@@ -142,7 +143,7 @@ class PlannerHandlers:
         if events is None:
             events = await self.history(run_id)
         requested = next((e for e in events if isinstance(e, RunRequested)), None)
-        planned = next((e for e in reversed(events) if isinstance(e, Planned)), None)
+        planned = latest(events, Planned)
         if requested is None or planned is None or planned.planner != self.models.name:
             return None
         return events

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from contracts.events import AnyEvent, Planned, RunCompleted, RunFailed
+from contracts.fold import latest
 from contracts.operations import Operation
 
 
@@ -16,7 +17,7 @@ def ended(events: Sequence[AnyEvent]) -> bool:
 
 
 def last_plan(events: Sequence[AnyEvent]) -> Planned | None:
-    return next((e for e in reversed(events) if isinstance(e, Planned)), None)
+    return latest(events, Planned)
 
 
 def planned_operations(events: Sequence[AnyEvent]) -> list[Operation]:

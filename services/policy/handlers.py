@@ -31,6 +31,7 @@ from contracts.events import (
     follow,
 )
 from contracts.failures import RepairAction, failure
+from contracts.fold import latest
 from contracts.operations import Operation
 from contracts.python_approvals import TRUSTED_TOOL, code_problem, standing_key, unquoted
 from contracts.resolutions import canonical_resolution
@@ -231,8 +232,8 @@ class PolicyHandlers:
     ) -> tuple[Planned, ApprovalRequested] | None:
         """The run's plan and its approval when that approval still waits for a person."""
         events = list(await self.history(run_id))
-        planned = next((e for e in reversed(events) if isinstance(e, Planned)), None)
-        pending = next((e for e in reversed(events) if isinstance(e, ApprovalRequested)), None)
+        planned = latest(events, Planned)
+        pending = latest(events, ApprovalRequested)
         if planned is None or pending is None or pending.approval_id != approval_id:
             return None
         after = events[events.index(pending) + 1 :]

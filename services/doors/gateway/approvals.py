@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends
 
 from contracts.events import ApprovalRequested
-from contracts.fold import fold_run
+from contracts.fold import fold_run, latest
 from contracts.trusted_code import quote_problem
 from services.doors.core.client import CodeNotQuoted, RequestMismatch
 from services.doors.gateway.agent import answer
@@ -66,7 +66,7 @@ async def resolve(body: ResolveBody, user: User, gw: Gw) -> RunResponse:
     result = fold_run(events)
     if result is None:
         raise NotFound(f"no approval {body.approval_id}")
-    current = next((e for e in reversed(events) if isinstance(e, ApprovalRequested)), None)
+    current = latest(events, ApprovalRequested)
     still_pending = (
         result.status == "awaiting_confirmation"
         and current is not None

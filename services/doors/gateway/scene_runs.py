@@ -15,6 +15,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Request, Response
 
 from contracts.events import ApprovalRequested, RunRequested
+from contracts.fold import latest
 from services.doors.core.scene_client import SceneDoor
 from services.doors.gateway.agent import answer
 from services.doors.gateway.auth import current_user
@@ -63,7 +64,7 @@ async def follow(gw: Gateway, request: RunRequested, response: Response) -> Scen
         response.status_code = 200
         return SceneRun(run=run, approval=None)
     events = await read_run(gw.bus.js, gw.prefix, run.run_id)
-    asked = next((e for e in reversed(events) if isinstance(e, ApprovalRequested)), None)
+    asked = latest(events, ApprovalRequested)
     return SceneRun(run=run, approval=pending_out(asked, events) if asked else None)
 
 

@@ -19,7 +19,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from contracts import events
 from contracts.events import AnyEvent, ApprovalRequested, Planned, PolicyDecided
-from contracts.fold import action_states, action_times
+from contracts.fold import action_states, action_times, latest
 from contracts.geonodes import step_of
 from contracts.operations import Operation
 from contracts.python_steps import CODE_SHA256_PATTERN
@@ -243,7 +243,7 @@ def _when(seconds: float) -> datetime:
 
 
 def _last(events: Sequence[AnyEvent], kind: type[Any]) -> Any:
-    return next((e for e in reversed(events) if isinstance(e, kind)), None)
+    return latest(events, kind)
 
 
 def scene_path(scene_id: str) -> str:

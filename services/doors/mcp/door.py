@@ -18,7 +18,7 @@ from nats.js.errors import NotFoundError
 
 from contracts import subjects
 from contracts.events import AnyEvent, ApprovalRequested, RunRequested, decode_event
-from contracts.fold import fold_run
+from contracts.fold import fold_run, latest
 from contracts.queries import MAX_RUNS
 from contracts.receipts import RunResult
 from contracts.session import MCP_STDIO, HostProfile
@@ -62,7 +62,7 @@ def plain(value: Any) -> dict[str, Any]:
 
 
 def pending_approval(events: list[AnyEvent]) -> ApprovalRequested | None:
-    return next((e for e in reversed(events) if isinstance(e, ApprovalRequested)), None)
+    return latest(events, ApprovalRequested)
 
 
 @dataclass
