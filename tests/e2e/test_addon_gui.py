@@ -17,7 +17,7 @@ import pytest
 from tests.support.blender_addon import addon_zip
 from tests.support.meshes import blendmesh_up
 
-GUI_SCRIPT = Path(__file__).parents[1] / "addon_gui.py"
+GUI_SCRIPT = Path(__file__).parents[1] / "support" / "addon_gui.py"
 ARTIFACTS = Path(
     os.environ.get("BLENDMESH_ARTIFACTS") or Path(__file__).parents[2] / "var" / "artifacts"
 )
@@ -41,6 +41,8 @@ def findings(stdout: str) -> list[dict[str, Any]]:
 def test_panel_in_blender_window_shows_a_completed_request_and_a_waiting_approval(
     tmp_path: Path,
 ) -> None:
+    # Blender started on a script that is not there opens its window and waits for ever.
+    assert GUI_SCRIPT.is_file(), GUI_SCRIPT
     out = ARTIFACTS / "addon-gui"
     out.mkdir(parents=True, exist_ok=True)
     for shot in (*SHOTS, FAILURE):

@@ -175,6 +175,7 @@ async def test_run_when_prompt_given_completes_with_actions(api: httpx.AsyncClie
         "stepId": None,
         "determinismClass": "deterministic",
         "seed": None,
+        "errorCode": None,  # spec 001's code, on a failed operation only
     }
     assert all(action[k] for k in timed)
     assert answer["scenePath"] == "/api/scenes/gw_one.blend"
