@@ -18,7 +18,7 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from nats.js.client import JetStreamContext
-from nats.js.errors import KeyNotFoundError, NoKeysError
+from nats.js.errors import KeyNotFoundError
 from nats.js.kv import KeyValue
 
 from contracts import subjects
@@ -34,6 +34,7 @@ from contracts.allowlist import (
 from contracts.events import AllowlistRevoked, derive_event_id
 from services.policy.ports import Allowlist
 from services.runtime import delivered
+from services.runtime.kv_keys import live_keys
 from services.runtime.publishers import EventPublisher
 from services.runtime.streams import ensure_kv
 
@@ -69,11 +70,7 @@ class KvAllowlist:
         await kv.put(entry.entry_id, msgspec.json.encode(entry))
 
     async def entries(self, user: str | None = None) -> list[AllowlistEntry]:
-        kv = await self._kv()
-        try:
-            keys = await kv.keys()
-        except NoKeysError:
-            return []
+        keys = await live_keys(self._js, self._prefix, BUCKET)
         found = [e for e in [await self._get(k) for k in keys] if e is not None]
         return sorted(
             (e for e in found if user is None or e.user == user),

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import msgspec
 from nats.js import JetStreamContext
-from nats.js.errors import KeyDeletedError, KeyNotFoundError, NoKeysError
+from nats.js.errors import KeyDeletedError, KeyNotFoundError
 
 from contracts.errors import BlendmeshError
 from contracts.subjects import check_token
+from services.runtime.kv_keys import live_keys
 from services.runtime.streams import ensure_kv
 
 BUCKET = "scene_tags"
@@ -67,10 +68,7 @@ class KvSceneTags:
 
     async def _all(self) -> dict[str, dict[str, int]]:
         kv = await ensure_kv(self._js, self._prefix, BUCKET)
-        try:
-            keys = await kv.keys()
-        except NoKeysError:
-            return {}
+        keys = await live_keys(self._js, self._prefix, BUCKET)
         if len(keys) > MAX_TAGS:
             raise TooManyTags(f"{len(keys)} tags, more than the {MAX_TAGS} retention reads")
         found: dict[str, dict[str, int]] = {}
