@@ -58,7 +58,12 @@ async def scene_tags(scene_id: SceneId, user: User, gw: Gw) -> SceneTags:
 
 # One route for setting and removing: a second method on the same path would answer a
 # third with a 405 whose Allow header names only the first.
-@router.put("/{sceneId}/tags/{name}", response_model=RevisionTag, responses=ERRORS)
+# A body that is not JSON at all is a 400, as on every route that takes one (errors.py).
+@router.put(
+    "/{sceneId}/tags/{name}",
+    response_model=RevisionTag,
+    responses=responses(400, 401, 404, 422, 503),
+)
 async def tag_revision(
     scene_id: SceneId, name: TagName, body: TagBody, user: User, gw: Gw
 ) -> RevisionTag:
