@@ -130,10 +130,16 @@ class ConsumerLoop:
         try:
             await self._consume()
         except Exception as exc:  # the loop cannot go on: its service is dead, say so
-            if not self._stopping:
+            if self._stopping:
+                return
+            if isinstance(exc, ConnectionClosedError):
+                # Closed for good: by the mesh tearing a half-started service down, or
+                # after every reconnect failed. A line says it; a traceback adds nothing.
+                log.warning("%s: the consumer loop ended: %s", self._spec.durable, exc)
+            else:
                 log.exception("%s: the consumer loop ended", self._spec.durable)
-                self.error = exc
-                self._ended.set()
+            self.error = exc
+            self._ended.set()
 
     async def _consume(self) -> None:
         while not self._stopping:

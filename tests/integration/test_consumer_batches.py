@@ -122,3 +122,24 @@ async def test_batch_when_a_message_is_undecodable_dead_letters_it_where_it_stan
     letters = await _dead_letters(bus)
     assert [d.stream_seq for d in letters] == [2]
     assert letters[0].reason.startswith("undecodable message")
+
+
+async def test_loop_when_its_connection_closes_ends_saying_so_in_one_line(
+    nats_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A service torn down half-started closes its connection under a running loop.
+    own = await Bus.open(nats_url, "bmtest", "closing")
+    spec = ConsumerSpec(
+        durable="closing",
+        filter_subjects=[subjects.any_run("bmtest", "requested")],
+        handler=_single,
+    )
+    loop = ConsumerLoop(own.js, own.publisher, "bmtest", spec)
+    await loop.start()
+    await own.close()
+    error = await asyncio.wait_for(loop.failed(), 15)
+    assert type(error).__name__ == "ConnectionClosedError"
+    ended = [r for r in caplog.records if "the consumer loop ended" in r.getMessage()]
+    assert len(ended) == 1
+    assert ended[0].exc_info is None  # a sentence, not a traceback
+    await loop.stop()
