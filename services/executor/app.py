@@ -74,12 +74,15 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
     )
     worker: PreviewWorker | None = None
     collecting: asyncio.Task[None] | None = None
+    scenes: Scenes | None = None
 
     async def cleanup() -> None:
         if collecting is not None:
             collecting.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await collecting
+        if scenes is not None:  # another executor takes its warm scene at once
+            await scenes.shutdown()
         if worker is not None:
             await worker.close()
         await preview_bridge.close()
@@ -118,8 +121,13 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
             files=files,
             work_dir=work_dir,
             bridge=bridge,
+            # Between runs the scene stays held for the next run here (ADR 0037), while
+            # this Blender runs: one stopped for idling holds no scene.
+            warm_for=settings.warm_hold,
+            holds_scene=lambda: bridge.alive,
         )
-        bridge.keep_while(lambda: scenes.open_sessions > 0)  # a run's scene lives in it
+        # A run's unsaved scene lives in it; a warm hold's does not keep it running.
+        bridge.keep_while(lambda: scenes is not None and scenes.open_sessions > 0)
         if settings.previews:
 
             async def open_preview_bridge() -> SupervisedBridge:

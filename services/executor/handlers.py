@@ -64,7 +64,8 @@ class ExecutorHandlers:
             # The result goes out before the preview is rendered: nobody waits for a picture.
             await pipeline.send(executed)
         except LeaseHeld as busy:
-            # Another executor writes this scene: come back when its lease may be free.
+            # Another executor writes this scene: come back when its lease may be free. Or
+            # it holds the scene warm (ADR 0037): come back soon, for it to take the run.
             raise Retry(str(busy), delay=min(max(busy.retry_in, 0.2), 5.0)) from None
         finally:
             await pipeline.settle()

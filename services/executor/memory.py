@@ -129,11 +129,14 @@ class MemoryLeases:
         self._clock = clock
         self.held: dict[str, Lease] = {} if held is None else held
 
-    async def acquire(self, scene_id: str) -> Lease:
+    async def acquire(self, scene_id: str, take_idle: bool = False) -> Lease:
         now = self._clock()
         current = self.held.get(scene_id)
-        if current and current.owner != self.owner and current.expires_at > now:
-            raise LeaseHeld(scene_id, current.owner, current.expires_at - now)
+        held = current and current.owner != self.owner and current.expires_at > now
+        if current and held and not (current.idle and take_idle):
+            raise LeaseHeld(
+                scene_id, current.owner, current.expires_at - now, current.idle, current.epoch
+            )
         lease = Lease(
             scene_id=scene_id,
             owner=self.owner,

@@ -33,6 +33,16 @@ def _seconds_or_never(env: Mapping[str, str], name: str, default: float) -> floa
         raise SettingsError(f"{exc}, or 0 to never stop it") from None
 
 
+def _seconds_or_off(env: Mapping[str, str], name: str, default: float) -> float:
+    """Seconds greater than 0, or ``0`` to turn the feature off."""
+    if env.get(name, "").strip() == "0":
+        return 0.0
+    try:
+        return _float(env, name, default)
+    except SettingsError as exc:
+        raise SettingsError(f"{exc}, or 0 to turn it off") from None
+
+
 def _float(env: Mapping[str, str], name: str, default: float) -> float:
     raw = env.get(name)
     if raw is None or raw == "":
@@ -103,6 +113,9 @@ class Settings:
     ack_wait: float = 30.0  # seconds before JetStream redelivers an unacknowledged message
     max_deliver: int = 5  # deliveries before a message becomes a dead letter
     lease_ttl: float = 15.0  # seconds a dead executor keeps its scenes locked
+    # Seconds an executor keeps holding a scene after a run, so the next run on it comes
+    # back to the Blender that has it loaded (ADR 0037); 0: released after each run.
+    warm_hold: float = 60.0
     executors: int = 1  # executor instances the embedded mesh starts
     trace_exporter: str = "none"  # where spans go: none, console (stderr) or otlp
     policy_dir: Path | None = None  # None: the built-in services/policy/policies/*.cedar
@@ -173,6 +186,7 @@ class Settings:
             ack_wait=_float(env, "BLENDMESH_ACK_WAIT", 30.0),
             max_deliver=_int(env, "BLENDMESH_MAX_DELIVER", 5),
             lease_ttl=_float(env, "BLENDMESH_LEASE_TTL", 15.0),
+            warm_hold=_seconds_or_off(env, "BLENDMESH_WARM_HOLD", 60.0),
             executors=_int(env, "BLENDMESH_EXECUTORS", 1),
             trace_exporter=trace_exporter,
             policy_dir=Path(env["BLENDMESH_POLICY_DIR"]).absolute()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import msgspec
 import pytest
 
 from services.executor.adapters.leases import KvLeases
@@ -114,6 +115,48 @@ class LeasesContract:
         with pytest.raises(LeaseHeld, match="exec-2"):
             await leases_for("exec-3", clock).acquire("s")
         assert (await two.renew(taken)).owner == "exec-2"
+
+    async def test_acquire_when_another_owner_holds_it_warm_says_idle_and_epoch(
+        self, one: Leases, two: Leases
+    ) -> None:
+        held = await one.acquire("s")
+        warm = await one.renew(msgspec.structs.replace(held, idle=True))
+        assert warm.idle and warm.epoch == held.epoch
+        with pytest.raises(LeaseHeld, match="held warm by exec-1") as info:
+            await two.acquire("s")
+        assert (info.value.idle, info.value.epoch) == (True, held.epoch)
+        assert (await one.renew(warm)).idle  # a renewal keeps the hold idle
+
+    async def test_acquire_taking_an_idle_hold_over_fences_the_former_holder(
+        self, one: Leases, two: Leases
+    ) -> None:
+        held = await one.acquire("s")
+        warm = await one.renew(msgspec.structs.replace(held, idle=True))
+        taken = await two.acquire("s", take_idle=True)
+        assert (taken.owner, taken.epoch, taken.idle) == ("exec-2", held.epoch + 1, False)
+        with pytest.raises(LeaseLost):
+            await one.renew(warm)
+        await one.release(warm)  # nothing of exec-1's left to release
+        assert (await two.renew(taken)).owner == "exec-2"
+
+    async def test_acquire_taking_idle_never_takes_a_running_lease(
+        self, one: Leases, two: Leases
+    ) -> None:
+        held = await one.acquire("s")
+        with pytest.raises(LeaseHeld, match="being written by exec-1") as info:
+            await two.acquire("s", take_idle=True)
+        assert not info.value.idle
+        assert (await one.renew(held)).owner == "exec-1"
+
+    async def test_acquire_by_the_warm_holder_itself_runs_it_at_the_next_epoch(
+        self, one: Leases
+    ) -> None:
+        held = await one.acquire("s")
+        warm = await one.renew(msgspec.structs.replace(held, idle=True))
+        again = await one.acquire("s")
+        assert (again.epoch, again.idle) == (held.epoch + 1, False)
+        with pytest.raises(LeaseLost):
+            await one.renew(warm)
 
 
 class TestMemoryLeases(LeasesContract):

@@ -3,6 +3,10 @@
 A lease expires ``ttl`` seconds after its last renewal, so a killed executor's scenes are
 free again soon; its epoch goes up with every new holder, and a commit checks that the
 holder still owns the epoch it started with.
+
+A lease marked ``idle`` is a warm hold between runs (ADR 0037): it is renewed like any
+other, and another owner may take it over before it expires only when asked to
+(``take_idle``), by the same compare-and-set.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ class KvLeases:
     async def _kv(self) -> KeyValue:
         return await ensure_kv(self._js, self._prefix, "leases")
 
-    async def acquire(self, scene_id: str) -> Lease:
+    async def acquire(self, scene_id: str, take_idle: bool = False) -> Lease:
         kv = await self._kv()
         now = self._clock()
         try:
@@ -46,8 +50,11 @@ class KvLeases:
         except (KeyNotFoundError, KeyDeletedError):
             entry = None
         current = msgspec.json.decode(entry.value, type=Lease) if entry and entry.value else None
-        if current and current.owner != self.owner and current.expires_at > now:
-            raise LeaseHeld(scene_id, current.owner, current.expires_at - now)
+        held = current and current.owner != self.owner and current.expires_at > now
+        if current and held and not (current.idle and take_idle):
+            raise LeaseHeld(
+                scene_id, current.owner, current.expires_at - now, current.idle, current.epoch
+            )
         lease = Lease(
             scene_id=scene_id,
             owner=self.owner,

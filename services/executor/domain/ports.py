@@ -93,14 +93,26 @@ class Lease(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
     epoch: int
     expires_at: float
     kv_revision: int = 0
+    # Held warm between runs (ADR 0037): the holder's Blender still has the scene loaded
+    # but runs nothing on it. Others defer a run to it, and may take it over when it
+    # does not come for the run; a running lease (False) is never taken before it expires.
+    idle: bool = False
 
 
 class LeaseHeld(BlendmeshError):
-    """Another executor writes this scene now; try again after ``retry_in`` seconds."""
+    """Another executor holds this scene now; try again after ``retry_in`` seconds.
+    ``idle``: it holds the scene warm between runs, at lease ``epoch``."""
 
-    def __init__(self, scene_id: str, owner: str, retry_in: float) -> None:
-        super().__init__(f"scene {scene_id} is being written by {owner}")
+    def __init__(
+        self, scene_id: str, owner: str, retry_in: float, idle: bool = False, epoch: int = 0
+    ) -> None:
+        doing = "held warm" if idle else "being written"
+        super().__init__(f"scene {scene_id} is {doing} by {owner}")
+        self.scene_id = scene_id
+        self.owner = owner
         self.retry_in = retry_in
+        self.idle = idle
+        self.epoch = epoch
 
 
 class LeaseLost(BlendmeshError):
@@ -108,7 +120,12 @@ class LeaseLost(BlendmeshError):
 
 
 class Leases(Protocol):
-    async def acquire(self, scene_id: str) -> Lease: ...
+    """Port: one writer per scene. ``acquire`` raises ``LeaseHeld`` while another owner's
+    lease is unexpired, unless ``take_idle`` and that lease is an idle warm hold, which it
+    then takes over (the epoch goes up; the former holder's next renewal raises
+    ``LeaseLost``). ``renew`` writes the lease as given, ``idle`` included."""
+
+    async def acquire(self, scene_id: str, take_idle: bool = False) -> Lease: ...
 
     async def renew(self, lease: Lease) -> Lease: ...
 

@@ -1,18 +1,42 @@
-"""One run's hold on one scene: lease, head revision loaded into the bridge, fenced commit."""
+"""One run's hold on one scene: lease, head revision loaded into the bridge, fenced commit.
+
+Between runs the executor may keep holding the scene its Blender has loaded, as an idle
+"warm" lease (ADR 0037), so the next run on that scene comes to it and skips the reload.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
+
 from contracts.errors import BlendmeshError
 from contracts.scenes import Head
-from services.executor.domain.ports import Bridge, Exports, Lease, LeaseLost, Leases, SceneStore
+from services.executor.domain.ports import (
+    Bridge,
+    Exports,
+    Lease,
+    LeaseHeld,
+    LeaseLost,
+    Leases,
+    SceneStore,
+)
 
 log = logging.getLogger("blendmesh.executor")
+
+# A run deferred to the executor that holds its scene warm comes back this soon: that
+# executor is idle and takes it at once.
+WARM_RETRY = 0.25
+# How long a run defers to a live warm holder before taking the scene over: the holder
+# may be unable to pull it (a stuck consumer), and a run must never starve.
+TAKEOVER_AFTER = 3.0
+DEFERRALS_KEPT = 256  # warm holds whose first deferral an executor remembers, at most
 
 
 class RevisionCorrupt(BlendmeshError):
@@ -44,6 +68,15 @@ class SceneSession:
 
 
 @dataclass
+class WarmHold:
+    """The idle lease kept on the scene the bridge holds, renewed by ``keeper``."""
+
+    lease: Lease
+    until: float  # when the warm window closes, on the scenes' clock
+    keeper: asyncio.Task[None] | None = field(default=None, repr=False)
+
+
+@dataclass
 class Scenes:
     store: SceneStore
     leases: Leases
@@ -54,11 +87,25 @@ class Scenes:
     # Sessions open now: while one is, the bridge holds a run's unsaved scene and must not
     # be stopped for idling, however long the run waits between calls (ADR 0033).
     open_sessions: int = 0
+    # Seconds the scene is held warm after a run (ADR 0037); 0: released at once.
+    warm_for: float = 0.0
+    takeover_after: float = TAKEOVER_AFTER
+    # Whether the bridge still holds what it loaded: a Blender stopped for idling holds
+    # nothing, so its warm hold is worth nothing.
+    holds_scene: Callable[[], bool] = lambda: True
+    clock: Callable[[], float] = time.monotonic
+    warm: WarmHold | None = None
+    # (scene, warm holder, its epoch) -> when this executor first deferred a run to it.
+    deferred: dict[tuple[str, str, int], float] = field(default_factory=dict)
+    closing: bool = False  # shutting down: no new warm hold
 
     async def open(self, scene_id: str) -> SceneSession:
-        """Take the lease (``LeaseHeld`` if busy) and load the head revision."""
-        lease = await self.leases.acquire(scene_id)
+        """Take the lease (``LeaseHeld`` if busy, or held warm by another executor that
+        should take the run) and load the head revision."""
+        lease = await self._take(scene_id)
         try:
+            # The bridge holds one scene: a warm hold on another is worth nothing now.
+            await self.cool()
             head = await self.store.head(scene_id)
             checkpoint, scene_hash = await self._load(scene_id, head)
         except BaseException:
@@ -68,6 +115,48 @@ class Scenes:
         session.renewer = asyncio.create_task(self._renew(session))
         self.open_sessions += 1
         return session
+
+    async def _take(self, scene_id: str) -> Lease:
+        warm = self.warm
+        if warm is not None and warm.lease.scene_id == scene_id:
+            # Our own warm hold: the acquire below turns it into the run's lease, and no
+            # renewal may race it.
+            self.warm = None
+            await _stop(warm.keeper)
+        try:
+            return await self.leases.acquire(scene_id)
+        except LeaseHeld as held:
+            if not held.idle:
+                raise
+            if not self._waited_out(held):
+                raise LeaseHeld(scene_id, held.owner, WARM_RETRY, True, held.epoch) from None
+            holder = held.owner
+        lease = await self.leases.acquire(scene_id, take_idle=True)
+        log.warning(
+            "took scene %s over from %s, which held it warm but did not take its run within %g s",
+            scene_id,
+            holder,
+            self.takeover_after,
+        )
+        return lease
+
+    def _waited_out(self, held: LeaseHeld) -> bool:
+        """Whether runs on ``held``'s scene have deferred to its warm holder for long
+        enough, counted from the first deferral this executor made to that hold."""
+        now = self.clock()
+        key = (held.scene_id, held.owner, held.epoch)
+        first = self.deferred.get(key)
+        if first is None:
+            horizon = now - 10 * self.takeover_after  # older ones were answered long ago
+            for old in [k for k, t in self.deferred.items() if t < horizon]:
+                del self.deferred[old]
+            while len(self.deferred) >= DEFERRALS_KEPT:
+                del self.deferred[next(iter(self.deferred))]
+            self.deferred[key] = first = now
+        if now - first < self.takeover_after:
+            return False
+        del self.deferred[key]
+        return True
 
     def revision_path(self, scene_id: str, revision: int) -> Path:
         """Where this executor keeps its copy of a revision's .blend (scratch space)."""
@@ -83,10 +172,13 @@ class Scenes:
             held = self.loaded[2]
             with contextlib.suppress(Exception):
                 if await self.bridge.fingerprint() == held and path.exists():
+                    log.info("revision %d of scene %s is still loaded", head.revision, scene_id)
                     return path, held
         if not path.exists():
             await self.store.fetch(head, path)
+        self.loaded = None  # until the load is verified, the bridge holds nothing known
         scene_hash = await self.bridge.load(str(path))
+        log.info("loaded revision %d of scene %s into Blender", head.revision, scene_id)
         if not await hashes_to(self.bridge, scene_hash, head.scene_hash):
             raise RevisionCorrupt(
                 f"revision {head.revision} of scene {scene_id} hashes to {scene_hash[:12]}, "
@@ -137,7 +229,7 @@ class Scenes:
             # Compressed: Blender writes zstd in independent frames, so content-defined
             # chunks still follow the change, and after a reload far fewer bytes move than
             # in an uncompressed file (bench/big_scene.py measures both; ADR 0021).
-            written = await self.bridge.save(str(path), compress=True)
+            written = await self.bridge.save(str(path), compress=False)
         finally:
             session.lease = await renewal  # raises LeaseLost, also after a failed save
         if saved is not None:
@@ -156,11 +248,83 @@ class Scenes:
         return self.files.export(final, session.scene_id)
 
     async def close(self, session: SceneSession) -> None:
+        """End the run's hold: keep it as a warm hold when the bridge holds the scene and
+        warm holds are on, else release the lease."""
         self.open_sessions -= 1
-        if session.renewer is not None:
-            session.renewer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await session.renewer
-        if not session.lost:
+        await _stop(session.renewer)
+        if session.lost:
+            return
+        if self._keeps_warm(session.scene_id):
+            await self._hold_warm(session.lease)
+            return
+        with contextlib.suppress(Exception):
+            await self.leases.release(session.lease)
+
+    def _keeps_warm(self, scene_id: str) -> bool:
+        held = self.loaded
+        return (
+            self.warm_for > 0
+            and not self.closing
+            and held is not None
+            and held[0] == scene_id
+            and self.holds_scene()
+        )
+
+    async def _hold_warm(self, lease: Lease) -> None:
+        await self.cool()  # never two: the bridge holds one scene
+        try:
+            idle = await self.leases.renew(msgspec.structs.replace(lease, idle=True))
+        except LeaseLost:
+            return  # taken over since the last renewal: nothing of ours to hold
+        except Exception as exc:  # noqa: BLE001 - e.g. reconnecting: release, hold nothing
+            log.warning("could not hold scene %s warm: %s", lease.scene_id, exc)
             with contextlib.suppress(Exception):
-                await self.leases.release(session.lease)
+                await self.leases.release(lease)
+            return
+        hold = WarmHold(idle, until=self.clock() + self.warm_for)
+        hold.keeper = asyncio.create_task(self._keep(hold), name="warm hold")
+        self.warm = hold
+
+    async def _keep(self, hold: WarmHold) -> None:
+        """Renew the warm hold until its window closes or the bridge stops holding the
+        scene (then release it), or another executor takes it over."""
+        interval = max(getattr(self.leases, "ttl", 30.0) / 3, 0.05)
+        while True:
+            await asyncio.sleep(min(interval, max(hold.until - self.clock(), 0.0)))
+            if self.clock() >= hold.until or not self.holds_scene():
+                if self.warm is hold:
+                    self.warm = None
+                with contextlib.suppress(Exception):
+                    await self.leases.release(hold.lease)
+                return
+            try:
+                hold.lease = await self.leases.renew(hold.lease)
+            except LeaseLost:
+                if self.warm is hold:
+                    self.warm = None
+                log.info("scene %s, held warm, was taken over", hold.lease.scene_id)
+                return
+            except Exception as exc:  # noqa: BLE001 - e.g. reconnecting: try again next tick
+                log.warning("renewing the warm hold on %s failed: %s", hold.lease.scene_id, exc)
+
+    async def cool(self) -> None:
+        """Release the warm hold, if any: the bridge is about to hold another scene."""
+        hold, self.warm = self.warm, None
+        if hold is None:
+            return
+        await _stop(hold.keeper)
+        with contextlib.suppress(Exception):
+            await self.leases.release(hold.lease)
+
+    async def shutdown(self) -> None:
+        """Release the warm hold and hold no more: the executor is stopping, and another
+        should take its scenes at once rather than after the lease expires."""
+        self.closing = True
+        await self.cool()
+
+
+async def _stop(task: asyncio.Task[None] | None) -> None:
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
