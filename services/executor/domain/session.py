@@ -229,7 +229,7 @@ class Scenes:
             # Compressed: Blender writes zstd in independent frames, so content-defined
             # chunks still follow the change, and after a reload far fewer bytes move than
             # in an uncompressed file (bench/big_scene.py measures both; ADR 0021).
-            written = await self.bridge.save(str(path), compress=False)
+            written = await self.bridge.save(str(path), compress=True)
         finally:
             session.lease = await renewal  # raises LeaseLost, also after a failed save
         if saved is not None:
