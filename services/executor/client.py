@@ -8,10 +8,12 @@ through this module; import-linter holds that border (pyproject.toml).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 
 from nats.js import JetStreamContext
 
 from contracts import inspection as artifacts
+from contracts.revisions import ChunkedRevision
 from contracts.scene_report import RevisionEntry
 from contracts.scenes import Head
 from services.executor.adapters.catalog import KvCatalog, KvNodeCatalog
@@ -22,12 +24,14 @@ from services.executor.adapters.scene_store import JetStreamSceneStore
 from services.executor.adapters.scene_summaries import KvSceneSummaries
 from services.executor.adapters.tags import KvSceneTags
 from services.executor.adapters.uploads import ObjectStoreUploads
+from services.executor.domain.chunking import RevisionDamaged
 from services.executor.domain.ports import (
     INSPECTION_SUFFIX,
     CatalogSource,
     NodeCatalogSource,
     SceneSummaries,
 )
+from services.runtime.objects import ObjectTooLarge
 
 __all__ = [
     "CatalogSource",
@@ -40,6 +44,7 @@ __all__ = [
     "KvSceneTags",
     "NodeCatalogSource",
     "ObjectStoreUploads",
+    "RevisionDamaged",
     "SceneFiles",
     "SceneSummaries",
     "retention_of",
@@ -60,6 +65,21 @@ class SceneFiles:
     async def blend(self, head: Head) -> bytes:
         """The .blend of ``head``, read into memory without touching the disk."""
         return await self._scenes.read(head)
+
+    async def manifest(self, head: Head) -> ChunkedRevision | None:
+        """The chunks ``head``'s revision is made of, to read it a few at a time (a reader
+        of revisions: ``services/doors/core/revision_reader.py``); None for a revision
+        stored whole, which ``blend`` reads. Raises ``RevisionDamaged`` for a manifest
+        that does not decode."""
+        try:
+            return await self._scenes.manifest(head.object_name)
+        except ObjectTooLarge:  # larger than any manifest: a whole file from before chunks
+            return None
+
+    async def chunks(self, space: str, digests: Iterable[str]) -> dict[str, bytes | None]:
+        """The bytes of the chunks ``digests`` of ``space`` (a manifest's), as the chunk
+        store gives them back; None for one it lacks. Unverified: the caller hashes them."""
+        return await self._scenes.chunks.read(space, digests)
 
     async def owner(self, scene_id: str) -> str | None:
         """The user who owns ``scene_id``; None for a scene nobody has committed yet."""

@@ -6,13 +6,16 @@ Only a scene's owner reads it; another user's scene answers like a missing one (
 
 from __future__ import annotations
 
+import logging
+from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query
-from fastapi.responses import Response
+from fastapi.responses import Response, StreamingResponse
 
 from contracts import inspection
 from contracts.scene_report import scene_report
+from services.doors.core.revision_reader import RevisionReader, open_revision
 from services.doors.core.scene_client import MAX_LISTED_REVISIONS, MAX_LISTED_SCENES, SceneDoor
 from services.doors.gateway.auth import current_user
 from services.doors.gateway.context import Gateway, gateway
@@ -27,6 +30,7 @@ from services.doors.gateway.scene_schemas import (
 )
 from services.executor.client import SceneFiles
 
+log = logging.getLogger("blendmesh.gateway")
 router = APIRouter(prefix="/api/scenes", tags=["scenes"])
 User = Annotated[str, Depends(current_user)]
 Gw = Annotated[Gateway, Depends(gateway)]
@@ -57,21 +61,34 @@ async def scenes(
     responses={**_binary("application/octet-stream", "The scene's head revision"), **ERRORS},
 )
 async def scene_blend(scene_id: SceneId, user: User, gw: Gw) -> Response:
-    """The current head revision of a scene one of the caller's runs used."""
+    """The current head revision of a scene one of the caller's runs used, streamed a
+    window of verified chunks at a time. A chunk found damaged once bytes are sent ends
+    the transfer short of its Content-Length (a client sees a truncated body)."""
     await gw.own_scene(scene_id, user)
     files = SceneFiles(gw.bus.js, gw.prefix)
     head = await files.head(scene_id)
     if head is None:
         raise NotFound(f"scene {scene_id} has no revision yet")
-    data = await files.blend(head)
-    return Response(
-        data,
+    reader = await open_revision(files, head)
+    return StreamingResponse(
+        _sent(reader),
         media_type="application/octet-stream",
         headers={
             "Content-Disposition": f'attachment; filename="{scene_id}.blend"',
             "ETag": f'"{head.scene_hash}"',
+            "Content-Length": str(reader.size),
         },
     )
+
+
+async def _sent(reader: RevisionReader) -> AsyncIterator[bytes]:
+    try:
+        async for piece in reader.pieces():
+            yield piece
+    except Exception as exc:
+        # The status is sent: raising makes the server drop the connection mid-body.
+        log.error("download of %s stopped short: %s", reader.what, exc)
+        raise
 
 
 @router.get(
