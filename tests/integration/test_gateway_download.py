@@ -23,7 +23,7 @@ from contracts.scenes import Head
 from services.doors.core import revision_reader
 from services.doors.gateway.app import GatewayServer, create_app
 from services.doors.gateway.auth import Tokens
-from services.executor.adapters.scene_store import JetStreamSceneStore
+from services.executor.adapters.scene_store import MAX_MANIFEST_BYTES, JetStreamSceneStore
 from services.runtime.host import Bus
 from services.runtime.objects import put_object
 from services.runtime.settings import Settings
@@ -194,3 +194,30 @@ async def test_download_when_revision_is_large_holds_a_few_windows_not_the_file(
         tracemalloc.stop()
     assert length == size + len(b"BLENDER-v500") and hasher.hexdigest() == digest
     assert peak < 24 * MIB, f"the download's peak was {peak / MIB:.1f} MiB"
+
+
+async def test_download_when_a_whole_revision_is_larger_than_any_manifest_sends_it(
+    bus: Bus, tmp_path: Path, gateway: httpx.AsyncClient
+) -> None:
+    """A revision stored whole before chunks can be larger than a manifest may be: it is
+    read as the whole file it is, not refused as a manifest too large."""
+    head = await committed(bus, tmp_path, "old", scene_bytes(7, 100_000))
+    legacy = scene_bytes(8, MAX_MANIFEST_BYTES + MIB)
+    await put_object(bus.js, f"{bus.prefix}_scenes", head.object_name, legacy)
+    response, body = await received(gateway, "old")
+    assert response.status_code == 200 and body == legacy
+    assert response.headers["content-length"] == str(len(legacy))
+
+
+async def test_download_when_the_client_leaves_midway_stops_quietly_and_serves_on(
+    bus: Bus, tmp_path: Path, gateway: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    data = scene_bytes(9, 6 * MIB)
+    await committed(bus, tmp_path, "left", data)
+    caplog.set_level(logging.ERROR, logger="blendmesh.gateway")
+    async with gateway.stream("GET", "/api/scenes/left.blend", headers=ANA) as response:
+        async for _ in response.aiter_raw():
+            break  # the client closes the connection with most of the body unread
+    response, body = await received(gateway, "left")
+    assert response.status_code == 200 and body == data
+    assert "stopped short" not in caplog.text
