@@ -9,13 +9,13 @@ import struct
 from pathlib import Path
 
 from contracts import views
-from services.doors.cli import looks as cli_looks
+from services.doors.cli import args as cli_args
 from tests.e2e.test_cli import blendmesh
 from tests.support.asset_files import glb, gltf_document
 
 
 def test_sides_when_parsed_match_the_contract() -> None:
-    assert (cli_looks.MIN_SIDE, cli_looks.MAX_SIDE) == (views.MIN_SIDE, views.MAX_SIDE)
+    assert (cli_args.MIN_SIDE, cli_args.MAX_SIDE) == (views.MIN_SIDE, views.MAX_SIDE)
 
 
 def test_import_inspect_and_view_when_run_in_turn_answer_the_asset(tmp_path: Path) -> None:

@@ -14,11 +14,11 @@ import importlib.util
 import tomllib
 import zipfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from contracts.errors import BlendmeshError
 
-if TYPE_CHECKING:  # the entry point imports this module: it stays light
+if TYPE_CHECKING:
     from rich.console import Console
 
 SOURCE_PACKAGE = "blendmesh_addon"
@@ -30,17 +30,6 @@ EPOCH = (2024, 1, 1, 0, 0, 0)  # zip entries need a date; a fixed one keeps buil
 
 class AddonBuildError(BlendmeshError, ValueError):
     """The zip cannot be written where asked; the CLI prints it as a usage error."""
-
-
-def add_parser(sub: Any) -> None:
-    addon = sub.add_parser("addon", help="the Blender add-on: `addon build` writes its zip")
-    action = addon.add_subparsers(dest="addon_command", required=True)
-    build = action.add_parser("build", help="write the installable add-on zip")
-    build.add_argument(
-        "--output",
-        type=Path,
-        help="the zip to write (default: ./blendmesh-addon-<version>.zip)",
-    )
 
 
 def source() -> Path:

@@ -11,13 +11,14 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from services.doors.cli import looks as cli_looks
-
 ADOPT, DISCARD = "--adopt", "--discard"
+# contracts.views.MIN_SIDE / MAX_SIDE, spelled here: parsing imports no msgspec
+# (tests/unit/doors/test_cli_imports.py), and a test holds the two equal.
+MIN_SIDE, MAX_SIDE = 64, 2048
 
 
 def add_commands(sub: Any) -> None:
-    """Every command but ``addon``, onto ``blendmesh``'s subparsers."""
+    """Every command, onto ``blendmesh``'s subparsers."""
     run = _run(sub)
     _up(sub)
     runs = sub.add_parser("runs", help="list recent runs")
@@ -41,9 +42,10 @@ def add_commands(sub: Any) -> None:
         "user on the mesh; guardians: spec 003's one tool, run_guardians",
     )
     _scenes(sub, run)
-    cli_looks.add_parsers(sub)
+    _looks(sub)
     _users(sub)
     _status(sub)
+    _addon(sub)
 
 
 def _run(sub: Any) -> argparse.ArgumentParser:
@@ -173,6 +175,37 @@ def _retention(verbs: Any) -> None:
     tags.add_argument("--json", action="store_true", help="print JSON")
 
 
+def _side(text: str) -> int:
+    value = int(text)
+    if not MIN_SIDE <= value <= MAX_SIDE:
+        raise argparse.ArgumentTypeError(f"must be {MIN_SIDE} to {MAX_SIDE} pixels")
+    return value
+
+
+def _looks(sub: Any) -> None:
+    """``inspect``, ``view`` and ``import-asset`` (services/doors/cli/looks.py)."""
+    inspect = sub.add_parser("inspect", help="one object of a scene in depth")
+    inspect.add_argument("scene", help="the scene id")
+    inspect.add_argument("object", help="the object's exact name")
+    view = sub.add_parser("view", help="render a view of a scene to a PNG file")
+    view.add_argument("scene", help="the scene id")
+    view.add_argument("--output", "-o", type=Path, required=True, help="the PNG to write")
+    view.add_argument("--width", type=_side, default=512, help="pixels (64 to 2048)")
+    view.add_argument("--height", type=_side, default=512, help="pixels (64 to 2048)")
+    view.add_argument("--azimuth", type=float, help="degrees: 0 from -Y, 90 from +X")
+    view.add_argument("--elevation", type=float, help="degrees: 90 from above")
+    view.add_argument("--camera", help="through this camera object instead of an angle")
+    asset = sub.add_parser(
+        "import-asset", help="add a glTF/GLB, FBX, OBJ, USD (.usda) or STL file to a scene"
+    )
+    asset.add_argument("file", type=Path, help="the asset file; its ending says its format")
+    asset.add_argument("--scene", required=True, help="the scene id (a new id makes a new scene)")
+    asset.add_argument("--collection", required=True, help="the collection it goes into")
+    asset.add_argument("--approve", action="store_true", help="pre-approve the import")
+    for parser in (inspect, view, asset):
+        parser.add_argument("--json", action="store_true", help="print the answer as JSON")
+
+
 def _users(sub: Any) -> None:
     users = sub.add_parser("users", help="who may log in to the bus: `users add|login|list|remove`")
     verbs = users.add_subparsers(dest="users_command", required=True)
@@ -222,4 +255,16 @@ def _status(sub: Any) -> None:
         type=float,
         default=None,
         help="seconds to wait for the services' answers (default: a health check's own wait)",
+    )
+
+
+def _addon(sub: Any) -> None:
+    """``addon build`` (services/doors/cli/addon.py)."""
+    addon = sub.add_parser("addon", help="the Blender add-on: `addon build` writes its zip")
+    action = addon.add_subparsers(dest="addon_command", required=True)
+    build = action.add_parser("build", help="write the installable add-on zip")
+    build.add_argument(
+        "--output",
+        type=Path,
+        help="the zip to write (default: ./blendmesh-addon-<version>.zip)",
     )

@@ -2,8 +2,8 @@
 depth, a view written to a PNG file, an asset file into a collection.
 
 Each is a run of one operation built by ``services/doors/core/scene_looks.py``, as the gateway and
-the MCP server build it: policy decides it, the audit records it. The parsers are here so
-the three commands read as one piece; everything heavy waits until a command runs.
+the MCP server build it: policy decides it, the audit records it. Their arguments are
+parsed in ``services/doors/cli/args.py``, which imports nothing a command needs.
 """
 
 from __future__ import annotations
@@ -12,47 +12,12 @@ import argparse
 import asyncio
 import json
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from services.runtime.settings import Settings
-
-# contracts.views.MIN_SIDE / MAX_SIDE, spelled here: parsing imports no msgspec
-# (tests/unit/doors/test_cli_imports.py), and a test holds the two equal.
-MIN_SIDE, MAX_SIDE = 64, 2048
-
-
-def _side(text: str) -> int:
-    value = int(text)
-    if not MIN_SIDE <= value <= MAX_SIDE:
-        raise argparse.ArgumentTypeError(f"must be {MIN_SIDE} to {MAX_SIDE} pixels")
-    return value
-
-
-def add_parsers(sub: Any) -> None:
-    inspect = sub.add_parser("inspect", help="one object of a scene in depth")
-    inspect.add_argument("scene", help="the scene id")
-    inspect.add_argument("object", help="the object's exact name")
-    view = sub.add_parser("view", help="render a view of a scene to a PNG file")
-    view.add_argument("scene", help="the scene id")
-    view.add_argument("--output", "-o", type=Path, required=True, help="the PNG to write")
-    view.add_argument("--width", type=_side, default=512, help="pixels (64 to 2048)")
-    view.add_argument("--height", type=_side, default=512, help="pixels (64 to 2048)")
-    view.add_argument("--azimuth", type=float, help="degrees: 0 from -Y, 90 from +X")
-    view.add_argument("--elevation", type=float, help="degrees: 90 from above")
-    view.add_argument("--camera", help="through this camera object instead of an angle")
-    asset = sub.add_parser(
-        "import-asset", help="add a glTF/GLB, FBX, OBJ, USD (.usda) or STL file to a scene"
-    )
-    asset.add_argument("file", type=Path, help="the asset file; its ending says its format")
-    asset.add_argument("--scene", required=True, help="the scene id (a new id makes a new scene)")
-    asset.add_argument("--collection", required=True, help="the collection it goes into")
-    asset.add_argument("--approve", action="store_true", help="pre-approve the import")
-    for parser in (inspect, view, asset):
-        parser.add_argument("--json", action="store_true", help="print the answer as JSON")
 
 
 async def dispatch(args: argparse.Namespace, settings: Settings, out: Console, err: Console) -> int:

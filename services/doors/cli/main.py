@@ -15,7 +15,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from services.doors.cli import addon as cli_addon
 from services.doors.cli import args as cli_args
 
 
@@ -25,7 +24,6 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="log what the services do")
     sub = p.add_subparsers(dest="command", required=True)
     cli_args.add_commands(sub)
-    cli_addon.add_parser(sub)
     return p
 
 
