@@ -65,8 +65,9 @@ class ExecutorHandlers:
             await pipeline.send(executed)
         except LeaseHeld as busy:
             # Another executor writes this scene: come back when its lease may be free. Or
-            # it holds the scene warm (ADR 0037): come back soon, for it to take the run.
-            raise Retry(str(busy), delay=min(max(busy.retry_in, 0.2), 5.0)) from None
+            # it holds the scene warm (ADR 0037): come back at once, for it to take the run.
+            floor = 0.05 if busy.idle else 0.2
+            raise Retry(str(busy), delay=min(max(busy.retry_in, floor), 5.0)) from None
         finally:
             await pipeline.settle()
         await self.runner.preview(executed)

@@ -31,8 +31,9 @@ from services.executor.domain.ports import (
 log = logging.getLogger("blendmesh.executor")
 
 # A run deferred to the executor that holds its scene warm comes back this soon: that
-# executor is idle and takes it at once.
-WARM_RETRY = 0.25
+# executor is idle and takes it at once. Each deferral is a delivery, counted against the
+# consumer's max_deliver: over TAKEOVER_AFTER, some thirty of them at most.
+WARM_RETRY = 0.1
 # How long a run defers to a live warm holder before taking the scene over: the holder
 # may be unable to pull it (a stuck consumer), and a run must never starve.
 TAKEOVER_AFTER = 3.0
