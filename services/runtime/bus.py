@@ -8,7 +8,6 @@ several servers, comma separated: a client whose server dies moves to another.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any
 
@@ -30,6 +29,7 @@ from services.runtime.login import (
 )
 from services.runtime.naming import Connection
 from services.runtime.ready import READY_WAIT, NotReady, until_ready
+from services.runtime.retry import GaveUp, until
 
 log = logging.getLogger("blendmesh.bus")
 
@@ -62,53 +62,54 @@ async def connect(url: str, name: str, login: Login | None = None, wait: float =
     if role in access.ROLES:  # replies and deliveries arrive where only the role may listen
         identity["inbox_prefix"] = access.inbox_prefix(role)
     pool = servers(url)
-    deadline = asyncio.get_running_loop().time() + wait
-    while True:
+
+    async def join() -> Client:
+        # One attempt without reconnects first: with them, nats-py retries a refused
+        # login forever instead of reporting it. Its first connect tries each server
+        # max_reconnect_attempts times (60, 2 s apart, by default) even so: twice is
+        # enough here, where ``until`` waits and tries again until ``wait``.
+        probe = Client()
         try:
-            # One attempt without reconnects first: with them, nats-py retries a refused
-            # login forever instead of reporting it. Its first connect tries each server
-            # max_reconnect_attempts times (60, 2 s apart, by default) even so: twice is
-            # enough here, where this loop waits and tries again until ``wait``.
-            probe = Client()
-            try:
-                await probe.connect(
-                    pool,
-                    name=name,
-                    allow_reconnect=False,
-                    max_reconnect_attempts=1,
-                    reconnect_time_wait=0,
-                    # A socket that accepts and says nothing, or an address that drops
-                    # packets, is given up within the wait, not nats-py's own 2 s.
-                    connect_timeout=max(1, min(PROBE_TIMEOUT, int(wait))),
-                    error_cb=_quiet,
-                    **identity,
-                )
-            finally:
-                await probe.close()  # a refused probe's socket too
-            nc = Connection()
-            options: dict[str, Any] = {"max_reconnect_attempts": -1, "reconnect_time_wait": 0.25}
-            await nc.connect(pool, name=name, error_cb=_error, **options, **identity)
-            if joins_anonymously(url, login):
-                warn_anonymous(url)
-            return nc
-        except (OSError, NoServersError) as exc:
-            # No attempt starts after the deadline: the next would, after its pause.
-            if asyncio.get_running_loop().time() + RETRY_PAUSE > deadline:
-                said = "no answer" if isinstance(exc, TimeoutError) else str(exc)
-                raise ConnectionError(
-                    f"cannot reach NATS at {url} ({said or type(exc).__name__}); start it "
-                    "with `blendmesh up` or fix NATS_URL"
-                ) from None
-            await asyncio.sleep(RETRY_PAUSE)
-        except NatsError as exc:
-            if "authorization" not in str(exc).lower():
-                raise
-            who = f"user {login.user!r}" if login else "an anonymous client"
-            raise LoginRefused(
-                f"NATS at {url} refused {who} ({name}); use the credentials file of the "
-                "mesh that runs it (BLENDMESH_NATS_CREDENTIALS, or the same --home), or put "
-                "user:password in NATS_URL"
-            ) from None
+            await probe.connect(
+                pool,
+                name=name,
+                allow_reconnect=False,
+                max_reconnect_attempts=1,
+                reconnect_time_wait=0,
+                # A socket that accepts and says nothing, or an address that drops
+                # packets, is given up within the wait, not nats-py's own 2 s.
+                connect_timeout=max(1, min(PROBE_TIMEOUT, int(wait))),
+                error_cb=_quiet,
+                **identity,
+            )
+        finally:
+            await probe.close()  # a refused probe's socket too
+        nc = Connection()
+        options: dict[str, Any] = {"max_reconnect_attempts": -1, "reconnect_time_wait": 0.25}
+        await nc.connect(pool, name=name, error_cb=_error, **options, **identity)
+        if joins_anonymously(url, login):
+            warn_anonymous(url)
+        return nc
+
+    try:
+        return await until(
+            f"NATS at {url}", join, wait, pause=RETRY_PAUSE, retry_on=(OSError, NoServersError)
+        )
+    except GaveUp as gave_up:
+        said = "no answer" if isinstance(gave_up.cause, TimeoutError) else str(gave_up.cause)
+        raise ConnectionError(
+            f"cannot reach NATS at {url} ({said or type(gave_up.cause).__name__}); start it "
+            "with `blendmesh up` or fix NATS_URL"
+        ) from None
+    except NatsError as exc:
+        if "authorization" not in str(exc).lower():
+            raise
+        who = f"user {login.user!r}" if login else "an anonymous client"
+        raise LoginRefused(
+            f"NATS at {url} refused {who} ({name}); use the credentials file of the "
+            "mesh that runs it (BLENDMESH_NATS_CREDENTIALS, or the same --home), or put "
+            "user:password in NATS_URL"
+        ) from None
 
 
 async def wait_for_jetstream(js: JetStreamContext, wait: float = READY_WAIT) -> None:

@@ -38,6 +38,7 @@ from services.runtime.home import private_home
 from services.runtime.host import Bus, first_of
 from services.runtime.procs import die_with_parent
 from services.runtime.ready import READY_WAIT
+from services.runtime.retry import poll
 from services.runtime.settings import Settings
 from services.runtime.store_limits import StoreLimits, store_limits
 from services.runtime.stores import ensure_stores
@@ -200,16 +201,21 @@ class EmbeddedNats:
                 preexec_fn=die_with_parent(),
             )
         ports_file = run_dir / f"nats-server_{self._proc.pid}.ports"
-        deadline = asyncio.get_running_loop().time() + timeout
-        while not await asyncio.to_thread(ports_file.exists):
-            if self._proc.returncode is not None:
+        proc = self._proc
+
+        async def listening() -> bool:
+            if await asyncio.to_thread(ports_file.exists):
+                return True
+            if proc.returncode is not None:
                 log_text = await asyncio.to_thread(_tail, run_dir / "nats.log")
                 raise EmbeddedServerError(f"nats-server exited at start:\n{log_text}")
-            if asyncio.get_running_loop().time() > deadline:
-                await self.stop()
-                raise EmbeddedServerError(f"nats-server did not start within {timeout} s")
-            await asyncio.sleep(0.02)
-        # The ports file can be seen before it is fully written.
+            return False
+
+        if not await poll(listening, bool, timeout, pause=0.02):
+            await self.stop()
+            raise EmbeddedServerError(f"nats-server did not start within {timeout} s")
+        # The ports file can be seen before it is fully written; a count, not a deadline,
+        # bounds this re-read (the file exists: it is done within a moment).
         for _ in range(50):
             try:
                 self.url = json.loads(await asyncio.to_thread(ports_file.read_text))["nats"][0]

@@ -216,6 +216,7 @@ async def _collect(nc: Client, asked: Sequence[str], wait: float) -> list[bytes]
         for subject in asked:
             await nc.publish(subject, b"", reply=inbox)
         loop = asyncio.get_running_loop()
+        # Not a retry (services.runtime.retry): every answer until the deadline counts.
         deadline = loop.time() + wait
         while (left := deadline - loop.time()) > 0:
             try:

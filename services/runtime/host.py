@@ -33,6 +33,7 @@ from services.runtime.login import LoginRefused, refuse_anonymous
 from services.runtime.metrics_server import serve_metrics
 from services.runtime.publishers import JetStreamPublisher
 from services.runtime.ready import READY_WAIT
+from services.runtime.retry import GaveUp, until
 from services.runtime.settings import Settings, SettingsError
 from services.runtime.streams import ensure_event_log, use_replicas
 from services.runtime.tracing import configure_tracing, shutdown_tracing
@@ -184,23 +185,31 @@ StartFn = Callable[[Settings, Bus], Awaitable[Running]]
 async def _open_service_bus(settings: Settings, name: str, wait: float = 30.0) -> Bus:
     """Connect as the service's role. Under a Procfile the nats process may not have
     written its credentials yet: an anonymous login that is refused is tried again."""
-    deadline = asyncio.get_running_loop().time() + wait
-    while True:
+    anonymous = True  # whether the last attempt found no credentials to log in with
+
+    async def attempt() -> Bus:
+        nonlocal anonymous
         login = login_for(settings.credentials_path, name)
-        try:
-            refuse_anonymous(settings.nats_url or "", login, settings.require_auth)
-            return await Bus.open(
-                settings.nats_url or "",
-                settings.prefix,
-                f"blendmesh-{name}",
-                login,
-                settings.replicas,
-                settings.start_wait,
-            )
-        except LoginRefused:
-            if login is not None or asyncio.get_running_loop().time() > deadline:
-                raise
-            await asyncio.sleep(0.5)
+        anonymous = login is None
+        refuse_anonymous(settings.nats_url or "", login, settings.require_auth)
+        return await Bus.open(
+            settings.nats_url or "",
+            settings.prefix,
+            f"blendmesh-{name}",
+            login,
+            settings.replicas,
+            settings.start_wait,
+        )
+
+    def not_written_yet(exc: BaseException) -> bool:
+        return isinstance(exc, LoginRefused) and anonymous
+
+    try:
+        return await until(
+            f"the credentials of {name}", attempt, wait, pause=0.5, retry_on=not_written_yet
+        )
+    except GaveUp as gave_up:
+        raise gave_up.cause from None  # the server's last refusal says what to do
 
 
 async def serve(name: str, start: StartFn, bus: Bus, settings: Settings) -> None:

@@ -25,6 +25,7 @@ from contracts.errors import BlendmeshError
 from contracts.events import AnyEvent, ApprovalRequested, RunRequested
 from services.runtime import delivered
 from services.runtime.host import Bus
+from services.runtime.retry import poll
 
 KINDS = ("requested", "approval_requested")
 
@@ -67,18 +68,22 @@ class LogOwners:
         """The index, once it holds every ownership event the log has now."""
         await self._start()
         stream = subjects.stream_name(self._bus.prefix)
-        deadline = asyncio.get_running_loop().time() + self._timeout
+        newest: dict[str, int] = {}
         for kind in KINDS:
             try:
-                newest = await self._bus.js.get_last_msg(
+                last = await self._bus.js.get_last_msg(
                     stream, subjects.any_run(self._bus.prefix, kind)
                 )
             except NotFoundError:
                 continue
-            while self._seen[kind] < (newest.seq or 0):
-                if asyncio.get_running_loop().time() > deadline:
-                    raise IndexBehind(f"the ownership index is behind the log ({kind}); try again")
-                await asyncio.sleep(0.01)
+            newest[kind] = last.seq or 0
+
+        async def behind() -> list[str]:
+            return [kind for kind, seq in newest.items() if self._seen[kind] < seq]
+
+        lagging = await poll(behind, lambda kinds: not kinds, self._timeout, pause=0.01)
+        if lagging:
+            raise IndexBehind(f"the ownership index is behind the log ({lagging[0]}); try again")
         return self._index
 
     async def close(self) -> None:
