@@ -39,6 +39,7 @@ from services.audit.replay import replay
 from services.audit.store import SqliteStore
 from services.runtime import delivered
 from services.runtime.host import Bus
+from services.runtime.retry import poll
 
 log = logging.getLogger("blendmesh.audit")
 
@@ -161,15 +162,12 @@ class QueryResponders:
         """Wait until the views reach the log's end as of now, so a client that just saw
         an event reads its own writes. Returns the applied sequence."""
         target = await self._log_last_seq()
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self._timeout
-        while (seq := await self._store.last_seq()) < target:
-            if loop.time() >= deadline:
-                raise QueryFailed(
-                    f"the audit views are behind the event log (applied {seq} of {target}); "
-                    "retry in a few seconds"
-                )
-            await asyncio.sleep(0.02)
+        seq = await poll(self._store.last_seq, lambda seq: seq >= target, self._timeout, pause=0.02)
+        if seq < target:
+            raise QueryFailed(
+                f"the audit views are behind the event log (applied {seq} of {target}); "
+                "retry in a few seconds"
+            )
         return seq
 
     async def _log_last_seq(self) -> int:

@@ -58,6 +58,7 @@ from services.planner.run_events import ended, last_plan, planned_operations
 from services.planner.settings import PlanLimits
 from services.runtime.consumer_spec import Delivery
 from services.runtime.errors import Retry
+from services.runtime.retry import poll
 
 # The services whose dead letters leave a run open; audit's only miss a projection.
 log = logging.getLogger("blendmesh.planner")
@@ -112,12 +113,14 @@ class PlannerHandlers:
 
     async def _present(self, catalog: ToolCatalog | None) -> ToolCatalog:
         """The catalog, waiting for an executor to publish one when there is none yet."""
-        deadline = time.monotonic() + self.catalog_wait
         if catalog is None and self.catalog_wait > 0:
             log.info("no tool catalog yet: waiting up to %g s for an executor", self.catalog_wait)
-        while catalog is None and time.monotonic() < deadline:
-            await asyncio.sleep(CATALOG_POLL)
-            catalog = await self.catalog.get()
+            catalog = await poll(
+                self.catalog.get,
+                lambda found: found is not None,
+                self.catalog_wait,
+                pause=CATALOG_POLL,
+            )
         return _present(catalog)
 
     def _remember(self, event: RunRequested) -> None:

@@ -7,11 +7,13 @@ import asyncio
 from typing import Any
 
 import msgspec
+import pytest
 
 from contracts.events import Planned, PlanRejected, RunEvent
 from services.executor.memory import StaticCatalog
 from services.planner import handlers as planner_handlers
 from services.planner.handlers import PlannerHandlers
+from services.runtime.errors import Retry
 from tests.unit.test_handlers import CATALOG, requested
 
 
@@ -59,3 +61,14 @@ async def test_planner_when_the_first_catalog_comes_late_plans_once_it_is_there(
     await later
     assert names(events) == ["Late"]
     assert all(isinstance(e, RunEvent) for e in events)
+
+
+async def test_planner_when_no_catalog_comes_within_its_wait_retries_the_request_later(
+    monkeypatch: Any,
+) -> None:
+    monkeypatch.setattr(planner_handlers, "CATALOG_POLL", 0.01)
+    handlers = PlannerHandlers(catalog=StaticCatalog(None), clock=lambda: 5.0, catalog_wait=0.1)
+    began = asyncio.get_running_loop().time()
+    with pytest.raises(Retry, match="no tool catalog yet"):
+        await handlers.on_requested(ask("add a cube named Never", 1))
+    assert 0.1 <= asyncio.get_running_loop().time() - began < 2

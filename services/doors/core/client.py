@@ -301,6 +301,7 @@ class MeshClient:
     ) -> RunResult:
         events: list[AnyEvent] = []
         seen_after = after is None
+        # Not a retry (services.runtime.retry): nothing is tried again, the run is followed.
         deadline = asyncio.get_running_loop().time() + timeout
         wait = Waiting(run_id, self.watch)
         try:

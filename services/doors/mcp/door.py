@@ -7,7 +7,6 @@ requester's, a scene its recorded owner's, and anything not the caller's raises
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +28,7 @@ from services.doors.mcp.errors import NotFound, Unavailable, ValidationError
 from services.executor.client import KvCatalog, KvNodeCatalog, KvSceneSummaries, SceneFiles
 from services.runtime.history import read_run
 from services.runtime.host import Bus
+from services.runtime.retry import poll
 from services.runtime.settings import Settings
 
 # Paths on the mesh's host say nothing a remote caller may know.
@@ -182,14 +182,11 @@ class Door:
     ) -> bytes | None:
         """The preview rendered after a commit: the executor renders it once the run's result
         is out, so wait (a little) for one that differs from the ``stale`` one."""
-        deadline = asyncio.get_running_loop().time() + wait
-        while True:
-            png = await self.preview(scene_id, user)
-            if png is not None and png != stale:
-                return png
-            if asyncio.get_running_loop().time() > deadline:
-                return png
-            await asyncio.sleep(0.1)
+
+        async def look() -> bytes | None:
+            return await self.preview(scene_id, user)
+
+        return await poll(look, lambda png: png is not None and png != stale, wait, pause=0.1)
 
     async def inspection(self, scene_id: str, user: str) -> bytes:
         await self.own_scene(scene_id, user)
