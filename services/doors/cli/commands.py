@@ -11,20 +11,21 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-
 from contracts.events import RunRequested
 from contracts.session import CLI
-from services.doors.cli import scenes as cli_scenes
 from services.doors.cli.common import EXIT_FAILED, EXIT_OK, connected, progress, report, watch
 from services.doors.cli.mesh import Mesh
+from services.doors.cli.screen import rich, screen
 from services.doors.core.client import ClientError, MeshClient, build_request
 from services.planner.client import fallback_notice, planner_for
 from services.runtime.settings import Settings
 from services.runtime.tracing import configure_tracing, shutdown_tracing
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from contracts.resolutions import Resolution
+    from services.doors.cli.screen import Screen
 
 
 def load_plan(path: Path) -> Any:
@@ -59,7 +60,9 @@ def run_request(args: argparse.Namespace, settings: Settings, plan: Any) -> RunR
     )
 
 
-async def cmd_run(args: argparse.Namespace, settings: Settings, out: Console, err: Console) -> int:
+async def cmd_run(args: argparse.Namespace, settings: Settings, out: Screen, err: Screen) -> int:
+    from services.doors.cli import scenes as cli_scenes
+
     if bool(args.prompt) == bool(args.plan):
         raise ClientError('give either a request ("add a cube named Box") or --plan FILE')
     plan = load_plan(args.plan) if args.plan else None
@@ -80,9 +83,10 @@ async def cmd_run(args: argparse.Namespace, settings: Settings, out: Console, er
 
 
 async def cmd_resolve(
-    args: argparse.Namespace, settings: Settings, decision: Resolution, out: Console, err: Console
+    args: argparse.Namespace, settings: Settings, decision: Resolution, out: Screen, err: Screen
 ) -> int:
     from services.doors.cli import console as show
+    from services.doors.cli import scenes as cli_scenes
     from services.doors.core.client import CodeNotQuoted
 
     quoted = getattr(args, "code_sha256", [])
@@ -101,7 +105,7 @@ async def cmd_resolve(
             # Show what is asked, so the person reads the code before quoting its hash.
             waiting = await client.result(args.run_id)
             if waiting is not None and waiting.approval is not None:
-                show.print_approval(err, args.run_id, waiting.approval)
+                show.print_approval(rich(err), args.run_id, waiting.approval)
             raise
         # An import `run --adopt` left waiting carries the request it was run for.
         result = await cli_scenes.after_import(
@@ -178,9 +182,7 @@ async def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def dispatch(args: argparse.Namespace, settings: Settings) -> int:
-    # Piped output is read by scripts and grep: keep every row on one line.
-    out = Console(width=None if sys.stdout.isatty() else 1000)
-    err = Console(stderr=True, width=None if sys.stderr.isatty() else 1000)
+    out, err = screen(), screen(stderr=True)
     match args.command:
         case "run":
             return await cmd_run(args, settings, out, err)
@@ -188,7 +190,7 @@ async def dispatch(args: argparse.Namespace, settings: Settings) -> int:
             decision: Resolution = "approve_and_always_allow" if args.always else "approve_once"
             return await cmd_resolve(args, settings, decision, out, err)
         case "allowlist":
-            return await cmd_allowlist(args, settings, out)
+            return await cmd_allowlist(args, settings, rich(out))
         case "reject":
             return await cmd_resolve(args, settings, "reject", out, err)
         case "up":
@@ -200,35 +202,37 @@ async def dispatch(args: argparse.Namespace, settings: Settings) -> int:
                 settings = settings.with_(executors=args.executors)
             if not 0 <= args.port <= 65535:
                 raise ClientError("--port needs a number from 0 to 65535")
-            return await cmd_up(settings, err, args.port)
+            return await cmd_up(settings, rich(err), args.port)
         case "scenes" | "revert":
-            return await cli_scenes.dispatch(args, settings, out, err)
+            from services.doors.cli import scenes as cli_scenes
+
+            return await cli_scenes.dispatch(args, settings, rich(out), rich(err))
         case "inspect" | "view" | "import-asset":
             from services.doors.cli import looks as cli_looks
 
-            return await cli_looks.dispatch(args, settings, out, err)
+            return await cli_looks.dispatch(args, settings, rich(out), rich(err))
         case "users":
             from services.doors.cli import users as cli_users
 
-            return cli_users.dispatch(args, settings, out)
+            return cli_users.dispatch(args, settings, rich(out))
         case "runs" | "audit":
             from services.doors.cli import reads as cli_reads
 
             if args.command == "runs":
-                return await cli_reads.cmd_runs(args, settings, out)
-            return await cli_reads.cmd_audit(args, settings, out)
+                return await cli_reads.cmd_runs(args, settings, rich(out))
+            return await cli_reads.cmd_audit(args, settings, rich(out))
         case "status":
             from services.doors.cli import status as cli_status
 
-            return await cli_status.cmd_status(args, settings, out)
+            return await cli_status.cmd_status(args, settings, rich(out))
         case "guardians":
-            return await cmd_guardians(args, settings, out)
+            return await cmd_guardians(args, settings, rich(out))
         case "mcp":
             return await cmd_mcp(args, settings)
         case "addon":
             from services.doors.cli import addon as cli_addon
 
-            return cli_addon.dispatch(args, out)
+            return cli_addon.dispatch(args, rich(out))
     raise AssertionError(args.command)
 
 
@@ -237,7 +241,7 @@ def execute(args: argparse.Namespace) -> int:
     code, never a traceback."""
     from services.doors.cli.failures import exit_code_for
 
-    err = Console(stderr=True)
+    err = screen(stderr=True)
     try:
         settings = Settings.from_env()
         if args.home:

@@ -6,15 +6,16 @@ from __future__ import annotations
 import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 import msgspec
-from rich.console import Console
 
 from contracts.events import AnyEvent
 from contracts.progress import progress_line
 from contracts.receipts import RunResult
-from services.doors.cli import console as show
+from services.doors.cli import plain
 from services.doors.cli.mesh import Mesh
+from services.doors.cli.screen import Piped
 from services.doors.core.client import OnEvent
 from services.doors.core.run_watch import Watch
 from services.runtime.access import CLIENT, Login
@@ -22,6 +23,9 @@ from services.runtime.bus import JetStreamUnavailable
 from services.runtime.host import Bus
 from services.runtime.ready import NotReady
 from services.runtime.settings import Settings
+
+if TYPE_CHECKING:
+    from services.doors.cli.screen import Screen
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_AWAITING, EXIT_MESH = 0, 1, 2, 3, 4
 # Seconds a command tries the mesh in NATS_URL: a person at a prompt hears at once that
@@ -83,7 +87,7 @@ def _silent(url: str) -> str:
     )
 
 
-def watch(bus: Bus, err: Console) -> Watch:
+def watch(bus: Bus, err: Screen) -> Watch:
     """Say on stderr when a followed run waits for a service nobody runs."""
 
     async def presence(role: str) -> int:
@@ -103,18 +107,29 @@ def exit_code(result: RunResult) -> int:
     )
 
 
-def report(result: RunResult, as_json: bool, out: Console) -> int:
+def report(result: RunResult, as_json: bool, out: Screen) -> int:
     if as_json:
         sys.stdout.write(msgspec.json.encode(result).decode() + "\n")
+    elif isinstance(out, Piped):
+        for line in plain.result_lines(result):
+            out.print(line, markup=False)
     else:
+        from services.doors.cli import console as show  # draws with rich: a terminal's
+
         show.print_result(out, result)
     return exit_code(result)
 
 
-def progress(err: Console, quiet: bool) -> OnEvent:
+def progress(err: Screen, quiet: bool) -> OnEvent:
     def on_event(event: AnyEvent) -> None:
         line = progress_line(event)
-        if line and not quiet:
+        if not line or quiet:
+            return
+        if isinstance(err, Piped):
+            err.print(line.text, markup=False)
+        else:
+            from services.doors.cli import console as show  # draws with rich: a terminal's
+
             err.print(show.render(line), highlight=False)
 
     return on_event

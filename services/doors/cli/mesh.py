@@ -19,17 +19,20 @@ import logging
 import os
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from contracts.errors import BlendmeshError
-from services.runtime import jetstream_watch
 from services.runtime.access import ADMIN, CLIENT, Login, login_for
-from services.runtime.embedded import EmbeddedNats, prepare_streams
-from services.runtime.home import private_home
 from services.runtime.host import Bus, Running, ServiceFailed, StartFn, first_of
 from services.runtime.login import joins_anonymously, refuse_anonymous
 from services.runtime.settings import Settings
-from services.runtime.store_limits import StoreLimits, store_limits
+
+# What starts a mesh's parts (nats-server, its stores, their limits, the home) is imported
+# where they are started: a command that joins a running mesh (NATS_URL) starts none of
+# them, and a person waits for its answer (tests/unit/doors/test_cli_imports.py).
+if TYPE_CHECKING:
+    from services.runtime.embedded import EmbeddedNats
+    from services.runtime.store_limits import StoreLimits
 
 log = logging.getLogger("blendmesh.mesh")
 
@@ -75,9 +78,15 @@ class Mesh:
         return not self.settings.nats_url
 
     async def start(self) -> str:
-        if self.embedded or self.services:
-            # Before the first file is written in it.
-            await asyncio.to_thread(private_home, self.settings.home)
+        if not self.embedded and not self.services:  # a command joins the mesh at NATS_URL
+            refuse_anonymous(self.url, self.login(CLIENT), self.settings.require_auth)
+            return self.url
+        from services.runtime.embedded import EmbeddedNats, prepare_streams
+        from services.runtime.home import private_home
+        from services.runtime.store_limits import store_limits
+
+        # Before the first file is written in it.
+        await asyncio.to_thread(private_home, self.settings.home)
         if self.embedded:
             self._take_lock()
             self.limits = await asyncio.to_thread(
@@ -101,7 +110,7 @@ class Mesh:
             )
         else:  # every role's login comes from the same credentials file
             refuse_anonymous(self.url, self.login(CLIENT), self.settings.require_auth)
-            if self.services and joins_anonymously(self.url, self.login(ADMIN)):
+            if joins_anonymously(self.url, self.login(ADMIN)):
                 # A server without users: no admin makes the stores there, so the mesh
                 # does, and waits until each has a leader, before its services use them.
                 await prepare_streams(
@@ -148,6 +157,8 @@ class Mesh:
     async def wait(self) -> str:
         """Wait until the mesh can no longer work, and say why: its nats-server exited, or a
         service died (the message names it). Forever while neither happens."""
+
+        from services.runtime import jetstream_watch
 
         async def died(name: str, service: Running) -> str:
             return str(ServiceFailed(name, await service.failed()))

@@ -11,24 +11,29 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
-from rich.console import Console
 
 from contracts.events import RunRequested
 from contracts.receipts import RunResult
 from contracts.scene_report import report_lines
-from services.doors.cli import console as show
 from services.doors.cli.args import ADOPT, DISCARD
 from services.doors.cli.common import EXIT_OK, connected, progress, report
 from services.doors.cli.mesh import Mesh
-from services.doors.cli.tables import Column, fitted_table, request_texts
 from services.doors.core import scene_client
 from services.doors.core.client import ClientError, MeshClient, OnEvent
 from services.doors.core.scene_client import Choice, SceneDoor
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
+
+# `blendmesh run` imports this module for its guard, and prints without rich when piped;
+# the tables the scene commands draw import rich where they are drawn.
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from services.doors.cli.screen import Screen
+    from services.doors.cli.tables import Column
 
 
 def _json(value: Any) -> None:
@@ -47,7 +52,7 @@ async def adopt(
     args: argparse.Namespace,
     settings: Settings,
     client: MeshClient,
-    err: Console,
+    err: Screen,
     request: RunRequested,
 ) -> Any:
     """Import the changed exported file before the run; the import's result when it did
@@ -84,7 +89,7 @@ async def after_import(
     client: MeshClient,
     on_event: OnEvent,
     timeout: float,
-    err: Console,
+    err: Screen,
 ) -> RunResult:
     """The result of the request an adopted import carried, run now that the import
     completed; ``resolved`` itself when it carried none or still waits."""
@@ -131,6 +136,9 @@ async def dispatch(args: argparse.Namespace, settings: Settings, out: Console, e
             )
             result = await MeshClient(bus).run(request, progress(err, args.json))
         return report(result, args.json, out)
+    from services.doors.cli import console as show
+    from services.doors.cli.tables import fitted_table, request_texts
+
     async with connected(settings, ()) as bus:
         door = SceneDoor(bus, settings)
         match args.scenes_command:
@@ -189,7 +197,7 @@ def asks_undo(prompt: str | None) -> bool:
     return "undo" in words
 
 
-async def undo_hint(bus: Bus, settings: Settings, scene_id: str, err: Console) -> None:
+async def undo_hint(bus: Bus, settings: Settings, scene_id: str, err: Screen) -> None:
     """The revert that undoes the scene's last run: back to the revision before its head."""
     try:
         entries = await SceneDoor(bus, settings).history(scene_id, settings.user, limit=2)

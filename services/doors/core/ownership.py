@@ -21,11 +21,14 @@ reading of the log).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from contracts.events import ApprovalRequested, RunRequested
 from contracts.scenes import Head
 from services.doors.core.client import ClientError, MeshClient
-from services.executor.client import SceneFiles
+
+if TYPE_CHECKING:  # a type only: the rules read no store; whoever builds ``Owners`` has one
+    from services.executor.client import SceneFiles
 
 
 class NotOwned(ClientError):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from contracts import inspection as artifacts
 from contracts import subjects
@@ -21,9 +21,14 @@ from contracts.scene_report import RevisionEntry, scene_report
 from contracts.scenes import Head
 from services.doors.core import ownership
 from services.doors.core.client import ClientError, build_request, new_id
-from services.executor.client import ExportedScenes, ObjectStoreUploads, SceneFiles
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
+
+# The executor's stores are imported where a scene is read or staged: `blendmesh run`
+# imports this module only for the guard on the exported file, which reads no store.
+if TYPE_CHECKING:
+    from services.executor.adapters.exports import SceneExports
+    from services.executor.client import SceneFiles
 
 Choice = Literal["adopt", "discard"]
 MAX_LISTED_SCENES = 200
@@ -80,6 +85,8 @@ class SceneDoor:
 
     @property
     def files(self) -> SceneFiles:
+        from services.executor.client import SceneFiles
+
         return SceneFiles(self.bus.js, self.bus.prefix)
 
     async def own(self, scene_id: str, user: str) -> Head:
@@ -98,6 +105,8 @@ class SceneDoor:
         check_upload(data, what, self.settings.max_upload_bytes)
         if await self.files.head(scene_id) is not None:
             await self.own(scene_id, user)
+        from services.executor.client import ObjectStoreUploads
+
         blob = await ObjectStoreUploads(self.bus.js, self.bus.prefix).stage(user, data)
         return build_request(
             user=user,
@@ -161,9 +170,13 @@ class SceneDoor:
         return await self.files.revision_log(scene_id, min(limit, MAX_LISTED_REVISIONS))
 
 
-def exported(settings: Settings) -> ExportedScenes:
+def exported(settings: Settings) -> SceneExports:
     """The exported .blend files under the home, where people open and edit them."""
-    return ExportedScenes(settings.scenes_dir)
+    # Straight from its adapter, which needs the standard library alone: the executor's
+    # client would import every store with it (pyproject.toml allows this one import).
+    from services.executor.adapters.exports import SceneExports
+
+    return SceneExports(settings.scenes_dir)
 
 
 def guard_export(

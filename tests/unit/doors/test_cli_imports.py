@@ -1,8 +1,11 @@
-"""``blendmesh --help`` and a mistyped command answer before anything heavy is imported.
+"""``blendmesh --help`` and a mistyped command answer before anything heavy is imported, and
+``blendmesh run`` on a running mesh imports only what it uses.
 
 Guarded without timing (a busy machine makes timings flaky): a child process runs the
-command and reports which modules it loaded. The SDKs, the gateway, the NATS client and
-bpy cost about a second together; the parser needs none of them."""
+command, or imports the run's modules, and reports which modules it loaded. The SDKs, the
+gateway, the NATS client and bpy cost about a second together; the parser needs none of
+them. A run joining the mesh in NATS_URL needs the NATS client and the contracts, not the
+embedded mesh, the executor's stores or rich (tests/e2e/test_cli_warm_run.py runs one)."""
 
 from __future__ import annotations
 
@@ -35,6 +38,31 @@ HEAVY = (
     "services.executor",
     "services.doors.cli.commands",
 )
+# What a run on the mesh in NATS_URL, printing to a pipe, never needs: the embedded mesh's
+# parts, the executor's stores, rich and what draws with it, every SDK and server.
+RUN_HEAVY = (
+    "google",
+    "fastapi",
+    "starlette",
+    "uvicorn",
+    "bpy",
+    "mcp",
+    "aiosqlite",
+    "rich",
+    "services.runtime.embedded",
+    "services.runtime.jetstream_watch",
+    "services.runtime.store_limits",
+    "services.executor.client",
+    "services.executor.domain",
+    "services.executor.app",
+    "services.planner.app",
+    "services.doors.gateway",
+    "services.doors.mcp",
+    "services.doors.cli.console",
+    "services.doors.cli.tables",
+)
+# The one adapter a run reads: the rule for a changed exported .blend (standard library).
+RUN_ADAPTERS = ("services.executor.adapters", "services.executor.adapters.exports")
 CHILD = """
 import json, sys
 from services.doors.cli.main import main
@@ -60,8 +88,16 @@ def loaded(*argv: str) -> tuple[int, list[str]]:
     return report["code"], report["modules"]
 
 
-def heavy_in(modules: list[str]) -> list[str]:
-    return [m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY)]
+def heavy_in(modules: list[str], heavy: tuple[str, ...] = HEAVY) -> list[str]:
+    return [m for m in modules if any(m == h or m.startswith(h + ".") for h in heavy)]
+
+
+def run_heavy_in(modules: list[str]) -> list[str]:
+    """What a run on a running mesh loaded that it does not use."""
+    adapters = [
+        m for m in modules if m.startswith("services.executor.adapters") and m not in RUN_ADAPTERS
+    ]
+    return heavy_in(modules, RUN_HEAVY) + adapters
 
 
 @pytest.mark.parametrize(
@@ -86,3 +122,37 @@ def test_heavy_list_when_a_command_runs_is_what_it_loads(tmp_path: Path) -> None
     code, modules = loaded("--home", str(tmp_path), "users", "list", "--json")
     assert code == 0
     assert "services.doors.cli.commands" in heavy_in(modules)
+
+
+RUN_CHAIN = """
+import json, sys
+import services.doors.cli.commands, services.doors.cli.scenes, services.doors.cli.failures
+from services.doors.cli import screen
+screen.screen(), screen.screen(stderr=True)
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_run_modules_when_imported_piped_leave_out_the_mesh_stores_and_rich() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_CHAIN],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    modules = json.loads(done.stdout)
+    assert "services.doors.cli.commands" in modules and "nats" in modules
+    assert run_heavy_in(modules) == []
+
+
+def test_run_heavy_list_when_a_scene_command_loads_it_names_what_it_loaded() -> None:
+    """The run's guard can fail: the modules a scene listing draws with are in its list."""
+    modules = ["services.doors.cli.tables", "rich.console", "services.executor.adapters.tags"]
+    modules += [*RUN_ADAPTERS, "services.doors.cli.commands"]
+    assert run_heavy_in(modules) == [
+        "services.doors.cli.tables",
+        "rich.console",
+        "services.executor.adapters.tags",
+    ]
