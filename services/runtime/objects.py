@@ -52,6 +52,15 @@ async def read_object(
     nats-py's ``DigestMismatchError`` when the chunks do not match the meta's digest, or
     the meta's digest is not ``sha256`` when one is given: an object named by its content
     is then verified by one pass over its bytes, not two."""
+    found = await read_stored(js, bucket, name, max_bytes, sha256)
+    return None if found is None else found[1]
+
+
+async def read_stored(
+    js: JetStreamContext, bucket: str, name: str, max_bytes: int, sha256: bytes | None = None
+) -> tuple[api.ObjectInfo, bytes] | None:
+    """``read_object`` with the meta the bytes were read by: its headers say how a writer
+    encoded them (``put_object``'s ``headers``)."""
     stream = f"OBJ_{bucket}"
     info = await _meta(js, bucket, name)
     if info is None:
@@ -68,7 +77,7 @@ async def read_object(
             "this reader takes"
         )
     if size == 0:
-        return b""
+        return info, b""
     chunks = await direct.read(
         js, stream, f"$O.{bucket}.C.{info.nuid}", limit=max(info.chunks or 0, 1)
     )
@@ -83,7 +92,7 @@ async def read_object(
     )
     if digest.digest() != base64.urlsafe_b64decode(encoded):
         raise DigestMismatchError
-    return data
+    return info, data
 
 
 async def copy_object(
@@ -128,11 +137,17 @@ def _write(dest: BinaryIO, hasher: Any, batch: list[direct.Stored]) -> int:
 
 
 async def put_object(
-    js: JetStreamContext, bucket: str, name: str, data: bytes, sha256: bytes | None = None
+    js: JetStreamContext,
+    bucket: str,
+    name: str,
+    data: bytes,
+    sha256: bytes | None = None,
+    headers: dict[str, list[str]] | None = None,
 ) -> None:
     """Store ``data`` as object ``name`` of ``bucket``, replacing any object of that name;
     ``sha256`` is the digest of ``data`` when the caller has it already (it is not checked:
-    a reader checks the bytes against it).
+    a reader checks the bytes against it). ``headers`` go into the meta (the nats-io
+    layout's ``nats.Header``: each name has a list of values), for ``read_stored``.
 
     Chunks go to a fresh subject while the old meta is looked up; the meta that names them
     is published only once every chunk is stored, so a reader never finds a meta whose
@@ -164,11 +179,12 @@ async def put_object(
             chunks=len(starts),
             mtime=datetime.now(UTC).isoformat(),
             digest=f"{DIGEST}={base64.urlsafe_b64encode(sha256).decode()}",
+            headers=headers,
             options=api.ObjectMetaOptions(max_chunk_size=CHUNK),
         )
         meta = json.dumps(info.as_dict()).encode()
-        headers = {api.Header.ROLLUP.value: "sub"}  # the new meta replaces the old one
-        await js.publish(_meta_subject(bucket, name), meta, stream=stream, headers=headers)
+        rollup = {api.Header.ROLLUP.value: "sub"}  # the new meta replaces the old one
+        await js.publish(_meta_subject(bucket, name), meta, stream=stream, headers=rollup)
     except BaseException:
         old.cancel()
         with contextlib.suppress(Exception):  # the put's own error is the one to raise

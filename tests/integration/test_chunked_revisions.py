@@ -12,6 +12,7 @@ import pytest
 from contracts import revisions
 from contracts.revisions import chunk_name
 from contracts.scenes import Head
+from services.executor.adapters import packing
 from services.executor.adapters.scene_store import JetStreamSceneStore
 from services.executor.domain.chunking import RevisionDamaged
 from services.runtime.host import Bus
@@ -204,7 +205,8 @@ async def test_commit_when_scene_is_under_a_mebibyte_stores_it_whole(
     small = scene_bytes(9, 300_000)
     head = await store.commit("s", file_of(tmp_path, "s.blend", small), "h", None, 1, "ann")
     stored = await read_object(bus.js, f"{bus.prefix}_scenes", head.object_name, 1 << 20)
-    assert stored == small and await chunk_names(store) == set()
+    assert stored is not None and await chunk_names(store) == set()
+    assert packing.unpack(stored, len(small)) == small  # whole, packed (ADR 0035)
     big = scene_bytes(9, 1024 * 1024)  # the threshold itself: chunked
     two = await store.commit("s", file_of(tmp_path, "b.blend", big), "h2", head, 1, "ann")
     assert await chunk_names(store) and await store.read(two) == big

@@ -5,13 +5,17 @@ A commit uploads a chunk only when the store lacks it, or holds a copy so old th
 collector may be deleting it right now: such a copy is stored again, which renews its
 time and its meta's sequence, so the collector's compare-and-delete of the old copy fails
 (ADR 0021). Everything here is plumbing; which chunks a revision needs is the caller's.
+
+A chunk is named by the BLAKE3 of its raw bytes, but stored packed (ADR 0035): a chunk
+this uploads is one zstd frame whose meta says so (``packing``), and a reader unpacks it
+before the caller checks it against its name. Chunks stored raw before keep reading, and
+deduplication is unchanged: it asks by name, whichever way the found copy is stored.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import hashlib
 import json
 import secrets
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -28,14 +32,29 @@ from nats.js.errors import (
 )
 
 from contracts.revisions import MAX_CHUNK_BYTES, chunk_name
-from services.executor.domain.chunking import Piece
-from services.runtime.objects import CHUNK, DIGEST, ObjectTooLarge, read_object
+from services.executor.adapters import packing
+from services.executor.domain.chunking import Piece, RevisionDamaged
+from services.runtime.objects import CHUNK, DIGEST, ObjectTooLarge, read_stored
 from services.runtime.streams import object_store_config
 
 NAME = "chunks"
 PARALLEL = 64  # chunk reads or writes in flight at once: one connection, a bounded queue
+# Chunks packed on threads at once: the default pool's threads are every service's (an
+# embedded mesh shares them), so an import's hundreds of chunks take a few at a time.
+PACKING = 2
 _EXPECTED_LAST_SUBJECT_SEQ = "Nats-Expected-Last-Subject-Sequence"
 T = TypeVar("T")
+Stored = tuple[dict[str, list[str]] | None, bytes]  # a chunk's meta headers, stored bytes
+
+
+class ChunkUnreadable(RevisionDamaged):
+    """A chunk's stored bytes that do not unpack (corrupt, a bomb, an unknown encoding):
+    ``digest`` names the chunk and ``why`` says what is wrong, for the message of the
+    revision that names it."""
+
+    def __init__(self, digest: str, why: str) -> None:
+        super().__init__(f"the stored chunk {digest[:16]} {why}")
+        self.digest, self.why = digest, why
 
 
 class JetStreamChunks:
@@ -44,6 +63,7 @@ class JetStreamChunks:
         self.bucket = f"{prefix}_{NAME}".replace(".", "_")
         self.stream = f"OBJ_{self.bucket}"
         self._ready = False
+        self._packing = asyncio.Semaphore(PACKING)
 
     async def _ensure(self) -> None:
         if self._ready:
@@ -67,7 +87,8 @@ class JetStreamChunks:
 
     async def store(self, space: str, chunks: Mapping[str, Piece], fresh_for: float) -> int:
         """Make every chunk of ``chunks`` present in ``space``; a copy older than
-        ``fresh_for`` seconds is stored again. Returns the bytes uploaded."""
+        ``fresh_for`` seconds is stored again (packed, whatever the old copy was).
+        Returns the bytes uploaded: packed, as they are stored."""
         await self._ensure()
         now = datetime.now(UTC)
 
@@ -76,17 +97,19 @@ class JetStreamChunks:
             found = await self.meta(name)
             if found is not None and _age(found[1], now) < fresh_for:
                 return 0
-            await self._put(name, chunks[digest], replaces=found is not None)
+            async with self._packing:
+                packed, sha256 = await asyncio.to_thread(packing.pack, chunks[digest])
+            await self._put(name, packed, sha256, replaces=found is not None)
             if found is not None:  # stored again: the old copy's bytes go
                 await self._js.purge_stream(self.stream, subject=self._chunk_subject(found[1]))
-            return len(chunks[digest])
+            return len(packed)
 
         return sum(await _bounded(one, chunks))
 
-    async def _put(self, name: str, piece: Piece, replaces: bool) -> None:
-        """One chunk as a one-message object of the nats-io layout (``objects.put_object``
-        without its look-up of an old meta: the caller has just looked)."""
-        data = bytes(piece)  # one chunk copied at a time, as it is sent
+    async def _put(self, name: str, data: bytes, sha256: bytes, replaces: bool) -> None:
+        """One packed chunk as a one-message object of the nats-io layout
+        (``objects.put_object`` without its look-up of an old meta: the caller has just
+        looked)."""
         nuid = secrets.token_hex(11)
         await self._js.publish(f"$O.{self.bucket}.C.{nuid}", data, stream=self.stream)
         info = api.ObjectInfo(
@@ -96,7 +119,8 @@ class JetStreamChunks:
             size=len(data),
             chunks=1,
             mtime=datetime.now(UTC).isoformat(),
-            digest=f"{DIGEST}={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).decode()}",
+            digest=f"{DIGEST}={base64.urlsafe_b64encode(sha256).decode()}",
+            headers=packing.PACKED,
             options=api.ObjectMetaOptions(max_chunk_size=CHUNK),
         )
         meta = json.dumps(info.as_dict()).encode()
@@ -110,17 +134,22 @@ class JetStreamChunks:
         return f"$O.{self.bucket}.C.{info.nuid}"
 
     async def read(self, space: str, digests: Iterable[str]) -> dict[str, bytes | None]:
-        """The bytes of each chunk; None for one the store lacks (the caller verifies)."""
+        """The raw bytes of each chunk, unpacked; None for one the store lacks (the caller
+        checks each against its name). Raises ``ChunkUnreadable`` for a packed chunk that
+        does not unpack within ``MAX_CHUNK_BYTES``."""
 
-        async def one(digest: str) -> bytes | None:
+        async def one(digest: str) -> Stored | None:
             name = chunk_name(space, digest)
             try:
-                return await read_object(self._js, self.bucket, name, MAX_CHUNK_BYTES)
+                found = await read_stored(self._js, self.bucket, name, MAX_CHUNK_BYTES)
             except (DigestMismatchError, ObjectTooLarge):
-                return b""  # stored bytes that are not the chunk: the caller's hash says so
+                return None, b""  # stored bytes that are not the chunk: the hash says so
+            return None if found is None else (found[0].headers, found[1])
 
         wanted = list(dict.fromkeys(digests))
-        return dict(zip(wanted, await _bounded(one, wanted), strict=True))
+        stored = dict(zip(wanted, await _bounded(one, wanted), strict=True))
+        # One thread for the batch: a chunk unpacks in well under a millisecond.
+        return await asyncio.to_thread(_unpack_all, stored)
 
     async def listing(self) -> list[api.ObjectInfo]:
         """Every chunk's info (deleted ones left out)."""
@@ -156,6 +185,19 @@ class JetStreamChunks:
             raise
         await self._js.purge_stream(self.stream, subject=self._chunk_subject(info))
         return info.size or 0
+
+
+def _unpack_all(stored: dict[str, Stored | None]) -> dict[str, bytes | None]:
+    raw: dict[str, bytes | None] = {}
+    for digest, found in stored.items():
+        if found is None:
+            raw[digest] = None
+            continue
+        try:
+            raw[digest] = packing.unpacked(found[1], found[0], MAX_CHUNK_BYTES)
+        except packing.Unreadable as exc:
+            raise ChunkUnreadable(digest, str(exc)) from None
+    return raw
 
 
 def _wrong_sequence(exc: BaseException) -> bool:

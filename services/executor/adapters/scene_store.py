@@ -5,6 +5,10 @@ A revision is a manifest of content-addressed chunks (ADR 0021): a commit cuts t
 killed part way leaves chunks nobody names (the collector's) but never half a revision.
 Revisions committed before ADR 0021, and those under ``WHOLE_BELOW``, hold the whole .blend.
 
+The executor saves scenes uncompressed; what this stores is compressed (ADR 0035): each
+chunk, a whole small revision and a result image are one zstd frame whose meta says so
+(``packing``). Objects stored before, without that header, read as they are.
+
 Committing a revision is a compare-and-set on the head's KV revision, so a writer that
 lost the scene to another executor cannot overwrite the newer head. Revisions are never
 overwritten; the head names the current one.
@@ -32,14 +36,16 @@ from nats.js.object_store import ObjectStore
 from contracts import revisions
 from contracts.revisions import ChunkedRevision, ManifestError
 from contracts.scenes import Head
-from services.executor.adapters.chunk_store import JetStreamChunks
+from services.executor.adapters import packing
+from services.executor.adapters.chunk_store import ChunkUnreadable, JetStreamChunks
 from services.executor.domain.chunking import ChunkWriter, Piece, RevisionDamaged, assemble, cut
 from services.executor.domain.ports import INSPECTION_SUFFIX, StaleCommit, inspection_name
-from services.runtime.objects import put_object, read_object
+from services.runtime.objects import put_object, read_object, read_stored
 from services.runtime.streams import ensure_kv, object_store_config
 
 # What one read takes into memory at most: a .blend (a 1000-object scene is about 1 MB
-# compressed), and an inspection artifact (the guardians refuse larger ones anyway).
+# compressed; a packed one inflates to this at most), and an inspection artifact (the
+# guardians refuse larger ones anyway).
 MAX_BLEND_BYTES = 1024 * 1024 * 1024
 MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
 # A manifest names one chunk per ~64 KiB: 80 bytes each, a few MiB for the largest scene.
@@ -103,21 +109,39 @@ class JetStreamSceneStore:
         head = msgspec.json.decode(entry.value or b"", type=Head)
         return msgspec.structs.replace(head, kv_revision=entry.revision or 0)
 
+    async def _revision(self, head: Head) -> bytes | ChunkedRevision:
+        """What ``head``'s object holds: a whole .blend (unpacked) or a manifest."""
+        found = await read_stored(self._js, self._bucket, head.object_name, MAX_BLEND_BYTES)
+        if found is None:
+            raise ObjectNotFoundError(description=f"scene revision {head.object_name}")
+        info, data = found
+        what = f"revision {head.revision} of scene {head.scene_id}"
+        if _packed(info.headers, what):  # a whole file; a manifest is stored as it is
+            return await asyncio.to_thread(_unpacked, data, info.headers, what)
+        if not revisions.is_manifest(data):
+            return data  # stored whole and raw, before ADR 0021 or 0035
+        return _decode(data, what)
+
     async def read(self, head: Head) -> bytes:
         """The .blend of ``head``, whichever format it was stored in; raises
         ``RevisionDamaged`` when a chunk or the whole file does not verify."""
-        data = await read_object(self._js, self._bucket, head.object_name, MAX_BLEND_BYTES)
-        if data is None:
-            raise ObjectNotFoundError(description=f"scene revision {head.object_name}")
-        if not revisions.is_manifest(data):
-            return data  # stored whole, before ADR 0021
+        manifest = await self._revision(head)
+        if not isinstance(manifest, ChunkedRevision):
+            return manifest
         what = f"revision {head.revision} of scene {head.scene_id}"
-        manifest = _decode(data, what)
         digests = [d for d, _ in manifest.chunks]
-        found = await self.chunks.read(manifest.space, digests)
+        found = await self._chunks(manifest.space, digests, what)
         blend = await asyncio.to_thread(assemble, manifest, found, what)
         self._remember(head.scene_id, head.object_name, frozenset(digests))
         return blend
+
+    async def _chunks(self, space: str, digests: list[str], what: str) -> dict[str, bytes | None]:
+        try:
+            return await self.chunks.read(space, digests)
+        except ChunkUnreadable as exc:
+            raise RevisionDamaged(
+                f"{what} is damaged: its chunk {exc.digest[:16]} {exc.why}"
+            ) from None
 
     async def manifest(self, object_name: str) -> ChunkedRevision | None:
         """The manifest stored as ``object_name``; None for a whole-file revision or none."""
@@ -129,20 +153,17 @@ class JetStreamSceneStore:
     async def fetch(self, head: Head, dest: Path) -> None:
         """Write ``head``'s .blend to ``dest``; a chunked revision a window of chunks at a
         time, so the executor holds at most ``FETCH_WINDOW`` chunks, not the scene."""
-        data = await read_object(self._js, self._bucket, head.object_name, MAX_BLEND_BYTES)
-        if data is None:
-            raise ObjectNotFoundError(description=f"scene revision {head.object_name}")
+        manifest = await self._revision(head)
         # The event loop is shared with every service of an embedded mesh: no file I/O on it.
-        if not revisions.is_manifest(data):
-            await asyncio.to_thread(_write_atomically, dest, data)
+        if not isinstance(manifest, ChunkedRevision):
+            await asyncio.to_thread(_write_atomically, dest, manifest)
             return
         what = f"revision {head.revision} of scene {head.scene_id}"
-        manifest = _decode(data, what)
         writer = await asyncio.to_thread(ChunkWriter, manifest, dest, what)
         try:
             for at in range(0, len(manifest.chunks), FETCH_WINDOW):
                 refs = manifest.chunks[at : at + FETCH_WINDOW]
-                found = await self.chunks.read(manifest.space, [d for d, _ in refs])
+                found = await self._chunks(manifest.space, [d for d, _ in refs], what)
                 await asyncio.to_thread(writer.write, refs, found)
             await asyncio.to_thread(writer.finish)
         except BaseException:
@@ -167,8 +188,9 @@ class JetStreamSceneStore:
         data = await asyncio.to_thread(blend.read_bytes)
         if len(data) < self.whole_below:
             # Within the per-edit budget whole: one object costs fewer round trips (each
-            # an fsync) than its chunks and a manifest would.
-            await put_object(self._js, self._bucket, name, data)
+            # an fsync) than its chunks and a manifest would. Packed, as a chunk is.
+            packed, sha256 = await asyncio.to_thread(packing.pack, data)
+            await put_object(self._js, self._bucket, name, packed, sha256, packing.PACKED)
             chunks: frozenset[str] | None = None
         else:
             chunks = await self._put_chunked(name, data, parent, owner)
@@ -240,9 +262,12 @@ class JetStreamSceneStore:
         )
 
     async def put_inspection(self, head: Head, document: bytes) -> str:
+        """Store ``head``'s inspection artifact, packed: a big scene's is most of what an
+        edit stores, and its JSON shrinks several times (ADR 0035)."""
         name = inspection_name(head)
         await self._objects()
-        await put_object(self._js, self._bucket, name, document)
+        packed, sha256 = await asyncio.to_thread(packing.pack, document)
+        await put_object(self._js, self._bucket, name, packed, sha256, packing.PACKED)
         return name
 
     async def inspection(self, head: Head) -> str | None:
@@ -314,19 +339,31 @@ class JetStreamSceneStore:
         return next((n for n in names if n.endswith(INSPECTION_SUFFIX)), None)
 
     async def read_inspection(self, name: str) -> bytes | None:
+        """The artifact stored as ``name``, unpacked; None when there is none. Raises
+        ``RevisionDamaged`` for one that does not unpack within ``MAX_ARTIFACT_BYTES``."""
         if not name.endswith(INSPECTION_SUFFIX):
             return None  # a .blend is no artifact: readers of artifacts get artifacts only
-        return await read_object(self._js, self._bucket, name, MAX_ARTIFACT_BYTES)
+        found = await read_stored(self._js, self._bucket, name, MAX_ARTIFACT_BYTES)
+        if found is None:
+            return None
+        info, data = found
+        what = f"inspection artifact {name}"
+        return await asyncio.to_thread(_unpacked, data, info.headers, what, MAX_ARTIFACT_BYTES)
 
     async def put_result(self, name: str, blend: Path) -> None:
+        """Store the result image ``blend`` (saved uncompressed) packed, as one frame."""
         await self._objects()
-        await put_object(self._js, self._bucket, name, await asyncio.to_thread(blend.read_bytes))
+        packed, sha256 = await asyncio.to_thread(_pack_file, blend)
+        await put_object(self._js, self._bucket, name, packed, sha256, packing.PACKED)
 
     async def fetch_result(self, name: str, dest: Path) -> bool:
-        data = await read_object(self._js, self._bucket, name, MAX_BLEND_BYTES)
-        if data is None:
+        """Write result image ``name`` to ``dest``, unpacked; False when there is none.
+        Raises ``RevisionDamaged`` for one that does not unpack."""
+        found = await read_stored(self._js, self._bucket, name, MAX_BLEND_BYTES)
+        if found is None:
             return False
-        await asyncio.to_thread(_write_atomically, dest, data)
+        info, data = found
+        await asyncio.to_thread(_unpack_to, dest, data, info.headers, f"result image {name}")
         return True
 
 
@@ -335,6 +372,30 @@ def _decode(data: bytes, what: str) -> ChunkedRevision:
         return revisions.decode(data)
     except ManifestError as exc:
         raise RevisionDamaged(f"{what} is damaged: {exc}") from None
+
+
+def _packed(headers: dict[str, list[str]] | None, what: str) -> bool:
+    try:
+        return packing.encoding(headers) is not None
+    except packing.Unreadable as exc:
+        raise RevisionDamaged(f"{what} is damaged: its stored file {exc}") from None
+
+
+def _unpacked(
+    data: bytes, headers: dict[str, list[str]] | None, what: str, limit: int = MAX_BLEND_BYTES
+) -> bytes:
+    try:
+        return packing.unpacked(data, headers, limit)
+    except packing.Unreadable as exc:
+        raise RevisionDamaged(f"{what} is damaged: its stored file {exc}") from None
+
+
+def _pack_file(path: Path) -> tuple[bytes, bytes]:
+    return packing.pack(path.read_bytes())
+
+
+def _unpack_to(dest: Path, data: bytes, headers: dict[str, list[str]] | None, what: str) -> None:
+    _write_atomically(dest, _unpacked(data, headers, what))
 
 
 def _write_atomically(dest: Path, data: bytes) -> None:

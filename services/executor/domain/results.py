@@ -47,7 +47,9 @@ class ResultImages:
         """Store the bridge's current scene as the image of ``key``; returns its name."""
         name = image_name(key)
         path = self.work_dir / f"{name.rpartition('/')[2]}.blend"
-        await self.bridge.save(str(path), compress=True)
+        # Uncompressed: Blender's compression was most of a big scene's save; the store
+        # packs the image itself, faster and off Blender's path (ADR 0035).
+        await self.bridge.save(str(path), compress=False)
         try:
             await self.store.put_result(name, path)
         finally:
