@@ -1,6 +1,7 @@
 """A production-sized scene end to end: the rows of issue 24's table, from one run.
 
     .venv/bin/python bench/big_scene.py [--edits 3] [--grid 700] [--props 2000]
+    .venv/bin/python bench/big_scene.py --size-mib 512
 
 Builds the scene with bpy in a child process (two ``--grid``² = 490,000-face grids without
 UVs and ``--props`` cubes: 77 MiB uncompressed, 22 MiB as Blender compresses it), then on
@@ -10,6 +11,12 @@ Bytes stored are what the scene store and the chunk store streams grew by. A sec
 process measures Blender's save options for chunk stability: the bytes of new chunks after
 moving one object, saved from the same session and after a reload, compressed or not.
 
+``--size-mib N`` instead builds a scene of about N MiB (as many grids as that takes) and,
+on one embedded mesh without previews, imports it, moves one prop, reverts to the imported
+revision and downloads the head through the HTTP gateway into a file: for each, its wall
+time, the peak resident memory of this process (every service of the mesh, the executor
+among them, and the gateway) and of each Blender bridge (``bench/peaks.py``).
+
 Rows are a list of ``Row``; each measurement appends its own, so another measurement
 joins the table by adding a function that returns rows.
 """
@@ -18,6 +25,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
+import math
+import os
 import statistics
 import subprocess
 import sys
@@ -31,23 +41,30 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import httpx
 from nats.js.errors import NotFoundError
+from peaks import Peaks, status_kib
 from plan25 import op
 
+from contracts.events import RunRequested
 from services.doors.cli.mesh import Mesh
 from services.doors.core.client import MeshClient, build_request
 from services.doors.core.scene_client import SceneDoor
+from services.doors.gateway.app import GatewayServer, create_app
+from services.doors.gateway.auth import Tokens
 from services.executor.domain.chunking import cut
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 
 MIB = 1024 * 1024
+FACE_BYTES = 71  # bytes of an uncompressed .blend per grid face (6.7 M faces: 454 MiB)
+MAX_GRID = 1000
 BUILD = textwrap.dedent(
     """
     import sys, bpy
-    out, grid, props = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    out, grid, props, grids = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
     bpy.ops.wm.read_factory_settings(use_empty=True)
-    for i in range(2):
+    for i in range(grids):
         bpy.ops.mesh.primitive_grid_add(
             x_subdivisions=grid, y_subdivisions=grid, size=10, location=(i * 12, 0, 0),
             calc_uvs=False)
@@ -99,9 +116,18 @@ def blender(script: str, *args: str) -> str:
     return done.stdout
 
 
-def build(path: Path, grid: int, props: int) -> int:
+def build(path: Path, grid: int, props: int, grids: int = 2) -> int:
     """Write the scene; returns the grids' face count."""
-    return int(blender(BUILD, str(path), str(grid), str(props)).split()[-1])
+    return int(blender(BUILD, str(path), str(grid), str(props), str(grids)).split()[-1])
+
+
+def sized(size_mib: int) -> tuple[int, int]:
+    """(grids, subdivisions) for a scene of about ``size_mib`` MiB: a saved grid face
+    takes about ``FACE_BYTES`` (measured on the default scene), one grid at most
+    ``MAX_GRID``² faces (bigger ones take Blender long to build)."""
+    faces = size_mib * MIB / FACE_BYTES
+    grids = max(1, math.ceil(faces / MAX_GRID**2))
+    return grids, round(math.sqrt(faces / grids))
 
 
 def new_bytes(old: Path, new: Path) -> int:
@@ -193,19 +219,113 @@ async def mesh_rows(scene: Path, faces: int, edits: int) -> list[Row]:
     ]
 
 
+async def size_rows(scene: Path, faces: int) -> list[Row]:
+    """Import, edit, revert and download ``scene`` on one warm embedded mesh, each with its
+    wall time and peak memory (this process; each bridge)."""
+    with tempfile.TemporaryDirectory(prefix="blendmesh-big-") as home:
+        settings = Settings(
+            home=Path(home),
+            prefix="bench",
+            user="bench",
+            max_upload_bytes=4096 * MIB,
+            previews=False,  # a second Blender rendering the scene would blur the figures
+        )
+        async with Mesh(settings) as mesh:
+            bus = await Bus.open(mesh.url, settings.prefix, "bench", mesh.login("client"))
+            try:
+                return await _steps(settings, bus, scene, faces)
+            finally:
+                await bus.close()
+
+
+async def _steps(settings: Settings, bus: Bus, scene: Path, faces: int) -> list[Row]:
+    client, door, rows = MeshClient(bus), SceneDoor(bus, settings), []
+
+    async def step(name: str, work: Any) -> Any:
+        gc.collect()
+        before = (status_kib(os.getpid(), "VmRSS") or 0) / 1024
+        with Peaks() as peaks:
+            started = time.perf_counter()
+            value = await work()
+            seconds = time.perf_counter() - started
+        measured = (
+            f"{seconds:.1f} s; this process {before:.0f} -> peak {peaks.own_kib / 1024:.0f} MiB;"
+            f" bridge peak {peaks.bridges_text()}"
+        )
+        rows.append(Row(name, measured, "-"))
+        return value
+
+    async def staged() -> RunRequested:
+        data = await asyncio.to_thread(scene.read_bytes)
+        return await door.import_request("bench", "big", data, scene.name, pre_approved=True)
+
+    async def ran(request: RunRequested) -> None:
+        result = await client.run(request, timeout=3600)
+        assert result.status == "completed", result.message
+
+    size_bytes = (await asyncio.to_thread(scene.stat)).st_size
+    size = f"{size_bytes / MIB:.0f} MiB file ({faces:,} grid faces)"
+    request = await step(f"stage the {size} (the door's read and upload)", staged)
+    await step("import (scene.import run)", lambda: ran(request))
+    edited = build_request(user="bench", scene_id="big", plan=move(0))
+    await step("edit: move one prop", lambda: ran(edited))
+    revert = await door.revert_request("bench", "big", 1, pre_approved=True)
+    await step("revert to revision 1", lambda: ran(revert))
+    with tempfile.TemporaryDirectory(prefix="blendmesh-download-") as folder:
+        dest = Path(folder) / "big.blend"
+        got = await step("download the head (HTTP gateway, streamed to a file)",
+                         lambda: download(settings, bus, dest))  # fmt: skip
+        written = (await asyncio.to_thread(dest.stat)).st_size
+        assert got == written, f"announced {got} bytes, wrote {written}"
+    # What the executor commits is Blender's own save of the scene, compressed or not as
+    # the executor saves it: the revision's size, which its memory follows, not the upload's.
+    rows.append(
+        Row("the head revision's .blend (what each commit stored)", f"{got / MIB:.0f} MiB", "-")
+    )
+    return rows
+
+
+async def download(settings: Settings, bus: Bus, dest: Path) -> int:
+    """GET the head's .blend from a gateway served in this process into ``dest``; the
+    bytes the response's Content-Length announced."""
+    server = GatewayServer(create_app(settings, bus, Tokens({"tok-bench": "bench"})), port=0)
+    url = await server.start()
+    try:
+        async with httpx.AsyncClient(base_url=url, timeout=600) as http:
+            headers = {"Authorization": "Bearer tok-bench"}
+            async with http.stream("GET", "/api/scenes/big.blend", headers=headers) as answer:
+                answer.raise_for_status()
+                with dest.open("wb") as out:  # written off the loop the gateway serves on
+                    async for piece in answer.aiter_raw():
+                        await asyncio.to_thread(out.write, piece)
+                return int(answer.headers["content-length"])
+    finally:
+        await server.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--edits", type=int, default=3, help="edits on the warm mesh")
     parser.add_argument("--grid", type=int, default=700, help="subdivisions of each grid")
     parser.add_argument("--props", type=int, default=2000, help="small objects")
     parser.add_argument("--skip-saves", action="store_true", help="no save-option rows")
+    parser.add_argument(
+        "--size-mib",
+        type=int,
+        help="instead: a scene of about this size imported, edited, reverted, downloaded",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="blendmesh-big-scene-") as work:
         scene = Path(work) / "big.blend"
-        faces = build(scene, args.grid, args.props)
-        rows = asyncio.run(mesh_rows(scene, faces, args.edits))
-        if not args.skip_saves:
-            rows += save_options(scene, Path(work))
+        if args.size_mib:
+            grids, grid = sized(args.size_mib)
+            faces = build(scene, grid, args.props, grids)
+            rows = asyncio.run(size_rows(scene, faces))
+        else:
+            faces = build(scene, args.grid, args.props)
+            rows = asyncio.run(mesh_rows(scene, faces, args.edits))
+            if not args.skip_saves:
+                rows += save_options(scene, Path(work))
     print("| | measured | target |")
     print("|---|---|---|")
     for row in rows:
