@@ -16,18 +16,29 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import blake3
 
 from contracts.revisions import DIGEST_PREFIX, ChunkedRevision
 from contracts.scenes import Head
-from services.executor.client import RevisionDamaged, SceneFiles
+from services.executor.client import RevisionDamaged
 
 # Chunks fetched at once (256 KiB at most each, 64 KiB on average): with the window being
 # sent, at most 2 x 16 x 256 KiB = 8 MiB of a revision in memory per reader.
 WINDOW = 16
+
+
+class RevisionSource(Protocol):
+    """Where revisions are read from: the executor's ``SceneFiles``, or a test's fake."""
+
+    async def manifest(self, head: Head) -> ChunkedRevision | None: ...
+
+    async def chunks(self, space: str, digests: Iterable[str]) -> dict[str, bytes | None]: ...
+
+    async def blend(self, head: Head) -> bytes: ...
 
 
 @dataclass
@@ -37,7 +48,7 @@ class RevisionReader:
 
     head: Head
     size: int
-    _files: SceneFiles
+    _files: RevisionSource
     _manifest: ChunkedRevision | None
     _whole: bytes | None = None
     _first: list[bytes] = field(default_factory=list)
@@ -86,7 +97,7 @@ class RevisionReader:
             )
 
 
-async def open_revision(files: SceneFiles, head: Head) -> RevisionReader:
+async def open_revision(files: RevisionSource, head: Head) -> RevisionReader:
     """``head``'s revision, its first window fetched and verified: a revision that cannot
     be read at all fails here, while an answer can still say so. A revision stored whole
     (small, or from before chunks) is read whole; it has no chunks to read by."""
@@ -99,7 +110,9 @@ async def open_revision(files: SceneFiles, head: Head) -> RevisionReader:
     return RevisionReader(head, manifest.size, files, manifest, _first=first)
 
 
-async def _fetch(files: SceneFiles, manifest: ChunkedRevision, at: int, what: str) -> list[bytes]:
+async def _fetch(
+    files: RevisionSource, manifest: ChunkedRevision, at: int, what: str
+) -> list[bytes]:
     """The window of chunks from the ``at``-th, verified (hashing is off the event loop)."""
     refs = [d for d, _ in manifest.chunks[at : at + WINDOW]]
     found = await files.chunks(manifest.space, refs)
