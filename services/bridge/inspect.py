@@ -11,15 +11,24 @@ out of the Python API. What it does expose is the Geometry Nodes log
 modifier reports those; beyond that, the checks Blender makes before it evaluates a
 modifier at all (a group with no Group Output, a Boolean without an operand) are made
 here and reported in the same field, since such a modifier silently does nothing.
+
+A commit's description costs what changed since the last one (ADR 0036): each object's,
+used material's and used node group's part is kept beside the digest it rests on
+(``inspect_parts``) and described again only once the digest cache has dropped that
+digest; the evaluation comes first, so what it evaluated again is dropped before. Lists,
+orders and use counts are made afresh on every call, so the result is always exactly the
+full description (``inspect(full=True)``, ``blendmesh/scene.inspect_full``).
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 import bpy
+import msgspec
 
 from contracts.inspection import (
     DIGITS,
@@ -36,7 +45,9 @@ from contracts.inspection import (
     SceneInspection,
 )
 
+from . import digests, inspect_parts
 from .fingerprint import material_values
+from .inspect_parts import PARTS
 from .scene_state import LIGHT_SIZE_PROPS
 
 # Object types whose evaluated geometry can be read as a mesh; others count 0.
@@ -55,6 +66,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "SURFACE_DEFORM": ("target",),
 }
 _known: dict[str, bool] = {}
+_Counted = TypeVar("_Counted", InspectedMaterial, InspectedNodeGroup)
 
 
 def r(value: float) -> float:
@@ -279,16 +291,42 @@ def _material(mat: bpy.types.Material) -> InspectedMaterial:
     )
 
 
-def inspect() -> SceneInspection:
+def _users(part: _Counted, users: int) -> _Counted:
+    # Who uses a datablock changes with other datablocks (a modifier added elsewhere), so
+    # a kept part has the count of now put in.
+    return part if part.users == users else msgspec.structs.replace(part, users=users)
+
+
+def inspect(full: bool = False) -> SceneInspection:
     """Describe the current scene; evaluates its depsgraph first (the active one, so the
-    Geometry Nodes log that ``node_warnings`` reads is written)."""
+    Geometry Nodes log that ``node_warnings`` reads is written).
+
+    Each object's, used material's and used node group's part is kept between calls and
+    described again only when the digest cache dropped the entry it rests on
+    (``inspect_parts``); ``full`` describes everything afresh and keeps nothing, the
+    description the kept parts must always equal (ADR 0036)."""
     depsgraph = bpy.context.evaluated_depsgraph_get()
     scene = bpy.context.scene
+    # After the evaluation, so its reports (what it evaluated again) drop digests first.
+    parts = inspect_parts.fresh_round() if full else PARTS.round(digests.CACHE.current())
+    objects = [
+        parts.part("object", ob.name, partial(_object, ob, depsgraph))
+        for ob in sorted(scene.objects, key=lambda o: o.name)
+    ]
+    groups = [
+        _users(parts.part("node_group", g.name, partial(_group, g)), g.users)
+        for g in sorted(bpy.data.node_groups, key=lambda g: g.name)
+    ]
+    materials = [
+        _users(parts.part("material", m.name, partial(_material, m)), m.users)
+        for m in sorted(bpy.data.materials, key=lambda m: m.name)
+    ]
+    parts.done()
     major, minor, patch = bpy.app.version
     return SceneInspection(
         blender_version=f"{major}.{minor}.{patch}",
-        objects=[_object(ob, depsgraph) for ob in sorted(scene.objects, key=lambda o: o.name)],
-        node_groups=[_group(g) for g in sorted(bpy.data.node_groups, key=lambda g: g.name)],
-        materials=[_material(m) for m in sorted(bpy.data.materials, key=lambda m: m.name)],
+        objects=objects,
+        node_groups=groups,
+        materials=materials,
         active_camera=scene.camera.name if scene.camera is not None else None,
     )

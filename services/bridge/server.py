@@ -58,7 +58,7 @@ SERVER_ERROR = -32000  # blendmesh/scene.* failures (missing file, unwritable pa
 READS = frozenset({
     "initialize", "ping", "tools/list", "blendmesh/scene.save", "blendmesh/scene.fingerprint",
     "blendmesh/scene.fingerprint_full", "blendmesh/scene.snapshot_full",
-    "blendmesh/scene.inspect", "blendmesh/node_catalog",
+    "blendmesh/scene.inspect", "blendmesh/scene.inspect_full", "blendmesh/node_catalog",
 })  # fmt: skip
 
 
@@ -145,6 +145,7 @@ class Server:
             "blendmesh/scene.render_preview": self._render_preview,
             "blendmesh/scene.export_gltf": self._export_gltf,
             "blendmesh/scene.inspect": lambda p: inspect.inspect(),
+            "blendmesh/scene.inspect_full": lambda p: inspect.inspect(full=True),
             "blendmesh/scene.render_view": lambda p: preview.render_view(_params(p, ViewParams)),
             "blendmesh/scene.import_asset": lambda p: assets.import_asset(_params(p, AssetParams)),
             "blendmesh/node_catalog": lambda p: node_catalog.node_catalog(),
