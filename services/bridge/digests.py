@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -155,6 +155,10 @@ class DigestCache:
         # so ``checked_hash`` skips it: a commit right after a load (an import, a revert)
         # hashes a big scene once, not twice.
         self.whole = False
+        # The last combination: the entries it combined, the digest of the scene-level
+        # part and the scene hash. Combining thousands of rows again when every entry is
+        # the very one combined then costs more than finding that out.
+        self._combined: tuple[dict[tuple[str, str], Entry], str, str] | None = None
 
     def loaded(self) -> None:
         """The scene was just replaced and hashed from nothing (``scene.load``, ``reset``)."""
@@ -169,6 +173,7 @@ class DigestCache:
         """Forget everything (a file was loaded, or the scene replaced)."""
         self.entries.clear()
         self.pending.clear()
+        self._combined = None
         for follower in self.followers:
             follower.clear()
 
@@ -189,6 +194,13 @@ class DigestCache:
         and the number of objects."""
         scene_hash, _ = self._refresh()
         return scene_hash, len(bpy.context.scene.objects)
+
+    def current(self) -> Mapping[tuple[str, str], Entry]:
+        """Every entry of the scene as it is now, dropped ones recomputed (what a
+        fingerprint would combine). Not to be changed; valid until the next call that
+        drops or recomputes entries. The inspection's parts rest on them (``parts``)."""
+        self._refresh()
+        return self.entries
 
     def snapshot(self) -> tuple[dict[str, Any], str]:
         """``fingerprint.snapshot()`` and its hash, from the cached values: only dropped
@@ -250,10 +262,16 @@ class DigestCache:
             fresh[key] = cached
             stack.extend(cached.groups)
         self.entries = fresh
-        rows = [(kind, name, e.digest) for (kind, name), e in fresh.items()]
         scene_part = scene_state.scene_state(scene)
-        rows.append(("scene", "", digest(scene_part)))
-        return combine(rows), scene_part
+        scene_digest = digest(scene_part)
+        last = self._combined
+        if last is not None and last[1] == scene_digest and _same(last[0], fresh):
+            return last[2], scene_part
+        rows = [(kind, name, e.digest) for (kind, name), e in fresh.items()]
+        rows.append(("scene", "", scene_digest))
+        scene_hash = combine(rows)
+        self._combined = (dict(fresh), scene_digest, scene_hash)
+        return scene_hash, scene_part
 
     def checked_hash(self) -> str:
         """The full hash, after comparing it with the cached one: a difference means a
@@ -273,6 +291,11 @@ class DigestCache:
             )
             self.clear()
         return full
+
+
+def _same(combined: dict[tuple[str, str], Entry], entries: dict[tuple[str, str], Entry]) -> bool:
+    """Whether ``entries`` are, one for one, the entry objects ``combined`` holds."""
+    return len(combined) == len(entries) and all(combined.get(k) is e for k, e in entries.items())
 
 
 CACHE = DigestCache()
@@ -296,8 +319,25 @@ def _depsgraph_updated(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -
     CACHE.pending.update(u.id.name for u in depsgraph.updates if reported(u))
 
 
+@bpy.app.handlers.persistent
+def _replaced(*_: Any) -> None:
+    # ``scene.load`` and ``scene.reset`` clear the cache themselves; these events say the
+    # same of any other way the scene is replaced (a file opened, an undo step), so no
+    # digest, nor anything that follows them, outlives the scene it described.
+    CACHE.clear()
+
+
+# Blender's events after which the scene is another one.
+REPLACING = ("load_post", "load_factory_startup_post", "undo_post", "redo_post")
+
+
 def install() -> None:
-    """Listen to the depsgraph (once per process; persistent across file loads)."""
+    """Listen to the depsgraph and to whatever replaces the scene (once per process;
+    persistent across file loads)."""
     handlers = bpy.app.handlers.depsgraph_update_post
     if _depsgraph_updated not in handlers:
         handlers.append(_depsgraph_updated)
+    for event in REPLACING:
+        listeners = getattr(bpy.app.handlers, event)
+        if _replaced not in listeners:
+            listeners.append(_replaced)
