@@ -206,11 +206,11 @@ async def dispatch(args: argparse.Namespace, settings: Settings) -> int:
         case "scenes" | "revert":
             from services.doors.cli import scenes as cli_scenes
 
-            return await cli_scenes.dispatch(args, settings, rich(out), rich(err))
+            return await cli_scenes.dispatch(args, settings, out, err)
         case "inspect" | "view" | "import-asset":
             from services.doors.cli import looks as cli_looks
 
-            return await cli_looks.dispatch(args, settings, rich(out), rich(err))
+            return await cli_looks.dispatch(args, settings, out, err)
         case "users":
             from services.doors.cli import users as cli_users
 

@@ -15,12 +15,11 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
+    from services.doors.cli.screen import Screen
     from services.runtime.settings import Settings
 
 
-async def dispatch(args: argparse.Namespace, settings: Settings, out: Console, err: Console) -> int:
+async def dispatch(args: argparse.Namespace, settings: Settings, out: Screen, err: Screen) -> int:
     from services.doors.cli.common import EXIT_FAILED, EXIT_OK, connected, progress, report
     from services.doors.cli.mesh import Mesh
     from services.doors.core.client import ClientError, MeshClient
@@ -70,5 +69,5 @@ async def dispatch(args: argparse.Namespace, settings: Settings, out: Console, e
     if args.json or args.command == "inspect":
         sys.stdout.write(json.dumps({"run_id": result.run_id, **answered}, indent=2) + "\n")
     else:
-        out.print(f"wrote {args.output} ({answered['width']}x{answered['height']})")
+        out.print(f"wrote {args.output} ({answered['width']}x{answered['height']})", markup=False)
     return EXIT_OK

@@ -21,6 +21,7 @@ from contracts.scene_report import report_lines
 from services.doors.cli.args import ADOPT, DISCARD
 from services.doors.cli.common import EXIT_OK, connected, progress, report
 from services.doors.cli.mesh import Mesh
+from services.doors.cli.screen import rich
 from services.doors.core import scene_client
 from services.doors.core.client import ClientError, MeshClient, OnEvent
 from services.doors.core.scene_client import Choice, SceneDoor
@@ -30,8 +31,6 @@ from services.runtime.settings import Settings
 # `blendmesh run` imports this module for its guard, and prints without rich when piped;
 # the tables the scene commands draw import rich where they are drawn.
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from services.doors.cli.screen import Screen
     from services.doors.cli.tables import Column
 
@@ -110,13 +109,13 @@ async def after_import(
     return await client.run(msgspec.structs.replace(request, at=time.time()), on_event, timeout)
 
 
-async def dispatch(args: argparse.Namespace, settings: Settings, out: Console, err: Console) -> int:
+async def dispatch(args: argparse.Namespace, settings: Settings, out: Screen, err: Screen) -> int:
     if args.command == "scenes" and args.scenes_command in ("gc", "tag", "untag", "tags"):
         from services.doors.cli import (
             retention as cli_retention,  # retention by hand, as the mesh's admin
         )
 
-        return await cli_retention.dispatch(args, settings, out)
+        return await cli_retention.dispatch(args, settings, rich(out))
     services = tuple(Mesh.all_services())
     if args.command == "revert":
         async with connected(settings, services) as bus:
@@ -186,7 +185,7 @@ SCENES: list[Column] = [
 ]
 
 
-def _lines(out: Console, lines: list[str]) -> None:
+def _lines(out: Screen, lines: list[str]) -> None:
     for line in lines:
         out.print(line, markup=False, highlight=False)
 
