@@ -36,6 +36,7 @@ import sys, time
 t0 = time.perf_counter()
 import asyncio, json
 from pathlib import Path
+import services.doors.cli.main, services.doors.cli.scenes  # the rest `blendmesh run` imports
 from services.doors.cli.commands import load_plan
 from services.doors.cli.common import connected
 from services.doors.core.client import MeshClient, build_request
