@@ -18,8 +18,6 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from nats.js.client import JetStreamContext
-from nats.js.errors import KeyNotFoundError
-from nats.js.kv import KeyValue
 
 from contracts import subjects
 from contracts.allowlist import (
@@ -34,43 +32,32 @@ from contracts.allowlist import (
 from contracts.events import AllowlistRevoked, derive_event_id
 from services.policy.ports import Allowlist
 from services.runtime import delivered
-from services.runtime.kv_keys import live_keys
+from services.runtime.kv import TypedKv
 from services.runtime.publishers import EventPublisher
-from services.runtime.streams import ensure_kv
 
 log = logging.getLogger(__name__)
 BUCKET = "allowlist"
+MAX_ENTRIES = 10_000  # entries one listing reads; past it, listing fails saying so
 
 
 class KvAllowlist:
     """The entries in the ``<prefix>_allowlist`` KV bucket, keyed by entry id."""
 
     def __init__(self, js: JetStreamContext, prefix: str) -> None:
-        self._js = js
-        self._prefix = prefix
-
-    async def _kv(self) -> KeyValue:
-        return await ensure_kv(self._js, self._prefix, BUCKET)
+        self._table = TypedKv(js, prefix, BUCKET, AllowlistEntry)
 
     async def _get(self, key: str) -> AllowlistEntry | None:
-        kv = await self._kv()
-        try:
-            item = await kv.get(key)
-        except KeyNotFoundError:
-            return None
-        if not item.value:
-            return None
-        return msgspec.json.decode(item.value, type=AllowlistEntry)
+        found = await self._table.get(key)
+        return found.value if found else None
 
     async def find(self, user: str, tool: str, scene_id: str) -> AllowlistEntry | None:
         return await self._get(entry_id(user, tool, scene_id))
 
     async def add(self, entry: AllowlistEntry) -> None:
-        kv = await self._kv()
-        await kv.put(entry.entry_id, msgspec.json.encode(entry))
+        await self._table.put(entry.entry_id, entry)
 
     async def entries(self, user: str | None = None) -> list[AllowlistEntry]:
-        keys = await live_keys(self._js, self._prefix, BUCKET)
+        keys = await self._table.keys(limit=MAX_ENTRIES)
         found = [e for e in [await self._get(k) for k in keys] if e is not None]
         return sorted(
             (e for e in found if user is None or e.user == user),
@@ -81,8 +68,7 @@ class KvAllowlist:
         entry = await self._get(entry_id)
         if entry is None or (user is not None and entry.user != user):
             return False
-        kv = await self._kv()
-        await kv.delete(entry_id)
+        await self._table.delete(entry_id)
         return True
 
 

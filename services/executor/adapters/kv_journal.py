@@ -2,34 +2,22 @@
 
 from __future__ import annotations
 
-import msgspec
 from nats.js import JetStreamContext
-from nats.js.errors import KeyDeletedError, KeyNotFoundError
-from nats.js.kv import KeyValue
 
 from services.executor.domain.journal import JournalEntry
-from services.runtime.streams import ensure_kv
+from services.runtime.kv import TypedKv
 
 
 class KvJournal:
     def __init__(self, js: JetStreamContext, prefix: str) -> None:
-        self._js = js
-        self._prefix = prefix
-
-    async def _kv(self) -> KeyValue:
-        return await ensure_kv(self._js, self._prefix, "journal")
+        self._table = TypedKv(js, prefix, "journal", JournalEntry)
 
     async def get(self, key: str) -> JournalEntry | None:
-        try:
-            entry = await (await self._kv()).get(key)
-        except (KeyNotFoundError, KeyDeletedError):
-            return None
-        if not entry.value:
-            return None
-        return msgspec.json.decode(entry.value, type=JournalEntry)
+        found = await self._table.get(key)
+        return found.value if found else None
 
     async def put(self, key: str, entry: JournalEntry) -> None:
-        await (await self._kv()).put(key, msgspec.json.encode(entry))
+        await self._table.put(key, entry)
 
     async def delete(self, key: str) -> None:
-        await (await self._kv()).delete(key)
+        await self._table.delete(key)

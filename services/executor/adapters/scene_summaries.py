@@ -2,27 +2,19 @@
 
 from __future__ import annotations
 
-import msgspec
 from nats.js import JetStreamContext
-from nats.js.errors import KeyNotFoundError
 
 from contracts.scenes import SceneSummary
-from services.runtime.streams import ensure_kv
+from services.runtime.kv import TypedKv
 
 
 class KvSceneSummaries:
     def __init__(self, js: JetStreamContext, prefix: str) -> None:
-        self._js = js
-        self._prefix = prefix
+        self._table = TypedKv(js, prefix, "scene_summaries", SceneSummary)
 
     async def get(self, scene_id: str) -> SceneSummary | None:
-        kv = await ensure_kv(self._js, self._prefix, "scene_summaries")
-        try:
-            entry = await kv.get(scene_id)
-        except KeyNotFoundError:
-            return None
-        return msgspec.json.decode(entry.value or b"", type=SceneSummary)
+        found = await self._table.get(scene_id)
+        return found.value if found else None
 
     async def put(self, summary: SceneSummary) -> None:
-        kv = await ensure_kv(self._js, self._prefix, "scene_summaries")
-        await kv.put(summary.scene_id, msgspec.json.encode(summary))
+        await self._table.put(summary.scene_id, summary)

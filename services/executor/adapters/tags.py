@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import msgspec
 from nats.js import JetStreamContext
-from nats.js.errors import KeyDeletedError, KeyNotFoundError
 
 from contracts.errors import BlendmeshError
 from contracts.subjects import check_token
-from services.runtime.kv_keys import live_keys
-from services.runtime.streams import ensure_kv
+from services.runtime.kv import KvTooManyKeys, TypedKv
 
 BUCKET = "scene_tags"
 MAX_TAGS = 10_000  # tags the collector reads at most; past it, it keeps everything
@@ -33,51 +31,45 @@ class TooManyTags(BlendmeshError, RuntimeError):
 
 class KvSceneTags:
     def __init__(self, js: JetStreamContext, prefix: str) -> None:
-        self._js = js
-        self._prefix = prefix
+        self._table = TypedKv(js, prefix, BUCKET, RevisionTag)
 
     async def tag(self, scene_id: str, revision: int, name: str, by: str) -> None:
         check_token(scene_id, "scene id")
         check_token(name, "tag name")
         if revision < 1:
             raise ValueError(f"revision {revision} is no revision; revisions count from 1")
-        kv = await ensure_kv(self._js, self._prefix, BUCKET)
-        await kv.put(
-            f"{scene_id}.{name}", msgspec.json.encode(RevisionTag(revision=revision, by=by))
-        )
+        await self._table.put(f"{scene_id}.{name}", RevisionTag(revision=revision, by=by))
 
     async def untag(self, scene_id: str, name: str) -> bool:
         """Remove tag ``name``; False when the scene has no such tag."""
         check_token(scene_id, "scene id")
         check_token(name, "tag name")
-        kv = await ensure_kv(self._js, self._prefix, BUCKET)
-        try:
-            await kv.get(f"{scene_id}.{name}")
-        except (KeyNotFoundError, KeyDeletedError):
+        if await self._table.revision(f"{scene_id}.{name}") is None:
             return False
-        await kv.purge(f"{scene_id}.{name}")
+        await self._table.purge(f"{scene_id}.{name}")
         return True
 
     async def of(self, scene_id: str) -> dict[str, int]:
         """Tag name -> revision, for one scene."""
-        return (await self._all()).get(scene_id, {})
+        # Only this scene's tags are read; its ids have no '.', which ends its part of a key.
+        return (await self._all(f"{scene_id}.")).get(scene_id, {})
 
     async def kept(self) -> dict[str, set[int]]:
         """Scene -> its tagged revision numbers, for the collector."""
         return {scene: set(tags.values()) for scene, tags in (await self._all()).items()}
 
-    async def _all(self) -> dict[str, dict[str, int]]:
-        kv = await ensure_kv(self._js, self._prefix, BUCKET)
-        keys = await live_keys(self._js, self._prefix, BUCKET)
-        if len(keys) > MAX_TAGS:
-            raise TooManyTags(f"{len(keys)} tags, more than the {MAX_TAGS} retention reads")
+    async def _all(self, starts_with: str = "") -> dict[str, dict[str, int]]:
+        try:
+            keys = await self._table.keys(starts_with, limit=MAX_TAGS)
+        except KvTooManyKeys as exc:
+            raise TooManyTags(
+                f"{exc.count} tags, more than the {MAX_TAGS} retention reads"
+            ) from None
         found: dict[str, dict[str, int]] = {}
         for key in keys:
-            try:
-                entry = await kv.get(key)
-            except (KeyNotFoundError, KeyDeletedError):
+            tag = await self._table.get(key)
+            if tag is None:  # untagged since the listing
                 continue
             scene, _, name = key.partition(".")
-            tag = msgspec.json.decode(entry.value or b"", type=RevisionTag)
-            found.setdefault(scene, {})[name] = tag.revision
+            found.setdefault(scene, {})[name] = tag.value.revision
         return found
