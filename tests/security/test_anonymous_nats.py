@@ -13,11 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from services.doors.cli.mesh import Mesh
-from services.runtime.access import CLIENT
 from services.runtime.embedded import EmbeddedNats
-from services.runtime.host import Bus
 from services.runtime.settings import Settings, SettingsError
+from tests.support.meshes import client_mesh
 
 pytestmark = pytest.mark.integration
 
@@ -44,13 +42,8 @@ def settings_for(tmp_path: Path, url: str, **env: str) -> Settings:
 
 async def join(settings: Settings) -> None:
     """What ``blendmesh run`` does with NATS_URL set: no mesh of its own, a client bus."""
-    mesh = Mesh(settings, services=())
-    url = await mesh.start()
-    try:
-        bus = await Bus.open(url, settings.prefix, "test-cli", mesh.login(CLIENT))
-        await bus.close()
-    finally:
-        await mesh.stop()
+    async with client_mesh(settings, "test-cli", services=()):
+        pass
 
 
 async def test_join_when_anonymous_warns_naming_what_is_unprotected(

@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from contracts.assets import asset_problem, collection_problem, import_asset_plan
 from contracts.receipts import RunResult
@@ -34,7 +32,7 @@ from tests.support.asset_files import (
     gltf_embedded,
 )
 from tests.support.bridges import script_result
-from tests.support.meshes import client_mesh
+from tests.support.meshes import mesh_fixture
 
 OUTSIDE = [
     "/etc/passwd",
@@ -123,12 +121,12 @@ def test_check_asset_when_over_the_limit_is_refused_naming_the_setting() -> None
 # -- the executor checks again: a plan that names a staged file directly ----------------
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def mesh(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[Mesh, Bus]]:
-    home = tmp_path_factory.mktemp("home")
-    settings = Settings(home=home, prefix="bmhostileasset", user="ana")
-    async with client_mesh(settings, "test-hostile-assets") as running:
-        yield running
+@pytest.fixture(scope="module")
+def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return Settings(home=tmp_path_factory.mktemp("home"), prefix="bmhostileasset", user="ana")
+
+
+mesh = mesh_fixture(client="test-hostile-assets")
 
 
 async def staged_run(bus: Bus, data: bytes, fmt: Any, collection: str = "Props") -> RunResult:

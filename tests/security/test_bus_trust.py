@@ -10,11 +10,9 @@ the run's log backs.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 
 from contracts.events import Approved, Executed, Planned, RunRequested, follow
 from contracts.operations import convert_operation_set
@@ -25,18 +23,19 @@ from services.runtime.history import read_run
 from services.runtime.host import Bus
 from services.runtime.publishers import JetStreamPublisher
 from services.runtime.settings import Settings
-from tests.support.meshes import client_mesh, role_bus
+from tests.support.meshes import mesh_fixture, role_bus
 from tests.unit.executor.test_executor_authority import forge
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 PREFIX = "forge"
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def mesh(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[Mesh, Bus]]:
-    settings = Settings(home=tmp_path_factory.mktemp("home"), prefix=PREFIX, planner="rules")
-    async with client_mesh(settings) as running:
-        yield running
+@pytest.fixture(scope="module")
+def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return Settings(home=tmp_path_factory.mktemp("home"), prefix=PREFIX, planner="rules")
+
+
+mesh = mesh_fixture()
 
 
 def _ops(*ops: dict[str, object]) -> object:

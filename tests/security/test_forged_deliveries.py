@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -24,7 +23,7 @@ from services.runtime import access
 from services.runtime.delivered import from_stream
 from services.runtime.owners import LogOwners
 from services.runtime.settings import Settings
-from tests.support.meshes import bare_mesh, role_bus
+from tests.support.meshes import bare_mesh_fixture, role_bus
 
 pytestmark = pytest.mark.integration
 
@@ -33,9 +32,13 @@ STREAM = subjects.stream_name(PREFIX)
 
 
 @pytest.fixture
-async def mesh(tmp_path: Path) -> AsyncIterator[Mesh]:
-    async with bare_mesh(Settings(home=tmp_path / "home", prefix=PREFIX)) as running:
-        yield running
+def mesh_settings(tmp_path: Path) -> Settings:
+    return Settings(home=tmp_path / "home", prefix=PREFIX)
+
+
+# A mesh per test: each leaves an admin's consumer aimed at a reader (and the policy's
+# allowlist holding an entry), which the next test's reader must not inherit.
+mesh = bare_mesh_fixture("function")
 
 
 def alice_requested(run_id: str) -> RunRequested:

@@ -5,11 +5,10 @@ login may both ask and answer, and a service answers only into an inbox."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
+from contextlib import AsyncExitStack
 from typing import Any
 
-import pytest_asyncio
+import pytest
 from nats.aio.client import Client
 
 from contracts import subjects
@@ -18,17 +17,24 @@ from services.runtime import access, health
 from services.runtime.bus import connect
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from tests.support.meshes import bare_mesh, role_bus
+from tests.support.meshes import bare_mesh_fixture, role_bus
 
 PREFIX = "bmsrv"
 LOG = subjects.stream_name(PREFIX)
 QUIET = 0.5
 
 
-@pytest_asyncio.fixture
-async def mesh(tmp_path: Path) -> AsyncIterator[Mesh]:
-    async with bare_mesh(Settings(home=tmp_path / "home", prefix=PREFIX)) as running:
-        yield running
+# One mesh serves the module: each test stops what it registered, and compares the log
+# with itself only, before and after.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest.fixture(scope="module")
+def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return Settings(home=tmp_path_factory.mktemp("home"), prefix=PREFIX)
+
+
+mesh = bare_mesh_fixture()
 
 
 def violations(nc: Client) -> list[str]:
@@ -57,16 +63,22 @@ class _Link:
 async def test_every_service_role_when_registered_is_answered_to_the_client(
     mesh: Mesh,
 ) -> None:
-    async with role_bus(mesh, access.CLIENT) as client:
-        for role in (*access.SERVICE_ROLES, access.DOOR):
-            async with role_bus(mesh, role) as own:
-                registered = await health.register(own, role)
-                try:
-                    # A generous window: on a busy machine an answer can take a moment.
-                    found = await health.ping(client.nc, role, wait=1.5, prefix=PREFIX)
-                    assert [p.id for p in found] == [registered.id], role
-                finally:
-                    await registered.stop()
+    roles = (*access.SERVICE_ROLES, access.DOOR)
+    async with AsyncExitStack() as stack:
+        client = await stack.enter_async_context(role_bus(mesh, access.CLIENT))
+        registered: dict[str, health.Registration] = {}
+        for role in roles:
+            own = await stack.enter_async_context(role_bus(mesh, role))
+            registered[role] = await health.register(own, role)
+            stack.push_async_callback(registered[role].stop)
+        # Every role at once, each answered by its own login only. A generous window: on
+        # a busy machine an answer can take a moment.
+        found = await asyncio.gather(
+            *(health.ping(client.nc, role, wait=1.5, prefix=PREFIX) for role in roles)
+        )
+        assert {role: [p.id for p in pings] for role, pings in zip(roles, found, strict=True)} == {
+            role: [registered[role].id] for role in roles
+        }
 
 
 async def test_client_when_listening_to_the_services_api_to_answer_it_is_refused(

@@ -27,7 +27,7 @@ from services.doors.gateway.app import create_app
 from services.doors.gateway.auth import Tokens
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
-from tests.support.meshes import client_mesh
+from tests.support.meshes import mesh_fixture
 
 pytestmark = [
     pytest.mark.integration,
@@ -51,14 +51,13 @@ def _keep_umask() -> Iterator[None]:
         os.umask(before)
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def mesh(
-    tmp_path_factory: pytest.TempPathFactory, _keep_umask: None
-) -> AsyncIterator[tuple[Mesh, Bus]]:
+@pytest.fixture(scope="module")
+def mesh_settings(tmp_path_factory: pytest.TempPathFactory, _keep_umask: None) -> Settings:
     home = tmp_path_factory.mktemp("security") / "fresh" / "var"
-    settings = Settings(home=home, prefix="bmsec", user="ana", max_body_bytes=MAX_BODY)
-    async with client_mesh(settings, "test-security") as running:
-        yield running
+    return Settings(home=home, prefix="bmsec", user="ana", max_body_bytes=MAX_BODY)
+
+
+mesh = mesh_fixture(client="test-security")
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

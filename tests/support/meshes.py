@@ -1,8 +1,8 @@
 """Meshes for tests: in this process for integration tests, as ``blendmesh up`` for e2e.
 
 One home for the helpers every test module would otherwise copy: the ``mesh`` fixture
-(every service and a client's bus), a bare mesh to log in to as one role (contract
-tests), and ``blendmesh up`` started as a user starts it.
+(every service, or some, and a client's bus), a bare mesh to log in to as one role
+(contract and security tests), and ``blendmesh up`` started as a user starts it.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,10 +31,11 @@ BLENDMESH = str(Path(sys.executable).parent / "blendmesh")
 
 @asynccontextmanager
 async def client_mesh(
-    settings: Settings, name: str = "test-client"
+    settings: Settings, name: str = "test-client", services: Sequence[str] | None = None
 ) -> AsyncIterator[tuple[Mesh, Bus]]:
-    """Start every service on ``settings``; stop them, and the client's bus, on exit."""
-    running = Mesh(settings)
+    """Start ``services`` (every service when None) on ``settings``, and a client's bus
+    named ``name``; stop them, and the bus, on exit."""
+    running = Mesh(settings) if services is None else Mesh(settings, services=services)
     url = await running.start()
     try:
         bus = await Bus.open(url, settings.prefix, name, running.login(CLIENT))
@@ -46,19 +47,23 @@ async def client_mesh(
         await running.stop()
 
 
+Scope = Literal["function", "module"]
+
+
 def mesh_fixture(
-    scope: Literal["function", "module"] = "module", client: str = "test-client"
+    scope: Scope = "module", client: str = "test-client", services: Sequence[str] | None = None
 ) -> Any:
     """A ``mesh`` fixture: ``client_mesh`` on the module's ``mesh_settings`` fixture.
 
     Assign it in a test module (``mesh = mesh_fixture()``) beside a ``mesh_settings``
     fixture of the same scope. A module-scoped mesh lives on the module's event loop, so
-    the module marks its tests ``pytest.mark.asyncio(loop_scope="module")``.
+    the module marks its tests ``pytest.mark.asyncio(loop_scope="module")``. ``services``
+    narrows the mesh to those services (``("audit",)``: nothing but the test answers).
     """
 
     @pytest_asyncio.fixture(scope=scope, loop_scope=scope, name="mesh")
     async def mesh(mesh_settings: Settings) -> AsyncIterator[tuple[Mesh, Bus]]:
-        async with client_mesh(mesh_settings, client) as running:
+        async with client_mesh(mesh_settings, client, services) as running:
             yield running
 
     return mesh
@@ -74,6 +79,18 @@ async def bare_mesh(settings: Settings) -> AsyncIterator[Mesh]:
         yield running
     finally:
         await running.stop()
+
+
+def bare_mesh_fixture(scope: Scope = "module") -> Any:
+    """A ``mesh`` fixture: ``bare_mesh`` on the module's ``mesh_settings`` fixture, used
+    as ``mesh_fixture`` is. Tests log in to it with ``role_bus``."""
+
+    @pytest_asyncio.fixture(scope=scope, loop_scope=scope, name="mesh")
+    async def mesh(mesh_settings: Settings) -> AsyncIterator[Mesh]:
+        async with bare_mesh(mesh_settings) as running:
+            yield running
+
+    return mesh
 
 
 @asynccontextmanager

@@ -17,11 +17,9 @@ import pytest_asyncio
 from contracts.events import ApprovalRequested, ApprovalResolved, PendingOperation, RunRequested
 from contracts.python_steps import code_sha256
 from services.doors.cli.mesh import Mesh
-from services.runtime.access import CLIENT
 from services.runtime.history import read_run
 from services.runtime.host import Bus
-from services.runtime.settings import Settings
-from tests.support.meshes import role_bus
+from tests.support.meshes import mesh_fixture, role_bus
 
 CODE = "import bpy\nbpy.ops.mesh.primitive_cube_add()\n"
 RUN: dict[str, Any] = {
@@ -64,19 +62,7 @@ def requested() -> RunRequested:
 def audit_mesh_fixtures() -> tuple[Any, Any]:
     """``mesh`` (the log and the audit service, and a client's bus) and ``policy_bus`` (a
     bus logged in as the policy), module-scoped on the module's ``mesh_settings``."""
-
-    @pytest_asyncio.fixture(scope="module", loop_scope="module", name="mesh")
-    async def mesh(mesh_settings: Settings) -> AsyncIterator[tuple[Mesh, Bus]]:
-        running = Mesh(mesh_settings, services=("audit",))
-        url = await running.start()
-        try:
-            bus = await Bus.open(url, mesh_settings.prefix, "test-trusted", running.login(CLIENT))
-            try:
-                yield running, bus
-            finally:
-                await bus.close()
-        finally:
-            await running.stop()
+    mesh = mesh_fixture("module", "test-trusted", services=("audit",))
 
     @pytest_asyncio.fixture(scope="module", loop_scope="module", name="policy_bus")
     async def policy_bus(mesh: tuple[Mesh, Bus]) -> AsyncIterator[Bus]:
