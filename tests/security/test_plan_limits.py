@@ -26,11 +26,10 @@ from contracts.limits import (
 from services.doors.cli import main as cli
 from services.doors.cli.common import EXIT_USAGE
 from services.doors.core.client import build_request
-from services.executor.memory import StaticCatalog
 from services.planner.graph import PlanInvalid, validate
-from services.planner.handlers import PlannerHandlers
 from services.runtime.settings import Settings, SettingsError
 from tests.support.catalog_fixture import CATALOG
+from tests.support.planners import planner
 
 HUGE_INT = int("9" * 400)
 
@@ -153,7 +152,7 @@ async def test_planner_when_plan_holds_400_digit_int_fails_run_with_args_invalid
         scene_id="s1",
         plan={"request_id": "q1", "operations": [create("op1", location=[HUGE_INT, 0, 0])]},
     )
-    handlers = PlannerHandlers(catalog=StaticCatalog(CATALOG), clock=lambda: 1.0)
+    handlers = planner()
     rejected_event, failed = await handlers.on_requested(event)
     assert isinstance(rejected_event, PlanRejected) and isinstance(failed, RunFailed)
     assert failed.failure.error_code == "ARGS_INVALID"
@@ -171,7 +170,7 @@ async def test_planner_when_max_operations_set_rejects_larger_plans() -> None:
         scene_id="s1",
         plan=plan_of(3),
     )
-    handlers = PlannerHandlers(catalog=StaticCatalog(CATALOG), clock=lambda: 1.0, max_operations=2)
+    handlers = planner(max_operations=2)
     _, failed = await handlers.on_requested(event)
     assert isinstance(failed, RunFailed) and "3 operations" in failed.message
 

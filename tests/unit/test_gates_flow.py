@@ -8,11 +8,9 @@ import pytest
 from contracts.events import Executed, GatesEvaluated, Planned, RunCompleted, RunFailed, follow
 from contracts.gates import GateEnvelope, awaits_gates
 from contracts.operations import convert_operation_set
-from services.executor.memory import StaticCatalog
 from services.planner.gates import gates_failure
-from services.planner.handlers import PlannerHandlers
 from services.runtime.errors import Retry
-from tests.support.catalog_fixture import CATALOG
+from tests.support.planners import planner
 from tests.unit.test_handlers import History, requested
 from tests.unit.test_model_handlers import (
     MOVE_HERE,
@@ -88,22 +86,18 @@ def verdict(executed: Executed, envelope: GateEnvelope) -> GatesEvaluated:
     )
 
 
-def planner(history: History) -> PlannerHandlers:
-    return PlannerHandlers(catalog=StaticCatalog(CATALOG), clock=lambda: 5.0, history=history)
-
-
 @pytest.mark.clause("004-§validation.4")
 async def test_planner_when_execution_committed_waits_for_the_gates() -> None:
     plan = planned()
     done = committed(plan)
     assert awaits_gates(done)
-    assert await planner(History()).on_executed(done) == []
+    assert await planner(history=History()).on_executed(done) == []
 
 
 async def test_planner_when_nothing_was_committed_completes_without_gates() -> None:
     history = History()
     history.events = [requested()]
-    (ended,) = await planner(history).on_executed(committed(planned(), inspection=None))
+    (ended,) = await planner(history=history).on_executed(committed(planned(), inspection=None))
     assert isinstance(ended, RunCompleted)
 
 
@@ -112,7 +106,7 @@ async def test_planner_when_gates_pass_completes_the_run() -> None:
     done = committed(plan)
     history = History()
     history.events = [requested(), plan, done]
-    (ended,) = await planner(history).on_gates(verdict(done, PASSED))
+    (ended,) = await planner(history=history).on_gates(verdict(done, PASSED))
     assert isinstance(ended, RunCompleted) and ended.blend_path == "/s1.blend"
 
 
@@ -122,7 +116,7 @@ async def test_planner_when_gates_fail_ends_rules_run_gates_failed_with_repair()
     done = committed(plan)
     history = History()
     history.events = [requested(), plan, done]
-    (ended,) = await planner(history).on_gates(verdict(done, FAILED))
+    (ended,) = await planner(history=history).on_gates(verdict(done, FAILED))
     assert isinstance(ended, RunFailed)
     contract = ended.failure
     assert contract.error_code == "GATES_FAILED" and contract.recoverable
@@ -137,7 +131,7 @@ async def test_planner_when_gates_judged_an_execution_not_in_the_log_retries() -
     history = History()
     history.events = [requested()]
     with pytest.raises(Retry):
-        await planner(history).on_gates(verdict(committed(planned()), PASSED))
+        await planner(history=history).on_gates(verdict(committed(planned()), PASSED))
 
 
 @pytest.mark.clause("004-§gate-envelope.2", "004-§validation.4")

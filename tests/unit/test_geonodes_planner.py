@@ -24,20 +24,17 @@ from contracts.failures import failure
 from contracts.gates import GateEnvelope
 from contracts.nodes import NodeCatalog
 from contracts.receipts import Receipt
-from services.executor.memory import MemorySceneSummaries, StaticCatalog
 from services.planner.graph import PlanInvalid
 from services.planner.handlers import PlannerHandlers
 from services.planner.model import prompt_geonodes
 from services.planner.model.answer import GEONODES_FIELD, decode_answer, response_schema
-from services.planner.model.conversation import ModelPlanner
 from services.planner.model.port import ModelReply, ModelRequest
 from services.planner.model.prompt import PlanContext, build_request
 from services.planner.model.prompt_geonodes import node_section
-from services.planner.model.runs import ModelRuns
 from services.planner.outcomes import naming_step
 from services.runtime.errors import Retry
-from tests.support.catalog_fixture import CATALOG
 from tests.support.geonode_fixture import EXAMPLE_9, GN_CATALOG, NODES, subdivide
+from tests.support.planners import model_planner, planner
 
 
 class StaticNodes:
@@ -84,16 +81,9 @@ def requested(prompt: str | None = None, plan: Any = None, planner: str = "rules
 def handlers(
     nodes: NodeCatalog | None = NODES, model: ScriptedModel | None = None, log: Log | None = None
 ) -> PlannerHandlers:
-    models = None
-    if model is not None:
-        models = ModelRuns(ModelPlanner(model, MemorySceneSummaries(), nodes=StaticNodes(nodes)))
-    return PlannerHandlers(
-        catalog=StaticCatalog(GN_CATALOG),
-        clock=lambda: 5.0,
-        history=log,
-        models=models,
-        nodes=StaticNodes(nodes),
-    )
+    if model is None:
+        return planner(GN_CATALOG, history=log, nodes=StaticNodes(nodes))
+    return model_planner(model, GN_CATALOG, history=log, nodes=StaticNodes(nodes))
 
 
 def executed(cause: Planned, *receipts: Receipt, failed: bool = False) -> Executed:
@@ -150,10 +140,7 @@ async def test_plan_backend_when_node_catalog_not_published_yet_retries() -> Non
 
 
 async def test_plan_backend_when_mesh_has_no_gn_tools_refuses_without_waiting() -> None:
-    planner = PlannerHandlers(
-        catalog=StaticCatalog(CATALOG), clock=lambda: 5.0, nodes=StaticNodes(None)
-    )
-    _, failed = await planner.on_requested(requested(plan=subdivide()))
+    _, failed = await planner(nodes=StaticNodes(None)).on_requested(requested(plan=subdivide()))
     assert isinstance(failed, RunFailed) and failed.failure.error_code == "TOOL_UNKNOWN"
 
 

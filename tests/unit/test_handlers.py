@@ -26,12 +26,12 @@ from contracts.failures import failure
 from contracts.receipts import Receipt
 from contracts.resolutions import Resolution
 from services.executor.memory import StaticCatalog
-from services.planner.handlers import PlannerHandlers
 from services.policy.cedar import CedarPolicy
 from services.policy.handlers import PolicyHandlers
 from services.policy.memory import MemoryAllowlist
 from services.runtime.errors import Retry
 from tests.support.catalog_fixture import CATALOG
+from tests.support.planners import planner
 
 
 def requested(prompt: str | None = None, plan: Any = None, **kw: Any) -> RunRequested:
@@ -47,10 +47,6 @@ def requested(prompt: str | None = None, plan: Any = None, **kw: Any) -> RunRequ
         plan=plan,
         **kw,
     )
-
-
-def planner(catalog: Any = CATALOG) -> PlannerHandlers:
-    return PlannerHandlers(catalog=StaticCatalog(catalog), clock=lambda: 5.0)
 
 
 async def test_planner_when_no_catalog_yet_retries() -> None:

@@ -25,12 +25,10 @@ from contracts.events import (
 from contracts.failures import failure
 from contracts.operations import OperationSet
 from contracts.receipts import Receipt
-from services.executor.memory import MemorySceneSummaries, StaticCatalog
 from services.planner.handlers import PlannerHandlers
-from services.planner.model.conversation import ModelPlanner
 from services.planner.model.port import ModelError, ModelReply, ModelRequest
-from services.planner.model.runs import ModelRuns
 from tests.support.catalog_fixture import CATALOG
+from tests.support.planners import model_planner
 
 
 class ScriptedModel:
@@ -102,12 +100,7 @@ def handlers(model: ScriptedModel, log: Log | None = None) -> PlannerHandlers:
     async def read_thread(thread_id: str) -> Sequence[ThreadMessage]:
         return thread
 
-    return PlannerHandlers(
-        catalog=StaticCatalog(CATALOG),
-        clock=lambda: 5.0,
-        history=log or Log(REQUESTED),
-        models=ModelRuns(ModelPlanner(model, MemorySceneSummaries(), read_thread)),
-    )
+    return model_planner(model, history=log or Log(REQUESTED), thread=read_thread)
 
 
 def kinds(events: Sequence[Event]) -> list[str]:

@@ -15,14 +15,9 @@ from contracts.events import (
     follow,
 )
 from contracts.failures import failure
-from services.executor.memory import StaticCatalog
 from services.planner.handlers import PlannerHandlers
-from tests.support.catalog_fixture import CATALOG
+from tests.support.planners import planner
 from tests.unit.test_handlers import History, requested
-
-
-def planner(history: History) -> PlannerHandlers:
-    return PlannerHandlers(catalog=StaticCatalog(CATALOG), clock=lambda: 5.0, history=history)
 
 
 def executed(with_failure: bool) -> Executed:
@@ -41,33 +36,33 @@ def executed(with_failure: bool) -> Executed:
 async def test_planner_when_run_completed_before_ignores_a_replayed_failed_execution() -> None:
     history = History()
     ok = executed(with_failure=False)
-    (done,) = await planner(history).on_executed(ok)
+    (done,) = await planner(history=history).on_executed(ok)
     assert isinstance(done, RunCompleted)
     history.events = [requested(), ok, done]
-    assert await planner(history).on_executed(executed(with_failure=True)) == []
+    assert await planner(history=history).on_executed(executed(with_failure=True)) == []
 
 
 async def test_planner_when_run_failed_before_ignores_a_replayed_execution() -> None:
     history = History()
     bad = executed(with_failure=True)
-    (failed,) = await planner(history).on_executed(bad)
+    (failed,) = await planner(history=history).on_executed(bad)
     assert isinstance(failed, RunFailed)
     history.events = [requested(), bad, failed]
-    assert await planner(history).on_executed(executed(with_failure=False)) == []
+    assert await planner(history=history).on_executed(executed(with_failure=False)) == []
 
 
 async def test_planner_when_request_planned_before_plans_nothing_new() -> None:
     history = History()
     request = requested(prompt="add a cube named Box")
-    (planned,) = await planner(history).on_requested(request)
+    (planned,) = await planner(history=history).on_requested(request)
     history.events = [request, planned]
-    assert await planner(history).on_requested(request) == []
+    assert await planner(history=history).on_requested(request) == []
 
 
 async def test_planner_when_run_open_still_completes_it() -> None:
     history = History()
     history.events = [requested()]
-    (done,) = await planner(history).on_executed(executed(with_failure=False))
+    (done,) = await planner(history=history).on_executed(executed(with_failure=False))
     assert isinstance(done, RunCompleted)
 
 
@@ -87,7 +82,7 @@ def dead_letter(consumer: str = "policy", subject: str = "bm.run.r1.planned") ->
 async def test_planner_when_a_runs_event_is_dead_lettered_fails_the_run() -> None:
     history = History()
     history.events = [requested()]
-    (failed,) = await planner(history).on_dead_letter(dead_letter())
+    (failed,) = await planner(history=history).on_dead_letter(dead_letter())
     assert isinstance(failed, RunFailed) and failed.run_id == "r1"
     assert failed.failure.error_code == "INTERNAL_ERROR"
     assert "policy service could not process this run's planned event" in failed.message
@@ -97,16 +92,19 @@ async def test_planner_when_a_runs_event_is_dead_lettered_fails_the_run() -> Non
 async def test_planner_when_dead_letter_is_audits_or_not_a_runs_leaves_runs_alone() -> None:
     history = History()
     history.events = [requested()]
-    assert await planner(history).on_dead_letter(dead_letter(consumer="audit")) == []
-    assert await planner(history).on_dead_letter(dead_letter(subject="bm.thread.t1.message")) == []
+    assert await planner(history=history).on_dead_letter(dead_letter(consumer="audit")) == []
+    assert (
+        await planner(history=history).on_dead_letter(dead_letter(subject="bm.thread.t1.message"))
+        == []
+    )
 
 
 async def test_planner_when_dead_lettered_run_already_ended_adds_nothing() -> None:
     history = History()
     ok = executed(with_failure=False)
-    (done,) = await planner(history).on_executed(ok)
+    (done,) = await planner(history=history).on_executed(ok)
     history.events = [requested(), ok, done]
-    assert await planner(history).on_dead_letter(dead_letter()) == []
+    assert await planner(history=history).on_dead_letter(dead_letter()) == []
 
 
 class CountedHistory(History):
@@ -125,9 +123,7 @@ class CountedHistory(History):
 
 
 def counted(history: CountedHistory) -> PlannerHandlers:
-    handlers = planner(history)
-    handlers.kinds = history.kinds
-    return handlers
+    return planner(history=history, kinds=history.kinds)
 
 
 async def test_planner_when_request_is_new_plans_without_reading_the_run_back() -> None:

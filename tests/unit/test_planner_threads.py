@@ -12,13 +12,10 @@ import pytest
 from contracts.events import Planned, PlanRejected, RunEvent
 from services.executor.memory import StaticCatalog
 from services.planner import handlers as planner_handlers
-from services.planner.handlers import PlannerHandlers
 from services.runtime.errors import Retry
-from tests.unit.test_handlers import CATALOG, requested
-
-
-def planner() -> PlannerHandlers:
-    return PlannerHandlers(catalog=StaticCatalog(CATALOG), clock=lambda: 5.0)
+from tests.support.catalog_fixture import CATALOG
+from tests.support.planners import planner
+from tests.unit.test_handlers import requested
 
 
 def ask(prompt: str, run: int, thread: str = "t1") -> Any:
@@ -50,7 +47,7 @@ async def test_planner_when_the_first_catalog_comes_late_plans_once_it_is_there(
 ) -> None:
     monkeypatch.setattr(planner_handlers, "CATALOG_POLL", 0.01)
     source = StaticCatalog(None)
-    handlers = PlannerHandlers(catalog=source, clock=lambda: 5.0, catalog_wait=5.0)
+    handlers = planner(source=source, catalog_wait=5.0)
 
     async def publish_later() -> None:
         await asyncio.sleep(0.05)
@@ -67,7 +64,7 @@ async def test_planner_when_no_catalog_comes_within_its_wait_retries_the_request
     monkeypatch: Any,
 ) -> None:
     monkeypatch.setattr(planner_handlers, "CATALOG_POLL", 0.01)
-    handlers = PlannerHandlers(catalog=StaticCatalog(None), clock=lambda: 5.0, catalog_wait=0.1)
+    handlers = planner(None, catalog_wait=0.1)
     began = asyncio.get_running_loop().time()
     with pytest.raises(Retry, match="no tool catalog yet"):
         await handlers.on_requested(ask("add a cube named Never", 1))

@@ -10,11 +10,11 @@ import msgspec
 from contracts.events import Executed, Planned, PlanRejected, RunRequested
 from contracts.receipts import Receipt
 from contracts.snapshot_text import described, snapshot_lines
-from services.executor.memory import MemorySceneSummaries, StaticCatalog
-from services.planner.handlers import PlannerHandlers
+from services.executor.memory import MemorySceneSummaries
 from services.planner.outcomes import completed
 from tests.fixtures.artist_requests import ROOM
 from tests.support.artist_scene import catalog, summary
+from tests.support.planners import planner
 
 SNAPSHOT: dict[str, Any] = {
     "objects": [
@@ -96,7 +96,7 @@ def executed(*receipts: Receipt) -> Executed:
 async def test_rules_planner_when_scene_summary_known_expands_everything_to_its_objects():
     scenes = MemorySceneSummaries()
     await scenes.put(msgspec.structs.replace(summary(ROOM), scene_id="s1"))
-    handlers = PlannerHandlers(catalog=StaticCatalog(catalog()), clock=lambda: 5.0, scenes=scenes)
+    handlers = planner(catalog(), scenes=scenes)
     (planned,) = await handlers.on_requested(requested("delete everything"))
     assert isinstance(planned, Planned)
     names = [op.args["name"] for op in planned.operation_set.operations]
@@ -104,7 +104,7 @@ async def test_rules_planner_when_scene_summary_known_expands_everything_to_its_
 
 
 async def test_rules_planner_when_no_tool_does_it_fails_without_a_rephrase_hint():
-    handlers = PlannerHandlers(catalog=StaticCatalog(catalog()), clock=lambda: 5.0)
+    handlers = planner(catalog())
     rejected, _failed = await handlers.on_requested(requested("render an animation"))
     assert isinstance(rejected, PlanRejected)
     assert rejected.failure.recoverable is False
