@@ -373,3 +373,65 @@ async def test_close_when_taken_over_during_the_run_holds_nothing(mesh: Mesh) ->
     mesh.held["s"] = Lease(scene_id="s", owner="c", epoch=9, expires_at=1e12, kv_revision=99)
     await a.close(session)
     assert a.warm is None and mesh.held["s"].owner == "c"
+
+
+class DownLeases(MemoryLeases):
+    """The bucket cannot be reached for acquires or for releases (renewals still work)."""
+
+    acquire_down = False
+    release_down = False
+
+    async def acquire(self, scene_id: str, take_idle: bool = False) -> Lease:
+        if self.acquire_down:
+            raise ConnectionError("no responders")
+        return await super().acquire(scene_id, take_idle)
+
+    async def release(self, lease: Lease) -> None:
+        if self.release_down:
+            raise ConnectionError("no responders")
+        await super().release(lease)
+
+
+async def test_open_own_warm_scene_when_the_bucket_fails_drops_the_hold_to_expire(
+    mesh: Mesh,
+) -> None:
+    a = mesh.executor("a")
+    a.leases = leases = DownLeases("a", ttl=TTL, held=mesh.held)
+    await run(a, "s", "Box")
+    leases.acquire_down = True
+    with pytest.raises(ConnectionError):
+        await a.open("s")
+    assert a.warm is None
+    written = mesh.held["s"].kv_revision
+    await asyncio.sleep(TTL)  # nobody renews the hold: it expires with the lease ttl
+    assert mesh.held["s"].kv_revision == written and mesh.held["s"].idle
+
+
+async def test_open_another_scene_when_releasing_the_warm_one_fails_still_runs(
+    mesh: Mesh,
+) -> None:
+    a = mesh.executor("a")
+    a.leases = leases = DownLeases("a", ttl=TTL, held=mesh.held)
+    await run(a, "s", "Box")
+    leases.release_down = True
+    session = await a.open("t")
+    assert session.lease.scene_id == "t" and a.warm is None
+    written = mesh.held["s"].kv_revision
+    await asyncio.sleep(TTL)
+    assert mesh.held["s"].kv_revision == written  # s's keeper stopped: s expires alone
+    assert mesh.held["s"].idle and mesh.held["s"].expires_at > 0
+    leases.release_down = False
+    await a.close(session)
+    await a.shutdown()
+
+
+async def test_shutdown_when_the_release_fails_stops_renewing(mesh: Mesh) -> None:
+    a = mesh.executor("a")
+    a.leases = leases = DownLeases("a", ttl=TTL, held=mesh.held)
+    await run(a, "s", "Box")
+    leases.release_down = True
+    await a.shutdown()
+    assert a.warm is None and a.closing
+    written = mesh.held["s"].kv_revision
+    await asyncio.sleep(TTL)
+    assert mesh.held["s"].kv_revision == written  # it expires on its own
