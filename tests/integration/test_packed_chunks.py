@@ -14,8 +14,10 @@ import zstandard
 from contracts import revisions
 from contracts.revisions import MAX_CHUNK_BYTES, chunk_name
 from contracts.scenes import Head
+from services.doors.core.revision_reader import open_revision
 from services.executor.adapters import packing
 from services.executor.adapters.scene_store import JetStreamSceneStore
+from services.executor.client import SceneFiles
 from services.executor.domain.chunking import RevisionDamaged, cut
 from services.runtime.host import Bus
 from services.runtime.objects import put_object, read_stored
@@ -239,3 +241,18 @@ async def test_inspection_artifact_when_kept_is_packed_and_an_old_raw_one_still_
     await put_object(bus.js, store.bucket, name, bomb, headers=packing.PACKED)
     with pytest.raises(RevisionDamaged, match=f"inspection artifact {name} is damaged: .* over"):
         await store.read_inspection(name)
+
+
+async def test_download_reader_when_chunks_are_packed_sends_the_raw_file_and_refuses_a_bad_one(
+    bus: Bus, tmp_path: Path
+) -> None:
+    store, head, victim = await _victim(bus, tmp_path)
+    files = SceneFiles(bus.js, bus.prefix)  # the gateway's reader of revisions
+    reader = await open_revision(files, head)
+    sent = b"".join([piece async for piece in reader.pieces()])
+    assert sent == await store.read(head) and reader.size == len(sent)
+    name = chunk_name("ann", victim)
+    await put_object(bus.js, store.chunks.bucket, name, b"junk", headers=packing.PACKED)
+    with pytest.raises(RevisionDamaged, match=f"stored chunk {victim[:16]} is not a zstd frame"):
+        reader = await open_revision(files, head)
+        _ = [piece async for piece in reader.pieces()]
