@@ -35,7 +35,7 @@ class NoRevisions:
     async def find_revision(self, scene_id: str, revision: int) -> Head | None:
         return None
 
-    async def read(self, head: Head) -> bytes:
+    async def fetch(self, head: Head, dest: Path) -> None:
         raise AssertionError("no revision is read by an import")
 
 

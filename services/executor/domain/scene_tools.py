@@ -45,7 +45,7 @@ class Revisions(Protocol):
 
     async def find_revision(self, scene_id: str, revision: int) -> Head | None: ...
 
-    async def read(self, head: Head) -> bytes: ...
+    async def fetch(self, head: Head, dest: Path) -> None: ...
 
 
 class Uploads(Protocol):
@@ -171,8 +171,15 @@ class SceneToolBridge:
                 f"scene {self.scene_id} has no revision {revision}; "
                 f"`blendmesh scenes history {self.scene_id}` lists its revisions",
             )
-        data = await self._tools.revisions.read(head)
-        result = await self._load(data, f"revision {revision} of scene {self.scene_id}")
+        # Written from the store into the file Blender opens a window of chunks at a time:
+        # the executor never holds the revision whole, however big the scene.
+        path = await asyncio.to_thread(_private_file, self._tools.work_dir)
+        try:
+            await self._tools.revisions.fetch(head, path)
+        except BaseException:
+            await asyncio.to_thread(path.unlink, missing_ok=True)
+            raise
+        result = await self._load_file(path, f"revision {revision} of scene {self.scene_id}")
         scene_hash = (result.data or {}).get("scene_hash", "")
         if result.ok and not await self._is_revision(scene_hash, head.scene_hash):
             return ToolResult(
@@ -191,10 +198,6 @@ class SceneToolBridge:
         if loaded.startswith(recorded):
             return True
         return (await self.inner.fingerprint_full("whole_snapshot")).startswith(recorded)
-
-    async def _load(self, data: bytes, what: str) -> ToolResult:
-        path = await asyncio.to_thread(_private_copy, self._tools.work_dir, data)
-        return await self._load_file(path, what)
 
     async def _load_file(self, path: Path, what: str) -> ToolResult:
         """Open ``path``, a private file this removes, as the scene."""
@@ -272,13 +275,6 @@ def _private_file(work_dir: Path) -> Path:
     fd, name = tempfile.mkstemp(prefix=".import-", suffix=".blend", dir=work_dir)
     os.close(fd)
     return Path(name)
-
-
-def _private_copy(work_dir: Path, data: bytes) -> Path:
-    """``data`` in a new file only this process's user can read, inside ``work_dir``."""
-    path = _private_file(work_dir)
-    path.write_bytes(data)
-    return path
 
 
 def _head(path: Path) -> tuple[bytes, int]:
