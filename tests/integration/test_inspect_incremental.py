@@ -260,18 +260,23 @@ STEPS = st.one_of(
 
 
 @settings(
-    max_examples=12,
+    max_examples=40,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(steps=st.lists(STEPS, min_size=1, max_size=8))
+@given(steps=st.lists(STEPS, min_size=1, max_size=10))
 async def test_inspect_when_tools_run_in_any_order_equals_the_full_description(
     shared_bridge: BridgeProcess, steps: list[tuple[str, dict[str, Any]]]
 ) -> None:
     await shared_bridge.reset()
+    # A chain to start from, C under B under A: what happens to A reaches C unnamed.
     await ok(shared_bridge, "object.create", primitive="cube", name="A")
     await ok(shared_bridge, "object.create", primitive="monkey", name="B")
-    await shared_bridge.inspect()  # so the first step's description reuses parts
+    await ok(shared_bridge, "object.create", primitive="cube", name="C")
+    await ok(shared_bridge, "object.parent", child="B", parent="A")
+    await ok(shared_bridge, "object.parent", child="C", parent="B")
+    await agree(shared_bridge, "the start")
+    await agree(shared_bridge, "the start, settled")  # the first step's reuses parts
     with tempfile.TemporaryDirectory(prefix="blendmesh-inspect-") as tmp:
         for tool, args in steps:
             if tool == "scene.save_load":

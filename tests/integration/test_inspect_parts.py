@@ -40,7 +40,9 @@ scene.reset()
 
 
 async def test_inspect_when_one_of_many_objects_moves_describes_only_that_one() -> None:
-    script = PRELUDE + """
+    script = (
+        PRELUDE
+        + """
 for i in range(60):
     tool("object.create", primitive="cube", name=f"O{i:02d}")
 tool("material.assign", object="O00", material="Red", base_color=[1, 0, 0])
@@ -55,6 +57,7 @@ tool("object.rename", name="O31", new_name="Renamed")
 renamed = same() and PARTS.described
 print("RESULT", json.dumps([first, again, moved, renamed]))
 """
+    )
     counts, _ = await script_result(script)
     # 60 objects, the material and the node group; then nothing; then the one moved (the
     # full description, made second, keeps nothing); then the renamed one.
@@ -64,7 +67,9 @@ print("RESULT", json.dumps([first, again, moved, renamed]))
 async def test_inspect_when_a_file_is_opened_another_way_forgets_every_part(
     tmp_path: Path,
 ) -> None:
-    script = PRELUDE + f"""
+    script = (
+        PRELUDE
+        + f"""
 tool("object.create", primitive="cube", name="A")
 inspect.inspect()
 kept = len(PARTS.kept)
@@ -76,12 +81,16 @@ inspect.inspect()
 described = PARTS.described
 bpy.ops.wm.read_factory_settings(use_empty=True)  # not scene.reset
 after_reset = (len(PARTS.kept), len(digests.CACHE.entries))
-print("RESULT", json.dumps([kept, after_open, described, after_reset]))
+# An undo step replaces the scene too; a bridge has no undo history to step through.
+undo = [digests._replaced in getattr(bpy.app.handlers, e) for e in ("undo_post", "redo_post")]
+print("RESULT", json.dumps([kept, after_open, described, after_reset, undo]))
 """
-    (kept, after_open, described, after_reset), _ = await script_result(script)
+    )
+    (kept, after_open, described, after_reset, undo), _ = await script_result(script)
     assert kept == 1
     assert after_open == [0, 0] and described == 1  # described afresh from the file
     assert after_reset == [0, 0]
+    assert undo == [True, True]
 
 
 async def test_inspect_when_a_change_went_unseen_is_full_again_after_the_save(
@@ -89,7 +98,9 @@ async def test_inspect_when_a_change_went_unseen_is_full_again_after_the_save(
 ) -> None:
     # Hiding an object in the viewport leaves the depsgraph unreported (ADR 0012): done
     # behind the tools' back, no digest is dropped. The save's full hash finds that out.
-    script = PRELUDE + f"""
+    script = (
+        PRELUDE
+        + f"""
 tool("object.create", primitive="cube", name="A")
 tool("object.create", primitive="cube", name="B")
 rpc("blendmesh/scene.save", path={str(tmp_path / "first.blend")!r})
@@ -100,6 +111,7 @@ rpc("blendmesh/scene.save", path={str(tmp_path / "second.blend")!r})
 kept = dict((o.name, o.hide_viewport) for o in inspect.inspect().objects)
 print("RESULT", json.dumps([before_save, kept, same()]))
 """
+    )
     (before_save, kept, after), output = await script_result(script)
     assert before_save is False  # the unseen change: the reused part is stale
     assert "digest cache was stale" in output, output[-2000:]
@@ -107,7 +119,9 @@ print("RESULT", json.dumps([before_save, kept, same()]))
 
 
 async def test_fingerprint_when_an_object_goes_undeclared_combines_the_hash_again() -> None:
-    script = PRELUDE + """
+    script = (
+        PRELUDE
+        + """
 tool("object.create", primitive="cube", name="A")
 tool("object.create", primitive="cube", name="B")
 first = rpc("blendmesh/scene.fingerprint").hash
@@ -117,6 +131,7 @@ gone = rpc("blendmesh/scene.fingerprint").hash
 full = rpc("blendmesh/scene.fingerprint_full").hash
 print("RESULT", json.dumps([first, repeated, gone, full]))
 """
+    )
     (first, repeated, gone, full), _ = await script_result(script)
     assert first == repeated
     assert gone == full != first
