@@ -152,6 +152,19 @@ async def test_inspect_when_edits_of_every_kind_follow_equals_the_full_descripti
     lost = named(await agree(bridge, "the operand deleted"), "A")
     assert lost.modifiers[0].error == "no operand object: the modifier is skipped"
     await ok(bridge, "modifier.remove", object="A", name="Boolean")
+    # A Boolean whose operand is a collection: an object moved into it cuts the cube, and
+    # only the object and the collection are named.
+    await ok(bridge, "collection.create", name="Cutters")
+    await ok(bridge, "modifier.add", object="A", type="BOOLEAN",
+             properties={"operand_type": "COLLECTION", "collection": "Cutters"})  # fmt: skip
+    await agree(bridge, "a boolean with an empty collection")
+    whole = named(await agree(bridge, "a boolean with an empty collection, settled"), "A")
+    await ok(bridge, "object.create", primitive="monkey", name="Cutter", location=[1, 2, 3.5])
+    await ok(bridge, "collection.move", objects=["Cutter"], collection="Cutters")
+    carved = named(await agree(bridge, "an object moved into the collection"), "A")
+    assert carved.evaluated_faces != whole.evaluated_faces
+    await ok(bridge, "object.delete", name="Cutter")
+    await ok(bridge, "modifier.remove", object="A", name="Boolean")
 
     await ok(bridge, "material.assign", object="A", material="Red", base_color=[1, 0, 0])
     await ok(bridge, "material.assign", object="A", material="Red", base_color=[0, 0, 1])
