@@ -66,6 +66,9 @@ class SceneSession:
     head_hash: str = ""
     lost: bool = False
     renewer: asyncio.Task[None] | None = field(default=None, repr=False)
+    # One renewal at a time: two renewals of the same lease revision race, and the loser
+    # would read as the lease taken over by another executor.
+    renewing: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
 
 
 @dataclass
@@ -193,13 +196,17 @@ class Scenes:
         while True:
             await asyncio.sleep(interval)
             try:
-                session.lease = await self.leases.renew(session.lease)
+                await self._renew_once(session)
             except LeaseLost:
                 session.lost = True
                 log.error("lost the lease on scene %s", session.scene_id)
                 return
             except Exception as exc:  # noqa: BLE001 - e.g. reconnecting: try again next tick
                 log.warning("renewing the lease on %s failed: %s", session.scene_id, exc)
+
+    async def _renew_once(self, session: SceneSession) -> None:
+        async with session.renewing:
+            session.lease = await self.leases.renew(session.lease)
 
     def writes(self, session: SceneSession, scene_hash: str) -> bool:
         """Whether committing ``scene_hash`` stores a new revision (the scene changed)."""
@@ -224,7 +231,7 @@ class Scenes:
             raise LeaseLost(f"the lease on scene {session.scene_id} expired during the run")
         # The renewal fences a stale writer; it needs only to be done before the store's
         # compare-and-set, so it runs while Blender writes the file.
-        renewal = asyncio.ensure_future(self.leases.renew(session.lease))
+        renewal = asyncio.ensure_future(self._renew_once(session))
         path = self.work_dir / "revisions" / f".{session.scene_id}-new.blend"
         try:
             # Compressed: Blender writes zstd in independent frames, so content-defined
@@ -232,7 +239,7 @@ class Scenes:
             # in an uncompressed file (bench/big_scene.py measures both; ADR 0021).
             written = await self.bridge.save(str(path), compress=True)
         finally:
-            session.lease = await renewal  # raises LeaseLost, also after a failed save
+            await renewal  # raises LeaseLost, also after a failed save
         if saved is not None:
             saved.set()
         if written.hash != scene_hash:
