@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import re
 import sys
 from typing import Any
 
@@ -159,7 +160,8 @@ async def test_trusted_python_step_when_approved_with_its_hash_runs_real_bpy(
     waiting = await run(mesh, "trusted", plan=plan)
     assert waiting.status == "awaiting_confirmation", (waiting.failure, waiting.message)
     client = MeshClient(mesh[1])
-    with pytest.raises(CodeNotQuoted):
+    unquoted = f"must quote the sha256 of its code; missing {code_sha256(code)} (operation "
+    with pytest.raises(CodeNotQuoted, match=re.escape(unquoted)):
         await client.resolve(waiting.run_id, "approve_once", "ana", timeout=60)
     result = await client.resolve(
         waiting.run_id, "approve_once", "ana", timeout=180, code_sha256=[code_sha256(code)]

@@ -54,7 +54,8 @@ async def test_approve_and_always_allow_when_same_op_again_runs_without_asking(
     asked = await run(mesh, "standing", "delete A")
     assert asked.status == "awaiting_confirmation"
     client = MeshClient(bus)
-    with pytest.raises(RequestMismatch):
+    stale = f"run {asked.run_id} waits on a different request than the one answered; look"
+    with pytest.raises(RequestMismatch, match=stale):
         await client.resolve(asked.run_id, "approve_once", "ana", request_hash="sha256:0")
     done = await client.resolve(asked.run_id, "approve_and_always_allow", "ana", timeout=120)
     assert done.status == "completed", done

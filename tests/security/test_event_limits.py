@@ -74,9 +74,15 @@ def test_decode_operation_set_when_nested_5000_deep_raises_decode_error() -> Non
         )
 
 
+# What a refused publish says: which event, how big, and the limit it is over.
+OVER_LIMIT = (
+    rf"event run\.requested of run run-big is [\d,]+ bytes, over the {MAX_EVENT_BYTES:,}-byte"
+)
+
+
 @pytest.mark.integration
 async def test_publish_when_event_over_limit_refuses_before_publishing(bus: Bus) -> None:
-    with pytest.raises(EventTooLarge):
+    with pytest.raises(EventTooLarge, match=OVER_LIMIT):
         await bus.publisher.publish(requested(prompt="x" * (MAX_EVENT_BYTES + 1)))
     assert await read_run(bus.js, "bmtest", "run-big") == []
 
@@ -86,7 +92,7 @@ async def test_client_run_when_the_request_is_over_limit_leaves_no_follower(bus:
     """The client sets up its follower while it publishes: a refused request must not
     leave it listening (the server then drops the ephemeral consumer on its own)."""
     stream = subjects.stream_name("bmtest")
-    with pytest.raises(EventTooLarge):
+    with pytest.raises(EventTooLarge, match=OVER_LIMIT):
         await MeshClient(bus).run(requested(prompt="x" * (MAX_EVENT_BYTES + 1)), timeout=5)
     for _ in range(50):
         if not any(c.push_bound for c in await bus.js.consumers_info(stream)):

@@ -238,7 +238,7 @@ async def test_role_when_creating_updating_or_deleting_a_stream_is_refused(
     assert dict(zip([s for s, _ in attempts], results, strict=True)) == {
         s: True for s, _ in attempts
     }
-    with pytest.raises(NotFoundError):
+    with pytest.raises(NotFoundError, match="stream not found"):
         await bus.js.stream_info("FRESH")
 
 

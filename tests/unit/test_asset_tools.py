@@ -146,7 +146,7 @@ async def test_import_when_blender_cannot_read_it_fails_for_the_checkpoint(
 async def test_import_when_the_bridge_dies_raises_for_the_runner(tmp_path: Path) -> None:
     staging = Staging()
     args = await staged(staging, glb())
-    with pytest.raises(BridgeCrashed):
+    with pytest.raises(BridgeCrashed, match="gone"):
         await import_asset(Bridge(BridgeCrashed("gone")), staging, tmp_path, 1 << 20, "ana", args)  # type: ignore[arg-type]
 
 

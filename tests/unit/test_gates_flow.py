@@ -130,8 +130,11 @@ async def test_planner_when_gates_fail_ends_rules_run_gates_failed_with_repair()
 async def test_planner_when_gates_judged_an_execution_not_in_the_log_retries() -> None:
     history = History()
     history.events = [requested()]
-    with pytest.raises(Retry):
-        await planner(history=history).on_gates(verdict(committed(planned()), PASSED))
+    judged = verdict(committed(planned()), PASSED)
+    with pytest.raises(
+        Retry, match=f"the execution gates {judged.event_id} judged is not in the log"
+    ):
+        await planner(history=history).on_gates(judged)
 
 
 @pytest.mark.clause("004-§gate-envelope.2", "004-§validation.4")

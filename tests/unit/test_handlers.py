@@ -50,8 +50,9 @@ def requested(prompt: str | None = None, plan: Any = None, **kw: Any) -> RunRequ
 
 
 async def test_planner_when_no_catalog_yet_retries() -> None:
-    with pytest.raises(Retry):
+    with pytest.raises(Retry, match="no tool catalog yet: waiting for an executor") as retry:
         await planner(None).on_requested(requested("add a cube"))
+    assert retry.value.delay == 0.5  # soon: an executor publishes its catalog as it starts
 
 
 async def test_planner_when_prompt_readable_emits_planned_with_schedule() -> None:
@@ -211,8 +212,9 @@ async def test_policy_when_no_catalog_yet_retries() -> None:
         allowlist=MemoryAllowlist(),
         scene_owner=nobody,
     )
-    with pytest.raises(Retry):
+    with pytest.raises(Retry, match="no tool catalog yet") as retry:
         await handlers.on_planned(plan_event("object.create"))
+    assert retry.value.delay == 0.5
 
 
 async def _waiting() -> tuple[History, ApprovalRequested]:

@@ -148,7 +148,7 @@ async def test_audit_when_batch_does_not_commit_counts_it_only_when_retried() ->
     before = runs("completed", "none")
     handlers = AuditHandlers(FailsOnce(), None, RunMetrics())
     items = deliveries(history())
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(sqlite3.OperationalError, match="database is locked"):
         await handlers.on_events(items)
     assert runs("completed", "none") == before
     await handlers.on_events(items)

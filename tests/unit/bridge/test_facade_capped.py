@@ -71,7 +71,7 @@ def test_capped_when_a_step_adds_an_attribute_it_has_no_room_for_it(cls: type) -
     assert not hasattr(made, "__dict__")
     with pytest.raises(facade.FacadeError, match="cannot be set in safe mode"):
         made.payload = 1
-    with pytest.raises(AttributeError):
+    with pytest.raises(AttributeError, match="'payload'"):
         object.__setattr__(made, "payload", 1)
 
 

@@ -51,20 +51,27 @@ def test_catalog_when_encoded_leaves_defaults_out_and_sorts_keys() -> None:
 
 
 @pytest.mark.parametrize(
-    "broken",
+    ("broken", "said"),
     [
-        b'{"blender_version": "5.0.1", "nodes": {}, "extra": 1}',
-        b'{"nodes": {}}',
-        b'{"blender_version": "5.0.1", "nodes": {"X": {"bl_idname": "X"}}}',
-        b'{"blender_version": "5.0.1", "nodes": {"X": {"bl_idname": "X", "label": "X", '
-        b'"inputs": [{"name": "A", "identifier": "A", "bl_idname": "S", "type": "VALUE", '
-        b'"colour": 1}]}}}',
-        b"[]",
+        (b'{"blender_version": "5.0.1", "nodes": {}, "extra": 1}', "unknown field `extra`"),
+        (b'{"nodes": {}}', "missing required field `blender_version`"),
+        (
+            b'{"blender_version": "5.0.1", "nodes": {"X": {"bl_idname": "X"}}}',
+            "missing required field `label` - at `$.nodes[...]`",
+        ),
+        (
+            b'{"blender_version": "5.0.1", "nodes": {"X": {"bl_idname": "X", "label": "X", '
+            b'"inputs": [{"name": "A", "identifier": "A", "bl_idname": "S", "type": "VALUE", '
+            b'"colour": 1}]}}}',
+            "unknown field `colour` - at `$.nodes[...].inputs[0]`",
+        ),
+        (b"[]", "Expected `object`, got `array`"),
     ],
 )
-def test_catalog_when_decoding_unknown_or_missing_fields_refuses(broken: bytes) -> None:
-    with pytest.raises((msgspec.ValidationError, msgspec.DecodeError)):
+def test_catalog_when_decoding_unknown_or_missing_fields_refuses(broken: bytes, said: str) -> None:
+    with pytest.raises(msgspec.ValidationError) as refused:
         nodes.decode(broken)
+    assert said in str(refused.value)
 
 
 def test_find_socket_when_name_repeats_prefers_enabled_name_then_identifier() -> None:
@@ -98,5 +105,6 @@ def test_find_property_when_known_returns_it_with_items() -> None:
 
 
 def test_catalog_when_frozen_refuses_changes() -> None:
-    with pytest.raises(AttributeError):
+    with pytest.raises(AttributeError, match="immutable type: 'NodeCatalog'"):
         CATALOG.blender_version = "4.2.0"  # type: ignore[misc]
+    assert CATALOG.blender_version != "4.2.0"

@@ -121,6 +121,27 @@ REJECTED = {
     "done not a boolean": (["done"], "yes"),
     "final message too long": (["final_message"], "x" * 2001),
 }
+# What each refusal says: the model's next answer is repaired from these words, so they
+# name the field (its JSON path) and what is wrong with it.
+SAID = {
+    "unknown top-level field": "unknown field `extra`",
+    "unknown step field": "unknown field `extra` - at `$.steps[0]`",
+    "unknown payload field": "unknown field `extra` - at `$.steps[1].payload`",
+    "unknown op field": "unknown field `extra` - at `$.steps[1].payload.ops[0]`",
+    "unknown step type": "Invalid value 'SHELL' - at `$.steps[0].type`",
+    "unknown GN op": "Invalid value 'explode' - at `$.steps[1].payload.ops[0].op`",
+    "unknown NODE_TREE op": "Invalid value 'create_group' - at `$.steps[0].payload.operations",
+    "wrong version": "Invalid enum value '2.0' - at `$.version`",
+    "wrong GN_OPS v": "Invalid enum value 2 - at `$.steps[1].payload.v`",
+    "unknown python mode": "Invalid enum value 'root' - at `$.steps[2].payload.mode`",
+    "timeout too long": "<= 60000 - at `$.steps[2].payload.timeout_ms`",
+    "step id with a dot": "- at `$.steps[0].id`",
+    "step id with a newline": r"step id 'step_1\n' must match",
+    "duplicate step ids": "step ids must be unique; repeated: step_1",
+    "too many steps": f"length <= {MAX_STEPS} - at `$.steps`",
+    "done not a boolean": "Expected `bool`, got `str` - at `$.done`",
+    "final message too long": "length <= 2000 - at `$.final_message`",
+}
 
 
 @pytest.mark.parametrize("case", list(REJECTED))
@@ -130,8 +151,9 @@ def test_response_when_not_strictly_valid_is_rejected(case: str) -> None:
     doc = changed(EXAMPLE_9, path, value)
     if case == "too many steps":
         doc["steps"] = [{**s, "id": f"s{i}"} for i, s in enumerate(doc["steps"])]
-    with pytest.raises(msgspec.ValidationError):
+    with pytest.raises(msgspec.ValidationError) as refused:
         convert_geonode_response(doc)
+    assert SAID[case] in str(refused.value)
 
 
 @pytest.mark.clause("004-§validation.3")
@@ -149,13 +171,15 @@ def test_step_when_ops_over_the_limit_is_rejected() -> None:
 
 def test_node_id_when_it_holds_a_space_is_rejected() -> None:
     doc = changed(subdivide(), ["steps", 0, "payload", "operations", 0, "node_id"], "my node")
-    with pytest.raises(msgspec.ValidationError):
+    with pytest.raises(
+        msgspec.ValidationError, match=r"at `\$\.steps\[0\]\.payload\.operations\[0\]\.node_id`"
+    ):
         convert_geonode_response(doc)
 
 
 def test_create_node_when_location_has_three_numbers_is_rejected() -> None:
     doc = changed(subdivide(), ["steps", 0, "payload", "operations", 0, "location"], [1, 2, 3])
-    with pytest.raises(msgspec.ValidationError):
+    with pytest.raises(msgspec.ValidationError, match=r"length <= 2 - at `\$.+\.location`"):
         convert_geonode_response(doc)
 
 

@@ -91,8 +91,9 @@ def test_guardian_when_scene_good_passes(
 def test_guardian_when_artifact_missing_raises(
     tmp_path: Path, guardian: Guardian, tool: str, gate: str
 ) -> None:
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(FileNotFoundError) as missing:
         guardian(str(tmp_path))
+    assert missing.value.filename == str(tmp_path / FILE_NAME)
 
 
 @pytest.mark.parametrize(("guardian", "tool", "gate"), GUARDIANS)
@@ -100,7 +101,7 @@ def test_guardian_when_artifact_unreadable_raises(
     tmp_path: Path, guardian: Guardian, tool: str, gate: str
 ) -> None:
     (tmp_path / FILE_NAME).write_bytes(b'{"not": "an artifact"}')
-    with pytest.raises(msgspec.ValidationError):
+    with pytest.raises(msgspec.ValidationError, match="unknown field `not`"):
         guardian(str(tmp_path))
 
 
@@ -298,12 +299,18 @@ def test_polygon_budget_when_exactly_at_budget_passes(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "gates",
-    [b"{", b'{"polygon_budget": -1}', b'{"polygon_budget": true}', b'{"polygon_budjet": 5}'],
+    ("gates", "said"),
+    [
+        (b"{", "truncated"),
+        (b'{"polygon_budget": -1}', "Expected `int` >= 0 - at `$.polygon_budget`"),
+        (b'{"polygon_budget": true}', "Expected `int`, got `bool` - at `$.polygon_budget`"),
+        (b'{"polygon_budjet": 5}', "unknown field `polygon_budjet`"),
+    ],
 )
-def test_polygon_budget_when_gates_json_bad_raises(tmp_path: Path, gates: bytes) -> None:
-    with pytest.raises(msgspec.DecodeError):
+def test_polygon_budget_when_gates_json_bad_raises(tmp_path: Path, gates: bytes, said: str) -> None:
+    with pytest.raises(msgspec.DecodeError) as refused:
         run(budget.polygon_budget, tmp_path, good_scene(), gates)
+    assert said in str(refused.value)
 
 
 # PYTHON_APPROVED --------------------------------------------------------------------------
@@ -412,8 +419,9 @@ def test_transforms_sane_when_number_out_of_range_raises(tmp_path: Path) -> None
     text = write_repo(tmp_path, with_object(good_scene(), "Box", location=[0.0, 0.0, 7.0]))
     artifact = Path(text, FILE_NAME)
     artifact.write_bytes(artifact.read_bytes().replace(b"[0.0,0.0,7.0]", b"[0.0,0.0,1e999]"))
-    with pytest.raises(msgspec.ValidationError):
+    with pytest.raises(msgspec.ValidationError) as refused:
         transforms.transforms_sane(text)
+    assert "Number out of range - at `$.objects[0].location[2]`" in str(refused.value)
 
 
 @pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan])

@@ -38,8 +38,9 @@ def test_load_when_file_changed_within_block_reads_the_change(tmp_path: Path) ->
     with decoded_once():
         load(repo)
         Path(repo, FILE_NAME).write_bytes(b"{not json")
-        with pytest.raises(msgspec.DecodeError):
-            load(repo)  # a file that no longer decodes is never served from memory
+        # a file that no longer decodes is never served from memory
+        with pytest.raises(msgspec.DecodeError, match="JSON is malformed"):
+            load(repo)
 
 
 def test_load_when_artifact_missing_within_block_raises(tmp_path: Path) -> None:
@@ -47,7 +48,7 @@ def test_load_when_artifact_missing_within_block_raises(tmp_path: Path) -> None:
     with decoded_once():
         load(repo)
         Path(repo, FILE_NAME).unlink()
-        with pytest.raises(FileNotFoundError):
+        with pytest.raises(FileNotFoundError, match=FILE_NAME):
             load(repo)
 
 

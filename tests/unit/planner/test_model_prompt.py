@@ -201,7 +201,7 @@ async def test_retries_when_error_not_transient_raises_it_at_once() -> None:
     async def sleep(_: float) -> None:
         raise AssertionError("must not sleep")
 
-    with pytest.raises(KeyError):
+    with pytest.raises(KeyError, match="permanent"):
         await call_with_retries(
             call, RetryPolicy(), lambda e: None, sleep=sleep, clock=lambda: 0.0, rng=lambda: 0.0
         )

@@ -164,7 +164,7 @@ async def test_allowlist_revoke_when_the_log_refuses_keeps_the_entry() -> None:
     await handlers.on_resolved(resolve(asked, "approve_and_always_allow"))
     (entry,) = await allowlist.entries("ana")
     responders = AllowlistResponders(None, "bm", allowlist, Recorded(fail=True))  # type: ignore[arg-type]
-    with pytest.raises(ConnectionError):
+    with pytest.raises(ConnectionError, match="the log is unreachable"):
         await responders.answer("allowlist.revoke", f'{{"entry_id": "{entry.entry_id}"}}'.encode())
     assert await allowlist.entries("ana") == [entry]
 
