@@ -16,7 +16,7 @@ import msgspec
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from contracts.events import AnyEvent, decode_event
+from contracts.events import AnyEvent, RunRequested, decode_event, encode_event
 from contracts.operations import OperationSet, convert_operation_set, decode_operation_set
 from services.planner.graph import PlanInvalid, validate
 from services.planner.rules.parse import UnreadableRequest, plan_request
@@ -26,6 +26,20 @@ FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCh
 DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError)
 TAGS = [kind.__struct_config__.tag for kind in get_args(AnyEvent)]
 DEEP = "[" * 5000 + "]" * 5000
+# Inputs that pass, so what the properties say of a passing input is checked every time.
+REQUESTED = RunRequested(
+    event_id="e1", at=1.0, run_id="r1", request_id="q1", thread_id="t1", user="ana",
+    scene_id="s1", prompt="add a cube",
+)  # fmt: skip
+TWO_STEPS = {
+    "request_id": "r",
+    "operations": [
+        {"operation_id": "b", "tool_name": "object.transform", "args": {"name": "A",
+         "location": [1, 2, 3]}, "depends_on": ["a"], "safety_level": "safe_write"},
+        {"operation_id": "a", "tool_name": "object.create", "args": {"primitive": "cube",
+         "name": "A"}, "depends_on": [], "safety_level": "safe_write"},
+    ],
+}  # fmt: skip
 
 scalars = (
     st.none()
@@ -95,9 +109,14 @@ events = st.fixed_dictionaries(
 @given(data=st.binary(max_size=256) | events.map(as_json) | json_values.map(as_json))
 @example(data=DEEP.encode())
 @example(data=b'{"type": "run.requested", "plan": ' + DEEP.encode() + b"}")
+@example(data=encode_event(REQUESTED))
 def test_decode_event_when_fuzzed_raises_only_decode_errors(data: bytes) -> None:
-    with contextlib.suppress(*DECODE_ERRORS):
-        decode_event(data)
+    try:
+        event = decode_event(data)
+    except DECODE_ERRORS:
+        return
+    # What it let through is a whole event: written again, it reads back the same.
+    assert decode_event(encode_event(event)) == event
 
 
 @FUZZ
@@ -107,23 +126,43 @@ def test_decode_event_when_fuzzed_raises_only_decode_errors(data: bytes) -> None
     b'"args": {"x": ' + DEEP.encode() + b'}, "depends_on": [], "safety_level": "read_only"}]}'
 )
 def test_decode_operation_set_when_fuzzed_raises_only_decode_errors(data: bytes) -> None:
-    with contextlib.suppress(*DECODE_ERRORS):
-        decode_operation_set(data)
+    try:
+        ops = decode_operation_set(data)
+    except DECODE_ERRORS:
+        return
+    assert isinstance(ops, OperationSet)
+    assert decode_operation_set(msgspec.json.encode(ops)) == ops
 
 
 @FUZZ
 @given(raw=operation_sets)
 def test_convert_operation_set_when_fuzzed_raises_only_validation_errors(raw: Any) -> None:
-    with contextlib.suppress(msgspec.ValidationError):
-        convert_operation_set(raw)
+    try:
+        ops = convert_operation_set(raw)
+    except msgspec.ValidationError:
+        return
+    assert [op.operation_id for op in ops.operations] == [
+        op["operation_id"] for op in raw["operations"]
+    ]
 
 
 @FUZZ
 @given(raw=operation_sets | operation_sets.map(as_json))
 @example(raw={"request_id": "r", "operations": [{"args": {"x": 10**400}}]})
+@example(raw=TWO_STEPS)
 def test_validate_when_fuzzed_raises_only_plan_invalid(raw: Any) -> None:
-    with contextlib.suppress(PlanInvalid):
-        validate(raw, CATALOG)
+    try:
+        valid = validate(raw, CATALOG)
+    except PlanInvalid:
+        return
+    # An accepted plan runs every operation once, each after what it depends on, and
+    # names only tools of the catalog.
+    operations = valid.operation_set.operations
+    assert sorted(valid.schedule) == sorted(op.operation_id for op in operations)
+    position = {op_id: i for i, op_id in enumerate(valid.schedule)}
+    for op in operations:
+        assert CATALOG.get(op.tool_name) is not None, op.tool_name
+        assert all(position[dep] < position[op.operation_id] for dep in op.depends_on), op
 
 
 WORDS = [

@@ -141,7 +141,11 @@ async def test_policy_when_trusted_python_asks_showing_the_code_and_its_hash() -
 
 @pytest.mark.clause("004-§python.3")
 async def test_policy_when_trusted_python_pre_approved_still_asks() -> None:
-    await ask(planned(python_op(), pre_approved=True))
+    _, _, asked = await ask(planned(python_op(), pre_approved=True))
+    assert asked.operation_ids == ["py-trusted"]
+    assert asked.reason == "py-trusted: python.trusted is destructive; a person must approve it"
+    (pending,) = asked.operations
+    assert pending.args["code_sha256"] == code_sha256(CODE)  # the person sees what to quote
 
 
 async def test_policy_when_code_hash_does_not_match_the_code_denies() -> None:

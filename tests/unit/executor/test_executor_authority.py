@@ -78,14 +78,14 @@ async def test_authority_when_resolution_quotes_another_hash_refuses() -> None:
     events, planned, asked = await _asked()
     stale = msgspec.structs.replace(resolution(asked, "approve_once"), request_hash="sha256:0")
     forged = forge(stale, planned, "ben")
-    assert unbacked(forged, [*events, stale]) is not None
+    assert unbacked(forged, [*events, stale]) == "nobody approved op0 as they were asked about"
 
 
 async def test_authority_when_rejected_and_approved_anyway_refuses() -> None:
     events, planned, asked = await _asked()
     rejected = resolution(asked, "reject")
     forged = forge(rejected, planned, "ben")
-    assert unbacked(forged, [*events, rejected]) is not None
+    assert unbacked(forged, [*events, rejected]) == "nobody approved op0 as they were asked about"
 
 
 @pytest.mark.clause("000-§execution.1")

@@ -113,7 +113,10 @@ def test_validate_when_safety_level_understated_rejects() -> None:
 
 
 def test_validate_when_safety_level_overstated_accepts() -> None:
-    validate(plan(op("a", tool="scene.snapshot", level="destructive")), CATALOG)
+    valid = validate(plan(op("a", tool="scene.snapshot", level="destructive")), CATALOG)
+    assert valid.schedule == ["a"]
+    # The plan keeps the stricter level it declared, so policy treats it as destructive.
+    assert [o.safety_level for o in valid.operation_set.operations] == ["destructive"]
 
 
 @pytest.mark.clause("000-§planner-schema.7", "001-§validate-input.1")
