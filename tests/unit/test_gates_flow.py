@@ -97,8 +97,10 @@ async def test_planner_when_execution_committed_waits_for_the_gates() -> None:
 async def test_planner_when_nothing_was_committed_completes_without_gates() -> None:
     history = History()
     history.events = [requested()]
-    (ended,) = await planner(history=history).on_executed(committed(planned(), inspection=None))
-    assert isinstance(ended, RunCompleted)
+    execution = committed(planned(), inspection=None)
+    (ended,) = await planner(history=history).on_executed(execution)
+    assert isinstance(ended, RunCompleted) and ended.causation_id == execution.event_id
+    assert ended.gates is None and ended.revision == 1  # the commit, unjudged by any gate
 
 
 async def test_planner_when_gates_pass_completes_the_run() -> None:

@@ -288,5 +288,7 @@ async def test_policy_when_scene_is_the_users_own_allows() -> None:
     async def ana_owns(scene_id: str) -> str | None:
         return "ana"
 
-    _, approved = await policy(scene_owner=ana_owns).on_planned(plan_event("object.create"))
-    assert isinstance(approved, Approved)
+    decided, approved = await policy(scene_owner=ana_owns).on_planned(plan_event("object.create"))
+    assert isinstance(decided, PolicyDecided) and [d.mode for d in decided.decisions] == ["allow"]
+    assert isinstance(approved, Approved) and approved.approved_by == "policy"
+    assert approved.schedule == ["op0"]

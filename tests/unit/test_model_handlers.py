@@ -272,7 +272,10 @@ async def test_gemini_run_when_denied_fails_and_tells_the_thread() -> None:
         planned, Denied, 3.0, failure=failure("POLICY_BLOCKED", "x"), message="no", operation_ids=[]
     )
     failed, said = await handlers(ScriptedModel(), Log(REQUESTED, planned)).on_denied(denied)
-    assert isinstance(failed, RunFailed) and isinstance(said, ThreadMessage)
+    assert isinstance(failed, RunFailed) and failed.failure.error_code == "POLICY_BLOCKED"
+    assert failed.message == "no"
+    assert isinstance(said, ThreadMessage) and said.role == "assistant"
+    assert said.text == "Failed (POLICY_BLOCKED): no" and said.thread_id == REQUESTED.thread_id
 
 
 async def test_rules_run_when_model_wired_keeps_its_events_unchanged() -> None:

@@ -62,8 +62,10 @@ async def test_planner_when_request_planned_before_plans_nothing_new() -> None:
 async def test_planner_when_run_open_still_completes_it() -> None:
     history = History()
     history.events = [requested()]
-    (done,) = await planner(history=history).on_executed(executed(with_failure=False))
-    assert isinstance(done, RunCompleted)
+    execution = executed(with_failure=False)
+    (done,) = await planner(history=history).on_executed(execution)
+    assert isinstance(done, RunCompleted) and done.causation_id == execution.event_id
+    assert done.summary == "0 of 0 operations applied to scene s1"
 
 
 def dead_letter(consumer: str = "policy", subject: str = "bm.run.r1.planned") -> DeadLettered:

@@ -38,8 +38,10 @@ async def test_it_when_the_thread_made_an_object_last_run_means_that_object() ->
 async def test_it_when_asked_in_another_thread_is_not_read_from_this_one() -> None:
     handlers = planner()
     await handlers.on_requested(ask("add a cube named Crate", 1))
-    other = await handlers.on_requested(ask("move it to 1 2 3", 2, thread="t2"))
-    assert isinstance(other[0], PlanRejected)
+    rejected, _failed = await handlers.on_requested(ask("move it to 1 2 3", 2, thread="t2"))
+    assert isinstance(rejected, PlanRejected)
+    assert rejected.failure.error_code == "REQUEST_UNREADABLE"
+    assert '"it" does not refer to a named object here' in rejected.message
 
 
 async def test_planner_when_the_first_catalog_comes_late_plans_once_it_is_there(

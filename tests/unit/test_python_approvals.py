@@ -129,6 +129,8 @@ def test_trusted_hashes_when_safe_and_repeated_steps_lists_each_trusted_code_onc
 async def test_policy_when_safe_python_allows_it_without_a_person() -> None:
     decided, approved = await handlers(History()).on_planned(planned(python_op(mode="safe")))
     assert isinstance(decided, PolicyDecided) and isinstance(approved, Approved)
+    assert [(d.operation_id, d.mode) for d in decided.decisions] == [("py-safe", "allow")]
+    assert approved.approved_by == "policy"
 
 
 @pytest.mark.clause("004-§python.3")
@@ -171,7 +173,9 @@ async def test_resolution_when_it_quotes_the_code_hash_approves_the_run() -> Non
 async def test_rejection_when_it_quotes_no_hash_still_rejects() -> None:
     policy_, _, asked = await ask(planned(python_op()))
     (denied,) = await policy_.on_resolved(resolve(asked, "reject"))
-    assert isinstance(denied, Denied)
+    assert isinstance(denied, Denied) and denied.failure.error_code == "APPROVAL_REJECTED"
+    assert denied.message == "ana rejected py-trusted"
+    assert denied.operation_ids == ["py-trusted"]
 
 
 async def test_always_allow_when_given_for_trusted_code_covers_that_code_only() -> None:

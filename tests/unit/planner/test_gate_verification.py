@@ -88,8 +88,10 @@ async def test_executed_when_verification_not_required_and_no_gate_can_judge_com
     (planned,) = await planner.on_requested(requested(plan=verify(False)))
     assert isinstance(planned, Planned)
     planner.history = Log(requested(plan=verify(False)), planned)
-    (done,) = await planner.on_executed(without_gates(planned))
-    assert isinstance(done, RunCompleted)
+    execution = without_gates(planned)
+    (done,) = await planner.on_executed(execution)
+    assert isinstance(done, RunCompleted) and done.causation_id == execution.event_id
+    assert done.summary == "1 of 1 operations applied to scene s1" and done.gates is None
 
 
 async def test_executed_when_planner_restarted_reads_the_plan_and_still_fails_closed() -> None:
