@@ -5,6 +5,7 @@ with the chunk's name."""
 
 from __future__ import annotations
 
+import mmap
 import random
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from contracts import revisions
 from contracts.revisions import MAX_CHUNK_BYTES, chunk_name
 from contracts.scenes import Head
 from services.doors.core.revision_reader import open_revision
-from services.executor.adapters import packing
+from services.executor.adapters import packing, scene_store
 from services.executor.adapters.scene_store import JetStreamSceneStore
 from services.executor.client import SceneFiles
 from services.executor.domain.chunking import RevisionDamaged, cut
@@ -256,3 +257,27 @@ async def test_download_reader_when_chunks_are_packed_sends_the_raw_file_and_ref
     with pytest.raises(RevisionDamaged, match=f"stored chunk {victim[:16]} is not a zstd frame"):
         reader = await open_revision(files, head)
         _ = [piece async for piece in reader.pieces()]
+
+
+async def test_commit_when_done_or_refused_leaves_the_saved_file_unmapped(
+    bus: Bus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    maps: list[mmap.mmap] = []
+    original = scene_store._map
+
+    def mapped(path: Path) -> bytes | mmap.mmap:
+        data = original(path)
+        assert isinstance(data, mmap.mmap)
+        maps.append(data)
+        return data
+
+    monkeypatch.setattr(scene_store, "_map", mapped)
+    store = JetStreamSceneStore(bus.js, bus.prefix)
+    big, small = blend_like(8, 2 * 1024 * 1024), blend_like(9, 500_000)
+    one = await store.commit("s", file_of(tmp_path, "1.blend", big), "h1", None, 1, "ann")
+    two = await store.commit("s", file_of(tmp_path, "2.blend", small), "h2", one, 1, "ann")
+    slow = JetStreamSceneStore(bus.js, bus.prefix, chunk_grace=1e-9)
+    with pytest.raises(TimeoutError):
+        await slow.commit("t", file_of(tmp_path, "3.blend", blend_like(10)), "h3", None, 1)
+    assert len(maps) == 3 and all(m.closed for m in maps)
+    assert await store.read(one) == big and await store.read(two) == small

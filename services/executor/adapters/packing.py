@@ -14,6 +14,7 @@ CPU-bound: callers run ``pack`` and ``unpack`` on a thread, never on the event l
 from __future__ import annotations
 
 import hashlib
+import mmap
 from collections.abc import Mapping
 
 import zstandard
@@ -47,11 +48,13 @@ def encoding(headers: Mapping[str, list[str]] | None) -> str | None:
     raise Unreadable(f"is stored in an encoding this reader does not know ({values!r:.80})")
 
 
-def pack(data: bytes | memoryview) -> tuple[bytes, bytes]:
+def pack(data: bytes | memoryview | mmap.mmap) -> tuple[bytes, bytes]:
     """``data`` as one zstd frame that records its size, and the frame's SHA-256 (what the
     object's meta names)."""
     # A compressor per call: one is not safe to share between threads.
-    packed = zstandard.ZstdCompressor(level=LEVEL, write_content_size=True).compress(data)
+    compressor = zstandard.ZstdCompressor(level=LEVEL, write_content_size=True)
+    with memoryview(data) as view:  # released at once: a map cannot close while viewed
+        packed = compressor.compress(view)
     return packed, hashlib.sha256(packed).digest()
 
 

@@ -7,6 +7,7 @@ CPU-bound: callers run these on a thread, never on the shared event loop.
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,8 +39,9 @@ class Cut:
     chunks: dict[str, memoryview]
 
 
-def cut(data: bytes, space: str) -> Cut:
-    """The chunks of ``data`` for ``space``'s store, and the manifest that names them."""
+def cut(data: bytes | mmap.mmap, space: str) -> Cut:
+    """The chunks of ``data`` (a file's bytes, or its map) for ``space``'s store, and the
+    manifest that names them."""
     average, minimum, maximum = _CUTTER
     # FastCDC keeps gear state; one per call, so concurrent calls on threads are safe.
     cutter = FastCDC(average, min_size=minimum, max_size=maximum)
@@ -55,7 +57,7 @@ def cut(data: bytes, space: str) -> Cut:
     return Cut(manifest, chunks)
 
 
-def file_digest(data: bytes) -> str:
+def file_digest(data: bytes | mmap.mmap) -> str:
     return DIGEST_PREFIX + blake3.blake3(data, max_threads=blake3.blake3.AUTO).hexdigest()
 
 
