@@ -11,6 +11,7 @@ from contracts import subjects
 from contracts.events import AnyEvent, Event, RunRequested, ThreadMessage
 from services.runtime.consumer_spec import ConsumerSpec, Delivery
 from services.runtime.errors import EventTooLarge, Reject, Retry
+from tests.support import memory_bus
 from tests.support.memory_bus import HORIZON, START, MemoryBus, NeverQuiet, matches
 
 
@@ -148,6 +149,17 @@ async def test_bus_when_handler_retries_delivers_again_after_the_delay_and_acks_
         ("retry", "still not"),
         ("acked", ""),
     ]
+
+
+async def test_bus_when_a_message_waits_for_redelivery_delivers_the_ones_behind_it() -> None:
+    bus = MemoryBus()
+    heard = Heard(Retry("later", 1.0), [], [])
+    bus.add(spec("one", heard))
+    await bus.publish(said("first"))
+    await bus.publish(said("second"))
+    await bus.run_until_quiet()
+    assert heard.texts() == ["first", "second", "first"]
+    assert [s.outcome for s in bus.settled] == ["retry", "acked", "acked"]
 
 
 async def test_bus_when_handler_fails_unexpectedly_backs_off_as_the_consumer_loop() -> None:
@@ -300,6 +312,16 @@ async def test_bus_when_runs_are_read_back_gives_their_events_and_kinds() -> Non
     assert await bus.kinds("r2") == {"requested"}
     with pytest.raises(ValueError, match="run id"):
         await bus.history("*")
+
+
+async def test_bus_when_the_log_is_full_refuses_to_append(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memory_bus, "MAX_LOG", 2)
+    bus = MemoryBus()
+    await bus.publish(said("a"))
+    await bus.publish(said("b"))
+    with pytest.raises(OverflowError, match="full"):
+        await bus.publish(said("c"))
+    assert len(bus.log) == 2
 
 
 async def test_bus_when_a_durable_is_bound_twice_refuses() -> None:
