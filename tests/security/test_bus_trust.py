@@ -10,7 +10,6 @@ the run's log backs.
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 
@@ -63,14 +62,23 @@ async def _forge(mesh: tuple[Mesh, Bus], approved: Approved) -> None:
         await JetStreamPublisher(policy.js, PREFIX).publish(approved)
 
 
-async def _no_result(bus: Bus, run_id: str, wait: float = 3.0) -> None:
-    await asyncio.sleep(wait)  # the executor has had ample time to act on the forgery
-    events = await read_run(bus.js, PREFIX, run_id)
+async def _refused(
+    caplog: pytest.LogCaptureFixture, bus: Bus, forged: Approved, reason: str, wait: float = 30.0
+) -> None:
+    """The executor read ``forged``, refused it saying ``reason``, and ran nothing."""
+    said = f"refused approval {forged.event_id} of run {forged.run_id}"
+    deadline = asyncio.get_running_loop().time() + wait
+    while not any(said in r.getMessage() for r in caplog.records):
+        assert asyncio.get_running_loop().time() < deadline, "the executor never read it"
+        await asyncio.sleep(0.05)
+    refusal = next(r.getMessage() for r in caplog.records if said in r.getMessage())
+    assert f"the log does not back it ({reason})" in refusal and "nothing was run" in refusal
+    events = await read_run(bus.js, PREFIX, forged.run_id)
     assert not any(isinstance(e, Executed) for e in events), events
 
 
 async def test_forged_approval_when_run_has_no_history_changes_nothing(
-    mesh: tuple[Mesh, Bus],
+    mesh: tuple[Mesh, Bus], caplog: pytest.LogCaptureFixture
 ) -> None:
     client = MeshClient(mesh[1])
     made = await client.run(
@@ -98,12 +106,12 @@ async def test_forged_approval_when_run_has_no_history_changes_nothing(
         approved_by="policy",
     )
     await _forge(mesh, forged)
-    await _no_result(mesh[1], "run-forged")
+    await _refused(caplog, mesh[1], forged, "the run has no request in the log")
     assert await files.head("victim") == before
 
 
 async def test_forged_approval_when_destructive_op_awaits_a_person_changes_nothing(
-    mesh: tuple[Mesh, Bus], tmp_path: Path
+    mesh: tuple[Mesh, Bus], caplog: pytest.LogCaptureFixture
 ) -> None:
     client = MeshClient(mesh[1])
     await client.run(
@@ -118,8 +126,9 @@ async def test_forged_approval_when_destructive_op_awaits_a_person_changes_nothi
     events = await read_run(mesh[1].js, PREFIX, waiting.run_id)
     planned = next(e for e in events if isinstance(e, Planned))
     # The very plan policy asked a person about, "approved" by policy without anyone.
-    await _forge(mesh, forge(planned, planned, "policy"))
-    await _no_result(mesh[1], waiting.run_id)
+    forged = forge(planned, planned, "policy")
+    await _forge(mesh, forged)
+    await _refused(caplog, mesh[1], forged, "nobody approved op01 as they were asked about")
     assert await files.head("waits") == before
 
 
