@@ -11,6 +11,9 @@ import pytest
 
 from contracts import inspection
 from contracts.events import Executed, RunCompleted
+from services.audit.app import BATCH
+from services.audit.handlers import AuditHandlers
+from services.audit.store import SqliteStore
 from services.executor.memory import StaticCatalog
 from services.planner.handlers import PlannerHandlers, filter_subjects
 from services.runtime.consumer_spec import ConsumerSpec
@@ -64,6 +67,33 @@ async def test_plain_request_when_run_goes_through_every_service_in_order(
     assert await asyncio.to_thread(Path(result.blend_path).is_file)
     assert (await mesh.store.head("s1")).revision == 1  # type: ignore[union-attr]
     assert mesh.bus.dead_letters() == [] and mesh.bus.timers() == []
+
+
+async def test_audit_views_when_built_again_from_the_whole_log_equal_the_live_ones(
+    mesh: MemoryMesh, tmp_path: Path
+) -> None:
+    """The live consumer applied each event as it came, between the other services' own;
+    one bound after the runs applies the whole log at once, in batches: same views."""
+    await mesh.run("s1", FLAGSHIP)
+    await mesh.run("s1", "move Ghost to 1 2 3")
+    waiting = await mesh.run("s1", "delete Box")
+    await mesh.resolve(waiting.run_id, "reject")
+    assert mesh.views is not None
+    again = await SqliteStore.open(tmp_path / "again.db")
+    try:
+        handlers = AuditHandlers(again)
+        mesh.bus.add(
+            ConsumerSpec(
+                "audit-again", [], handlers.on_event, batch=BATCH, batch_handler=handlers.on_events
+            )
+        )
+        await mesh.bus.run_until_quiet()
+        live = await mesh.views.dump()
+        assert live["runs"] and live["audit_records"]
+        assert await again.dump() == live
+        assert await again.last_seq() == len(mesh.bus.log)
+    finally:
+        await again.close()
 
 
 async def test_plain_request_when_run_ends_audit_views_show_it_and_its_records(
