@@ -165,7 +165,7 @@ async def memory_mesh(
 
     async def owner(scene_id: str) -> str | None:
         head = await store.head(scene_id)
-        return head.owner or None if head is not None else None
+        return (head.owner or None) if head is not None else None
 
     async def revision(scene_id: str, number: int) -> bytes | None:
         # MemorySceneStore names revision n of a scene "<scene>-<n>.blend".
