@@ -34,24 +34,8 @@ async def serve(store: SqliteStore, settings: Settings, bus: Bus) -> ConsumerSer
         measured.start(await store.runs_in(WAITING))
         service.closers.append(measured.close)
         handlers = AuditHandlers(store, JetStreamAuditPublisher(bus.js, bus.prefix), measured)
-        await service.add(
-            bus,
-            ConsumerSpec(
-                durable=DURABLE,
-                # handlers.subject_table sends every subject of the log to on_event:
-                # no filter, so the one consumer sees the whole log in order.
-                filter_subjects=[],
-                handler=handlers.on_event,
-                # What is waiting is applied together, up to BATCH events: the views keep
-                # up with a busy log at one commit per batch. Batch mode never naks, so
-                # events apply in log order with BATCH of them in flight.
-                batch=BATCH,
-                batch_handler=handlers.on_events,
-                ack_wait=settings.ack_wait,
-                max_deliver=settings.max_deliver,
-                max_ack_pending=BATCH,
-            ),
-        )
+        for spec in consumers(handlers, settings):
+            await service.add(bus, spec)
         registered = await health.register(
             bus, "audit", health.consumer_stats(bus.js, bus.prefix, [DURABLE])
         )
@@ -60,3 +44,24 @@ async def serve(store: SqliteStore, settings: Settings, bus: Bus) -> ConsumerSer
         await service.stop()
         raise
     return service
+
+
+def consumers(handlers: AuditHandlers, settings: Settings) -> list[ConsumerSpec]:
+    """Audit's consumer as it runs it; an in-memory mesh for tests wires this."""
+    return [
+        ConsumerSpec(
+            durable=DURABLE,
+            # handlers.subject_table sends every subject of the log to on_event: no
+            # filter, so the one consumer sees the whole log in order.
+            filter_subjects=[],
+            handler=handlers.on_event,
+            # What is waiting is applied together, up to BATCH events: the views keep up
+            # with a busy log at one commit per batch. Batch mode never naks, so events
+            # apply in log order with BATCH of them in flight.
+            batch=BATCH,
+            batch_handler=handlers.on_events,
+            ack_wait=settings.ack_wait,
+            max_deliver=settings.max_deliver,
+            max_ack_pending=BATCH,
+        )
+    ]

@@ -163,17 +163,8 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
             progress=lambda: JetStreamPipeline(bus.js, bus.prefix),
             history=partial(read_run, bus.js, bus.prefix),
         )
-        await service.add(
-            bus,
-            ConsumerSpec(
-                durable="executor",
-                filter_subjects=filter_subjects(bus.prefix),
-                handler=handlers.handle,
-                ack_wait=settings.ack_wait,
-                max_deliver=settings.max_deliver * LEASE_PATIENCE,
-                heartbeat=True,
-            ),
-        )
+        for spec in consumers(handlers, settings, bus.prefix):
+            await service.add(bus, spec)
         read_consumer = health.consumer_stats(bus.js, bus.prefix, ["executor"])
 
         async def stats() -> dict[str, Any]:
@@ -186,3 +177,19 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         await service.stop()
         raise
     return service
+
+
+def consumers(handlers: ExecutorHandlers, settings: Settings, prefix: str) -> list[ConsumerSpec]:
+    """The executor's consumer as it runs it; an in-memory mesh for tests wires this."""
+    return [
+        ConsumerSpec(
+            durable="executor",
+            filter_subjects=filter_subjects(prefix),
+            handler=handlers.handle,
+            ack_wait=settings.ack_wait,
+            # A scene's lease held by another run makes the handler nak: patience, not
+            # failures, so those deliveries get a larger allowance.
+            max_deliver=settings.max_deliver * LEASE_PATIENCE,
+            heartbeat=True,
+        )
+    ]

@@ -29,18 +29,23 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         shutil.rmtree(work_dir, ignore_errors=True)
 
     service = ConsumerService("guardians", closers=[cleanup])
-    await service.add(
-        bus,
-        ConsumerSpec(
-            durable="guardians",
-            filter_subjects=filter_subjects(bus.prefix),
-            handler=handlers.handle,
-            ack_wait=settings.ack_wait,
-            max_deliver=settings.max_deliver,
-        ),
-    )
+    for spec in consumers(handlers, settings, bus.prefix):
+        await service.add(bus, spec)
     registered = await health.register(
         bus, "guardians", health.consumer_stats(bus.js, bus.prefix, ["guardians"])
     )
     service.closers.append(registered.stop)
     return service
+
+
+def consumers(handlers: GuardiansHandlers, settings: Settings, prefix: str) -> list[ConsumerSpec]:
+    """The guardians' consumers as they run them; an in-memory mesh for tests wires these."""
+    return [
+        ConsumerSpec(
+            durable="guardians",
+            filter_subjects=filter_subjects(prefix),
+            handler=handlers.handle,
+            ack_wait=settings.ack_wait,
+            max_deliver=settings.max_deliver,
+        )
+    ]

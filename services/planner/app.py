@@ -52,19 +52,24 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         catalog_wait=CATALOG_WAIT,
     )
     service = ConsumerService("planner", closers=[gemini.aclose])
-    await service.add(
-        bus,
-        ConsumerSpec(
-            durable="planner",
-            filter_subjects=filter_subjects(bus.prefix),
-            handler=handlers.handle,
-            ack_wait=settings.ack_wait,
-            max_deliver=settings.max_deliver,
-            heartbeat=True,  # a model call with retries can outlast ack_wait
-        ),
-    )
+    for spec in consumers(handlers, settings, bus.prefix):
+        await service.add(bus, spec)
     registered = await health.register(
         bus, "planner", health.consumer_stats(bus.js, bus.prefix, ["planner"])
     )
     service.closers.append(registered.stop)
     return service
+
+
+def consumers(handlers: PlannerHandlers, settings: Settings, prefix: str) -> list[ConsumerSpec]:
+    """The planner's consumers as it runs them; an in-memory mesh for tests wires these."""
+    return [
+        ConsumerSpec(
+            durable="planner",
+            filter_subjects=filter_subjects(prefix),
+            handler=handlers.handle,
+            ack_wait=settings.ack_wait,
+            max_deliver=settings.max_deliver,
+            heartbeat=True,  # a model call with retries can outlast ack_wait
+        )
+    ]

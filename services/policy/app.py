@@ -39,29 +39,31 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
     responders = AllowlistResponders(bus.nc, bus.prefix, allowlist, bus.publisher)
     await responders.start()
     service.closers.append(responders.stop)
-    await service.add(
-        bus,
-        ConsumerSpec(
-            durable="policy",
-            filter_subjects=filter_subjects(bus.prefix),
-            handler=handlers.handle,
-            ack_wait=settings.ack_wait,
-            max_deliver=settings.max_deliver,
-        ),
-    )
-    await service.add(
-        bus,
-        ConsumerSpec(
-            durable="policy-expiry",
-            filter_subjects=expiry_subjects(bus.prefix),
-            handler=handlers.handle_expiry,
-            ack_wait=settings.ack_wait,
-            max_deliver=EXPIRY_MAX_DELIVER,
-            backoff_cap=30.0,
-        ),
-    )
+    for spec in consumers(handlers, settings, bus.prefix):
+        await service.add(bus, spec)
     registered = await health.register(
         bus, "policy", health.consumer_stats(bus.js, bus.prefix, ["policy", "policy-expiry"])
     )
     service.closers.append(registered.stop)
     return service
+
+
+def consumers(handlers: PolicyHandlers, settings: Settings, prefix: str) -> list[ConsumerSpec]:
+    """Policy's consumers as it runs them; an in-memory mesh for tests wires these."""
+    return [
+        ConsumerSpec(
+            durable="policy",
+            filter_subjects=filter_subjects(prefix),
+            handler=handlers.handle,
+            ack_wait=settings.ack_wait,
+            max_deliver=settings.max_deliver,
+        ),
+        ConsumerSpec(
+            durable="policy-expiry",
+            filter_subjects=expiry_subjects(prefix),
+            handler=handlers.handle_expiry,
+            ack_wait=settings.ack_wait,
+            max_deliver=EXPIRY_MAX_DELIVER,
+            backoff_cap=30.0,
+        ),
+    ]

@@ -29,17 +29,16 @@ from contracts.fold import fold_run
 from contracts.receipts import RunResult
 from contracts.resolutions import Resolution
 from contracts.tools import ToolCatalog
-from services.audit.app import BATCH, DURABLE
+from services.audit import app as audit_app
 from services.audit.handlers import AuditHandlers
 from services.audit.store import SqliteStore
 from services.doors.core.client import build_request
+from services.executor import app as executor_app
 from services.executor.adapters.exports import SceneExports
-from services.executor.app import LEASE_PATIENCE
 from services.executor.domain.ports import INSPECTION_SUFFIX
 from services.executor.domain.runner import PlanRunner
 from services.executor.domain.session import Scenes
 from services.executor.handlers import ExecutorHandlers
-from services.executor.handlers import filter_subjects as executor_subjects
 from services.executor.memory import (
     MemoryJournal,
     MemoryLeases,
@@ -47,17 +46,15 @@ from services.executor.memory import (
     MemorySceneSummaries,
     StaticCatalog,
 )
+from services.guardians import app as guardians_app
 from services.guardians.config import DEFAULT, GatesConfig, load
 from services.guardians.handlers import GuardiansHandlers
-from services.guardians.handlers import filter_subjects as guardians_subjects
+from services.planner import app as planner_app
 from services.planner.handlers import PlannerHandlers
-from services.planner.handlers import filter_subjects as planner_subjects
-from services.policy.app import EXPIRY_MAX_DELIVER
+from services.policy import app as policy_app
 from services.policy.cedar import CedarPolicy
-from services.policy.handlers import PolicyHandlers, expiry_subjects
-from services.policy.handlers import filter_subjects as policy_subjects
+from services.policy.handlers import PolicyHandlers
 from services.policy.memory import MemoryAllowlist
-from services.runtime.consumer_spec import ConsumerSpec
 from services.runtime.settings import Settings
 from tests.support.catalog_fixture import CATALOG
 from tests.support.fake_bridge import FakeBridge
@@ -220,41 +217,15 @@ async def memory_mesh(
         revision=revision,
     )
     views = await SqliteStore.open(tmp / "audit.db") if audit else None
-    limits: dict[str, Any] = {"ack_wait": settings.ack_wait, "max_deliver": settings.max_deliver}
+    # The services' own consumer lists: what production runs, so the two cannot drift.
     specs = [
-        ConsumerSpec("planner", planner_subjects(prefix), planner.handle, heartbeat=True, **limits),
-        ConsumerSpec("policy", policy_subjects(prefix), policy.handle, **limits),
-        ConsumerSpec(
-            "policy-expiry",
-            expiry_subjects(prefix),
-            policy.handle_expiry,
-            ack_wait=settings.ack_wait,
-            max_deliver=EXPIRY_MAX_DELIVER,
-            backoff_cap=30.0,
-        ),
-        ConsumerSpec(
-            "executor",
-            executor_subjects(prefix),
-            executor.handle,
-            ack_wait=settings.ack_wait,
-            max_deliver=settings.max_deliver * LEASE_PATIENCE,
-            heartbeat=True,
-        ),
-        ConsumerSpec("guardians", guardians_subjects(prefix), guardians.handle, **limits),
+        *planner_app.consumers(planner, settings, prefix),
+        *policy_app.consumers(policy, settings, prefix),
+        *executor_app.consumers(executor, settings, prefix),
+        *guardians_app.consumers(guardians, settings, prefix),
     ]
     if views is not None:
-        handlers = AuditHandlers(views)
-        specs.append(
-            ConsumerSpec(
-                DURABLE,
-                [],
-                handlers.on_event,
-                batch=BATCH,
-                batch_handler=handlers.on_events,
-                max_ack_pending=BATCH,
-                **limits,
-            )
-        )
+        specs += audit_app.consumers(AuditHandlers(views), settings)
     for spec in specs:
         bus.add(spec)
     return MemoryMesh(
