@@ -7,7 +7,6 @@ than any one example. The ``@example``s are inputs that once raised something el
 
 from __future__ import annotations
 
-import contextlib
 import json
 import string
 from typing import Any, get_args
@@ -18,7 +17,7 @@ from hypothesis import strategies as st
 
 from contracts.events import AnyEvent, RunRequested, decode_event, encode_event
 from contracts.operations import OperationSet, convert_operation_set, decode_operation_set
-from services.planner.graph import PlanInvalid, validate
+from services.planner.graph import PlanInvalid, ValidPlan, validate
 from services.planner.rules.parse import UnreadableRequest, plan_request
 from tests.support.catalog_fixture import CATALOG
 
@@ -155,8 +154,12 @@ def test_validate_when_fuzzed_raises_only_plan_invalid(raw: Any) -> None:
         valid = validate(raw, CATALOG)
     except PlanInvalid:
         return
-    # An accepted plan runs every operation once, each after what it depends on, and
-    # names only tools of the catalog.
+    runs_in_order(valid)
+
+
+def runs_in_order(valid: ValidPlan) -> None:
+    """An accepted plan runs every operation once, each after what it depends on, and
+    names only tools of the catalog."""
     operations = valid.operation_set.operations
     assert sorted(valid.schedule) == sorted(op.operation_id for op in operations)
     position = {op_id: i for i, op_id in enumerate(valid.schedule)}
@@ -191,7 +194,10 @@ def test_rules_planner_when_fuzzed_raises_only_unreadable_request(text: str) -> 
         ops = plan_request(text, "req-fuzz", CATALOG)
     except UnreadableRequest:
         return
-    assert isinstance(ops, OperationSet)
+    assert isinstance(ops, OperationSet) and ops.request_id == "req-fuzz"
     # What it plans is validated like any plan: that, too, may only refuse.
-    with contextlib.suppress(PlanInvalid):
-        validate(msgspec.to_builtins(ops), CATALOG)
+    try:
+        valid = validate(msgspec.to_builtins(ops), CATALOG)
+    except PlanInvalid:
+        return
+    runs_in_order(valid)

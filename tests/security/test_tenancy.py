@@ -322,7 +322,7 @@ async def test_registry_when_changed_while_the_server_runs_admits_and_drops_logi
 
     users.remove(world.home / users.FILE_NAME, "carol")
     await asyncio.wait_for(closed.wait(), 10)  # the server closes the removed user's login
-    with pytest.raises(nats.errors.Error):
+    with pytest.raises(nats.errors.Error, match="Authorization"):
         await connect_user(world.url, carol, "carol")
 
 

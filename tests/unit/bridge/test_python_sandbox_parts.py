@@ -247,27 +247,34 @@ def test_safe_when_reading_scene_context_gets_plain_values() -> None:
 
 
 @pytest.mark.parametrize(
-    ("code", "refusal"),
+    ("code", "refusal", "said"),
     [
-        ("import os", restricted.Refused),
-        ("import bpy\nbpy.ops", facade.NotInFacade),
-        ("getattr(1, '__cla' + 'ss__')", restricted.Refused),
-        ("'{0}'.format(1)", restricted.Refused),
-        ("open('/etc/passwd')", restricted.Refused),
-        ("import bpy\nbpy.data.objects['Cube'].location = 'abc'", facade.FacadeError),
-        ("import bpy\nbpy.data.objects['Cube'].location.x = float('nan')", facade.FacadeError),
-        ("import bpy\nbpy.data.objects['Cube'].type = 'LIGHT'", facade.FacadeError),
-        ("import bpy\nbpy.data.objects['Cube'].name = 'x\\x00y'", facade.FacadeError),
-        ("import bpy\nbpy.data.objects['Cube'].name = 'a\\x7fb'", facade.FacadeError),
-        ("import bpy\nbpy.data.objects['Cube'].name = 'é' * 32", facade.FacadeError),
-        ("print('x' * 2000)", restricted.Refused),
+        ("import os", restricted.Refused, "import 'os' is not allowed in safe mode"),
+        ("import bpy\nbpy.ops", facade.NotInFacade, "bpy has no 'ops' in safe mode"),
+        ("getattr(1, '__cla' + 'ss__')", restricted.Refused, "reading '__class__' of a int"),
+        ("'{0}'.format(1)", restricted.Refused, "reading 'format' of a str is not allowed"),
+        ("open('/etc/passwd')", restricted.Refused, "open() is not available in safe mode"),
+        ("import bpy\nbpy.data.objects['Cube'].location = 'abc'", facade.FacadeError,
+         "location must be 3 numbers, not 'abc'"),
+        ("import bpy\nbpy.data.objects['Cube'].location.x = float('nan')", facade.FacadeError,
+         "location[0] must be a finite number, not nan"),
+        ("import bpy\nbpy.data.objects['Cube'].type = 'LIGHT'", facade.FacadeError,
+         "an object.type cannot be set in safe mode; settable: hide_render"),
+        ("import bpy\nbpy.data.objects['Cube'].name = 'x\\x00y'", facade.FacadeError,
+         "holds a control character (U+0000)"),
+        ("import bpy\nbpy.data.objects['Cube'].name = 'a\\x7fb'", facade.FacadeError,
+         "holds a control character (U+007F)"),
+        ("import bpy\nbpy.data.objects['Cube'].name = 'é' * 32", facade.FacadeError,
+         "is 64 bytes of UTF-8; Blender keeps at most 63"),
+        ("print('x' * 2000)", restricted.Refused, "the step printed more than 1000 bytes"),
     ],
-)
+)  # fmt: skip
 def test_safe_when_refused_at_run_time_raises_the_refusal(
-    code: str, refusal: type[Exception]
+    code: str, refusal: type[Exception], said: str
 ) -> None:
-    with pytest.raises(refusal):
+    with pytest.raises(refusal) as refused:
         _run(code)
+    assert said in str(refused.value)
 
 
 @pytest.mark.parametrize(
