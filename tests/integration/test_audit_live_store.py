@@ -239,7 +239,7 @@ async def test_audit_handler_when_publish_fails_after_commit_republishes_on_rede
         for earlier in range(1, seq):
             await apply_event(store, events[earlier - 1], earlier)
         delivery = Delivery(stream_seq=seq, num_delivered=1, subject="")
-        with pytest.raises(ConnectionError):
+        with pytest.raises(ConnectionError, match="the server went away"):
             await handlers.on_event(events[seq - 1], delivery)
         before = await store.dump()
         await handlers.on_event(events[seq - 1], delivery)  # the redelivery
@@ -266,7 +266,7 @@ async def test_audit_batch_when_publish_fails_after_commit_republishes_on_redeli
     try:
         events = history()
         items = _delivered(events)
-        with pytest.raises(ConnectionError):
+        with pytest.raises(ConnectionError, match="the server went away"):
             await handlers.on_events(items)
         before = await store.dump()
         await handlers.on_events(items)  # the redelivery: applied once, records again

@@ -175,7 +175,7 @@ async def test_rebuild_store_when_append_only_row_repeats_fails_loudly(tmp_path:
     store = await RebuildStore.open(tmp_path / "rebuild" / "fresh.db")
     try:
         row = Change("timeline", {"stream_seq": 1, "run_id": "r"})
-        with pytest.raises(sqlite3.IntegrityError):
+        with pytest.raises(sqlite3.IntegrityError, match="UNIQUE constraint failed"):
             await store.apply_many([(1, "r", lambda _v: [row]), (2, "r", lambda _v: [row])])
     finally:
         await store.close()

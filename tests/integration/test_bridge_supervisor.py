@@ -82,7 +82,7 @@ async def test_bridge_when_blender_keeps_dying_is_given_up_and_refuses_calls(
     assert str(error).startswith("the Blender bridge kept dying: 2 starts within 60 s")
     assert len(killed) == 3  # the first bridge and both restarts
     assert bridge_pids(os.getpid()) == []
-    with pytest.raises(BridgeGone):
+    with pytest.raises(BridgeGone, match="the Blender bridge kept dying"):
         await bridge.fingerprint()
-    with pytest.raises(BridgeGone):
+    with pytest.raises(BridgeGone, match="the Blender bridge kept dying"):
         await bridge.restart()

@@ -87,7 +87,8 @@ async def test_fetch_when_larger_than_the_reader_takes_raises_before_writing(bus
     uploads = ObjectStoreUploads(bus.js, bus.prefix)
     blob = await uploads.stage("ana", DATA)
     out = io.BytesIO()
-    with pytest.raises(ObjectTooLarge):
+    over = f"holds {len(DATA)} bytes, more than the {len(DATA) - 1} this reader takes"
+    with pytest.raises(ObjectTooLarge, match=over):
         await uploads.fetch("ana", blob, out, max_bytes=len(DATA) - 1)
     assert out.getvalue() == b""
 
