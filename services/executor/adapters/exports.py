@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from contracts.subjects import check_token
+from services.executor.domain.ports import StagedExport
 
 
 class SceneExports:
@@ -39,13 +40,29 @@ class SceneExports:
         return path
 
     def export(self, source: Path, scene_id: str) -> Path:
+        return self.publish(self.stage(source, scene_id))
+
+    def stage(self, source: Path, scene_id: str) -> StagedExport:
+        """Copy ``source`` beside the exported file, hashing it as it is written; a commit
+        does this while the store takes the revision, and publishes it once stored."""
         path = self.path(scene_id)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.stem}.exporting.blend")
-        shutil.copyfile(source, tmp)
-        self._record(scene_id, _sha256(tmp))
-        os.replace(tmp, path)
+        digest = hashlib.sha256()
+        with source.open("rb") as src, tmp.open("wb") as dst:
+            while chunk := src.read(1 << 20):
+                digest.update(chunk)
+                dst.write(chunk)
+        return StagedExport(scene_id, tmp, digest.hexdigest())
+
+    def publish(self, staged: StagedExport) -> Path:
+        self._record(staged.scene_id, staged.sha256)
+        path = self.path(staged.scene_id)
+        os.replace(staged.path, path)
         return path
+
+    def discard(self, staged: StagedExport) -> None:
+        staged.path.unlink(missing_ok=True)
 
     def _written_path(self, scene_id: str) -> Path:
         return self.root / f".{scene_id}.blend.sha256"

@@ -7,6 +7,7 @@ and its real adapter to the same behaviour.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -240,9 +241,28 @@ class NodeCatalogSource(Protocol):
     async def get(self) -> NodeCatalog | None: ...
 
 
+@dataclass(frozen=True)
+class StagedExport:
+    """A copy of a revision's file written beside the exported one, with its SHA-256."""
+
+    scene_id: str
+    path: Path
+    sha256: str
+
+
 class Exports(Protocol):
     """Port: the .blend and preview PNG a user opens, written where they look for them."""
 
     def export(self, source: Path, scene_id: str) -> Path: ...
+
+    def stage(self, source: Path, scene_id: str) -> StagedExport:
+        """Copy ``source`` beside the exported file, not yet in its place (blocking)."""
+        ...
+
+    def publish(self, staged: StagedExport) -> Path:
+        """Put a staged copy in place of the exported file."""
+        ...
+
+    def discard(self, staged: StagedExport) -> None: ...
 
     def export_preview(self, png: bytes, scene_id: str) -> Path: ...

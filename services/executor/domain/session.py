@@ -26,6 +26,7 @@ from services.executor.domain.ports import (
     LeaseLost,
     Leases,
     SceneStore,
+    StagedExport,
 )
 
 log = logging.getLogger("blendmesh.executor")
@@ -225,7 +226,7 @@ class Scenes:
         ``saved`` is set once the bridge has written the file and is free again."""
         if not self.writes(session, scene_hash):
             assert session.checkpoint is not None
-            return self.files.export(session.checkpoint, session.scene_id)
+            return await asyncio.to_thread(self.files.export, session.checkpoint, session.scene_id)
         head = session.head
         if session.lost:
             raise LeaseLost(f"the lease on scene {session.scene_id} expired during the run")
@@ -234,26 +235,33 @@ class Scenes:
         renewal = asyncio.ensure_future(self._renew_once(session))
         path = self.work_dir / "revisions" / f".{session.scene_id}-new.blend"
         try:
-            # Compressed: Blender writes zstd in independent frames, so content-defined
-            # chunks still follow the change, and after a reload far fewer bytes move than
-            # in an uncompressed file (bench/big_scene.py measures both; ADR 0021).
-            written = await self.bridge.save(str(path), compress=True)
+            # Uncompressed: Blender's compression was most of a big scene's save, and the
+            # store packs each new chunk itself (ADR 0035).
+            written = await self.bridge.save(str(path), compress=False)
         finally:
             await renewal  # raises LeaseLost, also after a failed save
         if saved is not None:
             saved.set()
         if written.hash != scene_hash:
             raise RevisionCorrupt(f"the saved scene hashes to {written.hash}, not {scene_hash}")
-        new = await self.store.commit(
-            session.scene_id, path, scene_hash, head, session.lease.epoch, owner=owner
-        )
+        # The user's copy is written while the store takes the revision (both only read
+        # the file), and put in place only once the revision is stored.
+        staging = asyncio.ensure_future(asyncio.to_thread(self.files.stage, path, session.scene_id))
+        try:
+            new = await self.store.commit(
+                session.scene_id, path, scene_hash, head, session.lease.epoch, owner=owner
+            )
+        except BaseException:
+            await _discard(self.files, staging)
+            raise
+        staged = await staging
         final = path.with_name(f"{session.scene_id}-{new.revision:08d}.blend")
         path.replace(final)
         if session.checkpoint is not None and session.checkpoint != final:
             session.checkpoint.unlink(missing_ok=True)  # the store keeps every revision
         session.head, session.checkpoint, session.head_hash = new, final, scene_hash
         self.loaded = (session.scene_id, new.revision, scene_hash)
-        return self.files.export(final, session.scene_id)
+        return await asyncio.to_thread(self.files.publish, staged)
 
     async def close(self, session: SceneSession) -> None:
         """End the run's hold: keep it as a warm hold when the bridge holds the scene and
@@ -336,3 +344,12 @@ async def _stop(task: asyncio.Task[None] | None) -> None:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+async def _discard(files: Exports, staging: asyncio.Future[StagedExport]) -> None:
+    """Remove a staged copy whose revision was not stored; one not staged leaves nothing."""
+    try:
+        staged = await staging
+    except Exception:  # noqa: BLE001 - the commit's own error is the one raised
+        return
+    await asyncio.to_thread(files.discard, staged)
