@@ -172,8 +172,8 @@ class SceneDoor:
 
 def exported(settings: Settings) -> SceneExports:
     """The exported .blend files under the home, where people open and edit them."""
-    # Straight from its adapter, which needs the standard library alone: the executor's
-    # client would import every store with it (pyproject.toml allows this one import).
+    # Straight from its adapter, which reads files and no store: the executor's client
+    # would import every store with it (pyproject.toml allows this one import).
     from services.executor.adapters.exports import SceneExports
 
     return SceneExports(settings.scenes_dir)

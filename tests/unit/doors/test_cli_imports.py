@@ -53,7 +53,6 @@ RUN_HEAVY = (
     "services.runtime.jetstream_watch",
     "services.runtime.store_limits",
     "services.executor.client",
-    "services.executor.domain",
     "services.executor.app",
     "services.planner.app",
     "services.doors.gateway",
@@ -61,7 +60,8 @@ RUN_HEAVY = (
     "services.doors.cli.console",
     "services.doors.cli.tables",
 )
-# The one adapter a run reads: the rule for a changed exported .blend (standard library).
+# The one adapter a run reads: the rule for a changed exported .blend, which needs the
+# standard library and the executor's domain types (no store, no I/O of their own).
 RUN_ADAPTERS = ("services.executor.adapters", "services.executor.adapters.exports")
 CHILD = """
 import json, sys
@@ -125,10 +125,15 @@ def test_heavy_list_when_a_command_runs_is_what_it_loads(tmp_path: Path) -> None
 
 
 RUN_CHAIN = """
-import json, sys
-import services.doors.cli.commands, services.doors.cli.scenes, services.doors.cli.failures
+import json, sys, tempfile
+from pathlib import Path
+import services.doors.cli.commands, services.doors.cli.failures
 from services.doors.cli import screen
+from services.doors.core import scene_client
+from services.runtime.settings import Settings
 screen.screen(), screen.screen(stderr=True)
+settings = Settings.from_env().with_(home=Path(tempfile.mkdtemp()))
+assert scene_client.guard_export(settings, "s", None) is False  # the run's guard, as it runs
 print(json.dumps(sorted(sys.modules)))
 """
 
@@ -144,6 +149,7 @@ def test_run_modules_when_imported_piped_leave_out_the_mesh_stores_and_rich() ->
     )
     modules = json.loads(done.stdout)
     assert "services.doors.cli.commands" in modules and "nats" in modules
+    assert "services.executor.adapters.exports" in modules
     assert run_heavy_in(modules) == []
 
 
