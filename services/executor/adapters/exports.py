@@ -15,9 +15,12 @@ import os
 import shutil
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from contracts.subjects import check_token
-from services.executor.domain.ports import StagedExport
+
+if TYPE_CHECKING:
+    from services.executor.domain.ports import StagedExport
 
 
 class SceneExports:
@@ -45,6 +48,10 @@ class SceneExports:
     def stage(self, source: Path, scene_id: str) -> StagedExport:
         """Copy ``source`` beside the exported file, hashing it as it is written; a commit
         does this while the store takes the revision, and publishes it once stored."""
+        # Here, not at the top: the CLI's check of an exported file imports this module,
+        # and the executor's ports would add to every command's start.
+        from services.executor.domain.ports import StagedExport
+
         path = self.path(scene_id)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.stem}.exporting.blend")

@@ -54,14 +54,15 @@ RUN_HEAVY = (
     "services.runtime.store_limits",
     "services.executor.client",
     "services.executor.app",
+    "services.executor.domain.ports",
     "services.planner.app",
     "services.doors.gateway",
     "services.doors.mcp",
     "services.doors.cli.console",
     "services.doors.cli.tables",
 )
-# The one adapter a run reads: the rule for a changed exported .blend, which needs the
-# standard library and the executor's domain types (no store, no I/O of their own).
+# The one adapter a run reads: the rule for a changed exported .blend, which needs only the
+# standard library (no store, no I/O of its own).
 RUN_ADAPTERS = ("services.executor.adapters", "services.executor.adapters.exports")
 CHILD = """
 import json, sys
