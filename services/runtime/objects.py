@@ -21,8 +21,9 @@ import hashlib
 import json
 import logging
 import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any, BinaryIO
+from typing import IO, Any, BinaryIO
 
 from nats.errors import NoRespondersError
 from nats.js import JetStreamContext, api
@@ -154,31 +155,88 @@ async def put_object(
     chunks are missing. A replaced object's chunks are purged after the new meta is
     stored; a failed put purges its own.
     """
+
+    async def pieces() -> AsyncIterator[bytes]:
+        for at in range(0, len(data), CHUNK):
+            yield data[at : at + CHUNK]
+
+    async def digest() -> bytes:
+        if sha256 is not None:
+            return sha256
+        return (
+            hashlib.sha256(data)
+            if len(data) <= HASH_INLINE
+            else await asyncio.to_thread(hashlib.sha256, data)
+        ).digest()
+
+    await _put(js, bucket, name, pieces(), digest, headers)
+
+
+async def put_file(
+    js: JetStreamContext,
+    bucket: str,
+    name: str,
+    source: IO[bytes],
+    sha256: bytes | None = None,
+    headers: dict[str, list[str]] | None = None,
+) -> int:
+    """``put_object`` for the bytes of ``source`` from where it stands to its end, read a
+    chunk at a time off the event loop, so memory holds one chunk, never the object; the
+    number of bytes stored. The digest is computed as the chunks are read: a ``sha256``
+    the caller gives (the name of a content-addressed object) must be the bytes', or the
+    put raises nats-py's ``DigestMismatchError`` and stores nothing (the file changed
+    after it was hashed)."""
+    hasher = hashlib.sha256()
+
+    async def pieces() -> AsyncIterator[bytes]:
+        while chunk := await asyncio.to_thread(_read, source, hasher):
+            yield chunk
+
+    async def digest() -> bytes:
+        found = hasher.digest()
+        if sha256 is not None and found != sha256:
+            raise DigestMismatchError
+        return found
+
+    return await _put(js, bucket, name, pieces(), digest, headers)
+
+
+def _read(source: IO[bytes], hasher: Any) -> bytes:
+    chunk = source.read(CHUNK)
+    hasher.update(chunk)
+    return chunk
+
+
+async def _put(
+    js: JetStreamContext,
+    bucket: str,
+    name: str,
+    pieces: AsyncIterator[bytes],
+    digest: Callable[[], Awaitable[bytes]],
+    headers: dict[str, list[str]] | None,
+) -> int:
+    """Publish ``pieces`` as the chunks of object ``name``, then its meta with ``digest()``
+    (asked once every chunk is out); the object's size (``put_object`` says the rest)."""
     stream = f"OBJ_{bucket}"
     nuid = secrets.token_hex(11)  # the chunks' subject token, new for every put
     chunks = f"$O.{bucket}.C.{nuid}"
     old = asyncio.ensure_future(_meta(js, bucket, name))  # asked while the chunks go out
     old.add_done_callback(_retrieved)  # a put that fails first never awaits it
+    size = count = 0
     try:
         # One after another: a chunk's position in the stream is its place in the object,
         # and nats-py's pipelined publish leaves a refused message's future unresolved.
-        starts = range(0, len(data), CHUNK)
-        for at in starts:
-            await js.publish(chunks, data[at : at + CHUNK], stream=stream)
-        if sha256 is None:
-            sha256 = (
-                hashlib.sha256(data)
-                if len(data) <= HASH_INLINE
-                else await asyncio.to_thread(hashlib.sha256, data)
-            ).digest()
+        async for piece in pieces:
+            await js.publish(chunks, piece, stream=stream)
+            size, count = size + len(piece), count + 1
         info = api.ObjectInfo(
             name=name,
             bucket=bucket,
             nuid=nuid,
-            size=len(data),
-            chunks=len(starts),
+            size=size,
+            chunks=count,
             mtime=datetime.now(UTC).isoformat(),
-            digest=f"{DIGEST}={base64.urlsafe_b64encode(sha256).decode()}",
+            digest=f"{DIGEST}={base64.urlsafe_b64encode(await digest()).decode()}",
             headers=headers,
             options=api.ObjectMetaOptions(max_chunk_size=CHUNK),
         )
@@ -195,9 +253,10 @@ async def put_object(
     except Exception as exc:  # noqa: BLE001 - the object is stored; only old chunks stay
         log.warning("object %s of %s stored, but its old chunks were not looked up: %s",
                     name, bucket, exc)  # fmt: skip
-        return
+        return size
     if replaced is not None and replaced.nuid != nuid:
         await js.purge_stream(stream, subject=f"$O.{bucket}.C.{replaced.nuid}")
+    return size
 
 
 def _retrieved(task: asyncio.Future[Any]) -> None:

@@ -7,16 +7,18 @@ bucket ``<prefix>_uploads``. An upload is named by its user and its content addr
 knows the hash; the bucket's TTL (``access.store_ttl``) deletes every upload a day after
 it was staged, used or not, which outlasts any pending approval of the import.
 
-Both ways go through ``runtime.objects`` (the nats-io layout, 512 KiB chunks, read by
-batched direct gets): nats-py's own ``get`` read a 77 MiB upload through an ordered
-consumer 128 KiB at a time, fourteen seconds of a big scene's import.
+Both ways go through ``runtime.objects`` (the nats-io layout, 512 KiB chunks, written from
+a file a chunk at a time, read by batched direct gets): nats-py's own ``get`` read a
+77 MiB upload through an ordered consumer 128 KiB at a time, fourteen seconds of a big
+scene's import.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-from typing import BinaryIO
+import io
+from typing import IO, BinaryIO
 
 from nats.js import JetStreamContext
 from nats.js.errors import BucketNotFoundError, DigestMismatchError
@@ -24,14 +26,24 @@ from nats.js.object_store import ObjectStore
 
 from contracts.scene_files import DEFAULT_MAX_UPLOAD_BYTES
 from services.runtime.access import store_ttl
-from services.runtime.objects import copy_object, put_object, read_object
+from services.runtime.objects import copy_object, put_file, read_object
 from services.runtime.streams import object_store_config
 
 NAME = "uploads"
+HASHED = 1024 * 1024  # bytes read at a time to hash a file
 
 
 def _name(user: str, blob: str) -> str:
     return f"{user}/{blob.removeprefix('sha256:')}"
+
+
+def _digest(source: IO[bytes]) -> bytes:
+    """The SHA-256 of ``source`` from where it stands to its end; it is left where it was."""
+    start, hasher = source.tell(), hashlib.sha256()
+    while block := source.read(HASHED):
+        hasher.update(block)
+    source.seek(start)
+    return hasher.digest()
 
 
 class ObjectStoreUploads:
@@ -49,14 +61,19 @@ class ObjectStoreUploads:
                 self._store = await self._js.create_object_store(self.bucket, config)
         return self._store
 
-    async def stage(self, user: str, data: bytes) -> str:
-        """Store ``data`` for ``user``'s import; returns its blob id (``sha256:<hex>``)."""
-        # Hashed once, off the event loop (a scene can be hundreds of MiB): the name and
-        # the meta's digest are the same SHA-256.
-        sha256 = (await asyncio.to_thread(hashlib.sha256, data)).digest()
+    async def stage(self, user: str, data: bytes | IO[bytes], sha256: bytes | None = None) -> str:
+        """Store ``data`` (bytes, or a seekable binary file read from where it stands) for
+        ``user``'s import; returns its blob id (``sha256:<hex>``). ``sha256`` is the
+        digest of those bytes when the caller computed it while receiving them; the put
+        checks it against the bytes it stores (``put_file``)."""
+        # One path for every size: small bytes are a file in memory, and a file is read a
+        # chunk at a time, so a scene of hundreds of MiB is never held here.
+        source = io.BytesIO(data) if isinstance(data, bytes) else data
+        if sha256 is None:  # hashed off the event loop: the name is the content's address
+            sha256 = await asyncio.to_thread(_digest, source)
         blob = f"sha256:{sha256.hex()}"
         await self._objects()  # made with its TTL on first use
-        await put_object(self._js, self.bucket, _name(user, blob), data, sha256)
+        await put_file(self._js, self.bucket, _name(user, blob), source, sha256)
         return blob
 
     async def get(
