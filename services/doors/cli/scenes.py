@@ -60,9 +60,10 @@ async def adopt(
 
     door = SceneDoor(client.bus, settings)
     path = scene_client.exported(settings).path(args.scene)
-    imported = await door.import_request(
-        settings.user, args.scene, path.read_bytes(), path.name, pre_approved=args.approve
-    )
+    with path.open("rb") as file:  # staged a chunk at a time, never read whole
+        imported = await door.import_request(
+            settings.user, args.scene, file, path.name, pre_approved=args.approve
+        )
     result = await client.run(imported, progress(err, args.json), args.timeout)
     if result.status == "awaiting_confirmation":
         carried = _carried(settings, result.run_id)
@@ -126,14 +127,15 @@ async def dispatch(args: argparse.Namespace, settings: Settings, out: Screen, er
         return report(result, args.json, out)
     if args.scenes_command == "import":
         try:
-            data = args.file.read_bytes()
+            file = args.file.open("rb")  # streamed to the store from here, never read whole
         except OSError as exc:
             raise ClientError(f"cannot read {args.file}: {exc.strerror}") from None
-        async with connected(settings, services) as bus:
-            request = await SceneDoor(bus, settings).import_request(
-                settings.user, args.scene, data, args.file.name, pre_approved=args.approve
-            )
-            result = await MeshClient(bus).run(request, progress(err, args.json))
+        with file:
+            async with connected(settings, services) as bus:
+                request = await SceneDoor(bus, settings).import_request(
+                    settings.user, args.scene, file, args.file.name, pre_approved=args.approve
+                )
+                result = await MeshClient(bus).run(request, progress(err, args.json))
         return report(result, args.json, out)
     from services.doors.cli import console as show
     from services.doors.cli.tables import fitted_table, request_texts

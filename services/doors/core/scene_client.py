@@ -9,9 +9,11 @@ owner sees it or changes it; another user's scene answers exactly like a missing
 
 from __future__ import annotations
 
+import asyncio
+import io
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 from contracts import inspection as artifacts
 from contracts import subjects
@@ -33,6 +35,9 @@ if TYPE_CHECKING:
 Choice = Literal["adopt", "discard"]
 MAX_LISTED_SCENES = 200
 MAX_LISTED_REVISIONS = 100
+# The bytes of a file's start that tell a .blend: its magic, or a compressed first block
+# (zstd's largest is 128 KiB) holding it.
+HEAD_BYTES = 256 * 1024
 
 
 class NoScene(ClientError):
@@ -63,15 +68,29 @@ class SceneFileChanged(ClientError):
         self.path = path
 
 
-def check_upload(data: bytes, what: str, limit: int) -> None:
-    """Refuse a file too large to import or that is not a .blend, before it is staged."""
-    if len(data) > limit:
+def check_upload(source: IO[bytes], what: str, limit: int) -> int:
+    """Refuse a file too large to import or that is not a .blend, before it is staged; its
+    size in bytes. ``source`` is read from where it stands, its first ``HEAD_BYTES`` only,
+    and left there (file work: call it off the event loop)."""
+    start = source.tell()
+    size = source.seek(0, io.SEEK_END) - start
+    if size > limit:
         raise UploadTooLarge(
-            f"{what} holds {len(data)} bytes, more than the {limit} an import takes "
+            f"{what} holds {size} bytes, more than the {limit} an import takes "
             "(BLENDMESH_MAX_UPLOAD_BYTES); save it compressed (File > Save with "
             "Compress) or raise the limit"
         )
-    problem = blend_problem(data, what)
+    source.seek(start)
+    head = source.read(HEAD_BYTES)
+    source.seek(start)
+    check_head(head, what)
+    return size
+
+
+def check_head(head: bytes, what: str) -> None:
+    """Refuse a file whose first ``HEAD_BYTES`` (all of it, when shorter) are not a .blend's,
+    so a door receiving one can stop before the rest arrives."""
+    problem = blend_problem(head, what)
     if problem is not None:
         raise NotABlend(problem)
 
@@ -97,21 +116,32 @@ class SceneDoor:
         return head
 
     async def import_request(
-        self, user: str, scene_id: str, data: bytes, what: str, pre_approved: bool = False
+        self,
+        user: str,
+        scene_id: str,
+        data: bytes | IO[bytes],
+        what: str,
+        pre_approved: bool = False,
+        sha256: bytes | None = None,
     ) -> RunRequested:
         """Stage ``data`` and build the run that makes it the scene's new revision: a new
-        scene becomes ``user``'s; an existing one must be theirs already."""
+        scene becomes ``user``'s; an existing one must be theirs already. ``data`` is the
+        file (a seekable binary file, read a chunk at a time from where it stands) or, when
+        small, its bytes; ``sha256`` its digest when the door computed it on receipt."""
         subjects.check_token(scene_id, "scene id")
-        check_upload(data, what, self.settings.max_upload_bytes)
+        source = io.BytesIO(data) if isinstance(data, bytes) else data
+        limit = self.settings.max_upload_bytes
+        size = await asyncio.to_thread(check_upload, source, what, limit)
         if await self.files.head(scene_id) is not None:
             await self.own(scene_id, user)
         from services.executor.client import ObjectStoreUploads
 
-        blob = await ObjectStoreUploads(self.bus.js, self.bus.prefix).stage(user, data)
+        uploads = ObjectStoreUploads(self.bus.js, self.bus.prefix)
+        blob = await uploads.stage(user, source, sha256)
         return build_request(
             user=user,
             scene_id=scene_id,
-            plan=import_plan(new_id("req"), blob, len(data)),
+            plan=import_plan(new_id("req"), blob, size),
             pre_approved=pre_approved,
         )
 

@@ -41,5 +41,8 @@ async def guard(
             f"{path.name} in the scenes folder is larger than the {limit} bytes an import "
             f"takes (BLENDMESH_MAX_UPLOAD_BYTES); raise the limit or use {WORDS[1]}"
         )
-    data = await asyncio.to_thread(path.read_bytes)
-    return await SceneDoor(gw.bus, gw.settings).import_request(user, scene_id, data, path.name)
+    file = await asyncio.to_thread(path.open, "rb")  # staged a chunk at a time
+    try:
+        return await SceneDoor(gw.bus, gw.settings).import_request(user, scene_id, file, path.name)
+    finally:
+        await asyncio.to_thread(file.close)

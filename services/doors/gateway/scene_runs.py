@@ -4,7 +4,8 @@ Both are runs like any other (``contracts/scene_files.py``), built by the scene 
 CLI uses too; both are destructive, so they wait for a person's approval: the answer is
 202 with the run and its pending approval, resolved by ``/api/agent/approvals/resolve``.
 The import's body is the .blend itself, streamed in up to BLENDMESH_MAX_UPLOAD_BYTES
-(``upload_limit``: the one route exempt from the 1 MiB body limit).
+(``upload_limit``: the one route exempt from the 1 MiB body limit) and written to a
+temporary file as it arrives (``received``), which is staged from there.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from fastapi import APIRouter, Depends, Path, Request, Response
 
 from contracts.events import ApprovalRequested, RunRequested
 from contracts.fold import latest
-from services.doors.core.scene_client import SceneDoor
+from services.doors.core.scene_client import HEAD_BYTES, SceneDoor, check_head
+from services.doors.gateway import received
 from services.doors.gateway.agent import answer
 from services.doors.gateway.auth import current_user
 from services.doors.gateway.context import Gateway, gateway
@@ -83,13 +85,18 @@ async def import_scene(
     files = SceneFiles(gw.bus.js, gw.prefix)
     if await files.head(scene_id) is not None:
         await gw.own_scene(scene_id, user)  # before reading a byte of someone else's import
-    data = bytearray()
-    async for chunk in request.stream():  # bounded while it arrives: upload_limit
-        data += chunk
-    built = await SceneDoor(gw.bus, gw.settings).import_request(
-        user, scene_id, bytes(data), UPLOAD_NAME
-    )
+    # Bounded while it arrives (upload_limit), written to a file as it does: memory holds
+    # a buffer of it, never the .blend.
+    where = received.folder(gw.settings)
+    async with received.received(request.stream(), where, _check_head, HEAD_BYTES) as got:
+        built = await SceneDoor(gw.bus, gw.settings).import_request(
+            user, scene_id, got.file, UPLOAD_NAME, sha256=got.sha256
+        )
     return await follow(gw, built, response)
+
+
+def _check_head(head: bytes) -> None:
+    check_head(head, UPLOAD_NAME)
 
 
 @router.post(
