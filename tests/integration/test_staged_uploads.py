@@ -1,15 +1,18 @@
-"""Staged uploads on a real nats-server: a round trip of a file of several chunks (read
-whole, or streamed to a file a batch at a time), one staged by nats-py's own object store
-(128 KiB chunks) still read, and the hostile cases: another user's blob, a name whose hash
-is not the bytes', an upload larger than the reader takes."""
+"""Staged uploads on a real nats-server: a round trip of a file of several chunks (staged
+from bytes or from a file, read whole or streamed to a file a batch at a time), one staged
+by nats-py's own object store (128 KiB chunks) still read, and the hostile cases: another
+user's blob, a name whose hash is not the bytes' (read, or given to the stage), an upload
+larger than the reader takes."""
 
 from __future__ import annotations
 
 import hashlib
 import io
 import random
+from pathlib import Path
 
 import pytest
+from nats.js.errors import DigestMismatchError
 
 from contracts.scene_files import blob_id
 from services.executor.adapters.uploads import ObjectStoreUploads
@@ -24,6 +27,37 @@ async def test_stage_then_get_returns_the_same_bytes(bus: Bus) -> None:
     blob = await uploads.stage("ana", DATA)
     assert blob == blob_id(DATA)
     assert await uploads.get("ana", blob, max_bytes=len(DATA)) == DATA
+
+
+async def test_stage_from_a_file_reads_it_from_where_it_stands_a_chunk_at_a_time(
+    bus: Bus, tmp_path: Path
+) -> None:
+    uploads = ObjectStoreUploads(bus.js, bus.prefix)
+    path = tmp_path / "scene.blend"
+    path.write_bytes(b"skipped" + DATA)
+    with path.open("rb") as file:
+        file.seek(len(b"skipped"))
+        blob = await uploads.stage("ana", file)
+    assert blob == blob_id(DATA)
+    out = io.BytesIO()
+    assert await uploads.fetch("ana", blob, out, max_bytes=len(DATA))
+    assert out.getvalue() == DATA
+    info = await (await bus.js.object_store(uploads.bucket)).get_info(
+        f"ana/{blob.removeprefix('sha256:')}"
+    )
+    assert info.size == len(DATA) and info.chunks == 7  # 3 MiB and a little in 512 KiB
+
+
+async def test_stage_when_the_given_digest_is_not_the_files_stores_nothing(bus: Bus) -> None:
+    uploads = ObjectStoreUploads(bus.js, bus.prefix)
+    await uploads.stage("ana", b"BLENDER-v500 first")  # makes the bucket with its TTL
+    stream = f"OBJ_{uploads.bucket}"
+    before = (await bus.js.stream_info(stream)).state.messages
+    claimed = hashlib.sha256(b"the file as it was hashed").digest()
+    with pytest.raises(DigestMismatchError):  # it changed between the hash and the put
+        await uploads.stage("ana", io.BytesIO(DATA), claimed)
+    assert (await bus.js.stream_info(stream)).state.messages == before  # chunks purged
+    assert await uploads.get("ana", f"sha256:{claimed.hex()}") is None
 
 
 async def test_get_of_an_upload_nats_py_staged_reads_its_small_chunks(bus: Bus) -> None:
