@@ -317,9 +317,20 @@ class BridgeProcess:
         await self._reap()
 
     async def _reap(self) -> None:
+        """Wait for the child to be gone: killed if it has not exited within
+        CLOSE_TIMEOUT (one that closed its stdout may still be shutting down), and never
+        waited for without bound, so no close or crash report hangs on it."""
         if self._proc is None:
             return
-        await self._proc.wait()
+        try:
+            await asyncio.wait_for(self._proc.wait(), CLOSE_TIMEOUT)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                self._proc.kill()
+            try:
+                await asyncio.wait_for(self._proc.wait(), CLOSE_TIMEOUT)
+            except TimeoutError:
+                log.error("bridge process %s did not end after SIGKILL", self._proc.pid)
         if self._proc.stdin is not None and not self._proc.stdin.is_closing():
             self._proc.stdin.close()
         if self._stderr_task is not None:
