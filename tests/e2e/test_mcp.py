@@ -8,6 +8,7 @@ import contextlib
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from tests.support.mcp_plans import create, delete, error_type, op, plan, struct
 from tests.support.meshes import BLENDMESH, command_env
 
 Answers = list[types.ElicitResult]
+CALL_WAIT = 150  # seconds a call may take before the test names it; under the test's timeout
 
 
 @asynccontextmanager
@@ -29,26 +31,40 @@ async def door(home: Path, answers: Answers | None = None) -> AsyncIterator[Clie
     (each elicitation takes the next answer), one that cannot ask otherwise."""
     params = StdioServerParameters(
         command=BLENDMESH,
-        args=["--home", str(home), "mcp"],
+        args=["--home", str(home), "-v", "mcp"],
         env=command_env({"BLENDMESH_USER": "ana"}),
         cwd=str(home),
     )
     asked: list[str] = []
 
     async def elicit(_ctx: RequestContext[Any, Any], params: types.ElicitRequestParams) -> Any:
+        # Never raise here: an error in the host's callback ends the SDK client's reader,
+        # and the call in flight would then wait for ever. An extra question is declined
+        # and shows in ``asked``, which the tests count.
         asked.append(params.message)
-        assert answers, "asked more often than the test expected"
-        return answers.pop(0)
+        return answers.pop(0) if answers else types.ElicitResult(action="decline")
 
-    async with (
-        stdio_client(params) as (read, write),
-        ClientSession(
-            read, write, elicitation_callback=elicit if answers is not None else None
-        ) as session,
-    ):
-        await session.initialize()
-        session.asked = asked  # type: ignore[attr-defined]
-        yield session
+    # The door's own log, shown when a call fails: a call that gets no answer says which
+    # one it was (the read timeout) and what the mesh was doing meanwhile.
+    stderr = home / "mcp-door.log"  # home is the test's own tmp_path: it exists
+    with stderr.open("w") as errlog:
+        try:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(
+                    read,
+                    write,
+                    read_timeout_seconds=timedelta(seconds=CALL_WAIT),
+                    elicitation_callback=elicit if answers is not None else None,
+                ) as session,
+            ):
+                await session.initialize()
+                session.asked = asked  # type: ignore[attr-defined]
+                yield session
+        except BaseException as exc:
+            tail = stderr.read_text(errors="replace")[-4000:]
+            exc.add_note(f"blendmesh mcp wrote, last 4000 characters:\n{tail}")
+            raise
 
 
 async def test_mcp_when_listed_and_run_answers_tools_resources_and_preview(
