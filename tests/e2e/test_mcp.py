@@ -38,9 +38,8 @@ async def door(home: Path, answers: Answers | None = None) -> AsyncIterator[Clie
     asked: list[str] = []
 
     async def elicit(_ctx: RequestContext[Any, Any], params: types.ElicitRequestParams) -> Any:
-        # Never raise here: an error in the host's callback ends the SDK client's reader,
-        # and the call in flight would then wait for ever. An extra question is declined
-        # and shows in ``asked``, which the tests count.
+        # An extra question is declined, as a person would, and shows in ``asked``, which
+        # the tests count; the door then answers the call rather than an error of the SDK.
         asked.append(params.message)
         return answers.pop(0) if answers else types.ElicitResult(action="decline")
 
