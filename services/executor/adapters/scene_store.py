@@ -36,19 +36,28 @@ from nats.js.errors import (
 from nats.js.object_store import ObjectStore
 
 from contracts import revisions
-from contracts.revisions import ChunkedRevision, ManifestError
+from contracts.revisions import ChunkedRevision
 from contracts.scenes import Head
 from services.executor.adapters import packing
 from services.executor.adapters.chunk_store import ChunkUnreadable, JetStreamChunks
+from services.executor.adapters.revision_files import (
+    MAX_BLEND_BYTES,
+    _decode,
+    _map,
+    _pack_file,
+    _packed,
+    _unmap,
+    _unpack_to,
+    _unpacked,
+    _write_atomically,
+)
 from services.executor.domain.chunking import ChunkWriter, Piece, RevisionDamaged, assemble, cut
 from services.executor.domain.ports import INSPECTION_SUFFIX, StaleCommit, inspection_name
 from services.runtime.objects import put_object, read_object, read_stored
 from services.runtime.streams import ensure_kv, object_store_config
 
-# What one read takes into memory at most: a .blend (a 1000-object scene is about 1 MB
-# compressed; a packed one inflates to this at most), and an inspection artifact (the
-# guardians refuse larger ones anyway).
-MAX_BLEND_BYTES = 1024 * 1024 * 1024
+# What one read of an inspection artifact takes into memory at most (the guardians refuse
+# larger ones anyway); a .blend's bound is revision_files.MAX_BLEND_BYTES.
 MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
 # A manifest names one chunk per ~64 KiB: 80 bytes each, a few MiB for the largest scene.
 MAX_MANIFEST_BYTES = 32 * 1024 * 1024
@@ -378,60 +387,3 @@ class JetStreamSceneStore:
         info, data = found
         await asyncio.to_thread(_unpack_to, dest, data, info.headers, f"result image {name}")
         return True
-
-
-def _decode(data: bytes, what: str) -> ChunkedRevision:
-    try:
-        return revisions.decode(data)
-    except ManifestError as exc:
-        raise RevisionDamaged(f"{what} is damaged: {exc}") from None
-
-
-def _map(path: Path) -> bytes | mmap.mmap:
-    """The saved file's bytes, mapped, not read: reading copied a big scene's 77 MiB into
-    fresh memory before the cut went over it, a third of the commit's own time, where the
-    map hands the cut the page cache's pages. The file is the executor's own, written
-    before the commit and renamed only after it, so it cannot shrink under the map."""
-    with path.open("rb") as file:
-        if file.seek(0, 2) == 0:
-            return b""  # nothing to map
-        return mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
-
-
-def _unmap(data: bytes | mmap.mmap) -> None:
-    if isinstance(data, mmap.mmap):
-        # A view of it still held (by a traceback's frame) keeps it mapped until the last
-        # view goes: the map is closed then, by its own finalizer.
-        with contextlib.suppress(BufferError):
-            data.close()
-
-
-def _packed(headers: dict[str, list[str]] | None, what: str) -> bool:
-    try:
-        return packing.encoding(headers) is not None
-    except packing.Unreadable as exc:
-        raise RevisionDamaged(f"{what} is damaged: its stored file {exc}") from None
-
-
-def _unpacked(
-    data: bytes, headers: dict[str, list[str]] | None, what: str, limit: int = MAX_BLEND_BYTES
-) -> bytes:
-    try:
-        return packing.unpacked(data, headers, limit)
-    except packing.Unreadable as exc:
-        raise RevisionDamaged(f"{what} is damaged: its stored file {exc}") from None
-
-
-def _pack_file(path: Path) -> tuple[bytes, bytes]:
-    return packing.pack(path.read_bytes())
-
-
-def _unpack_to(dest: Path, data: bytes, headers: dict[str, list[str]] | None, what: str) -> None:
-    _write_atomically(dest, _unpacked(data, headers, what))
-
-
-def _write_atomically(dest: Path, data: bytes) -> None:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.part")
-    tmp.write_bytes(data)
-    tmp.replace(dest)
