@@ -4,7 +4,9 @@ Not a planner tool: the preview worker calls it after a render, on its own bridg
 scene it exports is a committed revision loaded for the purpose. Meshes are exported with
 their modifiers applied and their materials' base colours; cameras, lights, animation and
 custom properties stay out (a viewer lights and frames the scene itself, and a property
-may hold anything). The size is bounded: a file over the limit is deleted and refused.
+may hold anything). The size is bounded: a scene whose triangles alone would go over the
+limit is refused before anything is exported (a production scene's export takes seconds and
+would only be thrown away), and a file over the limit is deleted and refused.
 """
 
 from __future__ import annotations
@@ -27,6 +29,12 @@ def export_gltf(path: str, max_bytes: int) -> GltfExport:
     if os.path.exists(path):
         os.remove(path)
     objects = sum(1 for ob in bpy.context.scene.objects if ob.type not in _NOT_EXPORTED)
+    least = least_bytes()
+    if least > max_bytes:
+        raise SceneError(
+            f"the scene as glTF would be at least {least} bytes (its triangles' indices "
+            f"alone), over the {max_bytes} allowed"
+        )
     try:
         result = bpy.ops.export_scene.gltf(
             filepath=path,
@@ -48,3 +56,20 @@ def export_gltf(path: str, max_bytes: int) -> GltfExport:
         os.remove(path)
         raise SceneError(f"the scene as glTF is {size} bytes, over the {max_bytes} allowed")
     return GltfExport(path=path, bytes=size, objects=objects)
+
+
+def least_bytes() -> int:
+    """A lower bound of the GLB's size: the index bytes of every mesh's triangles, with
+    modifiers applied, each mesh counted once (the exporter may share it) at its smallest.
+    A face of n corners is n - 2 triangles; an index is 2 bytes, or 4 past 65,535 vertices."""
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    smallest: dict[str, int] = {}
+    for ob in bpy.context.scene.objects:
+        if ob.type != "MESH":
+            continue
+        mesh = ob.evaluated_get(depsgraph).data
+        triangles = len(mesh.loops) - 2 * len(mesh.polygons)
+        size = triangles * 3 * (4 if len(mesh.vertices) > 65535 else 2)
+        key = ob.data.name_full
+        smallest[key] = min(size, smallest.get(key, size))
+    return sum(smallest.values())

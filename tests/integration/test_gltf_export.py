@@ -61,3 +61,21 @@ async def test_export_gltf_when_over_the_limit_is_refused_and_leaves_no_file(
     with pytest.raises(BridgeError, match="over the 1000 allowed"):
         await bridge.export_gltf(str(tmp_path / "big.glb"), 1000)
     assert not (tmp_path / "big.glb").exists()
+
+
+async def test_export_gltf_when_triangles_alone_exceed_the_limit_is_refused_before_exporting(
+    bridge: BridgeProcess, tmp_path: Path
+) -> None:
+    # The cube's 12 and the monkey's 968 triangles: 5,880 index bytes at the least.
+    with pytest.raises(BridgeError, match=r"would be at least 5880 bytes .* over the 5000 allowed"):
+        await bridge.export_gltf(str(tmp_path / "big.glb"), 5000)
+    assert not (tmp_path / "big.glb").exists()
+
+
+async def test_export_gltf_when_only_the_written_file_exceeds_the_limit_is_refused_after_it(
+    bridge: BridgeProcess, tmp_path: Path
+) -> None:
+    # Over the triangles' bound, under the file's size (positions and normals come too).
+    with pytest.raises(BridgeError, match=r"the scene as glTF is \d+ bytes, over the 6000 allowed"):
+        await bridge.export_gltf(str(tmp_path / "big.glb"), 6000)
+    assert not (tmp_path / "big.glb").exists()
