@@ -43,6 +43,7 @@ from contracts.receipts import RunResult
 from contracts.resolutions import Resolution, canonical_resolution
 from contracts.session import BUS, DeterminismRequest, HostProfile
 from contracts.trusted_code import quote_problem
+from services.doors.core.run_view import RunView
 from services.doors.core.run_watch import Waiting, Watch
 from services.runtime import delivered, tracing
 from services.runtime.history import read_run
@@ -157,6 +158,8 @@ class MeshClient:
         self, request: RunRequested, on_event: OnEvent | None = None, timeout: float = 600.0
     ) -> RunResult:
         """Submit a request and follow it until it completes, fails or waits for a person.
+        ``on_event`` hears every event of the run, from its request on (``Gathered``
+        builds the run's view from them).
 
         The span opened here is the root of the run's trace: every service's span joins it
         through the trace context in the events' headers.
@@ -166,9 +169,9 @@ class MeshClient:
             "blendmesh run", kind=SpanKind.CLIENT, attributes=attributes
         ) as span:
             follower = await self._publish_following(request.run_id, request)
-            result = await self._follow(request.run_id, follower, on_event, timeout, after=None)
-            span.set_attribute("blendmesh.status", result.status)
-            return result
+            view = await self._follow(request.run_id, follower, on_event, timeout)
+            span.set_attribute("blendmesh.status", view.status)
+            return view.result
 
     async def resolve(
         self,
@@ -180,6 +183,23 @@ class MeshClient:
         request_hash: str | None = None,
         code_sha256: Sequence[str] | None = None,
     ) -> RunResult:
+        """Approve or reject the pending operations of ``run_id`` and follow the run
+        (``resolve_view`` says how)."""
+        view = await self.resolve_view(
+            run_id, decision, user, on_event, timeout, request_hash, code_sha256
+        )
+        return view.result
+
+    async def resolve_view(
+        self,
+        run_id: str,
+        decision: Resolution,
+        user: str,
+        on_event: OnEvent | None = None,
+        timeout: float = 600.0,
+        request_hash: str | None = None,
+        code_sha256: Sequence[str] | None = None,
+    ) -> RunView:
         """Approve or reject the pending operations of ``run_id`` and follow the run.
 
         ``request_hash`` is the hash of the request the person saw; when it is not the
@@ -189,17 +209,16 @@ class MeshClient:
         """
         quoted = _quoted(code_sha256)
         decision = canonical_resolution(decision)  # the log carries one name per decision
-        events = await read_run(self.bus.js, self.bus.prefix, run_id)
-        result = fold_run(events)
-        if result is None:
+        view = await self.view(run_id)
+        if view is None:
             raise ClientError(f"there is no run {run_id}; `blendmesh runs` lists the runs")
-        if result.status in ("completed", "failed"):
-            raise ClientError(f"run {run_id} is {result.status}, not awaiting approval")
-        if result.status != "awaiting_confirmation":
+        if view.status in ("completed", "failed"):
+            raise ClientError(f"run {run_id} is {view.status}, not awaiting approval")
+        pending = view.asked
+        if pending is None:
             # Another resolution won the race and the run goes on: this answer is its
             # outcome, exactly as the winner will see it.
-            return await self.follow(run_id, on_event, timeout)
-        pending = next(e for e in reversed(events) if isinstance(e, ApprovalRequested))
+            return await self._follow(run_id, await self._subscribe(run_id), on_event, timeout)
         if request_hash is not None and request_hash != pending.request_hash:
             raise RequestMismatch(
                 f"run {run_id} waits on a different request than the one answered; "
@@ -229,15 +248,20 @@ class MeshClient:
                 {"blendmesh.approval_id": pending.approval_id, "blendmesh.decision": decision}
             )
             follower = await self._publish_following(run_id, resolution)
-            result = await self._follow(
+            view = await self._follow(
                 run_id, follower, on_event, timeout, after=resolution.event_id
             )
-            span.set_attribute("blendmesh.status", result.status)
-            return result
+            span.set_attribute("blendmesh.status", view.status)
+            return view
 
     async def result(self, run_id: str) -> RunResult | None:
         """The run as its events fold today; None when there is no such run."""
-        return fold_run(await read_run(self.bus.js, self.bus.prefix, run_id))
+        view = await self.view(run_id)
+        return view.result if view is not None else None
+
+    async def view(self, run_id: str) -> RunView | None:
+        """The run as a door answers it today (``RunView``); None when there is no such run."""
+        return RunView.of(await read_run(self.bus.js, self.bus.prefix, run_id))
 
     async def requested(self, run_id: str) -> RunRequested | None:
         """A run's RunRequested (who asked, on which scene), read directly by its subject."""
@@ -256,7 +280,7 @@ class MeshClient:
     ) -> RunResult:
         """Follow a run that is under way until it ends or waits for approval again."""
         sub = await self._subscribe(run_id)
-        return await self._follow(run_id, sub, on_event, timeout, after=None)
+        return (await self._follow(run_id, sub, on_event, timeout)).result
 
     async def _trace_context(self, run_id: str, kind: str) -> Context | None:
         """The trace context stored with the run's last ``kind`` event, if there is one."""
@@ -297,8 +321,10 @@ class MeshClient:
         sub: JetStreamContext.PushSubscription,
         on_event: OnEvent | None,
         timeout: float,
-        after: str | None,
-    ) -> RunResult:
+        after: str | None = None,
+    ) -> RunView:
+        """The view of the run's events once it is over or waits for a person (again,
+        after ``after``, the resolution just published)."""
         events: list[AnyEvent] = []
         seen_after = after is None
         # Not a retry (services.runtime.retry): nothing is tried again, the run is followed.
@@ -334,6 +360,6 @@ class MeshClient:
                     and (result.status == "awaiting_confirmation")
                 )
                 if result is not None and seen_after and is_terminal(result) and not waiting_again:
-                    return result
+                    return RunView.build(result, events)
         finally:
             await sub.unsubscribe()

@@ -10,13 +10,13 @@ older event's shape is handled once. Pure: no I/O.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import msgspec
 
 from contracts.events import AnyEvent, ApprovalRequested, Planned, PolicyDecided
-from contracts.failures import FailureContract, RepairStep
+from contracts.failures import ErrorCode, FailureContract, RepairStep
 from contracts.fold import action_states, action_times, fold_run, latest
 from contracts.gates import GateEnvelope
 from contracts.geonodes import step_of
@@ -103,7 +103,7 @@ class Failure:
     message: str
 
     @property
-    def code(self) -> str:
+    def code(self) -> ErrorCode:
         return self.contract.error_code
 
     @property
@@ -239,7 +239,8 @@ class RunView:
 
     @property
     def committed(self) -> bool:
-        return self.result.scene_hash is not None
+        """Whether the run committed a revision (a revision's hash is never empty)."""
+        return bool(self.result.scene_hash)
 
     @property
     def gates(self) -> GateEnvelope | None:
@@ -267,3 +268,23 @@ class RunView:
         if self.result.status != "failed" or contract is None:
             return None
         return Failure(contract=contract, message=self.result.message)
+
+
+class Gathered:
+    """An ``on_event`` that keeps every event a run's follower hands on, and passes each to
+    ``then``: the events ``MeshClient.run`` followed, so a door builds the run's view
+    without reading the run again. A resolution's follower hands on only the events after
+    it; ``MeshClient.resolve_view`` answers with the view instead."""
+
+    def __init__(self, then: Callable[[AnyEvent], None] | None = None) -> None:
+        self.events: list[AnyEvent] = []
+        self._then = then
+
+    def __call__(self, event: AnyEvent) -> None:
+        self.events.append(event)
+        if self._then is not None:
+            self._then(event)
+
+    def view(self, result: RunResult) -> RunView:
+        """The view of ``result``, folded by the follower from the events gathered."""
+        return RunView.build(result, self.events)

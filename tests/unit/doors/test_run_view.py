@@ -14,7 +14,7 @@ from contracts.gates import GateEnvelope
 from contracts.operations import Operation, OperationSet
 from contracts.python_steps import code_sha256
 from contracts.receipts import Receipt
-from services.doors.core.run_view import RunView, answer_hash
+from services.doors.core.run_view import Gathered, RunView, answer_hash
 from tests.support.trusted_runs import python_op
 
 REQ = ev.RunRequested(
@@ -336,3 +336,19 @@ def test_view_of_a_result_alone_has_no_steps_and_quotes_the_policys_hash() -> No
     assert (view.steps, view.asked) == ((), None)
     assert pending is not None and pending.quote == "h" * 64
     assert RunView.of_result(msgspec.structs.replace(waiting, approval=None)).pending is None
+
+
+def test_gathered_when_a_follower_hands_events_on_keeps_them_and_passes_each_on() -> None:
+    run = Run().planned(CUBE, WIPE).decided("wipe").asked("a1", WIPE)
+    heard: list[ev.AnyEvent] = []
+    gathered = Gathered(heard.append)
+    for event in run.events:
+        gathered(event)
+    assert heard == gathered.events == run.events
+    view = gathered.view(run.view().result)
+    assert view == run.view() and view.pending is not None
+
+
+def test_view_when_a_revision_hash_is_missing_or_empty_has_committed_nothing() -> None:
+    done = Run().then(ev.RunCompleted, summary="s", blend_path=None, scene_hash="").view()
+    assert (done.scene_hash, done.committed) == ("", False)
