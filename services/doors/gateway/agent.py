@@ -15,9 +15,9 @@ from nats.errors import Error as NatsError
 from contracts.events import AnyEvent, RunRequested
 from contracts.limits import LimitExceeded
 from contracts.progress import progress_line
-from contracts.receipts import RunResult
 from contracts.session import HTTP
-from services.doors.core.client import ClientError, RequestMismatch, build_request
+from services.doors.core.client import ClientError, OnEvent, RequestMismatch, build_request
+from services.doors.core.run_view import Gathered, RunView
 from services.doors.gateway import exports
 from services.doors.gateway.auth import current_user
 from services.doors.gateway.context import Gateway, gateway
@@ -31,9 +31,8 @@ from services.doors.gateway.errors import (
     status_of,
     type_name,
 )
-from services.doors.gateway.schemas import RunBody, RunResponse, run_out
+from services.doors.gateway.schemas import RunBody, RunResponse, run_response
 from services.planner.client import planner_for
-from services.runtime.history import read_run
 
 log = logging.getLogger("blendmesh.gateway")
 
@@ -78,11 +77,17 @@ def _built(body: RunBody, user: str, gw: Gateway) -> RunRequested:
         raise ValidationError(str(exc)) from None
 
 
-async def answer(gw: Gateway, following: Awaitable[RunResult], run_id: str) -> RunResponse:
-    """Wait for a run to reach an answer and map it; mesh trouble becomes 503 or 504."""
+async def followed(gw: Gateway, request: RunRequested, on_event: OnEvent | None = None) -> RunView:
+    """Submit ``request`` and follow it to its answer, as the view of the events followed."""
+    gathered = Gathered(on_event)
+    return gathered.view(await gw.client.run(request, gathered, gw.run_timeout))
+
+
+async def settled(gw: Gateway, following: Awaitable[RunView], run_id: str) -> RunView:
+    """Wait for a run to reach an answer; mesh trouble becomes 503 or 504. The view is of
+    the events the follower read: the run is not read again."""
     try:
-        result = await following
-        events = await read_run(gw.bus.js, gw.prefix, result.run_id)
+        return await following
     except RequestMismatch:
         raise
     except ClientError:
@@ -92,15 +97,18 @@ async def answer(gw: Gateway, following: Awaitable[RunResult], run_id: str) -> R
         ) from None
     except (NatsError, TimeoutError):
         raise Unavailable("the mesh did not answer; retry when it is up") from None
-    return run_out(result, events)
+
+
+async def answer(gw: Gateway, following: Awaitable[RunView], run_id: str) -> RunResponse:
+    """Wait for a run to reach an answer and map it (``settled``)."""
+    return run_response(await settled(gw, following, run_id))
 
 
 @router.post("/run", response_model=RunResponse, responses=responses(*RUN_ERRORS))
 async def run(body: RunBody, user: User, gw: Gw) -> RunResponse:
     """Run a request; answers once it is completed, failed or awaiting_confirmation."""
     request = await start(body, user, gw)
-    following = gw.client.run(request, timeout=gw.run_timeout)
-    return await answer(gw, following, request.run_id)
+    return await answer(gw, followed(gw, request), request.run_id)
 
 
 def plain(event: AnyEvent) -> str | None:
@@ -131,7 +139,7 @@ async def lines(gw: Gateway, request: RunRequested) -> AsyncIterator[bytes]:
         if line:
             queue.put_nowait(line)
 
-    following = asyncio.create_task(gw.client.run(request, on_event, gw.run_timeout))
+    following = asyncio.create_task(followed(gw, request, on_event))
     following.add_done_callback(lambda _: queue.put_nowait(None))
     yield ndjson(
         {

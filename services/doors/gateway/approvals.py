@@ -7,10 +7,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends
 
-from contracts.events import ApprovalRequested
-from contracts.fold import fold_run, latest
 from contracts.trusted_code import quote_problem
 from services.doors.core.client import CodeNotQuoted, RequestMismatch
+from services.doors.core.run_view import RunView
 from services.doors.gateway.agent import answer
 from services.doors.gateway.auth import current_user
 from services.doors.gateway.context import Gateway, gateway
@@ -22,8 +21,7 @@ from services.doors.gateway.schemas import (
     ResolveBody,
     RunResponse,
     pending_out,
-    request_hash,
-    run_out,
+    run_response,
 )
 from services.runtime.history import read_run
 
@@ -34,12 +32,9 @@ STALE = "requestHash does not match the pending request; read /api/agent/approva
 
 
 async def _pending(gw: Gateway, run_id: str) -> PendingApproval | None:
-    events = await read_run(gw.bus.js, gw.prefix, run_id)
-    result = fold_run(events)
-    if result is None or result.status != "awaiting_confirmation":
-        return None
-    asked = next(e for e in reversed(events) if isinstance(e, ApprovalRequested))
-    return pending_out(asked, events)
+    view = RunView.of(await read_run(gw.bus.js, gw.prefix, run_id))
+    waiting = view.pending if view is not None else None
+    return pending_out(waiting) if waiting is not None else None
 
 
 @router.get("/pending", response_model=PendingApprovals, responses=responses(401, 503))
@@ -62,19 +57,13 @@ async def resolve(body: ResolveBody, user: User, gw: Gw) -> RunResponse:
     run's current state, so a client may safely retry.
     """
     asked = await gw.own_approval(body.approval_id, user)
-    events = await read_run(gw.bus.js, gw.prefix, asked.run_id)
-    result = fold_run(events)
-    if result is None:
+    view = RunView.of(await read_run(gw.bus.js, gw.prefix, asked.run_id))
+    if view is None:
         raise NotFound(f"no approval {body.approval_id}")
-    current = latest(events, ApprovalRequested)
-    still_pending = (
-        result.status == "awaiting_confirmation"
-        and current is not None
-        and current.approval_id == body.approval_id
-    )
-    if not still_pending or current is None:
-        return run_out(result, events)
-    if body.request_hash != request_hash(current):
+    current = view.pending
+    if current is None or current.approval_id != body.approval_id:
+        return run_response(view)  # no longer pending: the run as it stands
+    if body.request_hash != current.quote:
         raise Conflict(STALE)
     # Trusted Python counts as approved only by a person who quotes its code's hash: refuse
     # here, before anything is published, rather than let the policy drop the resolution.
@@ -83,7 +72,7 @@ async def resolve(body: ResolveBody, user: User, gw: Gw) -> RunResponse:
     )
     if problem is not None:
         raise Conflict(problem)
-    following = gw.client.resolve(
+    following = gw.client.resolve_view(
         asked.run_id,
         body.decision,
         user,

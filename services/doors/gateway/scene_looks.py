@@ -22,14 +22,14 @@ from contracts.receipts import RunResult
 from contracts.views import DEFAULT_AZIMUTH, DEFAULT_ELEVATION, MAX_SIDE, MIN_SIDE
 from services.doors.core.scene_client import SceneDoor
 from services.doors.core.scene_looks import AssetRefused, BadView, SceneLooks, operation_result
-from services.doors.gateway.agent import answer
+from services.doors.gateway.agent import followed, settled
 from services.doors.gateway.auth import current_user
 from services.doors.gateway.context import Gateway, gateway
 from services.doors.gateway.errors import NotFound, ToolExecutionError, ValidationError, responses
 from services.doors.gateway.limits import Streamed
 from services.doors.gateway.scene_runs import follow
 from services.doors.gateway.scene_schemas import SceneRun
-from services.doors.gateway.schemas import RunResponse
+from services.doors.gateway.schemas import RunResponse, run_response
 from services.runtime.settings import Settings
 
 router = APIRouter(prefix="/api/scenes", tags=["scenes"])
@@ -103,15 +103,9 @@ def _refusal(result: RunResult) -> Exception:
 
 async def _ran(gw: Gateway, request: RunRequested) -> tuple[RunResult, RunResponse]:
     """Submit ``request`` and wait for its answer: the result, and the run as the API
-    answers runs (mesh trouble is 503 or 504, as ``answer`` maps it)."""
-    got: list[RunResult] = []
-
-    async def following() -> RunResult:
-        got.append(await gw.client.run(request, timeout=gw.run_timeout))
-        return got[0]
-
-    response = await answer(gw, following(), request.run_id)
-    return got[0], response
+    answers runs (mesh trouble is 503 or 504, as ``settled`` maps it)."""
+    view = await settled(gw, followed(gw, request), request.run_id)
+    return view.result, run_response(view)
 
 
 async def _read(

@@ -15,19 +15,17 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Request, Response
 
-from contracts.events import ApprovalRequested, RunRequested
-from contracts.fold import latest
+from contracts.events import RunRequested
 from services.doors.core.scene_client import HEAD_BYTES, SceneDoor, check_head
 from services.doors.gateway import received
-from services.doors.gateway.agent import answer
+from services.doors.gateway.agent import followed, settled
 from services.doors.gateway.auth import current_user
 from services.doors.gateway.context import Gateway, gateway
 from services.doors.gateway.errors import ValidationError, responses
 from services.doors.gateway.limits import Streamed
 from services.doors.gateway.scene_schemas import RevertBody, SceneRun
-from services.doors.gateway.schemas import pending_out
+from services.doors.gateway.schemas import pending_out, run_response
 from services.executor.client import SceneFiles
-from services.runtime.history import read_run
 from services.runtime.settings import Settings
 
 router = APIRouter(prefix="/api/scenes", tags=["scenes"])
@@ -61,13 +59,14 @@ def upload_limit(settings: Settings) -> Streamed:
 
 async def follow(gw: Gateway, request: RunRequested, response: Response) -> SceneRun:
     """Submit ``request`` and answer once it waits for approval (202) or ended (200)."""
-    run = await answer(gw, gw.client.run(request, timeout=gw.run_timeout), request.run_id)
-    if run.status != "awaiting_confirmation":
+    view = await settled(gw, followed(gw, request), request.run_id)
+    if view.status != "awaiting_confirmation":
         response.status_code = 200
-        return SceneRun(run=run, approval=None)
-    events = await read_run(gw.bus.js, gw.prefix, run.run_id)
-    asked = latest(events, ApprovalRequested)
-    return SceneRun(run=run, approval=pending_out(asked, events) if asked else None)
+        return SceneRun(run=run_response(view), approval=None)
+    waiting = view.pending
+    return SceneRun(
+        run=run_response(view), approval=pending_out(waiting) if waiting is not None else None
+    )
 
 
 @router.post(

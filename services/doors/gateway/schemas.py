@@ -7,7 +7,6 @@ an answer, so a renamed contract field breaks here and nowhere else.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
@@ -17,17 +16,13 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 from pydantic.alias_generators import to_camel
 from pydantic.json_schema import SkipJsonSchema
 
-from contracts import events
-from contracts.events import AnyEvent, ApprovalRequested, Planned, PolicyDecided
-from contracts.fold import action_states, action_times, latest
-from contracts.geonodes import step_of
-from contracts.operations import Operation
+from contracts.events import AnyEvent
 from contracts.python_steps import CODE_SHA256_PATTERN
 from contracts.queries import AuditRecord, RunRow, TimelineEntry
 from contracts.receipts import ActionState, RunResult, RunState
 from contracts.resolutions import Resolution
 from contracts.tools import DeterminismClass
-from contracts.trusted_code import code_hashes
+from services.doors.core.run_view import Pending, RunView
 from services.doors.gateway.errors import FAILURE_TYPE, ApiError, type_name
 
 # The subject-safe ids of contracts/subjects.py: they become NATS subject tokens.
@@ -242,116 +237,86 @@ def _when(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, UTC)
 
 
-def _last(events: Sequence[AnyEvent], kind: type[Any]) -> Any:
-    return latest(events, kind)
-
-
 def scene_path(scene_id: str) -> str:
     return f"/api/scenes/{scene_id}.blend"
 
 
-def run_out(result: RunResult, events: Sequence[AnyEvent]) -> RunResponse:
-    """A run's answer from its folded result and its events (actions need the plan)."""
-    planned: Planned | None = _last(events, Planned)
-    decided: PolicyDecided | None = _last(events, PolicyDecided)
-    asks = (
-        {d.operation_id for d in decided.decisions if d.mode == "require_approval"}
-        if decided
-        else set()
-    )
-    states = action_states(events)
-    times = action_times(events)
-    receipts = {r.operation_id: r for r in result.receipts}
+def run_response(view: RunView) -> RunResponse:
+    """A run's answer: its steps are its actions, its failure the spec 002 class."""
     actions = [
         Action(
-            operation_id=op.operation_id,
-            tool=op.tool_name,
-            status=states.get(op.operation_id, "planned"),
-            requires_approval=op.operation_id in asks,
-            step_id=step_of(op.operation_id),
-            determinism_class=receipt.determinism_class if receipt else None,
-            seed=receipt.seed if receipt else None,
-            error_code=receipt.error_code if receipt else None,
-            created_at=_when(when[0]) if when else None,
-            updated_at=_when(when[1]) if when else None,
+            operation_id=step.operation_id,
+            tool=step.operation.tool_name,
+            status=step.state,
+            requires_approval=step.requires_approval,
+            step_id=step.step_id,
+            determinism_class=step.receipt.determinism_class if step.receipt else None,
+            seed=step.receipt.seed if step.receipt else None,
+            error_code=step.receipt.error_code if step.receipt else None,
+            created_at=_when(step.planned_at) if step.planned_at is not None else None,
+            updated_at=_when(step.changed_at) if step.changed_at is not None else None,
         )
-        for op in (planned.operation_set.operations if planned else [])
-        for receipt, when in [(receipts.get(op.operation_id), times.get(op.operation_id))]
+        for step in view.steps
     ]
     failure = None
-    if result.status == "failed" and result.failure is not None:
-        f = result.failure
-        kind: type[ApiError] = FAILURE_TYPE.get(f.error_code, ApiError)
+    if (failed := view.failure) is not None:
+        kind: type[ApiError] = FAILURE_TYPE.get(failed.code, ApiError)
         failure = Failure(
             type=type_name(kind),
-            error_code=f.error_code,
-            recoverable=f.recoverable,
-            retry_hint=f.retry_hint,
+            error_code=failed.code,
+            recoverable=failed.recoverable,
+            retry_hint=failed.hint,
             minimal_repair_plan=[
-                RepairStepOut(operation_id=s.operation_id, action=s.action)
-                for s in f.minimal_repair_plan
+                RepairStepOut(operation_id=s.operation_id, action=s.action) for s in failed.repair
             ],
         )
-    summary = result.message
-    if result.status == "awaiting_confirmation":
-        summary = f"waiting for approval of {', '.join(result.pending_operations)}"
+    summary = view.message
+    if view.status == "awaiting_confirmation":
+        summary = f"waiting for approval of {', '.join(view.awaited)}"
+    gates = view.gates
     return RunResponse(
-        ok=result.status != "failed",
-        run_id=result.run_id,
-        thread_id=result.thread_id,
-        status=result.status,
+        ok=view.status != "failed",
+        run_id=view.run_id,
+        thread_id=view.result.thread_id,
+        status=view.status,
         summary=summary,
         actions=actions,
         failure=failure,
-        scene_path=scene_path(result.scene_id) if result.scene_hash else None,
+        scene_path=scene_path(view.scene_id) if view.committed else None,
         gates=Gates(
-            success=result.gates.success,
-            failed_gates=list(result.gates.failed_gates),
-            messages=list(result.gates.messages),
+            success=gates.success,
+            failed_gates=list(gates.failed_gates),
+            messages=list(gates.messages),
         )
-        if result.gates is not None
+        if gates is not None
         else None,
     )
 
 
-def request_hash(pending: ApprovalRequested) -> str:
-    """The hash a resolution must quote: the policy's, or for events older than it, a
-    stand-in over what was asked under which approval id."""
-    if pending.request_hash:
-        return pending.request_hash
-    key = msgspec.json.encode([pending.approval_id, pending.run_id, pending.operation_ids])
-    return hashlib.sha256(key).hexdigest()
+def run_out(result: RunResult, events: Sequence[AnyEvent]) -> RunResponse:
+    """A run's answer from its folded result and the events it was folded from."""
+    return run_response(RunView.build(result, events))
 
 
-def pending_out(pending: ApprovalRequested, events: Sequence[AnyEvent]) -> PendingApproval:
-    operations: Sequence[Any] = pending.operations
-    if not operations:  # older events: the operations are in the run's last plan
-        planned: Planned | None = _last(events, Planned)
-        wanted = set(pending.operation_ids)
-        operations = [
-            op
-            for op in (planned.operation_set.operations if planned else [])
-            if op.operation_id in wanted
-        ]
+def pending_out(pending: Pending) -> PendingApproval:
+    """The approval a run waits on, with the hash a resolution quotes."""
     expires_at = pending.expires_at
     return PendingApproval(
         approval_id=pending.approval_id,
         run_id=pending.run_id,
-        request_hash=request_hash(pending),
+        request_hash=pending.quote,
         reason=pending.reason,
         expires_at=_when(expires_at) if isinstance(expires_at, int | float) else None,
-        operations=[_pending_operation(op) for op in operations],
-        code_sha256=code_hashes(pending.operations),
-    )
-
-
-def _pending_operation(op: Operation | events.PendingOperation) -> PendingOperation:
-    """The policy's record of an operation to approve, or the planned Operation itself."""
-    return PendingOperation(
-        operation_id=op.operation_id,
-        tool=op.tool if isinstance(op, events.PendingOperation) else op.tool_name,
-        safety_level=op.safety_level,
-        args=msgspec.to_builtins(op.args),
+        operations=[
+            PendingOperation(
+                operation_id=op.operation_id,
+                tool=op.tool,
+                safety_level=op.safety_level,
+                args=msgspec.to_builtins(op.args),
+            )
+            for op in pending.operations
+        ],
+        code_sha256=pending.code_sha256,
     )
 
 
