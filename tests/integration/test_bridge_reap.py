@@ -10,7 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from services.executor.adapters.bridge_client import CLOSE_TIMEOUT, BridgeCrashed, BridgeProcess
+from services.executor.adapters.bridge_client import (
+    CLOSE_TIMEOUT,
+    BridgeCrashed,
+    BridgeProcess,
+    finish,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
@@ -34,3 +39,36 @@ async def test_start_when_the_child_closes_stdout_but_lives_kills_it_and_reports
     with pytest.raises(ProcessLookupError):  # killed and reaped, not left sleeping
         os.kill(pid, 0)
     await bridge.close()  # and closing it again returns at once
+
+
+async def test_finish_when_its_caller_is_cancelled_lets_the_cancellation_through() -> None:
+    # A close cancelled while it waits for the stderr drain must end: swallowing the
+    # cancellation left a supervisor's idle loop running and its close waiting for ever.
+    draining = asyncio.create_task(asyncio.sleep(30), name="stderr drain")
+    closing = asyncio.create_task(finish(draining, 10.0))
+    await asyncio.sleep(0.05)
+    closing.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(closing, 2.0)
+    assert not draining.done()  # the caller's cancellation, not the drain's
+    draining.cancel()
+
+
+async def test_finish_when_the_task_outlives_its_time_cancels_it_and_returns() -> None:
+    draining = asyncio.create_task(asyncio.sleep(30))
+    began = time.monotonic()
+    await finish(draining, 0.1)
+    await asyncio.sleep(0)
+    assert draining.cancelled() and time.monotonic() - began < 2
+
+
+async def test_finish_when_the_task_failed_or_was_cancelled_returns_quietly() -> None:
+    async def fails() -> None:
+        raise OSError("pipe gone")
+
+    failed = asyncio.create_task(fails())
+    cancelled = asyncio.create_task(asyncio.sleep(30))
+    cancelled.cancel()
+    await finish(failed, 1.0)
+    await finish(cancelled, 1.0)
+    assert isinstance(failed.exception(), OSError) and cancelled.cancelled()

@@ -248,10 +248,14 @@ class BridgeProcess:
         """Open a .blend file; returns the scene hash."""
         return (await self.request("blendmesh/scene.load", SceneHash, LoadParams(path=path))).hash
 
-    async def save(self, path: str, compress: bool = False) -> SavedScene:
+    async def save(self, path: str, compress: bool = False, checked: bool = True) -> SavedScene:
         """Save a copy of the scene."""
-        params = SaveParams(path=path, compress=compress)
+        params = SaveParams(path=path, compress=compress, checked=checked)
         return await self.request("blendmesh/scene.save", SavedScene, params)
+
+    async def verify(self) -> str:
+        """The full scene hash, checked against the digest cache."""
+        return (await self.request("blendmesh/scene.verify", SceneHash)).hash
 
     async def fingerprint(self) -> str:
         """Current scene hash."""
@@ -335,10 +339,7 @@ class BridgeProcess:
             self._proc.stdin.close()
         if self._stderr_task is not None:
             # Let the drain finish reading what the child wrote before dying.
-            try:
-                await asyncio.wait_for(self._stderr_task, 1.0)
-            except (TimeoutError, asyncio.CancelledError):
-                self._stderr_task.cancel()
+            await finish(self._stderr_task, 1.0)
 
     def _crash_message(self, what: str) -> str:
         """What a crash says to the caller. The message reaches failure contracts, which
@@ -349,3 +350,14 @@ class BridgeProcess:
             tail = " | ".join(self._stderr_tail)
             log.warning("bridge: %s (exit code %s); its stderr ended with: %s", what, code, tail)
         return f"{what} (exit code {code}); see the executor's log"
+
+
+async def finish(task: asyncio.Task[Any], within: float) -> None:
+    """Give ``task`` ``within`` seconds to end, then cancel it. Its own end (an error, a
+    cancellation) is not the caller's; the caller's cancellation always goes through,
+    since a close that swallowed it would leave its canceller waiting for ever."""
+    await asyncio.wait({task}, timeout=within)
+    if not task.done():
+        task.cancel()
+    elif not task.cancelled() and task.exception() is not None:
+        log.warning("%s ended with an error: %r", task.get_name(), task.exception())
