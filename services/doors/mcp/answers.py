@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import mcp.types as types
 
-from contracts.events import ApprovalRequested
 from contracts.receipts import RunResult
-from contracts.trusted_code import code_hashes, numbered, trusted_code, visible
+from contracts.trusted_code import AskedOperation, code_hashes, numbered, trusted_code, visible
+from services.doors.core.run_view import Pending, RunView, approve_command, reject_command
 from services.doors.mcp.door import plain
 from services.doors.mcp.errors import ToolError, failure_type
 
@@ -44,57 +45,75 @@ def tool_error(exc: ToolError) -> types.CallToolResult:
     )
 
 
-def approve_command(pending: ApprovalRequested) -> str:
-    """The CLI command that approves ``pending``, quoting the hash of any trusted code."""
-    quoted = "".join(f" --code-sha256 {h}" for h in code_hashes(pending.operations))
-    return f"blendmesh approve {pending.run_id}{quoted}"
+class ShownOperation(AskedOperation, Protocol):
+    @property
+    def safety_level(self) -> str: ...
 
 
-def approval_out(pending: ApprovalRequested) -> dict[str, Any]:
+class Asked(Protocol):
+    """An approval as this door words it: a run view's ``Pending`` (the policy's
+    ``ApprovalRequested`` reads alike)."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def approval_id(self) -> str: ...
+
+    @property
+    def reason(self) -> str: ...
+
+    @property
+    def operations(self) -> Sequence[ShownOperation]: ...
+
+
+def approval_out(pending: Asked) -> dict[str, Any]:
+    hashes = code_hashes(pending.operations)
     return {
         "approval_id": pending.approval_id,
         "reason": pending.reason,
         "operations": [plain(op) for op in pending.operations],
-        "code_sha256": code_hashes(pending.operations),
-        "approve_command": approve_command(pending),
-        "reject_command": f"blendmesh reject {pending.run_id}",
+        "code_sha256": hashes,
+        "approve_command": approve_command(pending.run_id, hashes),
+        "reject_command": reject_command(pending.run_id),
     }
 
 
 def run_answer(
     run: RunResult,
-    pending: ApprovalRequested | None,
+    pending: Pending | None,
     scene: dict[str, Any] | None,
     preview: bytes | None,
 ) -> types.CallToolResult:
-    """A run's answer; a failed run is a tool error of its failure's 002 class."""
+    """A run's answer, read from its view; a failed run is a tool error of its failure's 002
+    class. ``pending`` is the view's approval, shown while the run waits on it."""
+    view = RunView.of_result(run)
     data = plain(run)
-    data["ok"] = run.status == "completed"
+    data["ok"] = view.status == "completed"
     data["scene"] = scene
     data["approval"] = None
-    summary = f"run {run.run_id} on scene {run.scene_id}: {run.status}"
-    if run.receipts:
-        done = sum(1 for r in run.receipts if r.status == "succeeded")
-        summary += f" ({done} of {len(run.receipts)} operations succeeded)"
-    elif run.status == "completed":  # answered in words (spec 002 §4.5): nothing ran
-        summary += f": {run.message}"
-    if run.status == "failed" and run.failure is not None:
-        kind = failure_type(run.failure.error_code)
-        data["error"] = {"type": kind, "message": run.message or run.failure.retry_hint}
-        summary += f"; {kind} {run.failure.error_code}: {run.failure.retry_hint}"
-    if run.status == "awaiting_confirmation" and pending is not None:
+    summary = f"run {view.run_id} on scene {view.scene_id}: {view.status}"
+    if view.receipts:
+        summary += f" ({view.succeeded} of {len(view.receipts)} operations succeeded)"
+    elif view.replied:  # answered in words (spec 002 §4.5): nothing ran
+        summary += f": {view.message}"
+    if (failed := view.failure) is not None:
+        kind = failure_type(failed.code)
+        data["error"] = {"type": kind, "message": failed.message or failed.hint}
+        summary += f"; {kind} {failed.code}: {failed.hint}"
+    if view.status == "awaiting_confirmation" and pending is not None:
         data["approval"] = approval_out(pending)
         ops = ", ".join(f"{op.operation_id} {op.tool}" for op in pending.operations)
         summary += (
             f"; it waits for a person to approve {ops} (approval {pending.approval_id}). "
-            f"No tool can approve it: the person runs `{approve_command(pending)}` "
-            f"(or `blendmesh reject {run.run_id}`), then `run_status` shows the outcome"
+            f"No tool can approve it: the person runs `{pending.approve_command}` "
+            f"(or `{pending.reject_command}`), then `run_status` shows the outcome"
         )
     images = [preview] if preview else []
-    return result(summary, data, images, error=run.status == "failed")
+    return result(summary, data, images, error=view.status == "failed")
 
 
-def approval_question(pending: ApprovalRequested) -> str:
+def approval_question(pending: Asked) -> str:
     """What the host shows the person: every operation exactly as it would run, and each
     trusted Python step's code in full with the hash that accepting quotes."""
     lines = [f"blendmesh asks you to approve run {pending.run_id}: {pending.reason}"]

@@ -21,10 +21,10 @@ from contracts.events import AnyEvent, RunRequested
 from contracts.progress import progress_line
 from contracts.receipts import RunResult
 from contracts.resolutions import Resolution
-from contracts.trusted_code import code_hashes
 from services.doors.core.client import ClientError, OnEvent, build_request
+from services.doors.core.run_view import RunView
 from services.doors.mcp import answers
-from services.doors.mcp.door import Door, pending_approval
+from services.doors.mcp.door import Door
 from services.doors.mcp.errors import Timeout, ValidationError
 from services.planner.client import planner_for
 
@@ -132,16 +132,17 @@ async def submit(door: Door, user: str, args: dict[str, Any], ctx: Context) -> t
             f"run {request.run_id} has no answer within {door.run_timeout:g} s; it goes on "
             "in the mesh: ask `run_status` later"
         ) from exc
-    committed = result.scene_hash is not None and (
-        before is None or before["scene_hash"] != result.scene_hash
-    )
-    return await _answer(door, user, result, stale if committed else None, committed)
+    view = RunView.of_result(result)
+    committed = view.committed and (before is None or before["scene_hash"] != view.scene_hash)
+    return await _answer(door, user, view, stale if committed else None, committed)
 
 
 async def _decide(
     door: Door, user: str, ctx: Context, result: RunResult, on_event: OnEvent | None
 ) -> RunResult:
-    pending = pending_approval(await door.events(result.run_id))
+    """Ask the person about the approval ``result`` waits on (what its view shows), and
+    follow the run with their answer."""
+    pending = RunView.of_result(result).pending
     if pending is None:
         return result
     decision = await ask_person(ctx, answers.approval_question(pending))
@@ -152,22 +153,19 @@ async def _decide(
         on_event,
         door.run_timeout,
         request_hash=pending.request_hash,
-        code_sha256=code_hashes(pending.operations),  # of the code the question showed
+        code_sha256=pending.code_sha256,  # of the code the question showed
     )
 
 
 async def _answer(
-    door: Door, user: str, result: RunResult, stale: bytes | None, committed: bool
+    door: Door, user: str, view: RunView, stale: bytes | None, committed: bool
 ) -> types.CallToolResult:
-    pending = None
-    if result.status == "awaiting_confirmation":
-        pending = pending_approval(await door.events(result.run_id))
-    scene = await door.scene(result.scene_id, user)
+    scene = await door.scene(view.scene_id, user)
     preview = None
     if scene is not None:
         preview = (
-            await door.fresh_preview(result.scene_id, user, stale)
+            await door.fresh_preview(view.scene_id, user, stale)
             if committed
-            else await door.preview(result.scene_id, user)
+            else await door.preview(view.scene_id, user)
         )
-    return answers.run_answer(result, pending, scene, preview)
+    return answers.run_answer(view.result, view.pending, scene, preview)

@@ -16,17 +16,15 @@ import msgspec
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
-from contracts.events import AnyEvent, ApprovalRequested, RunRequested, decode_event
-from contracts.fold import fold_run, latest
+from contracts.events import RunRequested, decode_event
 from contracts.queries import MAX_RUNS
-from contracts.receipts import RunResult
 from contracts.session import MCP_STDIO, HostProfile
 from services.audit import client as audit
 from services.doors.core.client import MeshClient
 from services.doors.core.ownership import NotOwned, Owners, own_thread
+from services.doors.core.run_view import RunView
 from services.doors.mcp.errors import NotFound, Unavailable, ValidationError
 from services.executor.client import KvCatalog, KvNodeCatalog, KvSceneSummaries, SceneFiles
-from services.runtime.history import read_run
 from services.runtime.host import Bus
 from services.runtime.retry import poll
 from services.runtime.settings import Settings
@@ -59,10 +57,6 @@ def plain(value: Any) -> dict[str, Any]:
     for key in HIDDEN:
         data.pop(key, None)
     return data
-
-
-def pending_approval(events: list[AnyEvent]) -> ApprovalRequested | None:
-    return latest(events, ApprovalRequested)
 
 
 @dataclass
@@ -113,16 +107,13 @@ class Door:
             starter = started.user if started is not None else None
         own_thread(starter, thread_id, user)
 
-    async def events(self, run_id: str) -> list[AnyEvent]:
-        return await read_run(self.bus.js, self.prefix, run_id)
-
-    async def status(self, run_id: str, user: str) -> tuple[RunResult, list[AnyEvent]]:
+    async def status(self, run_id: str, user: str) -> RunView:
+        """The user's run as its events fold today."""
         await self.own_run(run_id, user)
-        events = await self.events(run_id)
-        result = fold_run(events)
-        if result is None:
+        view = await self.client.view(run_id)
+        if view is None:
             raise NotFound(f"no run {run_id}")
-        return result, events
+        return view
 
     async def runs(self, user: str, limit: int) -> list[dict[str, Any]]:
         rows = await ask(

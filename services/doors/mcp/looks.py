@@ -20,11 +20,12 @@ from contracts.receipts import RunResult
 from contracts.scene_files import DEFAULT_MAX_UPLOAD_BYTES
 from contracts.views import DEFAULT_AZIMUTH, DEFAULT_ELEVATION, MAX_SIDE, MIN_SIDE
 from services.doors.core.client import ClientError
+from services.doors.core.run_view import RunView
 from services.doors.core.scene_client import NoScene, SceneDoor, UploadTooLarge
 from services.doors.core.scene_looks import AssetRefused, BadView, SceneLooks, operation_result
 from services.doors.mcp import answers
 from services.doors.mcp.approval import progress, submit
-from services.doors.mcp.door import Door, check, pending_approval
+from services.doors.mcp.door import Door, check
 from services.doors.mcp.errors import NotFound, Timeout, ValidationError
 from services.doors.mcp.tools import SCENE_ID, _schema
 
@@ -146,9 +147,7 @@ async def _read_answer(
 ) -> types.CallToolResult:
     answered = operation_result(result)
     if result.status != "completed" or answered is None:
-        pending = None
-        if result.status == "awaiting_confirmation":
-            pending = pending_approval(await door.events(result.run_id))
+        pending = RunView.of_result(result).pending
         return answers.run_answer(result, pending, await door.scene(result.scene_id, user), None)
     data = {"run_id": result.run_id, "scene_id": result.scene_id, **answered}
     return answers.result(summary, data, [image] if image else None)

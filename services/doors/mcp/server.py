@@ -29,7 +29,7 @@ from services.doors.core.client import ClientError, MeshClient
 from services.doors.core.ownership import NotOwned
 from services.doors.mcp import answers, looks, prompts, tools
 from services.doors.mcp.approval import submit
-from services.doors.mcp.door import Door, check, pending_approval, plain
+from services.doors.mcp.door import Door, check, plain
 from services.doors.mcp.errors import AuthError, NotFound, ToolError, Unavailable, ValidationError
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
@@ -80,9 +80,9 @@ async def _call(door: Door, user: str, name: str, args: Any, ctx: Context) -> ty
             return answers.result(f"{len(rows)} runs, newest first", {"runs": rows})
         case "run_status":
             run_id = check(args, tools.RUN_STATUS.inputSchema)["run_id"]
-            run, events = await door.status(run_id, user)
-            pending = pending_approval(events) if run.status == "awaiting_confirmation" else None
-            return answers.run_answer(run, pending, await door.scene(run.scene_id, user), None)
+            view = await door.status(run_id, user)
+            scene = await door.scene(view.scene_id, user)
+            return answers.run_answer(view.result, view.pending, scene, None)
         case "audit":
             run_id = check(args, tools.AUDIT.inputSchema)["run_id"]
             trail = await door.audit(run_id, user)
