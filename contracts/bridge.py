@@ -238,6 +238,9 @@ class SaveParams(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
 
     path: FilePath
     compress: bool = False
+    # Off, the hash returned is the digest cache's, and ``scene.verify`` checks it in full
+    # afterwards: a commit overlaps that check with storing the file (ADR 0038).
+    checked: bool = True
 
 
 class PreviewParams(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

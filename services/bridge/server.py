@@ -56,7 +56,8 @@ SERVER_ERROR = -32000  # blendmesh/scene.* failures (missing file, unwritable pa
 # Methods that never change the scene. Any other request (every tool call, a render that
 # may place a camera) marks the digest cache as resting on declarations (ADR 0032).
 READS = frozenset({
-    "initialize", "ping", "tools/list", "blendmesh/scene.save", "blendmesh/scene.fingerprint",
+    "initialize", "ping", "tools/list", "blendmesh/scene.save", "blendmesh/scene.verify",
+    "blendmesh/scene.fingerprint",
     "blendmesh/scene.fingerprint_full", "blendmesh/scene.snapshot_full",
     "blendmesh/scene.inspect", "blendmesh/scene.inspect_full", "blendmesh/node_catalog",
 })  # fmt: skip
@@ -137,6 +138,7 @@ class Server:
             "blendmesh/scene.reset": lambda p: scene.reset(),
             "blendmesh/scene.load": lambda p: scene.load(_params(p, LoadParams).path),
             "blendmesh/scene.save": self._save,
+            "blendmesh/scene.verify": lambda p: scene.verify(),
             "blendmesh/scene.fingerprint": lambda p: scene.scene_fingerprint(),
             "blendmesh/scene.fingerprint_full": lambda p: scene.full_fingerprint(
                 _params(p, FullFingerprintParams).scheme
@@ -183,7 +185,7 @@ class Server:
 
     def _save(self, params: dict[str, Any]) -> SavedScene:
         save = _params(params, SaveParams)
-        return scene.save(save.path, save.compress)
+        return scene.save(save.path, save.compress, save.checked)
 
     def _render_preview(self, params: dict[str, Any]) -> Preview:
         want = _params(params, PreviewParams)

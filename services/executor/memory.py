@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import msgspec
@@ -62,6 +62,7 @@ class MemorySceneStore:
         parent: Head | None,
         epoch: int,
         owner: str = "",
+        check: Callable[[], Awaitable[None]] | None = None,
     ) -> Head:
         current = self.heads.get(scene_id)
         if (current.kv_revision if current else 0) != (parent.kv_revision if parent else 0):
@@ -70,6 +71,8 @@ class MemorySceneStore:
         name = f"{scene_id}-{revision}.blend"
         (self.root).mkdir(parents=True, exist_ok=True)
         shutil.copyfile(blend, self.root / name)
+        if check is not None:
+            await check()
         head = Head(
             scene_id=scene_id,
             revision=revision,

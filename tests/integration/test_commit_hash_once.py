@@ -90,6 +90,39 @@ print("RESULT", json.dumps({{"stale": stale, "full": full, "saved": saved}}))
     assert "digest cache was stale" in output, output[-2000:]
 
 
+async def test_unchecked_save_returns_the_cache_hash_and_verify_catches_the_stale_digest(
+    tmp_path: Path,
+) -> None:
+    # A commit saves unchecked and asks ``scene.verify`` while it stores the file
+    # (ADR 0038): the save must not pay for the full hash, and the verify must see what a
+    # checked save saw, and rebuild the cache.
+    script = (
+        PRELUDE.format(first=str(tmp_path / "first.blend"))
+        + f"""
+rpc("tools/call", name="object.transform", arguments={{"name": "A", "location": [1, 2, 3]}})
+rpc("blendmesh/scene.save", path={str(tmp_path / "settle.blend")!r})
+rpc("blendmesh/scene.fingerprint")
+key = ("object", "A")
+digests.CACHE.entries[key] = dataclasses.replace(digests.CACHE.entries[key], digest="0" * 64)
+stale = rpc("blendmesh/scene.fingerprint").hash
+full_hashes.clear()
+saved = rpc("blendmesh/scene.save", path={str(tmp_path / "c.blend")!r}, checked=False).hash
+in_save = len(full_hashes)
+verified = rpc("blendmesh/scene.verify").hash
+in_verify = len(full_hashes) - in_save
+after = rpc("blendmesh/scene.fingerprint").hash
+full = rpc("blendmesh/scene.fingerprint_full").hash
+print("RESULT", json.dumps({{"stale": stale, "saved": saved, "verified": verified,
+      "after": after, "full": full, "in_save": in_save, "in_verify": in_verify}}))
+"""
+    )
+    found, output = await script_result(script)
+    assert found["saved"] == found["stale"] != found["verified"]
+    assert found["verified"] == found["full"] == found["after"]  # the cache was rebuilt
+    assert (found["in_save"], found["in_verify"]) == (0, 1)
+    assert "digest cache was stale" in output, output[-2000:]
+
+
 async def test_load_of_many_objects_in_several_collections_hashes_as_the_full_hash(
     tmp_path: Path,
 ) -> None:

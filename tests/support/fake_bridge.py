@@ -84,9 +84,12 @@ class FakeBridge:
         self.scene = json.loads(await asyncio.to_thread(Path(path).read_text))
         return self._hash()
 
-    async def save(self, path: str, compress: bool = False) -> SavedScene:
+    async def save(self, path: str, compress: bool = False, checked: bool = True) -> SavedScene:
         size = await asyncio.to_thread(_write, Path(path), json.dumps(self.scene).encode())
         return SavedScene(path=path, bytes=size, hash=self._hash())
+
+    async def verify(self) -> str:
+        return self._hash()
 
     async def fingerprint(self) -> str:
         return self._hash()

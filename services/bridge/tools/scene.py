@@ -137,9 +137,10 @@ def _paths_left() -> list[references.Reference]:
     return [references.Reference("file", "", references.last_part(p)) for p in left]
 
 
-def save(path: str, compress: bool = False) -> SavedScene:
+def save(path: str, compress: bool = False, checked: bool = True) -> SavedScene:
     """Write a copy of the scene (the session keeps no file association); its hash is
-    the full one, checked against the cache, since a commit stores it."""
+    the full one, checked against the cache, since a commit stores it. Unchecked, it is
+    the cache's, and the caller checks it with ``verify`` before relying on it."""
     path = os.path.abspath(path)
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -148,7 +149,14 @@ def save(path: str, compress: bool = False) -> SavedScene:
         raise SceneError(f"cannot save {path!r}: {err}") from None
     if "FINISHED" not in status or not os.path.isfile(path):
         raise SceneError(f"cannot save {path!r}: Blender returned {sorted(status)}")
-    return SavedScene(path=path, bytes=os.path.getsize(path), hash=digests.CACHE.checked_hash())
+    scene_hash = digests.CACHE.checked_hash() if checked else digests.CACHE.scene_hash()[0]
+    return SavedScene(path=path, bytes=os.path.getsize(path), hash=scene_hash)
+
+
+def verify() -> SceneHash:
+    """The full hash, checked against the cache's (``DigestCache.checked_hash``): what an
+    unchecked save's hash must equal before a commit stores it."""
+    return SceneHash(hash=digests.CACHE.checked_hash())
 
 
 def scene_fingerprint() -> Fingerprint:

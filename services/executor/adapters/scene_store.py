@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import mmap
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
 import msgspec
@@ -190,6 +190,7 @@ class JetStreamSceneStore:
         parent: Head | None,
         epoch: int,
         owner: str = "",
+        check: Callable[[], Awaitable[None]] | None = None,
     ) -> Head:
         revision = (parent.revision if parent else 0) + 1
         name = f"{scene_id}/{revision:08d}-{scene_hash[:16]}"
@@ -210,6 +211,8 @@ class JetStreamSceneStore:
         finally:
             await asyncio.to_thread(_unmap, data)
         del data
+        if check is not None:
+            await check()  # the stored objects stay unreferenced if it raises; gc takes them
         head = Head(
             scene_id=scene_id,
             revision=revision,

@@ -266,8 +266,11 @@ class SupervisedBridge:
     async def load(self, path: str) -> str:
         return await self._use(lambda p: p.load(path))
 
-    async def save(self, path: str, compress: bool = False) -> SavedScene:
-        return await self._use(lambda p: p.save(path, compress=compress))
+    async def save(self, path: str, compress: bool = False, checked: bool = True) -> SavedScene:
+        return await self._use(lambda p: p.save(path, compress=compress, checked=checked))
+
+    async def verify(self) -> str:
+        return await self._use(lambda p: p.verify())
 
     async def fingerprint(self) -> str:
         return await self._use(lambda p: p.fingerprint())

@@ -7,6 +7,7 @@ and its real adapter to the same behaviour.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -48,7 +49,14 @@ class Bridge(Protocol):
 
     async def load(self, path: str) -> str: ...
 
-    async def save(self, path: str, compress: bool = False) -> SavedScene: ...
+    async def save(self, path: str, compress: bool = False, checked: bool = True) -> SavedScene:
+        """Write a copy of the scene. ``checked``: its hash is the full one; unchecked, the
+        cache's, which ``verify`` then checks (a commit overlaps that with storing it)."""
+        ...
+
+    async def verify(self) -> str:
+        """The full hash, checked against the cache (which a mismatch rebuilds)."""
+        ...
 
     async def fingerprint(self) -> str: ...
 
@@ -162,7 +170,11 @@ class SceneStore(Protocol):
         parent: Head | None,
         epoch: int,
         owner: str = "",
-    ) -> Head: ...
+        check: Callable[[], Awaitable[None]] | None = None,
+    ) -> Head:
+        """Store ``blend`` as the revision after ``parent``; ``check``, when given, is awaited
+        before the head moves, and what it raises leaves the head where it was."""
+        ...
 
     async def put_inspection(self, head: Head, document: bytes) -> str:
         """Store the inspection artifact of revision ``head``; returns its object name."""

@@ -244,8 +244,11 @@ class SceneToolBridge:
     async def load(self, path: str) -> str:
         return await self.inner.load(path)
 
-    async def save(self, path: str, compress: bool = False) -> SavedScene:
-        return await self.inner.save(path, compress)
+    async def save(self, path: str, compress: bool = False, checked: bool = True) -> SavedScene:
+        return await self.inner.save(path, compress, checked)
+
+    async def verify(self) -> str:
+        return await self.inner.verify()
 
     async def fingerprint(self) -> str:
         return await self.inner.fingerprint()

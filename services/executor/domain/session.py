@@ -237,21 +237,32 @@ class Scenes:
         try:
             # Uncompressed: Blender's compression was most of a big scene's save, and the
             # store packs each new chunk itself (ADR 0035).
-            written = await self.bridge.save(str(path), compress=False)
+            written = await self.bridge.save(str(path), compress=False, checked=False)
         finally:
             await renewal  # raises LeaseLost, also after a failed save
-        if saved is not None:
-            saved.set()
         if written.hash != scene_hash:
             raise RevisionCorrupt(f"the saved scene hashes to {written.hash}, not {scene_hash}")
+        # Blender hashes the scene in full while the file is cut and stored, and the head
+        # moves only once that hash agrees (ADR 0038). Asked before ``saved`` is set, so the
+        # bridge answers it before describing the revision.
+        verified = asyncio.ensure_future(self.bridge.verify())
+        if saved is not None:
+            saved.set()
+
+        async def check() -> None:
+            full = await verified
+            if full != scene_hash:
+                raise RevisionCorrupt(f"the saved scene hashes to {full}, not {scene_hash}")
+
         # The user's copy is written while the store takes the revision (both only read
         # the file), and put in place only once the revision is stored.
         staging = asyncio.ensure_future(asyncio.to_thread(self.files.stage, path, session.scene_id))
         try:
             new = await self.store.commit(
-                session.scene_id, path, scene_hash, head, session.lease.epoch, owner=owner
+                session.scene_id, path, scene_hash, head, session.lease.epoch, owner, check
             )
         except BaseException:
+            await _settle(verified)
             await _discard(self.files, staging)
             raise
         staged = await staging
@@ -353,3 +364,10 @@ async def _discard(files: Exports, staging: asyncio.Future[StagedExport]) -> Non
     except Exception:  # noqa: BLE001 - the commit's own error is the one raised
         return
     await asyncio.to_thread(files.discard, staged)
+
+
+async def _settle(verified: asyncio.Future[str]) -> None:
+    """Wait out a full hash the commit no longer needs: the bridge answers it before the
+    next request in any case, and its error belongs to no one."""
+    with contextlib.suppress(Exception):
+        await verified

@@ -31,9 +31,9 @@ class SlowLeases(MemoryLeases):
 
 
 class SlowSaves(FakeBridge):
-    async def save(self, path: str, compress: bool = False) -> SavedScene:
+    async def save(self, path: str, compress: bool = False, checked: bool = True) -> SavedScene:
         await asyncio.sleep(0.2)  # a big scene: the timer renews while Blender writes
-        return await super().save(path, compress)
+        return await super().save(path, compress, checked)
 
 
 async def test_commit_when_the_timer_renews_meanwhile_keeps_the_lease(tmp_path: Path) -> None:
