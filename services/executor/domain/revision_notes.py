@@ -59,21 +59,29 @@ class RevisionNotes:
             scene = await self.bridge.inspect()
         except Exception as exc:  # noqa: BLE001 - reported where the artifact is written
             scene = exc
-        summary = None
-        if self.summaries is not None:
-            try:
-                snapshot = await self.bridge.call_tool("scene.snapshot", {}, self.new_id())
-                if snapshot.ok and snapshot.data is not None:
-                    summary = summarize(scene_id, snapshot.data)
-            except Exception as exc:  # noqa: BLE001 - planners keep the previous summary
-                log.warning("no summary of scene %s: %s", scene_id, exc)
-        built = None
+        # The artifact is built here while Blender summarises the scene: two processes.
+        building: asyncio.Future[bytes] | None = None
         if expected is not None and not isinstance(scene, Exception):
             revision, scene_hash, record = expected
             head = Head(scene_id=scene_id, revision=revision, scene_hash=scene_hash,
                         object_name="", epoch=0)  # fmt: skip
-            built = (revision, scene_hash, await asyncio.to_thread(document, scene, head, record))
+            building = asyncio.ensure_future(asyncio.to_thread(document, scene, head, record))
+        try:
+            summary = await self._summary(scene_id)
+        finally:
+            built = None if building is None else (revision, scene_hash, await building)
         return Described(scene, summary, built)
+
+    async def _summary(self, scene_id: str) -> SceneSummary | None:
+        if self.summaries is None:
+            return None
+        try:
+            snapshot = await self.bridge.call_tool("scene.snapshot", {}, self.new_id())
+            if snapshot.ok and snapshot.data is not None:
+                return summarize(scene_id, snapshot.data)
+        except Exception as exc:  # noqa: BLE001 - planners keep the previous summary
+            log.warning("no summary of scene %s: %s", scene_id, exc)
+        return None
 
     async def write(
         self, head: Head, record: RunRecord, described: asyncio.Future[Described]
