@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import bpy
-import numpy as np
 
 from . import estimate_modifiers as rules
+from . import fingerprint
 from .estimate_modifiers import Shape
 
 # (object name, modifier name) -> property -> the value a call is about to set.
@@ -202,7 +202,5 @@ def _base(ob: bpy.types.Object) -> Shape:
 def _mesh_bounds(mesh: bpy.types.Mesh) -> tuple[list[float], list[float]]:
     if not mesh.vertices:
         return [0.0] * 3, [0.0] * 3
-    co = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
-    mesh.vertices.foreach_get("co", co)
-    points = co.reshape(-1, 3)
+    points = fingerprint.positions(mesh).reshape(-1, 3)
     return points.min(axis=0).tolist(), points.max(axis=0).tolist()
