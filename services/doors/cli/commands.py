@@ -103,9 +103,9 @@ async def cmd_resolve(
             )
         except CodeNotQuoted:
             # Show what is asked, so the person reads the code before quoting its hash.
-            waiting = await client.result(args.run_id)
-            if waiting is not None and waiting.approval is not None:
-                show.print_approval(rich(err), args.run_id, waiting.approval)
+            waiting = await client.view(args.run_id)
+            if waiting is not None and waiting.pending is not None:
+                show.print_approval(rich(err), waiting.pending)
             raise
         # An import `run --adopt` left waiting carries the request it was run for.
         result = await cli_scenes.after_import(

@@ -14,10 +14,11 @@ from rich.table import Table
 
 from contracts.events import AnyEvent, ApprovalRequested, ApprovalResolved, Approved, Planned
 from contracts.progress import ProgressLine
-from contracts.receipts import ApprovalAsk, RunResult
+from contracts.receipts import RunResult
 from contracts.trusted_code import visible
 from services.doors.cli import plain
 from services.doors.cli.plain import short
+from services.doors.core.run_view import Pending, RunView
 
 _STYLES = {"plain": "", "strong": "bold", "ok": "green", "warn": "yellow", "error": "red"}
 
@@ -45,15 +46,15 @@ def receipt_table(result: RunResult) -> Table:
 def print_result(console: Console, result: RunResult) -> None:
     if result.receipts:
         console.print(receipt_table(result))
-    for line in plain.said(result):
+    for line in plain.said(RunView.of_result(result)):
         marked = "".join(
             f"[{style}]{escape(text)}[/]" if style else escape(text) for text, style in line.parts
         )
         console.print(marked, highlight=line.highlight, emoji=False)
 
 
-def print_approval(console: Console, run_id: str, approval: ApprovalAsk) -> None:
-    text = "\n".join(plain.approval_lines(run_id, approval))
+def print_approval(console: Console, pending: Pending) -> None:
+    text = "\n".join(plain.approval_lines(pending))
     console.print(text, markup=False, highlight=False, emoji=False)
 
 

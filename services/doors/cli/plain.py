@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from contracts.geonodes import step_of
-from contracts.receipts import ApprovalAsk, RunResult
+from contracts.receipts import RunResult
 from contracts.trusted_code import numbered, trusted_code, visible
+from services.doors.core.run_view import Pending, RunView
 
 RIGHT = frozenset({"ms"})  # columns whose cells are aligned right
 COLUMN_GAP = "  "  # between the columns of a piped receipt table
@@ -79,59 +80,52 @@ def _plain(text: str, highlight: bool = False) -> Line:
     return Line(((text, ""),), highlight)
 
 
-def said(result: RunResult) -> list[Line]:
-    """Everything a run's result says below its receipts."""
+def said(view: RunView) -> list[Line]:
+    """Everything a run's view says below its receipts."""
     lines: list[Line] = []
-    if result.gates is not None and result.gates.success:
+    result, gates = view.result, view.gates
+    if gates is not None and gates.success:
         lines.append(Line((("gates passed", "green"),)))
-    elif result.gates is not None:
-        failed = ", ".join(result.gates.failed_gates)
+    elif gates is not None:
+        failed = ", ".join(gates.failed_gates)
         lines.append(Line((("gates failed", "red"), (f" ({failed}):", ""))))
-        lines += [_plain(f"  {message}") for message in result.gates.messages]
-    if result.status == "completed" and any(
-        r.tool_name == "scene.snapshot" for r in result.receipts
-    ):
+        lines += [_plain(f"  {message}") for message in gates.messages]
+    if view.described:
         # "describe the scene": the run's answer is the description (contracts.snapshot_text).
-        lines.append(_plain(result.message))
-    if result.status == "completed" and not result.receipts:
+        lines.append(_plain(view.message))
+    if view.replied:
         # Answered in words (run.replied, spec 002 §4.5): nothing ran, no scene was saved.
-        lines.append(_plain(result.message))
-    elif result.status == "completed":
+        lines.append(_plain(view.message))
+    elif view.status == "completed":
         preview = Path(result.blend_path).with_suffix(".png") if result.blend_path else None
         shown = f" (preview: {preview})" if preview is not None and preview.exists() else ""
         parts = (("Saved scene ", ""), (result.scene_id, "cyan"), (f" to {result.blend_path}", ""))
         lines.append(Line((*parts, (shown, "")), highlight=True))
-    elif result.status == "awaiting_confirmation" and result.approval is not None:
-        lines += [_plain(line) for line in approval_lines(result.run_id, result.approval)]
-    elif result.status == "awaiting_confirmation":
-        ops = ", ".join(result.pending_operations)
-        lines.append(_plain(f"Run {result.run_id} waits for approval of {ops}.", True))
-        lines.append(_plain(f"  approve: blendmesh approve {result.run_id}", True))
-        lines.append(_plain(f"  reject:  blendmesh reject {result.run_id}", True))
-    elif result.failure is not None:
-        lines.append(Line(((result.failure.error_code, "red"), (f": {result.message}", ""))))
-        lines.append(_plain(f"hint: {result.failure.retry_hint}"))
+    elif (pending := view.pending) is not None:
+        lines += [_plain(line) for line in approval_lines(pending)]
+    elif view.status == "awaiting_confirmation":  # a result that does not say what it asks
+        ops = ", ".join(view.awaited)
+        lines.append(_plain(f"Run {view.run_id} waits for approval of {ops}.", True))
+        lines.append(_plain(f"  approve: blendmesh approve {view.run_id}", True))
+        lines.append(_plain(f"  reject:  blendmesh reject {view.run_id}", True))
+    elif (failure := view.failure) is not None:
+        lines.append(Line(((failure.code, "red"), (f": {failure.message}", ""))))
+        lines.append(_plain(f"hint: {failure.hint}"))
     return lines
 
 
 def result_lines(result: RunResult) -> list[str]:
     """A run's result as a pipe reads it."""
     table = receipt_lines(receipts(result)) if result.receipts else []
-    return table + [line.text for line in said(result)]
+    return table + [line.text for line in said(RunView.of_result(result))]
 
 
-def approve_command(run_id: str, approval: ApprovalAsk) -> str:
-    """The command that approves ``approval``, quoting the hash of any trusted code."""
-    quoted = "".join(f" --code-sha256 {h}" for h in approval.code_sha256)
-    return f"blendmesh approve {run_id}{quoted}"
-
-
-def approval_lines(run_id: str, approval: ApprovalAsk) -> list[str]:
+def approval_lines(pending: Pending) -> list[str]:
     """What a person reads before approving: every operation exactly as it would run, and
     each trusted Python step's code in full, numbered, with the hash an approval quotes."""
-    lines = [f"Run {run_id} waits for your approval: {approval.reason}"]
-    code = {t.operation_id: t for t in trusted_code(approval.operations)}
-    for op in approval.operations:
+    lines = [f"Run {pending.run_id} waits for your approval: {pending.reason}"]
+    code = {t.operation_id: t for t in trusted_code(pending.operations)}
+    for op in pending.operations:
         trusted = code.get(op.operation_id)
         # The code is shown as a block below; in the arguments it would be one long line.
         args = {k: v for k, v in op.args.items() if not (trusted and k == "code")}
@@ -140,6 +134,6 @@ def approval_lines(run_id: str, approval: ApprovalAsk) -> list[str]:
         if trusted is not None:
             lines.append(f"    trusted Python, {trusted.code_sha256}:")
             lines += [f"    {line}" for line in numbered(trusted.code)]
-    lines.append(f"  approve: {approve_command(run_id, approval)}")
-    lines.append(f"  reject:  blendmesh reject {run_id}")
+    lines.append(f"  approve: {pending.approve_command}")
+    lines.append(f"  reject:  {pending.reject_command}")
     return lines
