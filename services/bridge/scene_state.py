@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import bpy
+import mathutils
 import numpy as np
 
 from .canonical import DECIMALS, r, rvec
@@ -31,6 +32,7 @@ LIGHT_SIZE_PROPS: dict[str, str] = {
     "SUN": "angle",
 }
 _IDENTITY = [[1.0 if i == j else 0.0 for j in range(4)] for i in range(4)]
+_IDENTITY_MATRIX = mathutils.Matrix.Identity(4)
 
 
 def fcurves(ob: bpy.types.Object) -> list[bpy.types.FCurve]:
@@ -123,9 +125,13 @@ def object_state(ob: bpy.types.Object) -> dict[str, Any]:
         entry["camera"] = {"lens": r(ob.data.lens), "type": ob.data.type}
     elif ob.type == "LIGHT":
         entry["light"] = light_values(ob.data)
-    inverse = [rvec(row) for row in ob.matrix_parent_inverse]
-    if inverse != _IDENTITY:
-        entry["parent_inverse"] = inverse
+    parent_inverse = ob.matrix_parent_inverse
+    # Most objects' is the identity itself (mathutils compares within one unit in the
+    # last place, which rounding would erase anyway): sixteen roundings saved per object.
+    if parent_inverse != _IDENTITY_MATRIX:
+        inverse = [rvec(row) for row in parent_inverse]
+        if inverse != _IDENTITY:
+            entry["parent_inverse"] = inverse
     master = bpy.context.scene.collection
     linked = collections_of(ob)
     if linked != [master]:
