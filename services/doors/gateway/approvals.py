@@ -9,7 +9,6 @@ from fastapi import APIRouter, Depends
 
 from contracts.trusted_code import quote_problem
 from services.doors.core.client import CodeNotQuoted, RequestMismatch
-from services.doors.core.run_view import RunView
 from services.doors.gateway.agent import answer
 from services.doors.gateway.auth import current_user
 from services.doors.gateway.context import Gateway, gateway
@@ -23,7 +22,6 @@ from services.doors.gateway.schemas import (
     pending_out,
     run_response,
 )
-from services.runtime.history import read_run
 
 router = APIRouter(prefix="/api/agent/approvals", tags=["approvals"])
 User = Annotated[str, Depends(current_user)]
@@ -32,7 +30,7 @@ STALE = "requestHash does not match the pending request; read /api/agent/approva
 
 
 async def _pending(gw: Gateway, run_id: str) -> PendingApproval | None:
-    view = RunView.of(await read_run(gw.bus.js, gw.prefix, run_id))
+    view = await gw.client.view(run_id)
     waiting = view.pending if view is not None else None
     return pending_out(waiting) if waiting is not None else None
 
@@ -57,7 +55,7 @@ async def resolve(body: ResolveBody, user: User, gw: Gw) -> RunResponse:
     run's current state, so a client may safely retry.
     """
     asked = await gw.own_approval(body.approval_id, user)
-    view = RunView.of(await read_run(gw.bus.js, gw.prefix, asked.run_id))
+    view = await gw.client.view(asked.run_id)
     if view is None:
         raise NotFound(f"no approval {body.approval_id}")
     current = view.pending
