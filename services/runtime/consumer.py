@@ -46,6 +46,7 @@ log = logging.getLogger("blendmesh.consumer")
 
 PAYLOAD_EXCERPT = 4096
 WAITING_WITHIN = 0.5  # seconds to fetch messages the server says are already waiting
+FETCH_WAIT = 5.0  # seconds a fetch waits for a message (a long poll), at most
 
 
 class ConsumerLoop:
@@ -145,7 +146,10 @@ class ConsumerLoop:
         while not self._stopping:
             await self._check()
             try:
-                msgs = await self._sub.fetch(batch=1, timeout=5)
+                # No longer than the check interval: an idle loop would otherwise notice
+                # a deleted or changed consumer only when its long poll ends.
+                wait = min(FETCH_WAIT, self._spec.check_interval)
+                msgs = await self._sub.fetch(batch=1, timeout=wait)
                 msgs += await self._waiting(msgs)
             except (TimeoutError, NatsTimeoutError):
                 continue

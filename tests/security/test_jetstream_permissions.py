@@ -286,6 +286,9 @@ async def test_service_when_its_durable_consumer_is_tampered_with_restores_it_an
         durable="planner",
         filter_subjects=[subjects.any_run(PREFIX, "requested")],
         handler=handle,
+        # Checked every half second rather than every five: the loop finds the tampering
+        # as a running service does, only sooner.
+        check_interval=0.5,
     )
     loop = ConsumerLoop(planner.js, planner.publisher, PREFIX, spec)
     await loop.start()
