@@ -3,7 +3,9 @@ role's consumers, and nothing the server writes on a role's behalf lands in the 
 
 Every test starts a real nats-server with blendmesh's users (docs/adr/0007). A refused
 request is dropped by the server and only reported to the client asynchronously, so a
-refusal shows up here as a request that gets no answer.
+refusal shows up here as a request that gets no answer. Each wait for one runs beside an
+admin request the server must answer within the same wait (``checked``), so a request that
+goes unanswered was refused, not merely slow.
 """
 
 from __future__ import annotations
@@ -41,8 +43,10 @@ pytestmark = pytest.mark.integration
 PREFIX = "bmsec"
 STREAM = subjects.stream_name(PREFIX)
 ALLOWLIST = access.bucket(PREFIX, "allowlist")
-# A refused request is never answered: waiting long for the answer only slows the tests.
-DENIED_WAIT = 1.0
+# A refused request is never answered, and an allowed one is answered in milliseconds (the
+# admin control in ``checked`` proves it each time): waiting longer only slows the tests.
+DENIED_WAIT = 0.5
+CONTROL = f"$JS.API.STREAM.INFO.{STREAM}"  # an admin request answered as fast as any
 SERVICES = ("planner", "policy", "executor", "audit")
 NON_ADMIN = (access.CLIENT, access.DOOR, *SERVICES)
 
@@ -103,6 +107,15 @@ async def refused(bus: Bus, subject: str, body: Any = None) -> bool:
     return await answer(bus, subject, body) is None
 
 
+async def checked(admin: Bus, *asking: Awaitable[Any]) -> list[Any]:
+    """What ``asking`` came to, run at once beside an admin request of the JetStream API
+    that must be answered within DENIED_WAIT: the proof that an answer the server meant to
+    give would have arrived in time, so an unanswered request was refused."""
+    *results, control = await asyncio.gather(*asking, answer(admin, CONTROL))
+    assert control is not None and "error" not in control, control
+    return results
+
+
 async def logged(bus: Bus, subject: str) -> int:
     """How many messages of the event log match ``subject``."""
     info = await bus.js.stream_info(STREAM, subjects_filter=subject)
@@ -123,6 +136,7 @@ async def test_client_when_creating_a_stream_that_republishes_into_approved_is_r
     buses: Callable[[str], Awaitable[Bus]],
 ) -> None:
     client = await buses(access.CLIENT)
+    admin = await buses(access.ADMIN)
     forged = subjects.run_events(PREFIX, "forged", "approved")
     bait = subjects.query(PREFIX, "bait")  # the client may publish here; no stream keeps it
     evil = StreamConfig(
@@ -131,7 +145,7 @@ async def test_client_when_creating_a_stream_that_republishes_into_approved_is_r
         storage=StorageType.MEMORY,
         republish=RePublish(src=bait, dest=forged),
     )
-    created = await answer(client, "$JS.API.STREAM.CREATE.EVIL", evil.as_dict())
+    [created] = await checked(admin, answer(client, "$JS.API.STREAM.CREATE.EVIL", evil.as_dict()))
     await client.nc.publish(bait, b'{"type": "run.approved", "run_id": "forged"}')
     await client.nc.flush()
     await asyncio.sleep(0.5)
@@ -143,6 +157,7 @@ async def test_client_when_pushing_log_messages_into_the_event_space_is_refused_
     buses: Callable[[str], Awaitable[Bus]],
 ) -> None:
     client = await buses(access.CLIENT)
+    admin = await buses(access.ADMIN)
     bait = subjects.run_events(PREFIX, "bait", "requested")
     await client.js.publish(bait, b'{"granted": "by nobody"}')
     forged_kv = f"$KV.{ALLOWLIST}.forged"
@@ -152,19 +167,22 @@ async def test_client_when_pushing_log_messages_into_the_event_space_is_refused_
     kv_stream = f"KV_{ALLOWLIST}"
     kv_push = push(approved, f"$KV.{ALLOWLIST}.>", name="push")
     kv_push["stream_name"] = kv_stream
-    assert await refused(client, f"$JS.API.CONSUMER.CREATE.{kv_stream}.push", kv_push)
-    assert await refused(client, f"$JS.API.CONSUMER.CREATE.{STREAM}", push(forged_kv, bait))
-    # The server itself refuses a consumer of the log that delivers into the log.
-    cycle = await answer(
-        client, f"$JS.API.CONSUMER.CREATE.{STREAM}.loop", push(approved, bait, "loop")
+    on_kv, ephemeral, cycle = await checked(
+        admin,
+        refused(client, f"$JS.API.CONSUMER.CREATE.{kv_stream}.push", kv_push),
+        refused(client, f"$JS.API.CONSUMER.CREATE.{STREAM}", push(forged_kv, bait)),
+        # The server itself refuses a consumer of the log that delivers into the log.
+        answer(client, f"$JS.API.CONSUMER.CREATE.{STREAM}.loop", push(approved, bait, "loop")),
     )
+    assert on_kv
+    assert ephemeral
     assert cycle is not None and "error" in cycle
     # A named consumer of the log may carry any deliver subject, but a push consumer only
     # delivers while someone subscribes to it, and no user may subscribe in the event space.
     named = push(forged_kv, bait, name="unheard")
     made = await answer(client, f"$JS.API.CONSUMER.CREATE.{STREAM}.unheard.{bait}", named)
     assert made is not None
-    listeners = [await buses(role) for role in (access.ADMIN, *NON_ADMIN)]
+    listeners = [admin, *[await buses(role) for role in NON_ADMIN]]
     for listener in listeners:
         await listener.nc.subscribe(forged_kv)
         await listener.nc.subscribe(approved)
@@ -201,10 +219,12 @@ async def test_role_when_deleting_or_replacing_the_executors_consumer_is_refused
         (f"{api}.CREATE.{STREAM}", {"stream_name": STREAM, "config": renamed}),
         (f"{api}.MSG.NEXT.{STREAM}.executor", {"batch": 1, "no_wait": True}),
     ]
-    results = await asyncio.gather(*(refused(other, s, b) for s, b in attempts))
-    # With a name in the subject, the server goes by it, never by the one in the body.
-    decoy = await answer(
-        other, f"{api}.CREATE.{STREAM}.decoy", {"stream_name": STREAM, "config": renamed}
+    admin = await buses(access.ADMIN)
+    *results, decoy = await checked(
+        admin,
+        *(refused(other, s, b) for s, b in attempts),
+        # With a name in the subject, the server goes by it, never by the one in the body.
+        answer(other, f"{api}.CREATE.{STREAM}.decoy", {"stream_name": STREAM, "config": renamed}),
     )
     after = (await executor.js.consumer_info(STREAM, "executor")).config
     assert after == before
@@ -234,7 +254,8 @@ async def test_role_when_creating_updating_or_deleting_a_stream_is_refused(
         (f"{api}.RESTORE.FRESH", {"config": fresh.as_dict()}),
         (f"{api}.SNAPSHOT.{kv_stream}", {"deliver_subject": f"$KV.{ALLOWLIST}.snap"}),
     ]
-    results = await asyncio.gather(*(refused(bus, s, b) for s, b in attempts))
+    admin = await buses(access.ADMIN)
+    results = await checked(admin, *(refused(bus, s, b) for s, b in attempts))
     assert dict(zip([s for s, _ in attempts], results, strict=True)) == {
         s: True for s, _ in attempts
     }
@@ -351,7 +372,7 @@ async def test_role_when_listing_or_inspecting_the_logs_consumers_is_refused(
     attempts = [f"{api}.LIST.{STREAM}", f"{api}.NAMES.{STREAM}"]
     if role != "executor":
         attempts.append(f"{api}.INFO.{STREAM}.executor")
-    results = await asyncio.gather(*(refused(bus, s) for s in attempts))
-    assert dict(zip(attempts, results, strict=True)) == dict.fromkeys(attempts, True)
     admin = await buses(access.ADMIN)
+    results = await checked(admin, *(refused(bus, s) for s in attempts))
+    assert dict(zip(attempts, results, strict=True)) == dict.fromkeys(attempts, True)
     assert not await refused(admin, f"{api}.NAMES.{STREAM}")
