@@ -5,7 +5,9 @@ alice and bob, puts bob's data where the mesh keeps it (a run in the log, a scen
 its bucket, a revision in the object store, an audit record), then logs in as alice with
 her NKey and tries every class of JetStream API request on it, and the core subjects a
 program would try next. The server refuses each one (docs/adr/0015): a refused request
-is dropped and never answered, a refused subscription hears nothing.
+is dropped and never answered, a refused subscription hears nothing. A wait for an answer
+that must not come runs beside the same kind of request from a login allowed to make it,
+which must be answered within that wait: so an unanswered request was refused, not slow.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ STREAM = subjects.stream_name(PREFIX)
 AUDIT = subjects.audit_stream_name(PREFIX)
 HEADS = access.bucket(PREFIX, "scene_heads")
 SCENES = access.bucket(PREFIX, "scenes")
-DENIED_WAIT = 1.0
+DENIED_WAIT = 0.5  # an allowed request is answered in milliseconds; the controls show it
 BOB_RUN = "bobrun1"
 
 
@@ -137,6 +139,7 @@ async def test_user_login_when_trying_every_jetstream_api_on_another_users_data_
     world: World,
 ) -> None:
     alice = await connect_user(world.url, world.alice, "alice")
+    admin = await Bus.open(world.url, PREFIX, "test-admin", world.login(access.ADMIN))
     try:
         bob_requested = subjects.run_events(PREFIX, BOB_RUN, "requested")
         api = "$JS.API"
@@ -182,7 +185,12 @@ async def test_user_login_when_trying_every_jetstream_api_on_another_users_data_
             ("$SRV.STATS", None),
             ("$SRV.INFO.blendmesh-executor", None),
         ]
-        results = await asyncio.gather(*(answered(alice, s, b) for s, b in attempts))
+        # The control: the admin's reading of bob's request, answered within the same wait.
+        control = (f"{api}.STREAM.MSG.GET.{STREAM}", {"last_by_subj": bob_requested})
+        *results, controlled = await asyncio.gather(
+            *(answered(alice, s, b) for s, b in attempts), answered(admin.nc, *control)
+        )
+        assert controlled, "the admin's request was not answered within the wait"
         assert dict(zip([s for s, _ in attempts], results, strict=True)) == {
             s: False for s, _ in attempts
         }
@@ -190,6 +198,7 @@ async def test_user_login_when_trying_every_jetstream_api_on_another_users_data_
         assert any("permissions violation for publish" in v for v in violations), violations
     finally:
         await alice.close()
+        await admin.close()
 
 
 async def test_user_login_when_listening_beyond_its_own_inbox_and_feed_hears_nothing(
@@ -290,12 +299,24 @@ async def test_user_login_when_pinging_or_reading_the_services_stats_gets_no_ans
         policy, "policy", health.consumer_stats(policy.js, PREFIX, ["policy"])
     )
     alice = await connect_user(world.url, world.alice, "alice")
+    raw = ("$SRV.PING", "$SRV.STATS", "$SRV.STATS.blendmesh-policy")
     try:
-        assert len(await health.ping(client.nc, "policy", prefix=PREFIX)) == 1  # it answers
-        assert await health.ping(alice, "policy") == []
-        assert await health.stats(alice, "policy") == []
-        for subject in ("$SRV.PING", "$SRV.STATS", "$SRV.STATS.blendmesh-policy"):
-            assert not await answered(alice, subject), subject
+        # Alice's requests and the same ones from the client, allowed to ask, all at once:
+        # the client's answers show that an answer to any of them arrives within the wait.
+        client_ping, client_stats, alice_ping, alice_stats, *replies = await asyncio.gather(
+            health.ping(client.nc, "policy", DENIED_WAIT, PREFIX),
+            health.stats(client.nc, "policy", DENIED_WAIT, PREFIX),
+            health.ping(alice, "policy", DENIED_WAIT),
+            health.stats(alice, "policy", DENIED_WAIT),
+            *(answered(client.nc, subject) for subject in raw),
+            *(answered(alice, subject) for subject in raw),
+        )
+        assert len(client_ping) == 1 and len(client_stats) == 1  # it answers
+        assert replies[: len(raw)] == [True] * len(raw), "the client's requests were answered"
+        assert alice_ping == []
+        assert alice_stats == []
+        for subject, heard in zip(raw, replies[len(raw) :], strict=True):
+            assert not heard, subject
         violations = [str(e) for e in alice.errors]  # type: ignore[attr-defined]
         assert any('publish to "$srv.stats.blendmesh-policy"' in v.lower() for v in violations)
     finally:
