@@ -1,8 +1,13 @@
 """The audit stream against a real nats-server with blendmesh's users: only the audit
-service writes it, every role reads it, and nobody deletes or purges it."""
+service writes it, every role reads it, and nobody deletes or purges it.
+
+A refused request is dropped and never answered. Each wait for an answer that must not come
+runs beside a request of the same kind from a login allowed to make it, which must be
+answered within the same wait: so an unanswered request was refused, not slow."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -19,7 +24,7 @@ pytestmark = pytest.mark.integration
 
 PREFIX = "bmaud"
 STREAM = subjects.audit_stream_name(PREFIX)
-DENIED_WAIT = 1.0  # a refused request is never answered
+DENIED_WAIT = 0.5  # a refused request is never answered; an allowed one in milliseconds
 
 
 @pytest.fixture
@@ -55,11 +60,20 @@ async def test_audit_stream_when_a_role_but_audit_publishes_is_refused(
     secured: tuple[str, Path], role: str
 ) -> None:
     bus = await as_role(secured, role)
+    audit = await as_role(secured, "audit")
+    control = subjects.audit_records(PREFIX, "control", "s", "r")
     try:
-        assert await publish_refused(bus, subjects.audit_records(PREFIX, "ana", "s", "r"))
-        assert (await bus.js.stream_info(STREAM)).state.messages == 0
+        refused, audit_refused = await asyncio.gather(
+            publish_refused(bus, subjects.audit_records(PREFIX, "ana", "s", "r")),
+            publish_refused(audit, control),  # acknowledged within the same wait
+        )
+        assert refused
+        assert not audit_refused
+        info = await bus.js.stream_info(STREAM, subjects_filter=">")
+        assert info.state.messages == 1 and info.state.subjects == {control: 1}  # audit's only
     finally:
         await bus.close()
+        await audit.close()
 
 
 async def test_audit_stream_when_audit_publishes_a_client_replays_it(
@@ -90,11 +104,21 @@ async def test_audit_stream_when_asked_to_delete_purge_or_change_it_is_refused(
     secured: tuple[str, Path], role: str
 ) -> None:
     bus = await as_role(secured, role)
+    admin = await as_role(secured, access.ADMIN)
+
+    async def unanswered(verb: str) -> None:
+        with pytest.raises(Exception, match="timeout"):
+            await bus.nc.request(f"$JS.API.STREAM.{verb}.{STREAM}", b"{}", timeout=DENIED_WAIT)
+
     try:
-        for verb in ("DELETE", "PURGE", "UPDATE"):
-            with pytest.raises(Exception, match="timeout"):
-                await bus.nc.request(f"$JS.API.STREAM.{verb}.{STREAM}", b"{}", timeout=DENIED_WAIT)
+        # The control: the admin's request of the same API, answered within the same wait.
+        *_, control = await asyncio.gather(
+            *(unanswered(verb) for verb in ("DELETE", "PURGE", "UPDATE")),
+            admin.nc.request(f"$JS.API.STREAM.INFO.{STREAM}", b"", timeout=DENIED_WAIT),
+        )
+        assert b'"error"' not in control.data, control.data
         info = await bus.js.stream_info(STREAM)
         assert info.config.deny_delete and info.config.deny_purge
     finally:
         await bus.close()
+        await admin.close()
