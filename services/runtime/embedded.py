@@ -29,6 +29,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 from contracts.errors import BlendmeshError
 from services.runtime import access, users
@@ -45,6 +46,8 @@ from services.runtime.stores import ensure_stores
 from services.runtime.user_registry import Registry
 
 log = logging.getLogger("blendmesh.nats")
+
+RELOAD_WAIT = 5.0  # seconds a reload may take to be logged: it is done in milliseconds
 
 
 class EmbeddedServerError(BlendmeshError, RuntimeError):
@@ -98,6 +101,12 @@ def _tail(path: Path, chars: int = 2000) -> str:
     return path.read_text(errors="replace")[-chars:]
 
 
+def _read_after(path: Path, offset: int) -> str:
+    with path.open("rb") as text:
+        text.seek(offset)
+        return text.read(64 * 1024).decode(errors="replace")
+
+
 class EmbeddedNats:
     """One nats-server child process with JetStream on a given (or temporary) store."""
 
@@ -121,6 +130,7 @@ class EmbeddedNats:
         self._run_dir: Path | None = None  # config, ports file and the server's log
         self._registry: Registry | None = None  # users.toml, watched while it runs
         self._watch: asyncio.Task[None] | None = None
+        self._restarting: asyncio.Future[None] | None = None  # while ``restart`` runs
         self.url = ""
 
     def _write_run_dir(self) -> Path:
@@ -237,13 +247,75 @@ class EmbeddedNats:
         return self._run_dir / "nats.log" if self._run_dir else None
 
     async def exited(self) -> str:
-        """Wait until the server ends by itself; say how, with the end of its log."""
-        proc, run_dir = self._proc, self._run_dir
-        if proc is None:
-            return "nats-server is not running"
-        code = await proc.wait()
-        tail = await asyncio.to_thread(_tail, run_dir / "nats.log", 800) if run_dir else ""
-        return f"nats-server {proc.pid} exited with code {code}" + (f":\n{tail}" if tail else "")
+        """Wait until the server ends by itself; say how, with the end of its log. A
+        ``restart`` is no end: the server that replaces it is waited on."""
+        while True:
+            await self._restarted()
+            proc, run_dir = self._proc, self._run_dir
+            if proc is None:
+                return "nats-server is not running"
+            code = await proc.wait()
+            await self._restarted()
+            if self._proc is not None and self._proc is not proc:
+                continue
+            tail = await asyncio.to_thread(_tail, run_dir / "nats.log", 800) if run_dir else ""
+            said = f"nats-server {proc.pid} exited with code {code}"
+            return said + (f":\n{tail}" if tail else "")
+
+    async def _restarted(self) -> None:
+        """Once a ``restart`` under way has ended, well or not (``exited`` says how)."""
+        if self._restarting is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._restarting)
+
+    async def restart(self, limits: StoreLimits | None) -> str:
+        """Stop the server and start it again with ``limits`` on the same port and store;
+        its clients reconnect by themselves. A stream whose store failed a write
+        (services.runtime.store_guard) writes again only in a new server, and a lower
+        limit is taken only at a start."""
+        if self._proc is None:
+            raise EmbeddedServerError("nats-server is not running")
+        port = urlparse(self.url).port or self._port
+        tmp, self._tmp = self._tmp, None  # a temporary store outlives the restart
+        self._restarting = asyncio.get_running_loop().create_future()
+        try:
+            await self.stop()
+            self._tmp, self._port, self.limits = tmp, port, limits
+            url = await self.start()
+        except BaseException as exc:
+            self._restarting.set_exception(exc)
+            self._restarting.exception()  # seen here: exited() reports the end itself
+            raise
+        else:
+            self._restarting.set_result(None)
+        finally:
+            self._restarting = None
+        log.warning("nats-server restarted as %s on %s", self.pid, url)
+        return url
+
+    async def raise_limits(self, limits: StoreLimits, wait: float = RELOAD_WAIT) -> None:
+        """Raise JetStream's store limit while it runs, and return once the server has
+        taken it: a reload, which nats-server does a moment after the signal, and only
+        for a higher limit, never a lower one."""
+        proc, log_path = self._proc, self.log_path
+        if proc is None or proc.returncode is not None or log_path is None:
+            raise EmbeddedServerError("nats-server is not running")
+        self.limits = limits
+        await asyncio.to_thread(self._write_config)
+        offset = await asyncio.to_thread(lambda: log_path.stat().st_size)
+        proc.send_signal(signal.SIGHUP)
+
+        async def said() -> str:
+            text = await asyncio.to_thread(_read_after, log_path, offset)
+            ends = ("Reloaded server configuration", "Failed to reload")
+            return next((line for line in text.splitlines() if any(e in line for e in ends)), "")
+
+        line = await poll(said, bool, wait, pause=0.02)
+        if "Reloaded server configuration" not in line:
+            raise EmbeddedServerError(
+                f"nats-server did not take its new store limit: {line or f'no word in {wait:g} s'}"
+            )
+        log.info("nats-server %s: %s", proc.pid, limits.report())
 
     async def stop(self) -> None:
         """Stop gracefully (SIGTERM flushes JetStream), then kill if it hangs."""
