@@ -4,10 +4,10 @@ When a write fails for lack of disk space (a disk filled past ``max_file_store``
 something else), nats-server marks that stream's store failed ("critical write error")
 and the stream answers no write again, even once space is freed; some versions disable
 JetStream altogether. Every request then times out while the services look alive.
-``blendmesh up`` waits on ``stopped`` and, for the server it runs, ``write_failed``
-beside its services, so it ends loudly and a supervisor, or the person once there is room
-again, starts the mesh afresh; everything JetStream acknowledged is on disk
-(``sync_interval: always``).
+``blendmesh up`` waits on ``stopped`` beside its services, so it ends loudly and a
+supervisor starts the mesh afresh; for the server it runs, ``store_guard`` waits on
+``write_failed`` and restarts the server itself, refusing writes until there is room
+again. Everything JetStream acknowledged is on disk (``sync_interval: always``).
 """
 
 from __future__ import annotations
@@ -61,10 +61,7 @@ async def write_failed(log_path: Path, interval: float = 1.0) -> str:
         for line in text.splitlines():
             if FAILED_WRITE in line.lower():
                 said = line.split("[ERR] ", 1)[-1].strip()
-                return (
-                    f"JetStream could not write ({said}); the mesh cannot store its work "
-                    "until it is started again with room on the disk"
-                )
+                return f"JetStream could not write ({said})"
 
 
 def _size(path: Path) -> int:

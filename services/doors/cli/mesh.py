@@ -32,6 +32,7 @@ from services.runtime.settings import Settings
 # them, and a person waits for its answer (tests/unit/doors/test_cli_imports.py).
 if TYPE_CHECKING:
     from services.runtime.embedded import EmbeddedNats
+    from services.runtime.store_guard import StoreGuard
     from services.runtime.store_limits import StoreLimits
 
 log = logging.getLogger("blendmesh.mesh")
@@ -68,6 +69,7 @@ class Mesh:
         self._lock: IO[str] | None = None
         self._running: list[tuple[Running, Bus]] = []
         self.limits: StoreLimits | None = None  # JetStream's, for an embedded server
+        self.guard: StoreGuard | None = None  # keeps its store writable while ``wait`` runs
 
     @staticmethod
     def all_services() -> list[str]:
@@ -156,17 +158,23 @@ class Mesh:
 
     async def wait(self) -> str:
         """Wait until the mesh can no longer work, and say why: its nats-server exited, or a
-        service died (the message names it). Forever while neither happens."""
+        service died (the message names it). Forever while neither happens.
 
-        from services.runtime import jetstream_watch
+        Meanwhile the server it runs is guarded: a disk too full for JetStream makes it
+        refuse writes at once, and room again makes it take them (``store_guard``)."""
 
         async def died(name: str, service: Running) -> str:
             return str(ServiceFailed(name, await service.failed()))
 
         waits = [died(service.name, service) for service, _ in self._running]
-        log_path = self._server.log_path if self._server is not None else None
-        if log_path is not None:  # a store that cannot write never writes again
-            waits.append(jetstream_watch.write_failed(log_path))
+        if self._server is not None:
+            from services.runtime.store_guard import StoreGuard, disk_free, limits_for
+
+            store = self.settings.nats_store
+            self.guard = StoreGuard(
+                self._server, disk_free(store), limits_for(store, self.settings.env), self.limits
+            )
+            waits.append(self.guard.run())
         return await first_of([self.server_exited(), *waits])
 
     async def server_exited(self) -> str:
