@@ -1,4 +1,10 @@
-"""The ``blendmesh`` command as a user runs it: a fresh process, nothing running before."""
+"""The ``blendmesh`` command as a user runs it: each command a fresh process.
+
+A test that checks what a command's own embedded mesh does (starts, stops, leaves behind,
+finds in its home) runs the command with nothing running before. The others join the
+``blendmesh up`` the e2e tests share (tests/support/joined_mesh.py), as a person runs
+command after command on a mesh left running, each test as a user of its own.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.joined_mesh import Joined
 from tests.support.meshes import BLENDMESH, blendmesh_up, command_env
 
 FLAGSHIP = (
@@ -46,6 +53,7 @@ def assert_mesh_stopped(home: Path) -> None:
 
 
 def test_run_json_when_flagship_request_prints_result_and_stops(tmp_path: Path) -> None:
+    # Its own embedded mesh: the test is that the command starts and stops one.
     proc = blendmesh(tmp_path, "run", "--json", FLAGSHIP)
     assert proc.returncode == 0, proc.stderr
     result = as_json(proc)
@@ -64,15 +72,16 @@ def test_run_json_when_flagship_request_prints_result_and_stops(tmp_path: Path) 
     assert_mesh_stopped(tmp_path)
 
 
-def test_run_when_table_output_shows_receipts_and_path(tmp_path: Path) -> None:
-    proc = blendmesh(tmp_path, "run", "--scene", "demo", "add a cone named Tip")
+def test_run_when_table_output_shows_receipts_and_path(joined: Joined) -> None:
+    demo = joined.scene("demo")
+    proc = blendmesh(joined.home, "run", "--scene", demo, "add a cone named Tip", env=joined.env())
     assert proc.returncode == 0, proc.stderr
     assert "object.create" in proc.stdout and "succeeded" in proc.stdout
-    assert str(tmp_path / "scenes" / "demo.blend") in proc.stdout
+    assert str(joined.home / "scenes" / f"{demo}.blend") in proc.stdout
     assert "✓ op01 object.create" in proc.stderr
 
 
-def test_run_plan_when_hand_written_runs_it(tmp_path: Path) -> None:
+def test_run_plan_when_hand_written_runs_it(tmp_path: Path, joined: Joined) -> None:
     plan = tmp_path / "plan.json"
     plan.write_text(
         json.dumps(
@@ -90,12 +99,19 @@ def test_run_plan_when_hand_written_runs_it(tmp_path: Path) -> None:
             }
         )
     )
-    result = as_json(blendmesh(tmp_path, "run", "--json", "--plan", str(plan), "--scene", "demo"))
+    demo = joined.scene("demo")
+    result = as_json(
+        blendmesh(
+            joined.home, "run", "--json", "--plan", str(plan), "--scene", demo, env=joined.env()
+        )
+    )
     assert result["status"] == "completed" and result["request_id"] == "hand-1"
 
 
 @pytest.mark.slow
 def test_destructive_run_when_approved_by_cli_completes(tmp_path: Path) -> None:
+    # Its own embedded mesh for each command: the approval, given by a later command, finds
+    # the waiting run in the event log an earlier command's mesh left in the home.
     assert blendmesh(tmp_path, "run", "add a cube named Old").returncode == 0
     waiting = blendmesh(tmp_path, "run", "--json", "delete Old")
     assert waiting.returncode == 3
@@ -124,42 +140,46 @@ def test_destructive_run_when_approved_by_cli_completes(tmp_path: Path) -> None:
 
 
 def test_approval_when_waiting_shows_arguments_and_audit_names_who_approved(
-    tmp_path: Path,
+    joined: Joined,
 ) -> None:
-    assert blendmesh(tmp_path, "run", "add a cube named Old").returncode == 0
-    waiting = blendmesh(tmp_path, "run", "delete Old")
+    home, env, scene = joined.home, joined.env(), joined.scene("s")
+    assert blendmesh(home, "run", "--scene", scene, "add a cube named Old", env=env).returncode == 0
+    waiting = blendmesh(home, "run", "--scene", scene, "delete Old", env=env)
     assert waiting.returncode == 3, waiting.stderr
     assert 'op01 object.delete (destructive) {"name": "Old"}' in waiting.stdout
     run_id = re.search(r"blendmesh approve (run-\S+)", waiting.stdout)
     assert run_id is not None, waiting.stdout
-    assert blendmesh(tmp_path, "approve", run_id[1]).returncode == 0
-    runs = blendmesh(tmp_path, "runs")
+    assert blendmesh(home, "approve", run_id[1], env=env).returncode == 0
+    runs = blendmesh(home, "runs", env=env)
     row = next(line for line in runs.stdout.splitlines() if run_id[1] in line)
     assert "delete Old" in row and re.search(r"20\d\d-\d\d-\d\d \d\d:\d\d:\d\d", row)
     assert "add a cube named Old" in runs.stdout
-    trail = blendmesh(tmp_path, "audit", run_id[1])
+    trail = blendmesh(home, "audit", run_id[1], env=env)
     assert trail.returncode == 0, trail.stderr
     assert "delete Old" in trail.stdout
     action = next(line for line in trail.stdout.splitlines() if "object.delete" in line)
-    assert '{"name":"Old"}' in action and "│ ana " in action
+    assert '{"name":"Old"}' in action and f"│ {joined.user} " in action
 
 
-def test_audit_when_run_unknown_exits_2_naming_it(tmp_path: Path) -> None:
-    proc = blendmesh(tmp_path, "audit", "run-none")
+def test_audit_when_run_unknown_exits_2_naming_it(joined: Joined) -> None:
+    proc = blendmesh(joined.home, "audit", "run-none", env=joined.env())
     assert proc.returncode == 2
     assert "no run run-none; `blendmesh runs` lists the runs" in proc.stderr
 
 
-def test_destructive_run_when_rejected_by_cli_fails(tmp_path: Path) -> None:
-    blendmesh(tmp_path, "run", "add a cube named Keep")
-    run_id = as_json(blendmesh(tmp_path, "run", "--json", "delete Keep"))["run_id"]
-    rejected = blendmesh(tmp_path, "reject", "--json", run_id)
+def test_destructive_run_when_rejected_by_cli_fails(joined: Joined) -> None:
+    home, env, scene = joined.home, joined.env(), joined.scene("s")
+    blendmesh(home, "run", "--scene", scene, "add a cube named Keep", env=env)
+    waiting = blendmesh(home, "run", "--scene", scene, "--json", "delete Keep", env=env)
+    run_id = as_json(waiting)["run_id"]
+    rejected = blendmesh(home, "reject", "--json", run_id, env=env)
     assert rejected.returncode == 1
     assert as_json(rejected)["failure"]["error_code"] == "APPROVAL_REJECTED"
 
 
-def test_run_when_request_unreadable_exits_1_quoting_it(tmp_path: Path) -> None:
-    proc = blendmesh(tmp_path, "run", "add a cube, then paint it like van gogh")
+def test_run_when_request_unreadable_exits_1_quoting_it(joined: Joined) -> None:
+    request = "add a cube, then paint it like van gogh"
+    proc = blendmesh(joined.home, "run", "--scene", joined.scene("s"), request, env=joined.env())
     assert proc.returncode == 1
     out = proc.stderr + proc.stdout
     assert 'I did not understand "it" in "paint it like van gogh"' in out  # the first word
@@ -178,14 +198,15 @@ def test_run_when_request_unreadable_exits_1_quoting_it(tmp_path: Path) -> None:
     ],
 )
 def test_cli_when_input_is_bad_exits_nonzero_with_message(
-    tmp_path: Path, args: list[str], message: str
+    joined: Joined, args: list[str], message: str
 ) -> None:
-    proc = blendmesh(tmp_path, *args)
+    proc = blendmesh(joined.home, *args, env=joined.env())
     assert proc.returncode in (2, 4)
     assert message in proc.stderr
 
 
 def test_run_when_another_mesh_holds_home_says_how_to_join(tmp_path: Path) -> None:
+    # Its own home: the test holds that home's lock.
     tmp_path.mkdir(exist_ok=True)
     (tmp_path / "mesh.json").write_text(json.dumps({"url": "nats://127.0.0.1:4999"}))
     with open(tmp_path / "mesh.lock", "a+") as lock:
@@ -196,6 +217,7 @@ def test_run_when_another_mesh_holds_home_says_how_to_join(tmp_path: Path) -> No
 
 
 def test_audit_rebuild_when_run_replays_the_log(tmp_path: Path) -> None:
+    # Its own embedded mesh: the rebuild counts every record of the mesh's audit store.
     blendmesh(tmp_path, "run", "add a cube named A, then move Nobody to 1 1 1")
     proc = blendmesh(tmp_path, "audit", "rebuild")
     assert proc.returncode == 0, proc.stderr
@@ -203,6 +225,7 @@ def test_audit_rebuild_when_run_replays_the_log(tmp_path: Path) -> None:
 
 
 def test_up_when_running_serves_runs_from_nats_url(tmp_path: Path) -> None:
+    # Its own ``blendmesh up``: the test stops it and checks what it leaves behind.
     with blendmesh_up(tmp_path / "mesh", "--port", "0") as up:
         url = up.nats_url
         client_home = tmp_path / "client"
@@ -226,6 +249,7 @@ def test_up_when_running_serves_runs_from_nats_url(tmp_path: Path) -> None:
 
 
 def test_up_when_sent_sigterm_stops_the_mesh_cleanly(tmp_path: Path) -> None:
+    # Its own ``blendmesh up``: the test stops it.
     with blendmesh_up(tmp_path, "--port", "0") as up:
         assert (tmp_path / "mesh.json").exists()
         up.proc.send_signal(signal.SIGTERM)
