@@ -8,6 +8,7 @@ for approval: ``blendmesh approve RUN_ID``).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 import time
 from pathlib import Path
@@ -131,6 +132,10 @@ async def dispatch(args: argparse.Namespace, settings: Settings, out: Screen, er
         except OSError as exc:
             raise ClientError(f"cannot read {args.file}: {exc.strerror}") from None
         with file:
+            # A file the store would refuse is refused before a mesh starts for it: a person
+            # hears at once that it is no .blend, or too large.
+            limit = settings.max_upload_bytes
+            await asyncio.to_thread(scene_client.check_upload, file, args.file.name, limit)
             async with connected(settings, services) as bus:
                 request = await SceneDoor(bus, settings).import_request(
                     settings.user, args.scene, file, args.file.name, pre_approved=args.approve
