@@ -5,8 +5,8 @@ Reproduced with JetStream's own limit, not a small disk: the mesh runs with
 ``BLENDMESH_MAX_FILE_STORE`` low, and a stream the admin fills stands in for whatever
 filled the store (revisions, uploads). That is the state ``services.runtime.store_limits``
 keeps a real disk in: JetStream refuses writes at its limit instead of stopping when the
-disk itself is full. A disk filled past the limit by something else stops JetStream; that
-case is the silent one of tests/integration/test_cli_unreachable.py.
+disk itself is full. A disk filled past the limit by something else is put in the same
+state by ``services.runtime.store_guard``; tests/chaos/test_disk_full.py fills a real one.
 """
 
 from __future__ import annotations
