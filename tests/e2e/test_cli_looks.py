@@ -1,6 +1,7 @@
-"""``blendmesh import-asset``, ``inspect`` and ``view`` as a user runs them: each starts
-the embedded mesh, runs one checked, audited operation and stops it; hostile files are
-refused with exit 2 before any mesh starts."""
+"""``blendmesh import-asset``, ``inspect`` and ``view`` as a user runs them: each runs one
+checked, audited operation on the mesh (the ``blendmesh up`` the e2e tests share, joined
+as a user of the test's own); hostile files are refused with exit 2 before any mesh
+starts."""
 
 from __future__ import annotations
 
@@ -12,26 +13,30 @@ from contracts import views
 from services.doors.cli import args as cli_args
 from tests.e2e.test_cli import blendmesh
 from tests.support.asset_files import glb, gltf_document
+from tests.support.joined_mesh import Joined
 
 
 def test_sides_when_parsed_match_the_contract() -> None:
     assert (cli_args.MIN_SIDE, cli_args.MAX_SIDE) == (views.MIN_SIDE, views.MAX_SIDE)
 
 
-def test_import_inspect_and_view_when_run_in_turn_answer_the_asset(tmp_path: Path) -> None:
+def test_import_inspect_and_view_when_run_in_turn_answer_the_asset(
+    tmp_path: Path, joined: Joined
+) -> None:
+    home, env, s = joined.home, joined.env(), joined.scene("s")
     asset = tmp_path / "tri.glb"
     asset.write_bytes(glb())
     imported = blendmesh(
-        tmp_path, "import-asset", str(asset), "--scene", "s", "--collection", "Props", "--json"
+        home, "import-asset", str(asset), "--scene", s, "--collection", "Props", "--json", env=env
     )
     assert imported.returncode == 0, imported.stderr
     assert json.loads(imported.stdout)["receipts"][0]["result"]["objects"] == ["Tri"]
-    inspected = blendmesh(tmp_path, "inspect", "s", "Tri")
+    inspected = blendmesh(home, "inspect", s, "Tri", env=env)
     assert inspected.returncode == 0, inspected.stderr
     detail = json.loads(inspected.stdout)
     assert detail["collections"] == ["Props"] and detail["mesh"]["triangles"] == 1
     png = tmp_path / "view.png"
-    viewed = blendmesh(tmp_path, "view", "s", "-o", str(png), "--width", "96", "--height", "64")
+    viewed = blendmesh(home, "view", s, "-o", str(png), "--width", "96", "--height", "64", env=env)
     assert viewed.returncode == 0, viewed.stderr
     assert struct.unpack(">II", png.read_bytes()[16:24]) == (96, 64)
 
