@@ -1,5 +1,6 @@
 """``blendmesh mcp`` as an MCP host starts it: over stdio, with the official SDK's client,
-on the embedded mesh the command starts, acting as the local user."""
+acting as the local user: on the embedded mesh the command starts, or on a running mesh it
+joins (NATS_URL), the ``blendmesh up`` the e2e tests share, as a user of the test's own."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.context import RequestContext
 
+from tests.support.joined_mesh import Joined
 from tests.support.mcp_plans import create, delete, error_type, op, plan, structured
 from tests.support.meshes import BLENDMESH, command_env
 
@@ -26,13 +28,17 @@ CALL_WAIT = 150  # seconds a call may take before the test names it; under the t
 
 
 @asynccontextmanager
-async def door(home: Path, answers: Answers | None = None) -> AsyncIterator[ClientSession]:
-    """``blendmesh mcp`` on ``home``; a host that asks its person when ``answers`` is given
-    (each elicitation takes the next answer), one that cannot ask otherwise."""
+async def door(
+    home: Path, answers: Answers | None = None, joined: Joined | None = None
+) -> AsyncIterator[ClientSession]:
+    """``blendmesh mcp`` in ``home`` (the test's own directory): on an embedded mesh there,
+    or on the shared mesh as ``joined``'s user. A host that asks its person when ``answers``
+    is given (each elicitation takes the next answer), one that cannot ask otherwise."""
+    mesh_home = home if joined is None else joined.home
     params = StdioServerParameters(
         command=BLENDMESH,
-        args=["--home", str(home), "-v", "mcp"],
-        env=command_env({"BLENDMESH_USER": "ana"}),
+        args=["--home", str(mesh_home), "-v", "mcp"],
+        env=command_env({"BLENDMESH_USER": "ana"} if joined is None else joined.env()),
         cwd=str(home),
     )
     asked: list[str] = []
@@ -69,6 +75,7 @@ async def door(home: Path, answers: Answers | None = None) -> AsyncIterator[Clie
 async def test_mcp_when_listed_and_run_answers_tools_resources_and_preview(
     tmp_path: Path,
 ) -> None:
+    # On the embedded mesh the command starts, as a host starts it with nothing running.
     lines: list[str] = []
 
     async def on_progress(_progress: float, _total: float | None, message: str | None) -> None:
@@ -137,23 +144,24 @@ async def test_mcp_when_listed_and_run_answers_tools_resources_and_preview(
 
 @pytest.mark.clause("001-§validate-input.3")
 async def test_mcp_when_arguments_bad_answers_tool_errors_and_keeps_serving(
-    tmp_path: Path,
+    tmp_path: Path, joined: Joined
 ) -> None:
-    async with door(tmp_path) as session:
-        not_a_plan = await session.call_tool("run", {"plan": "delete everything", "scene_id": "s"})
+    s, nowhere = joined.scene("s"), joined.scene("nowhere")
+    async with door(tmp_path, joined=joined) as session:
+        not_a_plan = await session.call_tool("run", {"plan": "delete everything", "scene_id": s})
         both = await session.call_tool(
-            "run", {"request": "add a cube", "plan": create("A"), "scene_id": "s"}
+            "run", {"request": "add a cube", "plan": create("A"), "scene_id": s}
         )
-        unknown_arg = await session.call_tool("run", {"scene_id": "s", "sudo": True})
+        unknown_arg = await session.call_tool("run", {"scene_id": s, "sudo": True})
         bad_scene = await session.call_tool("run", {"request": "add a cube", "scene_id": "../x"})
         schema_invalid = await session.call_tool(
-            "run", {"plan": {"operations": "nope"}, "scene_id": "s"}
+            "run", {"plan": {"operations": "nope"}, "scene_id": s}
         )
-        no_scene = await session.call_tool("scene", {"scene_id": "nowhere"})
-        no_preview = await session.call_tool("preview", {"scene_id": "nowhere"})
+        no_scene = await session.call_tool("scene", {"scene_id": nowhere})
+        no_preview = await session.call_tool("preview", {"scene_id": nowhere})
         no_run = await session.call_tool("run_status", {"run_id": "run-none"})
         no_tool = await session.call_tool("approve", {"run_id": "run-none"})
-        works = await session.call_tool("run", {"request": "add a cone named Tip", "scene_id": "s"})
+        works = await session.call_tool("run", {"request": "add a cone named Tip", "scene_id": s})
     for answer in (not_a_plan, both, unknown_arg, bad_scene, no_tool):
         assert error_type(answer) == "ValidationError"
     assert "delete everything" not in not_a_plan.content[0].text  # type: ignore[union-attr]
@@ -165,15 +173,16 @@ async def test_mcp_when_arguments_bad_answers_tool_errors_and_keeps_serving(
 
 
 async def test_mcp_destructive_plan_when_person_answers_in_host_completes_or_fails(
-    tmp_path: Path,
+    tmp_path: Path, joined: Joined
 ) -> None:
     accept = types.ElicitResult(action="accept", content={"approve": True})
     decline = types.ElicitResult(action="decline")
-    async with door(tmp_path, [accept, decline]) as session:
-        await session.call_tool("run", {"plan": create("Old"), "scene_id": "s"})
-        approved = await session.call_tool("run", {"plan": delete("Old"), "scene_id": "s"})
-        await session.call_tool("run", {"plan": create("Keep"), "scene_id": "s"})
-        rejected = await session.call_tool("run", {"plan": delete("Keep"), "scene_id": "s"})
+    s = joined.scene("s")
+    async with door(tmp_path, [accept, decline], joined) as session:
+        await session.call_tool("run", {"plan": create("Old"), "scene_id": s})
+        approved = await session.call_tool("run", {"plan": delete("Old"), "scene_id": s})
+        await session.call_tool("run", {"plan": create("Keep"), "scene_id": s})
+        rejected = await session.call_tool("run", {"plan": delete("Keep"), "scene_id": s})
         trail = await session.call_tool("audit", {"run_id": structured(rejected)["run_id"]})
         asked: list[str] = session.asked  # type: ignore[attr-defined]
     assert structured(approved)["status"] == "completed", approved.content
@@ -186,18 +195,20 @@ async def test_mcp_destructive_plan_when_person_answers_in_host_completes_or_fai
 
 
 async def test_mcp_destructive_plan_when_host_cannot_ask_waits_for_cli_approval(
-    tmp_path: Path,
+    tmp_path: Path, joined: Joined
 ) -> None:
-    async with door(tmp_path) as session:
-        await session.call_tool("run", {"plan": create("Old"), "scene_id": "s"})
-        waiting = await session.call_tool("run", {"plan": delete("Old"), "scene_id": "s"})
+    s = joined.scene("s")
+    async with door(tmp_path, joined=joined) as session:
+        await session.call_tool("run", {"plan": create("Old"), "scene_id": s})
+        waiting = await session.call_tool("run", {"plan": delete("Old"), "scene_id": s})
         result = structured(waiting)
         run_id = result["run_id"]
-        info = json.loads((tmp_path / "mesh.json").read_text())
+        # As a person at another terminal: the mesh's address from its home.
+        info = json.loads((joined.home / "mesh.json").read_text())
         env = {
-            "BLENDMESH_USER": "ana",
+            "BLENDMESH_USER": joined.user,
             "NATS_URL": info["url"],
-            "BLENDMESH_NATS_CREDENTIALS": str(tmp_path / "nats-credentials.json"),
+            "BLENDMESH_NATS_CREDENTIALS": str(joined.home / "nats-credentials.json"),
         }
         approve = await asyncio.create_subprocess_exec(
             *[BLENDMESH, "--home", str(tmp_path / "cli"), "approve", "--json", run_id],
@@ -219,7 +230,9 @@ async def test_mcp_destructive_plan_when_host_cannot_ask_waits_for_cli_approval(
     assert structured(status)["status"] == "completed"
 
 
-async def test_mcp_when_host_cancels_the_wait_the_run_goes_on(tmp_path: Path) -> None:
+async def test_mcp_when_host_cancels_the_wait_the_run_goes_on(
+    tmp_path: Path, joined: Joined
+) -> None:
     """Cancelling a ``run`` call ends the host's wait, never the run in the mesh."""
     submitted = asyncio.Event()
     run_id: list[str] = []
@@ -231,10 +244,12 @@ async def test_mcp_when_host_cancels_the_wait_the_run_goes_on(tmp_path: Path) ->
 
     many = plan(*(op(f"c{i:02d}", "object.create", {"primitive": "cube", "name": f"C{i}"})
                   for i in range(40)))  # fmt: skip
-    async with door(tmp_path) as session:
+    async with door(tmp_path, joined=joined) as session:
         call = asyncio.create_task(
             session.call_tool(
-                "run", {"plan": many, "scene_id": "busy"}, progress_callback=on_progress
+                "run",
+                {"plan": many, "scene_id": joined.scene("busy")},
+                progress_callback=on_progress,
             )
         )
         await asyncio.wait_for(submitted.wait(), timeout=60)
