@@ -3,6 +3,9 @@
 A user adds a cube, asks to delete it (destructive: policy asks a human), approves in the
 page, then sees the completed run, its audit trail and the scene's preview render.
 Uses Debian's chromium through Playwright's driver only (no downloaded browser).
+
+The tests share one ``blendmesh up``; each signs in with a token of its own user, so none
+sees another's runs, scenes or waiting approvals.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ import pytest
 from tests.support.meshes import blendmesh_up
 
 CHROMIUM = Path("/usr/bin/chromium")
-TOKEN = "e2e-token"
+# Each test's user and the token it signs in with.
+TOKENS = {user: f"e2e-token-{user}" for user in ("ana", "bea", "cai")}
 SCENE = "browser"
 RUN_TIMEOUT_MS = 90_000
 
@@ -30,10 +34,11 @@ playwright_api = pytest.importorskip(
 )
 
 
-@pytest.fixture
-def console_url(tmp_path: Path) -> Iterator[str]:
-    env = {"BLENDMESH_API_TOKENS": f"{TOKEN}=ana", "BLENDMESH_USER": "ana"}
-    with blendmesh_up(tmp_path / "home", "--port", "0", env=env) as up:
+@pytest.fixture(scope="module")
+def console_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    tokens = ",".join(f"{token}={user}" for user, token in TOKENS.items())
+    env = {"BLENDMESH_API_TOKENS": tokens, "BLENDMESH_USER": "ana"}
+    with blendmesh_up(tmp_path_factory.mktemp("home"), "--port", "0", env=env) as up:
         yield up.gateway_url.rstrip("/")
 
 
@@ -58,7 +63,7 @@ async def test_console_when_destructive_run_approved_shows_result_audit_and_prev
         page = await browser.new_page()
         try:
             await page.goto(console_url + "/")
-            await page.get_by_label("API token").fill(TOKEN)
+            await page.get_by_label("API token").fill(TOKENS["ana"])
             await page.get_by_label("Scene id").fill(SCENE)
             status = page.get_by_test_id("run-status")
 
@@ -116,7 +121,7 @@ async def test_console_when_request_refused_keeps_the_messages_line_breaks(
         page = await browser.new_page()
         try:
             await page.goto(console_url + "/")
-            await page.get_by_label("API token").fill(TOKEN)
+            await page.get_by_label("API token").fill(TOKENS["bea"])
             await page.get_by_label("Scene id").fill("refused")
             await page.get_by_label("What should change?").fill(
                 "add a cube, then paint it like van gogh"
@@ -148,7 +153,7 @@ async def test_console_when_scene_picked_shows_history_and_reverts_after_approva
         page = await browser.new_page()
         try:
             await page.goto(console_url + "/")
-            await page.get_by_label("API token").fill(TOKEN)
+            await page.get_by_label("API token").fill(TOKENS["cai"])
             await page.get_by_label("Scene id").fill("picked")
             status = page.get_by_test_id("run-status")
             for prompt in ("add a cube named First", "add a cube named Second at 3 0 0"):
