@@ -112,6 +112,14 @@ async def connect(url: str, name: str, login: Login | None = None, wait: float =
         ) from None
 
 
+# A server answers ``account_info`` at once when it has a meta leader, and drops it when
+# it has none: a fresh three-server cluster elects one in about 0.4 to 0.9 s, so the probe
+# tries again after 0.5 s (then 1, 1.5, ... s), where a first attempt of ATTEMPT_WITHIN
+# (2 s, for steps that create and place streams) held every start a second past the
+# election.
+PROBE_WITHIN = 0.5
+
+
 async def wait_for_jetstream(js: JetStreamContext, wait: float = READY_WAIT) -> None:
     """Return once JetStream answers. A fresh cluster answers nothing until a majority of
     its servers have met and elected a meta leader (several seconds); streams created
@@ -128,6 +136,6 @@ async def wait_for_jetstream(js: JetStreamContext, wait: float = READY_WAIT) -> 
             raise
 
     try:
-        await until_ready("JetStream", answers, wait)
+        await until_ready("JetStream", answers, wait, first_attempt=PROBE_WITHIN)
     except NotReady as exc:
         raise JetStreamUnavailable(str(exc)) from None

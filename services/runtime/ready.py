@@ -77,17 +77,21 @@ async def until_ready(
     step: Callable[[], Awaitable[T]],
     wait: float = READY_WAIT,
     hint: str = ON_A_CLUSTER,
+    first_attempt: float | None = None,
 ) -> T:
     """Run ``step`` until it succeeds; while it fails because JetStream is not ready yet,
     try again for at most ``wait`` seconds (``math.inf``: for as long as it takes).
     ``what`` names what the start waits for in the log and in the final error, which
-    ends with ``hint``: what the operator can do about it."""
+    ends with ``hint``: what the operator can do about it. An unanswered attempt is cut
+    after ``first_attempt`` seconds (``ATTEMPT_WITHIN`` when None), the next ones after
+    two, three, ... times that, at most ``LONGEST_ATTEMPT``."""
+    first = ATTEMPT_WITHIN if first_attempt is None else first_attempt
     loop = asyncio.get_running_loop()
     began = loop.time()
     pause = FIRST_PAUSE
     attempt = 1
     while True:
-        within = min(ATTEMPT_WITHIN * attempt, LONGEST_ATTEMPT, max(wait, 0.1))
+        within = min(first * attempt, LONGEST_ATTEMPT, max(wait, 0.1))
         try:
             return await asyncio.wait_for(step(), within)
         except Exception as exc:

@@ -85,6 +85,22 @@ async def test_until_ready_when_an_attempt_hangs_cuts_it_short_and_tries_again(
     assert attempts == 2
 
 
+async def test_until_ready_when_given_a_first_attempt_cuts_attempts_at_its_multiples() -> None:
+    given: list[float] = []
+
+    async def hangs() -> str:
+        began = time.monotonic()
+        try:
+            await asyncio.sleep(30)
+        finally:
+            given.append(time.monotonic() - began)
+        return "never"
+
+    with pytest.raises(NotReady, match=r"no answer within 0\.2 s"):
+        await until_ready("JetStream", hangs, wait=0.3, first_attempt=0.1)
+    assert given == pytest.approx([0.1, 0.2], abs=0.05)
+
+
 @pytest.mark.parametrize(
     "error",
     [
