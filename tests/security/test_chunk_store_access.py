@@ -3,6 +3,7 @@ and set tags; only the executor writes or deletes chunks."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,9 @@ from services.runtime.settings import Settings
 from tests.support.meshes import bare_mesh, role_bus
 
 PREFIX = "bmchunks"
+# The server drops a refused request, and answers an allowed one in milliseconds: the
+# client's own reading of the store, asked beside the refused ones, shows it in time.
+DENIED_WAIT = 0.5
 
 
 async def test_client_login_when_reading_tagging_and_deleting_may_only_read_and_tag(
@@ -35,15 +39,28 @@ async def test_client_login_when_reading_tagging_and_deleting_may_only_read_and_
             assert await KvSceneTags(client.js, PREFIX).of("s") == {"kept": 1}
             names = {i.name for i in await store.chunks.listing()}
             victim = next(iter(names))
-            with pytest.raises(NatsTimeoutError):  # the server drops a refused publish
-                await client.js.publish(
-                    f"$O.{store.chunks.bucket}.C.forged", b"x", stream=store.chunks.stream,
-                    timeout=1.0,
-                )  # fmt: skip
-            with pytest.raises(NatsTimeoutError):
-                await client.nc.request(
-                    f"$JS.API.STREAM.PURGE.{store.chunks.stream}", b"{}", timeout=1.0
-                )
+
+            async def forge() -> None:
+                with pytest.raises(NatsTimeoutError):  # the server drops a refused publish
+                    await client.js.publish(
+                        f"$O.{store.chunks.bucket}.C.forged", b"x", stream=store.chunks.stream,
+                        timeout=DENIED_WAIT,
+                    )  # fmt: skip
+
+            async def purge() -> None:
+                with pytest.raises(NatsTimeoutError):
+                    await client.nc.request(
+                        f"$JS.API.STREAM.PURGE.{store.chunks.stream}", b"{}", timeout=DENIED_WAIT
+                    )
+
+            *_, control = await asyncio.gather(
+                forge(),
+                purge(),
+                client.nc.request(
+                    f"$JS.API.STREAM.INFO.{store.chunks.stream}", b"", timeout=DENIED_WAIT
+                ),
+            )
+            assert b'"error"' not in control.data, control.data  # answered within the wait
             assert {i.name for i in await store.chunks.listing()} == names
             assert victim == chunk_name("ana", victim.partition("/")[2])
             assert await JetStreamSceneStore(client.js, PREFIX).read(head) == data
