@@ -16,6 +16,7 @@ from services.doors.cli.mesh import Mesh
 from services.runtime import access, health
 from services.runtime.bus import connect
 from services.runtime.host import Bus
+from services.runtime.retry import poll
 from services.runtime.settings import Settings
 from tests.support.meshes import bare_mesh_fixture, role_bus
 
@@ -117,10 +118,14 @@ async def test_service_when_asked_to_answer_into_the_log_or_the_jetstream_api_do
                 for verb in ("PING", "INFO", "STATS"):
                     await client.nc.publish(f"$SRV.{verb}.blendmesh-policy", b"", reply=reply)
             await client.nc.flush()
-            await asyncio.sleep(QUIET)
+            # The quiet wait and a ping, which waits as long, at once: the service still
+            # answers into an inbox.
+            _, pings = await asyncio.gather(
+                asyncio.sleep(QUIET), health.ping(client.nc, "policy", QUIET, PREFIX)
+            )
             after = await client.js.stream_info(LOG)  # still there, and nothing was added
             assert after.state.messages == before
-            assert len(await health.ping(client.nc, "policy", prefix=PREFIX)) == 1
+            assert len(pings) == 1
         finally:
             await registered.stop()
 
@@ -139,7 +144,13 @@ async def test_gateway_login_when_publishing_anything_but_an_answer_is_refused(
         await gateway.publish(subjects.run_events(PREFIX, "forged", "requested"), b"{}")
         await gateway.publish("$SRV.PING.blendmesh-gateway", b"", reply="_INBOX.gateway.x")
         await gateway.flush()
-        await asyncio.sleep(QUIET)
+
+        async def refusals() -> list[str]:
+            return [v for v in violations(gateway) if "violation for publish" in v]
+
+        # Not a fixed pause: the server handles a login's messages in order, so once it
+        # has refused both, neither was passed on, nor can be later.
+        await poll(refusals, lambda found: len(found) >= 2, 10, pause=0.02)
         assert (await client.js.stream_info(LOG)).state.messages == before
         published = [v for v in violations(gateway) if "violation for publish" in v]
         assert len(published) == 2, violations(gateway)
