@@ -91,11 +91,11 @@ class JetStreamSceneStore:
         self.whole_below = whole_below
         # The chunks of the last manifest this store wrote or read per scene: what the next
         # commit's parent already holds, so an edit does not ask the store about each one.
-        self._known: dict[str, tuple[str, frozenset[str]]] = {}
+        self._known: dict[str, tuple[str, ChunkedRevision]] = {}
 
-    def _remember(self, scene_id: str, name: str, digests: frozenset[str]) -> None:
+    def _remember(self, scene_id: str, name: str, manifest: ChunkedRevision) -> None:
         self._known.pop(scene_id, None)
-        self._known[scene_id] = (name, digests)
+        self._known[scene_id] = (name, manifest)
         while len(self._known) > KNOWN_SCENES:  # the scenes least recently committed go
             self._known.pop(next(iter(self._known)))
 
@@ -143,7 +143,7 @@ class JetStreamSceneStore:
         digests = [d for d, _ in manifest.chunks]
         found = await self._chunks(manifest.space, digests, what)
         blend = await asyncio.to_thread(assemble, manifest, found, what)
-        self._remember(head.scene_id, head.object_name, frozenset(digests))
+        self._remember(head.scene_id, head.object_name, manifest)
         return blend
 
     async def _chunks(self, space: str, digests: list[str], what: str) -> dict[str, bytes | None]:
@@ -180,7 +180,7 @@ class JetStreamSceneStore:
         except BaseException:
             await asyncio.to_thread(writer.abort)
             raise
-        self._remember(head.scene_id, head.object_name, frozenset(d for d, _ in manifest.chunks))
+        self._remember(head.scene_id, head.object_name, manifest)
 
     async def commit(
         self,
@@ -205,7 +205,7 @@ class JetStreamSceneStore:
                 # chunk is.
                 packed, sha256 = await asyncio.to_thread(packing.pack, data)
                 await put_object(self._js, self._bucket, name, packed, sha256, packing.PACKED)
-                chunks: frozenset[str] | None = None
+                chunks: ChunkedRevision | None = None
             else:
                 chunks = await self._put_chunked(name, data, parent, owner)
         finally:
@@ -239,18 +239,20 @@ class JetStreamSceneStore:
 
     async def _put_chunked(
         self, name: str, data: bytes | mmap.mmap, parent: Head | None, owner: str
-    ) -> frozenset[str]:
-        pieces = await asyncio.to_thread(cut, data, owner)
+    ) -> ChunkedRevision:
+        # The parent's chunks are this space's only when the owner did not change (an
+        # unowned scene that a user's run takes on starts that user's space afresh).
+        same = parent is not None and parent.owner == owner
+        known = await self._parent_manifest(parent) if same else None
+        # Cut starting from the parent's chunks: those still in place are only hashed.
+        pieces = await asyncio.to_thread(cut, data, owner, known)
         try:
-            # The parent's chunks are this space's only when the owner did not change (an
-            # unowned scene that a user's run takes on starts that user's space afresh).
-            same = parent is not None and parent.owner == owner
-            held = await self._parent_chunks(parent) if same else frozenset()
+            held = frozenset(d for d, _ in known.chunks) if known else frozenset()
             new = {d: b for d, b in pieces.chunks.items() if d not in held}
             await self._store_chunks(owner, new)
             # Last: a manifest is stored only once every chunk it names is.
             await put_object(self._js, self._bucket, name, revisions.encode(pieces.manifest))
-            return frozenset(pieces.chunks)
+            return pieces.manifest
         finally:
             # The chunks are views of the file's map: released here, also when an error's
             # traceback keeps this frame, so the commit can unmap the file.
@@ -258,19 +260,18 @@ class JetStreamSceneStore:
                 with contextlib.suppress(BufferError):  # a thread still packing it
                     view.release()
 
-    async def _parent_chunks(self, parent: Head | None) -> frozenset[str]:
-        """The chunks ``parent`` names: the head, which the collector always keeps, so
-        they need no asking. Empty for a whole-file parent or an unreadable manifest."""
+    async def _parent_manifest(self, parent: Head | None) -> ChunkedRevision | None:
+        """The manifest of ``parent``: the head, whose chunks the collector always keeps,
+        so they need no asking. None for a whole-file parent or an unreadable manifest."""
         if parent is None:
-            return frozenset()
+            return None
         known = self._known.get(parent.scene_id)
         if known is not None and known[0] == parent.object_name:
             return known[1]
         try:
-            manifest = await self.manifest(parent.object_name)
+            return await self.manifest(parent.object_name)
         except RevisionDamaged:
-            return frozenset()  # every chunk is checked and stored again
-        return frozenset(d for d, _ in manifest.chunks) if manifest else frozenset()
+            return None  # every chunk is checked and stored again
 
     async def _store_chunks(self, space: str, new: Mapping[str, Piece]) -> None:
         # A chunk found present is trusted only while it is younger than half the grace,
