@@ -1,14 +1,14 @@
 """What the executor's guarantees cost per operation, and how that grows with the scene.
 
-    .venv/bin/python bench/guarantees.py [--repeat 20]
+    .venv/bin/python bench/guarantees.py [--repeat 20] [--sizes 20 1000]
 
-For a 20-object and a 1000-object scene, measured in one run on the real bridge and a
-real nats-server: the scene fingerprint taken after every mutating operation (from the
-bridge's digest cache, right after a transform dropped one object's digest), the same
-hash recomputed in full (what every operation paid before ADR 0012, and what a commit
-pays now), the journal
-entry written to JetStream KV for every committed operation, writing a checkpoint (.blend)
-and restoring one (what a failed operation or a commit costs), and one tool call for scale.
+For a 20-object and a 1000-object scene (``--sizes``), measured in one run on the real
+bridge and a real nats-server: the scene fingerprint taken after every mutating operation
+(from the bridge's digest cache, right after a transform dropped one object's digest), the
+same hash recomputed in full (what every operation paid before ADR 0012, and what a commit
+pays now), the journal entry written to JetStream KV for every committed operation,
+writing a checkpoint (.blend) and restoring one (what a failed operation or a commit
+costs), and one tool call for scale.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from services.executor.domain.journal import JournalEntry, op_key
 from services.runtime.embedded import EmbeddedNats
 from services.runtime.host import Bus
 
+MAX_OBJECTS = 5000  # objects built in the larger scene, one tool call each
 PRIMS = ["cube", "uv_sphere", "ico_sphere", "cylinder", "cone", "plane", "torus", "monkey"]
 
 
@@ -101,7 +102,8 @@ async def measure(
     }
 
 
-async def main_async(repeat: int) -> None:
+async def main_async(repeat: int, sizes: tuple[int, int]) -> None:
+    n_small, n_large = sizes
     with tempfile.TemporaryDirectory(prefix="blendmesh-bench-") as tmp:
         server = EmbeddedNats(Path(tmp) / "nats")
         url = await server.start()
@@ -109,32 +111,38 @@ async def main_async(repeat: int) -> None:
         bridge = SupervisedBridge(call_timeout=120)
         await bridge.start()
         try:
-            small = await measure(20, repeat, bridge, KvJournal(bus.js, "bench"), Path(tmp))
-            large = await measure(1000, repeat, bridge, KvJournal(bus.js, "bench"), Path(tmp))
+            small = await measure(n_small, repeat, bridge, KvJournal(bus.js, "bench"), Path(tmp))
+            large = await measure(n_large, repeat, bridge, KvJournal(bus.js, "bench"), Path(tmp))
         finally:
             await bridge.close()
             await bus.close()
             await server.stop()
     print(f"median ms per operation over {repeat} repetitions")
-    print(f"{'':22}{'20 objects':>12}{'1000 objects':>14}{'growth':>9}")
+    print(f"{'':22}{f'{n_small} objects':>12}{f'{n_large} objects':>14}{'growth':>9}")
     for name in small:
         print(f"{name:22}{small[name]:12.2f}{large[name]:14.2f}{large[name] / small[name]:8.1f}x")
     per_op = {
-        n: small["fingerprint"] + small["journal put"]
-        if n == 20
-        else large["fingerprint"] + large["journal put"]
-        for n in (20, 1000)
+        n: figures["fingerprint"] + figures["journal put"]
+        for n, figures in ((n_small, small), (n_large, large))
     }
     print(
         f"every committed operation pays fingerprint + journal: "
-        f"{per_op[20]:.2f} ms at 20 objects, {per_op[1000]:.2f} ms at 1000"
+        f"{per_op[n_small]:.2f} ms at {n_small} objects, {per_op[n_large]:.2f} ms at {n_large}"
     )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=20)
-    asyncio.run(main_async(parser.parse_args().repeat))
+    parser.add_argument(
+        "--sizes", type=int, nargs=2, default=[20, 1000], metavar=("SMALL", "LARGE")
+    )
+    args = parser.parse_args()
+    if args.repeat < 1 or not 1 <= args.sizes[0] < args.sizes[1] <= MAX_OBJECTS:
+        parser.error(
+            f"--repeat must be at least 1 and the sizes 1 <= SMALL < LARGE <= {MAX_OBJECTS}"
+        )
+    asyncio.run(main_async(args.repeat, (args.sizes[0], args.sizes[1])))
 
 
 if __name__ == "__main__":

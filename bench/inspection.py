@@ -1,9 +1,9 @@
 """What the inspection artifact costs per commit, and how that grows with the scene.
 
-    .venv/bin/python bench/inspection.py [--repeat 10]
+    .venv/bin/python bench/inspection.py [--repeat 10] [--sizes 20 1000]
 
-For a 20-object and a 1000-object scene (one object in four with a Bevel, one in eight
-with a Subdivision Surface), measured in one run on the real bridge and a real
+For a 20-object and a 1000-object scene (``--sizes``; one object in four with a Bevel,
+one in eight with a Subdivision Surface), measured in one run on the real bridge and a real
 nats-server, what the executor does after every commit: one object changes (as an
 operation would change it, not timed), then the bridge describes the scene
 (``blendmesh/scene.inspect``, re-evaluating what changed), the artifact is encoded and put
@@ -32,6 +32,7 @@ from services.executor.domain.inspection import document
 from services.runtime.embedded import EmbeddedNats
 from services.runtime.host import Bus
 
+MAX_OBJECTS = 5000  # objects built in the larger scene, a few tool calls each
 PRIMS = ["cube", "uv_sphere", "ico_sphere", "cylinder", "cone", "plane", "torus", "monkey"]
 RECORD = RunRecord(
     run_id="bench",
@@ -137,7 +138,8 @@ async def measure(
     }
 
 
-async def main_async(repeat: int) -> None:
+async def main_async(repeat: int, sizes: tuple[int, int]) -> None:
+    n_small, n_large = sizes
     with tempfile.TemporaryDirectory(prefix="blendmesh-bench-") as tmp:
         server = EmbeddedNats(Path(tmp) / "nats")
         url = await server.start()
@@ -146,27 +148,35 @@ async def main_async(repeat: int) -> None:
         bridge = SupervisedBridge(call_timeout=120)
         await bridge.start()
         try:
-            small = await measure(20, repeat, bridge, store, Path(tmp))
-            large = await measure(1000, repeat, bridge, store, Path(tmp))
+            small = await measure(n_small, repeat, bridge, store, Path(tmp))
+            large = await measure(n_large, repeat, bridge, store, Path(tmp))
         finally:
             await bridge.close()
             await bus.close()
             await server.stop()
     print(f"median ms per commit over {repeat} repetitions (artifact size in KiB)")
-    print(f"{'':22}{'20 objects':>12}{'1000 objects':>14}{'growth':>9}")
+    print(f"{'':22}{f'{n_small} objects':>12}{f'{n_large} objects':>14}{'growth':>9}")
     for name in small:
         print(f"{name:22}{small[name]:12.2f}{large[name]:14.2f}{large[name] / small[name]:8.1f}x")
     cost = "inspect + store"
     print(
-        f"inspect+store per commit: {small[cost]:.2f} ms at 20 objects, "
-        f"{large[cost]:.2f} ms at 1000, ratio {large[cost] / small[cost]:.1f}x"
+        f"inspect+store per commit: {small[cost]:.2f} ms at {n_small} objects, "
+        f"{large[cost]:.2f} ms at {n_large}, ratio {large[cost] / small[cost]:.1f}x"
     )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=10)
-    asyncio.run(main_async(parser.parse_args().repeat))
+    parser.add_argument(
+        "--sizes", type=int, nargs=2, default=[20, 1000], metavar=("SMALL", "LARGE")
+    )
+    args = parser.parse_args()
+    if args.repeat < 1 or not 1 <= args.sizes[0] < args.sizes[1] <= MAX_OBJECTS:
+        parser.error(
+            f"--repeat must be at least 1 and the sizes 1 <= SMALL < LARGE <= {MAX_OBJECTS}"
+        )
+    asyncio.run(main_async(args.repeat, (args.sizes[0], args.sizes[1])))
 
 
 if __name__ == "__main__":
