@@ -1,6 +1,6 @@
 """Throughput of one executor against two, on independent scenes, from one run.
 
-    .venv/bin/python bench/executors.py [--runs 16]
+    .venv/bin/python bench/executors.py [--runs 16] [--deployed-only]
 
 Each run is the 25-operation plan of bench/plan25.py on its own scene (after a setup run
 that creates the scene's 20 objects). All runs are submitted at once; the figure is runs
@@ -16,6 +16,8 @@ in the timed window is printed, as a share of one core, and so is what the machi
 other programs took: a second executor can only help while one executor's runs leave
 cores idle, and a run keeps busy not only its executor and bridge but nats-server, the
 mesh's other services (the audit projection most) and the preview worker's Blender.
+``--deployed-only`` measures executor processes with previews alone: two meshes instead
+of six, for a quick check that the bench still runs.
 """
 
 from __future__ import annotations
@@ -203,6 +205,7 @@ CONFIGS: dict[str, tuple[str, dict[str, bool]]] = {  # name -> (column, measure'
     "as processes": ("procs", {"processes": True}),
     "as processes, previews off": ("no prev", {"processes": True, "previews": False}),
 }
+DEPLOYED = "as processes"  # the headline's configuration
 
 
 def _ours(m: Measured) -> float:
@@ -211,7 +214,8 @@ def _ours(m: Measured) -> float:
 
 
 def report(figures: dict[tuple[str, int], Measured], runs: int) -> None:
-    """Times, then CPU by kind of process, then the speed-ups (the last is the headline)."""
+    """Times, then CPU by kind of process, then the speed-ups (the last is the headline)
+    for each configuration measured; "as processes" always is."""
     cores = os.cpu_count() or 1
     print(f"{runs} runs of 25 operations on independent 20-object scenes, all at once")
     print(f"{'':40}{'seconds':>8}{'runs/s':>8}{'ops/s':>7}{'CPU ms/run':>12}{'others':>8}")
@@ -237,7 +241,7 @@ def report(figures: dict[tuple[str, int], Measured], runs: int) -> None:
             print(f"{kind:16}" + "".join(f"{c:>13}" for c in cells))
     print("(this process: the mesh's other services, the client, and in one process the executors)")
     print()
-    for name in CONFIGS:
+    for name in dict.fromkeys(name for name, _ in figures):
         one, two = figures[(name, 1)], figures[(name, 2)]
         # A second executor gains only the cores one executor's runs leave idle (and
         # what it defers past the window: previews render at the lowest priority).
@@ -246,19 +250,21 @@ def report(figures: dict[tuple[str, int], Measured], runs: int) -> None:
             f"speed-up of two executors over one, {name}: {one.seconds / two.seconds:.2f}x "
             f"(one executor kept {busy:.0%} of the {cores} cores busy)"
         )
-    deployed = figures[("as processes", 1)].seconds / figures[("as processes", 2)].seconds
+    deployed = figures[(DEPLOYED, 1)].seconds / figures[(DEPLOYED, 2)].seconds
     print(f"speed-up of two executors over one: {deployed:.2f}x (as processes, as deployed)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=16)
+    parser.add_argument("--deployed-only", action="store_true", help=f"measure {DEPLOYED!r} alone")
     args = parser.parse_args()
     if not 1 <= args.runs <= MAX_RUNS:
         parser.error(f"--runs {args.runs}: give 1 to {MAX_RUNS} runs")
+    configs = {DEPLOYED: CONFIGS[DEPLOYED]} if args.deployed_only else CONFIGS
     figures = {
         (name, n): asyncio.run(measure(n, args.runs, **options))
-        for name, (_, options) in CONFIGS.items()
+        for name, (_, options) in configs.items()
         for n in (1, 2)
     }
     report(figures, args.runs)
