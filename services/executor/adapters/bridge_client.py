@@ -17,7 +17,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -45,12 +45,14 @@ from contracts.bridge import (
     SavedScene,
     SaveParams,
     SceneHash,
+    SummaryParams,
     ToolCall,
     ToolList,
     ToolResult,
 )
 from contracts.inspection import SceneInspection
 from contracts.nodes import NodeCatalog
+from contracts.scenes import SceneSummary
 from contracts.views import AssetImported, AssetParams, ViewParams
 from services.executor.domain.ports import BridgeCrashed, BridgeError
 
@@ -60,6 +62,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[3]
 STREAM_LIMIT = 64 * 1024 * 1024  # scene snapshots are single, possibly large, lines
 CLOSE_TIMEOUT = 5.0
 _R = TypeVar("_R", bound=msgspec.Struct)
+_T = TypeVar("_T")
 _reply = msgspec.json.Decoder(Reply)
 
 
@@ -211,7 +214,7 @@ class BridgeProcess:
             )
             limit = self.call_timeout if timeout is None else timeout
             try:
-                response = await asyncio.wait_for(self._roundtrip(message), limit)
+                response = await bounded(self._roundtrip(message), limit)
             except TimeoutError:
                 # A busy Blender cannot be interrupted; killing it is the only way back.
                 await self._kill()
@@ -256,6 +259,11 @@ class BridgeProcess:
     async def verify(self) -> str:
         """The full scene hash, checked against the digest cache."""
         return (await self.request("blendmesh/scene.verify", SceneHash)).hash
+
+    async def summary(self, scene_id: str) -> SceneSummary:
+        """What planners are told of the scene."""
+        params = SummaryParams(scene_id=scene_id)
+        return await self.request("blendmesh/scene.summary", SceneSummary, params)
 
     async def fingerprint(self) -> str:
         """Current scene hash."""
@@ -308,7 +316,7 @@ class BridgeProcess:
                 await self.request("shutdown", Empty, timeout=CLOSE_TIMEOUT)
                 if self._proc.stdin is not None:
                     self._proc.stdin.close()
-                await asyncio.wait_for(self._proc.wait(), CLOSE_TIMEOUT)
+                await bounded(self._proc.wait(), CLOSE_TIMEOUT)
             except (TimeoutError, BridgeError):
                 pass
         self._closed = True
@@ -327,12 +335,12 @@ class BridgeProcess:
         if self._proc is None:
             return
         try:
-            await asyncio.wait_for(self._proc.wait(), CLOSE_TIMEOUT)
+            await bounded(self._proc.wait(), CLOSE_TIMEOUT)
         except TimeoutError:
             with contextlib.suppress(ProcessLookupError):
                 self._proc.kill()
             try:
-                await asyncio.wait_for(self._proc.wait(), CLOSE_TIMEOUT)
+                await bounded(self._proc.wait(), CLOSE_TIMEOUT)
             except TimeoutError:
                 log.error("bridge process %s did not end after SIGKILL", self._proc.pid)
         if self._proc.stdin is not None and not self._proc.stdin.is_closing():
@@ -350,6 +358,15 @@ class BridgeProcess:
             tail = " | ".join(self._stderr_tail)
             log.warning("bridge: %s (exit code %s); its stderr ended with: %s", what, code, tail)
         return f"{what} (exit code {code}); see the executor's log"
+
+
+async def bounded(awaitable: Awaitable[_T], seconds: float) -> _T:
+    """``awaitable``'s result, or TimeoutError after ``seconds``. Not ``asyncio.wait_for``:
+    on Python 3.11 it returns the result when its caller is cancelled just as the result
+    arrives, swallowing the cancellation; a supervisor cancelling its idle loop while that
+    loop closed a bridge whose process had just exited then waited for the loop for ever."""
+    async with asyncio.timeout(seconds):
+        return await awaitable
 
 
 async def finish(task: asyncio.Task[Any], within: float) -> None:
