@@ -3,7 +3,8 @@ the token is, the user's runs, the approvals inbox, refreshing as runs end, the 
 before/after preview and the 3D view of a revision.
 
 Each test saves a screenshot of what it checked in its own tmp dir (printed), for a person
-to look at; none is kept in the repository.
+to look at; none is kept in the repository. The tests share one Chromium, each in a fresh
+browser context of its own (its own storage, as a new profile would be).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+import pytest_asyncio
 
 from tests.e2e.test_browser import CHROMIUM
 from tests.support.meshes import blendmesh_up
@@ -27,6 +29,8 @@ RUN_TIMEOUT_MS = 90_000
 pytestmark = [
     pytest.mark.timeout(300),
     pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is not installed"),
+    # The shared browser lives on the module's event loop, so its tests run there too.
+    pytest.mark.asyncio(loop_scope="module"),
 ]
 playwright_api = pytest.importorskip(
     "playwright.async_api", reason="the playwright package is not installed"
@@ -42,11 +46,11 @@ def console_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield up.gateway_url.rstrip("/")
 
 
-@contextlib.asynccontextmanager
-async def console(url: str, token: str, shots: Path, name: str) -> AsyncIterator[Any]:
-    """A page on the console with ``token`` remembered; a screenshot ``name`` on the way out."""
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def browser() -> AsyncIterator[Any]:
+    """One Chromium for the module's tests: starting one takes seconds."""
     async with playwright_api.async_playwright() as p:
-        browser = await p.chromium.launch(
+        launched = await p.chromium.launch(
             executable_path=str(CHROMIUM),
             # WebGL without a GPU: Chromium's software renderer.
             args=[
@@ -57,20 +61,31 @@ async def console(url: str, token: str, shots: Path, name: str) -> AsyncIterator
                 "--enable-unsafe-swiftshader",
             ],
         )
-        page = await browser.new_page(viewport={"width": 1280, "height": 1000})
-        await page.add_init_script(f"localStorage.setItem('blendmesh.token', '{token}')")
-        asked: list[str] = []
-        page.on("request", lambda request: asked.append(request.url))
-        page.asked = asked  # every address the page fetched, for the no-CDN check
         try:
-            await page.goto(url + "/")
-            yield page
+            yield launched
         finally:
-            shot = shots / f"{name}.png"
-            with contextlib.suppress(Exception):
-                await page.screenshot(path=str(shot), full_page=True)
-                print(f"screenshot: {shot}")
-            await browser.close()
+            await launched.close()
+
+
+@contextlib.asynccontextmanager
+async def console(browser: Any, url: str, token: str, shots: Path, name: str) -> AsyncIterator[Any]:
+    """A page on the console with ``token`` remembered, in a browser context of its own (no
+    storage of another test's); a screenshot ``name`` on the way out."""
+    context = await browser.new_context(viewport={"width": 1280, "height": 1000})
+    page = await context.new_page()
+    await page.add_init_script(f"localStorage.setItem('blendmesh.token', '{token}')")
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(request.url))
+    page.asked = asked  # every address the page fetched, for the no-CDN check
+    try:
+        await page.goto(url + "/")
+        yield page
+    finally:
+        shot = shots / f"{name}.png"
+        with contextlib.suppress(Exception):
+            await page.screenshot(path=str(shot), full_page=True)
+            print(f"screenshot: {shot}")
+        await context.close()
 
 
 async def snap(page: Any, shots: Path, name: str) -> None:
@@ -87,9 +102,9 @@ async def run(page: Any, scene: str, prompt: str, status: str = "completed") -> 
 
 
 async def test_console_when_token_is_not_the_mesh_user_says_who_is_who(
-    console_url: str, tmp_path: Path
+    browser: Any, console_url: str, tmp_path: Path
 ) -> None:
-    async with console(console_url, ANA, tmp_path, "whoami") as page:
+    async with console(browser, console_url, ANA, tmp_path, "whoami") as page:
         await expect(page.get_by_test_id("whoami-user")).to_have_text("ana", timeout=30_000)
         hint = page.get_by_test_id("whoami-hint")
         await expect(hint).to_contain_text("as cli (BLENDMESH_USER)")
@@ -115,9 +130,9 @@ async def api_run(url: str, token: str, scene: str, prompt: str) -> dict[str, An
 
 
 async def test_console_when_runs_end_elsewhere_lists_them_and_resolves_the_inbox(
-    console_url: str, tmp_path: Path
+    browser: Any, console_url: str, tmp_path: Path
 ) -> None:
-    async with console(console_url, ANA, tmp_path, "runs-inbox") as page:
+    async with console(browser, console_url, ANA, tmp_path, "runs-inbox") as page:
         await expect(page.get_by_test_id("inbox-empty")).to_be_visible(timeout=30_000)
         runs = page.get_by_test_id("run-row")
         made = await api_run(console_url, ANA, "inbox", "add a cube named Keep")
@@ -176,9 +191,9 @@ PIXELS = """(id) => {
 
 
 async def test_console_when_run_ends_shows_a_large_before_and_after(
-    console_url: str, tmp_path: Path
+    browser: Any, console_url: str, tmp_path: Path
 ) -> None:
-    async with console(console_url, ANA, tmp_path, "before-after") as page:
+    async with console(browser, console_url, ANA, tmp_path, "before-after") as page:
         await run(page, "compare", "add a cube named First")
         await expect(page.get_by_test_id("preview")).to_have_attribute(
             "src", re.compile("^blob:"), timeout=30_000
@@ -250,9 +265,9 @@ DRAWN = """() => {
 
 
 async def test_console_when_run_ends_shows_its_revision_in_an_orbitable_3d_view(
-    console_url: str, tmp_path: Path
+    browser: Any, console_url: str, tmp_path: Path
 ) -> None:
-    async with console(console_url, ANA, tmp_path, "3d-view") as page:
+    async with console(browser, console_url, ANA, tmp_path, "3d-view") as page:
         await run(page, "solid", "add a cube named Left at -2 0 0")
         await run(page, "solid", "add a sphere named Right at 2 0 0")
         heading = page.get_by_test_id("viewer-heading")
