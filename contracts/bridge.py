@@ -243,6 +243,13 @@ class SaveParams(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     checked: bool = True
 
 
+class SummaryParams(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``blendmesh/scene.summary``: what planners are told of the scene
+    (``contracts.scenes.SceneSummary``), under the scene id the executor stores it as."""
+
+    scene_id: Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
+
+
 class PreviewParams(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """``blendmesh/scene.render_preview``: a small PNG; without an engine the bridge tries
     Workbench, then Cycles on the CPU."""

@@ -38,6 +38,7 @@ from contracts.bridge import (
     Response,
     SavedScene,
     SaveParams,
+    SummaryParams,
     TextContent,
     ToolCall,
     ToolList,
@@ -57,7 +58,7 @@ SERVER_ERROR = -32000  # blendmesh/scene.* failures (missing file, unwritable pa
 # may place a camera) marks the digest cache as resting on declarations (ADR 0032).
 READS = frozenset({
     "initialize", "ping", "tools/list", "blendmesh/scene.save", "blendmesh/scene.verify",
-    "blendmesh/scene.fingerprint",
+    "blendmesh/scene.summary", "blendmesh/scene.fingerprint",
     "blendmesh/scene.fingerprint_full", "blendmesh/scene.snapshot_full",
     "blendmesh/scene.inspect", "blendmesh/scene.inspect_full", "blendmesh/node_catalog",
 })  # fmt: skip
@@ -139,6 +140,7 @@ class Server:
             "blendmesh/scene.load": lambda p: scene.load(_params(p, LoadParams).path),
             "blendmesh/scene.save": self._save,
             "blendmesh/scene.verify": lambda p: scene.verify(),
+            "blendmesh/scene.summary": lambda p: scene.summary(_params(p, SummaryParams).scene_id),
             "blendmesh/scene.fingerprint": lambda p: scene.scene_fingerprint(),
             "blendmesh/scene.fingerprint_full": lambda p: scene.full_fingerprint(
                 _params(p, FullFingerprintParams).scheme

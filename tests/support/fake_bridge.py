@@ -18,6 +18,7 @@ from typing import Any
 
 from contracts.bridge import GltfExport, Preview, SavedScene, ToolErrorCode, ToolResult
 from contracts.inspection import InspectedModifier, InspectedObject, SceneInspection
+from contracts.scenes import SceneSummary, summarize
 
 
 def _ok(data: dict[str, Any], mutated: bool = True) -> ToolResult:
@@ -90,6 +91,11 @@ class FakeBridge:
 
     async def verify(self) -> str:
         return self._hash()
+
+    async def summary(self, scene_id: str) -> SceneSummary:
+        snapshot = await self.call_tool("scene.snapshot", {}, "summary")
+        assert snapshot.data is not None
+        return summarize(scene_id, snapshot.data)
 
     async def fingerprint(self) -> str:
         return self._hash()

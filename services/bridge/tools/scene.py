@@ -21,6 +21,7 @@ import bpy
 
 from contracts.bridge import Fingerprint, FullSnapshot, HashScheme, SavedScene, SceneHash
 from contracts.errors import BlendmeshError
+from contracts.scenes import SceneSummary, summarize
 
 from .. import blendfile, digests, fingerprint, references
 from ..registry import Outcome, tool
@@ -151,6 +152,20 @@ def save(path: str, compress: bool = False, checked: bool = True) -> SavedScene:
         raise SceneError(f"cannot save {path!r}: Blender returned {sorted(status)}")
     scene_hash = digests.CACHE.checked_hash() if checked else digests.CACHE.scene_hash()[0]
     return SavedScene(path=path, bytes=os.path.getsize(path), hash=scene_hash)
+
+
+def summary(scene_id: str) -> SceneSummary:
+    """What planners are told of the scene (``contracts.scenes.summarize``), read from the
+    digest cache's values: the snapshot tool would copy every value and send it whole, a
+    megabyte for 2,000 objects, for the few fields a summary keeps."""
+    scene_hash, _ = digests.CACHE.scene_hash()
+    entries = sorted(digests.CACHE.current().items(), key=lambda item: item[0])
+    parts: dict[str, list[dict[str, Any]]] = {"object": [], "material": []}
+    for (kind, _), entry in entries:
+        if kind in parts:
+            parts[kind].append(entry.value)  # only read: summarize builds its own values
+    snap = {"objects": parts["object"], "materials": parts["material"], "hash": scene_hash}
+    return summarize(scene_id, snap)
 
 
 def verify() -> SceneHash:

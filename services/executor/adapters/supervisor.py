@@ -31,6 +31,7 @@ from contracts.bridge import (
 from contracts.errors import BlendmeshError
 from contracts.inspection import SceneInspection
 from contracts.nodes import NodeCatalog
+from contracts.scenes import SceneSummary
 from contracts.views import AssetImported, AssetParams, ViewParams
 from services.executor.adapters.bridge_client import BridgeProcess
 from services.runtime import metrics
@@ -271,6 +272,9 @@ class SupervisedBridge:
 
     async def verify(self) -> str:
         return await self._use(lambda p: p.verify())
+
+    async def summary(self, scene_id: str) -> SceneSummary:
+        return await self._use(lambda p: p.summary(scene_id))
 
     async def fingerprint(self) -> str:
         return await self._use(lambda p: p.fingerprint())

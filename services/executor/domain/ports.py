@@ -58,6 +58,10 @@ class Bridge(Protocol):
         """The full hash, checked against the cache (which a mismatch rebuilds)."""
         ...
 
+    async def summary(self, scene_id: str) -> SceneSummary:
+        """What planners are told of the scene, stored as ``scene_id``."""
+        ...
+
     async def fingerprint(self) -> str: ...
 
     async def fingerprint_full(self, scheme: HashScheme = "digests") -> str:

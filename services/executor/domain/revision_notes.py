@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from contracts.inspection import RunRecord, SceneInspection
-from contracts.scenes import Head, SceneSummary, summarize
+from contracts.scenes import Head, SceneSummary
 from services.executor.domain.inspection import document
 from services.executor.domain.ports import Bridge, SceneStore, SceneSummaries
 
@@ -76,9 +76,7 @@ class RevisionNotes:
         if self.summaries is None:
             return None
         try:
-            snapshot = await self.bridge.call_tool("scene.snapshot", {}, self.new_id())
-            if snapshot.ok and snapshot.data is not None:
-                return summarize(scene_id, snapshot.data)
+            return await self.bridge.summary(scene_id)
         except Exception as exc:  # noqa: BLE001 - planners keep the previous summary
             log.warning("no summary of scene %s: %s", scene_id, exc)
         return None

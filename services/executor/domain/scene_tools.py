@@ -33,7 +33,7 @@ from contracts.bridge import (
 )
 from contracts.inspection import SceneInspection
 from contracts.scene_files import IMPORT_TOOL, REVERT_TOOL, blend_problem, is_blob_id
-from contracts.scenes import Head
+from contracts.scenes import Head, SceneSummary
 from contracts.views import VIEW_TOOL, AssetImported, AssetParams, ViewParams
 from services.executor.domain.asset_tools import import_asset, render_view
 from services.executor.domain.ports import Bridge, BridgeCrashed, BridgeError
@@ -249,6 +249,9 @@ class SceneToolBridge:
 
     async def verify(self) -> str:
         return await self.inner.verify()
+
+    async def summary(self, scene_id: str) -> SceneSummary:
+        return await self.inner.summary(scene_id)
 
     async def fingerprint(self) -> str:
         return await self.inner.fingerprint()
