@@ -17,7 +17,7 @@ from tests.support.bridges import bridge_pids
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
-IDLE = 1.5  # seconds; long enough that a call's own gaps never park it
+IDLE = 1.0  # seconds; long enough that a call's own gaps never park it
 
 
 @pytest.fixture
