@@ -183,7 +183,7 @@ async def test_close_when_renders_wait_removes_their_links(tmp_path: Path) -> No
     w.submit("s", 1, revision(tmp_path, "s", 1))
     await painter.rendering.wait()
     w.submit("t", 1, revision(tmp_path, "t", 1))
-    await w.close()
+    await w.close(grace=0.05)  # the render under way hangs: only the links matter here
     assert list((tmp_path / "previews").glob("*.blend")) == []
     assert pictures(w) == {}
 
