@@ -83,11 +83,19 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
                 await collecting
         if scenes is not None:  # another executor takes its warm scene at once
             await scenes.shutdown()
-        if worker is not None:
-            await worker.close()
-        await preview_bridge.close()
-        await bridge.close()
+
+        async def close_previews() -> None:
+            if worker is not None:
+                await worker.close()
+            await preview_bridge.close()
+
+        # The two Blenders end side by side: each takes a second or so to exit, and the
+        # preview's may first finish a render, so one after the other a stop took the sum.
+        ended = await asyncio.gather(close_previews(), bridge.close(), return_exceptions=True)
         shutil.rmtree(work_dir, ignore_errors=True)
+        for error in ended:
+            if isinstance(error, BaseException):
+                raise error
 
     # Without its Blender the executor is dead: a bridge that keeps dying ends the service.
     service = ConsumerService("executor", closers=[cleanup], essentials=[bridge.gone])
