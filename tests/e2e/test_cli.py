@@ -150,10 +150,10 @@ def test_approval_when_waiting_shows_arguments_and_audit_names_who_approved(
     run_id = re.search(r"blendmesh approve (run-\S+)", waiting.stdout)
     assert run_id is not None, waiting.stdout
     assert blendmesh(home, "approve", run_id[1], env=env).returncode == 0
-    runs = blendmesh(home, "runs", env=env)
-    row = next(line for line in runs.stdout.splitlines() if run_id[1] in line)
+    runs = joined.own_rows(blendmesh(home, "runs", env=env).stdout)
+    row = next(line for line in runs.splitlines() if run_id[1] in line)
     assert "delete Old" in row and re.search(r"20\d\d-\d\d-\d\d \d\d:\d\d:\d\d", row)
-    assert "add a cube named Old" in runs.stdout
+    assert "add a cube named Old" in runs
     trail = blendmesh(home, "audit", run_id[1], env=env)
     assert trail.returncode == 0, trail.stderr
     assert "delete Old" in trail.stdout

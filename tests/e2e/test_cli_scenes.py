@@ -76,7 +76,7 @@ def test_revert_and_history_when_run_by_cli_ask_then_list_the_runs(joined: Joine
     table = blendmesh(home, "scenes", "history", s, env=env).stdout.splitlines()
     assert "add a uv sphere named Ball at 3 0 1" in next(line for line in table if " 2 " in line)
     assert "revert to revision 1" in next(line for line in table if run_id in line)
-    runs = blendmesh(home, "runs", env=env).stdout
+    runs = joined.own_rows(blendmesh(home, "runs", env=env).stdout)
     assert "revert to revision 1" in runs and "(plan as written)" not in runs
     assert "revert to revision 1" in blendmesh(home, "audit", run_id, env=env).stdout
     shown = blendmesh(home, "scenes", "show", s, env=env)

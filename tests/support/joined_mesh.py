@@ -83,6 +83,11 @@ class Joined:
         names its own."""
         return f"{self.tag}-{name}"
 
+    def own_rows(self, table: str) -> str:
+        """The lines of a table of every user's runs (``blendmesh runs``) that name this
+        test's user: on the shared mesh the table lists other tests' runs too."""
+        return "\n".join(line for line in table.splitlines() if f" {self.user} " in line)
+
     def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         """A command's environment on the shared mesh, as this test's user."""
         return {"NATS_URL": self.url, "BLENDMESH_USER": self.user, **(extra or {})}
