@@ -30,6 +30,7 @@ TOKENS = {"tok-ana": "ana", "tok-ben": "ben"}
 ANA = {"Authorization": "Bearer tok-ana"}
 BEN = {"Authorization": "Bearer tok-ben"}
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+SEEN = "gw_seen"  # committed first: the scene whose preview is asked for
 AUDIT_FIELDS = {
     "timestamp",
     "requestId",
@@ -57,6 +58,10 @@ async def api(mesh: tuple[Mesh, Bus]) -> AsyncIterator[httpx.AsyncClient]:
     app = create_app(mesh[0].settings, mesh[1], Tokens(TOKENS), run_timeout=120)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as client:
+        # The scene whose picture a test asks for is committed before any other: previews
+        # are rendered one scene at a time in the order committed, so committed last it
+        # waited for the pictures of every scene the module made before it.
+        await run(client, {"prompt": "add a cube named Seen", "sceneId": SEEN})
         yield client
 
 
@@ -545,11 +550,11 @@ async def test_preview_when_scene_never_committed_answers_404(api: httpx.AsyncCl
 
 
 async def test_preview_when_scene_committed_returns_png(api: httpx.AsyncClient) -> None:
-    await run(api, {"prompt": "add a cube named Seen", "sceneId": "gw_seen"})
-    # The preview is rendered after the run's result went out, by a Blender started on
-    # demand (ADR 0033): on a machine busy with other tests' Blenders that takes a while.
+    # SEEN was committed as ``api`` was set up. The preview is rendered after the run's
+    # result went out, by a Blender started on demand (ADR 0033): on a machine busy with
+    # other tests' Blenders that takes a while.
     for _ in range(1200):
-        response = await api.get("/api/scenes/gw_seen/preview.png", headers=ANA)
+        response = await api.get(f"/api/scenes/{SEEN}/preview.png", headers=ANA)
         if response.status_code != 404:
             break
         await asyncio.sleep(0.1)

@@ -29,7 +29,7 @@ pytestmark = [
 
 PREFIX = "bmidle"
 SCENE = "idlescene"
-IDLE = 3.0  # seconds; a run's own gaps between bridge calls are far shorter
+IDLE = 2.0  # seconds; a run holds its Blender between calls, and its gaps are far shorter
 WAIT = 2.0
 
 
@@ -53,6 +53,9 @@ async def _idle_snapshot(bus: Bus, within: float = 60) -> MeshStatus:
     left in this process (the mesh's services run in it)."""
     async with asyncio.timeout(within):
         while True:
+            if bridge_pids(os.getpid()):  # seen at once; a snapshot waits WAIT seconds
+                await asyncio.sleep(0.1)
+                continue
             status = await health.snapshot(bus.nc, bus.js, PREFIX, WAIT)
             executor = next(s for s in status.services if s.role == "executor")
             blender = executor.instances[0].blender if executor.instances else None

@@ -20,13 +20,20 @@ from tests.support.meshes import mesh_fixture
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 
-TTL = 6.0  # long enough to answer an approval, short enough to watch one expire
+TTL = 3.0  # long enough to answer an approval (in well under a second), short enough to
+# watch one expire
 
 
 @pytest.fixture(scope="module")
 def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     return Settings(
-        home=tmp_path_factory.mktemp("home"), prefix="bmpolicy", user="ana", approval_ttl=TTL
+        home=tmp_path_factory.mktemp("home"),
+        prefix="bmpolicy",
+        user="ana",
+        approval_ttl=TTL,
+        # No picture is looked at here: a Blender rendering every commit would only
+        # compete with the runs for the CPU, and a stop would wait for its last render.
+        previews=False,
     )
 
 

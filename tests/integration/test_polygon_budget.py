@@ -2,7 +2,9 @@
 adds, an imported file is never failed for its size, and a scene may have its own budget.
 
 The gates file allows 1,000 faces, and 5,000 for the scene ``shot``; the imported file is
-a grid of 1,600 faces, over the budget before any run touches it.
+a grid of 1,600 faces, over the budget before any run touches it. The runs on an
+over-budget scene share one import (``over``): pytest-xdist may run them on a worker that
+never ran the import test, and neither run leaves the scene's faces changed.
 """
 
 from __future__ import annotations
@@ -51,7 +53,9 @@ def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     gates = home.parent / "gates.toml"
     gates.write_text(GATES)
     env = {"BLENDMESH_GATES_FILE": str(gates)}
-    return Settings(home=home, prefix=PREFIX, user="ana", env=env)
+    # No picture is looked at here: a Blender rendering every commit would only compete
+    # with the runs for the CPU, and a stop would wait for its last render.
+    return Settings(home=home, prefix=PREFIX, user="ana", env=env, previews=False)
 
 
 mesh = mesh_fixture(client="test-polygons")
@@ -101,6 +105,15 @@ async def budget_said(mesh: tuple[Mesh, Bus], result: RunResult) -> dict[str, An
     return dict(said["output"])
 
 
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def over(mesh: tuple[Mesh, Bus], grid_blend: bytes) -> str:
+    """A scene whose imported grid is over the budget; the runs on it add no faces for
+    good (one adds none, the other is failed and undone)."""
+    result = await imported(mesh, "over", grid_blend)
+    assert result.status == "completed", result
+    return "over"
+
+
 async def test_import_when_file_is_over_the_budget_completes_and_reports_its_faces(
     mesh: tuple[Mesh, Bus], grid_blend: bytes
 ) -> None:
@@ -112,10 +125,10 @@ async def test_import_when_file_is_over_the_budget_completes_and_reports_its_fac
 
 
 async def test_run_on_an_over_budget_scene_when_it_adds_no_faces_completes(
-    mesh: tuple[Mesh, Bus], grid_blend: bytes
+    mesh: tuple[Mesh, Bus], over: str
 ) -> None:
     moved = await run_ops(
-        mesh, "big", "move", op("m1", "object.transform", {"name": "Grid", "location": [0, 0, 1]})
+        mesh, over, "move", op("m1", "object.transform", {"name": "Grid", "location": [0, 0, 1]})
     )
     assert moved.status == "completed", moved
     said = await budget_said(mesh, moved)
@@ -123,10 +136,10 @@ async def test_run_on_an_over_budget_scene_when_it_adds_no_faces_completes(
 
 
 async def test_run_on_an_over_budget_scene_when_it_adds_faces_fails_naming_the_growth(
-    mesh: tuple[Mesh, Bus],
+    mesh: tuple[Mesh, Bus], over: str
 ) -> None:
     grown = await run_ops(
-        mesh, "big", "grow", op("c1", "object.create", {"primitive": "cube", "name": "Box"})
+        mesh, over, "grow", op("c1", "object.create", {"primitive": "cube", "name": "Box"})
     )
     assert grown.status == "failed", grown
     assert grown.gates is not None and grown.gates.failed_gates == ["POLYGON_BUDGET"]

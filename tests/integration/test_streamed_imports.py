@@ -47,7 +47,11 @@ MEMORY_BOUND = 24 * MIB
 @pytest.fixture(scope="module")
 def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     home = tmp_path_factory.mktemp("home")
-    return Settings(home=home, prefix="bmstreamed", user="ana", max_upload_bytes=LIMIT)
+    # No picture is looked at here: a Blender rendering every commit would only compete
+    # with the runs for the CPU, and a stop would wait for its last render.
+    return Settings(
+        home=home, prefix="bmstreamed", user="ana", max_upload_bytes=LIMIT, previews=False
+    )
 
 
 mesh = mesh_fixture(client="test-streamed-imports")
