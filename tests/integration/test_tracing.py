@@ -44,7 +44,9 @@ def exporter() -> Iterator[InMemorySpanExporter]:
 
 @pytest.fixture
 def mesh_settings(tmp_path: Path) -> Settings:
-    return Settings(home=tmp_path / "home", prefix="bmtrace", user="ana")
+    # No picture is looked at here: a Blender rendering every commit would only compete
+    # with the runs for the CPU, and a stop would wait for its last render.
+    return Settings(home=tmp_path / "home", prefix="bmtrace", user="ana", previews=False)
 
 
 mesh = mesh_fixture(scope="function")
@@ -75,7 +77,7 @@ async def test_run_when_traced_is_one_trace_across_every_service(
     request = build_request(user="ana", scene_id="traced", prompt=PROMPT)
     result = await MeshClient(mesh[1]).run(request, timeout=120)
     assert result.status == "completed", result
-    # The executor's span ends after the preview it renders once the result is out.
+    # The executor's span ends after the result is out (with previews, after the picture).
     await spans_until(exporter, "executor handle run.approved")
     spans = await spans_until(exporter, "audit handle run.completed")
 
@@ -147,7 +149,7 @@ async def test_run_when_console_exporter_configured_completes_and_prints_spans(
     try:
         request = build_request(user="ana", scene_id="console", prompt=PROMPT)
         result = await MeshClient(mesh[1]).run(request, timeout=120)
-        for _ in range(200):  # the executor's span ends after the preview it renders
+        for _ in range(200):  # the executor's span ends after the result is out
             err += capsys.readouterr().err
             if '"name": "executor handle run.approved"' in err:
                 break
