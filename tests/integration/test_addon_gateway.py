@@ -26,7 +26,11 @@ mesh, policy_bus = audit_mesh_fixtures()
 
 @pytest.fixture(scope="module")
 def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    return Settings(home=tmp_path_factory.mktemp("home"), prefix="bmaddongw", user="ana")
+    # No picture is looked at here: a Blender rendering every commit would only compete
+    # with the runs for the CPU, and a stop would wait for its last render.
+    return Settings(
+        home=tmp_path_factory.mktemp("home"), prefix="bmaddongw", user="ana", previews=False
+    )
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

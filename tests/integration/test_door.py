@@ -35,7 +35,9 @@ PREFIX = "bmdoor"
 @pytest.fixture(scope="module")
 def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     home = tmp_path_factory.mktemp("home")
-    return Settings(home=home, prefix=PREFIX, user="alice")
+    # No picture is looked at here: a Blender rendering every commit would only compete
+    # with the runs for the CPU, and a stop would wait for its last render.
+    return Settings(home=home, prefix=PREFIX, user="alice", previews=False)
 
 
 mesh = mesh_fixture()

@@ -50,6 +50,9 @@ def mesh_settings(fake: FakeGemini, tmp_path_factory: pytest.TempPathFactory) ->
         user="ana",
         planner="gemini",
         env={"BLENDMESH_GEMINI_BASE_URL": fake.url, "BLENDMESH_GEMINI_MAX_RETRIES": "2"},
+        # No picture is looked at here: a Blender rendering every commit would only
+        # compete with the runs for the CPU, and a stop would wait for its last render.
+        previews=False,
     )
 
 

@@ -35,7 +35,11 @@ def fake() -> Iterator[FakeGemini]:
 @pytest.fixture(scope="module")
 def mesh_settings(tmp_path_factory: pytest.TempPathFactory, fake: FakeGemini) -> Settings:
     env = {"BLENDMESH_GEMINI_BASE_URL": fake.url, "BLENDMESH_GEMINI_MAX_RETRIES": "0"}
-    return Settings(home=tmp_path_factory.mktemp("home"), prefix=PREFIX, user="ana", env=env)
+    # No picture is looked at here: a Blender rendering every commit would only compete
+    # with the runs for the CPU, and a stop would wait for its last render.
+    return Settings(
+        home=tmp_path_factory.mktemp("home"), prefix=PREFIX, user="ana", env=env, previews=False
+    )
 
 
 mesh = mesh_fixture(client="test-geonodes-gemini")

@@ -22,7 +22,11 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    return Settings(home=tmp_path_factory.mktemp("home"), prefix="bmlogs", user="ana")
+    # No picture is looked at here: a Blender rendering every commit would only compete
+    # with the runs for the CPU, and a stop would wait for its last render.
+    return Settings(
+        home=tmp_path_factory.mktemp("home"), prefix="bmlogs", user="ana", previews=False
+    )
 
 
 mesh = mesh_fixture()
