@@ -46,7 +46,7 @@ from contracts.bridge import (
 from contracts.errors import BlendmeshError
 from contracts.views import AssetParams, ViewParams
 
-from . import assets, digests, gltf, inspect, node_catalog, preview, registry, touched
+from . import assets, digests, gltf, heap, inspect, node_catalog, preview, registry, touched
 from .tools import python as python_tools
 from .tools import scene
 
@@ -233,6 +233,7 @@ class Server:
             return _error(msg_id, INVALID_PARAMS, "params must be an object")
         if method not in READS:
             digests.CACHE.changing()
+        heap.before(method)
         try:
             return Response(id=msg_id, result=handler(params))
         except RpcError as err:
@@ -245,6 +246,8 @@ class Server:
         except Exception as exc:
             log.exception("internal error in %s", method)
             return _error(msg_id, INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
+        finally:
+            heap.after(method)
 
     def write(self, response: Response | ErrorResponse) -> None:
         """Frame one response; non-finite floats would not be valid JSON for strict clients
