@@ -17,7 +17,9 @@ revision and downloads the head through the HTTP gateway into a file: for each, 
 time, the peak resident memory of this process (every service of the mesh, the executor
 among them, and the gateway) and of each Blender bridge (``bench/peaks.py``).
 
-Rows are a list of ``Row``; each measurement appends its own, so another measurement
+Unless ``--skip-cli``, the rows of ``bench/cli_speed.py`` follow (``blendmesh --help``, an
+unreachable ``NATS_URL``, a warm CLI edit, the idle ``up``'s memory), so one run prints the
+whole table. Rows are a list of ``Row``; each measurement appends its own, so another measurement
 joins the table by adding a function that returns rows.
 """
 
@@ -41,6 +43,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import cli_speed
 import httpx
 from nats.js.errors import NotFoundError
 from peaks import Peaks, status_kib
@@ -163,15 +166,17 @@ async def stored_bytes(bus: Bus) -> int:
     return total
 
 
-def move(i: int) -> dict[str, Any]:
-    moved = op("m", "object.transform", {"name": "Prop_0001", "location": [1.0 + i, 0.5, 2.0]})
+def move(i: int, name: str = "Prop_0001") -> dict[str, Any]:
+    moved = op("m", "object.transform", {"name": name, "location": [1.0 + i, 0.5, 2.0]})
     return {"request_id": f"move-{i}-{time.time_ns()}", "operations": [moved]}
 
 
-async def edit(client: MeshClient, bus: Bus, i: int) -> tuple[float, int]:
+async def edit(
+    client: MeshClient, bus: Bus, i: int, scene_id: str = "big", name: str = "Prop_0001"
+) -> tuple[float, int]:
     """Wall time and bytes stored of one one-operation run."""
     before = await stored_bytes(bus)
-    request = build_request(user="bench", scene_id="big", plan=move(i))
+    request = build_request(user="bench", scene_id=scene_id, plan=move(i, name))
     started = time.perf_counter()
     result = await client.run(request)
     seconds = time.perf_counter() - started
@@ -195,6 +200,14 @@ async def mesh_rows(scene: Path, faces: int, edits: int) -> list[Row]:
             imported = time.perf_counter() - started
             assert result.status == "completed", result.message
             warm = [await edit(client, bus, i) for i in range(edits)]
+            # The same edit on a one-object scene, on the same warm mesh: what the big
+            # scene's edit is measured against.
+            made = build_request(user="bench", scene_id="small", plan={
+                "request_id": f"small-{time.time_ns()}",
+                "operations": [op("c", "object.create", {"primitive": "cube", "name": "Box"})],
+            })  # fmt: skip
+            assert (await client.run(made)).status == "completed"
+            small = [await edit(client, bus, i, "small", "Box") for i in range(edits)]
             await bus.close()
         async with Mesh(settings) as mesh:  # a new executor and Blender, the same store
             bus = await Bus.open(mesh.url, settings.prefix, "bench", mesh.login("client"))
@@ -202,10 +215,16 @@ async def mesh_rows(scene: Path, faces: int, edits: int) -> list[Row]:
             await bus.close()
     per_edit = statistics.median(b for _, b in warm) / MIB
     edit_s = statistics.median(s for s, _ in warm)
+    small_s = statistics.median(s for s, _ in small)
     size = f"{len(data) / MIB:.0f} MiB file ({faces:,} grid faces)"
     return [
         Row(f"import of the {size}, in-process client", f"{imported:.2f} s", "<= 3 s"),
-        Row("one-operation edit (move one prop), in-process client, p50", f"{edit_s:.2f} s", "-"),
+        Row(
+            "one-operation edit (move one prop), in-process client, p50",
+            f"{edit_s:.2f} s",
+            f"<= {small_s + 0.3:.2f} s (the next row + 0.3 s)",
+        ),
+        Row("the same edit on a one-object scene, same mesh, p50", f"{small_s:.2f} s", "-"),
         Row(
             f"bytes stored per one-operation edit (p50 of {edits})",
             f"{per_edit:.2f} MiB",
@@ -303,12 +322,31 @@ async def download(settings: Settings, bus: Bus, dest: Path) -> int:
         await server.stop()
 
 
+def cli_rows(work: Path, runs: int) -> list[Row]:
+    """The rows of the command a person types (``bench/cli_speed.py``), with their targets."""
+    targets = {
+        "`blendmesh --help`": "<= 0.15 s",
+        "a one-object edit on a warm mesh, CLI wall time": "<= 0.3 s",
+        "idle `blendmesh up` memory (MiB RSS, process tree)": "<= 400 MB",
+    }
+    measured = [("`blendmesh --help`", cli_speed.median([cli_speed.BLENDMESH, "--help"], runs))]
+    measured += cli_speed.unreachable(work / "unreachable", runs)
+    measured += cli_speed.warm_mesh(work / "warm", runs)
+    rows = []
+    for name, value in measured:
+        unit = " MiB" if "MiB" in name else " s"
+        target = targets.get(name, "<= 3 s" if "NATS_URL" in name or "unreach" in name else "-")
+        rows.append(Row(name, f"{value:.2f}{unit}", target))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--edits", type=int, default=3, help="edits on the warm mesh")
     parser.add_argument("--grid", type=int, default=700, help="subdivisions of each grid")
     parser.add_argument("--props", type=int, default=2000, help="small objects")
     parser.add_argument("--skip-saves", action="store_true", help="no save-option rows")
+    parser.add_argument("--skip-cli", action="store_true", help="no rows of bench/cli_speed.py")
     parser.add_argument(
         "--size-mib",
         type=int,
@@ -326,6 +364,8 @@ def main() -> None:
             rows = asyncio.run(mesh_rows(scene, faces, args.edits))
             if not args.skip_saves:
                 rows += save_options(scene, Path(work))
+            if not args.skip_cli:
+                rows += cli_rows(Path(work), args.edits)
     print("| | measured | target |")
     print("|---|---|---|")
     for row in rows:
