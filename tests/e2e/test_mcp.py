@@ -69,6 +69,9 @@ async def door(
         except BaseException as exc:
             tail = stderr.read_text(errors="replace")[-4000:]
             exc.add_note(f"blendmesh mcp wrote, last 4000 characters:\n{tail}")
+            if joined is not None:  # and what the mesh it joined was doing meanwhile
+                said = joined.mesh.log.read_text(errors="replace")[-8000:]
+                exc.add_note(f"the shared blendmesh up wrote, last 8000 characters:\n{said}")
             raise
 
 

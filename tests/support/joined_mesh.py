@@ -31,6 +31,11 @@ class SharedMesh:
     up: Up
     home: Path
 
+    @property
+    def log(self) -> Path:
+        """Everything the mesh has written so far: where a test that got no answer looks."""
+        return self.home / "up.log"
+
     def alive(self) -> None:
         """Fail at once, with what the mesh said, when it has ended: every later test on it
         would otherwise fail on a refused connection that hides why."""
@@ -41,10 +46,16 @@ class SharedMesh:
             )
 
 
+# A mesh started for one test never stood idle long enough to stop its Blender (ADR 0033);
+# this one stands idle while its process runs other tests, and keeps its Blender as they
+# did, so a test on it exercises what it did on a mesh of its own.
+KEEP_BLENDER = {"BLENDMESH_BRIDGE_IDLE": "0"}
+
+
 @contextmanager
 def shared_mesh(home: Path) -> Iterator[SharedMesh]:
     """``blendmesh up`` on ``home`` on a free port, stopped on exit."""
-    with blendmesh_up(home, "--port", "0") as up:
+    with blendmesh_up(home, "--port", "0", env=KEEP_BLENDER, log=home / "up.log") as up:
         yield SharedMesh(up=up, home=home)
 
 

@@ -132,12 +132,15 @@ class Up:
 
 
 @contextmanager
-def blendmesh_up(home: Path, *args: str, env: Mapping[str, str] | None = None) -> Iterator[Up]:
+def blendmesh_up(
+    home: Path, *args: str, env: Mapping[str, str] | None = None, log: Path | None = None
+) -> Iterator[Up]:
     """``blendmesh --home HOME up ARGS``, yielded once it says the mesh is up.
 
     On exit it is stopped with SIGINT (unless the test stopped it already) and waited
     for; its exit code is ``proc.returncode``. Its stderr is read to the end meanwhile,
-    so a chatty mesh never blocks on a full pipe.
+    so a chatty mesh never blocks on a full pipe; with ``log``, copied there line by line
+    as it comes, for a mesh that outlives many tests.
     """
     proc = subprocess.Popen(
         [BLENDMESH, "--home", str(home), "up", *args],
@@ -154,7 +157,20 @@ def blendmesh_up(home: Path, *args: str, env: Mapping[str, str] | None = None) -
         assert "NATS_URL=" in banner and " gateway " in banner, banner
         rest: list[str] = []
         stderr = proc.stderr
-        drain = threading.Thread(target=lambda: rest.append(stderr.read()), daemon=True)
+
+        def read_to_end() -> None:
+            if log is None:
+                rest.append(stderr.read())
+                return
+            lines = []
+            with log.open("w") as copy:
+                for line in stderr:
+                    copy.write(line)
+                    copy.flush()
+                    lines.append(line)
+            rest.append("".join(lines))  # whole, once it ended, as without a log
+
+        drain = threading.Thread(target=read_to_end, daemon=True)
         drain.start()
         yield Up(
             proc=proc,
