@@ -70,14 +70,29 @@ async def browser() -> AsyncIterator[Any]:
             await launched.close()
 
 
+@contextlib.asynccontextmanager
+async def fresh_page(browser: Any, shots: pytest.TempPathFactory, name: str) -> AsyncIterator[Any]:
+    """A page in a browser context of its own (no storage of another test's, as a new
+    profile); a screenshot ``name`` of the page when the test fails in it."""
+    context = await browser.new_context()
+    page = await context.new_page()
+    try:
+        yield page
+    except BaseException:
+        shot = shots.mktemp("screenshots") / name
+        with contextlib.suppress(Exception):
+            await page.screenshot(path=str(shot), full_page=True)
+            print(f"screenshot of the failing page: {shot}")
+        raise
+    finally:
+        await context.close()
+
+
 async def test_console_when_destructive_run_approved_shows_result_audit_and_preview(
     browser: Any, console_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     expect = playwright_api.expect
-    # A browser context of its own: no storage of another test's, as a new profile.
-    context = await browser.new_context()
-    page = await context.new_page()
-    try:
+    async with fresh_page(browser, tmp_path_factory, "console-failure.png") as page:
         await page.goto(console_url + "/")
         await page.get_by_label("API token").fill(TOKENS["ana"])
         await page.get_by_label("Scene id").fill(SCENE)
@@ -114,24 +129,13 @@ async def test_console_when_destructive_run_approved_shows_result_audit_and_prev
         )
         assert await page.get_by_test_id("download-blend").get_attribute("href")
         await expect(page.get_by_test_id("error")).to_be_hidden()
-    except BaseException:
-        shot = tmp_path_factory.mktemp("screenshots") / "console-failure.png"
-        with contextlib.suppress(Exception):
-            await page.screenshot(path=str(shot), full_page=True)
-            print(f"screenshot of the failing page: {shot}")
-        raise
-    finally:
-        await context.close()
 
 
 async def test_console_when_request_refused_keeps_the_messages_line_breaks(
     browser: Any, console_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     expect = playwright_api.expect
-    # A browser context of its own: no storage of another test's, as a new profile.
-    context = await browser.new_context()
-    page = await context.new_page()
-    try:
+    async with fresh_page(browser, tmp_path_factory, "console-refusal.png") as page:
         await page.goto(console_url + "/")
         await page.get_by_label("API token").fill(TOKENS["bea"])
         await page.get_by_label("Scene id").fill("refused")
@@ -144,24 +148,13 @@ async def test_console_when_request_refused_keeps_the_messages_line_breaks(
         summary = await page.get_by_test_id("run-summary").inner_text()
         # The offline planner's grammar comes on lines of its own, as it was written.
         assert "\n  color <N> <color>" in summary or "\ncolor <N> <color>" in summary, summary
-    except BaseException:
-        shot = tmp_path_factory.mktemp("screenshots") / "console-refusal.png"
-        with contextlib.suppress(Exception):
-            await page.screenshot(path=str(shot), full_page=True)
-            print(f"screenshot of the failing page: {shot}")
-        raise
-    finally:
-        await context.close()
 
 
 async def test_console_when_scene_picked_shows_history_and_reverts_after_approval(
     browser: Any, console_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     expect = playwright_api.expect
-    # A browser context of its own: no storage of another test's, as a new profile.
-    context = await browser.new_context()
-    page = await context.new_page()
-    try:
+    async with fresh_page(browser, tmp_path_factory, "console-scenes.png") as page:
         await page.goto(console_url + "/")
         await page.get_by_label("API token").fill(TOKENS["cai"])
         await page.get_by_label("Scene id").fill("picked")
@@ -203,11 +196,3 @@ async def test_console_when_scene_picked_shows_history_and_reverts_after_approva
         await expect(summary).to_contain_text("scene picked at revision 3")
         await expect(summary).not_to_contain_text("Second")
         await expect(page.get_by_test_id("error")).to_be_hidden()
-    except BaseException:
-        shot = tmp_path_factory.mktemp("screenshots") / "console-scenes.png"
-        with contextlib.suppress(Exception):
-            await page.screenshot(path=str(shot), full_page=True)
-            print(f"screenshot of the failing page: {shot}")
-        raise
-    finally:
-        await context.close()
