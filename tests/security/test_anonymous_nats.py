@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from services.runtime import login
 from services.runtime.embedded import EmbeddedNats
 from services.runtime.settings import Settings, SettingsError
 from tests.support.meshes import client_mesh
@@ -20,6 +21,13 @@ from tests.support.meshes import client_mesh
 pytestmark = pytest.mark.integration
 
 PREFIX = "bmanon"
+
+
+@pytest.fixture(autouse=True)
+def warned_of_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The warning is said once per address in a process; a free port this test's server
+    gets may be one an earlier test's server had, so what was said before is forgotten."""
+    monkeypatch.setattr(login, "_WARNED", set())
 
 
 @pytest.fixture
