@@ -3,6 +3,8 @@ behaviour. The gateway reads what the executor wrote, through the same port."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from services.executor.adapters.previews import ObjectStorePreviews
@@ -71,3 +73,25 @@ class TestObjectStorePreviews(PreviewsContract):
     @pytest.fixture
     def previews(self, executor_bus: Bus) -> Previews:
         return ObjectStorePreviews(executor_bus.js, executor_bus.prefix)
+
+    async def test_get_when_picture_replaced_during_reads_returns_a_whole_one(
+        self, previews: Previews
+    ) -> None:
+        """A door reads a scene's picture while commits replace it: each read returns one
+        of the pictures written, whole, and none waits for chunks the replacement purged."""
+        pictures = [PNG + bytes([n]) * (1536 * 1024 + n) for n in range(12)]
+        await previews.put("s", pictures[0])
+        read: list[bytes | None] = []
+
+        async def reader() -> None:
+            while len(read) < 60:
+                read.append(await previews.get("s"))
+
+        async def writer() -> None:
+            for picture in pictures[1:]:
+                await previews.put("s", picture)
+
+        async with asyncio.timeout(60):
+            await asyncio.gather(reader(), writer(), reader())
+        assert all(found in pictures for found in read), [len(f or b"") for f in read]
+        assert await previews.get("s") == pictures[-1]

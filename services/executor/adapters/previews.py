@@ -5,6 +5,11 @@ The executor writes them and the gateway serves them, both through this port, fr
 Object Store bucket ``<prefix>_previews`` (object name = scene id; ``<scene id>@<revision>``
 for a revision's picture, ``<scene id>@<revision>.glb`` for its glTF, the newest
 KEPT_REVISION_PREVIEWS of each kept: scene ids never hold ``@``).
+
+A scene's picture is replaced at every commit, often while a door reads it: a replaced
+object's chunks are purged, and nats-py's ``ObjectStore.get`` then waits for them without
+end. So reads and writes go through ``runtime.objects``, whose reads are bounded, and a
+read whose chunks went away under it reads the new object.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import contextlib
 from nats.js import JetStreamContext
 from nats.js.errors import (
     BucketNotFoundError,
+    DigestMismatchError,
     NotFoundError,
     ObjectDeletedError,
     ObjectNotFoundError,
@@ -21,9 +27,15 @@ from nats.js.errors import (
 from nats.js.object_store import ObjectStore
 
 from services.executor.domain.ports import KEPT_REVISION_PREVIEWS
+from services.runtime.objects import put_object, read_object
 from services.runtime.streams import object_store_config
 
 _GONE = (ObjectNotFoundError, ObjectDeletedError, NotFoundError)
+# A picture is 960x720 and a revision's glTF at most 16 MiB (the preview worker's limits).
+MAX_PREVIEW_BYTES = 32 * 1024 * 1024
+# Reads of one object replaced under each of them before a reader gives up: a commit
+# replaces a scene's picture at most every few tenths of a second.
+READS = 3
 
 
 class ObjectStorePreviews:
@@ -45,19 +57,18 @@ class ObjectStorePreviews:
         return self._store
 
     async def put(self, scene_id: str, png: bytes) -> None:
-        store = await self._objects(create=True)
-        assert store is not None
-        await store.put(scene_id, png)
+        await self._objects(create=True)
+        await put_object(self._js, self.bucket, scene_id, png)
 
-    async def get(self, scene_id: str) -> bytes | None:
-        store = await self._objects(create=False)
-        if store is None:
-            return None
-        try:
-            result = await store.get(scene_id)
-        except _GONE:
-            return None
-        return result.data or None
+    async def get(self, name: str) -> bytes | None:
+        """Object ``name``'s bytes; None when there is none (or no bucket yet)."""
+        for attempt in range(READS):
+            try:
+                return await read_object(self._js, self.bucket, name, MAX_PREVIEW_BYTES) or None
+            except DigestMismatchError:  # replaced under the read: its chunks were purged
+                if attempt == READS - 1:
+                    raise
+        return None
 
     async def put_revision(self, scene_id: str, revision: int, png: bytes) -> None:
         await self._put_kept(scene_id, revision, "", png)
@@ -74,7 +85,7 @@ class ObjectStorePreviews:
     async def _put_kept(self, scene_id: str, revision: int, suffix: str, data: bytes) -> None:
         store = await self._objects(create=True)
         assert store is not None
-        await store.put(f"{scene_id}@{revision}{suffix}", data)
+        await put_object(self._js, self.bucket, f"{scene_id}@{revision}{suffix}", data)
         # The worker renders most revisions, so the one falling out of the window is
         # nearly always the one to delete; a few more behind it cover skipped revisions.
         falls_out = revision - KEPT_REVISION_PREVIEWS
