@@ -15,7 +15,8 @@ import bpy
 import numpy as np
 
 from . import scene_state
-from .canonical import DECIMALS, canonical_json, r, rvec
+from .canonical import canonical_json, r, rvec
+from .vertex_hash import VertexHashes
 
 # Pure UI state: it changes when a neighbouring modifier is added or removed,
 # which would make add->remove round trips look like scene changes.
@@ -26,6 +27,9 @@ _node_prop_cache: dict[str, list[tuple[str, str, bool]]] = {}
 # What every node has (name, label, location, selection, drawn size, colour): the content
 # among them is hashed by name, the rest is editor state.
 NODE_BASE_PROPS = frozenset(bpy.types.Node.bl_rna.properties.keys())
+# One memo for the process: the digest cache and a commit's full check describe the same
+# big meshes again and again.
+VERTEX_HASHES = VertexHashes()
 
 
 def is_id_struct(struct: bpy.types.Struct | None) -> bool:
@@ -239,13 +243,10 @@ def positions(mesh: bpy.types.Mesh) -> np.ndarray:
 
 
 def _mesh(mesh: bpy.types.Mesh) -> dict[str, Any]:
-    rounded = positions(mesh).astype(np.float64)
-    np.round(rounded, DECIMALS, out=rounded)
-    rounded += 0.0  # -0.0 hashes as 0.0
     return {
         "vertices": len(mesh.vertices),
         "polygons": len(mesh.polygons),
-        "vertex_hash": hashlib.sha256(rounded.data).hexdigest(),
+        "vertex_hash": VERTEX_HASHES.digest(positions(mesh)),
     }
 
 
