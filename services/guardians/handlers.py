@@ -11,10 +11,10 @@ from pathlib import Path
 from contracts import subjects
 from contracts.events import AnyEvent, Event, Executed, GatesEvaluated, follow
 from contracts.gates import GateEnvelope, awaits_gates
-from services.guardians.baseline import Revision, faces_before
+from services.guardians.baseline import KnownFaces, Revision, faces_before
 from services.guardians.config import GatesConfig, params_for
 from services.guardians.envelope import envelope
-from services.guardians.judge import as_json, judge
+from services.guardians.judge import as_json, judge_counting
 from services.runtime.consumer_spec import Delivery
 
 Artifact = Callable[[str], Awaitable[bytes | None]]  # object name -> the artifact's bytes
@@ -29,6 +29,7 @@ class GuardiansHandlers:
     # The artifact of an earlier revision, so the polygon budget judges what a run adds;
     # without it the whole scene is judged.
     revision: Revision | None = None
+    known: KnownFaces = field(default_factory=KnownFaces)  # faces of revisions judged
 
     async def on_executed(self, event: Executed) -> Sequence[Event]:
         if not awaits_gates(event) or event.inspection is None or event.revision is None:
@@ -52,9 +53,13 @@ class GuardiansHandlers:
         name = f"{event.scene_id}-{event.revision:08d}"
         before = None
         if self.revision is not None:
-            before = await faces_before(self.revision, event.scene_id, event.revision)
+            before = await faces_before(self.revision, event.scene_id, event.revision, self.known)
         params = params_for(self.config, event.scene_id, before)
-        result = await asyncio.to_thread(judge, data, ids, params, self.work_dir, name)
+        result, faces = await asyncio.to_thread(
+            judge_counting, data, ids, params, self.work_dir, name
+        )
+        if faces is not None:
+            self.known.put(event.scene_id, event.revision, faces)
         return [self._verdict(event, event.revision, as_json(result), envelope(result))]
 
     def _verdict(

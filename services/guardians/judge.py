@@ -14,9 +14,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from contracts.inspection import FILE_NAME
 from services.guardians import run_guardians
-from services.guardians.checks.artifact import decoded_once
+from services.guardians.checks.artifact import decoded, decoded_once
+from services.guardians.checks.budget import faces_of
 
 PARAMS_FILE = "gates.json"  # the gate configuration's parameters, for guardians that take one
 
@@ -36,13 +39,26 @@ def judge(
 ) -> dict[str, Any]:
     """``run_guardians`` over a read-only folder ``work_dir/name`` holding ``artifact``;
     removed afterwards."""
+    return judge_counting(artifact, guardians, params, work_dir, name)[0]
+
+
+def judge_counting(
+    artifact: bytes,
+    guardians: list[str],
+    params: Mapping[str, Any],
+    work_dir: Path,
+    name: str,
+) -> tuple[dict[str, Any], int | None]:
+    """``judge``, and the evaluated faces the artifact counts (None when it does not
+    decode), from the guardians' own decoding of it: the next revision's budget starts
+    there."""
     with _one_at_a_time:
         return _judge(artifact, guardians, params, work_dir / name)
 
 
 def _judge(
     artifact: bytes, guardians: list[str], params: Mapping[str, Any], folder: Path
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], int | None]:
     _remove(folder)  # left over from a judgement a crash interrupted
     folder.mkdir(parents=True)
     try:
@@ -52,7 +68,12 @@ def _judge(
             path.chmod(0o400)
         folder.chmod(0o500)  # guardians are read-only; the folder says so too
         with decoded_once():
-            return run_guardians(str(folder), guardians)
+            judged = run_guardians(str(folder), guardians)
+            try:
+                faces: int | None = faces_of(decoded(artifact))
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                faces = None
+            return judged, faces
     finally:
         _remove(folder)
 

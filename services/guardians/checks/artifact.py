@@ -63,16 +63,21 @@ def read_file(repo_path: str, name: str) -> bytes:
 
 def load(repo_path: str) -> Inspection:
     """The artifact in ``repo_path``; raises when it is missing, unreadable or not one."""
-    data = read_file(repo_path, FILE_NAME)
-    last = _decoded.get()
-    if last and last[0][0] == data:
-        inspection = last[0][1]
-    else:
-        inspection = decode(data)
-        if last is not None:
-            last[:] = [(data, inspection)]
+    inspection = decoded(read_file(repo_path, FILE_NAME))
     if inspection.version != VERSION:
         raise ArtifactError(f"{FILE_NAME} is version {inspection.version}, not {VERSION}")
+    return inspection
+
+
+def decoded(data: bytes) -> Inspection:
+    """``data`` decoded, or the artifact already decoded from the same bytes within
+    ``decoded_once``; raises msgspec's errors for bytes that are not an artifact."""
+    last = _decoded.get()
+    if last and last[0][0] == data:
+        return last[0][1]
+    inspection = decode(data)
+    if last is not None:
+        last[:] = [(data, inspection)]
     return inspection
 
 

@@ -27,7 +27,7 @@ def polygon_budget(repo_path: str) -> dict[str, Any]:
     inspection = load(repo_path)
     settings = load_gate_settings(repo_path)
     budget, before = settings.polygon_budget, settings.faces_before
-    faces = sum(obj.evaluated_faces for obj in inspection.objects)
+    faces = faces_of(inspection)
     counts = {"faces": faces, "budget": budget}
     if before is not None:
         counts["faces_before"] = before
@@ -48,6 +48,11 @@ def evaluated_faces(artifact: bytes) -> int | None:
         inspection = decode(artifact)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
+    return faces_of(inspection)
+
+
+def faces_of(inspection: Inspection) -> int:
+    """The evaluated faces of every object of the revision."""
     return sum(obj.evaluated_faces for obj in inspection.objects)
 
 

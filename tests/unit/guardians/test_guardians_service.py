@@ -119,3 +119,26 @@ def test_gates_file_when_bad_stops_the_start_naming_it(
 def test_gates_file_when_missing_says_so(tmp_path: Path) -> None:
     with pytest.raises(SettingsError, match="cannot read it"):
         load(tmp_path / "none.toml")
+
+
+async def test_guardians_when_next_revision_judged_take_its_start_from_the_one_judged(
+    tmp_path: Path,
+) -> None:
+    """The budget of revision 2 starts from revision 1's faces, counted when revision 1 was
+    judged: its artifact is not read again."""
+    second = "s1/00000002-i.inspection.json"
+    store = {NAME: encode(good_scene()), second: encode(good_scene())}
+    asked: list[tuple[str, int]] = []
+
+    async def revision(scene: str, number: int) -> bytes | None:
+        asked.append((scene, number))
+        return None
+
+    judging = handlers(store, tmp_path)
+    judging.revision = revision
+    await judging.on_executed(executed())
+    later = msgspec.structs.replace(executed(second), revision=2)
+    (verdict,) = await judging.on_executed(later)
+    budget = next(g for g in json.loads(verdict.result)["guardians"]
+                  if g["guardian_id"] == "polygon_budget")  # fmt: skip
+    assert asked == [] and budget["output"]["faces_before"] == 519

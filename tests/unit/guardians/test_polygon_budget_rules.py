@@ -11,9 +11,10 @@ import pytest
 from msgspec.structs import replace
 
 from contracts.inspection import RunOperation, encode
-from services.guardians.baseline import faces_before
+from services.guardians.baseline import KnownFaces, faces_before
 from services.guardians.checks.budget import evaluated_faces, polygon_budget
 from services.guardians.config import load, params_for
+from services.guardians.judge import judge_counting
 from services.runtime.settings import SettingsError
 from tests.support.guardian_scenes import good_scene, write_repo
 
@@ -134,3 +135,49 @@ async def test_faces_before_reads_the_revision_before() -> None:
 
     assert await faces_before(revision, "s1", 5) == FACES and asked == [("s1", 4)]
     assert evaluated_faces(encode(good_scene())) == FACES
+
+
+async def test_faces_before_when_revision_before_was_judged_here_reads_nothing() -> None:
+    async def revision(scene: str, number: int) -> bytes | None:
+        raise AssertionError("a revision judged here is not read again")
+
+    known = KnownFaces()
+    known.put("s1", 4, 77)
+    assert await faces_before(revision, "s1", 5, known) == 77
+
+
+async def test_faces_before_when_only_another_scene_or_revision_is_known_reads_it() -> None:
+    asked: list[tuple[str, int]] = []
+
+    async def revision(scene: str, number: int) -> bytes | None:
+        asked.append((scene, number))
+        return encode(good_scene())
+
+    known = KnownFaces()
+    known.put("s2", 4, 77)
+    known.put("s1", 3, 66)
+    assert await faces_before(revision, "s1", 5, known) == FACES and asked == [("s1", 4)]
+
+
+def test_known_faces_when_over_its_limit_forgets_the_least_recently_used() -> None:
+    known = KnownFaces(limit=2)
+    known.put("s", 1, 10)
+    known.put("s", 2, 20)
+    assert known.get("s", 1) == 10  # 2 is now the least recent
+    known.put("s", 3, 30)
+    assert (known.get("s", 1), known.get("s", 2), known.get("s", 3)) == (10, None, 30)
+
+
+def test_judge_counting_when_artifact_decodes_counts_its_faces(tmp_path: Path) -> None:
+    found, faces = judge_counting(
+        encode(good_scene()), ["polygon_budget"], {"polygon_budget": 100}, tmp_path, "s-1"
+    )
+    output = found["guardians"][0]["output"]
+    assert faces == FACES and output["faces"] == FACES
+
+
+def test_judge_counting_when_artifact_does_not_decode_counts_nothing(tmp_path: Path) -> None:
+    found, faces = judge_counting(
+        b"not an artifact", ["polygon_budget"], {"polygon_budget": 100}, tmp_path, "s-1"
+    )
+    assert faces is None and found["guardians"][0]["ok"] is False
