@@ -23,7 +23,7 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext
 
 from contracts.errors import BlendmeshError
-from services.runtime import log_context
+from services.runtime import heap, log_context
 from services.runtime.access import CredentialsError, Login, login_for
 from services.runtime.bus import connect, wait_for_jetstream
 from services.runtime.consumer import ConsumerLoop
@@ -220,6 +220,7 @@ async def serve(name: str, start: StartFn, bus: Bus, settings: Settings) -> None
     except Exception as exc:
         log.info("%s could not start", name, exc_info=True)
         raise ServiceFailed(name, exc, starting=True) from exc
+    heap.settle()  # up: what it keeps from now on is what the collector's passes walk
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -227,6 +228,7 @@ async def serve(name: str, start: StartFn, bus: Bus, settings: Settings) -> None
     try:
         ended = await first_of([stop.wait(), running.failed()])
     finally:
+        heap.thaw()
         await running.stop()
     if isinstance(ended, BaseException):
         raise ServiceFailed(name, ended) from ended

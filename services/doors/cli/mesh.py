@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from contracts.errors import BlendmeshError
+from services.runtime import heap
 from services.runtime.access import ADMIN, CLIENT, Login, login_for
 from services.runtime.host import Bus, Running, ServiceFailed, StartFn, first_of
 from services.runtime.login import joins_anonymously, refuse_anonymous
@@ -134,6 +135,7 @@ class Mesh:
         except BaseException:
             await self.stop()
             raise
+        heap.settle()  # the services are up: what they keep from now on is what passes walk
         return self.url
 
     async def _start_one(self, name: str) -> None:
@@ -189,6 +191,7 @@ class Mesh:
         return login_for(self.settings.credentials_path, role)
 
     async def stop(self) -> None:
+        heap.thaw()
         running, self._running = self._running, []
         for service, bus in reversed(running):
             with contextlib.suppress(Exception):
