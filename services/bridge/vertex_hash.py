@@ -6,7 +6,9 @@ about 45 ms for a 491,000-vertex grid. A commit's full check describes every mes
 although an edit rarely touches a big one, so a big mesh's digest is remembered under
 the BLAKE3 digest of its raw float32 positions (about 3 ms to compute). The digest is a
 function of those bytes, so a remembered one is what hashing them again would give; a
-changed vertex changes the bytes, so it is computed afresh.
+changed vertex changes the bytes, so it is computed afresh. A small mesh (a prop's cube) is
+remembered under its raw bytes themselves: its digest costs little, but a scene of
+thousands of props pays it thousands of times per check.
 """
 
 from __future__ import annotations
@@ -19,14 +21,15 @@ import numpy as np
 
 from .canonical import DECIMALS
 
-# Below this many vertices hashing directly costs less than a millisecond: not remembered,
-# so a scene of thousands of props does not fill the memo.
-REMEMBERED_FROM = 65_536
-MAX_REMEMBERED = 256  # meshes; least recently used first out
+REMEMBERED_FROM = 65_536  # vertices from which a mesh is remembered by its BLAKE3 digest
+# Up to this many bytes of positions (341 vertices) a mesh is remembered by the bytes.
+SMALL_BYTES = 4096
+# Meshes; least recently used first out. At most 4096 x SMALL_BYTES = 16 MiB of keys.
+MAX_REMEMBERED = 4096
 
 
 class VertexHashes:
-    """``digest(positions)`` with the big meshes' digests remembered."""
+    """``digest(positions)`` with the big and the small meshes' digests remembered."""
 
     def __init__(
         self, remembered_from: int = REMEMBERED_FROM, max_remembered: int = MAX_REMEMBERED
@@ -44,6 +47,9 @@ class VertexHashes:
         key = None
         if len(positions) >= self.remembered_from * 3:
             key = blake3.blake3(np.ascontiguousarray(positions).data.cast("B")).digest()
+        elif positions.nbytes <= SMALL_BYTES:
+            key = b"=" + positions.tobytes()  # never 32 bytes long, as a BLAKE3 digest is
+        if key is not None:
             found = self._known.get(key)
             if found is not None:
                 self._known.move_to_end(key)

@@ -51,11 +51,21 @@ def test_digest_when_only_zero_signs_differ_is_the_same() -> None:
     assert hashes.digest(negative) == hashes.digest(positions)
 
 
-def test_digest_when_small_mesh_is_never_remembered() -> None:
+def test_digest_when_small_mesh_asked_again_is_remembered_by_its_bytes() -> None:
     hashes = VertexHashes()
     cube = np.ones(24, dtype=np.float32)
-    hashes.digest(cube)
-    hashes.digest(cube)
+    first = hashes.digest(cube)
+    moved = cube.copy()
+    moved[5] = 2.0
+    assert hashes.digest(cube.copy()) == first and hashes.computed == 1
+    assert hashes.digest(moved) != first and hashes.computed == 2
+
+
+def test_digest_when_mesh_is_between_small_and_big_is_never_remembered() -> None:
+    hashes = VertexHashes()
+    rock = np.ones(3_000, dtype=np.float32)  # 1,000 vertices: 12,000 bytes
+    hashes.digest(rock)
+    hashes.digest(rock)
     assert hashes.computed == 2
 
 
