@@ -60,7 +60,10 @@ class ObjectStorePreviews:
         await self._objects(create=True)
         await put_object(self._js, self.bucket, scene_id, png)
 
-    async def get(self, name: str) -> bytes | None:
+    async def get(self, scene_id: str) -> bytes | None:
+        return await self._read(scene_id)
+
+    async def _read(self, name: str) -> bytes | None:
         """Object ``name``'s bytes; None when there is none (or no bucket yet)."""
         for attempt in range(READS):
             try:
@@ -74,13 +77,13 @@ class ObjectStorePreviews:
         await self._put_kept(scene_id, revision, "", png)
 
     async def get_revision(self, scene_id: str, revision: int) -> bytes | None:
-        return await self.get(f"{scene_id}@{revision}")
+        return await self._read(f"{scene_id}@{revision}")
 
     async def put_model(self, scene_id: str, revision: int, glb: bytes) -> None:
         await self._put_kept(scene_id, revision, ".glb", glb)
 
     async def get_model(self, scene_id: str, revision: int) -> bytes | None:
-        return await self.get(f"{scene_id}@{revision}.glb")
+        return await self._read(f"{scene_id}@{revision}.glb")
 
     async def _put_kept(self, scene_id: str, revision: int, suffix: str, data: bytes) -> None:
         store = await self._objects(create=True)
