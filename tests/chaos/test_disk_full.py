@@ -176,3 +176,59 @@ async def test_disk_when_filled_refuses_runs_at_once_and_freed_runs_them_losing_
         f"full noticed in {noticed:.2f} s, run refused in {refused_in:.2f} s, "
         f"room noticed in {back_in:.2f} s, next run in {ran_in:.2f} s"
     )
+
+
+def creates(tag: str, count: int) -> dict[str, Any]:
+    """A plan of ``count`` cubes named ``<tag><n>``: long enough to be under way when the
+    disk fills."""
+    return {
+        "request_id": f"req-{tag}",
+        "operations": [
+            {
+                "operation_id": f"c{n}",
+                "tool_name": "object.create",
+                "args": {"primitive": "cube", "name": f"{tag}{n}", "location": [n, 0, 0]},
+                "depends_on": [],
+                "safety_level": "safe_write",
+            }
+            for n in range(count)
+        ],
+    }
+
+
+async def test_disk_when_filled_mid_run_resumes_the_run_once_freed_applying_each_operation_once(
+    mesh: tuple[Mesh, Bus], disk: Path
+) -> None:
+    """The disk fills while a run is under way: the run stops where its events could no
+    longer be stored, and goes on once space is freed, each operation applied once."""
+    running, bus = mesh
+    count = 400
+    request = build_request(
+        user="ana", scene_id="busy", plan=creates("Cube", count), planner="plan"
+    )
+    following = asyncio.ensure_future(MeshClient(bus).run(request, timeout=120))
+    client = MeshClient(bus)
+
+    async def under_way() -> int:
+        view = await client.view(request.run_id)
+        return 0 if view is None else len(view.result.receipts)
+
+    started = await poll(under_way, lambda done: done > 0, NOTICE, pause=0.02)
+    assert started < count, "the run ended before the disk could fill"
+    filler = disk / "filler"
+    await asyncio.to_thread(fill, filler)
+    await guarded(running, refusing=True)
+    await asyncio.sleep(1)
+    stopped_at = await under_way()
+    assert not following.done() and stopped_at < count, stopped_at
+    await asyncio.to_thread(os.unlink, filler)
+    await guarded(running, refusing=False)
+
+    result = await following
+    assert result.status == "completed", result.message
+    assert len(result.receipts) == count
+    found = await SceneFiles(bus.js, bus.prefix).revision_inspection("busy")
+    assert found is not None
+    names = sorted(o.name for o in inspection.decode(found[1]).objects)
+    assert names == sorted(f"Cube{n}" for n in range(count))  # none twice (no "Cube7.001")
+    print(f"stopped at {stopped_at} of {count} operations; all applied once after freeing")
