@@ -18,9 +18,11 @@ time, the peak resident memory of this process (every service of the mesh, the e
 among them, and the gateway) and of each Blender bridge (``bench/peaks.py``).
 
 Unless ``--skip-cli``, the rows of ``bench/cli_speed.py`` follow (``blendmesh --help``, an
-unreachable ``NATS_URL``, a warm CLI edit, the idle ``up``'s memory), so one run prints the
-whole table. Rows are a list of ``Row``; each measurement appends its own, so another measurement
-joins the table by adding a function that returns rows.
+unreachable ``NATS_URL``, a warm CLI edit, the idle ``up``'s memory), and unless
+``--skip-table`` the rows of ``bench/table.py`` (``--runs 8 --large 200 --executor-runs 4``),
+which must not get worse, so one run prints the whole table. Rows are a list of ``Row``;
+each measurement appends its own, so another measurement joins the table by adding a
+function that returns rows.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import cli_speed
 import httpx
+import table
 from nats.js.errors import NotFoundError
 from peaks import Peaks, status_kib
 from plan25 import op
@@ -340,6 +343,12 @@ def cli_rows(work: Path, runs: int) -> list[Row]:
     return rows
 
 
+def table_rows() -> list[Row]:
+    """The rows of ``bench/table.py``, measured here with the options its notes use."""
+    measured, _, _ = table.measure(runs=8, large=200, executor_runs=4, profile_runs=2)
+    return [Row(f"bench/table.py: {name}", value, target) for name, value, target in measured]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--edits", type=int, default=3, help="edits on the warm mesh")
@@ -347,6 +356,7 @@ def main() -> None:
     parser.add_argument("--props", type=int, default=2000, help="small objects")
     parser.add_argument("--skip-saves", action="store_true", help="no save-option rows")
     parser.add_argument("--skip-cli", action="store_true", help="no rows of bench/cli_speed.py")
+    parser.add_argument("--skip-table", action="store_true", help="no rows of bench/table.py")
     parser.add_argument(
         "--size-mib",
         type=int,
@@ -366,6 +376,8 @@ def main() -> None:
                 rows += save_options(scene, Path(work))
             if not args.skip_cli:
                 rows += cli_rows(Path(work), args.edits)
+            if not args.skip_table:
+                rows += table_rows()
     print("| | measured | target |")
     print("|---|---|---|")
     for row in rows:
