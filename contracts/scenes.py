@@ -44,37 +44,39 @@ class SceneSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
 
 def summarize(scene_id: str, snapshot: dict[str, Any]) -> SceneSummary:
     """Reduce the bridge's ``scene.snapshot`` data to what a planner needs."""
-
-    def r(values: list[float]) -> list[float]:
-        return [round(v, 4) for v in values]
-
-    objects = [
-        ObjectSummary(
-            name=o["name"],
-            type=o.get("type", "MESH"),
-            location=r(o.get("location", [0, 0, 0])),
-            rotation_degrees=r([math.degrees(v) for v in o.get("rotation", [0, 0, 0])]),
-            scale=r(o.get("scale", [1, 1, 1])),
-            modifiers=[f"{m['name']}:{m['type']}" for m in o.get("modifiers", [])],
-            materials=[m for m in o.get("material_slots", []) if m],
-        )
-        for o in snapshot.get("objects", [])
-    ]
-    materials = [
-        MaterialSummary(
-            name=m["name"],
-            base_color=r(m.get("base_color", [0.8, 0.8, 0.8, 1.0])),
-            metallic=round(m.get("metallic", 0.0), 4),
-            roughness=round(m.get("roughness", 0.5), 4),
-        )
-        for m in snapshot.get("materials", [])
-    ]
     return SceneSummary(
         scene_id=scene_id,
         scene_hash=snapshot.get("hash", ""),
-        objects=objects,
-        materials=materials,
+        objects=[object_summary(o) for o in snapshot.get("objects", [])],
+        materials=[material_summary(m) for m in snapshot.get("materials", [])],
     )
+
+
+def object_summary(value: dict[str, Any]) -> ObjectSummary:
+    """What a planner is told of one object of a snapshot."""
+    return ObjectSummary(
+        name=value["name"],
+        type=value.get("type", "MESH"),
+        location=_rounded(value.get("location", [0, 0, 0])),
+        rotation_degrees=_rounded([math.degrees(v) for v in value.get("rotation", [0, 0, 0])]),
+        scale=_rounded(value.get("scale", [1, 1, 1])),
+        modifiers=[f"{m['name']}:{m['type']}" for m in value.get("modifiers", [])],
+        materials=[m for m in value.get("material_slots", []) if m],
+    )
+
+
+def material_summary(value: dict[str, Any]) -> MaterialSummary:
+    """What a planner is told of one material of a snapshot."""
+    return MaterialSummary(
+        name=value["name"],
+        base_color=_rounded(value.get("base_color", [0.8, 0.8, 0.8, 1.0])),
+        metallic=round(value.get("metallic", 0.0), 4),
+        roughness=round(value.get("roughness", 0.5), 4),
+    )
+
+
+def _rounded(values: list[float]) -> list[float]:
+    return [round(v, 4) for v in values]
 
 
 class Head(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -21,7 +21,13 @@ import bpy
 
 from contracts.bridge import Fingerprint, FullSnapshot, HashScheme, SavedScene, SceneHash
 from contracts.errors import BlendmeshError
-from contracts.scenes import SceneSummary, summarize
+from contracts.scenes import (
+    MaterialSummary,
+    ObjectSummary,
+    SceneSummary,
+    material_summary,
+    object_summary,
+)
 
 from .. import blendfile, digests, fingerprint, references
 from ..registry import Outcome, tool
@@ -154,18 +160,40 @@ def save(path: str, compress: bool = False, checked: bool = True) -> SavedScene:
     return SavedScene(path=path, bytes=os.path.getsize(path), hash=scene_hash)
 
 
+# Each cached digest entry's summary, by the entry's id, with the entry itself (held, so
+# its id names it until the next summary drops it): an entry is replaced, never changed,
+# when its datablock changes, so an edit summarises only what it changed.
+_summaries: dict[int, tuple[Any, ObjectSummary | MaterialSummary]] = {}
+
+
 def summary(scene_id: str) -> SceneSummary:
     """What planners are told of the scene (``contracts.scenes.summarize``), read from the
     digest cache's values: the snapshot tool would copy every value and send it whole, a
     megabyte for 2,000 objects, for the few fields a summary keeps."""
+    global _summaries
     scene_hash, _ = digests.CACHE.scene_hash()
     entries = sorted(digests.CACHE.current().items(), key=lambda item: item[0])
-    parts: dict[str, list[dict[str, Any]]] = {"object": [], "material": []}
+    kept: dict[int, tuple[Any, ObjectSummary | MaterialSummary]] = {}
+    objects: list[ObjectSummary] = []
+    materials: list[MaterialSummary] = []
     for (kind, _), entry in entries:
-        if kind in parts:
-            parts[kind].append(entry.value)  # only read: summarize builds its own values
-    snap = {"objects": parts["object"], "materials": parts["material"], "hash": scene_hash}
-    return summarize(scene_id, snap)
+        if kind not in ("object", "material"):
+            continue
+        found = _summaries.get(id(entry))
+        if found is None or found[0] is not entry:  # only read: summaries build their own
+            made = (
+                object_summary(entry.value) if kind == "object" else material_summary(entry.value)
+            )
+            found = (entry, made)
+        kept[id(entry)] = found
+        if isinstance(found[1], ObjectSummary):
+            objects.append(found[1])
+        else:
+            materials.append(found[1])
+    _summaries = kept
+    return SceneSummary(
+        scene_id=scene_id, scene_hash=scene_hash, objects=objects, materials=materials
+    )
 
 
 def verify() -> SceneHash:
