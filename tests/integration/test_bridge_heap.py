@@ -6,20 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.bridges import script_result
+from tests.support.bridges import SERVER_PRELUDE, script_result
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
-SCRIPT = """
-import gc, json, logging, sys, weakref
-logging.basicConfig(level=logging.ERROR)
-from services.bridge import server
-from services.bridge.tools import scene
-scene.reset()
-s = server.Server(sys.stdout)
-def rpc(method, **params):
-    line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-    return s.handle_line(line)
+SCRIPT = (
+    SERVER_PRELUDE
+    + """
+import gc, weakref
+rpc = answer
 class Node:
     pass
 def cycle():
@@ -42,6 +37,7 @@ found["after_load"] = gc.get_freeze_count()
 found["answers"] = rpc("blendmesh/scene.fingerprint").result.hash != ""
 print("RESULT", json.dumps(found))
 """
+)
 
 
 async def test_heap_when_verified_or_loaded_is_frozen_and_a_load_frees_the_old_cycles(

@@ -9,20 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.bridges import script_result
+from tests.support.bridges import SERVER_PRELUDE, script_result
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
 PRELUDE = """
-import dataclasses, json, logging, sys
-logging.basicConfig(level=logging.ERROR)
-from services.bridge import server, digests
-from services.bridge.tools import scene
-scene.reset()
-s = server.Server(sys.stdout)
+import dataclasses
+from services.bridge import digests
 def rpc(method, **params):
-    line = json.dumps({{"jsonrpc": "2.0", "id": 1, "method": method, "params": params}})
-    return s.handle_line(line).result
+    return answer(method, **params).result
 full_hashes = []
 original = digests.full_hash
 def counted():
@@ -40,7 +35,8 @@ async def test_save_right_after_a_load_returns_the_full_hash_computed_once(
     tmp_path: Path,
 ) -> None:
     script = (
-        PRELUDE.format(first=str(tmp_path / "first.blend"))
+        SERVER_PRELUDE
+        + PRELUDE.format(first=str(tmp_path / "first.blend"))
         + f"""
 full_hashes.clear()
 saved = rpc("blendmesh/scene.save", path={str(tmp_path / "c.blend")!r}).hash
@@ -70,7 +66,8 @@ async def test_save_after_a_request_that_may_change_the_scene_catches_a_stale_di
     # A wrong declaration would leave a digest that no longer matches its datablock: the
     # test plants one after the request, as if the request had changed A undeclared.
     script = (
-        PRELUDE.format(first=str(tmp_path / "first.blend"))
+        SERVER_PRELUDE
+        + PRELUDE.format(first=str(tmp_path / "first.blend"))
         + f"""
 PNG = {str(tmp_path / "p.png")!r}
 {between}
@@ -97,7 +94,8 @@ async def test_unchecked_save_returns_the_cache_hash_and_verify_catches_the_stal
     # (ADR 0038): the save must not pay for the full hash, and the verify must see what a
     # checked save saw, and rebuild the cache.
     script = (
-        PRELUDE.format(first=str(tmp_path / "first.blend"))
+        SERVER_PRELUDE
+        + PRELUDE.format(first=str(tmp_path / "first.blend"))
         + f"""
 rpc("tools/call", name="object.transform", arguments={{"name": "A", "location": [1, 2, 3]}})
 rpc("blendmesh/scene.save", path={str(tmp_path / "settle.blend")!r})
@@ -128,15 +126,13 @@ async def test_load_of_many_objects_in_several_collections_hashes_as_the_full_ha
 ) -> None:
     # Past INDEX_FROM objects hashed from nothing, their collections come from one index
     # (scene_state.membership): it must give what asking each object gives.
-    script = f"""
-import json, sys, bpy
-from services.bridge import server, digests
-from services.bridge.tools import scene
-scene.reset()
-s = server.Server(sys.stdout)
+    script = (
+        SERVER_PRELUDE
+        + f"""
+import bpy
+from services.bridge import digests
 def rpc(method, **params):
-    line = json.dumps({{"jsonrpc": "2.0", "id": 1, "method": method, "params": params}})
-    return s.handle_line(line).result
+    return answer(method, **params).result
 props, trees = bpy.data.collections.new("Props"), bpy.data.collections.new("Trees")
 bpy.context.scene.collection.children.link(props)
 props.children.link(trees)
@@ -151,5 +147,6 @@ loaded = rpc("blendmesh/scene.load", path=path).hash
 full = rpc("blendmesh/scene.fingerprint_full").hash
 print("RESULT", json.dumps({{"before": before, "loaded": loaded, "full": full}}))
 """
+    )
     found, _ = await script_result(script)
     assert found["loaded"] == found["full"] == found["before"]

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from contracts.bridge import Fingerprint, FullSnapshot
 from services.executor.adapters.bridge_client import BridgeError, BridgeProcess
 from services.executor.domain.session import hashes_to
-from tests.support.bridges import bridge_fixtures, call, ok, script_result
+from tests.support.bridges import SERVER_PRELUDE, bridge_fixtures, call, ok, script_result
 
 pytestmark = [
     pytest.mark.integration,
@@ -200,16 +200,13 @@ async def test_scene_save_when_cache_is_stale_logs_and_returns_the_full_hash(
 ) -> None:
     # A wrong declaration would leave a digest that no longer matches its datablock; the
     # test plants one in the bridge's own Python, then saves as a commit does.
-    script = f"""
-import dataclasses, json, logging, sys
-logging.basicConfig(level=logging.ERROR)
-from services.bridge import server, digests
-from services.bridge.tools import scene
-scene.reset()
-s = server.Server(sys.stdout)
+    script = (
+        SERVER_PRELUDE
+        + f"""
+import dataclasses
+from services.bridge import digests
 def rpc(method, **params):
-    line = json.dumps({{"jsonrpc": "2.0", "id": 1, "method": method, "params": params}})
-    return s.handle_line(line).result
+    return answer(method, **params).result
 rpc("tools/call", name="object.create", arguments={{"primitive": "cube", "name": "A"}})
 # Saving evaluates the depsgraph, whose updates drop digests too: let it settle first.
 rpc("blendmesh/scene.save", path={str(tmp_path / "first.blend")!r})
@@ -222,6 +219,7 @@ saved = rpc("blendmesh/scene.save", path={str(tmp_path / "c.blend")!r}).hash
 print("RESULT", json.dumps({{"stale": stale, "full": full, "saved": saved,
       "after": rpc("blendmesh/scene.fingerprint").hash}}))
 """
+    )
     hashes, output = await script_result(script)
     assert hashes["saved"] == hashes["full"] != hashes["stale"]
     assert hashes["after"] == hashes["full"]  # the cache was rebuilt

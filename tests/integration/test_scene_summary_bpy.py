@@ -7,22 +7,16 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.bridges import script_result
+from tests.support.bridges import SERVER_PRELUDE, script_result
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
-SCRIPT = """
-import json, logging, sys
-logging.basicConfig(level=logging.ERROR)
+SCRIPT = (
+    SERVER_PRELUDE
+    + """
 from contracts.scenes import summarize
-from services.bridge import server
-from services.bridge.tools import scene
 import msgspec
-scene.reset()
-s = server.Server(sys.stdout)
-def rpc(method, **params):
-    line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-    return s.handle_line(line)
+rpc = answer
 def call(tool, **arguments):
     return rpc("tools/call", name=tool, arguments=arguments)
 call("object.create", primitive="cube", name="Desk", location=[1, 2, 0.5])
@@ -41,6 +35,7 @@ bad = rpc("blendmesh/scene.summary", scene_id="")
 found["refused"] = msgspec.to_builtins(bad.error) if hasattr(bad, "error") else None
 print("RESULT", json.dumps(found))
 """
+)
 
 
 async def test_summary_when_asked_of_the_bridge_equals_the_snapshots_summary() -> None:

@@ -52,6 +52,22 @@ async def ok(bridge: BridgeProcess, tool: str, /, **arguments: Any) -> ToolResul
     return result
 
 
+# What a ``script_result`` script starts with to call a bridge server in its own Python, as
+# the executor does: ``answer(method, **params)`` is the server's answer to one request,
+# on an empty scene. Not a format string: a script's f-string goes after it.
+SERVER_PRELUDE = """
+import json, logging, sys
+logging.basicConfig(level=logging.ERROR)
+from services.bridge import server
+from services.bridge.tools import scene
+scene.reset()
+s = server.Server(sys.stdout)
+def answer(method, **params):
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+    return s.handle_line(line)
+"""
+
+
 async def script_result(script: str) -> tuple[Any, str]:
     """Run ``script`` in a Python of its own from the project's root (bpy imported there,
     never here); the JSON it printed on its line starting ``RESULT ``, and all it wrote."""
