@@ -269,6 +269,11 @@ async def test_console_when_run_ends_shows_its_revision_in_an_orbitable_3d_view(
 ) -> None:
     async with console(browser, console_url, ANA, tmp_path, "3d-view") as page:
         await run(page, "solid", "add a cube named Left at -2 0 0")
+        # The previews render a scene's newest revision: revision 1 has a model only if it
+        # was rendered before revision 2 was committed, which a busy machine may not do.
+        await page.wait_for_function(
+            "() => window.blendmeshViewer?.current?.shown === 'solid@1'", timeout=30_000
+        )
         await run(page, "solid", "add a sphere named Right at 2 0 0")
         heading = page.get_by_test_id("viewer-heading")
         await expect(heading).to_have_text("3D view of revision 2 of solid", timeout=30_000)
