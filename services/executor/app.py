@@ -168,7 +168,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         )
         handlers = ExecutorHandlers(
             runner=runner,
-            progress=lambda: JetStreamPipeline(bus.js, bus.prefix),
+            progress=lambda: JetStreamPipeline(bus.js, bus.prefix, bus.nc),
             history=partial(read_run, bus.js, bus.prefix),
         )
         for spec in consumers(handlers, settings, bus.prefix):
