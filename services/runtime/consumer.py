@@ -16,7 +16,8 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 
 import msgspec
 from nats.aio.msg import Msg
@@ -73,6 +74,9 @@ class ConsumerLoop:
         self._next_check = 0.0
         self._ended = asyncio.Event()
         self.error: BaseException | None = None  # why the loop ended by itself
+        # When a message last failed because the store refused a write; None once one is
+        # handled again. The service's STATS say so (``problem``), and a follower reads it.
+        self.refused_at: float | None = None
 
     async def start(self, wait: float = READY_WAIT) -> None:
         """Create or check the durable consumer and start consuming; waits ``wait``
@@ -89,6 +93,25 @@ class ConsumerLoop:
         metrics.consumer_started(self._spec.durable)
         self._next_check = asyncio.get_running_loop().time() + self._spec.check_interval
         self._task = asyncio.create_task(self._run(), name=f"consumer:{self._spec.durable}")
+
+    def problem(self) -> str | None:
+        """What is wrong with this loop's work now, for its service's STATS; None: nothing."""
+        if self.refused_at is None:
+            return None
+        from services.runtime.store_limits import refusing  # as below: only once refused
+
+        return refusing(max(0.0, self._clock() - self.refused_at))
+
+    def _outcome(self, error: BaseException | None) -> None:
+        """Remember whether the store refused the last message's writes."""
+        if error is None:
+            self.refused_at = None
+            return
+        # Imported on a failure only: the CLI's run loads this module and nothing of it.
+        from services.runtime.store_limits import out_of_room
+
+        if out_of_room(error) and self.refused_at is None:
+            self.refused_at = self._clock()
 
     async def failed(self) -> BaseException:
         """Wait until the loop ends by itself, unable to go on, and return why; a loop
@@ -243,12 +266,46 @@ class ConsumerLoop:
             metrics.redelivered(self._spec.durable)
         return delivery
 
+    async def _until_room(self, work: Callable[[], Awaitable[None]], *msgs: Msg) -> None:
+        """Do ``work``; while storage refuses its writes, do it again in place, holding
+        ``msgs`` in progress. A nak would count a delivery each time, and a disk full for
+        longer than ``max_deliver`` deliveries would dead-letter work that only waits for
+        room (or, with the dead letter refused too, leave it undelivered for good)."""
+        room_tries = 0
+        holding: asyncio.Task[None] | None = None
+        try:
+            while True:
+                try:
+                    await work()
+                    return
+                except Exception as exc:
+                    from services.runtime.store_limits import out_of_room
+
+                    if not out_of_room(exc) or self._stopping:
+                        raise
+                    self._outcome(exc)
+                    room_tries += 1
+                    holding = holding or asyncio.create_task(self._heartbeat(*msgs))
+                    delay = backoff(room_tries, self._spec.backoff_cap)
+                    log.warning(
+                        "%s: storage refuses writes (%s); trying again in %.2fs",
+                        self._spec.durable, exc, delay,
+                    )  # fmt: skip
+                    await asyncio.sleep(delay)
+        finally:
+            if holding is not None:
+                holding.cancel()
+
     async def _handle(self, msg: Msg, delivery: Delivery, event: AnyEvent, span: Span) -> None:
         heartbeat = asyncio.create_task(self._heartbeat(msg)) if self._spec.heartbeat else None
-        try:
+
+        async def apply() -> None:
             produced = await self._spec.handler(event, delivery)
             for out in produced:
                 await self._publisher.publish(out)
+
+        try:
+            await self._until_room(apply, msg)
         except Reject as exc:
             failed(span, exc)
             await self._dead_letter(msg, delivery, f"rejected: {exc}", "rejected")
@@ -259,6 +316,7 @@ class ConsumerLoop:
             return
         except Exception as exc:
             failed(span, exc)
+            self._outcome(exc)
             log.exception("%s: handler failed on %s", self._spec.durable, msg.subject)
             delay = backoff(delivery.num_delivered, self._spec.backoff_cap)
             await self._retry(msg, delivery, f"{type(exc).__name__}: {exc}", delay)
@@ -266,6 +324,7 @@ class ConsumerLoop:
         finally:
             if heartbeat is not None:
                 heartbeat.cancel()
+        self._outcome(None)
         await msg.ack_sync(timeout=self._spec.ack_timeout)
 
     async def _process_batch(self, msgs: Sequence[Msg]) -> None:
@@ -302,12 +361,11 @@ class ConsumerLoop:
                         for m, d, e in items
                     ]
                     try:
-                        produced = await self._spec.batch_handler([(e, d) for _, d, e in items])
-                        for out in produced:
-                            await self._publisher.publish(out)
+                        await self._until_room(partial(self._apply_batch, items))
                     except Exception as exc:  # noqa: BLE001 - retried, then dead-lettered
                         for span in opened:
                             failed(span, exc)
+                        self._outcome(exc)
                         reason = f"{type(exc).__name__}: {exc}"
                         log.warning(
                             "%s: a batch of %d failed (attempt %d): %s",
@@ -316,6 +374,7 @@ class ConsumerLoop:
                         if attempt < self._spec.max_deliver:
                             await asyncio.sleep(backoff(attempt, self._spec.backoff_cap))
                         continue
+                self._outcome(None)
                 for msg, _, _ in items[:-1]:
                     await msg.ack()
                 await items[-1][0].ack_sync(timeout=self._spec.ack_timeout)
@@ -330,6 +389,12 @@ class ConsumerLoop:
         await self._dead_letter(
             msg, delivery, f"gave up after {self._spec.max_deliver} attempts: {reason}", "exhausted"
         )
+
+    async def _apply_batch(self, items: Sequence[tuple[Msg, Delivery, AnyEvent]]) -> None:
+        assert self._spec.batch_handler is not None
+        produced = await self._spec.batch_handler([(e, d) for _, d, e in items])
+        for out in produced:
+            await self._publisher.publish(out)
 
     async def _retry(self, msg: Msg, delivery: Delivery, reason: str, delay: float) -> None:
         if delivery.num_delivered >= self._spec.max_deliver:

@@ -159,6 +159,10 @@ class ConsumerService:
         await loop.start(bus.ready_wait)
         self.loops.append(loop)
 
+    def problems(self) -> list[str]:
+        """What its loops know is wrong with their work now (a store that refuses writes)."""
+        return [problem for loop in self.loops if (problem := loop.problem()) is not None]
+
     async def failed(self) -> BaseException:
         return await first_of(
             [loop.failed() for loop in self.loops] + [part() for part in self.essentials]

@@ -11,7 +11,9 @@ for the scene files, previews and logs that share the disk.
 
 from __future__ import annotations
 
+import errno
 import shutil
+import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,13 +80,53 @@ INSUFFICIENT_RESOURCES = 10023  # JetStream's err_code for a write over its stor
 
 
 def store_full(exc: BaseException) -> bool:
-    """Whether JetStream refused a write because its store is at its limits."""
+    """Whether JetStream refused a write because its store is at its limits: ``exc``, or
+    what it was raised from or while handling (a few links deep)."""
     from nats.js.errors import APIError  # the CLI imports this module only on failure
 
-    return isinstance(exc, APIError) and exc.err_code == INSUFFICIENT_RESOURCES
+    return any(
+        isinstance(seen, APIError) and seen.err_code == INSUFFICIENT_RESOURCES
+        for seen in _chain(exc)
+    )
+
+
+def out_of_room(exc: BaseException) -> bool:
+    """Whether a write failed for lack of room: JetStream's store is full, or the disk is
+    (a file's ``ENOSPC``, SQLite's "database or disk is full")."""
+    if store_full(exc):
+        return True
+    for seen in _chain(exc):
+        if isinstance(seen, OSError) and seen.errno == errno.ENOSPC:
+            return True
+        if isinstance(seen, sqlite3.OperationalError) and "disk is full" in str(seen):
+            return True
+    return False
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and what it was raised from or while handling, ``CHAIN_DEPTH`` links at most
+    (a chain may loop)."""
+    found: list[BaseException] = []
+    seen: BaseException | None = exc
+    while seen is not None and len(found) < CHAIN_DEPTH:
+        found.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    return found
+
+
+CHAIN_DEPTH = 8
 
 
 STORE_FULL = (
     "the mesh cannot store this request: JetStream's store is full. Free disk space where "
     f"the mesh keeps its home, or raise {VARIABLE}, and try again; nothing it stored is lost"
 )
+
+
+def refusing(seconds: float) -> str:
+    """What a service says of itself while storage refuses its writes (``out_of_room``)."""
+    return (
+        f"its writes are refused for {seconds:.0f} s: JetStream's store or the disk is "
+        f"full. Free disk space where the mesh keeps its home, or raise {VARIABLE}; the "
+        "work goes on by itself once there is room"
+    )

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import errno
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
+from nats.js.errors import ServiceUnavailableError
 
 from services.runtime.embedded import render_config
 from services.runtime.settings import SettingsError
-from services.runtime.store_limits import MIB, MIN_HEADROOM, StoreLimits, parse_size, store_limits
+from services.runtime.store_limits import (
+    MIB,
+    MIN_HEADROOM,
+    StoreLimits,
+    out_of_room,
+    parse_size,
+    store_full,
+    store_limits,
+)
 
 
 @pytest.mark.parametrize(
@@ -48,3 +59,27 @@ def test_config_when_limits_given_bounds_the_jetstream_block(tmp_path: Path) -> 
     block = conf[conf.index("jetstream {") : conf.index("}")]
     assert f"max_file_store: {9 * MIB}" in block and "max_memory_store:" in block
     assert "max_file_store" not in render_config(tmp_path, tmp_path)
+
+
+def test_store_full_when_refused_deep_in_a_chain_is_seen_and_a_cycle_ends() -> None:
+    full = ServiceUnavailableError(code=503, err_code=10023, description="insufficient resources")
+    outer = RuntimeError("the step could not be recorded")
+    outer.__cause__ = ValueError("while storing")
+    outer.__cause__.__context__ = full
+    assert store_full(full) and store_full(outer)
+    other = ServiceUnavailableError(code=503, err_code=10008, description="no leader")
+    looped = RuntimeError("a")
+    looped.__context__ = RuntimeError("b")
+    looped.__context__.__context__ = looped  # a cycle: followed a few links, then given up
+    assert not store_full(other) and not store_full(looped)
+
+
+def test_out_of_room_when_the_disk_or_the_store_is_full_and_not_otherwise() -> None:
+    full = ServiceUnavailableError(code=503, err_code=10023, description="insufficient resources")
+    wrapped = RuntimeError("could not save")
+    wrapped.__cause__ = OSError(errno.ENOSPC, "No space left on device")
+    assert out_of_room(full) and out_of_room(wrapped)
+    assert out_of_room(sqlite3.OperationalError("database or disk is full"))
+    assert not out_of_room(sqlite3.OperationalError("database is locked"))
+    assert not out_of_room(OSError(errno.EACCES, "Permission denied"))
+    assert not out_of_room(TimeoutError())
