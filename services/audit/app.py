@@ -37,7 +37,7 @@ async def serve(store: SqliteStore, settings: Settings, bus: Bus) -> ConsumerSer
         for spec in consumers(handlers, settings):
             await service.add(bus, spec)
         registered = await health.register(
-            bus, "audit", health.consumer_stats(bus.js, bus.prefix, [DURABLE])
+            bus, "audit", health.consumer_stats(bus.js, bus.prefix, [DURABLE], service.problems)
         )
         service.closers.append(registered.stop)
     except BaseException:

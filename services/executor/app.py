@@ -173,7 +173,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         )
         for spec in consumers(handlers, settings, bus.prefix):
             await service.add(bus, spec)
-        read_consumer = health.consumer_stats(bus.js, bus.prefix, ["executor"])
+        read_consumer = health.consumer_stats(bus.js, bus.prefix, ["executor"], service.problems)
 
         async def stats() -> dict[str, Any]:
             found = await read_consumer()

@@ -32,7 +32,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
     for spec in consumers(handlers, settings, bus.prefix):
         await service.add(bus, spec)
     registered = await health.register(
-        bus, "guardians", health.consumer_stats(bus.js, bus.prefix, ["guardians"])
+        bus, "guardians", health.consumer_stats(bus.js, bus.prefix, ["guardians"], service.problems)
     )
     service.closers.append(registered.stop)
     return service

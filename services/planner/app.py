@@ -55,7 +55,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
     for spec in consumers(handlers, settings, bus.prefix):
         await service.add(bus, spec)
     registered = await health.register(
-        bus, "planner", health.consumer_stats(bus.js, bus.prefix, ["planner"])
+        bus, "planner", health.consumer_stats(bus.js, bus.prefix, ["planner"], service.problems)
     )
     service.closers.append(registered.stop)
     return service

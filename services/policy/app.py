@@ -42,7 +42,9 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
     for spec in consumers(handlers, settings, bus.prefix):
         await service.add(bus, spec)
     registered = await health.register(
-        bus, "policy", health.consumer_stats(bus.js, bus.prefix, ["policy", "policy-expiry"])
+        bus,
+        "policy",
+        health.consumer_stats(bus.js, bus.prefix, ["policy", "policy-expiry"], service.problems),
     )
     service.closers.append(registered.stop)
     return service

@@ -184,9 +184,15 @@ def consumer_state(info: ConsumerInfo) -> ConsumerState:
     )
 
 
-def consumer_stats(js: JetStreamContext, prefix: str, durables: Sequence[str]) -> Stats:
+def consumer_stats(
+    js: JetStreamContext,
+    prefix: str,
+    durables: Sequence[str],
+    own: Callable[[], list[str]] = list,
+) -> Stats:
     """A ``stats`` callable: the state of the service's own durable consumers of the log
-    (a role may read its own durables' info and no one else's: docs/adr/0007)."""
+    (a role may read its own durables' info and no one else's: docs/adr/0007), and the
+    problems its loops know of (``own``: ``ConsumerService.problems``)."""
     stream = subjects.stream_name(prefix)
 
     async def one(durable: str) -> ConsumerState | str:
@@ -201,7 +207,7 @@ def consumer_stats(js: JetStreamContext, prefix: str, durables: Sequence[str]) -
         found = await asyncio.gather(*(one(d) for d in durables))
         return {
             "consumers": [msgspec.to_builtins(c) for c in found if isinstance(c, ConsumerState)],
-            "problems": [p for p in found if isinstance(p, str)],
+            "problems": [p for p in found if isinstance(p, str)] + own(),
         }
 
     return read

@@ -26,9 +26,12 @@ import pytest
 import pytest_asyncio
 
 from contracts import inspection
-from services.doors.cli.common import EXIT_MESH
+from contracts.queries import RunDetail
+from services.audit import client as audit
+from services.doors.cli.common import EXIT_MESH, watch
 from services.doors.cli.main import main
 from services.doors.cli.mesh import Mesh
+from services.doors.cli.screen import Piped
 from services.doors.core.client import MeshClient, build_request
 from services.executor.client import SceneFiles
 from services.runtime.host import Bus
@@ -39,6 +42,9 @@ from tests.support.meshes import client_mesh
 
 DISK = "48m"  # room for the mesh's store (8 MiB), its scenes and a few runs
 NOTICE = 10.0  # seconds the mesh may take to see the disk full, or free again
+STALL_TOLD = 30.0  # seconds until a stopped run's follower says why (it asks after 3 s)
+FULL_FOR = 12.0  # seconds the disk stays full mid-run
+CAUGHT_UP = 60.0  # seconds the audit views may take to apply the run once there is room
 CHUNK = 1024 * 1024
 
 
@@ -178,6 +184,16 @@ async def test_disk_when_filled_refuses_runs_at_once_and_freed_runs_them_losing_
     )
 
 
+async def audited(bus: Bus, run_id: str) -> RunDetail | None:
+    """The run's audit views once they have caught up with the log; None until then."""
+    try:
+        return await audit.query_run(bus.nc, bus.prefix, run_id)
+    except audit.AuditError as exc:
+        if "behind the event log" not in str(exc):
+            raise
+        return None
+
+
 def creates(tag: str, count: int) -> dict[str, Any]:
     """A plan of ``count`` cubes named ``<tag><n>``: long enough to be under way when the
     disk fills."""
@@ -197,16 +213,19 @@ def creates(tag: str, count: int) -> dict[str, Any]:
 
 
 async def test_disk_when_filled_mid_run_resumes_the_run_once_freed_applying_each_operation_once(
-    mesh: tuple[Mesh, Bus], disk: Path
+    mesh: tuple[Mesh, Bus], disk: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The disk fills while a run is under way: the run stops where its events could no
-    longer be stored, and goes on once space is freed, each operation applied once."""
+    longer be stored, its follower is told why, and it goes on once space is freed, each
+    operation applied once."""
     running, bus = mesh
-    count = 150  # it stops 27 to 31 operations in: room to spare, and a run of 5 s
+    count = 150  # it stops 27 to 42 operations in: room to spare, and a run of 5 s
     request = build_request(
         user="ana", scene_id="busy", plan=creates("Cube", count), planner="plan"
     )
-    following = asyncio.ensure_future(MeshClient(bus).run(request, timeout=120))
+    # Followed as `blendmesh run` follows it: what it tells the person goes to stderr.
+    followed = MeshClient(bus, watch(bus, Piped(stderr=True)))
+    following = asyncio.ensure_future(followed.run(request, timeout=120))
     client = MeshClient(bus)
 
     async def under_way() -> int:
@@ -221,6 +240,22 @@ async def test_disk_when_filled_mid_run_resumes_the_run_once_freed_applying_each
     await asyncio.sleep(1)
     stopped_at = await under_way()
     assert not following.done() and stopped_at < count, stopped_at
+    said = ""
+
+    async def told() -> str:
+        nonlocal said
+        said += capsys.readouterr().err
+        return said
+
+    full_since = time.monotonic()
+    await poll(told, lambda text: "disk is full" in text, STALL_TOLD, pause=0.2)
+    told_in = time.monotonic() - full_since
+    assert f"run {request.run_id} waits after run.op_" in said, said
+    assert "the executor says its writes are refused" in said, said
+    assert "Free disk space where the mesh keeps its home" in said, said
+    # Full for longer than five deliveries' backoff (0.25 + 0.5 + 1 + 2 s): a service that
+    # spent a delivery on each try would have dead-lettered what only waits for room.
+    await asyncio.sleep(max(0.0, FULL_FOR - (time.monotonic() - full_since)))
     await asyncio.to_thread(os.unlink, filler)
     await guarded(running, refusing=False)
 
@@ -231,4 +266,11 @@ async def test_disk_when_filled_mid_run_resumes_the_run_once_freed_applying_each
     assert found is not None
     names = sorted(o.name for o in inspection.decode(found[1]).objects)
     assert names == sorted(f"Cube{n}" for n in range(count))  # none twice (no "Cube7.001")
-    print(f"stopped at {stopped_at} of {count} operations; all applied once after freeing")
+    # The audit's database shares the disk: it waited for room too, and lost nothing.
+    detail = await poll(lambda: audited(bus, request.run_id), lambda d: d is not None, CAUGHT_UP)
+    assert detail is not None, f"the audit views did not catch up within {CAUGHT_UP:g} s"
+    assert len(detail.actions) == count and {a.state for a in detail.actions} == {"completed"}
+    print(
+        f"stopped at {stopped_at} of {count} operations, told why in {told_in:.1f} s; "
+        "all applied once after freeing"
+    )

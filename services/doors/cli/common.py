@@ -88,17 +88,24 @@ def _silent(url: str) -> str:
 
 
 def watch(bus: Bus, err: Screen) -> Watch:
-    """Say on stderr when a followed run waits for a service nobody runs."""
+    """Say on stderr when a followed run waits for a service nobody runs, or for one that
+    says what keeps it (a store that refuses its writes)."""
 
     async def presence(role: str) -> int:
         from services.runtime import health  # only a run that waits needs it
 
         return len(await health.ping(bus.nc, role, prefix=bus.prefix))
 
+    async def problems(role: str) -> list[str]:
+        from services.runtime import health
+
+        replies = await health.stats(bus.nc, role, prefix=bus.prefix)
+        return [problem for reply in replies for problem in reply.data.problems]
+
     def notice(text: str) -> None:
         err.print(f"blendmesh: {text}", markup=False, highlight=False, soft_wrap=True)
 
-    return Watch(presence=presence, notice=notice)
+    return Watch(presence=presence, notice=notice, problems=problems)
 
 
 def exit_code(result: RunResult) -> int:

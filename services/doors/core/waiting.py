@@ -59,3 +59,8 @@ def stalled(run_id: str, role: str, after: str, instances: int, seconds: float) 
         f"run {run_id} has waited {seconds:.0f} s after {after} for the {role} "
         f"({instances} running): it may be busy with other runs"
     )
+
+
+def troubled(run_id: str, role: str, after: str, problem: str) -> str:
+    """What to tell a person whose run waits for a role that says what keeps it."""
+    return f"run {run_id} waits after {after}: the {role} says {problem}"

@@ -113,3 +113,48 @@ async def test_follower_when_the_ping_fails_tells_nothing() -> None:
     wait = Waiting("run-1", Watch(broken, told.append, stall_after=0.0))
     await wait.check(approved())
     assert told == [] and wait.absent is None
+
+
+FULL = "its writes are refused for 4 s: JetStream's store is full. Free disk space ..."
+
+
+async def test_follower_when_the_executor_says_its_writes_are_refused_tells_why_once() -> None:
+    told: list[str] = []
+
+    async def problems(role: str) -> list[str]:
+        return [FULL] if role == "executor" else []
+
+    watch = Watch(Presence({"executor": 1}), told.append, problems, stall_after=0.0)
+    wait = Waiting("run-1", watch)
+    events = approved()
+    await wait.check(events)
+    await wait.check(events)
+    (text,) = told  # said once while nothing changes
+    assert text == f"run run-1 waits after run.approved: the executor says {FULL}"
+    message = wait.timed_out(events, 5.0)
+    assert message.startswith(f"no result within 5 s for run run-1; {text}")
+    wait.moved_now()  # the run moved: what held it is no longer said
+    assert "store is full" not in wait.timed_out(events, 5.0)
+
+
+async def test_follower_when_the_services_say_nothing_is_wrong_waits_until_slow() -> None:
+    told: list[str] = []
+
+    async def problems(role: str) -> list[str]:
+        return []
+
+    watch = Watch(Presence({"executor": 1}), told.append, problems, 0.0, slow_after=3600.0)
+    wait = Waiting("run-1", watch)
+    await wait.check(approved())
+    assert told == [] and wait.trouble is None
+
+
+async def test_follower_when_asking_for_problems_fails_tells_nothing() -> None:
+    told: list[str] = []
+
+    async def problems(role: str) -> list[str]:
+        raise TimeoutError
+
+    wait = Waiting("run-1", Watch(Presence({"executor": 1}), told.append, problems, 0.0))
+    await wait.check(approved())
+    assert told == [] and wait.trouble is None
