@@ -27,6 +27,7 @@ from contracts.health import (
     StatsReply,
     StreamStatus,
     assess,
+    instance_of,
     unreachable,
 )
 from services.doors.cli import status as cli_status
@@ -135,6 +136,17 @@ async def test_consumer_stats_when_read_report_each_durables_state_and_what_fail
         "its consumer policy-expiry does not exist (it is made again within seconds)",
         "its consumer other could not be read (TimeoutError)",
     ]
+
+
+async def test_consumer_stats_when_the_service_knows_a_problem_add_it_unhealthy() -> None:
+    js = fake({"consumer executor": consumer_info("executor")})
+    refused = "its writes are refused for 4 s: JetStream's store or the disk is full. ..."
+    read = health.consumer_stats(js, PREFIX, ["executor"], lambda: [refused])
+    found = msgspec.convert(await read(), InstanceData)
+    assert found.problems == [refused] and len(found.consumers) == 1
+    reply = StatsReply(name="blendmesh-planner", id="p1", version="1", data=found)
+    judged = instance_of("planner", reply)
+    assert not judged.healthy and judged.problems == [refused]
 
 
 def test_stream_status_when_replicas_are_offline_or_behind_names_each() -> None:
