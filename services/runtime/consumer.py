@@ -67,6 +67,7 @@ class ConsumerLoop:
         self._spec = spec
         self._clock = clock
         self._stopping = False
+        self._stop_asked = asyncio.Event()  # ends a wait for room at once
         self._busy = False
         self._task: asyncio.Task[None] | None = None
         stream = subjects.stream_name(prefix)
@@ -123,6 +124,7 @@ class ConsumerLoop:
     async def stop(self) -> None:
         """Finish the message in hand, then stop fetching."""
         self._stopping = True
+        self._stop_asked.set()
         task, self._task = self._task, None
         if task is None:
             return
@@ -291,7 +293,10 @@ class ConsumerLoop:
                         "%s: storage refuses writes (%s); trying again in %.2fs",
                         self._spec.durable, exc, delay,
                     )  # fmt: skip
-                    await asyncio.sleep(delay)
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._stop_asked.wait(), delay)
+                    if self._stopping:  # asked to stop meanwhile: give the message back
+                        raise
         finally:
             if holding is not None:
                 holding.cancel()

@@ -4,8 +4,10 @@ store is explained, not just slow (services/runtime/consumer.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import sqlite3
+import time
 from typing import Any
 
 import msgspec
@@ -16,6 +18,7 @@ from contracts.events import AnyEvent, Event
 from services.runtime.consumer import ConsumerLoop
 from services.runtime.consumer_spec import ConsumerSpec, Delivery
 from services.runtime.host import ConsumerService
+from services.runtime.retry import poll
 from tests.unit.test_handlers import requested
 
 FULL = ServiceUnavailableError(code=503, err_code=10023, description="insufficient resources")
@@ -114,6 +117,26 @@ async def test_loop_when_stopping_while_refused_gives_the_message_back() -> None
     await loop.process(delivered(client, 1))
     assert [payload[:4] for _, payload in client.settled] == [b"-NAK"]
     assert loop.problem() is not None
+
+
+async def test_loop_when_stopped_while_waiting_for_room_gives_the_message_back_at_once() -> None:
+    now, client = [0.0], Client()
+    handler = Handler(*[FULL] * 50)
+    spec = ConsumerSpec(durable="audit", filter_subjects=["bm.run.>"], handler=handler,
+                        backoff_cap=60.0)  # fmt: skip
+    loop = ConsumerLoop(None, None, "bm", spec, clock=lambda: now[0])  # type: ignore[arg-type]
+    handler.loop = loop
+    processing = asyncio.ensure_future(loop.process(delivered(client, 1)))
+
+    async def calls() -> int:
+        return len(handler.said)
+
+    await poll(calls, lambda n: n >= 4, 5.0, pause=0.05)  # then it waits 2 s for room
+    started = time.monotonic()
+    await loop.stop()
+    await asyncio.wait_for(processing, 1.0)
+    assert time.monotonic() - started < 0.5
+    assert len(handler.said) == 4 and [p[:4] for _, p in client.settled] == [b"-NAK"]
 
 
 async def test_loop_when_a_handler_fails_otherwise_naks_and_reports_no_room_problem() -> None:
