@@ -270,11 +270,14 @@ class ConsumerLoop:
 
     async def _until_room(self, work: Callable[[], Awaitable[None]], *msgs: Msg) -> None:
         """Do ``work``; while storage refuses its writes, do it again in place, holding
-        ``msgs`` in progress. A nak would count a delivery each time, and a disk full for
-        longer than ``max_deliver`` deliveries would dead-letter work that only waits for
-        room (or, with the dead letter refused too, leave it undelivered for good)."""
+        ``msgs`` in progress, for ``room_patience`` seconds at most. A nak would count a
+        delivery each time, and a disk full for longer than ``max_deliver`` deliveries
+        would dead-letter work that only waits for room (or, with the dead letter refused
+        too, leave it undelivered for good)."""
         room_tries = 0
         holding: asyncio.Task[None] | None = None
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + self._spec.room_patience
         try:
             while True:
                 try:
@@ -283,7 +286,7 @@ class ConsumerLoop:
                 except Exception as exc:
                     from services.runtime.store_limits import out_of_room
 
-                    if not out_of_room(exc) or self._stopping:
+                    if not out_of_room(exc) or self._stopping or loop.time() >= give_up:
                         raise
                     self._outcome(exc)
                     room_tries += 1

@@ -41,6 +41,9 @@ class ConsumerSpec:
     max_ack_pending: int = 1000
     heartbeat: bool = False  # send in_progress() while the handler runs (long work)
     backoff_cap: float = 10.0
+    # Seconds a message waits in place while storage refuses its writes (ADR 0040); then
+    # it is retried and dead-lettered like any failure (a write too big for what is left).
+    room_patience: float = 900.0
     ack_timeout: float = 10.0  # how long to wait for the server to confirm an ack
     check_interval: float = 5.0  # seconds between checks that the consumer is as configured
     extra: dict[str, object] = field(default_factory=dict)

@@ -139,6 +139,20 @@ async def test_loop_when_stopped_while_waiting_for_room_gives_the_message_back_a
     assert len(handler.said) == 4 and [p[:4] for _, p in client.settled] == [b"-NAK"]
 
 
+async def test_loop_when_room_does_not_come_within_its_patience_naks_as_any_failure() -> None:
+    """A write too big for what is left never fits: after ``room_patience`` it fails as
+    before, and its deliveries run out."""
+    now, client = [0.0], Client()
+    handler = Handler(*[FULL] * 50)
+    spec = ConsumerSpec(durable="audit", filter_subjects=["bm.run.>"], handler=handler,
+                        backoff_cap=0.01, room_patience=0.1)  # fmt: skip
+    loop = ConsumerLoop(None, None, "bm", spec, clock=lambda: now[0])  # type: ignore[arg-type]
+    handler.loop = loop
+    await asyncio.wait_for(loop.process(delivered(client, 1)), 5.0)
+    assert 2 <= len(handler.said) < 50
+    assert [p[:4] for _, p in client.settled] == [b"-NAK"]
+
+
 async def test_loop_when_a_handler_fails_otherwise_naks_and_reports_no_room_problem() -> None:
     now, client = [0.0], Client()
     loop = loop_of(Handler(TimeoutError("slow")), now)
