@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 
 import msgspec
@@ -42,6 +42,7 @@ from services.runtime.errors import Reject, Retry
 from services.runtime.log_context import correlated, ids_of, shared_ids
 from services.runtime.publishers import EventPublisher
 from services.runtime.ready import READY_WAIT, until_ready
+from services.runtime.room import Room
 
 log = logging.getLogger("blendmesh.consumer")
 
@@ -67,7 +68,6 @@ class ConsumerLoop:
         self._spec = spec
         self._clock = clock
         self._stopping = False
-        self._stop_asked = asyncio.Event()  # ends a wait for room at once
         self._busy = False
         self._task: asyncio.Task[None] | None = None
         stream = subjects.stream_name(prefix)
@@ -75,9 +75,8 @@ class ConsumerLoop:
         self._next_check = 0.0
         self._ended = asyncio.Event()
         self.error: BaseException | None = None  # why the loop ended by itself
-        # When a message last failed because the store refused a write; None once one is
-        # handled again. The service's STATS say so (``problem``), and a follower reads it.
-        self.refused_at: float | None = None
+        # A message whose writes storage refuses waits for room in place (ADR 0040).
+        self.room = Room(spec.durable, clock, spec.backoff_cap, spec.room_patience)
 
     async def start(self, wait: float = READY_WAIT) -> None:
         """Create or check the durable consumer and start consuming; waits ``wait``
@@ -97,22 +96,7 @@ class ConsumerLoop:
 
     def problem(self) -> str | None:
         """What is wrong with this loop's work now, for its service's STATS; None: nothing."""
-        if self.refused_at is None:
-            return None
-        from services.runtime.store_limits import refusing  # as below: only once refused
-
-        return refusing(max(0.0, self._clock() - self.refused_at))
-
-    def _outcome(self, error: BaseException | None) -> None:
-        """Remember whether the store refused the last message's writes."""
-        if error is None:
-            self.refused_at = None
-            return
-        # Imported on a failure only: the CLI's run loads this module and nothing of it.
-        from services.runtime.store_limits import out_of_room
-
-        if out_of_room(error) and self.refused_at is None:
-            self.refused_at = self._clock()
+        return self.room.problem()
 
     async def failed(self) -> BaseException:
         """Wait until the loop ends by itself, unable to go on, and return why; a loop
@@ -124,7 +108,7 @@ class ConsumerLoop:
     async def stop(self) -> None:
         """Finish the message in hand, then stop fetching."""
         self._stopping = True
-        self._stop_asked.set()
+        self.room.stop_asked.set()
         task, self._task = self._task, None
         if task is None:
             return
@@ -268,42 +252,6 @@ class ConsumerLoop:
             metrics.redelivered(self._spec.durable)
         return delivery
 
-    async def _until_room(self, work: Callable[[], Awaitable[None]], *msgs: Msg) -> None:
-        """Do ``work``; while storage refuses its writes, do it again in place, holding
-        ``msgs`` in progress, for ``room_patience`` seconds at most. A nak would count a
-        delivery each time, and a disk full for longer than ``max_deliver`` deliveries
-        would dead-letter work that only waits for room (or, with the dead letter refused
-        too, leave it undelivered for good)."""
-        room_tries = 0
-        holding: asyncio.Task[None] | None = None
-        loop = asyncio.get_running_loop()
-        give_up = loop.time() + self._spec.room_patience
-        try:
-            while True:
-                try:
-                    await work()
-                    return
-                except Exception as exc:
-                    from services.runtime.store_limits import out_of_room
-
-                    if not out_of_room(exc) or self._stopping or loop.time() >= give_up:
-                        raise
-                    self._outcome(exc)
-                    room_tries += 1
-                    holding = holding or asyncio.create_task(self._heartbeat(*msgs))
-                    delay = backoff(room_tries, self._spec.backoff_cap)
-                    log.warning(
-                        "%s: storage refuses writes (%s); trying again in %.2fs",
-                        self._spec.durable, exc, delay,
-                    )  # fmt: skip
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._stop_asked.wait(), delay)
-                    if self._stopping:  # asked to stop meanwhile: give the message back
-                        raise
-        finally:
-            if holding is not None:
-                holding.cancel()
-
     async def _handle(self, msg: Msg, delivery: Delivery, event: AnyEvent, span: Span) -> None:
         heartbeat = asyncio.create_task(self._heartbeat(msg)) if self._spec.heartbeat else None
 
@@ -313,7 +261,7 @@ class ConsumerLoop:
                 await self._publisher.publish(out)
 
         try:
-            await self._until_room(apply, msg)
+            await self.room.until_room(apply, lambda: self._heartbeat(msg))
         except Reject as exc:
             failed(span, exc)
             await self._dead_letter(msg, delivery, f"rejected: {exc}", "rejected")
@@ -324,7 +272,7 @@ class ConsumerLoop:
             return
         except Exception as exc:
             failed(span, exc)
-            self._outcome(exc)
+            self.room.outcome(exc)
             log.exception("%s: handler failed on %s", self._spec.durable, msg.subject)
             delay = backoff(delivery.num_delivered, self._spec.backoff_cap)
             await self._retry(msg, delivery, f"{type(exc).__name__}: {exc}", delay)
@@ -332,7 +280,7 @@ class ConsumerLoop:
         finally:
             if heartbeat is not None:
                 heartbeat.cancel()
-        self._outcome(None)
+        self.room.outcome(None)
         await msg.ack_sync(timeout=self._spec.ack_timeout)
 
     async def _process_batch(self, msgs: Sequence[Msg]) -> None:
@@ -369,11 +317,11 @@ class ConsumerLoop:
                         for m, d, e in items
                     ]
                     try:
-                        await self._until_room(partial(self._apply_batch, items))
+                        await self.room.until_room(partial(self._apply_batch, items))
                     except Exception as exc:  # noqa: BLE001 - retried, then dead-lettered
                         for span in opened:
                             failed(span, exc)
-                        self._outcome(exc)
+                        self.room.outcome(exc)
                         reason = f"{type(exc).__name__}: {exc}"
                         log.warning(
                             "%s: a batch of %d failed (attempt %d): %s",
@@ -382,7 +330,7 @@ class ConsumerLoop:
                         if attempt < self._spec.max_deliver:
                             await asyncio.sleep(backoff(attempt, self._spec.backoff_cap))
                         continue
-                self._outcome(None)
+                self.room.outcome(None)
                 for msg, _, _ in items[:-1]:
                     await msg.ack()
                 await items[-1][0].ack_sync(timeout=self._spec.ack_timeout)

@@ -113,7 +113,7 @@ async def test_loop_when_stopping_while_refused_gives_the_message_back() -> None
     now, client = [0.0], Client()
     handler = Handler(FULL)
     loop = loop_of(handler, now)
-    loop._stopping = True  # stop() waits for the message in hand: it must not wait for room
+    await loop.stop()  # stop() waits for the message in hand: it must not wait for room
     await loop.process(delivered(client, 1))
     assert [payload[:4] for _, payload in client.settled] == [b"-NAK"]
     assert loop.problem() is not None
