@@ -153,6 +153,19 @@ async def test_loop_when_room_does_not_come_within_its_patience_naks_as_any_fail
     assert [p[:4] for _, p in client.settled] == [b"-NAK"]
 
 
+async def test_loop_when_waiting_for_room_keeps_its_message_in_progress() -> None:
+    """JetStream must not deliver it elsewhere meanwhile: past ``ack_wait`` it would."""
+    now, client = [0.0], Client()
+    handler = Handler(*[FULL] * 6)  # 0.25 + 0.25 + ... s of waiting, past ack_wait
+    spec = ConsumerSpec(durable="audit", filter_subjects=["bm.run.>"], handler=handler,
+                        backoff_cap=0.25, ack_wait=0.3)  # fmt: skip
+    loop = ConsumerLoop(None, None, "bm", spec, clock=lambda: now[0])  # type: ignore[arg-type]
+    handler.loop = loop
+    await asyncio.wait_for(loop.process(delivered(client, 1)), 5.0)
+    payloads = [p[:4] for _, p in client.settled]
+    assert b"+WPI" in payloads and payloads[-1] == b"+ACK", payloads
+
+
 async def test_loop_when_a_handler_fails_otherwise_naks_and_reports_no_room_problem() -> None:
     now, client = [0.0], Client()
     loop = loop_of(Handler(TimeoutError("slow")), now)
