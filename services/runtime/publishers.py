@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import Any, Protocol
 
 from nats.aio.client import Client
@@ -114,11 +113,17 @@ class JetStreamPipeline:
             for future in pending:
                 future.cancel()
             acks.cancel()
-            with contextlib.suppress(BaseException):
-                await acks  # retrieve its outcome: no "exception never retrieved"
+            # Its outcome is retrieved when it settles (no "exception never retrieved"),
+            # without awaiting here: a cancel of this task must not be swallowed.
+            acks.add_done_callback(_retrieve)
 
     def _reconnected(self) -> int:
         return 0 if self._nc is None else int(self._nc.stats["reconnects"])
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 LOOK_EVERY = 0.25  # seconds between two looks for a reconnect while acks are awaited

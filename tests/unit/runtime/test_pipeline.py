@@ -77,3 +77,14 @@ async def test_settle_when_no_ack_comes_raises_after_the_timeout() -> None:
     await events.send(requested())
     with pytest.raises(TimeoutError, match=r"within 0\.3 s"):
         await events.settle(timeout=0.3)
+
+
+async def test_settle_when_its_task_is_cancelled_stays_cancelled_and_drops_the_acks() -> None:
+    events, js, _ = pipeline()
+    await events.send(requested())
+    settling = asyncio.ensure_future(events.settle(timeout=30.0))
+    await asyncio.sleep(0.05)
+    settling.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await settling
+    assert js.acks[0].cancelled()
