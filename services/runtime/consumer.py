@@ -261,7 +261,8 @@ class ConsumerLoop:
                 await self._publisher.publish(out)
 
         try:
-            await self.room.until_room(apply, lambda: self._heartbeat(msg))
+            hold = None if heartbeat else (lambda: self._heartbeat(msg))  # one is enough
+            await self.room.until_room(apply, hold)
         except Reject as exc:
             failed(span, exc)
             await self._dead_letter(msg, delivery, f"rejected: {exc}", "rejected")
@@ -272,7 +273,6 @@ class ConsumerLoop:
             return
         except Exception as exc:
             failed(span, exc)
-            self.room.outcome(exc)
             log.exception("%s: handler failed on %s", self._spec.durable, msg.subject)
             delay = backoff(delivery.num_delivered, self._spec.backoff_cap)
             await self._retry(msg, delivery, f"{type(exc).__name__}: {exc}", delay)
@@ -280,7 +280,6 @@ class ConsumerLoop:
         finally:
             if heartbeat is not None:
                 heartbeat.cancel()
-        self.room.outcome(None)
         await msg.ack_sync(timeout=self._spec.ack_timeout)
 
     async def _process_batch(self, msgs: Sequence[Msg]) -> None:
@@ -321,7 +320,6 @@ class ConsumerLoop:
                     except Exception as exc:  # noqa: BLE001 - retried, then dead-lettered
                         for span in opened:
                             failed(span, exc)
-                        self.room.outcome(exc)
                         reason = f"{type(exc).__name__}: {exc}"
                         log.warning(
                             "%s: a batch of %d failed (attempt %d): %s",
@@ -330,7 +328,6 @@ class ConsumerLoop:
                         if attempt < self._spec.max_deliver:
                             await asyncio.sleep(backoff(attempt, self._spec.backoff_cap))
                         continue
-                self.room.outcome(None)
                 for msg, _, _ in items[:-1]:
                     await msg.ack()
                 await items[-1][0].ack_sync(timeout=self._spec.ack_timeout)

@@ -50,16 +50,15 @@ class Room:
 
         return refusing(max(0.0, self._clock() - self.refused_at))
 
-    def outcome(self, error: BaseException | None) -> None:
-        """Remember whether storage refused the last message's writes."""
-        if error is None:
-            self.refused_at = None
-            return
+    def _refused(self, error: BaseException) -> bool:
+        """Whether storage refused ``error``'s write, remembering since when."""
         # Imported on a failure only: the CLI's run loads the consumer and nothing of this.
         from services.runtime.store_limits import out_of_room
 
-        if out_of_room(error) and self.refused_at is None:
+        refused = out_of_room(error)
+        if refused and self.refused_at is None:
             self.refused_at = self._clock()
+        return refused
 
     async def until_room(self, work: Work, hold: Hold | None = None) -> None:
         """Do ``work``; while storage refuses its writes, do it again in place for
@@ -72,14 +71,12 @@ class Room:
             while True:
                 try:
                     await work()
+                    self.refused_at = None  # its writes went through
                     return
                 except Exception as exc:
-                    from services.runtime.store_limits import out_of_room
-
-                    stopping = self.stop_asked.is_set()
-                    if not out_of_room(exc) or stopping or loop.time() >= give_up:
+                    refused = self._refused(exc)
+                    if not refused or self.stop_asked.is_set() or loop.time() >= give_up:
                         raise
-                    self.outcome(exc)
                     tries += 1
                     if holding is None and hold is not None:
                         holding = asyncio.create_task(hold())
