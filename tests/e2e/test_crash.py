@@ -22,6 +22,7 @@ from contracts.events import AnyEvent, DeadLettered, Executed, OperationStarted,
 from services.audit import client as audit
 from services.doors.cli.mesh import Mesh
 from services.doors.core.client import MeshClient, build_request
+from services.executor.adapters.supervisor import SupervisedBridge
 from services.executor.domain.ports import Lease
 from services.runtime.embedded import EmbeddedNats
 from services.runtime.host import Bus
@@ -206,26 +207,38 @@ def bridge_pids() -> list[int]:
 
 
 async def test_bridge_killed_midway_when_executor_restores_and_serves_next_run(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    killed: list[int] = []
+    call_tool = SupervisedBridge.call_tool
+
+    async def kill_first(self: SupervisedBridge, name: str, arguments: Any, *a: Any) -> Any:
+        # Blender is killed just before the run's last call, which adds an object: the
+        # call then meets a dead bridge or, when the watcher was quicker, a new Blender
+        # with an empty scene, where it succeeds. Either way the run must not go on as if
+        # its scene were still there, and commit a scene without Victim.
+        if arguments.get("name") == "Late" and not killed:
+            proc = self._proc
+            assert proc.pid is not None and proc.pid in bridge_pids()
+            os.kill(proc.pid, signal.SIGKILL)
+            killed.append(proc.pid)
+            await proc.exited()
+        return await call_tool(self, name, arguments, *a)
+
+    monkeypatch.setattr(SupervisedBridge, "call_tool", kill_first)
     settings = Settings(home=tmp_path, prefix=PREFIX, user="ana")
     async with Mesh(settings) as mesh:
         bus = await Bus.open(mesh.url, PREFIX, "test", mesh.login("client"))
         client = MeshClient(bus)
         before = bridge_pids()
         assert len(before) == 1
-
-        def on_event(event: AnyEvent) -> None:
-            if isinstance(event, OperationStarted) and event.operation_id == "op0020":
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(before[0], signal.SIGKILL)
-
-        # Long enough that the kill lands mid-run even when the client sees events late.
-        result = await client.run(
-            build_request(user="ana", scene_id="b", plan=transforms("bridge-1", 400)),
-            on_event,
-            timeout=120,
+        plan = transforms("bridge-1", 20)
+        late = {"primitive": "cube", "name": "Late"}
+        plan["operations"].append(
+            {**plan["operations"][0], "operation_id": "op0021", "args": late, "depends_on": []}
         )
+        result = await client.run(build_request(user="ana", scene_id="b", plan=plan), timeout=120)
+        assert killed == before
         assert result.status == "failed" and result.failure is not None
         assert set(msgspec.to_builtins(result.failure)) == {
             "error_code",

@@ -35,6 +35,10 @@ class FakeBridge:
         self.restarts = 0
         self.calls: list[str] = []
 
+    @property
+    def generation(self) -> int:
+        return 1 + self.restarts  # a restart is a new process, holding an empty scene
+
     def _hash(self) -> str:
         return hashlib.sha256(json.dumps(self.scene, sort_keys=True).encode()).hexdigest()
 

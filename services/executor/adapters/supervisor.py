@@ -70,6 +70,7 @@ class SupervisedBridge:
         self._role = role  # which Blender its restarts are counted as
         self._nice = nice
         self._proc = BridgeProcess(call_timeout=call_timeout, nice=nice)
+        self._generation = 1  # the process serving now; each new one holds a new scene
         self._profile: BlenderProfile | None = None
         self.restarts = 0
         self._limit = restart_limit
@@ -96,6 +97,13 @@ class SupervisedBridge:
         if self._profile is None:
             raise RuntimeError("the bridge has not been started")
         return self._profile
+
+    @property
+    def generation(self) -> int:
+        """Which process serves now, counted from 1. A caller holding unsaved work in the
+        bridge compares it before and after: a change means the work is gone, even when
+        the watcher replaced the process between two calls and the next call succeeds."""
+        return self._generation
 
     @property
     def alive(self) -> bool:
@@ -150,6 +158,7 @@ class SupervisedBridge:
             self._spend(why)
             proc = BridgeProcess(call_timeout=self._call_timeout, nice=self._nice)
             self._proc = proc
+            self._generation += 1
             try:
                 await proc.start()
             except Exception as exc:  # noqa: BLE001 - e.g. Blender died while starting
@@ -222,6 +231,7 @@ class SupervisedBridge:
         that fails falls to the restart budget. Called holding the lock."""
         proc = BridgeProcess(call_timeout=self._call_timeout, nice=self._nice)
         self._proc = proc
+        self._generation += 1
         try:
             await proc.start()
         except Exception as exc:  # noqa: BLE001 - e.g. Blender died while starting

@@ -212,7 +212,7 @@ class OperationRunner:
 
     async def _invoke(self, op: Operation, call_id: str) -> ToolResult:
         try:
-            return await self.bridge.call_tool(
+            result = await self.bridge.call_tool(
                 op.tool_name, op.args, call_id, timeout=self._budget(op)
             )
         except TimeoutError:
@@ -234,6 +234,17 @@ class OperationRunner:
                 mutated=True,
                 message=f"the Blender bridge stopped ({exc}); it was restarted",
             )
+        if self.bridge.generation != self.session.generation:
+            # The process died between calls and a new one, holding none of the run's
+            # scene, answered this call: its result describes the wrong scene.
+            return ToolResult(
+                ok=False,
+                error_code="internal_error",
+                mutated=True,
+                message="the Blender bridge stopped during the run and was restarted; "
+                "the scene it held was lost",
+            )
+        return result
 
     async def _succeeded(self, call: _Call, result: ToolResult) -> Step:
         try:
@@ -365,12 +376,14 @@ class OperationRunner:
 
     async def _rollback(self, before: str) -> tuple[Literal["none", "checkpoint"], str]:
         """Return (method, hash): restore the state before the operation if it changed."""
+        generation = self.bridge.generation
         try:
             current = await self.bridge.fingerprint()
         except Exception:  # noqa: BLE001 - a dead bridge has lost the scene: restore it
             await self.bridge.restart()
             current = ""
-        if current == before:
+        if current == before and self.bridge.generation == generation:
+            self.session.generation = generation  # a new process that holds the same scene
             return "none", current
         return "checkpoint", await self.restore(self.since)
 
@@ -379,6 +392,7 @@ class OperationRunner:
         From the last operation with a result image on, that image is the checkpoint."""
         checkpoint: Path | None = self.session.checkpoint
         last = max((i for i, op in enumerate(redo) if op.operation_id in self._imaged), default=-1)
+        self.session.generation = self.bridge.generation  # the process the scene is rebuilt in
         try:
             if last >= 0 and self.images is not None:
                 await self.images.load(self._imaged[redo[last].operation_id])

@@ -39,6 +39,12 @@ class BridgeCrashed(BridgeError):
 class Bridge(Protocol):
     """Port: a Blender bridge process (MCP over stdio) that can be restarted."""
 
+    @property
+    def generation(self) -> int:
+        """Which Blender process serves the bridge, counted from 1: a new one holds none of
+        the old one's scene, so a run that sees it change has lost its unsaved work."""
+        ...
+
     async def call_tool(
         self, name: str, arguments: dict[str, Any], mcp_call_id: str, timeout: float | None = None
     ) -> ToolResult:

@@ -91,6 +91,10 @@ class SceneToolBridge:
         self.scene_id = scene_id
         self.user = user
 
+    @property
+    def generation(self) -> int:
+        return self.inner.generation
+
     async def call_tool(
         self, name: str, arguments: dict[str, Any], mcp_call_id: str, timeout: float | None = None
     ) -> ToolResult:

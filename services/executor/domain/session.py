@@ -65,6 +65,9 @@ class SceneSession:
     # The head's hash as the bridge computes it now; differs from head.scene_hash only for
     # a revision committed before ADR 0012, whose head records the whole-snapshot hash.
     head_hash: str = ""
+    # The bridge's process (``Bridge.generation``) that holds the run's scene: another
+    # one holds none of it, so each call checks this before it counts.
+    generation: int = 0
     lost: bool = False
     renewer: asyncio.Task[None] | None = field(default=None, repr=False)
     # One renewal at a time: two renewals of the same lease revision race, and the loser
@@ -113,10 +116,20 @@ class Scenes:
             await self.cool()
             head = await self.store.head(scene_id)
             checkpoint, scene_hash = await self._load(scene_id, head)
+            # After: a Blender stopped for idling is started again by the load itself.
+            generation = self.bridge.generation
         except BaseException:
             await self.leases.release(lease)
             raise
-        session = SceneSession(scene_id, lease, head, scene_hash, checkpoint, head_hash=scene_hash)
+        session = SceneSession(
+            scene_id,
+            lease,
+            head,
+            scene_hash,
+            checkpoint,
+            head_hash=scene_hash,
+            generation=generation,
+        )
         session.renewer = asyncio.create_task(self._renew(session))
         self.open_sessions += 1
         return session

@@ -103,3 +103,44 @@ class TestOpenSessions:
         lost = await run.run(approved(CUBE), Recorder())
         assert lost.failure is not None and lost.failure.error_code == "LEASE_LOST"
         assert run.scenes.open_sessions == 0
+
+
+class ReplacedBetweenCalls(FakeBridge):
+    """The bridge's process dies between two calls and the supervisor's watcher starts a
+    new one, with an empty scene, before the run's call to create ``name`` reaches it."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name, self.replaced = name, False
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], *args: Any, **kw: Any) -> Any:
+        if arguments.get("name") == self.name and not self.replaced:
+            self.replaced = True
+            await self.restart()
+        return await super().call_tool(name, arguments, *args, **kw)
+
+
+class TestBridgeReplaced:
+    async def test_run_when_bridge_replaced_between_calls_fails_that_operation_and_restores(
+        self, tmp_path: Path
+    ) -> None:
+        bridge = ReplacedBetweenCalls("Cone")
+        first = await runner(bridge, tmp_path).run(approved(CUBE), Recorder())
+        cone = (
+            "op02",
+            "object.create",
+            {"primitive": "cone", "name": "Cone", "location": [1, 0, 0]},
+        )
+        ball = ("op03", "object.create", {"primitive": "uv_sphere", "name": "Ball"})
+        move = ("op01", "object.transform", {"name": "Box", "location": [3, 3, 3]})
+        executed = await runner(bridge, tmp_path).run(approved(move, cone, ball), Recorder())
+        assert executed.failure is not None
+        assert [r.status for r in executed.receipts] == ["succeeded", "rolled_back", "skipped"]
+        assert "stopped during the run" in (executed.receipts[1].message or "")
+        # The new process holds the head revision again with op01 replayed, and that is
+        # what is committed: Box moved, no Cone, nothing of the new process's empty scene.
+        assert executed.scene_hash == executed.receipts[0].scene_hash_after
+        assert set(bridge.scene) == {"Box"} and bridge.scene["Box"]["location"] == [3, 3, 3]
+        assert executed.revision == (first.revision or 0) + 1
+        again = await runner(bridge, tmp_path).run(approved(cone), Recorder())
+        assert again.failure is None and set(bridge.scene) == {"Box", "Cone"}
