@@ -23,6 +23,8 @@ from services.runtime import access
 from services.runtime.cluster import ClusterNode
 from services.runtime.embedded import EmbeddedNats
 
+PORT_ATTEMPTS = 3  # cluster starts on fresh ports after one lost a port to another process
+
 
 def free_ports(count: int) -> list[int]:
     """Ports nothing listens on now; held open together so that no two are the same."""
@@ -41,23 +43,51 @@ class NatsCluster:
     """
 
     def __init__(self, root: Path, credentials: Path | None, prefix: str, size: int = 3) -> None:
-        passwords = access.load_or_create(credentials) if credentials else {}
-        routes = tuple(f"127.0.0.1:{port}" for port in free_ports(size))
+        self._root, self._credentials, self._prefix, self._size = root, credentials, prefix, size
         self.servers: dict[str, EmbeddedNats] = {}
+        self._build(root)
+        self.url = ""
+
+    def _build(self, stores: Path) -> None:
+        """Servers on cluster ports free now, keeping their stores in ``stores``: each
+        lists every port in its routes, so the ports are chosen before any server binds
+        one."""
+        credentials = self._credentials
+        passwords = access.load_or_create(credentials) if credentials else {}
+        routes = tuple(f"127.0.0.1:{port}" for port in free_ports(self._size))
+        self.servers = {}
         for i, listen in enumerate(routes, start=1):
             node = ClusterNode(f"n{i}", listen, routes, route_password=passwords.get(access.ADMIN))
-            store = root / node.server_name
+            store = stores / node.server_name
             self.servers[node.server_name] = (
-                EmbeddedNats.secured(store, credentials, prefix, node=node)
+                EmbeddedNats.secured(store, credentials, self._prefix, node=node)
                 if credentials
                 else EmbeddedNats(store, node=node)
             )
-        self.url = ""
 
     async def start(self) -> str:
-        urls = await asyncio.gather(*(server.start() for server in self.servers.values()))
-        self.url = ",".join(urls)
-        return self.url
+        """Start every server; a start that fails stops the ones that started.
+
+        Another process may bind a chosen cluster port before its server does (other
+        tests start servers on ports of the OS's choosing all the time). Its server then
+        exits, and the others' routes to that port would reach the stranger: a route
+        that reaches another server's client port is refused and dials again at once,
+        for ever, at full CPU. So the cluster starts again on new ports, a few times.
+        """
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            started = await asyncio.gather(
+                *(server.start() for server in self.servers.values()), return_exceptions=True
+            )
+            failed = [r for r in started if isinstance(r, BaseException)]
+            if not failed:
+                self.url = ",".join(str(url) for url in started)
+                return self.url
+            await self.stop()
+            taken = [f for f in failed if "address already in use" in str(f)]
+            if attempt == PORT_ATTEMPTS or len(taken) < len(failed):
+                raise failed[0]
+            self._build(self._root / f"attempt{attempt + 1}")  # no state of the last one
+        raise AssertionError("unreachable")
 
     def kill(self, server_name: str) -> int:
         """SIGKILL one server, as a machine that loses power; returns its pid."""
