@@ -63,6 +63,17 @@ def _offline_planner() -> Iterator[None]:
         yield
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _no_previews() -> Iterator[None]:
+    """The commands tests start render no previews unless a test turns them on
+    (``BLENDMESH_PREVIEWS=1``): each new revision's picture and 3D model take a second
+    Blender, about a seventh of the suite's CPU time, and only the tests of previews look
+    at them. Meshes started in the test process say so in their ``Settings``."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("BLENDMESH_PREVIEWS", "0")
+        yield
+
+
 @pytest.fixture
 async def nats_url(tmp_path: Path) -> AsyncIterator[str]:
     server = EmbeddedNats(tmp_path / "nats")

@@ -97,6 +97,7 @@ async def test_mesh_when_event_log_leader_killed_midway_completes_each_operation
         user="ana",
         replicas=3,
         ack_wait=5.0,
+        previews=False,
     )
     admin = access.login_for(settings.credentials_path, access.ADMIN)
     await prepare_streams(cluster.url, PREFIX, admin, settings.replicas)

@@ -59,7 +59,9 @@ class Executors:
 
     async def start(self, count: int) -> None:
         self.url = await self.server.start()
-        settings = Settings(home=self.home, nats_url=self.url, prefix=PREFIX, user="ana")
+        settings = Settings(
+            home=self.home, nats_url=self.url, prefix=PREFIX, user="ana", previews=False
+        )
         self.mesh = Mesh(settings, services=("audit", "planner", "policy", "guardians"))
         await self.mesh.start()
         self.bus = await Bus.open(self.url, PREFIX, "test")

@@ -41,7 +41,8 @@ playwright_api = pytest.importorskip(
 @pytest.fixture(scope="module")
 def console_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     tokens = ",".join(f"{token}={user}" for user, token in TOKENS.items())
-    env = {"BLENDMESH_API_TOKENS": tokens, "BLENDMESH_USER": "ana"}
+    # Previews on: the console shows each revision's picture and 3D view.
+    env = {"BLENDMESH_API_TOKENS": tokens, "BLENDMESH_USER": "ana", "BLENDMESH_PREVIEWS": "1"}
     with blendmesh_up(tmp_path_factory.mktemp("home"), "--port", "0", env=env) as up:
         yield up.gateway_url.rstrip("/")
 

@@ -44,7 +44,9 @@ mesh, policy_bus = audit_mesh_fixtures()
 
 @pytest.fixture(scope="module")
 def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    return Settings(home=tmp_path_factory.mktemp("home"), prefix="bmtrustweb", user="ana")
+    return Settings(
+        home=tmp_path_factory.mktemp("home"), prefix="bmtrustweb", user="ana", previews=False
+    )
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

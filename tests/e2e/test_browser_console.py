@@ -41,7 +41,11 @@ expect = playwright_api.expect
 @pytest.fixture(scope="module")
 def console_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     # The mesh (and so the CLI on its machine) runs as cli; ana has a token of her own.
-    env = {"BLENDMESH_API_TOKENS": f"{ANA}=ana,{CLI}=cli", "BLENDMESH_USER": "cli"}
+    env = {
+        "BLENDMESH_API_TOKENS": f"{ANA}=ana,{CLI}=cli",
+        "BLENDMESH_USER": "cli",
+        "BLENDMESH_PREVIEWS": "1",  # the console shows pictures and 3D views
+    }
     with blendmesh_up(tmp_path_factory.mktemp("home"), "--port", "0", env=env) as up:
         yield up.gateway_url.rstrip("/")
 

@@ -78,6 +78,7 @@ class Cluster:
             user="ana",
             ack_wait=2.0,
             lease_ttl=2.0,
+            previews=False,
         )
         self.mesh = Mesh(self.settings, services=("audit", "planner", "policy", "guardians"))
         await self.mesh.start()
@@ -226,7 +227,7 @@ async def test_bridge_killed_midway_when_executor_restores_and_serves_next_run(
         return await call_tool(self, name, arguments, *a)
 
     monkeypatch.setattr(SupervisedBridge, "call_tool", kill_first)
-    settings = Settings(home=tmp_path, prefix=PREFIX, user="ana")
+    settings = Settings(home=tmp_path, prefix=PREFIX, user="ana", previews=False)
     async with Mesh(settings) as mesh:
         bus = await Bus.open(mesh.url, PREFIX, "test", mesh.login("client"))
         client = MeshClient(bus)
@@ -260,7 +261,7 @@ async def test_bridge_killed_midway_when_executor_restores_and_serves_next_run(
 async def test_malformed_executor_message_when_dead_lettered_next_run_unaffected(
     tmp_path: Path,
 ) -> None:
-    settings = Settings(home=tmp_path, prefix=PREFIX, user="ana")
+    settings = Settings(home=tmp_path, prefix=PREFIX, user="ana", previews=False)
     async with Mesh(settings) as mesh:
         # Only the policy service may write ``approved``: this is a policy bug's message.
         buggy = await Bus.open(mesh.url, PREFIX, "buggy-policy", mesh.login("policy"))
@@ -303,7 +304,9 @@ async def test_nats_restart_during_run_when_services_reconnect_nothing_acked_is_
     server = EmbeddedNats(tmp_path / "nats")
     url = await server.start()
     port = int(url.rsplit(":", 1)[1])
-    settings = Settings(home=tmp_path, nats_url=url, prefix=PREFIX, user="ana", ack_wait=3.0)
+    settings = Settings(
+        home=tmp_path, nats_url=url, prefix=PREFIX, user="ana", ack_wait=3.0, previews=False
+    )
     mesh = Mesh(settings)
     await mesh.start()
     bus = await Bus.open(url, PREFIX, "test")

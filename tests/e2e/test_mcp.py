@@ -31,16 +31,23 @@ PICTURE_WAIT = 60  # seconds the first picture may take on a busy machine
 
 @asynccontextmanager
 async def door(
-    home: Path, answers: Answers | None = None, joined: Joined | None = None
+    home: Path,
+    answers: Answers | None = None,
+    joined: Joined | None = None,
+    previews: bool = False,
 ) -> AsyncIterator[ClientSession]:
     """``blendmesh mcp`` in ``home`` (the test's own directory): on an embedded mesh there,
     or on the shared mesh as ``joined``'s user. A host that asks its person when ``answers``
-    is given (each elicitation takes the next answer), one that cannot ask otherwise."""
+    is given (each elicitation takes the next answer), one that cannot ask otherwise.
+    ``previews``: the embedded mesh renders pictures of its scenes."""
     mesh_home = home if joined is None else joined.home
+    env = {"BLENDMESH_USER": "ana"} if joined is None else joined.env()
+    if previews:
+        env["BLENDMESH_PREVIEWS"] = "1"
     params = StdioServerParameters(
         command=BLENDMESH,
         args=["--home", str(mesh_home), "-v", "mcp"],
-        env=command_env({"BLENDMESH_USER": "ana"} if joined is None else joined.env()),
+        env=command_env(env),
         cwd=str(home),
     )
     asked: list[str] = []
@@ -86,7 +93,7 @@ async def test_mcp_when_listed_and_run_answers_tools_resources_and_preview(
     async def on_progress(_progress: float, _total: float | None, message: str | None) -> None:
         lines.append(message or "")
 
-    async with door(tmp_path) as session:
+    async with door(tmp_path, previews=True) as session:
         listed = await session.list_tools()
         resources = await session.list_resources()
         templates = await session.list_resource_templates()

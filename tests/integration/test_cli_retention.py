@@ -24,7 +24,7 @@ PREFIX = "bmkeep"
 @pytest_asyncio.fixture
 async def seeded(tmp_path: Path) -> AsyncIterator[Mesh]:
     """A mesh's NATS alone, with ana's scene ``s`` at revision 3 and bob's scene ``b``."""
-    settings = Settings(home=tmp_path / "home", prefix=PREFIX, user="ana")
+    settings = Settings(home=tmp_path / "home", prefix=PREFIX, user="ana", previews=False)
     async with Mesh(settings, services=()) as mesh:
         bus = await Bus.open(mesh.url, PREFIX, "seed", mesh.login(access.ADMIN))
         store = JetStreamSceneStore(bus.js, PREFIX)

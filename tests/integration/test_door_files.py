@@ -33,7 +33,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 
 @pytest.fixture(scope="module")
 def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    return Settings(home=tmp_path_factory.mktemp("home"), prefix=PREFIX, user="alice")
+    return Settings(
+        home=tmp_path_factory.mktemp("home"), prefix=PREFIX, user="alice", previews=False
+    )
 
 
 mesh = mesh_fixture(client="test-door-files")

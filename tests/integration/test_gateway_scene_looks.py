@@ -32,7 +32,9 @@ SMALL_UPLOADS = 4096
 @pytest.fixture(scope="module")
 def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     home = tmp_path_factory.mktemp("home")
-    return Settings(home=home, prefix="bmglooks", user="ana", max_upload_bytes=SMALL_UPLOADS)
+    return Settings(
+        home=home, prefix="bmglooks", user="ana", max_upload_bytes=SMALL_UPLOADS, previews=False
+    )
 
 
 mesh = mesh_fixture(client="test-gateway-looks")

@@ -35,7 +35,9 @@ SMALL_UPLOADS = 4096
 
 @pytest.fixture(scope="module")
 def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    return Settings(home=tmp_path_factory.mktemp("home"), prefix="bmgscenes", user="ana")
+    return Settings(
+        home=tmp_path_factory.mktemp("home"), prefix="bmgscenes", user="ana", previews=False
+    )
 
 
 mesh = mesh_fixture(client="test-gateway-scenes")

@@ -39,7 +39,7 @@ class LiveGateway:
     """A mesh plus the gateway on a free port, in a thread with its own event loop."""
 
     def __init__(self, home: Path) -> None:
-        self.settings = Settings(home=home, prefix="bmschema", user="ana")
+        self.settings = Settings(home=home, prefix="bmschema", user="ana", previews=False)
         self.url = ""
         self._ready = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None

@@ -39,7 +39,7 @@ MISSING = "no executor answers: start one (`python -m services.executor`"
 
 @pytest_asyncio.fixture
 async def without_executor(tmp_path: Path) -> AsyncIterator[tuple[Mesh, Bus]]:
-    settings = Settings(home=tmp_path / "home", prefix=PREFIX, user="ana")
+    settings = Settings(home=tmp_path / "home", prefix=PREFIX, user="ana", previews=False)
     services = [name for name in Mesh.all_services() if name != "executor"]
     async with Mesh(settings, services=services) as mesh:
         bus = await Bus.open(mesh.url, PREFIX, "test-client", mesh.login(access.CLIENT))
@@ -127,7 +127,7 @@ async def test_gateway_when_its_nats_is_gone_healthz_and_readyz_answer_503_sayin
     nats, url, home = server
     credentials = home / "nats-credentials.json"
     bus = await Bus.open(url, PREFIX, "test-gateway", access.login_for(credentials, access.CLIENT))
-    settings = Settings(home=home, prefix=PREFIX, user="ana")
+    settings = Settings(home=home, prefix=PREFIX, user="ana", previews=False)
     app = create_app(settings, bus, Tokens({}))
     try:
         async with httpx.AsyncClient(

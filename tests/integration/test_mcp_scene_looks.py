@@ -37,7 +37,9 @@ SMALL_UPLOADS = 8192
 @pytest.fixture(scope="module")
 def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     home = tmp_path_factory.mktemp("home")
-    return Settings(home=home, prefix="bmlooks", user="local", max_upload_bytes=SMALL_UPLOADS)
+    return Settings(
+        home=home, prefix="bmlooks", user="local", max_upload_bytes=SMALL_UPLOADS, previews=False
+    )
 
 
 mesh = mesh_fixture(client="test-mcp-looks")

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.integration
 
 async def test_mesh_when_up_freezes_the_heap_and_when_stopped_thaws_it(tmp_path: Path) -> None:
     gc.unfreeze()
-    settings = Settings(home=tmp_path, prefix="bmheap", user="local")
+    settings = Settings(home=tmp_path, prefix="bmheap", user="local", previews=False)
     async with Mesh(settings, services=["audit"]) as mesh:
         frozen = gc.get_freeze_count()
         assert mesh.url
@@ -26,7 +26,7 @@ async def test_mesh_when_up_freezes_the_heap_and_when_stopped_thaws_it(tmp_path:
 
 async def test_mesh_when_start_fails_leaves_nothing_frozen(tmp_path: Path) -> None:
     gc.unfreeze()
-    settings = Settings(home=tmp_path, prefix="bmheap", user="local")
+    settings = Settings(home=tmp_path, prefix="bmheap", user="local", previews=False)
     with pytest.raises(KeyError, match="no-such-service"):  # no login for such a role
         async with Mesh(settings, services=["no-such-service"]):
             pass

@@ -31,7 +31,9 @@ Scrape = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
 @pytest.fixture(scope="module")
 def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    return Settings(home=tmp_path_factory.mktemp("home"), prefix="bmmetrics", user="ana")
+    return Settings(
+        home=tmp_path_factory.mktemp("home"), prefix="bmmetrics", user="ana", previews=False
+    )
 
 
 mesh = mesh_fixture(client="test-metrics")

@@ -37,7 +37,7 @@ async def secured(tmp_path: Path) -> AsyncIterator[tuple[str, Path]]:
 
 def service_settings(url: str, home: Path) -> Settings:
     home.mkdir(exist_ok=True)
-    return Settings(home=home, nats_url=url, prefix=PREFIX)
+    return Settings(home=home, nats_url=url, prefix=PREFIX, previews=False)
 
 
 async def test_service_when_credentials_appear_while_it_waits_joins_as_its_role(

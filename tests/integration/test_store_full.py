@@ -41,7 +41,9 @@ FILLER = "FILLER"
 @pytest.fixture(scope="module")
 def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     env = {"BLENDMESH_MAX_FILE_STORE": f"{LIMIT}M"}
-    return Settings(home=tmp_path_factory.mktemp("home"), prefix="bmfull", user="ana", env=env)
+    return Settings(
+        home=tmp_path_factory.mktemp("home"), prefix="bmfull", user="ana", env=env, previews=False
+    )
 
 
 mesh = mesh_fixture(client="test-full")
