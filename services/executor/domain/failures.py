@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contracts.bridge import ToolErrorCode, ToolResult
 from contracts.failures import ErrorCode, FailureContract, RepairAction, failure
 
 # 001 ToolResult code -> (000 error code, recoverable, repair action)
@@ -42,3 +43,10 @@ def rollback_failure(operation_id: str, detail: str) -> FailureContract:
         recoverable=False,
         repair=[(operation_id, "retry")],
     )
+
+
+def unfinished(message: str, code: ToolErrorCode = "internal_error") -> ToolResult:
+    """A call that did not end as the tool meant: the bridge died, timed out, or its
+    result cannot be kept. It may have changed the scene (``mutated``), so the operation
+    is rolled back like any failed write."""
+    return ToolResult(ok=False, error_code=code, mutated=True, message=message)

@@ -27,7 +27,7 @@ from contracts.python_approvals import PYTHON_TOOLS
 from contracts.python_steps import KILL_GRACE_MS, SCENE_IO_MS
 from contracts.receipts import Receipt, ReceiptStatus
 from contracts.tools import DeterminismClass
-from services.executor.domain.failures import rollback_failure, tool_failure
+from services.executor.domain.failures import rollback_failure, tool_failure, unfinished
 from services.executor.domain.journal import JournalEntry, args_digest, op_key
 from services.executor.domain.ordered import OrderedEvents
 from services.executor.domain.ports import Bridge, Journal
@@ -218,31 +218,21 @@ class OperationRunner:
         except TimeoutError:
             await self.bridge.restart()
             done = len(self.since)
-            return ToolResult(
-                ok=False,
-                error_code="timeout",
-                mutated=True,
-                message=f"exceeded its {self.op_timeout:g} s budget and was stopped; "
+            return unfinished(
+                f"exceeded its {self.op_timeout:g} s budget and was stopped; "
                 f"its partial work was discarded, the {done} operation(s) "
                 "committed before it are kept",
+                code="timeout",
             )
         except Exception as exc:  # noqa: BLE001 - a dead bridge is an operation failure
             await self.bridge.restart()
-            return ToolResult(
-                ok=False,
-                error_code="internal_error",
-                mutated=True,
-                message=f"the Blender bridge stopped ({exc}); it was restarted",
-            )
+            return unfinished(f"the Blender bridge stopped ({exc}); it was restarted")
         if self.bridge.generation != self.session.generation:
             # The process died between calls and a new one, holding none of the run's
             # scene, answered this call: its result describes the wrong scene.
-            return ToolResult(
-                ok=False,
-                error_code="internal_error",
-                mutated=True,
-                message="the Blender bridge stopped during the run and was restarted; "
-                "the scene it held was lost",
+            return unfinished(
+                "the Blender bridge stopped during the run and was restarted; "
+                "the scene it held was lost"
             )
         return result
 
@@ -253,12 +243,8 @@ class OperationRunner:
             await self.bridge.restart()
             return await self._failed(
                 call,
-                ToolResult(
-                    ok=False,
-                    error_code="internal_error",
-                    mutated=True,
-                    message=f"the Blender bridge stopped after the tool ran ({exc}); "
-                    "it was restarted",
+                unfinished(
+                    f"the Blender bridge stopped after the tool ran ({exc}); it was restarted"
                 ),
             )
         key = op_key(*self.scope, call.op.operation_id)
@@ -270,12 +256,8 @@ class OperationRunner:
             except Exception as exc:  # noqa: BLE001 - without its image it cannot be kept
                 return await self._failed(
                     call,
-                    ToolResult(
-                        ok=False,
-                        error_code="internal_error",
-                        mutated=True,
-                        message=f"its result could not be stored for recovery ({exc}); "
-                        "it was undone",
+                    unfinished(
+                        f"its result could not be stored for recovery ({exc}); it was undone"
                     ),
                 )
         mutation_id = self.new_id() if call.mutating else None
