@@ -7,7 +7,7 @@ from functools import partial
 from services.executor.client import KvCatalog, KvNodeCatalog, KvSceneSummaries
 from services.planner.handlers import PlannerHandlers, filter_subjects
 from services.planner.model.conversation import ModelPlanner
-from services.planner.model.gemini import GeminiModel
+from services.planner.model.deferred import DeferredGemini
 from services.planner.model.prompt import HISTORY_LIMIT
 from services.planner.model.runs import ModelRuns
 from services.planner.settings import GeminiSettings, PlanLimits
@@ -24,8 +24,9 @@ CATALOG_WAIT = 600.0
 
 
 async def start(settings: Settings, bus: Bus) -> ConsumerService:
-    # The SDK client is made on the first gemini run: a mesh without a key still starts.
-    gemini = GeminiModel.from_settings(GeminiSettings.from_env(settings.env))
+    # The SDK is imported, and its client made, on the first gemini run: a mesh without a
+    # key still starts, and starts without paying for the SDK.
+    gemini = DeferredGemini(GeminiSettings.from_env(settings.env))
     limits = PlanLimits.from_env(settings.env, settings.max_operations)
     nodes = KvNodeCatalog(bus.js, bus.prefix)
     scenes = KvSceneSummaries(bus.js, bus.prefix)

@@ -1,6 +1,6 @@
 """The port to a language model that writes plans, and the one error it raises.
 
-The planner's domain talks to ``ModelClient`` only; ``backends/gemini.py`` is the adapter
+The planner's domain talks to ``ModelClient`` only; ``model/gemini.py`` is the adapter
 on google-genai, and tests script answers with an in-memory fake or a local server.
 """
 
