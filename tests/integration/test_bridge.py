@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from contracts.bridge import Compensation, Empty, ToolResult
@@ -114,6 +115,8 @@ async def test_tools_list_when_started_every_tool_has_metadata(bridge: BridgePro
     }  # fmt: skip
     for entry in tools:
         meta = entry["_meta"]["blendmesh"]
+        # The registry does not check schemas when Blender starts; each must be valid.
+        jsonschema.Draft202012Validator.check_schema(entry["inputSchema"])
         assert entry["inputSchema"]["type"] == "object"
         assert entry["inputSchema"]["additionalProperties"] is False
         assert meta["safety_level"] in {"read_only", "safe_write", "destructive"}
