@@ -127,7 +127,9 @@ async def test_completed_run_when_committed_stores_preview_png(mesh: tuple[Mesh,
     bus = mesh[1]
     previews = ObjectStorePreviews(bus.js, bus.prefix)
     png = None
-    for _ in range(100):  # rendered after the result went out, not before
+    # Rendered after the result went out, by a Blender at the lowest CPU priority that
+    # may still be starting: on a busy machine that took more than 10 s.
+    for _ in range(600):
         png = await previews.get("pictured")
         if png is not None:
             break
