@@ -2,8 +2,10 @@
 
 Each runs in a small mode: few runs, small scenes, and no part measured twice across
 scripts (table.py's executors row is executors.py's measurement, checked there, and
-executors.py measures the deployed configuration alone), so a script costs about the
-meshes and Blenders it must start.
+executors.py measures one configuration alone), so a script costs about the meshes and
+Blenders it must start. They run with previews off, as every command the tests start
+does (BLENDMESH_PREVIEWS=0), and grammar.py on a sample: tests/integration/
+test_artist_requests_bpy.py executes every artist request on Blender already.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
     [
         (["run_latency.py", "--runs", "2"], "ratio mesh / raw bpy at p50:"),
         pytest.param(
-            ["executors.py", "--runs", "2", "--deployed-only"],
+            ["executors.py", "--runs", "2", "--only", "as processes, previews off"],
             "speed-up of two executors over one:",
             marks=pytest.mark.slow,
         ),
@@ -48,7 +50,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
             ],
             "mesh / peer loop at p50:",
         ),
-        (["grammar.py"], "executed correctly:"),
+        (["grammar.py", "--sample", "5"], "executed correctly:"),
         (["python_step.py", "--runs", "1"], "ratio warm / direct:"),
     ],
 )
