@@ -28,6 +28,10 @@ from services.runtime.history import read_run
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 
+# Previews as every blendmesh process has them: on unless BLENDMESH_PREVIEWS=0 (the
+# tests' quick runs of this bench set it; the figures are measured with previews on).
+PREVIEWS = Settings.from_env().previews
+
 BATCH = 250  # objects created per seeding plan, well under the operations limit
 
 
@@ -44,7 +48,7 @@ def op(op_id: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
 async def stage_times(objects: int, runs: int) -> tuple[list[float], list[float]]:
     """Per run: (executed -> gates_evaluated, gates_evaluated -> completed), in seconds."""
     with tempfile.TemporaryDirectory(prefix="blendmesh-bench-gates-") as home:
-        settings = Settings(home=Path(home), prefix="benchgates", user="bench")
+        settings = Settings(home=Path(home), prefix="benchgates", user="bench", previews=PREVIEWS)
         async with Mesh(settings) as mesh:
             bus = await Bus.open(mesh.url, settings.prefix, "bench", mesh.login("client"))
             client = MeshClient(bus)

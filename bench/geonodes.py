@@ -31,6 +31,10 @@ from services.doors.core.client import MeshClient, build_request
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 
+# Previews as every blendmesh process has them: on unless BLENDMESH_PREVIEWS=0 (the
+# tests' quick runs of this bench set it; the figures are measured with previews on).
+PREVIEWS = Settings.from_env().previews
+
 PLANE = {
     "operation_id": "plane",
     "tool_name": "object.create",
@@ -42,7 +46,7 @@ PLANE = {
 
 async def mesh_seconds(runs: int) -> list[float]:
     with tempfile.TemporaryDirectory(prefix="blendmesh-bench-gn-") as home:
-        settings = Settings(home=Path(home), prefix="benchgn", user="bench")
+        settings = Settings(home=Path(home), prefix="benchgn", user="bench", previews=PREVIEWS)
         async with Mesh(settings) as mesh:
             bus = await Bus.open(mesh.url, settings.prefix, "bench", mesh.login("client"))
             client = MeshClient(bus)

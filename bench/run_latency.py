@@ -29,6 +29,10 @@ from services.doors.core.client import MeshClient, build_request
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 
+# Previews as every blendmesh process has them: on unless BLENDMESH_PREVIEWS=0 (the
+# tests' quick runs of this bench set it; the figures are measured with previews on).
+PREVIEWS = Settings.from_env().previews
+
 
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
@@ -37,7 +41,7 @@ def pct(values: list[float], q: float) -> float:
 
 async def mesh_latencies(runs: int) -> list[float]:
     with tempfile.TemporaryDirectory(prefix="blendmesh-bench-") as home:
-        settings = Settings(home=Path(home), prefix="bench", user="bench")
+        settings = Settings(home=Path(home), prefix="bench", user="bench", previews=PREVIEWS)
         async with Mesh(settings) as mesh:
             bus = await Bus.open(mesh.url, settings.prefix, "bench", mesh.login("client"))
             client = MeshClient(bus)

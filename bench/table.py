@@ -42,6 +42,10 @@ from services.doors.core.client import MeshClient, build_request
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 
+# Previews as every blendmesh process has them: on unless BLENDMESH_PREVIEWS=0 (the
+# tests' quick runs of this bench set it; the figures are measured with previews on).
+PREVIEWS = Settings.from_env().previews
+
 SMALL = 20
 REQUESTS = itertools.count()
 
@@ -99,7 +103,7 @@ async def raw_replay(bus: Bus, upto: int) -> float:
 async def mesh_figures(runs: int, large: int, profile_runs: int) -> dict[str, Any]:
     figures: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="blendmesh-bench-") as home:
-        settings = Settings(home=Path(home), prefix="bench", user="bench")
+        settings = Settings(home=Path(home), prefix="bench", user="bench", previews=PREVIEWS)
         async with Mesh(settings) as mesh:
             bus = await Bus.open(mesh.url, settings.prefix, "bench", mesh.login("client"))
             client = MeshClient(bus)
