@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import pytest
@@ -21,19 +21,26 @@ class Marked:
     fast: bool
 
 
+def marked(items: Iterable[pytest.Item]) -> dict[str, list[Marked]]:
+    """Clause id -> the test functions among ``items`` that name it."""
+    by_clause: dict[str, dict[str, Marked]] = {}
+    for item in items:
+        test = item.nodeid.split("[", 1)[0]
+        fast = not any(item.get_closest_marker(m) for m in FAST)
+        for mark in item.iter_markers("clause"):
+            for cid in mark.args:
+                by_clause.setdefault(cid, {})[test] = Marked(test, fast)
+    return {cid: sorted(t.values(), key=lambda m: m.test) for cid, t in by_clause.items()}
+
+
 class _Marks:
     """A pytest plugin that keeps, per clause id, the tests that name it."""
 
     def __init__(self) -> None:
-        self.by_clause: dict[str, dict[str, Marked]] = {}
+        self.by_clause: dict[str, list[Marked]] = {}
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        for item in session.items:
-            test = item.nodeid.split("[", 1)[0]
-            fast = not any(item.get_closest_marker(m) for m in FAST)
-            for mark in item.iter_markers("clause"):
-                for cid in mark.args:
-                    self.by_clause.setdefault(cid, {})[test] = Marked(test, fast)
+        self.by_clause = marked(session.items)
 
 
 class CollectionFailed(RuntimeError):
@@ -48,4 +55,4 @@ def tests_by_clause(args: Sequence[str] = ()) -> dict[str, list[Marked]]:
         code = pytest.main(["--collect-only", "-q", *args], plugins=[marks])
     if code != pytest.ExitCode.OK:
         raise CollectionFailed(f"pytest --collect-only failed ({code}):\n{out.getvalue()[-4000:]}")
-    return {cid: sorted(t.values(), key=lambda m: m.test) for cid, t in marks.by_clause.items()}
+    return marks.by_clause

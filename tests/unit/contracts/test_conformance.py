@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conformance.__main__ import judge
+from tests.conformance.__main__ import TABLE, judge
 from tests.conformance.clauses import ROOT, Clause, ClauseFileError, load
-from tests.conformance.collect import Marked
+from tests.conformance.collect import Marked, marked
 from tests.conformance.marker import misnamed
 from tests.conformance.table import render, status
 
@@ -147,3 +147,21 @@ def test_check_when_stale_or_untested_fails_unless_allowed() -> None:
     assert "000-§a.1" in said
     assert judge("same", "same", ["000-§a.1"], allow_untested=True)[0] == 0
     assert judge("same", "same", [], allow_untested=False)[0] == 0
+
+
+def _whole_suite(config: pytest.Config) -> bool:
+    """Whether this session collected every test: the table is judged on all of them."""
+    narrowed = config.option.keyword or config.option.markexpr or config.option.deselect
+    return config.args_source == pytest.Config.ArgsSource.TESTPATHS and not narrowed
+
+
+def test_table_when_the_whole_suite_is_collected_is_current(request: pytest.FixtureRequest) -> None:
+    # From the items this session collected anyway, so CI needs no second collection.
+    if not _whole_suite(request.config):
+        pytest.skip("judged only when the whole suite is collected (no paths, -k or -m)")
+    clauses = load()
+    tests = marked(request.session.items)
+    untested = [cid for cid, c in clauses.items() if status(c, tests.get(cid, [])) == "untested"]
+    current = TABLE.read_text(encoding="utf-8") if TABLE.is_file() else ""
+    code, message = judge(current, render(clauses, tests), untested, allow_untested=False)
+    assert code == 0, message
