@@ -51,7 +51,7 @@ PLAN = {
 
 @pytest.fixture(scope="module")
 def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    return Settings(home=tmp_path_factory.mktemp("home"), prefix=PREFIX, user="ana")
+    return Settings(home=tmp_path_factory.mktemp("home"), prefix=PREFIX, user="ana", previews=False)
 
 
 mesh = mesh_fixture()

@@ -123,7 +123,12 @@ def test_check_asset_when_over_the_limit_is_refused_naming_the_setting() -> None
 
 @pytest.fixture(scope="module")
 def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    return Settings(home=tmp_path_factory.mktemp("home"), prefix="bmhostileasset", user="ana")
+    return Settings(
+        home=tmp_path_factory.mktemp("home"),
+        prefix="bmhostileasset",
+        user="ana",
+        previews=False,
+    )
 
 
 mesh = mesh_fixture(client="test-hostile-assets")

@@ -31,7 +31,9 @@ PREFIX = "forge"
 
 @pytest.fixture(scope="module")
 def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    return Settings(home=tmp_path_factory.mktemp("home"), prefix=PREFIX, planner="rules")
+    return Settings(
+        home=tmp_path_factory.mktemp("home"), prefix=PREFIX, planner="rules", previews=False
+    )
 
 
 mesh = mesh_fixture()

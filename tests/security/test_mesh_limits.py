@@ -54,7 +54,7 @@ def _keep_umask() -> Iterator[None]:
 @pytest.fixture(scope="module")
 def mesh_settings(tmp_path_factory: pytest.TempPathFactory, _keep_umask: None) -> Settings:
     home = tmp_path_factory.mktemp("security") / "fresh" / "var"
-    return Settings(home=home, prefix="bmsec", user="ana", max_body_bytes=MAX_BODY)
+    return Settings(home=home, prefix="bmsec", user="ana", max_body_bytes=MAX_BODY, previews=False)
 
 
 mesh = mesh_fixture(client="test-security")
