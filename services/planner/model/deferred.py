@@ -13,12 +13,12 @@ import asyncio
 import importlib
 from typing import Protocol
 
-from services.planner.model.port import ModelReply, ModelRequest
+from services.planner.model.port import ModelClient, ModelReply, ModelRequest
 from services.planner.settings import GeminiSettings
 
 
-class _ClosingModel(Protocol):
-    async def generate(self, request: ModelRequest) -> ModelReply: ...
+class _ClosingModel(ModelClient, Protocol):
+    """The port, plus the close a service's closers call."""
 
     async def aclose(self) -> None: ...
 
