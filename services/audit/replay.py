@@ -1,8 +1,11 @@
-"""Replaying a stretch of the log into a view store: how ``audit rebuild`` catches up."""
+"""Reading a stretch of the log in order: how ``audit rebuild`` catches up, and how the
+live views fill a gap the consumer left (``handlers.py``)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Sequence
 
 import msgspec
 from nats.aio.msg import Msg
@@ -11,37 +14,38 @@ from nats.js.api import ConsumerConfig, DeliverPolicy
 
 from contracts import subjects
 from contracts.errors import BlendmeshError
-from contracts.events import decode_event
+from contracts.events import AnyEvent, decode_event
 from services.audit.handlers import projection
 from services.audit.rebuild_store import RebuildStore
-from services.audit.store import Project
+from services.runtime.consumer_spec import Delivery
 
 # Events one transaction applies at most; twice as many are read ahead, and beyond that
 # the ordered consumer's flow control holds the server back.
 BATCH = 256
+
+Stretch = Sequence[tuple[AnyEvent, Delivery]]
 
 
 class ReplayStalled(BlendmeshError, TimeoutError):
     """The log stopped sending before the replay reached the sequence it was asked for."""
 
 
-async def replay(
+async def stretches(
     js: JetStreamContext,
     prefix: str,
-    store: RebuildStore,
     after: int,
     upto: int,
     idle: float = 5.0,
     batch_size: int = BATCH,
-) -> None:
-    """Apply the log's messages ``after < seq <= upto`` to ``store``, in order.
+) -> AsyncIterator[Stretch]:
+    """The log's events ``after < seq <= upto``, in order, a stretch at a time: what
+    arrived while the caller applied the last one, up to ``batch_size``.
 
     Reads through an ephemeral ordered consumer, pushed rather than pulled: a pull costs
-    the client two tasks a message, which made reading most of a rebuild's time. What
-    arrived while a batch was applied is the next batch, in one transaction. Undecodable
-    messages are skipped: the live consumer dead-lettered them, and their dead-letter
-    events, later in the log, are applied like any other event. Raises ``ReplayStalled``
-    when nothing arrives for ``idle`` seconds.
+    the client two tasks a message, which made reading most of a rebuild's time.
+    Undecodable messages are skipped: the live consumer dead-letters them, and their
+    dead-letter events, later in the log, are read like any other event. Raises
+    ``ReplayStalled`` when nothing arrives for ``idle`` seconds.
     """
     if upto <= after:
         return
@@ -66,7 +70,7 @@ async def replay(
                 ) from None
             while len(msgs) < batch_size and not arrived.empty():
                 msgs.append(arrived.get_nowait())
-            batch: list[tuple[int, str | None, Project]] = []
+            stretch: list[tuple[AnyEvent, Delivery]] = []
             for msg in msgs:
                 seq = msg.metadata.sequence.stream
                 if seq > upto:
@@ -75,7 +79,28 @@ async def replay(
                     event = decode_event(msg.data)
                 except (msgspec.DecodeError, msgspec.ValidationError):
                     continue
-                batch.append((seq, *projection(event, seq, msg.subject)))
-            await store.apply_many(batch)
+                delivery = Delivery(stream_seq=seq, num_delivered=1, subject=msg.subject)
+                stretch.append((event, delivery))
+            if stretch:
+                yield stretch
     finally:
         await sub.unsubscribe()
+
+
+async def replay(
+    js: JetStreamContext,
+    prefix: str,
+    store: RebuildStore,
+    after: int,
+    upto: int,
+    idle: float = 5.0,
+    batch_size: int = BATCH,
+) -> None:
+    """Apply the log's messages ``after < seq <= upto`` to ``store``, in order, a stretch
+    per transaction (see ``stretches``)."""
+    read = stretches(js, prefix, after, upto, idle, batch_size)
+    async with contextlib.aclosing(read):
+        async for stretch in read:
+            await store.apply_many(
+                [(d.stream_seq, *projection(e, d.stream_seq, d.subject)) for e, d in stretch]
+            )
