@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from services.audit.handlers import AuditHandlers
 from services.audit.queries import QueryResponders
+from services.audit.replay import JetStreamLog
 from services.audit.run_metrics import WAITING, RunMetrics
 from services.audit.store import SqliteStore
 from services.audit.stream import JetStreamAuditPublisher
@@ -33,7 +34,8 @@ async def serve(store: SqliteStore, settings: Settings, bus: Bus) -> ConsumerSer
         measured = RunMetrics()
         measured.start(await store.runs_in(WAITING))
         service.closers.append(measured.close)
-        handlers = AuditHandlers(store, JetStreamAuditPublisher(bus.js, bus.prefix), measured)
+        records = JetStreamAuditPublisher(bus.js, bus.prefix)
+        handlers = AuditHandlers(store, records, measured, JetStreamLog(bus.js, bus.prefix))
         for spec in consumers(handlers, settings):
             await service.add(bus, spec)
         registered = await health.register(
@@ -56,8 +58,8 @@ def consumers(handlers: AuditHandlers, settings: Settings) -> list[ConsumerSpec]
             filter_subjects=[],
             handler=handlers.on_event,
             # What is waiting is applied together, up to BATCH events: the views keep up
-            # with a busy log at one commit per batch. Batch mode never naks, so events
-            # apply in log order with BATCH of them in flight.
+            # with a busy log at one commit per batch. A delivery that skips ahead of the
+            # views makes the handler read the log between (ADR 0041).
             batch=BATCH,
             batch_handler=handlers.on_events,
             ack_wait=settings.ack_wait,

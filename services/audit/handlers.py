@@ -9,9 +9,12 @@ publishes none; and it alone measures the runs (``run_metrics.py``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import logging
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 from functools import partial
+from typing import Protocol
 
 from contracts import subjects
 from contracts.audit import from_row
@@ -21,6 +24,18 @@ from services.audit.run_metrics import Measure, RunMetrics
 from services.audit.store import Applied, Project, ViewStore
 from services.audit.stream import AuditPublisher
 from services.runtime.consumer_spec import Delivery, Handler
+
+log = logging.getLogger("blendmesh.audit")
+
+
+class EventLog(Protocol):
+    """Port: the event log itself, read in order between two stream sequences."""
+
+    def stretches(
+        self, after: int, upto: int
+    ) -> AsyncGenerator[Sequence[tuple[AnyEvent, Delivery]], None]:
+        """The decodable events ``after < seq <= upto``, a stretch at a time."""
+        ...
 
 
 def projection(event: AnyEvent, seq: int, subject: str = "") -> tuple[str | None, Project]:
@@ -44,6 +59,7 @@ class AuditHandlers:
     store: ViewStore
     records: AuditPublisher | None = None
     metrics: RunMetrics | None = None  # the live consumer's; a rebuild measures nothing
+    event_log: EventLog | None = None  # None: deliveries come in order (an in-memory bus)
 
     def _projection(
         self, event: AnyEvent, delivery: Delivery, seen: list[Measure]
@@ -54,6 +70,7 @@ class AuditHandlers:
         return run_id, self.metrics.observing(event, writes, seen)
 
     async def on_event(self, event: AnyEvent, delivery: Delivery) -> Sequence[Event]:
+        await self._fill_gap([(event, delivery)])
         seen: list[Measure] = []
         applied = await self.store.apply(
             delivery.stream_seq, *self._projection(event, delivery, seen)
@@ -71,6 +88,35 @@ class AuditHandlers:
         """A stretch of the log in one transaction (the consumer's batch mode), then its
         records, published together: one fsync of the views and one wait for the stream
         per batch instead of per event."""
+        await self._fill_gap(items)
+        await self._apply(items)
+        return []
+
+    async def _fill_gap(self, items: Sequence[tuple[AnyEvent, Delivery]]) -> None:
+        """Apply what the log holds up to ``items`` that they skip past, in log order.
+
+        JetStream sends a message whose delivery was lost (a fetch answered by a server
+        that then died) again only after ``ack_wait``, behind the messages that follow
+        it. Applied as they came, those would move the tracking row past it and it would
+        be skipped for good, so a stretch that does not start where the views stopped is
+        read from the log itself; the delivered copies are then applied before.
+        """
+        if self.event_log is None or not items:
+            return
+        last = await self.store.last_seq()
+        ahead = [d.stream_seq for _, d in items if d.stream_seq > last]
+        if ahead == list(range(last + 1, last + 1 + len(ahead))):
+            return
+        log.warning(
+            "audit: sequences %d..%d came after %d, with a gap; reading the log between",
+            min(ahead), max(ahead), last,
+        )  # fmt: skip
+        read = self.event_log.stretches(last, max(ahead))
+        async with contextlib.aclosing(read):
+            async for stretch in read:
+                await self._apply(stretch)
+
+    async def _apply(self, items: Sequence[tuple[AnyEvent, Delivery]]) -> None:
         seen: list[Measure] = []
         batch = [(d.stream_seq, *self._projection(event, d, seen)) for event, d in items]
         rows = await self.store.apply_many(batch)
@@ -78,7 +124,6 @@ class AuditHandlers:
             self.metrics.record(seen)
         if self.records is not None:
             await self.records.publish_many([from_row(row) for row in rows])
-        return []
 
 
 def subject_table(prefix: str, handlers: AuditHandlers) -> dict[str, Handler]:

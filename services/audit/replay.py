@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 
 import msgspec
 from nats.aio.msg import Msg
@@ -37,7 +37,7 @@ async def stretches(
     upto: int,
     idle: float = 5.0,
     batch_size: int = BATCH,
-) -> AsyncIterator[Stretch]:
+) -> AsyncGenerator[Stretch, None]:
     """The log's events ``after < seq <= upto``, in order, a stretch at a time: what
     arrived while the caller applied the last one, up to ``batch_size``.
 
@@ -104,3 +104,14 @@ async def replay(
             await store.apply_many(
                 [(d.stream_seq, *projection(e, d.stream_seq, d.subject)) for e, d in stretch]
             )
+
+
+class JetStreamLog:
+    """The event log as the live views read it to fill a gap (``handlers.EventLog``)."""
+
+    def __init__(self, js: JetStreamContext, prefix: str) -> None:
+        self._js = js
+        self._prefix = prefix
+
+    def stretches(self, after: int, upto: int) -> AsyncGenerator[Stretch, None]:
+        return stretches(self._js, self._prefix, after, upto)

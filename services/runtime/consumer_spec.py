@@ -48,9 +48,10 @@ class ConsumerSpec:
     check_interval: float = 5.0  # seconds between checks that the consumer is as configured
     extra: dict[str, object] = field(default_factory=dict)
     # Batch mode (``batch_handler``): up to ``batch`` messages that are waiting are handled
-    # in one call and acknowledged together. Nothing is ever nak'd, so the log order holds
-    # with ``max_ack_pending`` = ``batch``; a failing batch is retried in place, then
-    # message by message, and a message that fails ``max_deliver`` times is dead-lettered.
+    # in one call and acknowledged together. Nothing is ever nak'd; a failing batch is
+    # retried in place, then message by message, and a message that fails ``max_deliver``
+    # times is dead-lettered. A delivery lost on the way still comes back after later
+    # ones: a handler that needs the log's order checks it (audit, ADR 0041).
     batch: int = 1
     batch_handler: BatchHandler | None = None
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -292,6 +292,50 @@ async def test_audit_batch_when_it_is_one_transaction_equals_event_by_event(
     finally:
         await one.close()
         await many.close()
+
+
+class ListLog:
+    """The event log as a list, read as ``handlers.EventLog`` reads it: the ranges asked."""
+
+    def __init__(self, events: list[AnyEvent]) -> None:
+        self._items = _delivered(events)
+        self.asked: list[tuple[int, int]] = []
+
+    async def stretches(
+        self, after: int, upto: int
+    ) -> AsyncGenerator[Sequence[tuple[AnyEvent, Delivery]], None]:
+        self.asked.append((after, upto))
+        yield self._items[after:upto]
+
+
+@pytest.mark.parametrize(
+    "delivered",
+    [[8, 7], [7, 9], [9]],  # out of order; a gap inside; a gap before (8 makes a record)
+    ids=["swapped", "hole", "ahead"],
+)
+async def test_audit_batch_when_deliveries_skip_ahead_reads_the_log_and_applies_in_order(
+    tmp_path: Path, delivered: list[int]
+) -> None:
+    events = history()
+    upto = max(delivered)
+    expected = await dump_after(tmp_path / "in-order.db", events[:upto], cache_rows=0)
+    store = await SqliteStore.open(tmp_path / "a.db")
+    log = ListLog(events)
+    records = FlakyPublisher()
+    records.failed = True  # publishes every time
+    handlers = AuditHandlers(store, records, event_log=log)
+    try:
+        await handlers.on_events(_delivered(events)[:4])
+        assert log.asked == []  # in order: the log is not read
+        items = _delivered(events)
+        await handlers.on_events([items[seq - 1] for seq in delivered])
+        assert log.asked == [(4, upto)]
+        assert await store.dump() == expected
+        stored = [row["stream_seq"] for row in expected["audit_records"]]
+        assert stored == [8]
+        assert sorted({r.stream_seq for r in records.published}) == stored
+    finally:
+        await store.close()
 
 
 # -- through a real consumer on a real nats-server ----------------------------------------
