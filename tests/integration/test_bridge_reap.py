@@ -1,5 +1,7 @@
-"""A bridge child that closes its output but does not exit (a Blender stuck shutting down)
-is killed after a bounded wait: a crash report or a close never waits on it for ever."""
+"""How a bridge child ends. Asked to stop, it leaves at once, with what it saved written and
+no temporary folder behind; one that closes its output but does not exit (a Blender stuck
+shutting down) is killed after a bounded wait: a crash report or a close never waits on
+it for ever."""
 
 from __future__ import annotations
 
@@ -18,6 +20,30 @@ from services.executor.adapters.bridge_client import (
 )
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+
+
+async def test_close_when_asked_exits_0_with_its_save_written_and_no_temp_folder_left(
+    tmp_path: Path,
+) -> None:
+    # The bridge skips Blender's own exit (services/bridge/__main__.py): what that exit
+    # did that outlives the process must still be done, and nothing saved may be cut.
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    bridge = BridgeProcess(env={**os.environ, "TMPDIR": str(temp)})
+    await bridge.start()
+    try:
+        made = await bridge.call_tool(
+            "object.create", {"primitive": "cube", "name": "Kept"}, mcp_call_id="kept"
+        )
+        assert made.ok, made.message
+        assert [p.name for p in temp.iterdir()] != []  # Blender's session folder, in use
+        saved = await bridge.save(str(tmp_path / "kept.blend"))
+    finally:
+        await bridge.close()
+    assert await bridge.exited() == 0
+    assert list(temp.iterdir()) == []
+    written = (tmp_path / "kept.blend").read_bytes()
+    assert len(written) == saved.bytes and written.startswith(b"BLENDER")
 
 
 async def test_start_when_the_child_closes_stdout_but_lives_kills_it_and_reports(

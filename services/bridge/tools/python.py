@@ -36,7 +36,7 @@ from ..sandbox.pool import Answer, Pool
 from . import scene
 
 POOL = Pool(os.environ)
-atexit.register(POOL.close)
+atexit.register(POOL.close)  # the bridge's own exit closes it (__main__.leave); this, any other
 
 INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
