@@ -175,7 +175,7 @@ async def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
         case "blendmesh":
             from services.doors.mcp.server import serve_stdio as serve_door
 
-            async with connected(settings, tuple(Mesh.all_services())) as bus:
+            async with connected(settings, tuple(Mesh.all_services()), session=True) as bus:
                 await serve_door(settings, bus)
             return EXIT_OK
     raise AssertionError(args.server)

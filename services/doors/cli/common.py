@@ -3,6 +3,7 @@ result and progress are printed."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -40,11 +41,18 @@ READ_SERVICES = ("audit",)
 
 @asynccontextmanager
 async def connected(
-    settings: Settings, services: Sequence[str], role: str = CLIENT
+    settings: Settings, services: Sequence[str], role: str = CLIENT, session: bool = False
 ) -> AsyncIterator[Bus]:
     """A bus on NATS_URL, or on an embedded mesh started for this command, logged in as
-    ``role`` (the doors' client login; the admin's for maintenance such as ``scenes gc``)."""
-    mesh = Mesh(settings, services=() if settings.nats_url else services)
+    ``role`` (the doors' client login; the admin's for maintenance such as ``scenes gc``).
+    ``session``: the command serves until its client leaves (``mcp``), and its embedded
+    mesh renders previews as ``up``'s does."""
+    if settings.nats_url:
+        mesh = Mesh(settings, services=())
+    elif session:
+        mesh = Mesh(settings, services=services)
+    else:
+        mesh = one_command_mesh(settings, services)
     url = await mesh.start()
     if settings.nats_url:
         bus = await _join(settings, url, mesh.login(role))
@@ -57,6 +65,13 @@ async def connected(
     finally:
         await bus.close()
         await mesh.stop()
+
+
+def one_command_mesh(settings: Settings, services: Sequence[str]) -> Mesh:
+    """The embedded mesh one command starts and stops once it has its answer. It renders
+    no previews: their Blender would start as a run commits, only to be stopped before it
+    rendered (a second Blender for nothing, about 1.5 s of CPU and 1 s of waiting)."""
+    return Mesh(dataclasses.replace(settings, previews=False), services=services)
 
 
 async def _join(settings: Settings, url: str, login: Login | None) -> Bus:
