@@ -99,7 +99,8 @@ class AuditHandlers:
         that then died) again only after ``ack_wait``, behind the messages that follow
         it. Applied as they came, those would move the tracking row past it and it would
         be skipped for good, so a stretch that does not start where the views stopped is
-        read from the log itself; the delivered copies are then applied before.
+        read from the log itself; the delivered copies then count as applied before, and
+        only their records are published again.
         """
         if self.event_log is None or not items:
             return
