@@ -244,6 +244,9 @@ class Executed(RunEvent, frozen=True, kw_only=True, tag="run.executed"):
     message: str = ""
     revision: int | None = None  # the scene revision the run committed, if it committed one
     inspection: str | None = None  # the object holding that revision's inspection artifact
+    # A picture of that revision is being rendered (after this event); False: none will
+    # come, so a door that shows one does not wait for it.
+    renders_preview: bool = False
 
 
 class GatesEvaluated(RunEvent, frozen=True, kw_only=True, tag="run.gates_evaluated"):
@@ -273,6 +276,7 @@ class RunCompleted(RunEvent, frozen=True, kw_only=True, tag="run.completed"):
     receipts: list[Receipt] = []
     revision: int | None = None  # the scene revision the run committed, if it committed one
     gates: GateEnvelope | None = None  # the guardians' verdict on that revision
+    renders_preview: bool = False  # as Executed says: a picture of that revision will come
 
 
 class RunFailed(RunEvent, frozen=True, kw_only=True, tag="run.failed"):

@@ -157,6 +157,7 @@ class _Acc:
     approval: ApprovalAsk | None = None
     planned: list[Operation] = field(default_factory=list)  # the last plan's operations
     gates: GateEnvelope | None = None
+    renders_preview: bool = False
 
     def add_receipt(self, execution: str | None, receipt: Receipt) -> None:
         if execution != self.execution:
@@ -196,12 +197,14 @@ class _Acc:
                 self.receipts, self.sealed = list(event.receipts), True
                 self.execution = event.causation_id
                 self.blend_path, self.scene_hash = event.blend_path, event.scene_hash
+                self.renders_preview = event.renders_preview
             case GatesEvaluated():
                 self.gates = event.envelope
             case RunCompleted():
                 self.summary = event.summary
                 self.blend_path = _newer(event.blend_path, self.blend_path)
                 self.scene_hash = _newer(event.scene_hash, self.scene_hash)
+                self.renders_preview = event.renders_preview
             case RunFailed():
                 self.fail(event.failure, event.message, final=True)
 
@@ -224,6 +227,7 @@ class _Acc:
             pending_operations=list(self.pending) if status == "awaiting_confirmation" else [],
             gates=self.gates,
             approval=self.approval if status == "awaiting_confirmation" else None,
+            renders_preview=self.renders_preview and status == "completed",
         )
 
 

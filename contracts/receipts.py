@@ -84,3 +84,5 @@ class RunResult(msgspec.Struct, frozen=True, kw_only=True):
     pending_operations: list[str] = []
     gates: GateEnvelope | None = None  # the guardians' verdict on the committed revision
     approval: ApprovalAsk | None = None  # what the person is asked, while the run waits
+    # The executor renders a picture of the revision committed: a door may wait for it.
+    renders_preview: bool = False

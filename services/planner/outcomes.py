@@ -47,6 +47,7 @@ def completed(event: Executed, now: float, gates: GatesEvaluated | None = None) 
         receipts=event.receipts,
         revision=event.revision,
         gates=gates.envelope if gates is not None else None,
+        renders_preview=event.renders_preview,
     )
 
 

@@ -272,6 +272,7 @@ class RunnerContract:
         run.preview_worker = preview_worker(bridge, run, previews)
         executed = await run.run(approved(CUBE), Recorder())
         assert previews.items == {}  # the result does not wait for the picture
+        assert executed.renders_preview  # but says one comes, for the doors that show it
         await run.preview(executed)
         await run.preview_worker.idle()
         png = previews.items["s1"]
@@ -289,6 +290,7 @@ class RunnerContract:
         executed = await run.run(approved(CUBE), Recorder())
         await run.preview(executed)
         assert executed.failure is None and executed.blend_path
+        assert executed.renders_preview is False  # no door waits for a picture
         assert not Path(executed.blend_path).with_suffix(".png").exists()
 
     async def test_run_when_preview_render_fails_still_completes(

@@ -134,7 +134,7 @@ async def submit(door: Door, user: str, args: dict[str, Any], ctx: Context) -> t
         ) from exc
     view = RunView.of_result(result)
     committed = view.committed and (before is None or before["scene_hash"] != view.scene_hash)
-    return await _answer(door, user, view, stale if committed else None, committed)
+    return await answer_run(door, user, view, stale if committed else None, committed)
 
 
 async def _decide(
@@ -157,15 +157,17 @@ async def _decide(
     )
 
 
-async def _answer(
+async def answer_run(
     door: Door, user: str, view: RunView, stale: bytes | None, committed: bool
 ) -> types.CallToolResult:
+    """The ``run`` tool's answer to ``user``: the run, its scene and the scene's picture.
+    ``committed``: the run made a new revision, whose picture replaces ``stale``."""
     scene = await door.scene(view.scene_id, user)
     preview = None
-    if scene is not None:
-        preview = (
-            await door.fresh_preview(view.scene_id, user, stale)
-            if committed
-            else await door.preview(view.scene_id, user)
-        )
+    if scene is not None and not committed:  # the scene is as it was: so is its picture
+        preview = await door.preview(view.scene_id, user)
+    elif scene is not None and view.result.renders_preview:  # of the new revision: wait
+        preview = await door.fresh_preview(view.scene_id, user, stale)
+    # Else no picture of the new revision will come (the mesh renders none): an older one
+    # would show a scene that is no more, and waiting for one held every answer 5 s.
     return answers.run_answer(view.result, view.pending, scene, preview)

@@ -328,7 +328,13 @@ class PlanRunner:
             message=message,
             revision=revision,
             inspection=inspection,
+            renders_preview=self._previews(blend_path, revision),
         )
+
+    def _previews(self, blend_path: str | None, revision: int | None) -> bool:
+        """Whether ``preview`` will ask for a picture of what a run with these results left:
+        the result says so, for doors that would otherwise wait for one in vain."""
+        return self.preview_worker is not None and blend_path is not None and revision is not None
 
     async def preview(self, executed: Executed) -> None:
         """Ask for a picture of the revision the run left its scene at. The preview worker

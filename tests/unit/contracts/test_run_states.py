@@ -7,13 +7,17 @@ import pytest
 
 from contracts.events import (
     Event,
+    Executed,
     OperationStarted,
     PlanningStarted,
     PolicyDecided,
     Replied,
+    RunFailed,
     follow,
 )
+from contracts.failures import failure
 from contracts.fold import action_times, fold_run, run_state_after
+from services.planner.outcomes import completed
 from tests.unit.test_model_handlers import REQUESTED, planned_at
 
 STARTED = follow(REQUESTED, PlanningStarted, 0.5, planner="gemini")
@@ -67,3 +71,35 @@ def test_action_times_when_run_goes_on_are_planned_then_last_changed() -> None:
         "op01": (1.0, 2.5),
         "op02": (1.0, 1.0),
     }
+
+
+def executed(renders_preview: bool, revision: int | None = 1) -> Executed:
+    return follow(
+        planned_at(1),
+        Executed,
+        2.0,
+        scene_id="s1",
+        receipts=[],
+        scene_hash="h1",
+        blend_path="s1.blend",
+        revision=revision,
+        renders_preview=renders_preview,
+    )
+
+
+@pytest.mark.parametrize("renders", [True, False])
+def test_result_says_whether_a_picture_of_the_revision_comes(renders: bool) -> None:
+    done = executed(renders)
+    whole = fold_run([REQUESTED, STARTED, done, completed(done, 3.0)])
+    # A client that hears only the run's end (docs/bus.md) knows it too.
+    heard_the_end = fold_run([REQUESTED, completed(done, 3.0)])
+    assert whole is not None and whole.renders_preview is renders
+    assert heard_the_end is not None and heard_the_end.renders_preview is renders
+
+
+def test_result_of_a_run_still_executing_or_failed_promises_no_picture() -> None:
+    done = executed(True)
+    failed = follow(done, RunFailed, 3.0, failure=failure("GATES_FAILED", "x"), message="x")
+    for events in ([REQUESTED, done], [REQUESTED, done, failed]):
+        result = fold_run(events)
+        assert result is not None and result.renders_preview is False
