@@ -36,16 +36,17 @@ async def anas_scene(bus: Bus, settings: Settings, tmp_path: Path) -> Door:
     return Door(settings, bus, MeshClient(bus))
 
 
+async def rendered_later(bus: Bus) -> None:
+    """The executor's picture of the new revision, stored 0.3 s from now."""
+    await asyncio.sleep(0.3)
+    await ObjectStorePreviews(bus.js, bus.prefix).put("s1", NEW)
+
+
 async def test_fresh_preview_when_rendered_while_waiting_returns_the_new_one(
     bus: Bus, settings: Settings, tmp_path: Path
 ) -> None:
     door = await anas_scene(bus, settings, tmp_path)
-
-    async def rendered_later() -> None:
-        await asyncio.sleep(0.3)
-        await ObjectStorePreviews(bus.js, bus.prefix).put("s1", NEW)
-
-    rendering = asyncio.create_task(rendered_later())
+    rendering = asyncio.create_task(rendered_later(bus))
     assert await door.fresh_preview("s1", "ana", OLD, wait=10) == NEW
     await rendering
 
@@ -95,12 +96,7 @@ async def test_run_answer_waits_for_the_new_picture_only_when_one_is_rendered(
     # that renders none (BLENDMESH_PREVIEWS=0) made every run's answer wait the whole
     # 5 s for it and then show the older picture of a scene that is no more.
     door = await anas_scene(bus, settings, tmp_path)
-
-    async def rendered_later() -> None:
-        await asyncio.sleep(0.3)
-        await ObjectStorePreviews(bus.js, bus.prefix).put("s1", NEW)
-
-    rendering = asyncio.create_task(rendered_later())
+    rendering = asyncio.create_task(rendered_later(bus))
     answer = await approval.answer_run(door, "ana", committed_run(renders), OLD, committed=True)
     await rendering
     assert images(answer) == [base64.b64encode(png).decode() for png in shown]
