@@ -20,6 +20,12 @@ MAX_OUTPUT_BYTES = 64 * 1024  # what print() may write; more is refused, never c
 MEMORY_MIB = 2_048  # address space a step may add to what Blender itself has reserved
 FILE_SIZE_MIB = 256  # the largest file the step (or the saved scene) may write
 OPEN_FILES = 256
+# The step's only writable space: two memory file systems of its own, gone with the step.
+# /sandbox holds the scene it opens and the one it saves (and Blender's temporary copy).
+WORK_MIB = 3 * FILE_SIZE_MIB
+TMP_MIB = 64
+# Threads (and so processes) the whole sandbox may hold at once: Blender starts one a core.
+THREADS = 512
 # Wall-clock grace after timeout_ms before the bridge kills the sandbox itself: the child's
 # own timer fires first; this catches a child that cannot (stuck in C code).
 KILL_GRACE_MS = 2_000

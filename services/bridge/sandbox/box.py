@@ -3,10 +3,14 @@
 Everything here but ``probe`` is pure: paths in, argv out, so the confinement can be read
 (and unit tested) in one place. The sandbox sees, read-only, the system's ``/usr``, the
 Python installation and virtual environment bpy lives in, and this package at
-``/blendmesh/sandbox``; writable, only the step's own working folder at ``/sandbox``.
-It has no network, no other processes, a clean environment and a private ``/tmp``. The
-blendmesh home (NATS credentials, scenes, the audit database) must not lie under, or
-contain, anything bound: ``check_secrets`` refuses to start otherwise.
+``/blendmesh/sandbox``; writable, only two size-capped memory file systems of its own,
+``/sandbox`` and ``/tmp``, which vanish with the sandbox's last process whatever killed
+the bridge. No host folder is writable inside: the scene goes in and out through file
+descriptors the bridge opened (pool.py). It runs as an unprivileged uid, has no network,
+no other processes, no ``/proc`` (whose mount table would name host paths), a read-only
+``/dev`` and a clean environment. The blendmesh home (NATS credentials, scenes, the audit
+database) must not lie under, or contain, anything bound: ``check_secrets`` refuses to
+start otherwise.
 """
 
 from __future__ import annotations
@@ -18,9 +22,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from contracts.python_steps import TMP_MIB, WORK_MIB
+
 INSIDE_PACKAGE = "/blendmesh/sandbox"
 INSIDE_WORKDIR = "/sandbox"
-TMP_BYTES = 64 * 1024 * 1024  # the private /tmp is memory; bound it
+MIB = 1024 * 1024
+# The uid and gid a step runs as inside its user namespace: not root there, so nothing it
+# makes is root's, and the folders below are its own (mode 0700).
+STEP_UID = 65534
 ROOT_ENTRIES = ("bin", "lib", "lib64", "sbin")  # often symlinks into /usr (merged /usr)
 PROBE_SECONDS = 10.0
 REFUSAL = (
@@ -42,7 +51,6 @@ class Layout:
     python: str  # the interpreter that has bpy (the bridge's own)
     runtimes: tuple[str, ...]  # bound read-only where they are: Python and the venv
     package: str  # this directory, bound read-only at INSIDE_PACKAGE
-    workdir: str  # bound read-write at INSIDE_WORKDIR
     root_links: Mapping[str, str | None]  # /bin etc.: symlink target, or None for a dir
 
 
@@ -59,7 +67,18 @@ def root_links(root: str = "/") -> dict[str, str | None]:
     return found
 
 
-def argv(layout: Layout, seccomp_fd: int, module_args: Sequence[str]) -> list[str]:
+@dataclass(frozen=True)
+class Fds:
+    """The descriptors bubblewrap reads its instructions from: the seccomp program; where
+    to write the sandbox's first process id (``info``); what to wait on before it starts
+    the Python (``block``: the bridge puts that process in a pids budget first)."""
+
+    seccomp: int
+    info: int | None = None
+    block: int | None = None
+
+
+def argv(layout: Layout, fds: Fds, module_args: Sequence[str]) -> list[str]:
     """The full command: bwrap, its options, then the sandboxed Python running
     ``-m sandbox.<module_args...>`` from the read-only package mount."""
     cmd = [
@@ -81,9 +100,10 @@ def argv(layout: Layout, seccomp_fd: int, module_args: Sequence[str]) -> list[st
         # order and the same local time zone on every run of a step.
         "--setenv", "PYTHONHASHSEED", "0",
         "--setenv", "TZ", "UTC",
+        "--uid", str(STEP_UID), "--gid", str(STEP_UID),
         "--ro-bind", "/usr", "/usr",
         # Before the binds: a venv or checkout under the host's /tmp is bound into it.
-        "--size", str(TMP_BYTES), "--tmpfs", "/tmp",
+        "--perms", "0700", "--size", str(TMP_MIB * MIB), "--tmpfs", "/tmp",
     ]  # fmt: skip
     for name, target in sorted(layout.root_links.items()):
         if target is None:
@@ -94,20 +114,23 @@ def argv(layout: Layout, seccomp_fd: int, module_args: Sequence[str]) -> list[st
         cmd += ["--ro-bind", runtime, runtime]
     cmd += [
         "--ro-bind", layout.package, INSIDE_PACKAGE,
-        "--bind", layout.workdir, INSIDE_WORKDIR,
-        "--proc", "/proc",
+        "--perms", "0700", "--size", str(WORK_MIB * MIB), "--tmpfs", INSIDE_WORKDIR,
         "--dev", "/dev",
+        "--remount-ro", "/dev",  # its /dev/shm would be memory without a bound
         "--remount-ro", "/",  # the root bwrap builds is writable memory otherwise
         "--chdir", INSIDE_WORKDIR,
-        "--seccomp", str(seccomp_fd),
-        layout.python, "-s", "-B", "-m", *module_args,
+        "--seccomp", str(fds.seccomp),
     ]  # fmt: skip
-    return cmd
+    if fds.info is not None:
+        cmd += ["--info-fd", str(fds.info)]
+    if fds.block is not None:
+        cmd += ["--block-fd", str(fds.block)]
+    return [*cmd, layout.python, "-s", "-B", "-m", *module_args]
 
 
 def bound(layout: Layout) -> list[str]:
     """Every host path the sandbox can see."""
-    return ["/usr", *layout.runtimes, layout.package, layout.workdir]
+    return ["/usr", *layout.runtimes, layout.package]
 
 
 def _overlaps(a: Path, b: Path) -> bool:
@@ -146,7 +169,7 @@ def probe(layout: Layout, seccomp: bytes) -> None:
         os.close(write_fd)
         write_fd = -1
         done = subprocess.run(
-            argv(layout, read_fd, ["sandbox.probe"]),
+            argv(layout, Fds(seccomp=read_fd), ["sandbox.probe"]),
             pass_fds=(read_fd,),
             capture_output=True,
             timeout=PROBE_SECONDS,

@@ -1,13 +1,17 @@
 """One sandboxed Blender that runs one PYTHON step: ``python -m sandbox.child``.
 
 Started by ``pool`` inside bubblewrap, ahead of need: it imports bpy (the slow part),
-writes ``{"ready": true}`` and waits for ONE job line on stdin. For the job it sets the
-step's rlimits, opens the scene the bridge saved (``/sandbox/in.blend``, scripts off),
-runs the code (safe: RestrictedPython against the facade; trusted: plain Python with real
-bpy), saves ``/sandbox/out.blend`` when the scene may have changed, answers one JSON line
-and exits, so nothing of one step survives into the next. On the way it says
-``{"running": true}`` when the code starts and ``{"ran": true}`` when it has finished, so
-the bridge times the code alone, not the opening and saving of the scene.
+adds the seccomp filter that refuses ``execve`` from then on, writes ``{"ready": true}``
+and waits for ONE job line on stdin. For the job it sets the step's rlimits, copies the
+scene the bridge handed it (an inherited descriptor, ``in_fd``) to ``/sandbox/in.blend``
+and opens it (scripts off), runs the code (safe: RestrictedPython against the facade;
+trusted: plain Python with real bpy), saves ``/sandbox/out.blend`` when the scene may have
+changed and copies it into ``out_fd``, answers one JSON line and exits, so nothing of one
+step survives into the next. The bridge reads ``out_fd`` only after it has killed every
+process here (handoff.py): what the step does to its own folder afterwards reaches
+nothing. On the way it says ``{"running": true}`` when the code starts and
+``{"ran": true}`` when it has finished, so the bridge times the code alone, not the
+opening and saving of the scene.
 
 The protocol goes to a private copy of stdout; fd 1 then points at stderr, as in the
 bridge, so nothing Blender prints can corrupt the answer. A step that runs past its time
@@ -34,7 +38,7 @@ from typing import Any  # noqa: E402
 
 import bpy  # noqa: E402
 
-from . import facade, restricted  # noqa: E402
+from . import facade, restricted, seccomp  # noqa: E402
 
 IN_BLEND = "/sandbox/in.blend"
 OUT_BLEND = "/sandbox/out.blend"
@@ -51,15 +55,6 @@ class StepFailed(Exception):
         self.message = message
 
 
-def _vm_size() -> int:
-    """This process's address space in bytes, which the step's budget is added to."""
-    with open("/proc/self/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith("VmSize:"):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
 def _limit(which: int, value: int) -> None:
     _, hard = resource.getrlimit(which)
     if hard != resource.RLIM_INFINITY:
@@ -69,15 +64,17 @@ def _limit(which: int, value: int) -> None:
 
 def set_limits(job: dict[str, Any]) -> None:
     """The step's rlimits; set after bpy is imported, since Blender itself reserves
-    address space the step must not be charged for."""
+    address space the step must not be charged for (``address_space``: what the bridge
+    read of this process on the host, where a /proc is)."""
     cpu_seconds = math.ceil((job["timeout_ms"] + job["scene_io_ms"]) / 1000)
-    _limit(resource.RLIMIT_AS, _vm_size() + job["memory_mib"] * MIB)
+    _limit(resource.RLIMIT_AS, job["address_space"] + job["memory_mib"] * MIB)
     _limit(resource.RLIMIT_CPU, cpu_seconds)
     _limit(resource.RLIMIT_FSIZE, job["file_size_mib"] * MIB)
     _limit(resource.RLIMIT_NOFILE, job["open_files"])
     _limit(resource.RLIMIT_CORE, 0)
-    # Not enforced for root, so seccomp is what really stops new processes.
-    _limit(resource.RLIMIT_NPROC, 4096)
+    # Not enforced where the bridge runs as root: seccomp stops new processes, and the
+    # bridge's pids cgroup bounds threads where it has one (pids.py).
+    _limit(resource.RLIMIT_NPROC, job["threads"])
 
 
 def _line(exc: BaseException) -> int | None:
@@ -118,7 +115,7 @@ def run_safe(code: str, out: restricted.Printed, caps: dict[str, int]) -> bool:
     return written.wrote
 
 
-def run_trusted(code: str, out: restricted.Printed) -> bool:
+def run_trusted(code: str, out: restricted.Printed, threads: int) -> bool:
     """Run plain Python with real bpy; the OS sandbox is all that confines it."""
     try:
         compiled = compile(code, restricted.FILENAME, "exec")
@@ -137,13 +134,56 @@ def run_trusted(code: str, out: restricted.Printed) -> bool:
         raise StepFailed(
             "sandbox", f"{_where(err)}the OS sandbox refused it: {type(err).__name__}: {err}"
         ) from None
+    except RuntimeError as err:
+        if "can't start new thread" not in str(err):
+            raise StepFailed("error", f"{_where(err)}{type(err).__name__}: {err}") from None
+        raise StepFailed(
+            "sandbox",
+            f"{_where(err)}the OS sandbox refused it: a step may hold "
+            f"{threads} threads at once, Blender's own included",
+        ) from None
     except BaseException as err:  # noqa: BLE001 - SystemExit too: the step ends, we answer
         raise StepFailed("error", f"{_where(err)}{type(err).__name__}: {err}") from None
     return True
 
 
+def _copy(src: int, dst: int, size: int) -> None:
+    offset = 0
+    while offset < size:
+        sent = os.sendfile(dst, src, offset, min(MIB, size - offset))
+        if sent == 0:
+            raise OSError(f"the file ended after {offset} of {size} bytes")
+        offset += sent
+
+
+def _receive(fd: int, size: int) -> None:
+    """Copy the scene the bridge handed over into this sandbox's own folder."""
+    out = os.open(IN_BLEND, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        _copy(fd, out, size)
+    except OSError as err:
+        raise StepFailed("sandbox", f"could not receive the scene: {err}") from None
+    finally:
+        os.close(out)
+        os.close(fd)
+
+
+def _hand_back(fd: int) -> None:
+    """Copy the saved scene into the descriptor the bridge reads once this process is gone."""
+    try:
+        src = os.open(OUT_BLEND, os.O_RDONLY | os.O_NOFOLLOW)
+        try:
+            os.ftruncate(fd, 0)
+            _copy(src, fd, os.fstat(src).st_size)
+        finally:
+            os.close(src)
+    except OSError as err:
+        raise StepFailed("sandbox", f"could not hand the saved scene back: {err}") from None
+
+
 def run(job: dict[str, Any]) -> dict[str, Any]:
     """Open the scene, run the step within its time, save what changed; the answer."""
+    _receive(job["in_fd"], job["in_bytes"])
     status = bpy.ops.wm.open_mainfile(filepath=IN_BLEND, load_ui=False, use_scripts=False)
     if "FINISHED" not in status:
         raise StepFailed("sandbox", f"could not open the scene: Blender returned {status}")
@@ -156,7 +196,7 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
         if job["mode"] == "safe":
             wrote = run_safe(job["code"], out, job["caps"])
         else:
-            wrote = run_trusted(job["code"], out)
+            wrote = run_trusted(job["code"], out, job["threads"])
     except StepFailed as failed:
         failure = failed
     signal.setitimer(signal.ITIMER_REAL, 0)
@@ -173,6 +213,7 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
             raise StepFailed("sandbox", f"could not save the changed scene: {err}") from None
         if "FINISHED" not in saved:
             raise StepFailed("sandbox", f"could not save the changed scene: {saved}")
+        _hand_back(job["out_fd"])
     return {"ok": True, "output": out.text(), "wrote": wrote}
 
 
@@ -182,6 +223,11 @@ def answer(reply: dict[str, Any]) -> None:
 
 
 def main() -> int:
+    try:
+        seccomp.install(seccomp.no_exec_filter())
+    except OSError as err:
+        print(f"blendmesh sandbox: {err}", file=sys.stderr, flush=True)
+        return 1
     answer({"ready": True})
     line = sys.stdin.buffer.readline(MAX_JOB_BYTES)
     if not line.endswith(b"\n"):

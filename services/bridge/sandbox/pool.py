@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import selectors
 import shutil
 import signal
@@ -27,14 +28,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from contracts.python_steps import KILL_GRACE_MS, SCENE_IO_MS
+from contracts.python_steps import KILL_GRACE_MS, SCENE_IO_MS, THREADS
 
-from . import box, seccomp
+from . import box, handoff, pids, seccomp
 
 PACKAGE = str(Path(__file__).resolve().parent)
 START_SECONDS = 60.0  # a cold start on a busy machine; measured at about 0.6 s idle
 MAX_REPLY_BYTES = 2 * 1024 * 1024  # 64 KiB of output, JSON-escaped, with room to spare
 STDERR_TAIL = 600
+REAP_SECONDS = 10.0  # a killed Blender releasing its memory; measured in milliseconds
 RUNNING = b'{"running": true}'  # what child.py says as the code starts
 RAN = b'{"ran": true}'  # and as it has finished
 
@@ -71,39 +73,98 @@ def _signal_answer(returncode: int, killed: bool, timeout_ms: int) -> Answer:
 
 
 class Warm:
-    """One sandboxed Blender, started and (once ``ready``) waiting for its job."""
+    """One sandboxed Blender, started and (once ``ready``) waiting for its job.
 
-    def __init__(self, layout: box.Layout, folder: Path) -> None:
+    ``folder`` is the bridge's own: the sandbox never sees it. The scene goes in and out
+    through unnamed files whose descriptors the sandbox inherits (handoff.py)."""
+
+    def __init__(self, layout: box.Layout, folder: Path, budget_parent: Path | None) -> None:
         self.folder = folder
-        self.workdir = folder / "work"
-        read_fd, write_fd = os.pipe()
-        try:
-            os.write(write_fd, seccomp.no_new_processes())
-            os.close(write_fd)
-            with open(folder / "stderr", "wb") as stderr:
-                self.proc = subprocess.Popen(
-                    box.argv(layout, read_fd, ["sandbox.child"]),
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=stderr,
-                    pass_fds=(read_fd,),
-                    # Its own process group, killed as one. No preexec_fn: bwrap's own
-                    # --die-with-parent ends the sandbox with the bridge, and without one
-                    # the bridge's large address space is not copied by fork (vfork is used).
-                    start_new_session=True,
-                )
-        finally:
-            os.close(read_fd)
+        self._in, self._out, self._stderr = (handoff.unnamed(folder) for _ in range(3))
+        self._pidfd: int | None = None
+        self._init_pid = 0
+        self.budget: pids.Budget | None = None
         self._buffer = b""
         self.ready = False
+        self.address_space = 0
+        seccomp_r, seccomp_w = os.pipe()
+        info_r, info_w = os.pipe()
+        block_r, block_w = os.pipe()
+        try:
+            os.write(seccomp_w, seccomp.sandbox_filter())
+            os.close(seccomp_w)
+            fds = box.Fds(seccomp=seccomp_r, info=info_w, block=block_r)
+            self.proc = subprocess.Popen(
+                box.argv(layout, fds, ["sandbox.child"]),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._stderr,
+                pass_fds=(seccomp_r, info_w, block_r, self._in.fileno(), self._out.fileno()),
+                # Its own process group, killed as one. No preexec_fn: bwrap's own
+                # --die-with-parent ends the sandbox with the bridge, and without one
+                # the bridge's large address space is not copied by fork (vfork is used).
+                start_new_session=True,
+            )
+        finally:
+            for fd in (seccomp_r, info_w, block_r):
+                os.close(fd)
+        try:
+            self._admit(info_r, block_w, budget_parent)
+        except BaseException:
+            self.dispose()
+            raise
+        finally:
+            os.close(info_r)
+            os.close(block_w)
+
+    def _admit(self, info_r: int, block_w: int, budget_parent: Path | None) -> None:
+        """Learn the sandbox's first process (its pid namespace's init), hold it by a pidfd,
+        put it in its own pids budget, and only then let it start the Python."""
+        info = b""
+        deadline = time.monotonic() + START_SECONDS
+        while not info.endswith(b"}\n"):
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([info_r], [], [], max(left, 0))
+            chunk = os.read(info_r, 4096) if ready else b""
+            if not chunk:
+                raise box.SandboxUnavailable(
+                    f"{box.REFUSAL} (bubblewrap did not start: {self.stderr_tail()})"
+                )
+            info += chunk
+        first = int(json.loads(info)["child-pid"])
+        self._pidfd = os.pidfd_open(first)
+        self._init_pid = first
+        self.budget = pids.Budget.create(THREADS, budget_parent)
+        if self.budget is not None:
+            self.budget.admit(first)
+        os.write(block_w, b"go")
+
+    def _python_pid(self) -> int | None:
+        """The sandboxed Python's pid on the host: the one child of the namespace's init."""
+        init = self._init_pid
+        try:
+            with open(f"/proc/{init}/task/{init}/children", encoding="ascii") as children:
+                found = children.read().split()
+        except OSError:
+            return None
+        return int(found[0]) if len(found) == 1 else None
+
+    def _vm_size(self) -> int:
+        """The sandboxed Python's address space in bytes, which the step's budget is added
+        to: read on the host, since the sandbox has no /proc of its own."""
+        pid = self._python_pid()
+        if pid is None:
+            raise box.SandboxUnavailable(f"{box.REFUSAL} (the sandboxed Blender vanished)")
+        with open(f"/proc/{pid}/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+        return 0
 
     @property
-    def in_path(self) -> str:
-        return str(self.workdir / "in.blend")
-
-    @property
-    def out_path(self) -> str:
-        return str(self.workdir / "out.blend")
+    def scene_in(self) -> Path:
+        """Where the bridge saves the scene the step opens (its own folder)."""
+        return self.folder / "in.blend"
 
     def _line(self, deadline: float) -> bytes | None:
         """The next line from the child, or None at EOF, the deadline or the size bound."""
@@ -132,11 +193,17 @@ class Warm:
             raise box.SandboxUnavailable(
                 f"{box.REFUSAL} (the sandboxed Blender did not start: {self.stderr_tail()})"
             )
+        self.address_space = self._vm_size()
         self.ready = True
 
     def run(self, job: dict[str, Any]) -> Answer:
-        """Hand the child its one job and wait for the answer, killing it at the deadline."""
+        """Hand the child the scene saved at ``scene_in`` and its one job, and wait for the
+        answer, killing it at the deadline."""
         self.wait_ready()
+        size = handoff.fill(self._in, self.scene_in)
+        self.scene_in.unlink()
+        job = {**job, "in_fd": self._in.fileno(), "in_bytes": size,
+               "out_fd": self._out.fileno(), "address_space": self.address_space}  # fmt: skip
         assert self.proc.stdin is not None
         try:
             self.proc.stdin.write(json.dumps(job).encode() + b"\n")
@@ -163,6 +230,13 @@ class Warm:
         returncode = self.proc.wait()
         return _signal_answer(returncode, killed, job["timeout_ms"])
 
+    def take_output(self, limit: int) -> Path:
+        """The scene the step handed back, copied to a file of the bridge's; only after
+        ``kill``, when nothing of the step is left to change it. OutputRefused otherwise."""
+        if self._pidfd is not None or self.proc.returncode is None:
+            raise handoff.OutputRefused("cannot be read while the step still runs")
+        return handoff.take(self._out, self.folder / "out.blend", limit)
+
     def _answer_line(self, timeout_ms: int) -> bytes | None:
         """The child's final answer, or None when it died or a phase overran its budget:
         opening the scene, then the code itself (timeout_ms and a grace), then saving."""
@@ -175,28 +249,43 @@ class Warm:
 
     def stderr_tail(self) -> str:
         try:
-            text = (self.folder / "stderr").read_bytes()[-STDERR_TAIL:]
-        except OSError:
+            text = handoff.tail(self._stderr, STDERR_TAIL)
+        except (OSError, ValueError):
             return "no message"
         return text.decode(errors="replace").strip() or "no message"
 
     def stop(self) -> None:
-        """Send SIGKILL to the process group (bwrap and all inside it), without waiting."""
+        """Send SIGKILL to the sandbox's pid namespace (through its init, held by a pidfd:
+        no other process can be hit by a reused pid) and to bwrap's process group, without
+        waiting."""
+        if self._pidfd is not None:
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
         if self.proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
 
     def kill(self) -> None:
-        """End the process group and reap it."""
+        """End the sandbox and wait until every process in it is gone: the namespace's init
+        exits only after the kernel has killed and reaped everything else inside."""
         self.stop()
+        if self._pidfd is not None:
+            select.select([self._pidfd], [], [], REAP_SECONDS)
+            os.close(self._pidfd)
+            self._pidfd = None
         self.proc.wait()
         for stream in (self.proc.stdin, self.proc.stdout):
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
+        if self.budget is not None:
+            self.budget.close()
+            self.budget = None
 
     def dispose(self) -> None:
         self.kill()
+        for file in (self._in, self._out, self._stderr):
+            file.close()
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
@@ -210,6 +299,7 @@ class Pool:
         self._warm: Warm | None = None
         self._retired: list[Warm] = []
         self._count = 0
+        self._budget_parent = pids.parent_folder()
 
     def secrets(self) -> list[Path]:
         """What the sandbox must never see: the blendmesh home and the NATS credentials."""
@@ -232,37 +322,32 @@ class Pool:
             self._root = Path(tempfile.mkdtemp(prefix="blendmesh-python-"))
         self._count += 1
         folder = self._root / str(self._count)
-        (folder / "work").mkdir(parents=True)
+        folder.mkdir(mode=0o700)
         return folder
 
     def _ensure_layout(self) -> box.Layout:
         if self._layout is not None:
             return self._layout
-        bwrap = box.find_bwrap(self.env)
-        folder = self._folder()
         layout = box.Layout(
-            bwrap=bwrap,
+            bwrap=box.find_bwrap(self.env),
             python=sys.executable,
             runtimes=tuple(dict.fromkeys((sys.base_prefix, sys.prefix))),
             package=PACKAGE,
-            workdir=str(folder / "work"),
             root_links=box.root_links(),
         )
-        try:
-            box.check_secrets(layout, self.secrets())
-            box.probe(layout, seccomp.no_new_processes())
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
+        box.check_secrets(layout, self.secrets())
+        box.probe(layout, seccomp.sandbox_filter())
         self._layout = layout
         return layout
 
     def _spawn(self) -> Warm:
         layout = self._ensure_layout()
         folder = self._folder()
-        layout = box.Layout(**{**layout.__dict__, "workdir": str(folder / "work")})
-        box.check_secrets(layout, self.secrets())
         try:
-            return Warm(layout, folder)
+            return Warm(layout, folder, self._budget_parent)
+        except box.SandboxUnavailable:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
         except OSError as exc:
             shutil.rmtree(folder, ignore_errors=True)
             raise box.SandboxUnavailable(f"{box.REFUSAL} (cannot start it: {exc})") from None

@@ -1,9 +1,10 @@
 """``python.safe`` and ``python.trusted``: spec 004 PYTHON steps, run in the OS sandbox.
 
-Neither runs in the bridge's own Blender. The bridge saves its scene into a sandboxed
-Blender's working folder, that process runs the code once (sandbox/child.py) and saves
-the scene it leaves, and the bridge opens that file the way ``blendmesh/scene.load``
-does, refusing it when it links a library or refers to an external file. Any failure
+Neither runs in the bridge's own Blender. The bridge hands its scene to a sandboxed
+Blender, that process runs the code once (sandbox/child.py) and hands back the scene it
+leaves, and once the sandbox is dead the bridge opens a copy of it the way
+``blendmesh/scene.load`` does, refusing it when it links a library or refers to an
+external file. Any failure
 leaves the bridge's scene as it was, so ``mutated`` stays False.
 docs/python-steps.md says what each mode may do; ADR 0009 says why it is built so.
 """
@@ -26,12 +27,14 @@ from contracts.python_steps import (
     MEMORY_MIB,
     OPEN_FILES,
     SCENE_IO_MS,
+    THREADS,
     code_sha256,
 )
 
 from ..caps import PROPERTY_CAPS
 from ..registry import EVERYTHING, Outcome, ToolError, tool
 from ..sandbox.box import SandboxUnavailable
+from ..sandbox.handoff import OutputRefused
 from ..sandbox.pool import Answer, Pool
 from . import scene
 
@@ -83,6 +86,7 @@ def _job(mode: str, args: dict[str, Any]) -> dict[str, Any]:
         "memory_mib": MEMORY_MIB,
         "file_size_mib": FILE_SIZE_MIB,
         "open_files": OPEN_FILES,
+        "threads": THREADS,
         "output_bytes": MAX_OUTPUT_BYTES,
         "caps": {name: cap for name, (cap, _) in PROPERTY_CAPS.items()},
     }
@@ -119,15 +123,21 @@ def run(mode: str, args: dict[str, Any]) -> Outcome:
         )
     try:
         with POOL.slot() as warm:
-            _save(warm.in_path)
+            _save(str(warm.scene_in))
             answer = warm.run(_job(mode, args))
+            # Nothing of the step is read while any process of it lives.
+            warm.kill()
             if not answer.ok:
                 raise _refusal(mode, answer, args["code"])
             if answer.wrote:
-                if not os.path.isfile(warm.out_path) or os.path.islink(warm.out_path):
-                    raise ToolError("policy_refused", "the step's saved scene is not a file")
                 try:
-                    scene.load(warm.out_path)
+                    taken = warm.take_output(FILE_SIZE_MIB * 1024 * 1024)
+                except OutputRefused as err:
+                    raise ToolError(
+                        "policy_refused", f"python.{mode}: the step's saved scene {err}"
+                    ) from None
+                try:
+                    scene.load(str(taken))
                 except scene.SceneRefused as err:
                     # A step may not bring in a library or an external file either.
                     raise ToolError(

@@ -22,7 +22,6 @@ LAYOUT = box.Layout(
     python="/opt/venv/bin/python",
     runtimes=("/opt/python", "/opt/venv"),
     package="/srv/blendmesh/services/executor/bridge/sandbox",
-    workdir="/tmp/blendmesh-python-1/1/work",
     root_links={"bin": "usr/bin", "lib": None},
 )
 
@@ -43,8 +42,11 @@ def test_code_sha256_when_code_given_is_sha256_of_its_utf8() -> None:
 # -- box ----------------------------------------------------------------------------------
 
 
+FDS = box.Fds(seccomp=7, info=8, block=9)
+
+
 def test_argv_when_built_binds_only_what_the_layout_names() -> None:
-    argv = box.argv(LAYOUT, 7, ["sandbox.child"])
+    argv = box.argv(LAYOUT, FDS, ["sandbox.child"])
     assert argv[0] == "/usr/bin/bwrap"
     assert _pairs(argv, "--ro-bind") == [
         ("/usr", "/usr"),
@@ -53,28 +55,33 @@ def test_argv_when_built_binds_only_what_the_layout_names() -> None:
         ("/opt/venv", "/opt/venv"),
         (LAYOUT.package, box.INSIDE_PACKAGE),
     ]
-    assert _pairs(argv, "--bind") == [(LAYOUT.workdir, box.INSIDE_WORKDIR)]
+    assert "--bind" not in argv and "--proc" not in argv  # nothing of the host is writable
     assert _pairs(argv, "--symlink") == [("usr/bin", "/bin")]
     for flag in ("--unshare-all", "--unshare-user", "--die-with-parent", "--clearenv",
                  "--new-session", "--disable-userns"):  # fmt: skip
         assert flag in argv
     assert argv[argv.index("--cap-drop") + 1] == "ALL"
     assert argv[argv.index("--seccomp") + 1] == "7"
-    assert argv[argv.index("--remount-ro") + 1] == "/"
+    assert (argv[argv.index("--info-fd") + 1], argv[argv.index("--block-fd") + 1]) == ("8", "9")
+    assert argv[argv.index("--uid") + 1] == str(box.STEP_UID) != "0"
+    tmpfs = {argv[i + 1]: argv[i - 1] for i, a in enumerate(argv) if a == "--tmpfs"}
+    assert set(tmpfs) == {"/tmp", box.INSIDE_WORKDIR}  # memory of its own, each with a size
+    assert all(int(size) > 0 for size in tmpfs.values())
+    assert [argv[i + 1] for i, a in enumerate(argv) if a == "--remount-ro"] == ["/dev", "/"]
     assert "--share-net" not in argv
     assert argv[-5:] == ["/opt/venv/bin/python", "-s", "-B", "-m", "sandbox.child"]
 
 
 def test_argv_when_venv_lives_under_tmp_binds_it_after_the_private_tmp() -> None:
     # A later --tmpfs /tmp would hide a venv or checkout under the host's /tmp.
-    argv = box.argv(LAYOUT, 7, ["sandbox.child"])
+    argv = box.argv(LAYOUT, FDS, ["sandbox.child"])
     tmpfs = argv.index("--tmpfs")
     binds = [i for i, arg in enumerate(argv) if arg in ("--ro-bind", "--bind")]
     assert argv[tmpfs + 1] == "/tmp" and all(tmpfs < i for i in binds[1:])
 
 
 def test_argv_when_built_sets_a_clean_environment() -> None:
-    argv = box.argv(LAYOUT, 3, ["sandbox.child"])
+    argv = box.argv(LAYOUT, FDS, ["sandbox.child"])
     env = dict(_pairs(argv, "--setenv"))
     assert set(env) == {
         "PATH",
@@ -166,8 +173,8 @@ def _run_filter(program: bytes, arch: int, nr: int, arg0: int = 0) -> int:
 
 
 def test_seccomp_when_assembled_is_whole_sock_filter_records() -> None:
-    program = seccomp.no_new_processes()
-    assert len(program) % 8 == 0 and 0 < len(program) // 8 < 64
+    program = seccomp.sandbox_filter()
+    assert len(program) % 8 == 0 and 0 < len(program) // 8 < 256
     assert _decode(program)[0] == (seccomp.LD_W_ABS, 0, 0, seccomp.ARCH_OFFSET)
 
 
@@ -185,10 +192,40 @@ def test_seccomp_when_assembled_is_whole_sock_filter_records() -> None:
         (seccomp.AUDIT_ARCH_AARCH64, 220, 0x3D0F00, seccomp.RET_ALLOW),
         (seccomp.AUDIT_ARCH_AARCH64, 435, 0, seccomp.RET_ERRNO | errno.ENOSYS),
         (0x40000003, 2, 0, seccomp.RET_KILL_PROCESS),  # i386 fork through int 0x80
+        (seccomp.AUDIT_ARCH_X86_64, 425, 0, seccomp.RET_ERRNO | errno.EPERM),  # io_uring_setup
+        (seccomp.AUDIT_ARCH_X86_64, 250, 0, seccomp.RET_ERRNO | errno.EPERM),  # keyctl
+        (seccomp.AUDIT_ARCH_X86_64, 298, 0, seccomp.RET_ERRNO | errno.EPERM),  # perf_event_open
+        (seccomp.AUDIT_ARCH_X86_64, 101, 0, seccomp.RET_ERRNO | errno.EPERM),  # ptrace
+        (seccomp.AUDIT_ARCH_X86_64, 319, 0, seccomp.RET_ERRNO | errno.EPERM),  # memfd_create
+        (seccomp.AUDIT_ARCH_X86_64, 59, 0, seccomp.RET_ALLOW),  # execve: bwrap starts Python
+        (seccomp.AUDIT_ARCH_X86_64, 41, 16, seccomp.RET_ERRNO | errno.EAFNOSUPPORT),  # netlink
+        (seccomp.AUDIT_ARCH_X86_64, 41, 17, seccomp.RET_ERRNO | errno.EAFNOSUPPORT),  # packet
+        (seccomp.AUDIT_ARCH_X86_64, 41, 2, seccomp.RET_ALLOW),  # AF_INET
+        (seccomp.AUDIT_ARCH_X86_64, 41, 1, seccomp.RET_ALLOW),  # AF_UNIX
+        (seccomp.AUDIT_ARCH_AARCH64, 198, 16, seccomp.RET_ERRNO | errno.EAFNOSUPPORT),
+        (seccomp.AUDIT_ARCH_AARCH64, 219, 0, seccomp.RET_ERRNO | errno.EPERM),  # keyctl
+        (seccomp.AUDIT_ARCH_AARCH64, 63, 0, seccomp.RET_ALLOW),  # read
     ],
 )
 def test_seccomp_when_run_decides_each_call(arch: int, nr: int, arg0: int, verdict: int) -> None:
-    assert _run_filter(seccomp.no_new_processes(), arch, nr, arg0) == verdict
+    assert _run_filter(seccomp.sandbox_filter(), arch, nr, arg0) == verdict
+
+
+@pytest.mark.parametrize(
+    ("arch", "nr", "verdict"),
+    [
+        (seccomp.AUDIT_ARCH_X86_64, 59, seccomp.RET_ERRNO | errno.EPERM),  # execve
+        (seccomp.AUDIT_ARCH_X86_64, 322, seccomp.RET_ERRNO | errno.EPERM),  # execveat
+        (seccomp.AUDIT_ARCH_X86_64, 0, seccomp.RET_ALLOW),
+        (seccomp.AUDIT_ARCH_AARCH64, 221, seccomp.RET_ERRNO | errno.EPERM),
+        (seccomp.AUDIT_ARCH_AARCH64, 63, seccomp.RET_ALLOW),
+        (0x40000003, 11, seccomp.RET_KILL_PROCESS),  # i386 execve
+    ],
+)
+def test_no_exec_filter_when_run_refuses_only_new_programs(
+    arch: int, nr: int, verdict: int
+) -> None:
+    assert _run_filter(seccomp.no_exec_filter(), arch, nr) == verdict
 
 
 def test_seccomp_when_a_jump_goes_backwards_refuses_to_assemble() -> None:
