@@ -151,6 +151,8 @@ async def test_safe_cpu_bound_c_call_is_stopped_at_its_timeout(bridge: BridgePro
 # -- the OS sandbox, with real Python (trusted mode) ------------------------------------
 
 OS_REFUSED = "the OS sandbox refused it"
+CTYPES = "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+RAISE = "if {call} < 0:\n    raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))"
 TRUSTED: list[tuple[str, str, str, str]] = [
     ("open_etc_passwd", "print(open('/etc/passwd').read())", "policy_refused",
      "No such file or directory: '/etc/passwd'"),
@@ -180,6 +182,40 @@ TRUSTED: list[tuple[str, str, str, str]] = [
      "policy_refused", f"more than {MAX_OUTPUT_BYTES} bytes"),
     ("huge_file", "f = open('/sandbox/big', 'wb')\nfor _ in range(10 ** 4):\n"
      "    f.write(b'x' * 1024 * 1024)", "policy_refused", "File too large"),
+    # The folder's size, not just each file's: eight files of the largest size a step may
+    # write do not fit, and none of them is on the host's disk.
+    ("many_large_files", "import os\nfor i in range(8):\n"
+     "    fd = os.open(f'/sandbox/f{i}', os.O_CREAT | os.O_WRONLY)\n"
+     "    os.posix_fallocate(fd, 0, 256 * 1024 * 1024)", "policy_refused",
+     "No space left on device"),
+    ("tmp_fills_up", "import os\nfd = os.open('/tmp/f', os.O_CREAT | os.O_WRONLY)\n"
+     "os.posix_fallocate(fd, 0, 200 * 1024 * 1024)", "policy_refused",
+     "No space left on device"),
+    ("dev_shm", "open('/dev/shm/x', 'wb').write(b'x' * 10 ** 6)", "policy_refused",
+     "Read-only file system"),
+    ("dev_file", "open('/dev/x', 'wb')", "policy_refused", "Read-only file system"),
+    ("mount_table", "print(open('/proc/self/mountinfo').read())", "policy_refused",
+     "No such file or directory: '/proc/self/mountinfo'"),
+    ("execve_shell", "import os\nos.execv('/bin/sh', ['sh', '-c', 'true'])", "policy_refused",
+     "Operation not permitted"),
+    ("execve_python", "import os, sys\nos.execv(sys.executable, [sys.executable])",
+     "policy_refused", "Operation not permitted"),
+    ("io_uring_setup",
+     CTYPES + RAISE.format(call="libc.syscall(425, 8, ctypes.create_string_buffer(120))"),
+     "policy_refused", "Operation not permitted"),
+    ("keyctl", CTYPES + RAISE.format(call="libc.syscall(250, 0, -1, 0, 0, 0)"), "policy_refused",
+     "Operation not permitted"),
+    ("perf_event_open", CTYPES + RAISE.format(call="libc.syscall(298, 0, 0, -1, -1, 0)"),
+     "policy_refused", "Operation not permitted"),
+    ("ptrace", CTYPES + RAISE.format(call="libc.ptrace(16, 1, 0, 0)"), "policy_refused",
+     "Operation not permitted"),
+    ("memfd_create", "import os\nos.memfd_create('x')", "policy_refused",
+     "Operation not permitted"),
+    ("netlink_socket", "import socket\nsocket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)",
+     "policy_refused", "Address family not supported"),
+    ("thread_flood", "import threading, time\nfor _ in range(5000):\n"
+     "    threading.Thread(target=time.sleep, args=(5,), daemon=True).start()",
+     "policy_refused", "threads at once"),
 ]  # fmt: skip
 
 

@@ -56,6 +56,17 @@ def parent_folder(root: Path = CGROUP_ROOT) -> Path | None:
     return None
 
 
+def sweep(parent: Path | None) -> None:
+    """Remove the step cgroups a killed bridge left behind (empty: their steps died with it)."""
+    if parent is None:
+        return
+    for folder in parent.glob("blendmesh-step-*-*"):
+        owner = folder.name.split("-")[2]
+        if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+
+
 class Budget:
     """One step's pids cgroup: at most ``limit`` threads in all its processes."""
 

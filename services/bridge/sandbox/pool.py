@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -108,11 +109,19 @@ class Warm:
         finally:
             for fd in (seccomp_r, info_w, block_r):
                 os.close(fd)
+        # Admitted off the step's time: the previous step's answer is not held up while
+        # bubblewrap builds the next sandbox.
+        self._admit_error: BaseException | None = None
+        self._admitting = threading.Thread(
+            target=self._admit_then_close, args=(info_r, block_w, budget_parent), daemon=True
+        )
+        self._admitting.start()
+
+    def _admit_then_close(self, info_r: int, block_w: int, budget_parent: Path | None) -> None:
         try:
             self._admit(info_r, block_w, budget_parent)
-        except BaseException:
-            self.dispose()
-            raise
+        except BaseException as exc:  # noqa: BLE001 - raised again by wait_ready
+            self._admit_error = exc
         finally:
             os.close(info_r)
             os.close(block_w)
@@ -187,6 +196,14 @@ class Warm:
         """Block until the child has imported bpy; SandboxUnavailable when it cannot."""
         if self.ready:
             return
+        self._admitting.join()
+        if self._admit_error is not None:
+            self.kill()
+            if isinstance(self._admit_error, box.SandboxUnavailable):
+                raise self._admit_error
+            raise box.SandboxUnavailable(
+                f"{box.REFUSAL} (cannot start it: {self._admit_error})"
+            ) from None
         line = self._line(time.monotonic() + START_SECONDS)
         if line is None or json.loads(line) != {"ready": True}:
             self.kill()
@@ -269,6 +286,8 @@ class Warm:
         """End the sandbox and wait until every process in it is gone: the namespace's init
         exits only after the kernel has killed and reaped everything else inside."""
         self.stop()
+        self._admitting.join()  # bwrap is gone, so it has learnt the pid or given up
+        self.stop()
         if self._pidfd is not None:
             select.select([self._pidfd], [], [], REAP_SECONDS)
             os.close(self._pidfd)
@@ -300,6 +319,7 @@ class Pool:
         self._retired: list[Warm] = []
         self._count = 0
         self._budget_parent = pids.parent_folder()
+        pids.sweep(self._budget_parent)
 
     def secrets(self) -> list[Path]:
         """What the sandbox must never see: the blendmesh home and the NATS credentials."""
