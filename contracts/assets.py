@@ -20,6 +20,7 @@ import re
 import struct
 from typing import Any, Literal
 
+from contracts.gltf_sizes import gltf_size_problem
 from contracts.scene_files import BLOB_PATTERN
 
 ASSET_TOOL = "scene.import_asset"
@@ -40,6 +41,7 @@ COLLECTION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9 _.-]{0,62}$"
 _COLLECTION_RE = re.compile(COLLECTION_PATTERN)
 _GLB_MAGIC = b"glTF"
 _GLB_JSON = 0x4E4F534A
+_GLB_BIN = 0x004E4942
 _FBX_BINARY = b"Kaydara FBX Binary"
 _SHOWN = 5  # external references a refusal names; it counts the rest
 _ADVICE = (
@@ -87,7 +89,7 @@ def _external(uris: list[str]) -> str:
     return f"it refers to files outside it, which blendmesh does not read: {shown}{more}"
 
 
-def _gltf_document(doc: Any, what: str) -> str | None:
+def _gltf_document(doc: Any, what: str, file_bytes: int, binary: int | None) -> str | None:
     if not isinstance(doc, dict) or not isinstance(doc.get("asset"), dict):
         return f"{what} is not a glTF document (no 'asset' object); export it again"
     outside = []
@@ -101,15 +103,16 @@ def _gltf_document(doc: Any, what: str) -> str | None:
                 outside.append(str(uri))
     if outside:
         return f"{what}: {_external(outside)}; {_ADVICE}"
-    return None
+    sizes = gltf_size_problem(doc, file_bytes, binary)
+    return f"{what} is refused before it is read: {sizes}" if sizes else None
 
 
-def _gltf(data: bytes, what: str) -> str | None:
+def _gltf(data: bytes, what: str, file_bytes: int = 0, binary: int | None = None) -> str | None:
     try:
         doc = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
         return f"{what} is not a .gltf file (not JSON text); export it again, or as .glb"
-    return _gltf_document(doc, what)
+    return _gltf_document(doc, what, file_bytes or len(data), binary)
 
 
 def _glb(data: bytes, what: str) -> str | None:
@@ -121,7 +124,16 @@ def _glb(data: bytes, what: str) -> str | None:
         return f"{what} is a malformed .glb (version, length or first chunk); export it again"
     if 20 + chunk_length > len(data):
         return f"{what} is a malformed .glb (its JSON chunk runs past the end); export it again"
-    return _gltf(data[20 : 20 + chunk_length], what)
+    return _gltf(data[20 : 20 + chunk_length], what, len(data), _glb_binary(data, chunk_length))
+
+
+def _glb_binary(data: bytes, json_length: int) -> int | None:
+    """The length of the GLB's binary chunk (buffer 0 without a URI), None without one."""
+    at = 20 + json_length
+    if at + 8 > len(data):
+        return None
+    length, kind = struct.unpack_from("<II", data, at)
+    return min(length, len(data) - at - 8) if kind == _GLB_BIN else None
 
 
 def _obj(data: bytes, what: str) -> str | None:

@@ -6,11 +6,14 @@ it (OBJ, STL, USD and FBX are built in; glTF is an add-on, enabled on first use)
 active collection, which is the asked one for the duration. A file that still refers to
 data outside itself once imported (an FBX texture stored as a path) is refused with its
 objects removed, naming only the last part of each path; the executor restores its
-checkpoint all the same, so nothing of a refused or failed import stays.
+checkpoint all the same, so nothing of a refused or failed import stays. What it made is
+held to the geometry budget like any tool's result (ADR 0016): an import whose objects
+would be over it is refused the same way, naming the limit and its setting.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 from typing import Any
@@ -20,10 +23,12 @@ import bpy
 
 from contracts.views import AssetImported, AssetParams
 
-from . import digests, references
+from . import bounded, digests, references
+from .said import plain
 from .tools.scene import SceneError, SceneRefused, _hidden, _paths_left
 
 _GLTF_ADDON = "io_scene_gltf2"
+log = logging.getLogger("blendmesh.bridge")
 
 
 def _gltf(path: str) -> Any:
@@ -69,14 +74,17 @@ def import_asset(want: AssetParams) -> AssetImported:
     before = set(bpy.data.objects)
     # An importer is no tool declaring what it touches: the digests are all redone.
     digests.CACHE.clear()
+    tallied = bounded.ESTIMATES.current()
     target = _target(want.collection)
     view_layer = bpy.context.view_layer
     active = view_layer.active_layer_collection
     view_layer.active_layer_collection = _layer(target)
     try:
         status = _IMPORTERS[want.format](path)
-    except (RuntimeError, TypeError, ValueError) as err:
-        raise SceneError(f"Blender could not import {shown}: {_hidden(str(err), path)}") from None
+    except (RuntimeError, TypeError, ValueError, RecursionError) as err:
+        log.warning("the %s importer failed: %s", want.format, err)  # the whole of it
+        said = plain(_hidden(str(err), path))
+        raise SceneError(f"Blender could not import {shown}: {said}") from None
     finally:
         view_layer.active_layer_collection = active
     added = [ob for ob in bpy.data.objects if ob not in before]
@@ -98,4 +106,9 @@ def import_asset(want: AssetParams) -> AssetImported:
             f"read: {references.describe(outside)}; export it with its textures embedded",
             changed=True,
         )
+    # Judged by the geometry budget like any tool's result (bounded.py): the executor
+    # restores its checkpoint, so nothing of an over-budget import stays.
+    over = bounded.problem(tallied)
+    if over is not None:
+        raise SceneRefused(f"cannot import {shown}: {over}", changed=True)
     return AssetImported(collection=target.name, objects=sorted(ob.name for ob in added))

@@ -6,6 +6,11 @@ blocks (a code such as ``LI`` for a library or ``IM`` for an image, the struct t
 holds as an index into the file's SDNA, then the bytes), and last the SDNA itself: the
 name, type and size of every field of every struct, which says where a field sits in this
 file whatever Blender version wrote it. Only the blocks a caller keeps are held in memory.
+
+A compressed file is inflated as it is read, never whole, and no further than
+``MAX_UNPACKED_BYTES`` (``BLENDMESH_MAX_UNPACKED_BYTES``): a 214 KB zstd file can hold
+4 GiB, which Blender would inflate into memory when it opens the file. The blocks are
+counted before each is read or skipped, so a bomb is refused after at most that many bytes.
 """
 
 from __future__ import annotations
@@ -13,10 +18,11 @@ from __future__ import annotations
 import contextlib
 import gzip
 import math
+import os
 import re
 import struct
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import BinaryIO, Protocol
 
@@ -24,16 +30,41 @@ import zstandard
 
 from contracts.errors import BlendmeshError
 
+from .budget import BudgetSettingError
+
 _ZSTD = b"\x28\xb5\x2f\xfd"
 _GZIP = b"\x1f\x8b"
 KEEP_BYTES = 64 * 1024  # of a kept block; the structs read here are a few KiB
 MAX_SDNA_BYTES = 16 * 1024 * 1024  # Blender 5.0 writes about 130 KiB
 _DIMENSIONS = re.compile(r"\[(\d+)\]")
 _INTEGERS = {1: "b", 2: "h", 4: "i", 8: "q"}  # struct formats by size, signed
+UNPACKED_SETTING = "BLENDMESH_MAX_UNPACKED_BYTES"
+DEFAULT_MAX_UNPACKED_BYTES = 1024 * 1024 * 1024  # 16 times the largest upload
 
 
 class Unreadable(BlendmeshError):
     """Not a .blend file whose blocks can be read (truncated, not one, corrupt)."""
+
+
+class TooLarge(Unreadable):
+    """A .blend whose blocks add up to more than the bridge opens; the message names the
+    limit and the setting that raises it."""
+
+
+def max_unpacked(env: Mapping[str, str]) -> int:
+    """The most bytes a .blend may hold once decompressed (``BLENDMESH_MAX_UNPACKED_BYTES``);
+    BudgetSettingError naming the setting when it is not a whole number of at least 1 MiB."""
+    raw = (env.get(UNPACKED_SETTING) or "").strip()
+    if not raw:
+        return DEFAULT_MAX_UNPACKED_BYTES
+    if not raw.isdigit() or int(raw) < 1024 * 1024:
+        raise BudgetSettingError(
+            f"{UNPACKED_SETTING}={raw!r} must be a whole number of bytes, 1 MiB or more"
+        )
+    return int(raw)
+
+
+MAX_UNPACKED_BYTES = max_unpacked(os.environ)
 
 
 @dataclass(frozen=True)
@@ -205,15 +236,28 @@ def _layout(stream: _Stream) -> _Layout:
     return _Layout(header, 0, 1, 2, 3, pointer, endian)
 
 
-def read_blocks(path: str, keep: Callable[[bytes, int], bool]) -> tuple[list[Block], Sdna]:
+def _too_large(limit: int) -> TooLarge:
+    return TooLarge(
+        f"it holds more than {limit:,} bytes once decompressed, more than blendmesh opens "
+        f"({UNPACKED_SETTING} raises it); save it again from Blender, or split the scene"
+    )
+
+
+def read_blocks(
+    path: str, keep: Callable[[bytes, int], bool], limit: int | None = None
+) -> tuple[list[Block], Sdna]:
     """The blocks for which ``keep(code, length)`` is true, in file order, and the SDNA;
-    ``keep`` is asked about every block in turn. Raises Unreadable."""
+    ``keep`` is asked about every block in turn. Raises Unreadable, and TooLarge once the
+    blocks add up to more than ``limit`` bytes (``MAX_UNPACKED_BYTES`` by default)."""
+    limit = MAX_UNPACKED_BYTES if limit is None else limit
     kept: list[Block] = []
     try:
         with contextlib.ExitStack() as files:
             stream = _decompressed(files.enter_context(open(path, "rb")), files)
             layout = _layout(stream)
+            seen = 0
             while True:
+                seen += layout.header.size
                 raw = stream.read(layout.header.size)
                 if len(raw) < layout.header.size:
                     raise Unreadable("it ends before its last block (truncated?)")
@@ -221,6 +265,9 @@ def read_blocks(path: str, keep: Callable[[bytes, int], bool]) -> tuple[list[Blo
                 code, length = fields[layout.code], fields[layout.length]
                 if length < 0:
                     raise Unreadable("a block has a negative length")
+                seen += length
+                if seen > limit:  # before the block is read or skipped: inflated so far only
+                    raise _too_large(limit)
                 if code == b"ENDB":
                     raise Unreadable("it has no SDNA")
                 if code == b"DNA1":

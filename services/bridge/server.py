@@ -47,6 +47,7 @@ from contracts.errors import BlendmeshError
 from contracts.views import AssetParams, ViewParams
 
 from . import assets, digests, gltf, heap, inspect, node_catalog, preview, registry, touched
+from .said import plain
 from .tools import python as python_tools
 from .tools import scene
 
@@ -240,12 +241,12 @@ class Server:
             return _error(msg_id, err.code, err.message)
         except scene.SceneRefused as err:
             # Refused before the scene was touched: bad input, like params that do not decode.
-            return _error(msg_id, SERVER_ERROR if err.changed else INVALID_PARAMS, str(err))
+            return _error(msg_id, SERVER_ERROR if err.changed else INVALID_PARAMS, plain(str(err)))
         except scene.SceneError as err:
-            return _error(msg_id, SERVER_ERROR, str(err))
+            return _error(msg_id, SERVER_ERROR, plain(str(err)))
         except Exception as exc:
             log.exception("internal error in %s", method)
-            return _error(msg_id, INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
+            return _error(msg_id, INTERNAL_ERROR, plain(f"{type(exc).__name__}: {exc}"))
         finally:
             heap.after(method)
 

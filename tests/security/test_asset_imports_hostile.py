@@ -201,3 +201,19 @@ async def test_executor_when_fbx_texture_is_a_path_refuses_and_restores(
     [receipt] = result.receipts
     assert receipt.error_code == "invalid_input"
     assert "bark.png" in receipt.message and "/srv/" not in receipt.message
+
+
+@pytestmark_mesh
+async def test_executor_when_staged_glb_claims_billions_of_vertices_refuses_before_blender(
+    mesh: tuple[Mesh, Bus],
+) -> None:
+    doc = gltf_document()
+    doc["accessors"][0]["count"] = 3_000_000_000
+    data = glb(doc)
+    assert len(data) < 1024
+    result = await staged_run(mesh[1], data, "glb")
+    assert result.status == "failed" and result.failure is not None
+    [receipt] = result.receipts
+    assert receipt.error_code == "invalid_input"
+    assert "declares 3,000,000,000 elements, more than its buffer view holds" in receipt.message
+    assert receipt.blender_mutation_id is None  # refused before Blender read a byte

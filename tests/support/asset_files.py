@@ -7,7 +7,10 @@ from __future__ import annotations
 import base64
 import json
 import struct
+from pathlib import Path
 from typing import Any
+
+import zstandard
 
 # One triangle: three float32 positions.
 POSITIONS = struct.pack("<9f", 0, 0, 0, 1, 0, 0, 0, 1, 0)
@@ -76,3 +79,26 @@ USDA = (
 USDA_WITH_REFERENCE = (
     b'#usda 1.0\n\ndef Xform "Set" (\n    references = @/srv/other/scene.usda@\n)\n{\n}\n'
 )
+
+
+def zstd_blend_bomb(path: Path, inflated: int) -> Path:
+    """A small zstd .blend (Blender 5.0's header) whose one DATA block holds ``inflated``
+    zero bytes, written as a stream: a 4 GiB one is about 130 KB."""
+    head = b"BLENDER17-01v0500" + struct.pack("<4siQqq", b"DATA", 0, 0, inflated, 1)
+    chunk = b"\0" * (1 << 20)
+    with open(path, "wb") as out, zstandard.ZstdCompressor(level=1).stream_writer(out) as z:
+        z.write(head)
+        for _ in range(inflated // len(chunk)):
+            z.write(chunk)
+    return path
+
+
+def points_glb(count: int) -> bytes:
+    """A GLB of one mesh of ``count`` points (a POSITION accessor backed by real data)."""
+    positions = struct.pack(f"<{3 * count}f", *(float(i % 7) for i in range(3 * count)))
+    doc = gltf_document()
+    doc["meshes"][0]["primitives"][0]["mode"] = 0  # POINTS
+    doc["buffers"][0]["byteLength"] = len(positions)
+    doc["bufferViews"][0]["byteLength"] = len(positions)
+    doc["accessors"][0].update(count=count, max=[6, 6, 6])
+    return glb(doc, positions)

@@ -35,7 +35,8 @@ from ..caps import PROPERTY_CAPS
 from ..registry import EVERYTHING, Outcome, ToolError, tool
 from ..sandbox.box import SandboxUnavailable
 from ..sandbox.handoff import OutputRefused
-from ..sandbox.pool import Answer, Pool
+from ..sandbox.pool import Pool
+from ..sandbox.warm import Answer
 from . import scene
 
 POOL = Pool(os.environ)

@@ -11,7 +11,17 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from services.bridge.blendfile import KEEP_BYTES, MAX_SDNA_BYTES, Unreadable, read_blocks
+from services.bridge.blendfile import (
+    DEFAULT_MAX_UNPACKED_BYTES,
+    KEEP_BYTES,
+    MAX_SDNA_BYTES,
+    UNPACKED_SETTING,
+    TooLarge,
+    Unreadable,
+    max_unpacked,
+    read_blocks,
+)
+from services.bridge.budget import BudgetSettingError
 from services.bridge.references import Reference, describe, references
 
 # (file header, block header format with fields code, sdna, old, len, pointer size)
@@ -227,3 +237,54 @@ def test_describe_when_many_names_ten_and_counts_the_rest() -> None:
     assert text.startswith("image 'I0' (0.png), image 'I1' (1.png)")
     assert text.endswith("image 'I9' (9.png) and 3 more")
     assert describe(found[-1:]) == "file 'cache.pc2'"
+
+
+def _zeros_inside(tmp_path: Path, inflated: int, name: str, fmt: str) -> str:
+    """A small compressed .blend whose one DATA block inflates to ``inflated`` zero bytes,
+    written as a stream so the test never holds it."""
+    head = Blend("5.0").head + struct.pack("<4siQqq", b"DATA", 0, 0, inflated, 1)
+    path = tmp_path / name
+    with open(path, "wb") as out:
+        if fmt == "zstd":
+            writer = zstandard.ZstdCompressor(level=1).stream_writer(out)
+        else:
+            writer = gzip.GzipFile(fileobj=out, mode="wb", compresslevel=1)  # type: ignore[assignment]
+        with writer:
+            writer.write(head)
+            chunk = b"\0" * (1 << 20)
+            for _ in range(inflated // len(chunk)):
+                writer.write(chunk)
+    return str(path)
+
+
+@pytest.mark.parametrize("fmt", ["zstd", "gzip"])
+def test_read_blocks_when_compressed_file_inflates_past_the_limit_stops_naming_the_setting(
+    tmp_path: Path, fmt: str
+) -> None:
+    path = _zeros_inside(tmp_path, 64 << 20, f"bomb-{fmt}.blend", fmt)
+    assert Path(path).stat().st_size < 1 << 20  # a small file, 64 MiB inside
+    with pytest.raises(TooLarge) as info:
+        read_blocks(path, lambda code, size: True, limit=8 << 20)
+    said = str(info.value)
+    assert "more than 8,388,608 bytes once decompressed" in said
+    assert UNPACKED_SETTING in said
+
+
+def test_read_blocks_when_under_the_limit_reads_the_whole_file(tmp_path: Path) -> None:
+    data = Blend("5.0").block(b"DATA", b"\0" * 300_000).library("lib.blend", "/x/lib.blend").bytes()
+    path = saved(tmp_path, zstandard.ZstdCompressor().compress(data), "ok.blend")
+    blocks, _ = read_blocks(path, lambda code, size: code == b"LI\0\0", limit=len(data))
+    assert [b.code for b in blocks] == [b"LI\0\0"]
+    with pytest.raises(TooLarge):
+        read_blocks(path, lambda code, size: False, limit=len(data) - 100)
+
+
+@pytest.mark.parametrize("raw", ["12", "-5", "lots", "1e9"])
+def test_max_unpacked_when_setting_is_unusable_names_it(raw: str) -> None:
+    with pytest.raises(BudgetSettingError, match=f"{UNPACKED_SETTING}='{raw}'"):
+        max_unpacked({UNPACKED_SETTING: raw})
+
+
+def test_max_unpacked_when_unset_or_given_reads_it() -> None:
+    assert max_unpacked({}) == DEFAULT_MAX_UNPACKED_BYTES
+    assert max_unpacked({UNPACKED_SETTING: str(2 << 30)}) == 2 << 30

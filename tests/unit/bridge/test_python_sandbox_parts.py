@@ -15,7 +15,8 @@ import pytest
 
 from contracts.python_steps import CODE_SHA256_RE, code_sha256
 from services.bridge.sandbox import box, facade, restricted, seccomp
-from services.bridge.sandbox.pool import Pool, _signal_answer
+from services.bridge.sandbox.pool import Pool
+from services.bridge.sandbox.warm import _signal_answer
 
 LAYOUT = box.Layout(
     bwrap="/usr/bin/bwrap",
