@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from services.doors.cli.mesh import Mesh
+from services.doors.core.fairness import SETTINGS
 from services.doors.gateway.app import GatewayServer, create_app
 from services.doors.gateway.auth import Tokens
 from services.runtime.host import Bus
@@ -39,7 +40,11 @@ class LiveGateway:
     """A mesh plus the gateway on a free port, in a thread with its own event loop."""
 
     def __init__(self, home: Path) -> None:
-        self.settings = Settings(home=home, prefix="bmschema", user="ana", previews=False)
+        # The fuzzer sends hundreds of requests a second; a 429 for each would test nothing.
+        shares = {name: "1000000" for name in SETTINGS.values()}
+        self.settings = Settings(
+            home=home, prefix="bmschema", user="ana", previews=False, env=shares
+        )
         self.url = ""
         self._ready = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None

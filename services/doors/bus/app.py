@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,9 +26,10 @@ from contracts.door import DoorReply
 from contracts.events import AnyEvent, ApprovalResolved, RunRequested
 from services.audit import client as audit
 from services.doors.bus.feed import Feed
-from services.doors.bus.handlers import DoorHandlers, refused
+from services.doors.bus.handlers import MAX_REPLY_BYTES, DoorHandlers, refused
 from services.doors.bus.ports import DoorUnavailable
 from services.doors.core.client import MeshClient
+from services.doors.core.fairness import Fairness, Limits
 from services.executor.client import ObjectStoreUploads, SceneFiles
 from services.runtime import access, delivered, health
 from services.runtime.history import read_run
@@ -39,7 +41,13 @@ from services.runtime.users import FILE_NAME, UsersFile, UsersFileError
 log = logging.getLogger("blendmesh.door")
 QUEUE = "door"
 MAX_IN_FLIGHT = 64  # requests answered at once; more wait for a slot
+MAX_QUEUED = 512  # requests held at all, answered or waiting; more are refused at once
 _encoder = msgspec.json.Encoder()
+BUSY = f"the door holds {MAX_QUEUED} requests already; try again in a moment"
+TOO_BIG = (
+    f"the answer would be larger than {MAX_REPLY_BYTES} bytes, more than one message "
+    "holds; ask for fewer (limit, offset)"
+)
 
 
 class BusReads:
@@ -104,9 +112,16 @@ class DoorService:
     name = "door"
 
     def __init__(
-        self, bus: Bus, handlers: DoorHandlers, users: UsersFile, feed: Feed, owners: LogOwners
+        self,
+        bus: Bus,
+        handlers: DoorHandlers,
+        users: UsersFile,
+        feed: Feed,
+        owners: LogOwners,
+        fairness: Fairness,
     ) -> None:
         self._owners = owners
+        self._fairness = fairness
         self._bus = bus
         self._handlers = handlers
         self._users = users
@@ -153,15 +168,34 @@ class DoorService:
                 msg.reply[:200],
             )
             return
+        # Refused here, before a task holds the request: one user's flood is answered as
+        # fast as it arrives and costs the others nothing but these few checks.
+        if len(self._tasks) >= MAX_QUEUED:
+            await self._send(msg, refused("UNAVAILABLE", BUSY))
+            return
+        refusal = self._fairness.admit(token, len(msg.data))
+        if refusal is not None:
+            await self._send(msg, refused("UNAVAILABLE", refusal.message))
+            return
         task = asyncio.create_task(self._respond(msg, token, verb))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
     async def _respond(self, msg: Msg, token: str, verb: str) -> None:
-        async with self._slots:
-            reply = await self._answer(token, verb, msg.data)
+        try:
+            async with self._slots:
+                reply = await self._answer(token, verb, msg.data)
+        finally:
+            self._fairness.done(token)
+        await self._send(msg, reply)
+
+    @staticmethod
+    async def _send(msg: Msg, reply: DoorReply) -> None:
+        encoded = _encoder.encode(reply)
+        if len(encoded) > MAX_REPLY_BYTES:  # the asker hears that, not a silence
+            encoded = _encoder.encode(refused("UNAVAILABLE", TOO_BIG))
         with contextlib.suppress(Exception):
-            await msg.respond(_encoder.encode(reply))
+            await msg.respond(encoded)
 
     async def _answer(self, token: str, verb: str, data: bytes) -> DoorReply:
         try:
@@ -190,7 +224,8 @@ async def start(settings: Settings, bus: Bus) -> DoorService:
         approvers=users.approvers,
         files=ObjectStoreUploads(bus.js, bus.prefix),
     )
-    service = DoorService(bus, handlers, users, Feed(bus, reads.requested), owners)
+    fairness = Fairness(Limits.from_env(settings.env), time.monotonic)
+    service = DoorService(bus, handlers, users, Feed(bus, reads.requested), owners, fairness)
     await service.start()
     try:
         service.registration = await health.register(bus, access.DOOR)  # no durable of its own

@@ -12,6 +12,7 @@ import contextlib
 import logging
 import os
 import socket
+import time
 from collections.abc import Generator
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from services.doors.core.client import MeshClient
+from services.doors.core.fairness import Fairness, Limits
 from services.doors.gateway import (
     agent,
     approvals,
@@ -36,6 +38,7 @@ from services.doors.gateway import (
 )
 from services.doors.gateway.auth import Tokens
 from services.doors.gateway.context import Gateway
+from services.doors.gateway.fair_share import FairShare
 from services.doors.gateway.limits import BodyLimit
 from services.doors.gateway.mcp import McpEndpoint
 from services.doors.gateway.query import known_query
@@ -62,6 +65,8 @@ def create_app(
         version="0.1.0",
         description="Change a Blender scene safely through the blendmesh mesh (docs/http-api.md).",
         dependencies=[Depends(known_query)],
+        # Every route, behind the user's share (fair_share.py).
+        responses=errors.responses(429),
     )
     app.state.tokens = tokens if tokens is not None else Tokens.from_env(os.environ)
     app.state.gateway = Gateway(
@@ -75,6 +80,8 @@ def create_app(
     # Outside routing, parsing and authentication: an unauthenticated client is held to
     # the limit too. The import routes alone take a larger body, streamed (scene_runs,
     # scene_looks).
+    fairness = Fairness(Limits.from_env(settings.env), time.monotonic)
+    app.add_middleware(FairShare, tokens=lambda: app.state.tokens, fairness=fairness)
     app.add_middleware(
         BodyLimit,
         max_bytes=settings.max_body_bytes,

@@ -91,6 +91,10 @@ class Timeout(ApiError):
     """The run did not reach an answer in time; it goes on in the mesh."""
 
 
+class TooMany(ApiError):
+    """The user sent more than their share; the message names the limit and its setting."""
+
+
 # The one table: most specific classes first, since the first match wins.
 STATUS: dict[type[ApiError], int] = {
     BadRequest: 400,
@@ -105,6 +109,7 @@ STATUS: dict[type[ApiError], int] = {
     ModelError: 502,
     Unavailable: 503,
     Timeout: 504,
+    TooMany: 429,
 }
 
 # The refusals of what the doors share (the scene door, the ownership rule), as the class
@@ -178,6 +183,7 @@ _DESCRIPTIONS = {
     409: "Conflicts with the current state (Conflict)",
     413: "The body or its plan is over a size limit (ValidationError)",
     422: "The request does not match the schema (ValidationError)",
+    429: "More than the user's share of requests or bytes a second (TooMany)",
     502: "A tool or the model failed (ToolExecutionError, ModelError)",
     503: "The mesh, the audit service or the model is unavailable",
     504: "No answer in time; the run goes on in the mesh (Timeout)",

@@ -1,0 +1,121 @@
+"""One user floods the bus door on a real mesh: the flood is refused at once, naming the
+limit and its setting, and another user's requests are answered meanwhile.
+
+mallory sends 400 KB requests as fast as her connection takes them (the measured attack:
+1,500 ``files.stage`` of 400 KB in 6.7 s dropped the door as a slow consumer and held
+bob's ``runs.list`` for 25 s). How far it moves bob's run is measured by
+``bench/fairness.py``, not here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from nats.aio.client import Client
+from nats.errors import Error as NatsError
+
+from contracts import subjects
+from services.doors.bus.app import MAX_QUEUED
+from services.doors.cli.mesh import Mesh
+from services.doors.core.fairness import SETTINGS
+from services.runtime import access
+from services.runtime.host import Bus
+from services.runtime.settings import Settings
+from tests.support.meshes import mesh_fixture
+from tests.support.signing import register
+
+pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
+
+PREFIX = "bmflood"
+FLOOD = 400
+BODY = b"x" * 400_000
+
+
+@pytest.fixture(scope="module")
+def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    home = tmp_path_factory.mktemp("home")
+    env = {SETTINGS["bytes_per_second"]: str(4 * 1024 * 1024)}  # ten of mallory's a second
+    return Settings(home=home, prefix=PREFIX, user="bob", previews=False, env=env)
+
+
+mesh = mesh_fixture()
+
+
+async def _quiet(exc: Exception) -> None:
+    """Logins refused until the server admits the new key are expected."""
+
+
+async def login(url: str, name: str, seed: bytes) -> Client:
+    for _ in range(50):  # the server admits keys registered after it started within ~1 s
+        nc = Client()
+        try:
+            await nc.connect(
+                url,
+                nkeys_seed_str=seed.decode(),
+                inbox_prefix=access.user_inbox_prefix(name),
+                allow_reconnect=False,
+                max_outstanding_pings=10,
+                error_cb=_quiet,
+            )
+            return nc
+        except NatsError:
+            await nc.close()
+            await asyncio.sleep(0.1)
+    raise AssertionError(f"{name} was never admitted")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def logins(
+    mesh: tuple[Mesh, Bus], mesh_settings: Settings
+) -> AsyncIterator[dict[str, Client]]:
+    running, _ = mesh
+    seeds = {name: register(mesh_settings.home, name) for name in ("bob", "mallory")}
+    clients = {name: await login(running.url, name, seed) for name, seed in seeds.items()}
+    yield clients
+    for nc in clients.values():
+        await nc.close()
+
+
+async def ask(nc: Client, user: str, verb: str, data: bytes, timeout: float) -> dict[str, Any]:
+    reply = await nc.request(subjects.door_api(PREFIX, user, verb), data, timeout=timeout)
+    answer: dict[str, Any] = json.loads(reply.data)
+    return answer
+
+
+async def test_flood_is_refused_naming_the_limit_and_another_user_is_answered(
+    logins: dict[str, Client],
+) -> None:
+    mallory, bob = logins["mallory"], logins["bob"]
+    assert (await ask(bob, "bob", "runs.list", b"{}", 10))["ok"] is True
+    flood = [
+        asyncio.ensure_future(ask(mallory, "mallory", "files.stage", BODY, 60))
+        for _ in range(FLOOD)
+    ]
+    # bob asks while the flood is under way, with the timeout a person would wait.
+    answers = [await ask(bob, "bob", "runs.list", b"{}", 5) for _ in range(5)]
+    assert all(a["ok"] for a in answers), answers
+    heard = await asyncio.gather(*flood, return_exceptions=True)
+    assert not [h for h in heard if isinstance(h, BaseException)]  # every request answered
+    codes = [h["error"]["code"] for h in heard if isinstance(h, dict) and not h["ok"]]
+    limited = [
+        h["error"]["message"]
+        for h in heard
+        if isinstance(h, dict) and not h["ok"] and h["error"]["code"] == "UNAVAILABLE"
+    ]
+    assert len(limited) > FLOOD // 2, codes[:5]
+    said = limited[0]
+    assert any(setting in said for setting in SETTINGS.values()), said
+    assert "try again" in said or "wait" in said
+    # Refused, not queued: the door holds at most MAX_QUEUED requests at once.
+    assert FLOOD - len(limited) <= MAX_QUEUED
+
+
+async def test_flooder_is_served_again_once_she_slows_down(logins: dict[str, Client]) -> None:
+    await asyncio.sleep(1.5)  # the bucket refills at its rate: a second and a half is enough
+    answer = await ask(logins["mallory"], "mallory", "runs.list", b"{}", 10)
+    assert answer["ok"] is True

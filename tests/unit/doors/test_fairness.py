@@ -1,0 +1,90 @@
+"""Each user's share of a door, on a clock the test moves."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.doors.core.fairness import (
+    MAX_USERS,
+    SETTINGS,
+    Fairness,
+    FairnessSettingError,
+    Limits,
+)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def fairness(**limits: int) -> tuple[Fairness, Clock]:
+    clock = Clock()
+    return Fairness(Limits(**limits), clock), clock
+
+
+def test_admit_when_a_burst_is_spent_refuses_naming_the_limit_and_when_to_retry() -> None:
+    door, clock = fairness(requests_per_second=10, burst=5, in_flight=100)
+    assert [door.admit("bob", 10) for _ in range(5)] == [None] * 5
+    refusal = door.admit("bob", 10)
+    assert refusal is not None
+    assert "more than 10 requests a second" in refusal.message
+    assert SETTINGS["requests_per_second"] in refusal.message
+    assert refusal.retry_after == pytest.approx(0.1)
+    clock.now += 0.1
+    assert door.admit("bob", 10) is None  # refilled
+
+
+def test_admit_when_one_user_floods_another_is_not_touched() -> None:
+    door, _ = fairness(requests_per_second=10, burst=5, in_flight=100)
+    for _ in range(50):
+        door.admit("mallory", 10)
+    assert door.admit("bob", 10) is None
+
+
+def test_admit_when_bytes_run_out_refuses_and_gives_the_request_token_back() -> None:
+    door, clock = fairness(bytes_per_second=1000, bytes_burst=1000, burst=2, in_flight=100)
+    assert door.admit("bob", 900) is None
+    refusal = door.admit("bob", 900)
+    assert refusal is not None and "more than 1,000 bytes a second" in refusal.message
+    assert SETTINGS["bytes_per_second"] in refusal.message
+    clock.now += 0.8
+    assert door.admit("bob", 900) is None  # the refused one did not spend a request
+
+
+def test_admit_when_larger_than_the_burst_still_passes_once_the_bucket_is_full() -> None:
+    door, _ = fairness(bytes_per_second=100, bytes_burst=100)
+    assert door.admit("bob", 10_000) is None
+
+
+def test_admit_when_too_many_at_once_refuses_until_one_is_done() -> None:
+    door, _ = fairness(in_flight=2)
+    assert door.admit("bob", 1) is None and door.admit("bob", 1) is None
+    refusal = door.admit("bob", 1)
+    assert refusal is not None and "2 requests under way" in refusal.message
+    door.done("bob")
+    assert door.admit("bob", 1) is None
+
+
+def test_users_when_more_than_the_table_holds_forget_idle_ones_first() -> None:
+    door, _ = fairness(in_flight=5)
+    assert door.admit("busy", 1) is None
+    for i in range(MAX_USERS + 10):
+        door.admit(f"u{i}", 1)
+        door.done(f"u{i}")
+    assert len(door._shares) <= MAX_USERS
+    assert "busy" in door._shares  # a user with a request under way is kept
+
+
+@pytest.mark.parametrize("raw", ["0", "-1", "ten", "1.5"])
+def test_limits_when_a_setting_is_unusable_names_it(raw: str) -> None:
+    with pytest.raises(FairnessSettingError, match=SETTINGS["burst"]):
+        Limits.from_env({SETTINGS["burst"]: raw})
+
+
+def test_limits_when_set_read_them_and_default_the_rest() -> None:
+    limits = Limits.from_env({SETTINGS["in_flight"]: "3"})
+    assert limits.in_flight == 3 and limits.burst == Limits().burst
