@@ -34,6 +34,7 @@ from contracts.queries import (
     RunsQuery,
     RunsReply,
 )
+from contracts.request_limits import MAX_PROMPT
 from services.audit.rebuild_store import RebuildStore
 from services.audit.replay import replay
 from services.audit.store import SqliteStore
@@ -44,6 +45,7 @@ from services.runtime.retry import poll
 log = logging.getLogger("blendmesh.audit")
 
 QUEUE = "audit"
+REPLY_HEADROOM = 16 * 1024  # the reply's headers and subject
 _T = TypeVar("_T")
 _encoder = msgspec.json.Encoder()
 Answer = Callable[[bytes], Awaitable[Reply]]
@@ -51,6 +53,16 @@ Answer = Callable[[bytes], Awaitable[Reply]]
 
 class QueryFailed(BlendmeshError):
     """The query cannot be answered; the message goes back to the client as ``error``."""
+
+
+def _shortened(row: dict[str, Any]) -> dict[str, Any]:
+    """A run row with its prompt and message cut to what a list shows: a prompt logged
+    before the doors bounded it (up to 900 KB) made every list of that user too big."""
+    for name in ("prompt", "message"):
+        text = row.get(name)
+        if isinstance(text, str) and len(text) > MAX_PROMPT:
+            row = {**row, name: text[: MAX_PROMPT - 1] + "…"}
+    return row
 
 
 def decode_query(name: str, data: bytes, kind: type[_T], example: str) -> _T:
@@ -112,13 +124,23 @@ class QueryResponders:
         except Exception as exc:
             log.exception("audit: query on %s failed", msg.subject)
             reply = Reply(ok=False, error=f"the audit service failed ({exc!r}); see its log")
+        encoded = _encoder.encode(reply)
+        room = self._bus.nc.max_payload - REPLY_HEADROOM
+        if len(encoded) > room:  # the asker hears why, instead of waiting for a silence
+            encoded = _encoder.encode(
+                Reply(
+                    ok=False,
+                    error=f"the answer is {len(encoded):,} bytes, more than one message holds "
+                    f"({room:,}); ask for fewer (a smaller limit)",
+                )
+            )
         with contextlib.suppress(Exception):
-            await msg.respond(_encoder.encode(reply))
+            await msg.respond(encoded)
 
     async def runs(self, data: bytes) -> Reply:
         query = decode_query("runs", data, RunsQuery, '{"limit": 50}')
         seq = await self.caught_up()
-        rows = await self._store.runs(query.limit, query.user)
+        rows = [_shortened(row) for row in await self._store.runs(query.limit, query.user)]
         return RunsReply(ok=True, last_seq=seq, runs=msgspec.convert(rows, list[RunRow]))
 
     async def run(self, data: bytes) -> Reply:

@@ -11,8 +11,9 @@ import msgspec
 import pytest
 
 from contracts import subjects
-from contracts.events import AnyEvent, decode_event
+from contracts.events import AnyEvent, RunRequested, decode_event
 from contracts.queries import Reply
+from contracts.request_limits import MAX_PROMPT
 from services.audit import app as audit_app
 from services.audit.client import (
     AuditError,
@@ -213,3 +214,21 @@ async def test_views_when_an_event_returns_after_later_ones_still_apply_it_in_lo
         assert await query_dump(bus.nc, "bmtest") == live
     finally:
         await service.stop()
+
+
+async def test_query_runs_when_prompts_were_logged_huge_answers_with_them_cut(
+    bus: Bus, audit: ConsumerService
+) -> None:
+    # Before the doors bounded prompts, a user could log 900 KB ones; two of them made
+    # every list of that user's runs too big for one message, and the audit said nothing.
+    first = next(e for e in history() if isinstance(e, RunRequested))
+    for n in range(3):
+        event = msgspec.structs.replace(
+            first, run_id=f"run-huge-{n}", event_id=f"huge-{n}", prompt="x" * 900_000
+        )
+        await bus.publisher.publish(event)
+    runs = await query_runs(bus.nc, "bmtest", user=first.user)
+    huge = [r for r in runs if r.run_id.startswith("run-huge-")]
+    assert len(huge) == 3
+    assert all(r.prompt is not None and len(r.prompt) == MAX_PROMPT for r in huge)
+    assert all(r.prompt is not None and r.prompt.endswith("…") for r in huge)

@@ -285,3 +285,26 @@ async def test_door_when_a_request_is_malformed_says_what_and_changes_nothing(
     answer = await users["alice"].ask(verb, body)
     assert answer["ok"] is False and answer["error"]["code"] == code
     assert words in answer["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "words"),
+    [
+        ({"prompt": "x" * 900_000, "plan": None}, "the prompt has 900,000 characters"),
+        ({"request_id": "r" * 200_000}, "request_id must be 1 to 128 characters"),
+        ({"event_id": ""}, "event_id must be 1 to 128 characters"),
+        ({"run_id": "run-" + "x" * 200}, "run_id must be 1 to 128 letters"),
+        ({"at": 1e300}, "'at' is more than a day from the door's clock"),
+        ({"at": -1e300}, "'at' is more than a day from the door's clock"),
+    ],
+)
+async def test_door_when_a_request_is_over_the_gateways_limits_refuses_it_and_logs_nothing(
+    users: dict[str, User], mesh: tuple[Mesh, Bus], fields: dict[str, Any], words: str
+) -> None:
+    body = {**requested("alice", "doorlimits", create("Limited")), **fields}
+    answer = await users["alice"].ask("run.submit", body)
+    assert answer["ok"] is False and answer["error"]["code"] == "INVALID", answer
+    assert words in answer["error"]["message"]
+    if len(body["run_id"]) <= 128:
+        assert await read_run(mesh[1].js, PREFIX, body["run_id"]) == []
+    assert (await users["alice"].ask("runs.list", {}))["ok"] is True

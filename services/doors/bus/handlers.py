@@ -10,13 +10,13 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
 import msgspec
 
-from contracts import subjects
 from contracts.door import (
     MAX_FILE_CHUNK,
     MAX_LIST,
@@ -31,6 +31,7 @@ from contracts.door import (
 )
 from contracts.errors import BlendmeshError
 from contracts.events import ApprovalRequested, ApprovalResolved, RunRequested, decode_event
+from contracts.request_limits import request_problem
 from contracts.resolutions import canonical_resolution
 from contracts.session import BUS
 from services.doors.bus.ports import DoorUnavailable, Files, MeshReads, RunWriter
@@ -69,6 +70,7 @@ class DoorHandlers:
     writer: RunWriter
     approvers: Callable[[], frozenset[str]] = field(default=frozenset)
     files: Files | None = None  # files.stage and files.get; None: the verbs are unavailable
+    clock: Callable[[], float] = time.time
 
     def table(self) -> dict[str, Verb]:
         """Verb -> handler: what a user's login may ask (``contracts.door.VERBS``)."""
@@ -115,15 +117,10 @@ class DoorHandlers:
                 "FORBIDDEN",
                 f"the request names user {event.user!r}, but this login is {user.name!r}",
             )
-        for value, what in (
-            (event.run_id, "run id"),
-            (event.thread_id, "thread id"),
-            (event.scene_id, "scene id"),
-        ):
-            try:
-                subjects.check_token(value, what)
-            except ValueError as exc:
-                raise Refused("INVALID", str(exc)) from None
+        # The limits the gateway's schema holds a request to, for every door.
+        problem = request_problem(event, self.clock())
+        if problem is not None:
+            raise Refused("INVALID", problem)
         if await self.reads.requested(event.run_id) is not None:
             raise Refused("CONFLICT", f"run {event.run_id} exists; pick a fresh run id")
         try:

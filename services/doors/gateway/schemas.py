@@ -20,6 +20,7 @@ from contracts.events import AnyEvent
 from contracts.python_steps import CODE_SHA256_PATTERN
 from contracts.queries import AuditRecord, RunRow, TimelineEntry
 from contracts.receipts import ActionState, RunResult, RunState
+from contracts.request_limits import MAX_PROMPT
 from contracts.resolutions import Resolution
 from contracts.tools import DeterminismClass
 from services.doors.core.run_view import Pending, RunView
@@ -27,7 +28,6 @@ from services.doors.gateway.errors import FAILURE_TYPE, ApiError, type_name
 
 # The subject-safe ids of contracts/subjects.py: they become NATS subject tokens.
 Token = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,128}$")]
-MAX_PROMPT = 4000
 
 
 class _Model(BaseModel):
