@@ -5,6 +5,7 @@ the gateway's ``/healthz`` and ``/readyz`` answer 200 without a token."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import AsyncIterator
 
@@ -171,3 +172,22 @@ async def test_gateway_when_served_answers_as_itself_and_not_once_stopped(
     finally:
         await server.stop()
     assert await health.ping(client.nc, access.GATEWAY, prefix=PREFIX) == []
+
+
+async def test_readyz_when_a_metrics_token_is_set_shows_details_only_with_it(
+    mesh: tuple[Mesh, Bus], ran: MeshStatus
+) -> None:
+    settings = dataclasses.replace(mesh[0].settings, metrics_token="tok-operator")
+    app = create_app(settings, mesh[1], Tokens({"tok-ana": "ana"}))
+    app.state.readiness = ReadinessProbe(mesh[1], wait=WAIT)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as client:
+        anyone = await client.get("/readyz")
+        user = await client.get("/readyz", headers={"Authorization": "Bearer tok-ana"})
+        operator = await client.get("/readyz", headers={"Authorization": "Bearer tok-operator"})
+    for bare in (anyone, user):
+        assert bare.status_code == 200
+        assert bare.json() == {"ready": True, "reasons": [], "services": None, "jetstream": None}
+    detail = operator.json()
+    executor = next(s for s in detail["services"] if s["role"] == "executor")
+    assert executor["instances"][0]["version"] and detail["jetstream"]["streams"]

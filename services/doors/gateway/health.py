@@ -1,11 +1,13 @@
 """``GET /healthz`` and ``GET /readyz``, and the gateway's own answer to the services API.
 
 Both routes need no token: a load balancer or a supervisor asks them. ``/healthz`` says
-whether the gateway's process and its NATS connection live; ``/readyz`` is the snapshot
-``blendmesh status`` prints (``contracts.health``), 200 when a run can go through and 503
-with the reasons otherwise. The snapshot is kept a second, so a probe asked often costs
-the mesh one question a second, and which scene an executor holds is left out: anyone
-may read these routes.
+whether the gateway's process and its NATS connection live; ``/readyz`` answers 200 when a
+run can go through and 503 with the reasons otherwise. Its details (each service's
+instances with their ids, versions, consumers and Blender restarts, and the streams'
+sizes: the snapshot ``blendmesh status`` prints, ``contracts.health``) are for the
+operator: shown where ``BLENDMESH_METRICS_TOKEN`` is set only to a request that sends it,
+as ``/metrics`` is. The snapshot is kept a second, so a probe asked often costs the mesh
+one question a second, and which scene an executor holds is never shown.
 
 The gateway logs in as ``client``, which may ask the services API but not answer it; it
 answers as ``blendmesh-gateway`` on a second login, ``gateway``, that may publish
@@ -31,6 +33,7 @@ from services.runtime import health
 from services.runtime.access import GATEWAY, login_for
 from services.runtime.bus import connect
 from services.runtime.host import Bus
+from services.runtime.metrics_server import authorized
 
 FRESH_FOR = 1.0  # seconds a snapshot is served again before the mesh is asked anew
 ASK_WAIT = 1.0  # seconds the snapshot waits for the services' answers
@@ -101,8 +104,12 @@ class JetStreamOut(_Model):
 class Readiness(_Model):
     ready: bool
     reasons: list[str] = Field(description="Why not ready, each with what to do")
-    services: list[ServiceOut]
-    jetstream: JetStreamOut
+    services: list[ServiceOut] | None = Field(
+        None, description="With the metrics token (or where none is set) only"
+    )
+    jetstream: JetStreamOut | None = Field(
+        None, description="With the metrics token (or where none is set) only"
+    )
 
 
 def _consumer_out(c: ConsumerState) -> ConsumerOut:
@@ -236,12 +243,16 @@ async def healthz(request: Request, response: Response) -> Liveness:
 )
 async def readyz(request: Request, response: Response) -> Readiness:
     """Readiness: 200 when every service a run needs answers and JetStream does, 503 with
-    the reasons otherwise; the same snapshot as `blendmesh status`. No token needed."""
+    the reasons otherwise. No token needed; the details of `blendmesh status` come with
+    the metrics token, where one is set."""
     probe: ReadinessProbe = request.app.state.readiness
     status = await probe.current()
     if not status.ready:
         response.status_code = 503
-    return readiness_out(status)
+    token = gateway(request).settings.metrics_token
+    if authorized(request.headers.get("authorization"), token):
+        return readiness_out(status)
+    return Readiness(ready=status.ready, reasons=status.reasons, services=None, jetstream=None)
 
 
 class Announcement:
