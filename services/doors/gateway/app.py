@@ -41,6 +41,7 @@ from services.doors.gateway.context import Gateway
 from services.doors.gateway.fair_share import FairShare
 from services.doors.gateway.limits import BodyLimit
 from services.doors.gateway.mcp import McpEndpoint
+from services.doors.gateway.protocol import HEADER_SECONDS, HeadTimedH11
 from services.doors.gateway.query import known_query
 from services.runtime.host import Bus, never
 from services.runtime.owners import LogOwners
@@ -48,6 +49,8 @@ from services.runtime.settings import Settings, SettingsError
 
 STATIC = Path(__file__).parent / "static"
 DEFAULT_PORT = 8000
+IDLE_SECONDS = 5  # a kept-alive connection with no request
+MAX_CONNECTIONS = 1024
 log = logging.getLogger("blendmesh.gateway")
 
 
@@ -123,11 +126,28 @@ class _EmbeddedServer(uvicorn.Server):
 class GatewayServer:
     """uvicorn serving an app as a task of the running loop; ``url`` once started."""
 
-    def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = DEFAULT_PORT) -> None:
+    def __init__(
+        self,
+        app: FastAPI,
+        host: str = "127.0.0.1",
+        port: int = DEFAULT_PORT,
+        header_seconds: float = HEADER_SECONDS,
+    ) -> None:
         self.host, self.port = host, port
         self.url = ""
         self.app = app
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off")
+        protocol = type("GatewayH11", (HeadTimedH11,), {"header_seconds": header_seconds})
+        config = uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            log_level="warning",
+            lifespan="off",
+            http=protocol,
+            timeout_keep_alive=IDLE_SECONDS,
+            # Past this many connections and requests at once, uvicorn answers 503.
+            limit_concurrency=MAX_CONNECTIONS,
+        )
         self._server = _EmbeddedServer(config)
         self._task: asyncio.Task[None] | None = None
         self._announced: health.Announcement | None = None
