@@ -80,7 +80,7 @@ class Bus:
         except BaseException:
             await nc.close()
             raise
-        publisher = JetStreamPublisher(js, prefix)
+        publisher = JetStreamPublisher(js, prefix, nc)
         return cls(nc=nc, js=js, publisher=publisher, prefix=prefix, ready_wait=ready_wait)
 
     async def close(self) -> None:

@@ -6,11 +6,12 @@ import asyncio
 from typing import Any, Protocol
 
 from nats.aio.client import Client
+from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js import JetStreamContext
 
 from contracts import subjects
 from contracts.events import Event
-from services.runtime import tracing
+from services.runtime import quorum, tracing
 from services.runtime.limits import encode_bounded
 
 
@@ -36,18 +37,24 @@ class JetStreamPublisher:
     The headers also carry the current trace context, so the consumers' spans join it.
     """
 
-    def __init__(self, js: JetStreamContext, prefix: str) -> None:
+    def __init__(self, js: JetStreamContext, prefix: str, nc: Client | None = None) -> None:
         self._js = js
         self._prefix = prefix
         self._stream = subjects.stream_name(prefix)
+        self._nc = nc  # with it, a timeout says how many servers answer (quorum.py)
 
     async def publish(self, event: Event) -> int:
-        ack = await self._js.publish(
-            subjects.for_event(self._prefix, event),
-            encode_bounded(event),  # raises EventTooLarge before NATS would
-            stream=self._stream,
-            headers=tracing.inject({"Nats-Msg-Id": event.event_id}),
-        )
+        try:
+            ack = await self._js.publish(
+                subjects.for_event(self._prefix, event),
+                encode_bounded(event),  # raises EventTooLarge before NATS would
+                stream=self._stream,
+                headers=tracing.inject({"Nats-Msg-Id": event.event_id}),
+            )
+        except NatsTimeoutError:
+            if self._nc is None:
+                raise
+            raise await quorum.unavailable(self._nc, self._stream) from None
         return ack.seq
 
 

@@ -35,6 +35,7 @@ from services.runtime import access, delivered, health
 from services.runtime.history import read_run
 from services.runtime.host import Bus, never
 from services.runtime.owners import IndexBehind, LogOwners
+from services.runtime.quorum import JetStreamUnavailable
 from services.runtime.settings import Settings
 from services.runtime.users import FILE_NAME, UsersFile, UsersFileError
 
@@ -207,6 +208,8 @@ class DoorService:
             return refused("FORBIDDEN", "this login is not a registered user any more")
         try:
             return await self._handlers.answer(user, verb, data)
+        except JetStreamUnavailable as exc:
+            return refused("UNAVAILABLE", str(exc))
         except (NoRespondersError, NatsTimeoutError) as exc:
             return refused("UNAVAILABLE", f"the mesh did not answer in time ({exc!r}); try again")
         except Exception:

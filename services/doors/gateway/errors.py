@@ -35,6 +35,7 @@ from contracts.failures import ErrorCode
 from services.doors.core.client import ClientError
 from services.doors.core.ownership import NotOwned
 from services.doors.core.scene_client import NoScene, NotABlend, SceneFileChanged, UploadTooLarge
+from services.runtime.quorum import JetStreamUnavailable
 
 log = logging.getLogger("blendmesh.gateway")
 
@@ -219,6 +220,8 @@ def classify(exc: Exception) -> ApiError:
     door = next((api for kind, api in DOOR_ERRORS.items() if isinstance(exc, kind)), None)
     if door is not None:
         return door(str(exc))
+    if isinstance(exc, JetStreamUnavailable):
+        return Unavailable(str(exc))
     if isinstance(exc, NatsError | TimeoutError):
         return Unavailable("the mesh did not answer; retry when it is up")
     return ApiError("the gateway failed; see its log")
@@ -269,6 +272,10 @@ def install(app: FastAPI) -> None:
         log.warning("%s %s: the mesh: %s", request.method, request.url.path, type(exc).__name__)
         return error_response(Unavailable, 503, "the mesh did not answer; retry when it is up")
 
+    async def on_no_quorum(request: Request, exc: Exception) -> JSONResponse:
+        log.warning("%s %s: %s", request.method, request.url.path, exc)
+        return error_response(Unavailable, 503, str(exc))
+
     async def on_unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.error("%s %s failed: %s", request.method, request.url.path, type(exc).__name__)
         return error_response(ApiError, 500, "the gateway failed; see its log")
@@ -279,4 +286,5 @@ def install(app: FastAPI) -> None:
     for door_error in DOOR_ERRORS:
         app.add_exception_handler(door_error, on_door_error)
     app.add_exception_handler(NatsError, on_mesh_down)
+    app.add_exception_handler(JetStreamUnavailable, on_no_quorum)
     app.add_exception_handler(Exception, on_unexpected)
