@@ -29,6 +29,8 @@ class RunsQuery(_Message, frozen=True, kw_only=True):
 
     limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_RUNS)] = 50
     user: Annotated[str, msgspec.Meta(min_length=1, max_length=128)] | None = None
+    # Only runs not yet completed or failed: under way, or waiting for a person.
+    active: bool = False
 
 
 class RunQuery(_Message, frozen=True, kw_only=True):

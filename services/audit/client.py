@@ -83,10 +83,12 @@ async def query_runs(
     limit: int = 50,
     *,
     user: str | None = None,
+    active: bool = False,
     timeout: float = 10.0,
 ) -> list[RunRow]:
-    """The newest ``limit`` runs (of ``user``, when given), newest first."""
-    query = RunsQuery(limit=limit, user=user)
+    """The newest ``limit`` runs (of ``user``, when given; only those under way or waiting
+    for a person, when ``active``), newest first."""
+    query = RunsQuery(limit=limit, user=user, active=active)
     reply = await _ask(nc, prefix, "runs", query, RunsReply, timeout)
     return reply.runs
 

@@ -140,7 +140,8 @@ class QueryResponders:
     async def runs(self, data: bytes) -> Reply:
         query = decode_query("runs", data, RunsQuery, '{"limit": 50}')
         seq = await self.caught_up()
-        rows = [_shortened(row) for row in await self._store.runs(query.limit, query.user)]
+        found = await self._store.runs(query.limit, query.user, query.active)
+        rows = [_shortened(row) for row in found]
         return RunsReply(ok=True, last_seq=seq, runs=msgspec.convert(rows, list[RunRow]))
 
     async def run(self, data: bytes) -> Reply:

@@ -24,6 +24,8 @@ from services.audit.sqlite_views import SqliteViews, ViewsThread, open_views, re
 from services.audit.tables import VIEWS, Applied, Batch, Project
 
 RECORDS_AT = "SELECT * FROM audit_records WHERE stream_seq = ?"
+# A run under way or waiting for a person (its state is none of the ends).
+ACTIVE = "(state IS NULL OR state NOT IN ('completed', 'failed'))"
 
 
 class ViewStore(Protocol):
@@ -40,7 +42,7 @@ class ViewStore(Protocol):
         the stretch produced, in log order, those of events applied before included."""
         ...
 
-    async def runs(self, limit: int, user: str | None = None) -> list[Row]: ...
+    async def runs(self, limit: int, user: str | None = None, active: bool = False) -> list[Row]: ...
 
     async def run(self, run_id: str) -> dict[str, Any] | None:
         """``{"run": row, "actions", "audit_records", "timeline": rows}`` or None."""
@@ -121,12 +123,13 @@ class SqliteStore:
 
         return await self._run(apply)
 
-    async def runs(self, limit: int, user: str | None = None) -> list[Row]:
-        if user is None:
-            sql = "SELECT * FROM runs ORDER BY created_at DESC, run_id DESC LIMIT ?"
-            return await self._rows(sql, (limit,))
-        sql = "SELECT * FROM runs WHERE user = ? ORDER BY created_at DESC, run_id DESC LIMIT ?"
-        return await self._rows(sql, (user, limit))
+    async def runs(self, limit: int, user: str | None = None, active: bool = False) -> list[Row]:
+        where = [] if user is None else ["user = ?"]
+        if active:
+            where.append(ACTIVE)
+        sql = "SELECT * FROM runs" + (f" WHERE {' AND '.join(where)}" if where else "")
+        sql += " ORDER BY created_at DESC, run_id DESC LIMIT ?"
+        return await self._rows(sql, (limit,) if user is None else (user, limit))
 
     async def run(self, run_id: str) -> dict[str, Any] | None:
         def read(views: SqliteViews) -> dict[str, Any] | None:

@@ -13,6 +13,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -30,6 +31,7 @@ from services.doors.bus.handlers import MAX_REPLY_BYTES, DoorHandlers, refused
 from services.doors.bus.ports import DoorUnavailable
 from services.doors.core.client import MeshClient
 from services.doors.core.fairness import Fairness, Limits
+from services.doors.core.quota import RunQuota
 from services.executor.client import ObjectStoreUploads, SceneFiles
 from services.runtime import access, delivered, health
 from services.runtime.history import read_run
@@ -226,6 +228,7 @@ async def start(settings: Settings, bus: Bus) -> DoorService:
         writer=LogWriter(bus),
         approvers=users.approvers,
         files=ObjectStoreUploads(bus.js, bus.prefix),
+        room=partial(RunQuota.from_env(settings.env).check, bus.nc, bus.prefix),
     )
     fairness = Fairness(Limits.from_env(settings.env), time.monotonic)
     service = DoorService(bus, handlers, users, Feed(bus, reads.requested), owners, fairness)

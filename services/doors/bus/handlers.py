@@ -36,6 +36,7 @@ from contracts.resolutions import canonical_resolution
 from contracts.session import BUS
 from services.doors.bus.ports import DoorUnavailable, Files, MeshReads, RunWriter
 from services.doors.core import ownership
+from services.doors.core.quota import QuotaExceeded
 from services.runtime.identity import UserEntry, may_resolve
 
 log = logging.getLogger("blendmesh.security")
@@ -71,6 +72,8 @@ class DoorHandlers:
     approvers: Callable[[], frozenset[str]] = field(default=frozenset)
     files: Files | None = None  # files.stage and files.get; None: the verbs are unavailable
     clock: Callable[[], float] = time.time
+    # Raises QuotaExceeded when the user may not start another run now (quota.py).
+    room: Callable[[str], Awaitable[None]] | None = None
 
     def table(self) -> dict[str, Verb]:
         """Verb -> handler: what a user's login may ask (``contracts.door.VERBS``)."""
@@ -131,6 +134,11 @@ class DoorHandlers:
         owner = await self.reads.scene_owner(event.scene_id)
         if owner is not None and not ownership.owns(owner, user.name):  # None: a new scene
             raise Refused("NOT_FOUND", f"no scene {event.scene_id}")
+        if self.room is not None:
+            try:
+                await self.room(user.name)
+            except QuotaExceeded as exc:
+                raise Refused("UNAVAILABLE", str(exc)) from None
         # The door, not the client, says what host the request came through (spec 001).
         await self.writer.publish(msgspec.structs.replace(event, host=BUS))
         return DoorReply(ok=True, run_id=event.run_id)

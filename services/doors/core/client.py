@@ -43,6 +43,7 @@ from contracts.receipts import RunResult
 from contracts.resolutions import Resolution, canonical_resolution
 from contracts.session import BUS, DeterminismRequest, HostProfile
 from contracts.trusted_code import quote_problem
+from services.doors.core.quota import RunQuota
 from services.doors.core.run_view import RunView
 from services.doors.core.run_watch import Waiting, Watch
 from services.runtime import delivered, tracing
@@ -150,9 +151,10 @@ class RunTimedOut(ClientError):
 
 
 class MeshClient:
-    def __init__(self, bus: Bus, watch: Watch | None = None) -> None:
+    def __init__(self, bus: Bus, watch: Watch | None = None, quota: RunQuota | None = None) -> None:
         self.bus = bus
         self.watch = watch  # None: follow in silence (the gateway answers with a status)
+        self.quota = quota  # None: no limit on a user's runs at once (one person's CLI)
 
     async def run(
         self, request: RunRequested, on_event: OnEvent | None = None, timeout: float = 600.0
@@ -164,6 +166,8 @@ class MeshClient:
         The span opened here is the root of the run's trace: every service's span joins it
         through the trace context in the events' headers.
         """
+        if self.quota is not None:  # before anything enters the log
+            await self.quota.check(self.bus.nc, self.bus.prefix, request.user)
         attributes = {**_run_attributes(request), "blendmesh.scene_id": request.scene_id}
         with tracing.tracer().start_as_current_span(
             "blendmesh run", kind=SpanKind.CLIENT, attributes=attributes

@@ -23,6 +23,7 @@ from fastapi.staticfiles import StaticFiles
 
 from services.doors.core.client import MeshClient
 from services.doors.core.fairness import Fairness, Limits
+from services.doors.core.quota import RunQuota
 from services.doors.gateway import (
     agent,
     approvals,
@@ -75,7 +76,7 @@ def create_app(
     app.state.gateway = Gateway(
         settings=settings,
         bus=bus,
-        client=MeshClient(bus),
+        client=MeshClient(bus, quota=RunQuota.from_env(settings.env)),
         owners=LogOwners(bus),
         run_timeout=run_timeout,
     )

@@ -32,8 +32,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from contracts.errors import BlendmeshError
 from contracts.failures import ErrorCode
-from services.doors.core.client import ClientError
 from services.doors.core.ownership import NotOwned
+from services.doors.core.quota import QuotaExceeded
 from services.doors.core.scene_client import NoScene, NotABlend, SceneFileChanged, UploadTooLarge
 from services.runtime.quorum import JetStreamUnavailable
 
@@ -115,12 +115,13 @@ STATUS: dict[type[ApiError], int] = {
 
 # The refusals of what the doors share (the scene door, the ownership rule), as the class
 # each answers as.
-DOOR_ERRORS: dict[type[ClientError], type[ApiError]] = {
+DOOR_ERRORS: dict[type[BlendmeshError], type[ApiError]] = {
     NotOwned: NotFound,
     NoScene: NotFound,
     UploadTooLarge: TooLarge,
     NotABlend: ValidationError,
     SceneFileChanged: Conflict,
+    QuotaExceeded: TooMany,
 }
 
 # The 002 class a failed run's error code belongs to: a run that ended failed is still a

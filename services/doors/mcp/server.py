@@ -27,11 +27,13 @@ from pydantic import AnyUrl
 from contracts.session import MCP_STDIO, HostProfile
 from services.doors.core.client import ClientError, MeshClient
 from services.doors.core.ownership import NotOwned
+from services.doors.core.quota import QuotaExceeded, RunQuota
 from services.doors.mcp import answers, looks, prompts, tools
 from services.doors.mcp.approval import submit
 from services.doors.mcp.door import Door, check, plain
 from services.doors.mcp.errors import AuthError, NotFound, ToolError, Unavailable, ValidationError
 from services.runtime.host import Bus
+from services.runtime.quorum import JetStreamUnavailable
 from services.runtime.settings import Settings
 
 SERVER_NAME = "blendmesh"
@@ -127,6 +129,8 @@ async def call_safely(
         return answers.tool_error(exc)
     except NotOwned as exc:
         return answers.tool_error(NotFound(str(exc)))
+    except (QuotaExceeded, JetStreamUnavailable) as exc:  # their words name the limit
+        return answers.tool_error(Unavailable(str(exc)))
     except (NatsError, TimeoutError, ConnectionError):
         log.warning("tool %s: the mesh did not answer", name)
         return answers.tool_error(Unavailable("the mesh did not answer; retry when it is up"))
@@ -223,7 +227,11 @@ def door_for(
 ) -> Door:
     """The door of one MCP transport; ``host`` is the profile its requests declare."""
     return Door(
-        settings=settings, bus=bus, client=MeshClient(bus), run_timeout=run_timeout, host=host
+        settings=settings,
+        bus=bus,
+        client=MeshClient(bus, quota=RunQuota.from_env(settings.env)),
+        run_timeout=run_timeout,
+        host=host,
     )
 
 

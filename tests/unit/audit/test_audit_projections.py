@@ -64,9 +64,12 @@ class MemoryStore:
             for row in (await self.apply(seq, run_id, project)).records
         ]
 
-    async def runs(self, limit: int, user: str | None = None) -> list[Row]:
+    async def runs(self, limit: int, user: str | None = None, active: bool = False) -> list[Row]:
         rows = sorted(self.views["runs"].values(), key=lambda r: (r["created_at"], r["run_id"]))
-        return [r for r in rows[::-1] if user in (None, r["user"])][:limit]
+        ended = ("completed", "failed") if active else ()
+        return [r for r in rows[::-1] if user in (None, r["user"]) and r["state"] not in ended][
+            :limit
+        ]
 
     async def run(self, run_id: str) -> dict[str, Any] | None:
         found = self.views["runs"].get(run_id)
