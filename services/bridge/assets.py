@@ -21,6 +21,7 @@ from typing import Any
 import addon_utils
 import bpy
 
+from contracts.assets import asset_problem
 from contracts.views import AssetImported, AssetParams
 
 from . import bounded, digests, references
@@ -28,6 +29,7 @@ from .said import plain
 from .tools.scene import SceneError, SceneRefused, _hidden, _paths_left
 
 _GLTF_ADDON = "io_scene_gltf2"
+MAX_ASSET_BYTES = 1024 * 1024 * 1024  # far above any upload limit: a bound, not a policy
 log = logging.getLogger("blendmesh.bridge")
 
 
@@ -71,6 +73,19 @@ def import_asset(want: AssetParams) -> AssetImported:
     to others, SceneError when Blender cannot read it or it holds no objects."""
     path = os.path.abspath(want.path)
     shown = f"the {want.format} file"
+    # Checked here too, not only by the executor: whoever calls the bridge, no importer
+    # reads a file whose declared sizes its bytes do not back (contracts/gltf_sizes.py).
+    try:
+        with open(path, "rb") as file:
+            data = file.read(MAX_ASSET_BYTES + 1)
+    except OSError as err:
+        raise SceneError(f"cannot read {shown}: {err.strerror}") from None
+    if len(data) > MAX_ASSET_BYTES:
+        raise SceneRefused(f"{shown} is larger than {MAX_ASSET_BYTES} bytes")
+    problem = asset_problem(data, want.format, shown)
+    del data
+    if problem is not None:
+        raise SceneRefused(problem)
     before = set(bpy.data.objects)
     # An importer is no tool declaring what it touches: the digests are all redone.
     digests.CACHE.clear()

@@ -87,13 +87,27 @@ async def test_importer_that_raises_is_told_without_traceback_or_paths(
 ) -> None:
     await bridge.reset()
     doc = gltf_document()
-    doc["nodes"] = [{"mesh": 0, "name": "Tri", "children": [0]}]  # Blender recurses for ever
-    path = tmp_path / "loop.glb"
+    doc["meshes"][0]["primitives"][0]["attributes"]["POSITION"] = 4  # the importer's IndexError
+    path = tmp_path / "nomesh.glb"
     path.write_bytes(glb(doc))
     with pytest.raises(BridgeError) as info:
         await bridge.import_asset(AssetParams(path=str(path), format="glb", collection="P"))
     said = str(info.value)
-    assert "RecursionError" in said
+    assert "IndexError" in said
     told = said.split(": ", 1)[1]  # after the method's name
     assert "Traceback" not in told and "site-packages" not in told and "/" not in told
     assert bridge.alive
+
+
+async def test_glb_claiming_billions_of_elements_is_refused_by_the_bridge_itself(
+    bridge: BridgeProcess, tmp_path: Path
+) -> None:
+    doc = gltf_document()
+    doc["accessors"][0]["count"] = 3_000_000_000
+    path = tmp_path / "claims.glb"
+    path.write_bytes(glb(doc))
+    with pytest.raises(BridgeError) as info:
+        await bridge.import_asset(AssetParams(path=str(path), format="glb", collection="P"))
+    assert info.value.code == INVALID_PARAMS  # refused before the scene was touched
+    assert "more than its buffer view holds" in str(info.value)
+    assert peak_bytes(bridge.pid) < GIB
