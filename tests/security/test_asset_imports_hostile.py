@@ -20,6 +20,7 @@ from services.doors.core.client import MeshClient, build_request
 from services.doors.core.scene_client import UploadTooLarge
 from services.doors.core.scene_looks import AssetRefused, check_asset
 from services.executor.adapters.uploads import ObjectStoreUploads
+from services.executor.client import SceneFiles
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 from tests.support.asset_files import (
@@ -217,3 +218,35 @@ async def test_executor_when_staged_glb_claims_billions_of_vertices_refuses_befo
     assert receipt.error_code == "invalid_input"
     assert "declares 3,000,000,000 elements, more than its buffer view holds" in receipt.message
     assert receipt.blender_mutation_id is None  # refused before Blender read a byte
+
+
+@pytestmark_mesh
+async def test_executor_when_a_first_run_on_a_new_scene_fails_commits_no_revision(
+    mesh: tuple[Mesh, Bus],
+) -> None:
+    bus = mesh[1]
+    scenes = SceneFiles(bus.js, bus.prefix)
+    # A refused import, and a plan whose one operation fails, each on a scene of its own.
+    doc = gltf_document()
+    doc["accessors"][0]["count"] = 10**6
+    data = glb(doc)
+    blob = await ObjectStoreUploads(bus.js, bus.prefix).stage("ana", data)
+    imported = import_asset_plan("req-new-import", blob, len(data), "glb", "Props")
+    moved = {
+        "request_id": "req-new-move",
+        "operations": [
+            {
+                "operation_id": "move",
+                "tool_name": "object.transform",
+                "args": {"name": "Nobody", "location": [0, 0, 1]},
+                "depends_on": [],
+                "safety_level": "safe_write",
+            }
+        ],
+    }
+    for scene, plan in (("fresh-import", imported), ("fresh-move", moved)):
+        request = build_request(user="ana", scene_id=scene, plan=plan)
+        result = await MeshClient(bus).run(request, None, 120)
+        assert result.status == "failed", result
+        assert await scenes.head(scene) is None, f"{scene} got a revision from a failed run"
+        assert await scenes.owner(scene) is None

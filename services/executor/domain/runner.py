@@ -239,7 +239,10 @@ class PlanRunner:
         message = failed.message if failed else ""
         blend_path: str | None = None
         described: asyncio.Future[Described] | None = None
-        if failed is None or failed.consistent:
+        # A failed run that leaves a new scene as empty as it found it has nothing to keep:
+        # no revision 1 of nothing, recorded as a change (the scene stays unknown).
+        nothing = session.head is None and failed is not None and scene_hash == session.head_hash
+        if (failed is None or failed.consistent) and not nothing:
             saved = asyncio.Event()
             if self.scenes.writes(session, scene_hash):
                 next_revision = (session.head.revision if session.head else 0) + 1

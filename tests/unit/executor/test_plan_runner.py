@@ -49,11 +49,13 @@ class TestLostCommit:
         summaries = MemorySceneSummaries()
         run.summaries = summaries
         run.scenes.store = StaleStore(tmp_path / "store")
-        move = ("op01", "object.transform", {"name": "Box", "location": [3, 3, 3]})
-        lost = await run.run(approved(move), Recorder())
+        # A run that changes something: only a change is committed (a failed run on a
+        # scene with no revision has nothing to commit at all).
+        lost = await run.run(approved(CUBE), Recorder())
         assert lost.failure is not None and lost.failure.error_code == "LEASE_LOST"
         assert (lost.blend_path, lost.revision, lost.inspection) == (None, None, None)
         assert summaries.items == {}  # nothing described of a revision that does not exist
+        move = ("op01", "object.transform", {"name": "Box", "location": [3, 3, 3]})
         again = await runner(bridge, tmp_path).run(approved(move), Recorder())
         assert again.failure is None and again.revision == (first.revision or 0) + 1
 
