@@ -8,6 +8,7 @@ so a malformed call can never mutate the scene (spec 001 Phase 1).
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,6 +23,9 @@ from contracts.errors import BlendmeshError
 from contracts.limits import argument_problem
 from contracts.tools import DeterminismClass
 
+from .said import plain
+
+log = logging.getLogger("blendmesh.bridge")
 SafetyLevel = Literal["read_only", "safe_write", "destructive"]
 IdempotenceClass = Literal["idempotent", "repeatable_with_accumulation", "non_idempotent"]
 
@@ -274,10 +278,12 @@ def call(name: str, arguments: dict[str, Any], blender_version: tuple[int, ...])
         out = reg.fn(arguments)
     except ToolError as err:
         return _declared(failed(err.code, err.message, err.mutated), kind)
-    except Exception as exc:  # noqa: BLE001 - a tool bug must not kill the bridge
+    except Exception as exc:  # a tool bug must not kill the bridge; logged in full
         # We cannot know how far a crashing writer got, so assume it mutated.
         mutated = reg.spec.safety_level != "read_only"
-        return _declared(failed("internal_error", f"{type(exc).__name__}: {exc}", mutated), kind)
+        log.exception("tool %s failed", name)  # the whole of it, for the operator
+        said = plain(f"{type(exc).__name__}: {exc}")  # for the user and the model
+        return _declared(failed("internal_error", said, mutated), kind)
     return ToolResult(
         ok=True,
         message=out.message or f"{name} ok",
