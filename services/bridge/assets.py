@@ -24,7 +24,7 @@ import bpy
 from contracts.assets import asset_problem
 from contracts.views import AssetImported, AssetParams
 
-from . import bounded, digests, references
+from . import bounded, digests, memory_cap, references
 from .said import plain
 from .tools.scene import SceneError, SceneRefused, _hidden, _paths_left
 
@@ -95,9 +95,12 @@ def import_asset(want: AssetParams) -> AssetImported:
     active = view_layer.active_layer_collection
     view_layer.active_layer_collection = _layer(target)
     try:
-        status = _IMPORTERS[want.format](path)
-    except (RuntimeError, TypeError, ValueError, RecursionError) as err:
+        with memory_cap.capped():
+            status = _IMPORTERS[want.format](path)
+    except (RuntimeError, TypeError, ValueError, RecursionError, MemoryError) as err:
         log.warning("the %s importer failed: %s", want.format, err)  # the whole of it
+        if isinstance(err, MemoryError) or memory_cap.ran_out(str(err)):
+            raise SceneError(memory_cap.refusal(shown)) from None
         said = plain(_hidden(str(err), path))
         raise SceneError(f"Blender could not import {shown}: {said}") from None
     finally:

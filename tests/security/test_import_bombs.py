@@ -111,3 +111,27 @@ async def test_glb_claiming_billions_of_elements_is_refused_by_the_bridge_itself
     assert info.value.code == INVALID_PARAMS  # refused before the scene was touched
     assert "more than its buffer view holds" in str(info.value)
     assert peak_bytes(bridge.pid) < GIB
+
+
+async def test_import_that_needs_more_memory_than_an_import_may_use_is_refused_naming_it(
+    tmp_path: Path,
+) -> None:
+    capped = BridgeProcess(env={**os.environ, "BLENDMESH_IMPORT_MEMORY_MIB": "8"})
+    await capped.start()
+    try:
+        path = tmp_path / "dense.glb"
+        path.write_bytes(points_glb(1_000_000))  # 12 MB of real positions: sizes are backed
+        params = AssetParams(path=str(path), format="glb", collection="P")
+        with pytest.raises(BridgeError) as info:
+            await capped.import_asset(params)
+        said = str(info.value)
+        assert "ran out of the 8 MiB an import may use" in said
+        assert "BLENDMESH_IMPORT_MEMORY_MIB" in said
+        assert capped.alive
+        await capped.reset()  # the limit is lifted again once the import is over
+        small = tmp_path / "small.glb"
+        small.write_bytes(points_glb(200))
+        params = AssetParams(path=str(small), format="glb", collection="P")
+        assert (await capped.import_asset(params)).objects
+    finally:
+        await capped.close()
