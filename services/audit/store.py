@@ -42,7 +42,9 @@ class ViewStore(Protocol):
         the stretch produced, in log order, those of events applied before included."""
         ...
 
-    async def runs(self, limit: int, user: str | None = None, active: bool = False) -> list[Row]: ...
+    async def runs(
+        self, limit: int, user: str | None = None, active: bool = False
+    ) -> list[Row]: ...
 
     async def run(self, run_id: str) -> dict[str, Any] | None:
         """``{"run": row, "actions", "audit_records", "timeline": rows}`` or None."""
