@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import contextlib
 import json
 import multiprocessing
 import os
@@ -85,16 +86,16 @@ class Login:
         answer: dict[str, Any] = json.loads((await self.nc.request(subject, data, timeout)).data)
         return answer
 
-    async def run(self, scene: str, plan: dict[str, Any]) -> dict[str, Any]:
+    async def run(self, scene: str, plan: dict[str, Any], timeout: float = 300) -> dict[str, Any]:
         """Submit and wait on the feed until the run ends or waits for a person."""
         request = requested(self.name, scene, plan)
         sub = await self.nc.subscribe(subjects.feed(PREFIX, self.name, request["run_id"]))
         try:
-            answer = await self.ask("run.submit", json.dumps(request).encode())
+            answer = await self.ask("run.submit", json.dumps(request).encode(), timeout)
             if not answer["ok"]:
                 return answer
             while True:
-                event = json.loads((await sub.next_msg(timeout=300)).data)
+                event = json.loads((await sub.next_msg(timeout=timeout)).data)
                 if event["type"] in ("run.completed", "run.failed", "run.approval_requested"):
                     return event
         finally:
@@ -106,7 +107,7 @@ async def _quiet(exc: Exception) -> None:
 
 
 async def login(url: str, name: str, seed: bytes) -> Login:
-    for _ in range(100):
+    for _ in range(300):  # admitted within a second, or once a suspension has ended
         nc = Client()
         try:
             await nc.connect(url, nkeys_seed_str=seed.decode(), error_cb=_quiet,
@@ -119,58 +120,98 @@ async def login(url: str, name: str, seed: bytes) -> Login:
     raise SystemExit(f"{name} was never admitted by the mesh's nats-server")
 
 
-async def bob_p50(bob: Login, runs: int) -> float:
+SUSPEND_SECONDS = 10  # the mesh's BLENDMESH_USER_SUSPEND_SECONDS here, to keep the bench short
+BOB_WAITS = 20.0  # seconds bob waits for one run under a flood before he counts it lost
+
+
+async def bob_runs(bob: Login, runs: int, timeout: float = 300) -> tuple[float | None, int]:
+    """The median of bob's runs that completed within ``timeout`` each, and how many did."""
     seconds = []
     for _ in range(runs):
         started = time.perf_counter()
         cube = op("object.create", {"primitive": "cube", "name": f"B{uuid.uuid4().hex[:8]}"})
-        done = await bob.run("bobscene", cube)
-        seconds.append(time.perf_counter() - started)
-        assert done.get("type") == "run.completed", done
-    return statistics.median(seconds)
+        try:
+            done = await bob.run("bobscene", cube, timeout)
+        except (NatsError, TimeoutError):
+            continue
+        if done.get("type") == "run.completed":
+            seconds.append(time.perf_counter() - started)
+    return (statistics.median(seconds) if seconds else None), len(seconds)
 
 
-async def stage_flood(mallory: Login, count: int) -> list[dict[str, Any]]:
-    return await asyncio.gather(*(mallory.ask("files.stage", STAGED) for _ in range(count)))
+def stage_bodies(count: int) -> tuple[str, list[bytes]]:
+    return "files.stage", [STAGED] * count
 
 
-async def list_flood(mallory: Login, count: int) -> list[dict[str, Any]]:
-    return await asyncio.gather(*(mallory.ask("runs.list", b"{}") for _ in range(count)))
+def list_bodies(count: int) -> tuple[str, list[bytes]]:
+    return "runs.list", [b"{}"] * count
 
 
-async def approval_flood(mallory: Login, count: int) -> list[dict[str, Any]]:
+def approval_bodies(count: int) -> tuple[str, list[bytes]]:
     plans = [op("object.delete", {"name": "Bait"}, "destructive") for _ in range(count)]
-    bodies = [json.dumps(requested("mallory", "malscene", plan)).encode() for plan in plans]
-    return await asyncio.gather(*(mallory.ask("run.submit", b) for b in bodies))
+    return "run.submit", [json.dumps(requested("mallory", "malscene", p)).encode() for p in plans]
 
 
-def refused(answers: list[dict[str, Any]]) -> int:
-    return sum(1 for a in answers if not a.get("ok") and a["error"]["code"] == "UNAVAILABLE")
-
-
-ATTACKS: dict[str, Callable[[Login, int], Awaitable[list[dict[str, Any]]]]] = {
-    "files.stage": stage_flood,
-    "runs.list": list_flood,
-    "approvals": approval_flood,
+ATTACKS: dict[str, Callable[[int], tuple[str, list[bytes]]]] = {
+    "files.stage": stage_bodies,
+    "runs.list": list_bodies,
+    "approvals": approval_bodies,
 }
 
 
 FLOOD_SECONDS = 120.0  # the most one attacker process floods, whatever bob is doing
 
 
-def attack(url: str, seed: bytes, name: str, count: int, heard: Any, stop: Any) -> None:
+def attack(url: str, seed: bytes, name: str, shape: str, count: int, heard: Any, stop: Any) -> None:
     """mallory's flood, in a process of her own (as from another machine, so bob's client
-    does not share her event loop): ``count`` requests at once, again and again until
-    ``stop`` is set. Puts "on" on ``heard`` as she starts, then (refused, sent, seconds)."""
+    does not share her event loop), again and again until ``stop`` is set: ``count``
+    requests at a time, each awaited a few seconds (``shape`` "asks", the measured attack)
+    or published as fast as her connection takes them with her reply inbox, never waited
+    for ("fires"). Puts "on" on ``heard`` as she starts, then (refused with a reason,
+    answered at all, sent, seconds)."""
 
     async def flood() -> None:
         mallory = await login(url, "mallory", seed)
+        inbox = f"{access.user_inbox_prefix('mallory')}.flood"
+        back = {"told": 0, "answered": 0}
+
+        def heard_one(data: bytes) -> None:
+            back["answered"] += 1
+            answer = json.loads(data)
+            if not answer.get("ok") and answer["error"]["code"] == "UNAVAILABLE":
+                back["told"] += 1
+
+        async def on_answer(msg: Any) -> None:
+            heard_one(msg.data)
+
+        async def asked(subject: str, body: bytes) -> None:
+            with contextlib.suppress(NatsError, TimeoutError):
+                heard_one((await mallory.nc.request(subject, body, timeout=5)).data)
+
+        await mallory.nc.subscribe(inbox, cb=on_answer)
+        verb, bodies = ATTACKS[name](count)
+        subject = subjects.door_api(PREFIX, "mallory", verb)
         heard.put("on")
-        started = time.perf_counter()
-        answers: list[dict[str, Any]] = []
+        started, sent = time.perf_counter(), 0
+        shut_out = None
         while not stop.is_set() and time.perf_counter() - started < FLOOD_SECONDS:
-            answers += await ATTACKS[name](mallory, count)
-        heard.put((refused(answers), len(answers), time.perf_counter() - started))
+            try:
+                if shape == "asks":
+                    await asyncio.gather(*(asked(subject, body) for body in bodies))
+                else:
+                    for body in bodies:
+                        await mallory.nc.publish(subject, body, reply=inbox)
+                    await mallory.nc.flush()
+            except NatsError:  # the server closed her connection: she is suspended
+                shut_out = time.perf_counter() - started
+                break
+            sent += len(bodies)
+            if mallory.nc.is_closed:
+                shut_out = time.perf_counter() - started
+                break
+        took = time.perf_counter() - started
+        await asyncio.sleep(1)  # the last answers
+        heard.put((back["told"], back["answered"], sent, took, shut_out))
         await mallory.nc.close()
 
     asyncio.run(flood())
@@ -179,30 +220,38 @@ def attack(url: str, seed: bytes, name: str, count: int, heard: Any, stop: Any) 
 async def floods(url: str, seeds: dict[str, bytes], runs: int, count: int) -> None:
     bob = await login(url, "bob", seeds["bob"])
     mallory = await login(url, "mallory", seeds["mallory"])
-    await bob_p50(bob, 2)  # the Blender starts; not measured
+    await bob_runs(bob, 2)  # the Blender starts; not measured
     await mallory.run("malscene", op("object.create", {"primitive": "cube", "name": "Bait"}))
     await mallory.nc.close()
-    alone = await bob_p50(bob, runs)
+    alone, _ = await bob_runs(bob, runs)
+    assert alone is not None
     print(f"bob's one-operation run alone, p50: {alone * 1000:.0f} ms")
     spawn = multiprocessing.get_context("spawn")
-    for name in ATTACKS:
-        heard, stop = spawn.Queue(), spawn.Event()
-        attacker = spawn.Process(
-            target=attack, args=(url, seeds["mallory"], name, count, heard, stop)
-        )
-        attacker.start()
-        assert await asyncio.to_thread(heard.get, True, 120) == "on"
-        await asyncio.sleep(0.5)  # the first of her requests are under way
-        under = await bob_p50(bob, runs)
-        stop.set()
-        got_refused, sent, took = await asyncio.to_thread(heard.get, True, 600)
-        await asyncio.to_thread(attacker.join, 60)
-        print(
-            f"under a {name} flood ({sent} requests in {took:.1f} s, {got_refused} refused "
-            f"at once): bob p50 {under * 1000:.0f} ms"
-        )
-        print(f"under a {name} flood / alone: {under / alone:.2f}")
-        await asyncio.sleep(2)  # mallory's share refills
+    for shape in ("asks", "fires"):
+        for name in ATTACKS:
+            heard, stop = spawn.Queue(), spawn.Event()
+            attacker = spawn.Process(
+                target=attack, args=(url, seeds["mallory"], name, shape, count, heard, stop)
+            )
+            attacker.start()
+            assert await asyncio.to_thread(heard.get, True, 120) == "on"
+            await asyncio.sleep(0.5)  # the first of her requests are under way
+            under, completed = await bob_runs(bob, runs, BOB_WAITS)
+            stop.set()
+            told, answered, sent, took, shut_out = await asyncio.to_thread(heard.get, True, 600)
+            await asyncio.to_thread(attacker.join, 60)
+            kind = f"{name} flood that {shape}"
+            suspended = f", shut out after {shut_out:.1f} s" if shut_out is not None else ""
+            print(
+                f"under a {kind} ({sent:,} requests in {took:.1f} s, {sent / took:,.0f} a "
+                f"second; {told:,} refused with a reason, {sent - answered:,} unanswered"
+                f"{suspended}): bob's runs completed {completed} of {runs}"
+                + (f", p50 {under * 1000:.0f} ms" if under is not None else "")
+            )
+            ratio = f"{under / alone:.2f}" if under is not None else "none completed"
+            print(f"under a {kind} / alone: {ratio}")
+            # mallory's share refills, the door catches up, a suspension ends
+            await asyncio.sleep(3 + (SUSPEND_SECONDS if shut_out is not None else 0))
     await bob.nc.close()
 
 
@@ -284,7 +333,10 @@ def main() -> None:
         proc = subprocess.Popen(
             [BLENDMESH, "--home", str(home), "up", "--port", "0"],
             stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
-            env={k: v for k, v in os.environ.items() if k != "NATS_URL"},
+            env={
+                **{k: v for k, v in os.environ.items() if k != "NATS_URL"},
+                "BLENDMESH_USER_SUSPEND_SECONDS": str(SUSPEND_SECONDS),
+            },
         )  # fmt: skip
         try:
             assert proc.stderr is not None

@@ -52,7 +52,10 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
         ),
         (["grammar.py", "--sample", "5"], "executed correctly:"),
         (["python_step.py", "--runs", "1"], "ratio warm / direct:"),
-        (["fairness.py", "--runs", "1", "--flood", "50"], "under a files.stage flood / alone:"),
+        (
+            ["fairness.py", "--runs", "1", "--flood", "50"],
+            "under a files.stage flood that asks / alone:",
+        ),
     ],
 )
 def test_bench_when_run_small_prints_its_figures(args: list[str], figure: str) -> None:

@@ -13,7 +13,9 @@ import contextlib
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -33,7 +35,7 @@ from services.doors.core.client import MeshClient
 from services.doors.core.fairness import Fairness, Limits
 from services.doors.core.quota import RunQuota
 from services.executor.client import ObjectStoreUploads, SceneFiles
-from services.runtime import access, delivered, health
+from services.runtime import access, delivered, health, suspensions
 from services.runtime.history import read_run
 from services.runtime.host import Bus, never
 from services.runtime.owners import IndexBehind, LogOwners
@@ -103,6 +105,29 @@ class BusReads:
         ]
 
 
+@dataclass(frozen=True)
+class Suspension:
+    """Where the door suspends a flooding login, and for how long."""
+
+    path: Path
+    seconds: int
+
+    async def apply(self, token: str, registry: UsersFile) -> None:
+        user = await asyncio.to_thread(registry.by_token, token)
+        if user is None:
+            return
+        until = await asyncio.to_thread(
+            suspensions.suspend, self.path, user.name, self.seconds, time.time()
+        )
+        delivered.log.warning(
+            "door: suspended %r for %d s (until %s): it sent far more than its share "
+            "(BLENDMESH_USER_SUSPEND_SECONDS)",
+            user.name,
+            self.seconds,
+            time.strftime("%H:%M:%S", time.localtime(until)),
+        )
+
+
 class LogWriter:
     def __init__(self, bus: Bus) -> None:
         self._bus = bus
@@ -122,9 +147,13 @@ class DoorService:
         feed: Feed,
         owners: LogOwners,
         fairness: Fairness,
+        suspension: Suspension | None = None,
     ) -> None:
         self._owners = owners
         self._fairness = fairness
+        self._suspension = suspension
+        self._suspended: set[str] = set()  # logins suspended lately (by subject token)
+        self._suspending: set[asyncio.Task[None]] = set()
         self._bus = bus
         self._handlers = handlers
         self._users = users
@@ -148,7 +177,7 @@ class DoorService:
                 await self._sub.unsubscribe()
         await self._feed.stop()
         await self._owners.close()
-        tasks = list(self._tasks)
+        tasks = [*self._tasks, *self._suspending]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -171,6 +200,8 @@ class DoorService:
                 msg.reply[:200],
             )
             return
+        if token in self._suspended:
+            return  # shut out at the server; what it sent before is dropped unread
         # Refused here, before a task holds the request: one user's flood is answered as
         # fast as it arrives and costs the others nothing but these few checks.
         if len(self._tasks) >= MAX_QUEUED:
@@ -178,11 +209,26 @@ class DoorService:
             return
         refusal = self._fairness.admit(token, len(msg.data))
         if refusal is not None:
-            await self._send(msg, refused("UNAVAILABLE", refusal.message))
+            if refusal.told:  # past as many refusals a second as requests: left unanswered
+                await self._send(msg, refused("UNAVAILABLE", refusal.message))
+            elif refusal.flooding:
+                self._suspend(token)
             return
         task = asyncio.create_task(self._respond(msg, token, verb))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def _suspend(self, token: str) -> None:
+        """Have the server shut out a login that floods the door (suspensions.py)."""
+        if self._suspension is None or token in self._suspended:
+            return
+        self._suspended.add(token)
+        task = asyncio.create_task(self._suspension.apply(token, self._users))
+        self._suspending.add(task)
+        task.add_done_callback(self._suspending.discard)
+        asyncio.get_running_loop().call_later(
+            self._suspension.seconds, self._suspended.discard, token
+        )
 
     async def _respond(self, msg: Msg, token: str, verb: str) -> None:
         try:
@@ -231,7 +277,11 @@ async def start(settings: Settings, bus: Bus) -> DoorService:
         room=partial(RunQuota.from_env(settings.env).check, bus.nc, bus.prefix),
     )
     fairness = Fairness(Limits.from_env(settings.env), time.monotonic)
-    service = DoorService(bus, handlers, users, Feed(bus, reads.requested), owners, fairness)
+    seconds = suspensions.seconds_from(settings.env)
+    suspension = Suspension(settings.home / suspensions.FILE_NAME, seconds) if seconds else None
+    service = DoorService(
+        bus, handlers, users, Feed(bus, reads.requested), owners, fairness, suspension
+    )
     await service.start()
     try:
         service.registration = await health.register(bus, access.DOOR)  # no durable of its own

@@ -22,6 +22,7 @@ from dataclasses import dataclass, fields
 from contracts.errors import BlendmeshError
 
 MAX_USERS = 10_000  # users remembered at once; an idle one forgotten costs nothing
+FLOOD_FACTOR = 20  # unanswered requests, in shares, after which a login is flooding
 
 SETTINGS = {
     "requests_per_second": "BLENDMESH_USER_REQUESTS_PER_SECOND",
@@ -64,10 +65,18 @@ class Limits:
 
 @dataclass(frozen=True)
 class Refusal:
-    """Why a request was not admitted, and after how many seconds it would be."""
+    """Why a request was not admitted, and after how many seconds it would be.
+
+    ``told`` is False once the user has been told as often a second as they may send:
+    a door that need not answer (the bus door; HTTP always answers) drops the rest of a
+    flood unanswered, so refusing it costs no more than reading it."""
 
     message: str
     retry_after: float
+    told: bool = True
+    # Past even that, by ``FLOOD_FACTOR`` times the share: a login to suspend at the server
+    # (services/runtime/suspensions.py), since the door must read all that it sends.
+    flooding: bool = False
 
 
 class _Bucket:
@@ -90,6 +99,10 @@ class _Share:
     def __init__(self, limits: Limits, now: float) -> None:
         self.requests = _Bucket(limits.requests_per_second, limits.burst, now)
         self.bytes = _Bucket(limits.bytes_per_second, limits.bytes_burst, now)
+        self.refusals = _Bucket(limits.requests_per_second, limits.burst, now)
+        self.untold = _Bucket(
+            limits.requests_per_second * FLOOD_FACTOR, limits.burst * FLOOD_FACTOR, now
+        )
         self.in_flight = 0
 
 
@@ -122,6 +135,15 @@ class Fairness:
         else why not. Every admitted request is given back with ``done``."""
         now = self._clock()
         share = self._share(user, now)
+        refusal = self._refusal(share, size, now)
+        if refusal is None:
+            share.in_flight += 1
+            return None
+        told = share.refusals.wait(1, now) == 0
+        flooding = not told and share.untold.wait(1, now) > 0
+        return Refusal(refusal.message, refusal.retry_after, told, flooding)
+
+    def _refusal(self, share: _Share, size: int, now: float) -> Refusal | None:
         limits = self.limits
         if share.in_flight >= limits.in_flight:
             return Refusal(
@@ -144,7 +166,6 @@ class Fairness:
                 f"({SETTINGS['bytes_per_second']}); try again in {_seconds(wait)}",
                 wait,
             )
-        share.in_flight += 1
         return None
 
     def done(self, user: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from services.doors.core.fairness import (
+    FLOOD_FACTOR,
     MAX_USERS,
     SETTINGS,
     Fairness,
@@ -88,3 +89,22 @@ def test_limits_when_a_setting_is_unusable_names_it(raw: str) -> None:
 def test_limits_when_set_read_them_and_default_the_rest() -> None:
     limits = Limits.from_env({SETTINGS["in_flight"]: "3"})
     assert limits.in_flight == 3 and limits.burst == Limits().burst
+
+
+def test_admit_when_refused_past_the_refusals_a_second_stops_telling() -> None:
+    door, clock = fairness(requests_per_second=10, burst=2, in_flight=100)
+    assert door.admit("mallory", 1) is None and door.admit("mallory", 1) is None
+    refusals = [door.admit("mallory", 1) for _ in range(5)]
+    assert all(r is not None for r in refusals)
+    assert [r.told for r in refusals if r is not None] == [True, True, False, False, False]
+    clock.now += 0.1
+    again = door.admit("mallory", 1)
+    assert again is None  # a request token came back: served, not refused
+
+
+def test_admit_when_unanswered_requests_pass_many_shares_says_the_login_floods() -> None:
+    door, _ = fairness(requests_per_second=10, burst=2, in_flight=100)
+    refusals = [door.admit("mallory", 1) for _ in range(2 + 2 + 2 * FLOOD_FACTOR + 1)]
+    flags = [r.flooding for r in refusals if r is not None]
+    assert flags[-1] is True and flags.count(True) == 1
+    assert door.admit("bob", 1) is None  # another login is untouched
