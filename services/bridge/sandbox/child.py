@@ -38,7 +38,7 @@ from typing import Any  # noqa: E402
 
 import bpy  # noqa: E402
 
-from . import facade, restricted, seccomp  # noqa: E402
+from . import facade, handoff, restricted, seccomp  # noqa: E402
 
 IN_BLEND = "/sandbox/in.blend"
 OUT_BLEND = "/sandbox/out.blend"
@@ -147,20 +147,11 @@ def run_trusted(code: str, out: restricted.Printed, threads: int) -> bool:
     return True
 
 
-def _copy(src: int, dst: int, size: int) -> None:
-    offset = 0
-    while offset < size:
-        sent = os.sendfile(dst, src, offset, min(MIB, size - offset))
-        if sent == 0:
-            raise OSError(f"the file ended after {offset} of {size} bytes")
-        offset += sent
-
-
 def _receive(fd: int, size: int) -> None:
     """Copy the scene the bridge handed over into this sandbox's own folder."""
     out = os.open(IN_BLEND, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        _copy(fd, out, size)
+        handoff.copy(fd, out, size)
     except OSError as err:
         raise StepFailed("sandbox", f"could not receive the scene: {err}") from None
     finally:
@@ -174,7 +165,7 @@ def _hand_back(fd: int) -> None:
         src = os.open(OUT_BLEND, os.O_RDONLY | os.O_NOFOLLOW)
         try:
             os.ftruncate(fd, 0)
-            _copy(src, fd, os.fstat(src).st_size)
+            handoff.copy(src, fd, os.fstat(src).st_size)
         finally:
             os.close(src)
     except OSError as err:

@@ -28,7 +28,8 @@ def unnamed(folder: Path) -> BinaryIO:
     return tempfile.TemporaryFile(dir=folder)
 
 
-def _copy(src: int, dst: int, size: int) -> None:
+def copy(src: int, dst: int, size: int) -> None:
+    """``size`` bytes from the start of ``src`` to ``dst``'s position; OSError when short."""
     offset = 0
     while offset < size:
         sent = os.sendfile(dst, src, offset, min(CHUNK, size - offset))
@@ -45,7 +46,7 @@ def fill(file: BinaryIO, path: Path) -> int:
     src = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     try:
         size = os.fstat(src).st_size
-        _copy(src, fd, size)
+        copy(src, fd, size)
     finally:
         os.close(src)
     return size
@@ -62,7 +63,7 @@ def take(file: BinaryIO, dest: Path, limit: int) -> Path:
         raise OutputRefused(f"is {size} bytes, over the {limit} a step may hand back")
     out = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
-        _copy(fd, out, size)
+        copy(fd, out, size)
     except OSError as err:
         raise OutputRefused(f"could not be read: {err}") from None
     finally:

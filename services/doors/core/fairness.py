@@ -37,6 +37,22 @@ class FairnessSettingError(BlendmeshError, ValueError):
     """A fairness setting is not a usable number; the message names it."""
 
 
+def whole_numbers(env: Mapping[str, str], settings: Mapping[str, str]) -> dict[str, int]:
+    """field -> the value of its setting in ``env``, for the settings set; each must be a
+    whole number of at least 1 (FairnessSettingError names the one that is not)."""
+    values = {}
+    for name, setting in settings.items():
+        raw = (env.get(setting) or "").strip()
+        if not raw:
+            continue
+        if not raw.isdigit() or int(raw) < 1:
+            raise FairnessSettingError(
+                f"{setting}={raw[:32]!r} must be a whole number of at least 1"
+            )
+        values[name] = int(raw)
+    return values
+
+
 @dataclass(frozen=True)
 class Limits:
     """One user's share. The defaults leave an artist's tools, a console and an agent room
@@ -50,17 +66,7 @@ class Limits:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Limits:
-        values = {}
-        for f in fields(cls):
-            raw = (env.get(SETTINGS[f.name]) or "").strip()
-            if not raw:
-                continue
-            if not raw.isdigit() or int(raw) < 1:
-                raise FairnessSettingError(
-                    f"{SETTINGS[f.name]}={raw[:32]!r} must be a whole number of at least 1"
-                )
-            values[f.name] = int(raw)
-        return cls(**values)
+        return cls(**whole_numbers(env, {f.name: SETTINGS[f.name] for f in fields(cls)}))
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from nats.aio.client import Client
 from contracts.errors import BlendmeshError
 from contracts.queries import RunRow
 from services.audit import client as audit
-from services.doors.core.fairness import FairnessSettingError
+from services.doors.core.fairness import whole_numbers
 
 SETTINGS = {
     "runs": "BLENDMESH_USER_RUNS_AT_ONCE",
@@ -42,17 +42,7 @@ class RunQuota:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> RunQuota:
-        values = {}
-        for f in fields(cls):
-            raw = (env.get(SETTINGS[f.name]) or "").strip()
-            if not raw:
-                continue
-            if not raw.isdigit() or int(raw) < 1:
-                raise FairnessSettingError(
-                    f"{SETTINGS[f.name]}={raw[:32]!r} must be a whole number of at least 1"
-                )
-            values[f.name] = int(raw)
-        return cls(**values)
+        return cls(**whole_numbers(env, {f.name: SETTINGS[f.name] for f in fields(cls)}))
 
     def problem(self, active: Sequence[RunRow]) -> str | None:
         """Why one more run would be one too many, given the user's ``active`` ones."""
