@@ -114,8 +114,9 @@ async def test_flood_is_refused_naming_the_limit_and_another_user_is_answered(
         for _ in range(FLOOD)
     ]
     # bob asks while the flood is under way; how long he waits is bench/fairness.py's to
-    # measure: a machine busy with other tests makes any bound here a guess.
-    answers = [await ask(bob, "bob", "runs.list", b"{}", 20) for _ in range(5)]
+    # measure (here the mesh, mallory and bob share one event loop, and the machine other
+    # tests): this checks only that he is answered.
+    answers = [await ask(bob, "bob", "runs.list", b"{}", 90) for _ in range(3)]
     assert all(a["ok"] for a in answers), answers
     heard = await asyncio.gather(*flood, return_exceptions=True)
     others = [h for h in heard if isinstance(h, BaseException)]
