@@ -83,9 +83,6 @@ class Pool:
         folder = self._folder()
         try:
             return Warm(layout, folder, self._budget_parent)
-        except box.SandboxUnavailable:
-            shutil.rmtree(folder, ignore_errors=True)
-            raise
         except OSError as exc:
             shutil.rmtree(folder, ignore_errors=True)
             raise box.SandboxUnavailable(f"{box.REFUSAL} (cannot start it: {exc})") from None

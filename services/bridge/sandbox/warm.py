@@ -100,6 +100,10 @@ class Warm:
                 # the bridge's large address space is not copied by fork (vfork is used).
                 start_new_session=True,
             )
+        except OSError:
+            for file in (self._in, self._out, self._stderr):
+                file.close()
+            raise
         finally:
             for fd in (seccomp_r, info_w, block_r):
                 os.close(fd)
