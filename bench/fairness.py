@@ -114,7 +114,7 @@ async def login(url: str, name: str, seed: bytes) -> Login:
                              inbox_prefix=access.user_inbox_prefix(name), allow_reconnect=False,
                              max_outstanding_pings=10)  # fmt: skip
             return Login(name, nc)
-        except NatsError:
+        except (NatsError, OSError):  # not admitted yet, refused or reset mid-login
             await nc.close()
             await asyncio.sleep(0.1)
     raise SystemExit(f"{name} was never admitted by the mesh's nats-server")

@@ -129,7 +129,7 @@ async def users(mesh: tuple[Mesh, Bus], seeds: dict[str, bytes]) -> AsyncIterato
                     error_cb=_quiet,
                 )
                 break
-            except NatsError:  # not admitted yet
+            except (NatsError, OSError):  # not admitted yet (refused, or reset mid-login)
                 await nc.close()
                 nc = Client()
                 await asyncio.sleep(0.1)

@@ -79,7 +79,7 @@ async def login(url: str, name: str, seed: bytes) -> Client:
                 error_cb=_quiet,
             )
             return nc
-        except NatsError:
+        except (NatsError, OSError):  # not admitted yet, refused or reset mid-login
             await nc.close()
             await asyncio.sleep(0.1)
     raise AssertionError(f"{name} was never admitted")

@@ -166,7 +166,7 @@ async def test_bus_door_errors_name_nothing_of_the_host(
                 allow_reconnect=False,
             )
             break
-        except NatsError:
+        except (NatsError, OSError):  # not admitted yet, refused or reset mid-login
             await nc.close()
             nc = Client()
             await asyncio.sleep(0.1)
