@@ -47,6 +47,7 @@ from nats.aio.client import Client
 from nats.errors import Error as NatsError
 
 from contracts import subjects
+from contracts.door import run_prefix
 from contracts.views import AssetParams
 from services.doors.cli.users import new_seed, public_key
 from services.executor.adapters.bridge_client import BridgeError, BridgeProcess
@@ -71,7 +72,7 @@ def op(tool: str, args: dict[str, Any], level: str = "safe_write") -> dict[str, 
 def requested(user: str, scene: str, plan: dict[str, Any]) -> dict[str, Any]:
     return {
         "type": "run.requested", "event_id": str(uuid.uuid4()), "at": time.time(),
-        "run_id": f"run-{uuid.uuid4().hex[:16]}", "request_id": plan["request_id"],
+        "run_id": f"{run_prefix(user)}-{uuid.uuid4().hex[:16]}", "request_id": plan["request_id"],
         "thread_id": f"thread-{uuid.uuid4().hex[:16]}", "user": user, "scene_id": scene,
         "plan": plan, "planner": "plan",
     }  # fmt: skip

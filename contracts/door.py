@@ -9,6 +9,7 @@ asker's answers exactly like something that does not exist.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -31,6 +32,17 @@ MAX_FILE_CHUNK = 512 * 1024
 
 ErrorCode = Literal["INVALID", "NOT_FOUND", "CONFLICT", "FORBIDDEN", "UNAVAILABLE"]
 RunId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9_-]{1,128}$")]
+
+
+def run_prefix(user: str) -> str:
+    """How every run id ``user``'s login submits begins, before a ``-`` (docs/adr/0045).
+
+    A login picks its own run ids, and run ids are one space for every user: without a
+    space of its own, a submit would have to answer "exists" for another user's run id
+    and tell that it does. 64 bits of the name's hash never meet another user's, and a
+    letter then hex digits never meet the ids the gateway mints (``run-`` and hex).
+    """
+    return "r" + hashlib.sha256(user.encode()).hexdigest()[:16]
 
 
 class _Message(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

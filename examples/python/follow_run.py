@@ -45,17 +45,18 @@ class Refused(Exception):
     """The door answered no; the message says why and what to do."""
 
 
-def run_request(user: str, scene: str, plan: Any) -> dict[str, Any]:
-    """A ``run.requested`` event (contracts/schemas/events/run.requested.v1.json)."""
+def run_request(login: dict[str, Any], scene: str, plan: Any) -> dict[str, Any]:
+    """A ``run.requested`` event (contracts/schemas/events/run.requested.v1.json); its
+    run id begins with the login's ``run_prefix``, as the door asks."""
     request_id = plan.get("request_id") if isinstance(plan, dict) else None
     return {
         "type": "run.requested",
         "event_id": str(uuid.uuid4()),
         "at": time.time(),
-        "run_id": f"run-{uuid.uuid4().hex[:20]}",
+        "run_id": f"{login['run_prefix']}-{uuid.uuid4().hex[:20]}",
         "request_id": request_id or f"req-{uuid.uuid4().hex[:20]}",
         "thread_id": f"thread-{uuid.uuid4().hex[:20]}",
-        "user": user,
+        "user": login["user"],
         "scene_id": scene,
         "plan": plan,
         "planner": "plan",
@@ -153,7 +154,7 @@ async def main(args: argparse.Namespace, login: dict[str, Any], plan: Any) -> in
     )
     try:
         door = Door(nc, login)
-        request = run_request(login["user"], args.scene, plan)
+        request = run_request(login, args.scene, plan)
         try:
             status = await follow(door, request, args.timeout)
             await read_audit(door, request["run_id"], args.idle)

@@ -42,6 +42,7 @@ interface Login {
   prefix: string;
   user: string;
   subject_user: string;
+  run_prefix: string;
   inbox_prefix: string;
   seed: string;
 }
@@ -104,17 +105,18 @@ async function next(
   }
 }
 
-function runRequest(user: string, scene: string, plan: Json): Json {
+/** A run.requested event; its run id begins with the login's run_prefix, as the door asks. */
+function runRequest(login: Login, scene: string, plan: Json): Json {
   const hex = () => randomUUID().replaceAll("-", "").slice(0, 20);
   const requestId = typeof plan.request_id === "string" ? plan.request_id : `req-${hex()}`;
   return {
     type: "run.requested",
     event_id: randomUUID(),
     at: Date.now() / 1000,
-    run_id: `run-${hex()}`,
+    run_id: `${login.run_prefix}-${hex()}`,
     request_id: requestId,
     thread_id: `thread-${hex()}`,
-    user,
+    user: login.user,
     scene_id: scene,
     plan,
     planner: "plan",
@@ -215,7 +217,7 @@ async function main(): Promise<number> {
   });
   try {
     const door = new Door(nc, login);
-    const request = runRequest(login.user, scene, JSON.parse(readFileSync(plan, "utf8")) as Json);
+    const request = runRequest(login, scene, JSON.parse(readFileSync(plan, "utf8")) as Json);
     const status = await follow(door, request, Number(values.timeout) * 1000);
     await readAudit(door, String(request.run_id), Number(values.idle) * 1000);
     return status;

@@ -18,6 +18,7 @@ from nats.aio.msg import Msg
 from nats.errors import Error as NatsError
 
 from contracts import subjects
+from contracts.door import run_prefix
 from services.doors.cli.mesh import Mesh
 from services.runtime import access
 from services.runtime.history import read_run
@@ -85,7 +86,7 @@ def requested(user: str, scene: str, plan: dict[str, Any], **fields: Any) -> dic
         "type": "run.requested",
         "event_id": str(uuid.uuid4()),
         "at": time.time(),
-        "run_id": f"run-{uuid.uuid4().hex[:16]}",
+        "run_id": f"{run_prefix(user)}-{uuid.uuid4().hex[:16]}",
         "request_id": plan["request_id"],
         "thread_id": f"thread-{uuid.uuid4().hex[:16]}",
         "user": user,
@@ -178,6 +179,24 @@ async def test_door_when_asked_for_another_users_run_or_scene_answers_as_if_unkn
         "run.submit", requested("bob", "bobscene", create("B"), thread_id=done["thread_id"])
     )
     assert thread["error"]["code"] == "NOT_FOUND" and "thread" in thread["error"]["message"]
+
+
+async def test_door_when_bob_submits_alices_run_id_answers_as_for_one_nobody_has(
+    users: dict[str, User],
+) -> None:
+    alice, bob = users["alice"], users["bob"]
+    done = await alice.run(create("AliceOnly"), "alicerunid")
+    taken = await bob.ask(
+        "run.submit", {**requested("bob", "bobs", create("B")), "run_id": done["run_id"]}
+    )
+    free = await bob.ask(
+        "run.submit",
+        {**requested("bob", "bobs", create("B")), "run_id": f"{run_prefix('alice')}-free"},
+    )
+    assert taken["error"]["code"] == free["error"]["code"] == "INVALID"
+    expected = f"run ids from this login begin with {run_prefix('bob')}-"
+    assert taken["error"]["message"] == free["error"]["message"]
+    assert taken["error"]["message"].startswith(expected)
 
 
 async def test_door_when_a_request_names_another_user_is_refused_and_nothing_runs(

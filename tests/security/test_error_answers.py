@@ -27,6 +27,7 @@ from nats.aio.client import Client
 from nats.errors import Error as NatsError
 
 from contracts import subjects
+from contracts.door import run_prefix
 from services.doors.cli.mesh import Mesh
 from services.doors.gateway.app import GatewayServer, create_app
 from services.doors.gateway.auth import Tokens
@@ -190,7 +191,7 @@ async def test_bus_door_errors_name_nothing_of_the_host(
 
 
 async def submitted(nc: Client, plan_: dict[str, Any]) -> dict[str, Any]:
-    run_id = f"run-{uuid.uuid4().hex[:16]}"
+    run_id = f"{run_prefix('ben')}-{uuid.uuid4().hex[:16]}"
     request = {
         "type": "run.requested", "event_id": str(uuid.uuid4()), "at": time.time(),
         "run_id": run_id, "request_id": plan_["request_id"],

@@ -28,6 +28,7 @@ from contracts.door import (
     FileUpload,
     ListQuery,
     RunRef,
+    run_prefix,
 )
 from contracts.errors import BlendmeshError
 from contracts.events import ApprovalRequested, ApprovalResolved, RunRequested, decode_event
@@ -124,6 +125,14 @@ class DoorHandlers:
         problem = request_problem(event, self.clock())
         if problem is not None:
             raise Refused("INVALID", problem)
+        # Only the login's own run ids may be submitted, judged by their form alone, so the
+        # answer is the same whether another user's run has the id or none does.
+        own = run_prefix(user.name)
+        if not event.run_id.startswith(own + "-"):
+            raise Refused(
+                "INVALID",
+                f"run ids from this login begin with {own}- (run_prefix in its login file)",
+            )
         if await self.reads.requested(event.run_id) is not None:
             raise Refused("CONFLICT", f"run {event.run_id} exists; pick a fresh run id")
         try:

@@ -18,6 +18,7 @@ import msgspec
 import nkeys
 from rich.console import Console
 
+from contracts.door import run_prefix
 from contracts.subjects import subject_token
 from services.runtime import access
 from services.runtime.home import private_home
@@ -101,6 +102,7 @@ def login_document(settings: Settings, name: str, seed: str | None = None) -> di
         "prefix": settings.prefix,
         "user": name,
         "subject_user": subject_token(name),
+        "run_prefix": run_prefix(name),
         "inbox_prefix": access.user_inbox_prefix(name),
     }
     if seed is not None:

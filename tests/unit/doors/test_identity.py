@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from contracts.door import run_prefix
 from contracts.subjects import subject_token
 from services.doors.cli.main import main
 from services.runtime import access, users
@@ -200,6 +201,7 @@ def test_users_login_command_when_a_key_is_made_writes_only_that_users_login(
     doc = json.loads(login.read_text())
     assert stat.S_IMODE(login.stat().st_mode) == 0o600
     assert doc["user"] == "ana" and doc["inbox_prefix"] == "_INBOX.u.ana"
+    assert doc["run_prefix"] == run_prefix("ana")
     assert doc["seed"].startswith("SU") and other not in login.read_text()
     registered = users.load(tmp_path / "home" / users.FILE_NAME)["ana"].keys
     assert registered == (public_key(doc["seed"].encode()),)
