@@ -13,9 +13,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import multiprocessing
 import time
 import uuid
 from collections.abc import AsyncIterator
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import pytest
@@ -25,6 +27,7 @@ from nats.errors import Error as NatsError
 from nats.errors import TimeoutError as NatsTimeoutError
 
 from contracts import subjects
+from contracts.door import run_prefix
 from services.doors.bus.app import MAX_QUEUED
 from services.doors.cli.mesh import Mesh
 from services.doors.core.fairness import SETTINGS
@@ -104,23 +107,43 @@ async def ask(nc: Client, user: str, verb: str, data: bytes, timeout: float) -> 
     return answer
 
 
+def stage_flood(url: str, seed: bytes) -> list[dict[str, Any] | str]:
+    """mallory's flood, from a process of her own as an attacker's is (sharing the mesh's
+    event loop would slow the door by her own sending): each answer, or the name of
+    the error that came instead."""
+
+    async def flood() -> list[dict[str, Any] | str]:
+        nc = await login(url, "mallory", seed)
+        try:
+            asked = [ask(nc, "mallory", "files.stage", BODY, UNANSWERED) for _ in range(FLOOD)]
+            heard = await asyncio.gather(*asked, return_exceptions=True)
+        finally:
+            await nc.close()
+        return [h if isinstance(h, dict) else type(h).__name__ for h in heard]
+
+    return asyncio.run(flood())
+
+
 async def test_flood_is_refused_naming_the_limit_and_another_user_is_answered(
-    logins: dict[str, Client],
+    logins: dict[str, Client], mesh: tuple[Mesh, Bus]
 ) -> None:
-    mallory, bob = logins["mallory"], logins["bob"]
+    bob = logins["bob"]
     assert (await ask(bob, "bob", "runs.list", b"{}", 10))["ok"] is True
-    flood = [
-        asyncio.ensure_future(ask(mallory, "mallory", "files.stage", BODY, UNANSWERED))
-        for _ in range(FLOOD)
-    ]
-    # bob asks while the flood is under way; how long he waits is bench/fairness.py's to
-    # measure (here the mesh, mallory and bob share one event loop, and the machine other
-    # tests): this checks only that he is answered.
-    answers = [await ask(bob, "bob", "runs.list", b"{}", 90) for _ in range(3)]
-    assert all(a["ok"] for a in answers), answers
-    heard = await asyncio.gather(*flood, return_exceptions=True)
-    others = [h for h in heard if isinstance(h, BaseException)]
-    assert all(isinstance(h, NatsTimeoutError) for h in others), others[:3]
+    spawn = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(1, mp_context=spawn) as pool:
+        flood = asyncio.get_running_loop().run_in_executor(
+            pool, stage_flood, mesh[0].url, SEEDS["mallory"]
+        )
+        # bob asks until the flood is over; how long he waits is bench/fairness.py's to
+        # measure (here the machine runs other tests): this checks he is answered.
+        answers: list[dict[str, Any]] = []
+        while not flood.done() or len(answers) < 3:
+            answers.append(await ask(bob, "bob", "runs.list", b"{}", 90))
+            await asyncio.sleep(0.2)  # as a person's console asks, well within his share
+        assert all(a["ok"] for a in answers), answers
+        heard = await flood
+    others = [h for h in heard if isinstance(h, str)]
+    assert all(h == NatsTimeoutError.__name__ for h in others), others[:3]
     replies = [h for h in heard if isinstance(h, dict)]
     limited = [
         h["error"]["message"]
@@ -148,7 +171,7 @@ def requested(user: str, scene: str, plan: dict[str, Any]) -> dict[str, Any]:
         "type": "run.requested",
         "event_id": str(uuid.uuid4()),
         "at": time.time(),
-        "run_id": f"run-{uuid.uuid4().hex[:16]}",
+        "run_id": f"{run_prefix(user)}-{uuid.uuid4().hex[:16]}",
         "request_id": plan["request_id"] + uuid.uuid4().hex[:6],
         "thread_id": f"thread-{uuid.uuid4().hex[:16]}",
         "user": user,
