@@ -252,6 +252,44 @@ async def test_trusted_when_threads_started_they_run(bridge: BridgeProcess) -> N
     assert result.data is not None and result.data["output"] == "[0, 1, 2, 3]\n"
 
 
+EVERYDAY = """
+import bpy, bmesh, hashlib, json, os, random, shutil, tempfile, threading, time
+from concurrent.futures import ThreadPoolExecutor
+os.makedirs('/sandbox/work', exist_ok=True)
+with tempfile.NamedTemporaryFile('w', dir='/tmp', delete=False) as f:
+    f.write(json.dumps({'seed': random.Random(1).random()}))
+shutil.copy(f.name, '/sandbox/work/copy.json')
+os.rename('/sandbox/work/copy.json', '/sandbox/work/seed.json')
+time.sleep(0.01)
+with ThreadPoolExecutor(4) as pool:
+    sums = list(pool.map(lambda i: hashlib.sha256(bytes([i])).hexdigest()[:4], range(4)))
+bpy.ops.mesh.primitive_cube_add(location=(0, 0, 2))
+cube = bpy.context.active_object
+cube.name = 'Everyday'
+mesh = bmesh.new()
+mesh.from_mesh(cube.data)
+bmesh.ops.subdivide_edges(mesh, edges=mesh.edges, cuts=1)
+mesh.to_mesh(cube.data)
+mesh.free()
+bevel = cube.modifiers.new('Bevel', 'BEVEL')
+bevel.width = 0.05
+bpy.context.view_layer.objects.active = cube
+bpy.ops.object.modifier_apply(modifier='Bevel')
+print(sorted(os.listdir('/sandbox/work')), len(sums), len(cube.data.polygons) > 24)
+"""
+
+
+async def test_trusted_when_a_step_does_what_steps_do_the_allow_list_lets_it(
+    bridge: BridgeProcess,
+) -> None:
+    # Files in its own folders, threads, time, randomness, bmesh and an applied modifier:
+    # the calls a step makes, all on the seccomp allow-list (syscall_table.ALLOWED).
+    result = await ran(bridge, EVERYDAY, "trusted")
+    assert result.data is not None, result
+    assert result.data["output"] == "['seed.json'] 4 True\n"
+    assert obj(await snapshot(bridge), "Everyday")["location"] == [0.0, 0.0, 2.0]
+
+
 async def test_output_when_under_the_bound_is_returned_with_its_size(
     bridge: BridgeProcess,
 ) -> None:

@@ -1,7 +1,8 @@
 """One sandboxed Blender that runs one PYTHON step: ``python -m sandbox.child``.
 
 Started by ``pool`` inside bubblewrap, ahead of need: it imports bpy (the slow part),
-adds the seccomp filter that refuses ``execve`` from then on, writes ``{"ready": true}``
+adds the seccomp filter that allows only what a step needs from then on (``execve``
+not among it), writes ``{"ready": true}``
 and waits for ONE job line on stdin. For the job it sets the step's rlimits, copies the
 scene the bridge handed it (an inherited descriptor, ``in_fd``) to ``/sandbox/in.blend``
 and opens it (scripts off), runs the code (safe: RestrictedPython against the facade;
@@ -215,7 +216,7 @@ def answer(reply: dict[str, Any]) -> None:
 
 def main() -> int:
     try:
-        seccomp.install(seccomp.no_exec_filter())
+        seccomp.install(seccomp.step_filter())
     except OSError as err:
         print(f"blendmesh sandbox: {err}", file=sys.stderr, flush=True)
         return 1

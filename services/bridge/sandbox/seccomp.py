@@ -15,21 +15,29 @@ namespace has nothing to reach); netlink, packet and every other family answer
 EAFNOSUPPORT. A system call from any other architecture (x32, or i386 through
 ``int 0x80``) kills the process: its numbers mean other calls.
 
-``execve`` must stay open while bubblewrap starts the sandboxed Python; the child adds
-``no_exec_filter`` itself once bpy is imported (filters stack, and bubblewrap has set
-no_new_privs), so the step's code can start no program, shell or not.
+``execve`` must stay open while bubblewrap starts the sandboxed Python, and Blender's
+start-up makes calls a step has no use for; so the child adds ``step_filter`` itself once
+bpy is imported (filters stack, and bubblewrap has set no_new_privs). That one is an
+allow-list (``syscall_table.ALLOWED``): every other call answers EPERM, ``execve`` and
+``execveat`` among them, so the step's code can start no program, shell or not. It is
+added to every thread of the process at once (``SECCOMP_FILTER_FLAG_TSYNC``): the threads
+Blender started while importing would otherwise go on without it.
 """
 
 from __future__ import annotations
 
 import ctypes
 import errno
+import os
 import socket
 import struct
 from collections.abc import Mapping, Sequence
 
+from .syscall_table import AARCH64, ALLOWED, X86_64
+
 # Classic BPF opcodes (linux/filter.h) and seccomp return values (linux/seccomp.h).
 LD_W_ABS = 0x20
+JA = 0x05  # jumps by k, as far as it must (the others jump at most 255)
 JEQ_K = 0x15
 JGE_K = 0x35
 JSET_K = 0x45
@@ -49,42 +57,16 @@ NR_OFFSET = 0
 ARCH_OFFSET = 4
 ARG0_LOW_OFFSET = 16  # the low half of args[0] on a little-endian machine
 
-# System call numbers (asm/unistd_64.h; aarch64 uses asm-generic/unistd.h).
-X86_64 = {
-    "clone": 56, "fork": 57, "vfork": 58, "clone3": 435, "socket": 41,
-    "execve": 59, "execveat": 322,
-    "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
-    "add_key": 248, "request_key": 249, "keyctl": 250, "perf_event_open": 298,
-    "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311, "bpf": 321,
-    "userfaultfd": 323, "memfd_create": 319, "memfd_secret": 447,
-    "mount": 165, "umount2": 166, "pivot_root": 155, "chroot": 161, "unshare": 272,
-    "setns": 308, "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
-    "fsmount": 432, "fspick": 433, "mount_setattr": 442,
-    "name_to_handle_at": 303, "open_by_handle_at": 304,
-    "kexec_load": 246, "kexec_file_load": 320, "init_module": 175, "finit_module": 313,
-    "delete_module": 176, "reboot": 169, "swapon": 167, "swapoff": 168, "acct": 163,
-    "quotactl": 179,
-}  # fmt: skip
-AARCH64 = {  # no fork or vfork
-    "clone": 220, "clone3": 435, "socket": 198, "execve": 221, "execveat": 281,
-    "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
-    "add_key": 217, "request_key": 218, "keyctl": 219, "perf_event_open": 241,
-    "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271, "bpf": 280,
-    "userfaultfd": 282, "memfd_create": 279, "memfd_secret": 447,
-    "mount": 40, "umount2": 39, "pivot_root": 41, "chroot": 51, "unshare": 97,
-    "setns": 268, "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
-    "fsmount": 432, "fspick": 433, "mount_setattr": 442,
-    "name_to_handle_at": 264, "open_by_handle_at": 265,
-    "kexec_load": 104, "kexec_file_load": 294, "init_module": 105, "finit_module": 273,
-    "delete_module": 106, "reboot": 142, "swapon": 224, "swapoff": 225, "acct": 89,
-    "quotactl": 60,
-}  # fmt: skip
 TABLES = {"x86_64": (AUDIT_ARCH_X86_64, X86_64), "aarch64": (AUDIT_ARCH_AARCH64, AARCH64)}
-REFUSED = tuple(
-    name for name in X86_64 if name not in ("clone", "clone3", "fork", "vfork", "socket")
-    and not name.startswith("exec")
+REFUSED = (
+    "io_uring_setup", "io_uring_enter", "io_uring_register", "add_key", "request_key",
+    "keyctl", "perf_event_open", "ptrace", "process_vm_readv", "process_vm_writev", "bpf",
+    "userfaultfd", "memfd_create", "memfd_secret", "mount", "umount2", "pivot_root", "chroot",
+    "unshare", "setns", "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick",
+    "mount_setattr", "name_to_handle_at", "open_by_handle_at", "kexec_load", "kexec_file_load",
+    "init_module", "finit_module", "delete_module", "reboot", "swapon", "swapoff", "acct",
+    "quotactl",
 )  # fmt: skip
-EXEC = ("execve", "execveat")
 
 # One instruction: opcode, then jump targets as labels (or None), then k.
 Instruction = tuple[int, str | None, str | None, int]
@@ -139,13 +121,38 @@ def sandbox_program() -> Program:
     return program + _tail()
 
 
-def no_exec_program() -> Program:
-    """The filter the child adds after start-up: no execve or execveat."""
-    program = _arch_dispatch()
+def _allowed_block(arch: str, table: Mapping[str, int], allowed: Sequence[str]) -> Program:
+    """One architecture's allow-list: its calls in runs short enough for BPF's jumps, each
+    run with an ``allow`` of its own after it, then EPERM for everything else."""
+    kill = f"{arch}-kill"  # here, not in a shared tail: that is too far to jump to
+    block: Program = [(arch, (LD_W_ABS, None, None, NR_OFFSET))]
+    if arch == "x86_64":
+        block.append((None, (JGE_K, kill, None, X32_SYSCALL_BIT)))
+    numbers = sorted({table[name] for name in allowed if name in table})
+    runs = [numbers[i : i + 100] for i in range(0, len(numbers), 100)]
+    for i, run in enumerate(runs):
+        allow, after = f"{arch}-allow-{i}", f"{arch}-after-{i}"
+        block += [(None, (JEQ_K, allow, None, nr)) for nr in run]
+        block += [(None, (JEQ_K, after, after, 0)), (allow, (RET_K, None, None, RET_ALLOW))]
+        block.append((after, (LD_W_ABS, None, None, NR_OFFSET)))  # where the next run starts
+    block.append((None, (RET_K, None, None, RET_ERRNO | errno.EPERM)))
+    block.append((kill, (RET_K, None, None, RET_KILL_PROCESS)))
+    return block
+
+
+def step_program() -> Program:
+    """The filter the child adds once Blender has started: only ``ALLOWED`` calls."""
+    program: Program = [
+        (None, (LD_W_ABS, None, None, ARCH_OFFSET)),
+        (None, (JEQ_K, None, "not-x86_64", AUDIT_ARCH_X86_64)),
+        (None, (JA, "x86_64", None, 0)),
+        ("not-x86_64", (JEQ_K, None, "other", AUDIT_ARCH_AARCH64)),
+        (None, (JA, "aarch64", None, 0)),
+        ("other", (RET_K, None, None, RET_KILL_PROCESS)),
+    ]
     for arch, (_, table) in TABLES.items():
-        program += _arch_block(arch, table, EXEC)
-        program.append((None, (JEQ_K, "allow", "allow", 0)))
-    return program + _tail()
+        program += _allowed_block(arch, table, ALLOWED)
+    return program
 
 
 def assemble(program: Sequence[tuple[str | None, Instruction]]) -> bytes:
@@ -154,6 +161,11 @@ def assemble(program: Sequence[tuple[str | None, Instruction]]) -> bytes:
     where = {label: i for i, (label, _) in enumerate(program) if label}
     out = bytearray()
     for i, (_, (code, jt, jf, k)) in enumerate(program):
+        if code == JA:  # its target is k, the forward distance, however far
+            if jt is None or where[jt] <= i:
+                raise ValueError(f"instruction {i}: jump to {jt!r} is not forward")
+            out += struct.pack("=HBBI", code, 0, 0, where[jt] - (i + 1))
+            continue
         offsets = []
         for target in (jt, jf):
             distance = 0 if target is None else where[target] - (i + 1)
@@ -169,13 +181,14 @@ def sandbox_filter() -> bytes:
     return assemble(sandbox_program())
 
 
-def no_exec_filter() -> bytes:
+def step_filter() -> bytes:
     """The compiled filter ``install`` adds in the sandboxed process."""
-    return assemble(no_exec_program())
+    return assemble(step_program())
 
 
-PR_SET_SECCOMP = 22
-SECCOMP_MODE_FILTER = 2
+SECCOMP_SET_MODE_FILTER = 1
+SECCOMP_FILTER_FLAG_TSYNC = 1
+SECCOMP_SYSCALL = {"x86_64": X86_64["seccomp"], "aarch64": AARCH64["seccomp"]}
 
 
 class _SockFprog(ctypes.Structure):
@@ -183,11 +196,24 @@ class _SockFprog(ctypes.Structure):
 
 
 def install(program: bytes) -> None:
-    """Add ``program`` to the calling process's filters (no_new_privs must be set, as
-    bubblewrap does); OSError when the kernel refuses it."""
+    """Add ``program`` to the filters of every thread of the calling process
+    (no_new_privs must be set, as bubblewrap does); OSError when the kernel refuses it,
+    or names a thread it could not add it to."""
+    number = SECCOMP_SYSCALL.get(os.uname().machine)
+    if number is None:
+        raise OSError(errno.ENOSYS, f"no seccomp filter for {os.uname().machine}")
     buffer = ctypes.create_string_buffer(program, len(program))
     fprog = _SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
     libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+    libc.syscall.restype = ctypes.c_long
+    found = libc.syscall(
+        ctypes.c_long(number),
+        ctypes.c_ulong(SECCOMP_SET_MODE_FILTER),
+        ctypes.c_ulong(SECCOMP_FILTER_FLAG_TSYNC),
+        ctypes.byref(fprog),
+    )
+    if found > 0:  # TSYNC answers the id of a thread that could not take the filter
+        raise OSError(errno.EPERM, f"cannot add the step's seccomp filter to thread {found}")
+    if found != 0:
         err = ctypes.get_errno()
-        raise OSError(err, f"cannot add the no-exec seccomp filter: {errno.errorcode[err]}")
+        raise OSError(err, f"cannot add the step's seccomp filter: {errno.errorcode[err]}")

@@ -167,6 +167,8 @@ def _run_filter(program: bytes, arch: int, nr: int, arg0: int = 0) -> int:
             pc += 1
         elif code == seccomp.RET_K:
             return k
+        elif code == seccomp.JA:
+            pc += 1 + k
         else:
             taken = {seccomp.JEQ_K: acc == k, seccomp.JGE_K: acc >= k,
                      seccomp.JSET_K: bool(acc & k)}[code]  # fmt: skip
@@ -212,21 +214,50 @@ def test_seccomp_when_run_decides_each_call(arch: int, nr: int, arg0: int, verdi
     assert _run_filter(seccomp.sandbox_filter(), arch, nr, arg0) == verdict
 
 
+EPERM = seccomp.RET_ERRNO | errno.EPERM
+
+
 @pytest.mark.parametrize(
     ("arch", "nr", "verdict"),
     [
-        (seccomp.AUDIT_ARCH_X86_64, 59, seccomp.RET_ERRNO | errno.EPERM),  # execve
-        (seccomp.AUDIT_ARCH_X86_64, 322, seccomp.RET_ERRNO | errno.EPERM),  # execveat
-        (seccomp.AUDIT_ARCH_X86_64, 0, seccomp.RET_ALLOW),
-        (seccomp.AUDIT_ARCH_AARCH64, 221, seccomp.RET_ERRNO | errno.EPERM),
-        (seccomp.AUDIT_ARCH_AARCH64, 63, seccomp.RET_ALLOW),
+        (seccomp.AUDIT_ARCH_X86_64, 59, EPERM),  # execve
+        (seccomp.AUDIT_ARCH_X86_64, 322, EPERM),  # execveat
+        (seccomp.AUDIT_ARCH_X86_64, 425, EPERM),  # io_uring_setup
+        (seccomp.AUDIT_ARCH_X86_64, 250, EPERM),  # keyctl
+        (seccomp.AUDIT_ARCH_X86_64, 101, EPERM),  # ptrace
+        (seccomp.AUDIT_ARCH_X86_64, 254, EPERM),  # inotify_add_watch: not on the list
+        (seccomp.AUDIT_ARCH_X86_64, 999, EPERM),  # a call of a newer kernel
+        (seccomp.AUDIT_ARCH_X86_64, 0, seccomp.RET_ALLOW),  # read
+        (seccomp.AUDIT_ARCH_X86_64, 202, seccomp.RET_ALLOW),  # futex
+        (seccomp.AUDIT_ARCH_X86_64, 435, seccomp.RET_ALLOW),  # clone3: the first filter's
+        (seccomp.AUDIT_ARCH_X86_64, 318, seccomp.RET_ALLOW),  # getrandom, the last ones
+        (seccomp.AUDIT_ARCH_X86_64, 0x40000000, seccomp.RET_KILL_PROCESS),  # x32 read
+        (seccomp.AUDIT_ARCH_AARCH64, 221, EPERM),  # execve
+        (seccomp.AUDIT_ARCH_AARCH64, 63, seccomp.RET_ALLOW),  # read
+        (seccomp.AUDIT_ARCH_AARCH64, 98, seccomp.RET_ALLOW),  # futex
+        (seccomp.AUDIT_ARCH_AARCH64, 219, EPERM),  # keyctl
         (0x40000003, 11, seccomp.RET_KILL_PROCESS),  # i386 execve
     ],
 )
-def test_no_exec_filter_when_run_refuses_only_new_programs(
-    arch: int, nr: int, verdict: int
-) -> None:
-    assert _run_filter(seccomp.no_exec_filter(), arch, nr) == verdict
+def test_step_filter_when_run_allows_only_its_list(arch: int, nr: int, verdict: int) -> None:
+    assert _run_filter(seccomp.step_filter(), arch, nr) == verdict
+
+
+@pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
+def test_step_filter_when_run_allows_every_listed_call_and_nothing_else(arch: str) -> None:
+    audit, table = seccomp.TABLES[arch]
+    allowed = {table[name] for name in seccomp.ALLOWED if name in table}
+    program = seccomp.step_filter()
+    for nr in range(512):
+        verdict = seccomp.RET_ALLOW if nr in allowed else EPERM
+        assert _run_filter(program, audit, nr) == verdict, (arch, nr)
+
+
+def test_step_filter_when_a_long_jump_goes_backwards_refuses_to_assemble() -> None:
+    with pytest.raises(ValueError, match="not forward"):
+        seccomp.assemble(
+            [("a", (seccomp.RET_K, None, None, 0)), (None, (seccomp.JA, "a", None, 0))]
+        )
 
 
 def test_seccomp_when_a_jump_goes_backwards_refuses_to_assemble() -> None:
