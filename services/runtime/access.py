@@ -184,6 +184,11 @@ def permissions(role: str, prefix: str) -> dict[str, Any]:
     elif role == DOOR:  # asks audit for a user's records, passes on a user's run events
         allow += [subjects.query(prefix, n) for n in ("run", "runs")]
         allow.append(subjects.any_feed(prefix))
+        # Its answers, by a permission of its own: the server forgets the permission to
+        # answer a request it delivered whenever it reloads its users (a user added or
+        # suspended), and the answers under way would be refused. The door answers only
+        # into the asker's own inbox (services/doors/bus/app.py).
+        allow.append(f"{INBOX_USERS}.>")
     else:
         allow.append(f"{prefix}.deadletter.>")  # every consumer loop may dead-letter
     allow += [f"$KV.{bucket(prefix, name)}.>" for name in _KV_BUCKETS.get(role, ())]

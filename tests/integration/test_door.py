@@ -5,6 +5,7 @@ Something not the asker's answers exactly like something unknown (docs/adr/0015)
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import time
 import uuid
@@ -327,3 +328,21 @@ async def test_door_when_a_request_is_over_the_gateways_limits_refuses_it_and_lo
     if len(body["run_id"]) <= 128:
         assert await read_run(mesh[1].js, PREFIX, body["run_id"]) == []
     assert (await users["alice"].ask("runs.list", {}))["ok"] is True
+
+
+async def test_door_when_the_server_reloads_its_users_still_answers_what_is_under_way(
+    users: dict[str, User], mesh: tuple[Mesh, Bus], mesh_settings: Settings
+) -> None:
+    # Adding or suspending a user reloads the server's users, and a reload once made it
+    # forget that the door may answer the requests it had delivered: their askers waited
+    # for answers that the server refused (Publish Violation).
+    bob, server = users["bob"], mesh[0]._server
+    assert server is not None
+    body = {"data": base64.b64encode(b"s" * 300_000).decode()}
+    for round_ in range(5):
+        asked = [asyncio.ensure_future(bob.ask("files.stage", body)) for _ in range(8)]
+        await asyncio.sleep(0.005 * round_)  # some asked, some under way, some answered
+        register(mesh_settings.home, f"newcomer{round_}")
+        assert await server.reload_users()
+        answers = await asyncio.gather(*asked)
+        assert all(a["ok"] for a in answers), [a for a in answers if not a["ok"]][:2]
