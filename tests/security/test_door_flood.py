@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from nats.aio.client import Client
+from nats.errors import ConnectionClosedError
 from nats.errors import Error as NatsError
 from nats.errors import TimeoutError as NatsTimeoutError
 
@@ -48,6 +49,7 @@ WAITING_AT_MOST = 2
 SUSPENDED_FOR = 6  # seconds
 BODY = b"x" * 400_000
 SEEDS: dict[str, bytes] = {}
+BUSY = "UNAVAILABLE"
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +95,10 @@ async def logins(
     mesh: tuple[Mesh, Bus], mesh_settings: Settings
 ) -> AsyncIterator[dict[str, Client]]:
     running, _ = mesh
-    seeds = {name: register(mesh_settings.home, name) for name in ("bob", "mallory")}
+    seeds = {
+        name: register(mesh_settings.home, name)
+        for name in ("bob", "mallory", "oscar", "trudy", "eve")
+    }
     SEEDS.update(seeds)
     clients = {name: await login(running.url, name, seed) for name, seed in seeds.items()}
     yield clients
@@ -125,7 +130,7 @@ def stage_flood(url: str, seed: bytes) -> list[dict[str, Any] | str]:
 
 
 async def test_flood_is_refused_naming_the_limit_and_another_user_is_answered(
-    logins: dict[str, Client], mesh: tuple[Mesh, Bus]
+    logins: dict[str, Client], mesh: tuple[Mesh, Bus], mesh_settings: Settings
 ) -> None:
     bob = logins["bob"]
     assert (await ask(bob, "bob", "runs.list", b"{}", 10))["ok"] is True
@@ -143,7 +148,8 @@ async def test_flood_is_refused_naming_the_limit_and_another_user_is_answered(
         assert all(a["ok"] for a in answers), answers
         heard = await flood
     others = [h for h in heard if isinstance(h, str)]
-    assert all(h == NatsTimeoutError.__name__ for h in others), others[:3]
+    gone = {NatsTimeoutError.__name__, ConnectionClosedError.__name__}  # shut out, see below
+    assert set(others) <= gone, others[:3]
     replies = [h for h in heard if isinstance(h, dict)]
     limited = [
         h["error"]["message"]
@@ -158,12 +164,26 @@ async def test_flood_is_refused_naming_the_limit_and_another_user_is_answered(
     # Refused, not queued: the door worked on at most MAX_QUEUED of them.
     assert len(replies) - len(limited) <= MAX_QUEUED
     assert len(limited) + len(others) >= FLOOD - MAX_QUEUED
+    # 160 MB unanswered is far past four shares of bytes: the server shuts her out.
+    found = suspensions.active(mesh_settings.home / suspensions.FILE_NAME, time.time())
+    assert "mallory" in found
 
 
-async def test_flooder_is_served_again_once_she_slows_down(logins: dict[str, Client]) -> None:
+async def test_a_user_over_his_share_is_told_and_served_again_once_he_slows_down(
+    logins: dict[str, Client], mesh_settings: Settings
+) -> None:
+    oscar = logins["oscar"]
+    heard = await asyncio.gather(
+        *(ask(oscar, "oscar", "files.stage", BODY, 10) for _ in range(30)),
+        return_exceptions=True,
+    )  # 12 MB at once: over his 8 MiB burst, far from a flood
+    told = [h for h in heard if isinstance(h, dict) and h.get("error", {}).get("code") == BUSY]
+    assert told, heard[:3]
     await asyncio.sleep(1.5)  # the bucket refills at its rate: a second and a half is enough
-    answer = await ask(logins["mallory"], "mallory", "runs.list", b"{}", 10)
+    answer = await ask(oscar, "oscar", "runs.list", b"{}", 10)
     assert answer["ok"] is True
+    found = suspensions.active(mesh_settings.home / suspensions.FILE_NAME, time.time())
+    assert "oscar" not in found
 
 
 def requested(user: str, scene: str, plan: dict[str, Any]) -> dict[str, Any]:
@@ -201,14 +221,14 @@ async def submitted(nc: Client, user: str, scene: str, plan: dict[str, Any]) -> 
 async def test_runs_waiting_for_approval_stop_at_the_quota_and_others_go_on(
     logins: dict[str, Client],
 ) -> None:
-    mallory, bob = logins["mallory"], logins["bob"]
-    assert (await submitted(mallory, "mallory", "malscene", create("Bait")))["type"] == (
+    trudy, bob = logins["trudy"], logins["bob"]
+    assert (await submitted(trudy, "trudy", "trudyscene", create("Bait")))["type"] == (
         "run.completed"
     )
     for _ in range(WAITING_AT_MOST):
-        waiting = await submitted(mallory, "mallory", "malscene", delete("Bait"))
+        waiting = await submitted(trudy, "trudy", "trudyscene", delete("Bait"))
         assert waiting["type"] == "run.approval_requested", waiting
-    refused = await submitted(mallory, "mallory", "malscene", delete("Bait"))
+    refused = await submitted(trudy, "trudy", "trudyscene", delete("Bait"))
     assert refused["ok"] is False and refused["error"]["code"] == "UNAVAILABLE"
     said = refused["error"]["message"]
     assert f"{WAITING_AT_MOST} runs waiting for approval" in said and QUOTA["waiting"] in said
@@ -221,42 +241,44 @@ async def test_login_that_fires_far_past_its_share_is_shut_out_by_the_server_for
     # Published as fast as the connection takes them, never waiting for an answer: the
     # door must read every one, so only the server can stop them (measured before: at
     # 160,000 a second nobody else's request was answered).
-    mallory, bob = logins["mallory"], logins["bob"]
-    subject = subjects.door_api(PREFIX, "mallory", "runs.list")
-    inbox = f"{access.user_inbox_prefix('mallory')}.x"
+    eve, bob = logins["eve"], logins["bob"]
+    subject = subjects.door_api(PREFIX, "eve", "runs.list")
+    inbox = f"{access.user_inbox_prefix('eve')}.x"
     sent = 0
     with contextlib.suppress(NatsError):
         for _ in range(200):  # at most 200,000, until the server closes her connection
             for _ in range(1000):
-                await mallory.publish(subject, b"{}", reply=inbox)
+                await eve.publish(subject, b"{}", reply=inbox)
             sent += 1000
-            await mallory.flush(timeout=5)
-            if mallory.is_closed:
+            await eve.flush(timeout=5)
+            if eve.is_closed:
                 break
             await asyncio.sleep(0)
     for _ in range(100):
-        if mallory.is_closed:
+        if eve.is_closed:
             break
         await asyncio.sleep(0.1)
-    assert mallory.is_closed, f"still connected after {sent} requests"
-    found = suspensions.active(mesh_settings.home / suspensions.FILE_NAME, time.time())
-    assert "mallory" in found, f"closed after {sent} requests, but not suspended"
+    assert eve.is_closed, f"still connected after {sent} requests"
+    # Suspended, whether or not it is over yet: a loaded machine may take the suspension's
+    # few seconds to close her connection.
+    found = json.loads((mesh_settings.home / suspensions.FILE_NAME).read_text())
+    assert "eve" in found, f"closed after {sent} requests, but not suspended"
     assert (await ask(bob, "bob", "runs.list", b"{}", 20))["ok"] is True  # bob goes on
     refused = Client()
     try:
         with pytest.raises((NatsError, OSError)):  # no login while suspended
             await refused.connect(
                 mesh[0].url,
-                nkeys_seed_str=SEEDS["mallory"].decode(),
-                inbox_prefix=access.user_inbox_prefix("mallory"),
+                nkeys_seed_str=SEEDS["eve"].decode(),
+                inbox_prefix=access.user_inbox_prefix("eve"),
                 allow_reconnect=False,
                 error_cb=_quiet,
             )
     finally:
         await refused.close()
-    again = await login(mesh[0].url, "mallory", SEEDS["mallory"])  # admitted once it ends
+    again = await login(mesh[0].url, "eve", SEEDS["eve"])  # admitted once it ends
     for _ in range(30):  # her own requests from before the suspension may still be answered
-        answer = await ask(again, "mallory", "runs.list", b"{}", 20)
+        answer = await ask(again, "eve", "runs.list", b"{}", 20)
         if answer["ok"]:
             break
         await asyncio.sleep(0.5)

@@ -23,6 +23,9 @@ from contracts.errors import BlendmeshError
 
 MAX_USERS = 10_000  # users remembered at once; an idle one forgotten costs nothing
 FLOOD_FACTOR = 20  # unanswered requests, in shares, after which a login is flooding
+# Unanswered bytes, in shares: fewer, as bytes are what a door cannot refuse to read (a
+# door's connection is cut once the server holds 64 MiB it has not read).
+BYTES_FLOOD_FACTOR = 4
 
 SETTINGS = {
     "requests_per_second": "BLENDMESH_USER_REQUESTS_PER_SECOND",
@@ -109,6 +112,11 @@ class _Share:
         self.untold = _Bucket(
             limits.requests_per_second * FLOOD_FACTOR, limits.burst * FLOOD_FACTOR, now
         )
+        self.untold_bytes = _Bucket(
+            limits.bytes_per_second * BYTES_FLOOD_FACTOR,
+            limits.bytes_burst * BYTES_FLOOD_FACTOR,
+            now,
+        )
         self.in_flight = 0
 
 
@@ -146,7 +154,9 @@ class Fairness:
             share.in_flight += 1
             return None
         told = share.refusals.wait(1, now) == 0
-        flooding = not told and share.untold.wait(1, now) > 0
+        flooding = not told and (
+            share.untold.wait(1, now) > 0 or share.untold_bytes.wait(size, now) > 0
+        )
         return Refusal(refusal.message, refusal.retry_after, told, flooding)
 
     def _refusal(self, share: _Share, size: int, now: float) -> Refusal | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from services.doors.core.fairness import (
+    BYTES_FLOOD_FACTOR,
     FLOOD_FACTOR,
     MAX_USERS,
     SETTINGS,
@@ -108,3 +109,17 @@ def test_admit_when_unanswered_requests_pass_many_shares_says_the_login_floods()
     flags = [r.flooding for r in refusals if r is not None]
     assert flags[-1] is True and flags.count(True) == 1
     assert door.admit("bob", 1) is None  # another login is untouched
+
+
+def test_admit_when_unanswered_bytes_pass_a_few_shares_says_the_login_floods() -> None:
+    # Few requests, each large: what fills a door's connection is bytes, not their count.
+    door, _ = fairness(requests_per_second=100, burst=100, bytes_per_second=1000,
+                       bytes_burst=1000, in_flight=100)  # fmt: skip
+    assert door.admit("mallory", 1000) is None
+    refusals = [door.admit("mallory", 1000) for _ in range(100 + 2 * BYTES_FLOOD_FACTOR)]
+    flags = [r.flooding for r in refusals if r is not None]
+    untold = flags[100:]  # the first 100 were told why
+    assert untold[:BYTES_FLOOD_FACTOR] == [False] * BYTES_FLOOD_FACTOR
+    assert untold[BYTES_FLOOD_FACTOR] is True
+    assert len(refusals) < FLOOD_FACTOR * 100  # long before their count would say so
+    assert door.admit("bob", 1000) is None
