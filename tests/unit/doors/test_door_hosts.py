@@ -12,6 +12,7 @@ import msgspec
 import pydantic
 import pytest
 
+from contracts.door import run_prefix
 from contracts.events import AnyEvent, OperationSucceeded, Planned, RunRequested, follow
 from contracts.operations import convert_operation_set
 from contracts.receipts import Receipt, RunResult
@@ -73,7 +74,8 @@ def test_build_request_when_a_door_declares_its_host_carries_it_and_the_determin
 
 @pytest.mark.clause("001-§core-concepts.2")
 async def test_bus_door_when_a_client_claims_another_host_records_the_bus() -> None:
-    claimed = build_request(user="ana", scene_id="s", prompt="x", host=CLI, determinism="required")
+    built = build_request(user="ana", scene_id="s", prompt="x", host=CLI, determinism="required")
+    claimed = msgspec.structs.replace(built, run_id=f"{run_prefix('ana')}-{built.run_id}")
     writer = Writer()
     reply = await DoorHandlers(reads=Reads(), writer=writer).submit(
         ANA, msgspec.json.encode(claimed)
