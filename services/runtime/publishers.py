@@ -8,6 +8,7 @@ from typing import Any, Protocol
 from nats.aio.client import Client
 from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js import JetStreamContext
+from nats.js.errors import NoStreamResponseError
 
 from contracts import subjects
 from contracts.events import Event
@@ -51,7 +52,9 @@ class JetStreamPublisher:
                 stream=self._stream,
                 headers=tracing.inject({"Nats-Msg-Id": event.event_id}),
             )
-        except NatsTimeoutError:
+        except (NatsTimeoutError, NoStreamResponseError):
+            # With most of a cluster gone, the survivor answers "no responders" as often
+            # as the publish times out, depending on when it noticed.
             if self._nc is None:
                 raise
             raise await quorum.unavailable(self._nc, self._stream) from None
