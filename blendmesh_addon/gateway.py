@@ -67,8 +67,20 @@ class Gateway:
         return self._json("GET", "/api/me")
 
     def import_blend(self, scene_id: str, data: bytes) -> tuple[int, dict[str, Any]]:
-        """The open file as the scene's next revision: 200 ran, 202 waits for approval."""
+        """The open file as the scene's next revision: 200 ran, 202 waits for approval.
+
+        Asked first who the token is and how large a body the gateway takes: a gateway
+        refuses a wrong token or a body too large before reading it and closes the
+        connection mid-send, which would read as a gateway that cannot be reached."""
         path = f"/api/scenes/{check_scene_id(scene_id)}/import"
+        limit = self.me().get("maxUploadBytes")
+        if isinstance(limit, int) and len(data) > limit:
+            raise GatewayError(
+                f"the open file is {len(data) / MIB:.1f} MiB, more than the "
+                f"{limit / MIB:.1f} MiB the gateway takes (BLENDMESH_MAX_UPLOAD_BYTES on "
+                "the mesh); nothing was sent",
+                413,
+            )
         return self._call("POST", path, data, "application/octet-stream", long=True)
 
     def run(self, scene_id: str, prompt: str, progress: Callable[[str], None]) -> dict[str, Any]:

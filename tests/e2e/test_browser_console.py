@@ -368,4 +368,8 @@ async def test_revision_model_when_asked_by_another_user_is_404_like_a_missing_s
         wildcard = await http.get("/api/scenes/*/revisions/1/scene.glb", headers=ana)
         assert wildcard.status_code in (404, 422), wildcard.text
         assert (await http.get("/api/me")).status_code == 401
-        assert (await http.get("/api/me", headers=cli)).json() == {"user": "cli", "meshUser": "cli"}
+        assert (await http.get("/api/me", headers=cli)).json() == {
+            "user": "cli",
+            "meshUser": "cli",
+            "maxUploadBytes": 64 * 1024 * 1024,
+        }

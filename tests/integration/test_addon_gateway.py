@@ -93,3 +93,39 @@ async def test_calls_when_gateway_is_down_say_how_to_start_it(unused_tcp_port: i
     with pytest.raises(GatewayError, match="cannot reach the blendmesh gateway") as caught:
         await asyncio.to_thread(Gateway(down, "tok-ana", timeout=5).me)
     assert "blendmesh up" in str(caught.value) and caught.value.status is None
+
+
+BIG = b"B" * (9 * 1024 * 1024)  # past what the gateway takes here, past one TCP window
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def small_url(mesh: tuple[Mesh, Bus]) -> AsyncIterator[str]:
+    """A gateway that takes bodies of 8 MiB at most."""
+    settings = mesh[0].settings
+    small = Settings(
+        home=settings.home, prefix=settings.prefix, user="ana", previews=False,
+        max_upload_bytes=8 * 1024 * 1024,
+    )  # fmt: skip
+    tokens = Tokens({"tok-ana": "ana"})
+    server = GatewayServer(create_app(small, mesh[1], tokens, run_timeout=1.0), port=0)
+    try:
+        yield await server.start()
+    finally:
+        await server.stop()
+
+
+async def test_push_when_token_is_wrong_names_the_token_not_the_network(small_url: str) -> None:
+    # The gateway refuses before it reads the body and closes the connection mid-send:
+    # this once read "cannot reach the gateway ... start it with `blendmesh up`".
+    with pytest.raises(GatewayError, match="refused the token") as caught:
+        await asyncio.to_thread(Gateway(small_url, "tok-nobody").import_blend, "big", BIG)
+    assert caught.value.status == 401
+
+
+async def test_push_when_file_is_over_the_gateways_limit_says_so_before_sending(
+    small_url: str,
+) -> None:
+    with pytest.raises(GatewayError, match=r"more than the 8\.0 MiB") as caught:
+        await asyncio.to_thread(Gateway(small_url, "tok-ana").import_blend, "big", BIG)
+    assert caught.value.status == 413 and "BLENDMESH_MAX_UPLOAD_BYTES" in str(caught.value)
+    assert "9.0 MiB" in str(caught.value)

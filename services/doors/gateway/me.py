@@ -25,15 +25,18 @@ Gw = Annotated[Gateway, Depends(gateway)]
 
 class Me(BaseModel):
     """``user`` owns what this token does; ``meshUser`` is the BLENDMESH_USER the mesh
-    (and so a CLI run on its machine by default) records runs for."""
+    (and so a CLI run on its machine by default) records runs for; ``maxUploadBytes`` is
+    the largest body the gateway takes (BLENDMESH_MAX_UPLOAD_BYTES), so a client can say
+    a file is too large before it sends it."""
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 
     user: str
     mesh_user: str
+    max_upload_bytes: int
 
 
 @router.get("", response_model=Me, responses=responses(401))
 async def me(user: User, gw: Gw) -> Me:
     """The user the bearer token maps to, and the mesh's own user."""
-    return Me(user=user, mesh_user=gw.settings.user)
+    return Me(user=user, mesh_user=gw.settings.user, max_upload_bytes=gw.settings.max_upload_bytes)
