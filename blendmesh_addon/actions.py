@@ -42,10 +42,14 @@ def scene_id(context: Any) -> str:
 
 
 def redraw() -> None:
+    """Redraw the sidebars the panel is in, not the whole 3D view: a viewport redrawn
+    every few seconds for nothing stalled a heavy scene (frames of up to 2.5 s)."""
     for window in getattr(bpy.context.window_manager, "windows", []):
         for area in window.screen.areas:
             if area.type == "VIEW_3D":
-                area.tag_redraw()
+                for region in area.regions:
+                    if region.type == "UI":
+                        region.tag_redraw()
 
 
 def _begin(context: Any, what: str) -> tuple[Gateway, str] | None:
@@ -240,6 +244,7 @@ def follow(context: Any) -> None:
         return gw.history(scene, limit=20), gw.runs()[:50], gw.pending()
 
     def done(result: tuple[list[Any], list[Any], list[Any]]) -> None:
+        SESSION.reached()
         SESSION.followed(scene, *result)
 
     def failed(message: str) -> None:
@@ -250,7 +255,9 @@ def follow(context: Any) -> None:
 
 
 def tick() -> float:
-    """The timer: apply what the worker finished, look at the scene now and then."""
+    """The timer: apply what the worker finished, look at the scene now and then; redraw
+    the panel only when what it shows changed."""
+    before = SESSION.shown()
     handled = WORKER.drain()
     context = bpy.context
     while _deferred and WORKER.idle:  # after a look at the scene that is under way
@@ -263,6 +270,6 @@ def tick() -> float:
         return FOLLOW_EVERY
     if linked and wanted and WORKER.idle and time.monotonic() - _last_follow > FOLLOW_EVERY:
         follow(context)
-    if handled:
+    if handled and SESSION.shown() != before:
         redraw()
     return 0.2

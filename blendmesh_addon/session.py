@@ -77,6 +77,19 @@ class Session:
         ids = {r.get("runId") for r in mine}
         self.approvals = [a for a in approvals if a.get("runId") in ids]
 
+    def shown(self) -> tuple[Any, ...]:
+        """What the panel draws: it is redrawn only when this changes."""
+        return (
+            self.busy, self.error, self.notice, tuple(self.progress), repr(self.run),
+            repr(self.approvals), repr(self.newer), repr(self.others), self.synced,
+            self.changed_locally,
+        )  # fmt: skip
+
+    def reached(self) -> None:
+        """The gateway answered: an error that said it cannot be reached is over."""
+        if self.error.startswith("cannot reach the blendmesh gateway"):
+            self.error = ""
+
     def head(self) -> dict[str, Any] | None:
         return self.newer[-1] if self.newer else None
 

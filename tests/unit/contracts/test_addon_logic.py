@@ -152,3 +152,24 @@ def test_gateway_when_settings_are_unusable_says_what_to_set(
 def test_scene_id_when_not_an_id_is_refused_naming_the_rule(scene: str) -> None:
     with pytest.raises(GatewayError, match="1-128 letters"):
         check_scene_id(scene)
+
+
+def test_shown_when_a_follow_brings_nothing_new_is_unchanged_so_nothing_redraws() -> None:
+    session = Session()
+    runs = [{"runId": "r1", "sceneId": "s", "request": "add a cube"}]
+    session.followed("s", [{"revision": 1}], runs, [])
+    before = session.shown()
+    session.followed("s", [{"revision": 1}], [dict(r) for r in runs], [])  # the same, anew
+    assert session.shown() == before
+    session.followed("s", [{"revision": 1}, {"revision": 2}], runs, [])
+    assert session.shown() != before
+
+
+def test_reached_when_the_gateway_answers_again_clears_only_its_unreachable_error() -> None:
+    session = Session()
+    session.failed("cannot reach the blendmesh gateway at http://x (refused): start it")
+    session.reached()
+    assert session.error == ""
+    session.failed("the open file is 80.0 MiB, more than the 64.0 MiB the gateway takes")
+    session.reached()
+    assert session.error.startswith("the open file")
