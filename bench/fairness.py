@@ -2,6 +2,7 @@
 peak memory under each small file that once made it allocate gigabytes.
 
     .venv/bin/python bench/fairness.py [--runs 10] [--flood 1500]
+        [--attacks files.stage runs.list approvals] [--shapes asks fires] [--no-bombs]
 
 The mesh is ``blendmesh up`` in a process of its own, as an operator runs it; bob and
 mallory log in with NKeys of their own and use the bus door, as the attacks did. Each
@@ -121,7 +122,7 @@ async def login(url: str, name: str, seed: bytes) -> Login:
     raise SystemExit(f"{name} was never admitted by the mesh's nats-server")
 
 
-SUSPEND_SECONDS = 10  # the mesh's BLENDMESH_USER_SUSPEND_SECONDS here, to keep the bench short
+SUSPEND_SECONDS = 10  # the mesh's BLENDMESH_USER_SUSPEND_SECONDS here, as in a test
 BOB_WAITS = 20.0  # seconds bob waits for one run under a flood before he counts it lost
 
 
@@ -140,20 +141,20 @@ async def bob_runs(bob: Login, runs: int, timeout: float = 300) -> tuple[float |
     return (statistics.median(seconds) if seconds else None), len(seconds)
 
 
-def stage_bodies(count: int) -> tuple[str, list[bytes]]:
+def stage_bodies(user: str, count: int) -> tuple[str, list[bytes]]:
     return "files.stage", [STAGED] * count
 
 
-def list_bodies(count: int) -> tuple[str, list[bytes]]:
+def list_bodies(user: str, count: int) -> tuple[str, list[bytes]]:
     return "runs.list", [b"{}"] * count
 
 
-def approval_bodies(count: int) -> tuple[str, list[bytes]]:
+def approval_bodies(user: str, count: int) -> tuple[str, list[bytes]]:
     plans = [op("object.delete", {"name": "Bait"}, "destructive") for _ in range(count)]
-    return "run.submit", [json.dumps(requested("mallory", "malscene", p)).encode() for p in plans]
+    return "run.submit", [json.dumps(requested(user, "malscene", p)).encode() for p in plans]
 
 
-ATTACKS: dict[str, Callable[[int], tuple[str, list[bytes]]]] = {
+ATTACKS: dict[str, Callable[[str, int], tuple[str, list[bytes]]]] = {
     "files.stage": stage_bodies,
     "runs.list": list_bodies,
     "approvals": approval_bodies,
@@ -163,17 +164,20 @@ ATTACKS: dict[str, Callable[[int], tuple[str, list[bytes]]]] = {
 FLOOD_SECONDS = 120.0  # the most one attacker process floods, whatever bob is doing
 
 
-def attack(url: str, seed: bytes, name: str, shape: str, count: int, heard: Any, stop: Any) -> None:
-    """mallory's flood, in a process of her own (as from another machine, so bob's client
-    does not share her event loop), again and again until ``stop`` is set: ``count``
-    requests at a time, each awaited a few seconds (``shape`` "asks", the measured attack)
-    or published as fast as her connection takes them with her reply inbox, never waited
-    for ("fires"). Puts "on" on ``heard`` as she starts, then (refused with a reason,
-    answered at all, sent, seconds)."""
+def attack(
+    url: str, user: str, seed: bytes, name: str, shape: str, count: int, heard: Any, stop: Any
+) -> None:
+    """mallory's flood (as ``user``, a login of her own for each flood, so that one
+    flood's suspension does not keep the next one out), in a process of her own (as from
+    another machine, so bob's client does not share her event loop), again and again
+    until ``stop`` is set: ``count`` requests at a time, each awaited a few seconds
+    (``shape`` "asks", the measured attack) or published as fast as her connection takes
+    them with her reply inbox, never waited for ("fires"). Puts "on" on ``heard`` as she
+    starts, then (refused with a reason, answered at all, sent, seconds)."""
 
     async def flood() -> None:
-        mallory = await login(url, "mallory", seed)
-        inbox = f"{access.user_inbox_prefix('mallory')}.flood"
+        mallory = await login(url, user, seed)
+        inbox = f"{access.user_inbox_prefix(user)}.flood"
         back = {"told": 0, "answered": 0}
 
         def heard_one(data: bytes) -> None:
@@ -190,69 +194,93 @@ def attack(url: str, seed: bytes, name: str, shape: str, count: int, heard: Any,
                 heard_one((await mallory.nc.request(subject, body, timeout=5)).data)
 
         await mallory.nc.subscribe(inbox, cb=on_answer)
-        verb, bodies = ATTACKS[name](count)
-        subject = subjects.door_api(PREFIX, "mallory", verb)
+        verb, bodies = ATTACKS[name](user, count)
+        subject = subjects.door_api(PREFIX, user, verb)
         heard.put("on")
-        started, sent = time.perf_counter(), 0
-        shut_out = None
-        while not stop.is_set() and time.perf_counter() - started < FLOOD_SECONDS:
-            try:
-                if shape == "asks":
-                    await asyncio.gather(*(asked(subject, body) for body in bodies))
-                else:
-                    for body in bodies:
-                        await mallory.nc.publish(subject, body, reply=inbox)
-                    await mallory.nc.flush()
-            except NatsError:  # the server closed her connection: she is suspended
-                shut_out = time.perf_counter() - started
-                break
-            sent += len(bodies)
-            if mallory.nc.is_closed:
-                shut_out = time.perf_counter() - started
-                break
+        started = time.perf_counter()
+        tally: dict[str, Any] = {"sent": 0, "shut_out": None}
+
+        async def rounds() -> None:
+            while time.perf_counter() - started < FLOOD_SECONDS:
+                try:
+                    if shape == "asks":
+                        tally["sent"] += len(bodies)  # all at once, then awaited
+                        await asyncio.gather(*(asked(subject, body) for body in bodies))
+                    else:
+                        for body in bodies:
+                            await mallory.nc.publish(subject, body, reply=inbox)
+                            tally["sent"] += 1
+                        await mallory.nc.flush()
+                except NatsError:  # the server closed her connection: she is suspended
+                    tally["shut_out"] = time.perf_counter() - started
+                    return
+                if mallory.nc.is_closed:
+                    tally["shut_out"] = time.perf_counter() - started
+                    return
+
+        # Her publishes can block for good once the server stops reading her connection;
+        # the flood ends when bob is done all the same.
+        flooding = asyncio.create_task(rounds())
+        while not stop.is_set() and not flooding.done():  # noqa: ASYNC110 - another process's Event
+            await asyncio.sleep(0.2)
+        flooding.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await flooding
+        if tally["shut_out"] is None and mallory.nc.is_closed:  # cut mid-round
+            tally["shut_out"] = time.perf_counter() - started
+        sent, shut_out = tally["sent"], tally["shut_out"]
         took = time.perf_counter() - started
         await asyncio.sleep(1)  # the last answers
         heard.put((back["told"], back["answered"], sent, took, shut_out))
-        await mallory.nc.close()
+        with contextlib.suppress(NatsError, TimeoutError):
+            await asyncio.wait_for(mallory.nc.close(), 10)
 
     asyncio.run(flood())
 
 
-async def floods(url: str, seeds: dict[str, bytes], runs: int, count: int) -> None:
+def attacker_name(name: str, shape: str) -> str:
+    return f"mallory-{name.replace('.', '-')}-{shape}"
+
+
+async def floods(
+    url: str, seeds: dict[str, bytes], floods_run: list[tuple[str, str]], runs: int, count: int
+) -> None:
     bob = await login(url, "bob", seeds["bob"])
-    mallory = await login(url, "mallory", seeds["mallory"])
     await bob_runs(bob, 2)  # the Blender starts; not measured
-    await mallory.run("malscene", op("object.create", {"primitive": "cube", "name": "Bait"}))
-    await mallory.nc.close()
+    for name, shape in floods_run:  # each attacker's own Bait, for her approvals to ask about
+        user = attacker_name(name, shape)
+        mallory = await login(url, user, seeds[user])
+        await mallory.run("malscene", op("object.create", {"primitive": "cube", "name": "Bait"}))
+        await mallory.nc.close()
     alone, _ = await bob_runs(bob, runs)
     assert alone is not None
     print(f"bob's one-operation run alone, p50: {alone * 1000:.0f} ms")
     spawn = multiprocessing.get_context("spawn")
-    for shape in ("asks", "fires"):
-        for name in ATTACKS:
-            heard, stop = spawn.Queue(), spawn.Event()
-            attacker = spawn.Process(
-                target=attack, args=(url, seeds["mallory"], name, shape, count, heard, stop)
-            )
-            attacker.start()
-            assert await asyncio.to_thread(heard.get, True, 120) == "on"
-            await asyncio.sleep(0.5)  # the first of her requests are under way
-            under, completed = await bob_runs(bob, runs, BOB_WAITS)
-            stop.set()
-            told, answered, sent, took, shut_out = await asyncio.to_thread(heard.get, True, 600)
-            await asyncio.to_thread(attacker.join, 60)
-            kind = f"{name} flood that {shape}"
-            suspended = f", shut out after {shut_out:.1f} s" if shut_out is not None else ""
-            print(
-                f"under a {kind} ({sent:,} requests in {took:.1f} s, {sent / took:,.0f} a "
-                f"second; {told:,} refused with a reason, {sent - answered:,} unanswered"
-                f"{suspended}): bob's runs completed {completed} of {runs}"
-                + (f", p50 {under * 1000:.0f} ms" if under is not None else "")
-            )
-            ratio = f"{under / alone:.2f}" if under is not None else "none completed"
-            print(f"under a {kind} / alone: {ratio}")
-            # mallory's share refills, the door catches up, a suspension ends
-            await asyncio.sleep(3 + (SUSPEND_SECONDS if shut_out is not None else 0))
+    for name, shape in floods_run:
+        user = attacker_name(name, shape)
+        heard, stop = spawn.Queue(), spawn.Event()
+        attacker = spawn.Process(
+            target=attack, args=(url, user, seeds[user], name, shape, count, heard, stop)
+        )
+        attacker.start()
+        assert await asyncio.to_thread(heard.get, True, 120) == "on"
+        await asyncio.sleep(0.5)  # the first of her requests are under way
+        under, completed = await bob_runs(bob, runs, BOB_WAITS)
+        stop.set()
+        told, answered, sent, took, shut_out = await asyncio.to_thread(heard.get, True, 600)
+        await asyncio.to_thread(attacker.join, 60)
+        kind = f"{name} flood that {shape}"
+        suspended = f", shut out after {shut_out:.1f} s" if shut_out is not None else ""
+        print(
+            f"under a {kind} ({sent:,} requests in {took:.1f} s, {sent / took:,.0f} a "
+            f"second; {told:,} refused with a reason, {sent - answered:,} unanswered"
+            f"{suspended}): bob's runs completed {completed} of {runs}"
+            + (f", p50 {under * 1000:.0f} ms" if under is not None else ""),
+            flush=True,
+        )
+        ratio = f"{under / alone:.2f}" if under is not None else "none completed"
+        print(f"under a {kind} / alone: {ratio}", flush=True)
+        await asyncio.sleep(3)  # the door catches up with what she left unanswered
     await bob.nc.close()
 
 
@@ -324,11 +352,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--flood", type=int, default=1500)
+    parser.add_argument("--attacks", nargs="+", choices=list(ATTACKS), default=list(ATTACKS))
+    parser.add_argument("--shapes", nargs="+", choices=["asks", "fires"], default=["asks", "fires"])
+    parser.add_argument("--no-bombs", action="store_true", help="measure the floods only")
     args = parser.parse_args()
+    floods_run = [(name, shape) for shape in args.shapes for name in args.attacks]
     with tempfile.TemporaryDirectory(prefix="blendmesh-bench-") as tmp:
         home = Path(tmp) / "home"
         home.mkdir(mode=0o700)
-        seeds = {name: new_seed() for name in ("bob", "mallory")}
+        names = ["bob", *(attacker_name(name, shape) for name, shape in floods_run)]
+        seeds = {name: new_seed() for name in names}
         for name, seed in seeds.items():
             users.add(home / users.FILE_NAME, name, public_key(seed))
         proc = subprocess.Popen(
@@ -343,11 +376,12 @@ def main() -> None:
             assert proc.stderr is not None
             banner = proc.stderr.readline()
             url = banner.split("NATS_URL=", 1)[1].split()[0]
-            asyncio.run(floods(url, seeds, args.runs, args.flood))
+            asyncio.run(floods(url, seeds, floods_run, args.runs, args.flood))
         finally:
             proc.send_signal(2)
             proc.wait(timeout=120)
-        asyncio.run(bombs(Path(tmp)))
+        if not args.no_bombs:
+            asyncio.run(bombs(Path(tmp)))
 
 
 if __name__ == "__main__":

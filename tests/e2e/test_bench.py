@@ -53,7 +53,17 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
         (["grammar.py", "--sample", "5"], "executed correctly:"),
         (["python_step.py", "--runs", "1"], "ratio warm / direct:"),
         (
-            ["fairness.py", "--runs", "1", "--flood", "50"],
+            [
+                "fairness.py",
+                "--runs",
+                "1",
+                "--flood",
+                "50",
+                "--attacks",
+                "files.stage",
+                "--shapes",
+                "asks",
+            ],
             "under a files.stage flood that asks / alone:",
         ),
     ],
