@@ -9,7 +9,7 @@ from typing import Any
 
 import bpy
 
-from . import files
+from . import blendheader, content, files
 from .gateway import Gateway, GatewayError, check_scene_id
 from .prefs import preferences
 from .session import Session, Synced
@@ -83,7 +83,8 @@ def _ended(scene: str, answer: dict[str, Any], revision: int) -> None:
         SESSION.synced = Synced(scene, revision, SESSION.pushed_digest)
         SESSION.notice = f"Pushed as revision {revision} of scene {scene}."
     elif answer.get("status") == "completed" and answer.get("scenePath"):
-        SESSION.notice += f" Revision {revision} is ready: Pull brings it in."
+        where = "in a newer Blender" if SESSION.too_new else "here: Pull brings it in"
+        SESSION.notice += f" Revision {revision} is ready {where}."
     follow_now()
 
 
@@ -97,8 +98,8 @@ def push(context: Any) -> bool:
     gw, scene = begun
     context.scene.blendmesh_scene = scene  # the link travels with the file
     SESSION.changed_locally = False
-    data, digest = files.saved_copy()
-    SESSION.pushed_digest = digest
+    data = files.saved_copy()
+    SESSION.pushed_digest = content.fingerprint()
 
     def job(progress: Any) -> tuple[dict[str, Any], dict[str, Any] | None, int]:
         status, answer = gw.import_blend(scene, data)
@@ -178,38 +179,52 @@ def pull(context: Any, keep_copy: bool = False) -> bool:
     if begun is None:
         return False
     gw, scene = begun
-    data, now = files.saved_copy()
+    now = content.fingerprint()
     if SESSION.local_changes(scene, now):
         if not keep_copy:
             SESSION.busy, SESSION.changed_locally = "", True
             return False
-        aside = files.keep_aside(scene, data)
+        aside = files.keep_aside(scene, files.saved_copy())
         SESSION.notice = f"Kept your version as {aside}."
     SESSION.busy, SESSION.changed_locally = f"pulling scene {scene}", False
+    running = (bpy.app.version[0], bpy.app.version[1])
+    newer: list[str] = []  # the Blender that saved a revision this one cannot open
 
     def job(progress: Any) -> tuple[bytes, int]:
         blend, scene_hash = gw.blend(scene)
         for entry in reversed(gw.history(scene, limit=20)):
             if scene_hash.startswith(str(entry.get("sceneHashPrefix"))):
-                return blend, int(entry["revision"])
+                revision = int(entry["revision"])
+                why = blendheader.unreadable(blend, running)
+                if why:  # refused before anything is written: the session stays as it is
+                    newer.append("{}.{}".format(*(blendheader.saved_by(blend) or ("?", "?"))))
+                    raise GatewayError(
+                        f"cannot pull revision {revision} of scene {scene}: {why}. Your "
+                        "session is as it was; open the revision in a newer Blender"
+                    )
+                return blend, revision
         raise GatewayError(f"scene {scene} changed while it was pulled; pull again")
 
     def done(result: tuple[bytes, int]) -> None:
         _pulled(scene, now, *result)
 
-    WORKER.submit(job, done, SESSION.failed, SESSION.add_progress)
+    def failed(message: str) -> None:
+        SESSION.failed(message)
+        SESSION.too_new = newer[0] if newer else ""  # stop offering what cannot work
+
+    WORKER.submit(job, done, failed, SESSION.add_progress)
     return True
 
 
 def _pulled(scene: str, checked: str, data: bytes, revision: int) -> None:
     # The artist may have worked on while the file came: check again before replacing.
-    if files.digest() != checked:
+    if content.fingerprint() != checked:
         SESSION.busy, SESSION.changed_locally = "", True
         return
     kept = SESSION.notice
     path = files.open_pulled(scene, data)
     bpy.context.scene.blendmesh_scene = scene
-    SESSION.synced = Synced(scene, revision, files.digest())
+    SESSION.synced = Synced(scene, revision, content.fingerprint())
     SESSION.busy = ""
     SESSION.notice = f"Pulled revision {revision} of scene {scene} into {path}."
     if kept:

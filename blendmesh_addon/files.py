@@ -1,10 +1,9 @@
-"""The open file: a copy of it to push, its digest, and opening a pulled revision.
+"""The open file: a copy of it to push, and opening a pulled revision.
 
 A copy saved with ``copy=True`` leaves the artist's file, its path and its unsaved state
-as they were. Two copies of an unchanged session hold the same blocks, so the
-digest of a copy (blendfile.py) says whether anything changed since the last push or pull
-(any change, a selection too, counts: a pull errs on the side of keeping the artist's
-work).
+as they were. Whether the session changed since the last push or pull is told by its
+content (content.py), never by a copy's bytes: Blender 3.4 saves an unchanged session
+differently each time.
 """
 
 from __future__ import annotations
@@ -18,8 +17,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import bpy
-
-from . import blendfile
 
 UNSAVED_FOLDER = os.path.join("~", "blendmesh")  # pulls into an untitled session land here
 
@@ -37,19 +34,15 @@ def _without_prompt() -> Iterator[None]:
         wm.blendmesh_prompt = prompt
 
 
-def saved_copy() -> tuple[bytes, str]:
-    """The open session as a .blend (bytes) and its sha256."""
+def saved_copy() -> bytes:
+    """The open session as a .blend."""
     with tempfile.TemporaryDirectory(prefix="blendmesh-") as folder:
         path = os.path.join(folder, "copy.blend")
         with _without_prompt():
             bpy.ops.wm.save_as_mainfile(filepath=path, copy=True, compress=False)
         with open(path, "rb") as f:
             data = f.read()
-    return data, blendfile.digest(data)
-
-
-def digest() -> str:
-    return saved_copy()[1]
+    return data
 
 
 def default_scene_id() -> str:

@@ -111,7 +111,9 @@ class BLENDMESH_PT_panel(bpy.types.Panel):
             for entry in session.newer:
                 tools = ", ".join(entry.get("tools") or []) or "?"
                 _text(column, f"revision {entry.get('revision')} by {entry.get('user')}: {tools}")
-            if not session.busy:
+            if session.too_new:
+                _text(column, f"Open them in Blender {session.too_new} or later: this one cannot.")
+            elif not session.busy:
                 box.operator("blendmesh.pull", text="Pull Newest", icon="IMPORT")
         if session.others:
             box = layout.box()

@@ -2,8 +2,8 @@
 
 One ``Session`` lives as long as Blender does (opening a pulled file keeps it). The
 worker thread never touches it: results come back to Blender's thread, which applies
-them here and redraws the panel. ``synced`` is the digest of the open file as it was
-right after the last push or pull; a pull compares it with the file now, so a change the
+them here and redraws the panel. ``synced`` holds the content fingerprint of the session
+right after the last push or pull; a pull compares it with the session now, so a change the
 artist made in between is never thrown away.
 """
 
@@ -22,7 +22,7 @@ class Synced:
 
     scene_id: str
     revision: int
-    digest: str  # sha256 of a copy of the open file saved right after
+    digest: str  # the session's content fingerprint (content.py) right after
 
 
 @dataclass
@@ -36,9 +36,10 @@ class Session:
     newer: list[dict[str, Any]] = field(default_factory=list)  # revisions past ``synced``
     others: list[dict[str, Any]] = field(default_factory=list)  # recent runs on the scene
     synced: Synced | None = None
-    pushed_digest: str = ""  # the file a push sent, synced once its import ran
+    pushed_digest: str = ""  # the content a push sent, synced once its import ran
     push_run_id: str = ""  # the import run of the last push
     changed_locally: bool = False  # a pull found local changes: push first, or keep
+    too_new: str = ""  # the newer Blender ("5.0") the mesh's revisions are saved by
 
     def start(self, what: str) -> None:
         self.busy, self.error, self.notice = what, "", ""
@@ -82,7 +83,7 @@ class Session:
         return (
             self.busy, self.error, self.notice, tuple(self.progress), repr(self.run),
             repr(self.approvals), repr(self.newer), repr(self.others), self.synced,
-            self.changed_locally,
+            self.changed_locally, self.too_new,
         )  # fmt: skip
 
     def reached(self) -> None:

@@ -72,6 +72,10 @@ def test_panel_in_blender_window_shows_a_completed_request_and_a_waiting_approva
     assert "Traceback" not in shown.stdout + shown.stderr, shown.stderr[-3000:]
     steps = {s["step"]: s for s in said if "step" in s}
     assert "Completed: 1 of 1 operations" in steps["asked"]["notice"], steps["asked"]
+    assert "Revision 2 is ready in a newer Blender." in steps["asked"]["notice"]
+    refused = steps["pull-refused"]["error"]
+    assert refused.startswith("cannot pull revision 1 of scene gui: it was saved by Blender 5.0")
+    assert "Your session is as it was" in refused and "Traceback" not in refused
     [approval] = said[-1]["approvals"]
     assert [(op["tool"], op["args"]) for op in approval["operations"]] == [
         ("object.delete", {"name": "Box"})

@@ -3,8 +3,9 @@
 Run by a real Blender with a window (under Xvfb in CI) and ``--enable-event-simulate``:
 ``blender --factory-startup --enable-event-simulate --python tests/support/addon_gui.py -- ZIP
 GATEWAY_URL TOKEN OUTPUT_DIR SCENE``. It installs the zip as a classic add-on, opens the
-sidebar on the blendmesh tab, pushes the startup scene, asks for a cube, takes a
-screenshot once the request completed, asks to delete it, takes one while the approval
+sidebar on the blendmesh tab, pushes the startup scene, pulls it back untouched (refused
+by name: the mesh's Blender 5 saved the revision), asks for a cube, takes a screenshot
+once the request completed, asks to delete it, takes one while the approval
 waits, and quits. Every step runs from timers, as the add-on's own work does; each
 finding is printed as a ``@@`` JSON line for the test to read.
 """
@@ -90,6 +91,12 @@ def main():
     def idle():
         return worker.idle and not session.busy
 
+    def refused_as_newer():
+        if session.changed_locally:
+            raise AssertionError("the pull took the untouched session for a changed one")
+        named = "cannot open files from a newer Blender" in session.error
+        return named and session.too_new == "5.0"
+
     def prompt(text):
         bpy.context.window_manager.blendmesh_prompt = text
         bpy.ops.blendmesh.ask()
@@ -98,6 +105,11 @@ def main():
         ("tab", lambda: show_tab(state["tries"])),
         ("push", lambda: bpy.ops.blendmesh.push() and True),
         ("pushed", lambda: idle() and session.synced is not None),
+        # Nothing touched since the push: a pull must recognise the session as unchanged
+        # (Blender 3.4 saves it with other bytes each time, so a file digest never did),
+        # then refuse the revision by name, since the mesh's Blender 5 saved it.
+        ("pull-unchanged", lambda: bpy.ops.blendmesh.pull() and True),
+        ("pull-refused", lambda: idle() and refused_as_newer()),
         ("ask", lambda: prompt("add a cube named Box at 0 0 2") or True),
         ("asked", lambda: idle() and (session.run or {}).get("status") == "completed"),
         ("settle", lambda: time.monotonic() - state["since"] > 1.5),
@@ -131,7 +143,8 @@ def main():
             bpy.ops.wm.quit_blender()
             return None
 
-    bpy.app.timers.register(tick, first_interval=1.0)
+    # Persistent: a pull opens the pulled file, which would end a timer that is not.
+    bpy.app.timers.register(tick, first_interval=1.0, persistent=True)
 
 
 main()

@@ -1,16 +1,15 @@
 """The add-on's logic that needs no Blender: what the panel shows of an approval, when a
-pull must stop, the worker's error path, the .blend digest and the client's own checks.
+pull must stop, the worker's error path and the client's own checks.
 (The add-on in a real Blender: tests/integration/test_addon_bpy.py.)"""
 
 from __future__ import annotations
 
-import struct
 import threading
 import time
 
 import pytest
 
-from blendmesh_addon import blendfile
+from blendmesh_addon import blendheader
 from blendmesh_addon.gateway import Gateway, GatewayError, check_scene_id
 from blendmesh_addon.session import Session, Synced, approval_lines
 from blendmesh_addon.worker import MAX_QUEUED, Worker
@@ -109,29 +108,6 @@ def test_worker_when_too_many_jobs_wait_refuses_more_with_a_reason() -> None:
     assert refused and "too many requests" in refused[0]
 
 
-def blend(blocks: list[tuple[bytes, bytes]]) -> bytes:
-    """A little-endian, 64-bit pointer .blend of ``blocks`` (code, body)."""
-    data = b"BLENDER-v304"
-    for code, body in [*blocks, (b"ENDB", b"")]:
-        data += struct.pack("<4siQii", code, len(body), 0, 0, 1) + body
-    return data
-
-
-def test_blend_digest_when_only_volatile_blocks_differ_is_equal() -> None:
-    first = blend([(b"GLOB", b"\x01" * 8), (b"OB\x00\x00", b"cube")])
-    second = blend([(b"GLOB", b"\x02" * 8), (b"OB\x00\x00", b"cube")])
-    moved = blend([(b"GLOB", b"\x01" * 8), (b"OB\x00\x00", b"cubf")])
-    assert blendfile.digest(first) == blendfile.digest(second) != blendfile.digest(moved)
-
-
-@pytest.mark.parametrize(
-    "data",
-    [b"", b"not a blend", b"BLENDER-v304" + struct.pack("<4siQii", b"OB\x00\x00", 99, 0, 0, 1)],
-)
-def test_blend_digest_when_file_is_unknown_or_truncated_hashes_every_byte(data: bytes) -> None:
-    assert blendfile.digest(data) != blendfile.digest(data + b"x")
-
-
 @pytest.mark.parametrize(
     ("url", "token", "named"),
     [
@@ -173,3 +149,30 @@ def test_reached_when_the_gateway_answers_again_clears_only_its_unreachable_erro
     session.failed("the open file is 80.0 MiB, more than the 64.0 MiB the gateway takes")
     session.reached()
     assert session.error.startswith("the open file")
+
+
+@pytest.mark.parametrize(
+    ("head", "saved"),
+    [
+        (b"BLENDER-v304REND", (3, 4)),
+        (b"BLENDER_V279REND", (2, 79)),
+        (b"BLENDER17-01v0500DATA", (5, 0)),
+        (b"\x28\xb5\x2f\xfd compressed", None),
+        (b"not a blend at all", None),
+        (b"", None),
+    ],
+)
+def test_saved_by_when_header_is_read_names_the_version_or_none(
+    head: bytes, saved: tuple[int, int] | None
+) -> None:
+    assert blendheader.saved_by(head) == saved
+
+
+def test_unreadable_when_file_is_from_a_newer_blender_names_both_versions() -> None:
+    newer = b"BLENDER17-01v0500" + b"\0" * 32
+    assert blendheader.unreadable(newer, (3, 4)) == (
+        "it was saved by Blender 5.0, and Blender 3.4 cannot open files from a newer Blender"
+    )
+    assert blendheader.unreadable(newer, (5, 0)) == ""
+    assert blendheader.unreadable(b"BLENDER-v304", (5, 0)) == ""
+    assert blendheader.unreadable(b"\x28\xb5\x2f\xfd", (3, 4)) == ""  # cannot tell: tried
