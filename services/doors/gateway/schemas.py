@@ -186,6 +186,9 @@ class PendingApprovals(_Model):
 
 class RunSummary(_Model):
     run_id: str
+    prompt: str | None = Field(
+        default=None, description="The request in words; none for a plan or an import"
+    )
     status: RunState
     scene_id: str | None
     thread_id: str
@@ -323,6 +326,7 @@ def pending_out(pending: Pending) -> PendingApproval:
 def summary_out(row: RunRow) -> RunSummary:
     return RunSummary(
         run_id=row.run_id,
+        prompt=row.prompt,
         status=row.state or "queued",
         scene_id=row.scene_id,
         thread_id=row.thread_id,
