@@ -123,7 +123,8 @@ class BLENDMESH_PT_panel(bpy.types.Panel):
             column = box.column(align=True)
             for run in session.others[:5]:
                 status = STATUS.get(str(run.get("status")), str(run.get("status")))
-                column.label(text=f"{str(run.get('runId'))[:12]}  {status}")
+                asked = run.get("prompt") or f"run {str(run.get('runId'))[:16]}"
+                _text(column, f"{asked}: {status}", "DOT")
 
 
 CLASSES = (BLENDMESH_PT_panel,)

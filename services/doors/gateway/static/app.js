@@ -564,31 +564,56 @@ async function refreshRuns() {
 }
 
 function drawRuns(runs) {
+  // Rows are updated in place, by run id, and a new run is inserted above the others:
+  // rebuilt every RUNS_POLL_MS, the table took the keyboard focus from its Show buttons.
   const rows = $("runs-table").tBodies[0];
-  rows.replaceChildren();
-  for (const run of runs) {
-    const row = rows.insertRow();
-    row.dataset.testid = "run-row";
-    row.dataset.runId = run.runId;
-    cell(row, run.runId);
-    cell(row, run.sceneId);
-    const state = cell(row, run.status);
-    state.className = `state-${run.status}`;
-    state.dataset.testid = "run-state";
-    cell(row, run.errorCode);
-    cell(row, new Date(run.createdAt).toLocaleString());
-    cell(row, new Date(run.updatedAt).toLocaleTimeString());
-    const show = document.createElement("button");
-    show.type = "button";
-    show.textContent = "Show";
-    show.dataset.testid = "show-run";
-    show.setAttribute("aria-label", `Show run ${run.runId}`);
-    show.addEventListener("click", () => guarded(() => showRun(run)));
-    cell(row, "").appendChild(show);
-  }
+  const existing = new Map([...rows.rows].map((row) => [row.dataset.runId, row]));
+  runs.forEach((run, at) => {
+    const row = existing.get(run.runId) || runRow(run);
+    existing.delete(run.runId);
+    fillRunRow(row, run);
+    if (rows.rows[at] !== row) rows.insertBefore(row, rows.rows[at] || null);
+  });
+  for (const gone of existing.values()) gone.remove();
   $("runs-note").textContent = runs.length
     ? `Your newest ${runs.length} runs, kept up to date while this page is open.`
     : "No runs yet.";
+}
+
+const RUN_CELLS = ["run", "request", "scene", "state", "error", "started", "updated"];
+
+function runRow(run) {
+  const row = document.createElement("tr");
+  row.dataset.testid = "run-row";
+  row.dataset.runId = run.runId;
+  for (const name of RUN_CELLS) cell(row, "").dataset.cell = name;
+  const show = document.createElement("button");
+  show.type = "button";
+  show.textContent = "Show";
+  show.dataset.testid = "show-run";
+  show.setAttribute("aria-label", `Show run ${run.runId}`);
+  show.addEventListener("click", () => guarded(() => showRun(row.run)));
+  cell(row, "").appendChild(show);
+  return row;
+}
+
+function fillRunRow(row, run) {
+  row.run = run;
+  const put = (name, text) => {
+    const td = row.querySelector(`[data-cell="${name}"]`);
+    const shown = text === null || text === undefined || text === "" ? "-" : String(text);
+    if (td.textContent !== shown) td.textContent = shown;
+    return td;
+  };
+  put("run", run.runId);
+  put("request", run.prompt).title = run.prompt || "";
+  put("scene", run.sceneId);
+  const state = put("state", run.status);
+  state.className = `state-${run.status}`;
+  state.dataset.testid = "run-state";
+  put("error", run.errorCode);
+  put("started", new Date(run.createdAt).toLocaleString());
+  put("updated", new Date(run.updatedAt).toLocaleTimeString());
 }
 
 function poll() {
@@ -598,8 +623,12 @@ function poll() {
     if (!document.hidden) {
       try {
         await refreshRuns();
-      } catch (_) {
-        // the next round tries again; a bad token is said once, by the form
+        meshReached();
+      } catch (error) {
+        // A network failure or a gateway that answers 502-504: the mesh is out of reach,
+        // and the page says so (reach.js). Anything else (a bad token) is said once, by
+        // the form; the next round tries again either way.
+        if (error.status === undefined || error.status >= 502) meshUnreachable(error);
       }
     }
     poll();
