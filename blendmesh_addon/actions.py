@@ -255,12 +255,16 @@ def follow(context: Any) -> None:
     except GatewayError:
         return  # not set up yet: the operators say what is missing when used
 
-    def job(progress: Any) -> tuple[list[Any], list[Any], list[Any]]:
-        return gw.history(scene, limit=20), gw.runs()[:50], gw.pending()
+    known = SESSION.user if SESSION.user_at == (gw.url, gw.token_hash()) else ""
 
-    def done(result: tuple[list[Any], list[Any], list[Any]]) -> None:
+    def job(progress: Any) -> tuple[str, list[Any], list[Any], list[Any]]:
+        user = known or str(gw.me().get("user", ""))  # asked once per gateway and token
+        return user, gw.history(scene, limit=20), gw.runs()[:50], gw.pending()
+
+    def done(result: tuple[str, list[Any], list[Any], list[Any]]) -> None:
         SESSION.reached()
-        SESSION.followed(scene, *result)
+        SESSION.user, SESSION.user_at = result[0], (gw.url, gw.token_hash())
+        SESSION.followed(scene, *result[1:])
 
     def failed(message: str) -> None:
         if not SESSION.error and "404" not in message:  # a scene not pushed yet is no error

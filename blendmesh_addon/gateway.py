@@ -9,6 +9,7 @@ answer is read past a limit.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import socket
@@ -60,6 +61,10 @@ class Gateway:
                 "preferences"
             )
         self.url, self._token, self.timeout = url, token.strip(), timeout
+
+    def token_hash(self) -> str:
+        """Which token this is, without keeping it twice."""
+        return hashlib.sha256(self._token.encode()).hexdigest()[:16]
 
     # -- routes ----------------------------------------------------------------------
 

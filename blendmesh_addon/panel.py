@@ -36,6 +36,8 @@ class BLENDMESH_PT_panel(bpy.types.Panel):
         session = actions.SESSION
         layout = self.layout
         _measure(context)
+        if session.user:
+            layout.label(text=f"You are {session.user} on the mesh", icon="USER")
         layout.prop(context.scene, "blendmesh_scene", text="Scene")
         synced = session.synced
         if synced is not None:

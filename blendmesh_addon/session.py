@@ -39,6 +39,8 @@ class Session:
     pushed_digest: str = ""  # the content a push sent, synced once its import ran
     push_run_id: str = ""  # the import run of the last push
     changed_locally: bool = False  # a pull found local changes: push first, or keep
+    user: str = ""  # who the token is, as the gateway said
+    user_at: tuple[str, str] = ("", "")  # the gateway and token that said it
     too_new: str = ""  # the newer Blender ("5.0") the mesh's revisions are saved by
 
     def start(self, what: str) -> None:
@@ -83,7 +85,7 @@ class Session:
         return (
             self.busy, self.error, self.notice, tuple(self.progress), repr(self.run),
             repr(self.approvals), repr(self.newer), repr(self.others), self.synced,
-            self.changed_locally, self.too_new,
+            self.changed_locally, self.too_new, self.user,
         )  # fmt: skip
 
     def reached(self) -> None:

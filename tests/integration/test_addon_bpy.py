@@ -172,7 +172,9 @@ async def test_follow_when_another_door_runs_lists_its_revision_and_approval(
     seen = await blender.send(do="watch", what="newer")
     assert [r["revision"] for r in seen["newer"]] == [2], seen
     assert seen["newer"][0]["runId"] == made["runId"]
-    assert any(r["runId"] == made["runId"] for r in seen["others"])
+    other = next(r for r in seen["others"] if r["runId"] == made["runId"])
+    assert other["prompt"] == "add a cube named Ball at 2 0 0"  # the panel shows requests
+    assert seen["user"] == "ana"  # and who the token is
     pulled = await blender.send(do="op", name="pull")
     assert "Ball" in pulled["objects"] and pulled["newer"] == [], pulled
 

@@ -68,6 +68,7 @@ def state(addon: Any) -> dict[str, Any]:
         "others": session.others,
         "synced": None if synced is None else {"scene": synced.scene_id, "rev": synced.revision},
         "changedLocally": session.changed_locally,
+        "user": session.user,
         "objects": sorted(o.name for o in bpy.data.objects),
         "filepath": bpy.data.filepath,
         "scene": bpy.context.scene.blendmesh_scene,
