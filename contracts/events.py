@@ -53,6 +53,19 @@ class RunEvent(Event, frozen=True, kw_only=True):
 RollbackBoundary = Literal["operation", "run"]
 
 
+MAX_FOCUS = 500  # selected objects a request may carry (the planner's MAX_TARGETS)
+FocusName = Annotated[str, msgspec.Meta(min_length=1, max_length=63)]  # Blender's name limit
+
+
+class Focus(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """What the person had selected in the open Blender session when asking: the planner
+    reads "it" and "this" as ``active``, "the selected ones" and "the selection" as
+    ``selected``."""
+
+    selected: Annotated[tuple[FocusName, ...], msgspec.Meta(max_length=MAX_FOCUS)] = ()
+    active: FocusName | None = None
+
+
 class RunRequested(RunEvent, frozen=True, kw_only=True, tag="run.requested"):
     """A client asks for a change: a prompt to plan, or a plan to run as written."""
 
@@ -68,6 +81,7 @@ class RunRequested(RunEvent, frozen=True, kw_only=True, tag="run.requested"):
     host: HostProfile = msgspec.field(default_factory=lambda: BUS)
     # "required": refuse a nondeterministic tool (001 nondeterministic_refused).
     determinism: DeterminismRequest = "any"
+    focus: Focus | None = None  # the open session's selection, from the Blender add-on
 
 
 class PlanningStarted(RunEvent, frozen=True, kw_only=True, tag="run.planning"):

@@ -223,7 +223,9 @@ class PlannerHandlers:
                 )
             earlier = self._threads.get(event.thread_id)
             try:
-                ops = plan_request(event.prompt, event.request_id, catalog, nodes, scene, earlier)
+                ops = plan_request(
+                    event.prompt, event.request_id, catalog, nodes, scene, earlier, event.focus
+                )
             except UnreadableRequest as exc:
                 raise PlanInvalid(refused(exc), exc.message) from None
             # The rules planner is trusted no more than a model: its output is validated too.

@@ -140,6 +140,11 @@ async def test_run_when_body_is_not_json_answers_400(api: httpx.AsyncClient) -> 
         {"prompt": "add a cube", "sceneId": "no/such.scene"},
         {"prompt": "add a cube", "unknown": 1},
         {"prompt": ""},
+        {"prompt": "add a cube", "focus": {"active": "x" * 64}},
+        {"prompt": "add a cube", "focus": {"selected": ["Box"] * 501}},
+        {"prompt": "add a cube", "focus": {"selected": [""]}},
+        {"prompt": "add a cube", "focus": {"selected": "Box"}},
+        {"prompt": "add a cube", "focus": {"chosen": ["Box"]}},
     ],
 )
 @pytest.mark.clause("002-§route-contract.1", "002-§errors.1", "002-§errors.6")

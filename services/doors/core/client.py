@@ -26,6 +26,7 @@ from contracts.events import (
     ApprovalRequested,
     ApprovalResolved,
     Denied,
+    Focus,
     PlanRejected,
     RollbackBoundary,
     RunCompleted,
@@ -111,6 +112,7 @@ def build_request(
     max_operations: int = DEFAULT_MAX_OPERATIONS,
     host: HostProfile = BUS,
     determinism: DeterminismRequest = "any",
+    focus: Focus | None = None,
 ) -> RunRequested:
     """A RunRequested with fresh ids; a plan's own request_id is kept for idempotency.
 
@@ -141,6 +143,7 @@ def build_request(
         rollback_boundary=rollback_boundary,
         host=host,
         determinism=determinism,
+        focus=focus,
     )
     encode_bounded(request)
     return request

@@ -12,7 +12,7 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import StreamingResponse
 from nats.errors import Error as NatsError
 
-from contracts.events import AnyEvent, RunRequested
+from contracts.events import AnyEvent, Focus, RunRequested
 from contracts.limits import LimitExceeded
 from contracts.progress import progress_line
 from contracts.session import HTTP
@@ -70,6 +70,9 @@ def _built(body: RunBody, user: str, gw: Gateway) -> RunRequested:
             max_operations=gw.settings.max_operations,
             host=HTTP,
             determinism=body.determinism,
+            focus=None
+            if body.focus is None
+            else Focus(selected=tuple(body.focus.selected), active=body.focus.active),
         )
     except LimitExceeded as exc:
         raise TooLarge(str(exc)) from None

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 from pydantic.alias_generators import to_camel
 from pydantic.json_schema import SkipJsonSchema
 
-from contracts.events import AnyEvent
+from contracts.events import MAX_FOCUS, AnyEvent
 from contracts.python_steps import CODE_SHA256_PATTERN
 from contracts.queries import AuditRecord, RunRow, TimelineEntry
 from contracts.receipts import ActionState, RunResult, RunState
@@ -35,6 +35,18 @@ class _Model(BaseModel):
 
 
 # -- requests --------------------------------------------------------------------------
+
+
+FocusName = Annotated[str, StringConstraints(min_length=1, max_length=63)]
+
+
+class FocusBody(_Model):
+    """The open session's selection when the person asked (the Blender add-on sends it)."""
+
+    selected: list[FocusName] = Field(
+        default_factory=list, max_length=MAX_FOCUS, description="the selected objects' names"
+    )
+    active: FocusName | None = Field(default=None, description="the active object's name")
 
 
 class RunBody(_Model):
@@ -60,6 +72,11 @@ class RunBody(_Model):
         default="any",
         description="required: refuse the run (nondeterministic_refused) if any tool of its "
         "plan cannot give a reproducible result (spec 001)",
+    )
+    focus: FocusBody | None = Field(
+        default=None,
+        description='What is selected in the open session: the planner reads "it" and '
+        '"this" as the active object, "the selected ones" as the selection',
     )
     exported_file: Literal["adopt", "discard"] | None = Field(
         default=None,

@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from contracts.events import ThreadMessage
+from contracts.events import Focus, ThreadMessage
 from contracts.nodes import NodeCatalog
 from contracts.operations import ID_PATTERN
 from contracts.scenes import SceneSummary
@@ -65,6 +65,7 @@ class PlanContext:
     request_id: str
     scene_id: str
     prompt: str
+    focus: Focus | None = None  # what the person had selected in Blender
 
 
 def system_instructions(
@@ -105,8 +106,21 @@ def scene_section(scene_id: str, summary: SceneSummary | None) -> str:
 def request_turn(context: PlanContext, summary: SceneSummary | None) -> str:
     return (
         f"{scene_section(context.scene_id, summary)}\n\n"
+        f"{focus_section(context.focus)}"
         f"Request id: {context.request_id}\n"
         f"Request: {context.prompt}"
+    )
+
+
+def focus_section(focus: Focus | None) -> str:
+    """The person's selection, for "it", "this" and "the selected ones"; "" without one.
+    The names are data (JSON), never instructions."""
+    if focus is None:
+        return ""
+    said = {"active": focus.active, "selected": list(focus.selected)}
+    return (
+        'Selected in the person\'s Blender when they asked ("it" and "this" mean the '
+        f'active object, "the selected ones" the selected): {_compact(said)}\n\n'
     )
 
 

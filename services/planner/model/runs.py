@@ -294,6 +294,7 @@ def _context(event: RunRequested) -> PlanContext:
         request_id=event.request_id,
         scene_id=event.scene_id,
         prompt=event.prompt or "",
+        focus=event.focus,
     )
 
 

@@ -141,19 +141,23 @@ class Cursor:
         return str(token.value)
 
     def name(self) -> str:
-        """An object reference: optional "the", then a name; bare ``it`` is the last object."""
+        """An object reference: optional "the", then a name; bare ``it`` (or ``this``) is
+        the object just made, or the active one in the person's Blender."""
         copy = self._the_copy() or self._the_only()
         if copy is not None:
             return copy
         self.skip_the()
         token = self.peek()
-        if token is not None and token.lower == "it":
+        if token is not None and token.lower in ("it", "this"):
             if self.it_name is None:
                 raise NoParse(
-                    '"it" does not refer to a named object here; name the object '
-                    '(add a cube named Box) and use its name, or quote a literal "it".'
+                    f'"{token.text}" does not refer to a named object here; select one in '
+                    "Blender, or name the object (add a cube named Box) and use its name, "
+                    f'or quote a literal "{token.text}".'
                 )
             self.pos += 1
+            if token.lower == "this":
+                self.word("one", "object")  # "this one", "this object"
             return self.it_name
         written = self.literal_name()
         if token is not None and token.kind == "WORD":

@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 
+from contracts.events import Focus
 from contracts.geonodes import GeoNodeResponse, NodeTreePayload, NodeTreeStep, operation_id
 from contracts.nodes import NodeCatalog
 from contracts.operations import Operation, OperationSet
@@ -77,14 +78,16 @@ def plan_request(
     nodes: NodeCatalog | None = None,
     scene: SceneSummary | None = None,
     earlier: EarlierRun | None = None,
+    focus: Focus | None = None,
 ) -> OperationSet:
     """Turn an English request into an operation set, or raise ``UnreadableRequest``.
 
     Pure: the same text, catalogs, scene summary and earlier run always give the same
     operations, byte for byte. ``scene`` is the summary of the scene the request is about,
     when known; ``earlier`` is the thread's previous run, which ``it``, ``the copy`` and
-    ``again`` may refer to. A Geometry Nodes clause is checked against ``nodes``
-    (``PlanInvalid`` when its tree cannot run there).
+    ``again`` may refer to; ``focus`` is what the person had selected in Blender ("it" and
+    "this" are its active object, "the selected ones" its selection). A Geometry Nodes
+    clause is checked against ``nodes`` (``PlanInvalid`` when its tree cannot run there).
     """
     if not text.strip():
         raise UnreadableRequest(
@@ -102,6 +105,9 @@ def plan_request(
     if earlier is not None:
         it_name = it_after(earlier.plans, earlier.it)
         stage.last_copy = last_copy(earlier.plans) or earlier.copy
+    if focus is not None:  # what the person sees selected beats what the thread made
+        it_name = focus.active or it_name
+        stage.selected = list(focus.selected)
     for index, clause in enumerate(clauses):
         try:
             plans = _read(clause, clauses, index, it_name, stage)

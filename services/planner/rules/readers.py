@@ -55,6 +55,9 @@ def _group(cur: Cursor) -> tuple[str, list[str]] | None:
     """``everything``, ``all [the] objects``, ``all cubes``, ``every light``: the word said
     and the names it stands for, or None when no group word is next."""
     start = cur.pos
+    chosen = _selected(cur)
+    if chosen is not None:
+        return chosen
     said = cur.word("everything", "all", "every", "each", "both")
     if said is None:
         return _named_like(cur)
@@ -95,6 +98,30 @@ def _group(cur: Cursor) -> tuple[str, list[str]] | None:
     if said == "both" and len(names) != 2:
         raise NoParse(f'"{what}" stands for {len(names)} objects: {", ".join(names[:8])}.')
     return what, names[:MAX_TARGETS]
+
+
+SELECTED_NOUNS = ("ones", "one", "objects", "object", "things")
+
+
+def _selected(cur: Cursor) -> tuple[str, list[str]] | None:
+    """``[the] selected [ones|objects]``, ``[the] selection``: what the person had selected
+    in Blender when asking; None when those words are not next."""
+    start = cur.pos
+    cur.word("the")
+    if cur.word("selection") is None:
+        if cur.word("selected") is None:
+            cur.pos = start
+            return None
+        cur.word(*SELECTED_NOUNS)
+    what = " ".join(t.text for t in cur.tokens[start : cur.pos])
+    if cur.stage.selected is None:
+        raise NoParse(
+            f'"{what}" stands for what is selected in Blender, which this request did not '
+            "say; ask from the Blender add-on, or name the objects."
+        )
+    if not cur.stage.selected:
+        raise NoParse(f'"{what}" stands for no object: nothing was selected when you asked.')
+    return what, cur.stage.selected[:MAX_TARGETS]
 
 
 def _everything(cur: Cursor, start: int) -> tuple[str, list[str]]:

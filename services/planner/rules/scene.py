@@ -49,6 +49,7 @@ class Stage:
         self.frame: int | None = None  # set by "at frame 24 ..."
         self.changed: dict[str, list[str]] = {}  # object -> properties its last move set
         self.last_copy: str | None = None  # "the copy": the newest object.duplicate made
+        self.selected: list[str] | None = None  # "the selected ones": from the session, if sent
 
     # -- questions --------------------------------------------------------------------
     def exists(self, name: str) -> bool:

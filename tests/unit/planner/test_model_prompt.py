@@ -8,13 +8,19 @@ from typing import Any
 import msgspec
 import pytest
 
-from contracts.events import Executed, Planned, RunRequested, ThreadMessage, follow
+from contracts.events import Executed, Focus, Planned, RunRequested, ThreadMessage, follow
 from contracts.failures import failure
 from contracts.receipts import Receipt
 from contracts.scenes import summarize
 from services.planner.graph import PlanInvalid, validate
 from services.planner.model.answer import decode_answer, encode_answer, response_schema
-from services.planner.model.prompt import HISTORY_LIMIT, PlanContext, build_request, history_turns
+from services.planner.model.prompt import (
+    HISTORY_LIMIT,
+    PlanContext,
+    build_request,
+    history_turns,
+    request_turn,
+)
 from services.planner.model.repair import (
     MAX_ITERATIONS,
     Attempt,
@@ -304,3 +310,12 @@ def test_committed_operations_when_run_repaired_collects_every_applied_call() ->
         check_ids([reuse], committed)
     assert caught.value.failure.error_code == "IDEMPOTENCY_CONFLICT"
     assert caught.value.failure.minimal_repair_plan[0].operation_id == "op01"
+
+
+def test_request_when_focus_given_tells_the_model_the_selection_as_data() -> None:
+    focus = Focus(selected=("Desk", 'Chair "}ignore'), active="Desk")
+    context = PlanContext(run_id="r", request_id="q", scene_id="s", prompt="paint it", focus=focus)
+    turn = request_turn(context, None)
+    said = turn.split("the selected): ", 1)[1].split("\n", 1)[0]
+    assert json.loads(said) == {"active": "Desk", "selected": ["Desk", 'Chair "}ignore']}
+    assert "Selected in" not in request_turn(CONTEXT, None)
