@@ -129,9 +129,10 @@ def ask(context: Any, prompt: str) -> bool:
         return False
     gw, scene = begun
     SESSION.progress = []
+    chosen = focus(context)
 
     def job(progress: Any) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
-        answer = gw.run(scene, prompt.strip(), progress)
+        answer = gw.run(scene, prompt.strip(), progress, chosen)
         waiting = answer.get("status") == "awaiting_confirmation"
         approvals = gw.pending() if waiting else []
         return answer, approvals, 0 if waiting else _head_revision(gw, scene)
@@ -144,6 +145,20 @@ def ask(context: Any, prompt: str) -> bool:
 
     WORKER.submit(job, done, SESSION.failed, SESSION.add_progress)
     return True
+
+
+MAX_FOCUS = 500  # selected names a request carries (the gateway's limit)
+
+
+def focus(context: Any) -> dict[str, Any]:
+    """What the artist has selected now: "it" and "this" are the active object, "the
+    selected ones" the selection, when the planner reads the request."""
+    # From the view layer, not context.selected_objects: the ask runs from the add-on's
+    # timer, whose context has no window to select in.
+    layer = context.view_layer
+    selected = [ob.name for ob in layer.objects if ob.select_get()][:MAX_FOCUS]
+    active = layer.objects.active
+    return {"selected": selected, "active": active.name if active else None}
 
 
 def resolve(context: Any, approval_id: str, decision: str) -> bool:

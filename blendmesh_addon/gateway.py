@@ -88,9 +88,19 @@ class Gateway:
             )
         return self._call("POST", path, data, "application/octet-stream", long=True)
 
-    def run(self, scene_id: str, prompt: str, progress: Callable[[str], None]) -> dict[str, Any]:
-        """A request for the scene, followed line by line; the run response at its end."""
-        body = json.dumps({"prompt": prompt, "sceneId": check_scene_id(scene_id)}).encode()
+    def run(
+        self,
+        scene_id: str,
+        prompt: str,
+        progress: Callable[[str], None],
+        focus: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """A request for the scene, followed line by line; the run response at its end.
+        ``focus`` is the session's selection ({selected, active}), for "it" and "this"."""
+        asked: dict[str, Any] = {"prompt": prompt, "sceneId": check_scene_id(scene_id)}
+        if focus is not None:
+            asked["focus"] = focus
+        body = json.dumps(asked).encode()
         with self._open("POST", "/api/agent/run/stream", body, "application/json", True) as r:
             while True:
                 line = r.readline(MAX_LINE_BYTES + 1)

@@ -125,6 +125,24 @@ async def test_addon_when_artist_pushes_asks_approves_and_pulls_brings_each_revi
     assert "Cube" in rejected["objects"]
 
 
+async def test_ask_when_objects_are_selected_reads_it_and_the_selected_ones_as_them(
+    blender: BlenderSession, gateway_url: str
+) -> None:
+    await as_ana(blender, gateway_url, "picked")
+    assert (await blender.send(do="op", name="push"))["synced"]["rev"] == 1
+    await blender.send(do="select", names=["Cube", "Light"], active="Light")
+    moved = await blender.send(do="op", name="ask", args={"prompt": "move the selected ones up 1"})
+    assert moved["run"]["status"] == "completed", moved
+    moved_names = [a["tool"] for a in moved["run"]["actions"]]
+    assert moved_names == ["object.transform", "object.transform"], moved["run"]
+    waiting = await blender.send(do="op", name="ask", args={"prompt": "delete it"})
+    [approval] = waiting["approvals"]
+    assert tools(approval) == [("object.delete", {"name": "Light"})]  # the active one
+    await blender.send(do="select", names=[], active=None)
+    refused = await blender.send(do="op", name="ask", args={"prompt": "delete this"})
+    assert "select one in Blender, or name the object" in refused["error"], refused
+
+
 async def test_pull_when_artist_changed_the_scene_keeps_the_change_and_offers_a_push(
     blender: BlenderSession, gateway_url: str
 ) -> None:

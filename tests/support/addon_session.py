@@ -92,6 +92,11 @@ def handle(addon: Any, command: dict[str, Any]) -> dict[str, Any]:
             mesh = bpy.data.meshes.new(command["name"])
             obj = bpy.data.objects.new(command["name"], mesh)
             bpy.context.scene.collection.objects.link(obj)
+        case "select":  # the artist clicks objects in the viewport
+            layer = bpy.context.view_layer
+            for ob in layer.objects:
+                ob.select_set(ob.name in command["names"])
+            layer.objects.active = bpy.data.objects.get(command.get("active") or "")
         case "save":
             bpy.ops.wm.save_as_mainfile(filepath=command["path"])
         case "watch":
