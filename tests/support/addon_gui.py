@@ -76,6 +76,24 @@ def show_tab(tries):
     return False
 
 
+GAPS = {"on": False, "last": 0.0, "gaps": []}  # the UI's frame gaps while following
+
+
+def sample_gaps():
+    """A timer every 20 ms: the time between its calls is how long Blender's main loop
+    was held (by drawing, by the add-on's work, by anything else on its thread)."""
+    now = time.monotonic()
+    if GAPS["on"] and GAPS["last"]:
+        GAPS["gaps"].append(now - GAPS["last"])
+    GAPS["last"] = now
+    return 0.02
+
+
+def following(on):
+    GAPS["on"], GAPS["last"] = on, 0.0
+    return True
+
+
 def screenshot(name):
     window, area, _ = view3d()
     with bpy.context.temp_override(window=window, area=area):
@@ -118,7 +136,22 @@ def main():
         ("waiting", lambda: idle() and bool(session.approvals)),
         ("settle2", lambda: time.monotonic() - state["since"] > 1.5),
         ("shot-approval", lambda: screenshot("panel-approval-waiting.png") or True),
+        # Idle with follow on (a look at the scene every 3 s): how long frames wait.
+        ("follow-start", lambda: following(True)),
+        ("follow-idle", lambda: time.monotonic() - state["since"] > 9.5),
+        ("follow-end", lambda: not following(False) or report_gaps()),
     ]
+
+    def report_gaps():
+        gaps = sorted(GAPS["gaps"])
+        say(
+            frame_gaps={
+                "count": len(gaps),
+                "max_ms": round(gaps[-1] * 1000, 1),
+                "p99_ms": round(gaps[int(len(gaps) * 0.99) - 1] * 1000, 1),
+            }
+        )
+        return True
 
     def tick():
         try:
@@ -145,6 +178,7 @@ def main():
 
     # Persistent: a pull opens the pulled file, which would end a timer that is not.
     bpy.app.timers.register(tick, first_interval=1.0, persistent=True)
+    bpy.app.timers.register(sample_gaps, first_interval=1.0, persistent=True)
 
 
 main()
