@@ -194,6 +194,27 @@ PIXELS = """(id) => {
 }"""
 
 
+async def wiped(page: Any, tmp_path: Path) -> None:
+    """The wipe: both pictures stacked, the slider moved by keyboard cuts "before" where
+    it stands; at either end one picture shows whole."""
+    wipe = page.get_by_test_id("wipe")
+    await expect(wipe).to_be_visible()
+    slider = page.get_by_label("Wipe: before on the left of the line, after on its right")
+    clip = "() => document.getElementById('wipe-before').style.clipPath"
+    await slider.focus()
+    await page.keyboard.press("Home")
+    assert await page.evaluate(clip) == "inset(0px 100% 0px 0px)"  # all "after"
+    all_after = await wipe.screenshot()
+    await page.keyboard.press("End")
+    assert await page.evaluate(clip) == "inset(0px 0% 0px 0px)"  # all "before"
+    all_before = await wipe.screenshot()
+    assert all_after != all_before  # the pictures differ where the second cube is
+    for _ in range(5):
+        await page.keyboard.press("ArrowLeft")
+    assert await page.evaluate(clip) == "inset(0px 5% 0px 0px)"
+    await wipe.screenshot(path=str(tmp_path / "wipe-95.png"))
+
+
 async def test_console_when_run_ends_shows_a_large_before_and_after(
     browser: Any, console_url: str, tmp_path: Path
 ) -> None:
@@ -225,6 +246,7 @@ async def test_console_when_run_ends_shows_a_large_before_and_after(
         assert box is not None and box["width"] >= 900, box  # shown large, not 320 wide
         await page.get_by_test_id("compare").scroll_into_view_if_needed()
         await snap(page, tmp_path, "before-after-view")
+        await wiped(page, tmp_path)
 
         # From the history, the first revision compares with the empty scene.
         await page.get_by_test_id("scenes-refresh").click()

@@ -677,6 +677,7 @@ async function showCompare(sceneId, revision, runId) {
   } else {
     before.removeAttribute("src");
     $("before-caption").textContent = "Before revision 1 the scene was empty.";
+    updateWipe();
   }
   await picture(compareFor, $("after"), $("after-caption"), sceneId, revision, PREVIEW_TRIES);
 }
@@ -690,6 +691,7 @@ async function picture(key, img, caption, sceneId, revision, tries) {
     if (compareFor !== key) return;
     img.src = url;
     caption.textContent = `Revision ${revision}`;
+    updateWipe();
   } catch (error) {
     if (error.status !== 404) throw error;
     img.removeAttribute("src");
