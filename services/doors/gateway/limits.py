@@ -84,11 +84,26 @@ class BodyLimit:
         await self.app(scope, _counted(receive, route), send)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        message = (
-            f"the request body is larger than {self.max_bytes} bytes, the most this gateway "
-            "reads (BLENDMESH_MAX_BODY_BYTES); send a shorter prompt or a smaller plan"
+        await error_response(TooLarge, 413, refusal(scope, self.max_bytes))(scope, receive, send)
+
+
+MCP_PATH = re.compile(r"/mcp/?")
+
+
+def refusal(scope: Scope, max_bytes: int) -> str:
+    """Why a body is too large, and what to send instead: on ``/mcp`` the body is mostly
+    an asset's bytes (a prompt is far smaller), which have a route of their own."""
+    said = (
+        f"the request body is larger than {max_bytes} bytes, the most this gateway reads "
+        "(BLENDMESH_MAX_BODY_BYTES)"
+    )
+    if MCP_PATH.fullmatch(scope.get("path", "")):
+        return (
+            f"{said} in one MCP request; an asset file this large goes through "
+            "POST /api/scenes/{sceneId}/assets (up to BLENDMESH_MAX_UPLOAD_BYTES), or "
+            "import_asset over stdio (blendmesh mcp)"
         )
-        await error_response(TooLarge, 413, message)(scope, receive, send)
+    return f"{said}; send a shorter prompt or a smaller plan"
 
 
 def _content_length(scope: Scope) -> int | None:

@@ -89,8 +89,11 @@ IMPORT_ASSET = types.Tool(
     description=(
         "Add the objects of an asset file to a collection of a scene (made when missing; a "
         "new scene id starts a new scene). The file's name says its format: "
-        f"{', '.join(EXTENSIONS)} (USD as text). Send its bytes base64-encoded, at most "
-        "BLENDMESH_MAX_UPLOAD_BYTES (64 MiB by default). Files that refer to other files (a "
+        f"{', '.join(EXTENSIONS)} (USD as text). Send its bytes base64-encoded: over stdio "
+        "(blendmesh mcp) at most BLENDMESH_MAX_UPLOAD_BYTES (64 MiB by default); over HTTP "
+        "(/mcp) the whole request is at most BLENDMESH_MAX_BODY_BYTES (1 MiB by default, "
+        "about 750 KB of file), and a larger file goes through the gateway's POST "
+        "/api/scenes/{scene_id}/assets. Files that refer to other files (a "
         "glTF buffer or image by URI, an OBJ material library, a USD asset path, an FBX "
         "texture by path) are refused. A write: policy decides it, it may wait for a "
         "person's approval, and it makes a new revision. Answers like `run`."
