@@ -48,6 +48,7 @@ class BLENDMESH_PT_panel(bpy.types.Panel):
         row.enabled = not session.busy
         row.operator("blendmesh.push", icon="EXPORT")
         row.operator("blendmesh.pull", icon="IMPORT")
+        layout.label(text="What should change?")
         layout.prop(context.window_manager, "blendmesh_prompt", text="")
         ask = layout.row()
         ask.enabled = not session.busy
