@@ -15,6 +15,7 @@ import msgspec
 
 from contracts.allowlist import AllowlistEntry
 from contracts.failures import FailureContract
+from contracts.focus import Focus
 from contracts.gates import GateEnvelope
 from contracts.operations import OperationSet, SafetyLevel
 from contracts.receipts import Receipt
@@ -51,19 +52,6 @@ class RunEvent(Event, frozen=True, kw_only=True):
 
 
 RollbackBoundary = Literal["operation", "run"]
-
-
-MAX_FOCUS = 500  # selected objects a request may carry (the planner's MAX_TARGETS)
-FocusName = Annotated[str, msgspec.Meta(min_length=1, max_length=63)]  # Blender's name limit
-
-
-class Focus(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """What the person had selected in the open Blender session when asking: the planner
-    reads "it" and "this" as ``active``, "the selected ones" and "the selection" as
-    ``selected``."""
-
-    selected: Annotated[tuple[FocusName, ...], msgspec.Meta(max_length=MAX_FOCUS)] = ()
-    active: FocusName | None = None
 
 
 class RunRequested(RunEvent, frozen=True, kw_only=True, tag="run.requested"):

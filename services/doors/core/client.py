@@ -26,7 +26,6 @@ from contracts.events import (
     ApprovalRequested,
     ApprovalResolved,
     Denied,
-    Focus,
     PlanRejected,
     RollbackBoundary,
     RunCompleted,
@@ -37,6 +36,7 @@ from contracts.events import (
     derive_event_id,
     follow,
 )
+from contracts.focus import Focus
 from contracts.fold import fold_run, is_terminal
 from contracts.limits import DEFAULT_MAX_OPERATIONS, check_plan
 from contracts.python_steps import CODE_SHA256_RE

@@ -12,7 +12,8 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import StreamingResponse
 from nats.errors import Error as NatsError
 
-from contracts.events import AnyEvent, Focus, RunRequested
+from contracts.events import AnyEvent, RunRequested
+from contracts.focus import Focus
 from contracts.limits import LimitExceeded
 from contracts.progress import progress_line
 from contracts.session import HTTP

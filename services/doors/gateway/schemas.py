@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 from pydantic.alias_generators import to_camel
 from pydantic.json_schema import SkipJsonSchema
 
-from contracts.events import MAX_FOCUS, AnyEvent
+from contracts.events import AnyEvent
+from contracts.focus import MAX_FOCUS
 from contracts.python_steps import CODE_SHA256_PATTERN
 from contracts.queries import AuditRecord, RunRow, TimelineEntry
 from contracts.receipts import ActionState, RunResult, RunState

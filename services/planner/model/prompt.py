@@ -15,7 +15,8 @@ from typing import Any
 
 import msgspec
 
-from contracts.events import Focus, ThreadMessage
+from contracts.events import ThreadMessage
+from contracts.focus import Focus
 from contracts.nodes import NodeCatalog
 from contracts.operations import ID_PATTERN
 from contracts.scenes import SceneSummary

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from contracts.events import Focus
+from contracts.focus import Focus
 from contracts.geonodes import GeoNodeResponse, NodeTreePayload, NodeTreeStep, operation_id
 from contracts.nodes import NodeCatalog
 from contracts.operations import Operation, OperationSet

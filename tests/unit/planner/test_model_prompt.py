@@ -8,8 +8,9 @@ from typing import Any
 import msgspec
 import pytest
 
-from contracts.events import Executed, Focus, Planned, RunRequested, ThreadMessage, follow
+from contracts.events import Executed, Planned, RunRequested, ThreadMessage, follow
 from contracts.failures import failure
+from contracts.focus import Focus
 from contracts.receipts import Receipt
 from contracts.scenes import summarize
 from services.planner.graph import PlanInvalid, validate

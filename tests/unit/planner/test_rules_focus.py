@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from contracts.events import MAX_FOCUS, Focus
+from contracts.focus import MAX_FOCUS, Focus
 from services.planner.rules.parse import UnreadableRequest, plan_request
 from tests.unit.planner.test_rules_typed import CATALOG, SCENE
 
