@@ -256,3 +256,21 @@ def test_up_when_sent_sigterm_stops_the_mesh_cleanly(tmp_path: Path) -> None:
         assert up.proc.wait(timeout=60) == 0
     assert_mesh_stopped(tmp_path)
     assert not (tmp_path / "audit.sqlite3-wal").exists()  # the audit store was closed
+
+
+def test_run_when_run_again_on_the_scene_continues_its_thread_until_new_thread(
+    joined: Joined,
+) -> None:
+    home, env, scene = joined.home, joined.env(), joined.scene("thread")
+    made = blendmesh(home, "run", "--scene", scene, "add a cube named Keg", env=env)
+    assert made.returncode == 0, made.stderr
+    assert "the next run on scene" in made.stderr and "--new-thread starts over" in made.stderr
+    # Another process, the next command: "it" is the cube the last run made.
+    moved = blendmesh(home, "run", "--scene", scene, "--json", "move it up 1", env=env)
+    assert moved.returncode == 0, moved.stderr
+    [receipt] = as_json(moved)["receipts"]
+    assert receipt["tool_name"] == "object.transform", receipt
+    assert receipt["result"]["name"] == "Keg" and receipt["result"]["location"][2] == 1.0
+    fresh = blendmesh(home, "run", "--scene", scene, "--new-thread", "move it up 1", env=env)
+    assert fresh.returncode == 1
+    assert '"it" does not refer to a named object here' in fresh.stderr + fresh.stdout

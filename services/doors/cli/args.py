@@ -58,7 +58,15 @@ def _run(sub: Any) -> argparse.ArgumentParser:
         "response (JSON)",
     )
     run.add_argument("--scene", default="default", help="scene id (default: default)")
-    run.add_argument("--thread", help="thread id to continue")
+    thread = run.add_mutually_exclusive_group()
+    thread.add_argument(
+        "--thread", help="thread id to continue (default: the last one on this scene)"
+    )
+    thread.add_argument(
+        "--new-thread",
+        action="store_true",
+        help='start a new thread: "it" and "the copy" no longer refer to earlier runs',
+    )
     run.add_argument("--approve", action="store_true", help="pre-approve destructive operations")
     run.add_argument(
         "--rollback",

@@ -16,6 +16,7 @@ from contracts.session import CLI
 from services.doors.cli.common import EXIT_FAILED, EXIT_OK, connected, progress, report, watch
 from services.doors.cli.mesh import Mesh
 from services.doors.cli.screen import rich, screen
+from services.doors.cli.threads import scene_thread
 from services.doors.core.client import ClientError, MeshClient, build_request
 from services.planner.client import fallback_notice, planner_for
 from services.runtime.settings import Settings
@@ -51,7 +52,8 @@ def run_request(args: argparse.Namespace, settings: Settings, plan: Any) -> RunR
         prompt=args.prompt,
         plan=plan,
         planner=planner_for(settings),
-        thread_id=args.thread,
+        thread_id=args.thread
+        or scene_thread(settings.home, settings.user, args.scene, new=args.new_thread),
         pre_approved=args.approve,
         rollback_boundary=args.rollback,
         max_operations=settings.max_operations,
@@ -79,6 +81,13 @@ async def cmd_run(args: argparse.Namespace, settings: Settings, out: Screen, err
         result = await client.run(request, progress(err, args.json), args.timeout)
         if result.status == "failed" and cli_scenes.asks_undo(args.prompt):
             await cli_scenes.undo_hint(bus, settings, args.scene, err)
+    if not args.json:
+        err.print(
+            f"thread {request.thread_id}: the next run on scene {args.scene} continues it "
+            '("it", "the copy", "again"); --new-thread starts over',
+            markup=False,
+            highlight=False,
+        )
     return report(result, args.json, out)
 
 
