@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from contracts.events import RunRequested
 from contracts.session import CLI
 from services.doors.cli.common import EXIT_FAILED, EXIT_OK, connected, progress, report, watch
@@ -46,20 +48,24 @@ def load_plan(path: Path) -> Any:
 def run_request(args: argparse.Namespace, settings: Settings, plan: Any) -> RunRequested:
     """The request ``blendmesh run`` sends: from the CLI's host (spec 001), with the
     determinism its ``--determinism`` asks for."""
-    return build_request(
+    request = build_request(
         user=settings.user,
         scene_id=args.scene,
         prompt=args.prompt,
         plan=plan,
         planner=planner_for(settings),
-        thread_id=args.thread
-        or scene_thread(settings.home, settings.user, args.scene, new=args.new_thread),
+        thread_id=args.thread,
         pre_approved=args.approve,
         rollback_boundary=args.rollback,
         max_operations=settings.max_operations,
         host=CLI,
         determinism=args.determinism,
     )
+    if args.thread:
+        return request
+    # Only a request that is valid touches the home: a refused one leaves nothing behind.
+    thread = scene_thread(settings.home, settings.user, args.scene, new=args.new_thread)
+    return msgspec.structs.replace(request, thread_id=thread)
 
 
 async def cmd_run(args: argparse.Namespace, settings: Settings, out: Screen, err: Screen) -> int:

@@ -7,7 +7,8 @@ the user who first ran in it, so an id others could work out could be taken firs
 ``--thread`` picks another, ``--new-thread`` starts this scene over.
 
 The file is small and bounded (``MAX_ENTRIES``, the oldest dropped), written whole and
-renamed into place; a damaged one is read as empty, which only starts new threads.
+renamed into place; a damaged one is read as empty, which only starts new threads, and a
+disk that cannot take it (full, read-only) never fails the run: it runs in a new thread.
 """
 
 from __future__ import annotations
@@ -28,6 +29,13 @@ MAX_ENTRIES = 10_000
 def scene_thread(home: Path, user: str, scene: str, *, new: bool = False) -> str:
     """The thread ``user``'s runs on ``scene`` continue; a fresh one when ``new`` or none
     was kept."""
+    try:
+        return _kept(home, user, scene, new)
+    except OSError:  # a full or read-only disk: the run goes on, in a thread of its own
+        return new_id("thread")
+
+
+def _kept(home: Path, user: str, scene: str, new: bool) -> str:
     path = home / FILE_NAME
     home.mkdir(parents=True, exist_ok=True)
     # Commands run side by side in one home: each reads, adds and writes under the lock,

@@ -41,3 +41,11 @@ def test_scene_thread_when_many_scenes_keeps_the_newest_within_the_bound(
     assert scene_thread(tmp_path, "ana", "s4") == made[4]  # kept
     assert scene_thread(tmp_path, "ana", "s0") != made[0]  # dropped, so a new one
     assert len((tmp_path / FILE_NAME).read_text().split("thread-")) - 1 == 3
+
+
+def test_scene_thread_when_home_cannot_be_written_still_gives_a_thread(tmp_path: Path) -> None:
+    # A full or read-only disk must not fail the run: it goes on in a thread of its own.
+    home = tmp_path / "home"
+    home.write_text("a file where the home should be")
+    thread = scene_thread(home, "ana", "room")
+    assert thread.startswith("thread-") and scene_thread(home, "ana", "room") != thread
