@@ -74,11 +74,9 @@ class BLENDMESH_PT_panel(bpy.types.Panel):
     def draw_changed(self, layout: bpy.types.UILayout) -> None:
         box = layout.box()
         _text(box, "You changed this file since the last push or pull.", "ERROR")
-        _text(
-            box,
-            "A pull would replace it. Push your changes first, keep a copy of "
-            "yours and pull, or keep them and stop.",
-        )
+        pushed, pulled = actions.SESSION.choices()
+        _text(box, pushed, "EXPORT")
+        _text(box, pulled, "DUPLICATE")
         column = box.column(align=True)
         column.operator("blendmesh.push", text="Push My Changes First", icon="EXPORT")
         pull = column.operator("blendmesh.pull", text="Keep a Copy and Pull", icon="DUPLICATE")

@@ -96,6 +96,26 @@ class Session:
     def head(self) -> dict[str, Any] | None:
         return self.newer[-1] if self.newer else None
 
+    def choices(self) -> tuple[str, str]:
+        """What "Push My Changes First" and "Keep a Copy and Pull" each do to which
+        revision, in words: a push of a stale file replaced a run's result unsaid."""
+        head = self.head()
+        if head is None:
+            synced = self.synced.revision if self.synced else 0
+            newest = f"revision {synced}" if synced else "the scene's head"
+            return (
+                f"Push: your file becomes the revision after {newest}.",
+                f"Pull: {newest} replaces your file; a copy of yours is kept beside it.",
+            )
+        made = f"revision {head.get('revision')} by {head.get('user')}"
+        tools = ", ".join(head.get("tools") or [])
+        made += f" ({tools})" if tools else ""
+        return (
+            f"Push: your file replaces {made} as the head; it stays in the history "
+            "(blendmesh revert brings it back).",
+            f"Pull: {made} replaces your file; a copy of yours is kept beside it.",
+        )
+
     def local_changes(self, scene_id: str, digest_now: str) -> bool:
         """Whether the open file differs from what was last pushed or pulled for
         ``scene_id``. A file never synced with the scene counts as changed: the artist's

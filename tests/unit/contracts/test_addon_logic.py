@@ -176,3 +176,18 @@ def test_unreadable_when_file_is_from_a_newer_blender_names_both_versions() -> N
     assert blendheader.unreadable(newer, (5, 0)) == ""
     assert blendheader.unreadable(b"BLENDER-v304", (5, 0)) == ""
     assert blendheader.unreadable(b"\x28\xb5\x2f\xfd", (3, 4)) == ""  # cannot tell: tried
+
+
+def test_choices_when_a_run_made_a_newer_revision_say_which_one_each_replaces() -> None:
+    session = Session(synced=Synced("room", 2, "content:x"))
+    session.followed("room", [{"revision": 3, "user": "ana", "tools": ["object.create"]}], [], [])
+    pushed, pulled = session.choices()
+    assert pushed.startswith("Push: your file replaces revision 3 by ana (object.create)")
+    assert "stays in the history" in pushed
+    assert pulled == (
+        "Pull: revision 3 by ana (object.create) replaces your file; a copy of yours is kept "
+        "beside it."
+    )
+    assert Session(synced=Synced("room", 2, "c")).choices()[0] == (
+        "Push: your file becomes the revision after revision 2."
+    )
