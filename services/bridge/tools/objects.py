@@ -11,9 +11,9 @@ from typing import Any
 
 import bpy
 
+from blendmesh_addon.tools import primitives
 from contracts.bridge import Compensation
 
-from .. import primitives
 from ..registry import Outcome, ToolError, Touches, name_schema, tool, vec3
 
 ROTATION_DOC = "Euler XYZ rotation in DEGREES."

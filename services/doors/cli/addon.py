@@ -52,11 +52,16 @@ def build(output: Path | None, folder: Path | None = None) -> Path:
         raise AddonBuildError(f"--output {target} is a folder; name the zip file to write")
     if not target.parent.is_dir():
         raise AddonBuildError(f"--output {target}: folder {target.parent} does not exist")
-    files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in PACKED)
+    files = sorted(
+        p
+        for p in folder.rglob("*")
+        if p.is_file() and p.suffix in PACKED and "__pycache__" not in p.parts
+    )
     partial = target.with_name(target.name + ".part")
     with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
         for path in files:
-            entry = zipfile.ZipInfo(f"{FOLDER}/{path.name}", date_time=EPOCH)
+            name = f"{FOLDER}/{path.relative_to(folder).as_posix()}"
+            entry = zipfile.ZipInfo(name, date_time=EPOCH)
             entry.compress_type = zipfile.ZIP_DEFLATED
             entry.external_attr = 0o644 << 16
             archive.writestr(entry, path.read_bytes())

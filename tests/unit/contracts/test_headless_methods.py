@@ -50,7 +50,8 @@ def declared_modes(source: str) -> list[str]:
 
 
 def tool_modules() -> list[Path]:
-    return [*sorted((BRIDGE / "tools").rglob("*.py")), BRIDGE / "primitives.py"]
+    shared = BRIDGE.parents[1] / "blendmesh_addon" / "tools"  # the bodies the add-on replays
+    return [*sorted((BRIDGE / "tools").rglob("*.py")), *sorted(shared.glob("*.py"))]
 
 
 def test_operator_scan_when_a_module_uses_a_ui_operator_finds_it() -> None:
