@@ -7,6 +7,11 @@ Blender and the standard library, and check only what needs the scene: that an o
 exists, that a name is free.
 """
 
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
 
 class ToolFailure(Exception):
     """A tool refused or failed; ``mutated`` says whether the scene may have changed."""
@@ -16,3 +21,14 @@ class ToolFailure(Exception):
         self.code = code
         self.message = message
         self.mutated = mutated
+
+
+@dataclass(frozen=True)
+class Done:
+    """What a tool did: its data, a sentence, whether it changed the scene, and the
+    (tool, arguments) call that undoes it when there is one."""
+
+    data: dict[str, Any]
+    message: str
+    mutated: bool = True
+    compensation: tuple[str, dict[str, Any]] | None = None

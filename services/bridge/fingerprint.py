@@ -14,6 +14,8 @@ from typing import Any
 import bpy
 import numpy as np
 
+from blendmesh_addon.tools.materials import principled
+
 from . import scene_state
 from .canonical import canonical_json, r, rvec
 from .vertex_hash import VertexHashes
@@ -267,16 +269,6 @@ def object_json(ob: bpy.types.Object) -> dict[str, Any]:
         entry["mesh"] = _mesh(ob.data)
     entry.update(scene_state.object_state(ob))
     return entry
-
-
-def principled(mat: bpy.types.Material) -> bpy.types.Node | None:
-    """The material's Principled BSDF node, if it has one."""
-    if mat.node_tree is None:
-        return None
-    for node in mat.node_tree.nodes:
-        if node.type == "BSDF_PRINCIPLED":
-            return node
-    return None
 
 
 def material_values(mat: bpy.types.Material) -> dict[str, Any]:

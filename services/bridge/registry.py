@@ -17,6 +17,7 @@ from typing import Any, Literal, get_args
 import jsonschema
 import msgspec
 
+from blendmesh_addon.tools import Done, ToolFailure
 from contracts.bridge import Compensation, ToolErrorCode, ToolResult
 from contracts.canonical import canonical_json
 from contracts.errors import BlendmeshError
@@ -63,7 +64,7 @@ def name_schema(description: str) -> dict[str, Any]:
     return {**NAME_SCHEMA, "description": description}
 
 
-class ToolError(BlendmeshError):
+class ToolError(BlendmeshError, ToolFailure):
     """Raised by tool implementations to produce a structured failure.
 
     ``mutated`` must be True when the scene may already have been changed, so
@@ -72,10 +73,8 @@ class ToolError(BlendmeshError):
 
     def __init__(self, code: ToolErrorCode, message: str, mutated: bool = False) -> None:
         assert code in ERROR_CODES, code
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.mutated = mutated
+        ToolFailure.__init__(self, code, message, mutated)
+        self.code: ToolErrorCode = code
 
 
 @dataclass
@@ -86,6 +85,18 @@ class Outcome:
     mutated: bool
     message: str = ""
     compensation: Compensation | None = None
+
+
+def outcome(done: Done, **data: Any) -> Outcome:
+    """A shared tool body's result (``blendmesh_addon.tools``) as the bridge returns it,
+    with ``data`` added to what the body said."""
+    undo = done.compensation
+    return Outcome(
+        data={**done.data, **data},
+        mutated=done.mutated,
+        message=done.message,
+        compensation=Compensation(tool=undo[0], arguments=undo[1]) if undo else None,
+    )
 
 
 @dataclass(frozen=True)
@@ -276,8 +287,9 @@ def call(name: str, arguments: dict[str, Any], blender_version: tuple[int, ...])
             arguments = {**arguments, SEED: seed}
     try:
         out = reg.fn(arguments)
-    except ToolError as err:
-        return _declared(failed(err.code, err.message, err.mutated), kind)
+    except ToolFailure as err:  # the bridge's ToolError or a shared body's refusal
+        code = err.code if err.code in ERROR_CODES else "internal_error"
+        return _declared(failed(code, err.message, err.mutated), kind)  # type: ignore[arg-type]
     except Exception as exc:  # a tool bug must not kill the bridge; logged in full
         # We cannot know how far a crashing writer got, so assume it mutated.
         mutated = reg.spec.safety_level != "read_only"

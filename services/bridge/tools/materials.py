@@ -1,34 +1,21 @@
-"""Material tool: create or update a Principled BSDF material on an object."""
+"""Material tool: create or update a Principled BSDF material on an object.
+
+Its body is in ``blendmesh_addon.tools.materials``, which the add-on also replays in an
+artist's session; here it is registered with its schema.
+"""
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import bpy
 
-from ..fingerprint import material_values, principled
-from ..registry import Outcome, ToolError, Touches, name_schema, tool
-from .objects import require_object
+from blendmesh_addon.tools import materials as body
+
+from ..fingerprint import material_values
+from ..registry import Outcome, Touches, name_schema, outcome, tool
 
 UNIT: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1}
-
-
-def _ensure_bsdf(mat: bpy.types.Material) -> bpy.types.Node:
-    if mat.node_tree is None:
-        # use_nodes is deprecated in 5.0 but still the way to get a node tree on old materials.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            mat.use_nodes = True
-    node = principled(mat)
-    if node is None:
-        tree = mat.node_tree
-        node = tree.nodes.new("ShaderNodeBsdfPrincipled")
-        output = next((n for n in tree.nodes if n.type == "OUTPUT_MATERIAL"), None)
-        if output is None:
-            output = tree.nodes.new("ShaderNodeOutputMaterial")
-        tree.links.new(node.outputs["BSDF"], output.inputs["Surface"])
-    return node
 
 
 @tool(
@@ -64,39 +51,7 @@ def _ensure_bsdf(mat: bpy.types.Material) -> bpy.types.Node:
 )
 def assign(args: dict[str, Any]) -> Outcome:
     """Set BSDF inputs (and the viewport display values, so solid mode matches)."""
-    ob = require_object(args["object"])
-    if not hasattr(ob.data, "materials"):
-        raise ToolError(
-            "invalid_input", f"object {ob.name!r} of type {ob.type} cannot hold materials"
-        )
-    name = args.get("material", f"{ob.name}_Material")
-    if len(name.encode("utf-8")) > 63:
-        raise ToolError("invalid_input", f"material name {name!r} is longer than 63 bytes")
-    mat = bpy.data.materials.get(name)
-    created = mat is None
-    if mat is None:
-        mat = bpy.data.materials.new(name)
-    node = _ensure_bsdf(mat)
-    if "base_color" in args:
-        color = list(args["base_color"])
-        if len(color) == 3:
-            color.append(node.inputs["Base Color"].default_value[3])
-        node.inputs["Base Color"].default_value = color
-        mat.diffuse_color = color
-    if "metallic" in args:
-        node.inputs["Metallic"].default_value = args["metallic"]
-        mat.metallic = args["metallic"]
-    if "roughness" in args:
-        node.inputs["Roughness"].default_value = args["roughness"]
-        mat.roughness = args["roughness"]
-    if len(ob.material_slots) == 0:
-        ob.data.materials.append(mat)
-    else:
-        ob.material_slots[0].material = mat
-    values = material_values(mat)
+    done = body.assign(args)
+    values = material_values(bpy.data.materials[done.data["material"]])
     values["material"] = values.pop("name")
-    return Outcome(
-        data={"object": ob.name, "created": created, **values},
-        mutated=True,
-        message=f"assigned material {mat.name!r} to {ob.name!r}",
-    )
+    return outcome(done, **values)

@@ -1,53 +1,27 @@
 """Object tools: create, transform, rename, delete.
 
-Everything that can be checked (existence, name conflicts) is checked before
-the first write, so these tools fail without mutating the scene.
+Their bodies are in ``blendmesh_addon.tools.objects``, which the add-on also replays in an
+artist's session; here they are registered with their schemas and limits.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-import bpy
-
+from blendmesh_addon.tools import objects as body
 from blendmesh_addon.tools import primitives
-from contracts.bridge import Compensation
-
-from ..registry import Outcome, ToolError, Touches, name_schema, tool, vec3
-
-ROTATION_DOC = "Euler XYZ rotation in DEGREES."
-# Data the object tools create per object, removed with its object when nothing else uses it.
-OWNED_DATA = (
-    (bpy.types.Mesh, "meshes"),
-    (bpy.types.Camera, "cameras"),
-    (bpy.types.Light, "lights"),
+from blendmesh_addon.tools.objects import (
+    OWNED_DATA,
+    require_free_name,
+    require_object,
+    transform_of,
 )
 
+from ..registry import Outcome, Touches, name_schema, outcome, tool, vec3
 
-def require_object(name: str) -> bpy.types.Object:
-    """Look an object up by exact name or fail with ``not_found`` naming it."""
-    ob = bpy.data.objects.get(name)
-    if ob is None:
-        raise ToolError("not_found", f"object {name!r} does not exist")
-    return ob
-
-
-def require_free_name(name: str) -> None:
-    """Fail with ``conflict`` rather than letting Blender silently rename to 'Name.001'."""
-    if len(name.encode("utf-8")) > 63:
-        raise ToolError("invalid_input", f"name {name!r} is longer than 63 bytes")
-    if bpy.data.objects.get(name) is not None:
-        raise ToolError("conflict", f"an object named {name!r} already exists")
-
-
-def transform_of(ob: bpy.types.Object) -> dict[str, list[float]]:
-    """Location, rotation (degrees) and scale as plain lists, in tool-argument units."""
-    return {
-        "location": [float(v) for v in ob.location],
-        "rotation": [math.degrees(v) for v in ob.rotation_euler],
-        "scale": [float(v) for v in ob.scale],
-    }
+ROTATION_DOC = "Euler XYZ rotation in DEGREES."
+# The lookups every other tool module uses, from the shared bodies.
+__all__ = ["OWNED_DATA", "ROTATION_DOC", "require_free_name", "require_object", "transform_of"]
 
 
 @tool(
@@ -78,21 +52,7 @@ def transform_of(ob: bpy.types.Object) -> dict[str, list[float]]:
 )
 def create(args: dict[str, Any]) -> Outcome:
     """Build the primitive with bmesh and link a new object to the scene."""
-    primitive = args["primitive"]
-    name = args.get("name", primitives.DEFAULT_NAMES[primitive])
-    require_free_name(name)
-    mesh = primitives.build_mesh(primitive, name)
-    ob = bpy.data.objects.new(name, mesh)
-    ob.location = args.get("location", (0.0, 0.0, 0.0))
-    ob.rotation_euler = [math.radians(v) for v in args.get("rotation", (0.0, 0.0, 0.0))]
-    ob.scale = args.get("scale", (1.0, 1.0, 1.0))
-    bpy.context.scene.collection.objects.link(ob)
-    return Outcome(
-        data={"name": ob.name, **transform_of(ob)},
-        mutated=True,
-        message=f"created {primitive} {ob.name!r}",
-        compensation=Compensation(tool="object.delete", arguments={"name": ob.name}),
-    )
+    return outcome(body.create(args))
 
 
 @tool(
@@ -121,28 +81,7 @@ def create(args: dict[str, Any]) -> Outcome:
 )
 def transform(args: dict[str, Any]) -> Outcome:
     """Apply the transform; the compensation restores the previous absolute values."""
-    ob = require_object(args["name"])
-    before = transform_of(ob)
-    relative = args.get("mode", "absolute") == "relative"
-    if "location" in args:
-        loc = args["location"]
-        ob.location = [a + b for a, b in zip(ob.location, loc, strict=True)] if relative else loc
-    if "rotation" in args:
-        rot = [math.radians(v) for v in args["rotation"]]
-        ob.rotation_euler = (
-            [a + b for a, b in zip(ob.rotation_euler, rot, strict=True)] if relative else rot
-        )
-    if "scale" in args:
-        scale = args["scale"]
-        ob.scale = [a * b for a, b in zip(ob.scale, scale, strict=True)] if relative else scale
-    return Outcome(
-        data={"name": ob.name, **transform_of(ob)},
-        mutated=True,
-        message=f"transformed {ob.name!r}",
-        compensation=Compensation(
-            tool="object.transform", arguments={"name": ob.name, "mode": "absolute", **before}
-        ),
-    )
+    return outcome(body.transform(args))
 
 
 @tool(
@@ -167,30 +106,7 @@ def transform(args: dict[str, Any]) -> Outcome:
 )
 def rename(args: dict[str, Any]) -> Outcome:
     """Rename without Blender's silent '.001' suffixing."""
-    old, new = args["name"], args["new_name"]
-    ob = require_object(old)
-    if new == old:
-        raise ToolError("conflict", f"object is already named {old!r}")
-    require_free_name(new)
-    data = ob.data
-    # Keep the "mesh named like its object" convention that object.create sets up.
-    rename_data = (
-        isinstance(data, bpy.types.Mesh)
-        and data.name == old
-        and data.users == 1
-        and bpy.data.meshes.get(new) is None
-    )
-    ob.name = new
-    if rename_data:
-        data.name = new
-    return Outcome(
-        data={"name": ob.name, "previous_name": old},
-        mutated=True,
-        message=f"renamed {old!r} to {ob.name!r}",
-        compensation=Compensation(
-            tool="object.rename", arguments={"name": ob.name, "new_name": old}
-        ),
-    )
+    return outcome(body.rename(args))
 
 
 @tool(
@@ -212,19 +128,4 @@ def rename(args: dict[str, Any]) -> Outcome:
 )
 def delete(args: dict[str, Any]) -> Outcome:
     """Remove the object and its orphaned data; undo is only possible via checkpoint."""
-    ob = require_object(args["name"])
-    name = ob.name
-    data = ob.data
-    bpy.data.objects.remove(ob, do_unlink=True)
-    removed_data = False
-    # Left behind, the orphan would keep its name taken: the next object made like this
-    # one (a replayed create) would get 'Name.001' data and hash differently.
-    for kind, collection in OWNED_DATA:
-        if isinstance(data, kind) and data.users == 0:
-            getattr(bpy.data, collection).remove(data)
-            removed_data = True
-    return Outcome(
-        data={"name": name, "removed_data": removed_data},
-        mutated=True,
-        message=f"deleted {name!r}",
-    )
+    return outcome(body.delete(args))

@@ -14,7 +14,7 @@ from importlib.metadata import packages_distributions
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-PRODUCT = ("services", "contracts")
+PRODUCT = ("services", "contracts", "blendmesh_addon")
 # Modules that live inside the bpy wheel itself rather than in a distribution of their own.
 INSIDE_BPY = {
     "addon_utils",
