@@ -316,11 +316,34 @@ async def test_run_detail_when_owner_asks_has_timeline(api: httpx.AsyncClient) -
 
 async def test_run_detail_when_another_user_asks_answers_404(api: httpx.AsyncClient) -> None:
     answer = await run(api, {"prompt": "add a cube named Private", "sceneId": "gw_private"})
-    for path in (f"/api/runs/{answer['runId']}", f"/api/runs/{answer['runId']}/audit"):
+    paths = ("", "/audit", "/operations")
+    for path in (f"/api/runs/{answer['runId']}{tail}" for tail in paths):
         response = await api.get(path, headers=BEN)
         assert response.status_code == 404, path
     unknown = await api.get("/api/runs/run-unknown", headers=ANA)
     assert unknown.status_code == 404 and error_type(unknown) == "NotFound"
+    unknown = await api.get("/api/runs/run-unknown/operations", headers=ANA)
+    assert unknown.status_code == 404 and error_type(unknown) == "NotFound"
+    hostile = await api.get("/api/runs/..%2Fscenes/operations", headers=ANA)
+    assert hostile.status_code in (404, 422)
+
+
+async def test_run_operations_when_committed_list_what_ran_in_order(
+    api: httpx.AsyncClient,
+) -> None:
+    prompt = "add a cube named Rop at 0 0 1, then move Rop to 2 0 1"
+    answer = await run(api, {"prompt": prompt, "sceneId": "gw_ops"})
+    response = await api.get(f"/api/runs/{answer['runId']}/operations", headers=ANA)
+    assert response.status_code == 200
+    ran = response.json()
+    assert ran["sceneId"] == "gw_ops" and ran["prompt"] == prompt
+    assert ran["committed"] is True and ran["sceneHash"]
+    assert [(o["tool"], o["state"]) for o in ran["operations"]] == [
+        ("object.create", "completed"),
+        ("object.transform", "completed"),
+    ]
+    assert ran["operations"][0]["args"]["name"] == "Rop"
+    assert ran["operations"][1]["args"]["location"] == [2, 0, 1]
 
 
 @pytest.mark.clause(

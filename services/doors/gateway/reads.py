@@ -1,4 +1,5 @@
-"""``GET /api/runs``, ``/api/runs/{runId}`` and its ``/audit``: the audit service's views."""
+"""``GET /api/runs``, ``/api/runs/{runId}`` and its ``/audit``: the audit service's views;
+``/api/runs/{runId}/operations``: the run's own events."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from contracts.queries import MAX_RUNS, RunDetail, RunRow
 from services.audit import client as audit
 from services.doors.gateway.auth import current_user
 from services.doors.gateway.context import Gateway, gateway
-from services.doors.gateway.errors import Unavailable, responses
+from services.doors.gateway.errors import NotFound, Unavailable, responses
+from services.doors.gateway.scene_schemas import RanOperation, RunOperations
 from services.doors.gateway.schemas import (
     AuditResponse,
     RunDetailResponse,
@@ -66,3 +68,32 @@ async def run_audit(run_id: RunId, user: User, gw: Gw) -> AuditResponse:
     """The run's spec 000 audit records, one per executed operation."""
     detail = await own_detail(gw, run_id, user)
     return AuditResponse(records=[audit_out(r) for r in detail.audit_records])
+
+
+@router.get(
+    "/{runId}/operations", response_model=RunOperations, responses=responses(401, 404, 422, 503)
+)
+async def run_operations(run_id: RunId, user: User, gw: Gw) -> RunOperations:
+    """The operations of the run's last plan in order, with their arguments and what became
+    of each: what the Blender add-on replays in the session that holds the scene."""
+    requested = await gw.own_run(run_id, user)
+    view = await gw.client.view(run_id)
+    if view is None:
+        raise NotFound(f"run {run_id} has no events yet; retry once it started")
+    return RunOperations(
+        run_id=run_id,
+        scene_id=view.scene_id,
+        prompt=requested.prompt,
+        status=view.status,
+        committed=view.committed,
+        scene_hash=view.scene_hash,
+        operations=[
+            RanOperation(
+                operation_id=step.operation_id,
+                tool=step.operation.tool_name,
+                args=dict(step.operation.args),
+                state=step.state,
+            )
+            for step in view.steps
+        ],
+    )

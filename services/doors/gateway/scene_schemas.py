@@ -88,6 +88,25 @@ class SceneHistory(_Model):
     revisions: list[Revision] = Field(description="Oldest first")
 
 
+class RanOperation(_Model):
+    operation_id: str
+    tool: str
+    args: dict[str, Any] = Field(description="The arguments it was planned and run with")
+    state: str = Field(description="planned, awaiting_confirmation, executing, completed, ...")
+
+
+class RunOperations(_Model):
+    """A run's last plan as it ran: what a client that holds the scene open replays."""
+
+    run_id: str
+    scene_id: str
+    prompt: str | None
+    status: str
+    committed: bool = Field(description="Whether the run committed a revision")
+    scene_hash: str | None = Field(description="The scene hash of the revision it committed")
+    operations: list[RanOperation] = Field(description="In plan order")
+
+
 class SceneRun(_Model):
     """An import or a revert: the run, and the approval it waits for (null once it ran)."""
 
