@@ -9,14 +9,14 @@ from typing import Any
 
 import bpy
 
-from . import blendheader, content, files
+from . import blendheader, content, files, replaying
 from .gateway import Gateway, GatewayError, check_scene_id
 from .prefs import preferences
 from .session import Session, Synced
 from .worker import Worker
 
 SESSION = Session()
-WORKER = Worker()
+WORKER = Worker(broken=SESSION.failed)
 FOLLOW_EVERY = 3.0  # seconds between looks at the scene while idle
 _last_follow = 0.0
 _deferred: list[Callable[[Any], Any]] = []
@@ -83,8 +83,11 @@ def _ended(scene: str, answer: dict[str, Any], revision: int) -> None:
         SESSION.synced = Synced(scene, revision, SESSION.pushed_digest)
         SESSION.notice = f"Pushed as revision {revision} of scene {scene}."
     elif answer.get("status") == "completed" and answer.get("scenePath"):
-        where = "in a newer Blender" if SESSION.too_new else "here: Pull brings it in"
-        SESSION.notice += f" Revision {revision} is ready {where}."
+        if _live():
+            where = "coming into your session"
+        else:
+            where = "in a newer Blender" if SESSION.too_new else "here: Pull brings it in"
+        SESSION.notice += f" Revision {revision} is {where}."
     follow_now()
 
 
@@ -130,21 +133,71 @@ def ask(context: Any, prompt: str) -> bool:
     gw, scene = begun
     SESSION.progress = []
     chosen = focus(context)
+    changes = _changes_first(context, scene)
+    if changes is False:
+        return False
+    imported: list[int] = []  # the revision the artist's changes became, pushed first
 
-    def job(progress: Any) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
+    def job(progress: Any) -> tuple[Any, ...]:
+        if isinstance(changes, bytes):  # the artist's edits become their own revision first
+            status, pushed = gw.import_blend(scene, changes)
+            if status != 200 or pushed["run"].get("status") != "completed":
+                return "pushed", pushed, 0
+            imported.append(_head_revision(gw, scene))
+            progress(f"pushed your changes as revision {imported[0]}")
         answer = gw.run(scene, prompt.strip(), progress, chosen)
         waiting = answer.get("status") == "awaiting_confirmation"
         approvals = gw.pending() if waiting else []
         return answer, approvals, 0 if waiting else _head_revision(gw, scene)
 
-    def done(result: tuple[dict[str, Any], list[dict[str, Any]], int]) -> None:
+    def done(result: tuple[Any, ...]) -> None:
+        if result[0] == "pushed":
+            _pushed_first(scene, result[1])
+            return
         answer, approvals, revision = result
+        if imported:
+            SESSION.synced = Synced(scene, imported[0], SESSION.pushed_digest)
         asked = [a for a in approvals if a.get("runId") == answer.get("runId")]
         SESSION.approvals = asked + [a for a in SESSION.approvals if a not in asked]
         _ended(scene, answer, revision)
 
     WORKER.submit(job, done, SESSION.failed, SESSION.add_progress)
     return True
+
+
+def _changes_first(context: Any, scene: str) -> bytes | bool | None:
+    """The open file to push before the request, when the artist changed the scene since
+    the last sync (None: nothing to push); False when the request is refused for it."""
+    synced = SESSION.synced
+    if synced is None or synced.scene_id != scene:
+        return None  # never synced: the request plans on the mesh's scene, as it is
+    now = content.fingerprint()
+    if not SESSION.local_changes(scene, now):
+        return None
+    if preferences(context).before_ask == "REFUSE":
+        SESSION.failed(
+            f"You changed the scene since revision {synced.revision}, and the request "
+            "would not see it: push your changes first (or set Before asking to push "
+            "them in the add-on's preferences)"
+        )
+        return False
+    SESSION.pushed_digest = now
+    return files.saved_copy()
+
+
+def _pushed_first(scene: str, pushed: dict[str, Any]) -> None:
+    """The artist's changes were pushed before the request and wait for approval: the
+    request waits for them."""
+    run, approval = pushed["run"], pushed.get("approval")
+    SESSION.push_run_id = run.get("runId", "")
+    if approval:
+        SESSION.approvals = [approval, *SESSION.approvals]
+    SESSION.ran(run, scene)
+    if run.get("status") == "awaiting_confirmation":
+        SESSION.notice = (
+            "Your changes were pushed first and wait for your approval below; once "
+            "approved, Ask again: the request then plans on them."
+        )
 
 
 MAX_FOCUS = 500  # selected names a request carries (the gateway's limit)
@@ -255,6 +308,13 @@ def keep(context: Any = None) -> None:
 # -- follow and the timer ------------------------------------------------------------
 
 
+def _live() -> bool:
+    try:
+        return bool(preferences(bpy.context).live)
+    except KeyError:  # the add-on is being disabled
+        return False
+
+
 def follow_now() -> None:
     global _last_follow
     _last_follow = 0.0
@@ -280,6 +340,8 @@ def follow(context: Any) -> None:
         SESSION.reached()
         SESSION.user, SESSION.user_at = result[0], (gw.url, gw.token_hash())
         SESSION.followed(scene, *result[1:])
+        if _live():
+            replaying.start(gw, scene, SESSION, WORKER)
 
     def failed(message: str) -> None:
         if not SESSION.error and "404" not in message:  # a scene not pushed yet is no error

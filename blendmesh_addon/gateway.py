@@ -23,6 +23,7 @@ MAX_JSON_BYTES = 16 * 1024 * 1024  # a run answer lists at most 500 operations
 MAX_BLEND_BYTES = 1024 * 1024 * 1024  # a pulled revision
 MAX_LINE_BYTES = 1024 * 1024  # one line of a streamed run
 SCENE_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+RUN_ID = SCENE_ID  # the gateway's pattern for both
 CHUNK = 1024 * 1024
 MIB = 1024 * 1024
 
@@ -133,6 +134,16 @@ class Gateway:
         }
         data = json.dumps(body).encode()
         return self._call("POST", "/api/agent/approvals/resolve", data, "application/json", True)[1]
+
+    def operations(self, run_id: str) -> dict[str, Any]:
+        """A run's last plan as it ran, in order: what the session replays."""
+        if not RUN_ID.fullmatch(run_id):
+            raise GatewayError(f"run id {run_id[:40]!r} is not 1-128 letters, digits, '_' or '-'")
+        return self._json("GET", f"/api/runs/{run_id}/operations")
+
+    def summary(self, scene_id: str) -> dict[str, Any]:
+        """What the scene's head revision holds, object by object."""
+        return self._json("GET", f"/api/scenes/{check_scene_id(scene_id)}")
 
     def history(self, scene_id: str, limit: int = 20) -> list[dict[str, Any]]:
         path = f"/api/scenes/{check_scene_id(scene_id)}/history?limit={int(limit)}"

@@ -14,6 +14,15 @@ from typing import Any
 
 MAX_PROGRESS = 12  # lines of a run's progress the panel keeps
 MAX_FOLLOWED = 8  # newer revisions and runs the panel lists
+# The tools the open session replays (live.py runs their bodies); read-only ones change
+# nothing, so a run of them and these is replayed whole.
+REPLAYED = frozenset(
+    [
+        "object.create", "object.transform", "object.rename", "object.delete",
+        "object.duplicate", "object.parent", "object.unparent", "material.assign",
+    ]
+)  # fmt: skip
+LOOKS = frozenset({"object.inspect", "scene.snapshot"})
 
 
 @dataclass
@@ -42,6 +51,7 @@ class Session:
     user: str = ""  # who the token is, as the gateway said
     user_at: tuple[str, str] = ("", "")  # the gateway and token that said it
     too_new: str = ""  # the newer Blender ("5.0") the mesh's revisions are saved by
+    tried: tuple[str, int] = ("", 0)  # the newest revision a replay looked at, per scene
 
     def start(self, what: str) -> None:
         self.busy, self.error, self.notice = what, "", ""
@@ -93,6 +103,16 @@ class Session:
         if self.error.startswith("cannot reach the blendmesh gateway"):
             self.error = ""
 
+    def to_replay(self, scene_id: str) -> list[dict[str, Any]]:
+        """The newer revisions a replay brings into the session, oldest first: each one
+        past the last synced, once (a refused or failed replay is not tried again)."""
+        synced = self.synced
+        if synced is None or synced.scene_id != scene_id or not self.newer:
+            return []
+        head = int(self.newer[-1].get("revision", 0))
+        tried = self.tried[1] if self.tried[0] == scene_id else 0
+        return list(self.newer) if head > max(tried, synced.revision) else []
+
     def head(self) -> dict[str, Any] | None:
         return self.newer[-1] if self.newer else None
 
@@ -122,6 +142,28 @@ class Session:
         work in it is not on the mesh."""
         synced = self.synced
         return synced is None or synced.scene_id != scene_id or synced.digest != digest_now
+
+
+def unreplayable(ran: dict[str, Any]) -> str:
+    """Why a run (``GET /api/runs/{id}/operations``) cannot be replayed in the session, in
+    words; '' when it can."""
+    if not ran.get("committed"):
+        return "it changed nothing on the mesh"
+    for op in ran.get("operations") or []:
+        tool = str(op.get("tool"))
+        if tool in LOOKS:
+            continue
+        if tool not in REPLAYED:
+            return f"its {tool} step is made only by the mesh"
+        if op.get("state") != "completed":
+            return f"its {tool} step is {op.get('state')}"
+    return ""
+
+
+def undo_label(ran: dict[str, Any]) -> str:
+    """A replayed run's undo step: its request, as Edit > Undo History shows it."""
+    said = " ".join(str(ran.get("prompt") or f"run {ran.get('runId', '?')}").split())
+    return "blendmesh: " + (said if len(said) <= 60 else said[:57] + "...")
 
 
 def approval_lines(approval: dict[str, Any], width: int = 70) -> list[tuple[str, str]]:

@@ -22,7 +22,10 @@ MAX_QUEUED = 16  # jobs waiting; the panel offers nothing more while one runs
 
 
 class Worker:
-    def __init__(self) -> None:
+    def __init__(self, broken: Failed | None = None) -> None:
+        # Told what a callback raised on Blender's thread: raised out of a timer, it
+        # would stop the timer and with it the whole add-on.
+        self._broken = broken
         self._jobs: queue.Queue[tuple[Callable[[Progress], Any], Done, Failed, Progress]] = (
             queue.Queue(MAX_QUEUED)
         )
@@ -60,7 +63,12 @@ class Worker:
                 callback, value = self._results.get_nowait()
             except queue.Empty:
                 break
-            callback(value)
+            try:
+                callback(value)
+            except Exception as exc:  # shown in the panel; the timer goes on
+                if self._broken is None:
+                    raise
+                self._broken(f"{type(exc).__name__}: {exc}")
             handled += 1
         return handled
 

@@ -116,13 +116,17 @@ def delete(args: dict[str, Any]) -> Done:
     """Remove the object and its orphaned data; undo is only possible via checkpoint."""
     ob = require_object(args["name"])
     name = ob.name
-    data = ob.data
+    # By name, not by reference: Blender 3.4 may free the data with its last user, and a
+    # reference kept across the removal then raises ReferenceError.
+    owned = [(c, ob.data.name) for kind, c in OWNED_DATA if isinstance(ob.data, kind)]
     bpy.data.objects.remove(ob, do_unlink=True)
     removed_data = False
     # Left behind, the orphan would keep its name taken: the next object made like this
     # one (a replayed create) would get 'Name.001' data and hash differently.
-    for kind, collection in OWNED_DATA:
-        if isinstance(data, kind) and data.users == 0:
-            getattr(bpy.data, collection).remove(data)
+    for collection, data_name in owned:
+        blocks = getattr(bpy.data, collection)
+        data = blocks.get(data_name)
+        if data is not None and data.users == 0 and data.library is None:
+            blocks.remove(data)
             removed_data = True
     return Done({"name": name, "removed_data": removed_data}, f"deleted {name!r}")

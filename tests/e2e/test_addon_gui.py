@@ -21,7 +21,7 @@ GUI_SCRIPT = Path(__file__).parents[1] / "support" / "addon_gui.py"
 ARTIFACTS = Path(
     os.environ.get("BLENDMESH_ARTIFACTS") or Path(__file__).parents[2] / "var" / "artifacts"
 )
-SHOTS = ("panel-request-completed.png", "panel-approval-waiting.png")
+SHOTS = ("panel-request-completed.png", "panel-approval-waiting.png", "session-after-approval.png")
 FAILURE = "failure.png"  # the window as it was when a step failed
 
 pytestmark = [
@@ -38,7 +38,7 @@ def findings(stdout: str) -> list[dict[str, Any]]:
     return [json.loads(line[2:]) for line in stdout.splitlines() if line.startswith("@@")]
 
 
-def test_panel_in_blender_window_shows_a_completed_request_and_a_waiting_approval(
+def test_live_session_in_blender_window_takes_runs_undoes_them_and_approves(
     tmp_path: Path,
 ) -> None:
     # Blender started on a script that is not there opens its window and waits for ever.
@@ -71,8 +71,17 @@ def test_panel_in_blender_window_shows_a_completed_request_and_a_waiting_approva
     assert said and "done" in said[-1], (said[-3:], shown.stderr[-3000:])
     assert "Traceback" not in shown.stdout + shown.stderr, shown.stderr[-3000:]
     steps = {s["step"]: s for s in said if "step" in s}
-    assert "Completed: 1 of 1 operations" in steps["asked"]["notice"], steps["asked"]
-    assert "Revision 2 is ready in a newer Blender." in steps["asked"]["notice"]
+    # Live: the run's cube is in the open session (no reload), beside the hand-made
+    # object, which was pushed first as its own revision; Ctrl-Z and Ctrl-Shift-Z, pressed
+    # in the window, take it out and bring it back.
+    assert "pushed first" in steps["pushed-first"]["notice"], steps["pushed-first"]
+    asked = steps["asked"]
+    assert "In your session: revision 3 (add a cube named Box at 0 0 2)" in asked["notice"]
+    assert {"Box", "Mine"} <= set(asked["objects"]) and asked["error"] == "", asked
+    assert "Box" not in steps["undone"]["objects"] and "Mine" in steps["undone"]["objects"]
+    assert {"Box", "Mine"} <= set(steps["redone"]["objects"])
+    assert "Tip" in steps["door-ran"]["objects"]  # a run made through another door
+    assert "Box" not in steps["deleted"]["objects"]  # approved in the panel, then live
     refused = steps["pull-refused"]["error"]
     assert refused.startswith("cannot pull revision 1 of scene gui: it was saved by Blender 5.0")
     assert "Your session is as it was" in refused and "Traceback" not in refused
@@ -81,10 +90,9 @@ def test_panel_in_blender_window_shows_a_completed_request_and_a_waiting_approva
     # Blender's main loop, sampled every 20 ms for 9.5 s while the add-on follows.
     print(f"add-on following, frame gaps: {gaps}")
     assert gaps["count"] > 100, gaps  # the loop ran all along: the sampler was not starved
-    [approval] = said[-1]["approvals"]
-    assert [(op["tool"], op["args"]) for op in approval["operations"]] == [
-        ("object.delete", {"name": "Box"})
-    ]
+    assert said[-1]["approvals"] == [] and said[-1]["run"]["status"] == "completed"
+    [door] = said[-1]["door"]
+    assert door["status"] == "completed", door
     for shot in SHOTS:
         png = (out / shot).read_bytes()
         assert png.startswith(b"\x89PNG") and len(png) > 20_000, shot

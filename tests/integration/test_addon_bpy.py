@@ -101,7 +101,8 @@ async def test_addon_when_artist_pushes_asks_approves_and_pulls_brings_each_revi
         do="op", name="ask", args={"prompt": "add a cube named Box at 0 0 2"}
     )
     assert asked["run"]["status"] == "completed" and asked["error"] == "", asked
-    assert asked["progress"] and "Revision 2 is ready" in asked["notice"]
+    assert asked["progress"] and "In your session: revision 2" in asked["notice"], asked
+    assert asked["synced"] == {"scene": "room", "rev": 2} and "Box" in asked["objects"]
     pulled = await blender.send(do="op", name="pull")
     assert pulled["error"] == "" and pulled["synced"] == {"scene": "room", "rev": 2}, pulled
     assert "Box" in pulled["objects"] and pulled["scene"] == "room"
@@ -123,6 +124,90 @@ async def test_addon_when_artist_pushes_asks_approves_and_pulls_brings_each_revi
     assert rejected["run"]["status"] == "failed"
     assert "APPROVAL_REJECTED" in rejected["error"] and rejected["approvals"] == []
     assert "Cube" in rejected["objects"]
+
+
+async def test_live_edit_when_artist_asks_lands_in_the_open_session_as_one_undo_step(
+    blender: BlenderSession, gateway_url: str
+) -> None:
+    await as_ana(blender, gateway_url, "live")
+    pushed = await blender.send(do="op", name="push")
+    assert pushed["synced"] == {"scene": "live", "rev": 1}, pushed
+    await blender.send(do="edit", name="Mine")  # unsaved, not on the mesh
+    # Ask pushes the artist's change first; as an import it waits for approval.
+    first = await blender.send(do="op", name="ask", args={"prompt": "add a cube named Box"})
+    assert "pushed first" in first["notice"] and first["approvals"], first
+    assert first["approvals"][0]["operations"][0]["tool"] == "scene.import"
+    approved = await blender.send(do="op", name="approve")
+    assert approved["synced"] == {"scene": "live", "rev": 2}, approved
+
+    asked = await blender.send(
+        do="op", name="ask", args={"prompt": "add a cube named Box at 0 0 2"}
+    )
+    assert asked["error"] == "" and asked["synced"] == {"scene": "live", "rev": 3}, asked
+    assert {"Box", "Mine"} <= set(asked["objects"]) and asked["filepath"] == ""  # no reload
+    assert "Ctrl-Z undoes it" in asked["notice"]
+    undone = await blender.send(do="undo")
+    assert "Box" not in undone["objects"] and "Mine" in undone["objects"], undone
+    redone = await blender.send(do="redo")
+    assert {"Box", "Mine"} <= set(redone["objects"]), redone
+
+    # A run made through another door on the same scene comes in the same way.
+    await other_door(gateway_url, "add a cone named Tip at 1 0 0", "live")
+    followed = await blender.send(do="synced", rev=4)
+    assert followed["synced"]["rev"] == 4 and "Tip" in followed["objects"], followed
+    assert followed["error"] == "" and followed["filepath"] == ""
+
+    # A destructive request waits, is approved in the panel, and lands live too.
+    waiting = await blender.send(do="op", name="ask", args={"prompt": "delete Tip"})
+    assert waiting["run"]["status"] == "awaiting_confirmation", waiting
+    gone = await blender.send(do="op", name="approve")
+    assert "Tip" not in gone["objects"] and gone["synced"]["rev"] == 5, gone
+
+
+async def test_replay_when_a_step_fails_leaves_the_session_as_it_was(
+    blender: BlenderSession,
+) -> None:
+    before = await blender.send(do="edit", name="Mine")
+    calls = [
+        ("object.create", {"primitive": "cube", "name": "A"}),
+        ("object.transform", {"name": "Mine", "location": [1, 2, 3]}),
+        ("object.rename", {"name": "Nope", "new_name": "B"}),
+    ]
+    ops = [{"tool": tool, "state": "completed", "args": args} for tool, args in calls]
+    failed = await blender.send(do="replay", ran={"prompt": "p", "operations": ops})
+    assert failed["failure"] == ["not_found", "object 'Nope' does not exist"], failed
+    assert failed["objects"] == before["objects"]  # no half of the run stays
+    summary = {
+        "revision": 1,
+        "moreObjects": 0,
+        "objects": [
+            {"name": "Mine", "type": "MESH", "location": [0, 0, 1], "rotationDegrees": [0, 0, 0],
+             "scale": [1, 1, 1], "materials": []},
+            {"name": "Gone", "type": "MESH", "location": [0, 0, 0], "rotationDegrees": [0, 0, 0],
+             "scale": [1, 1, 1], "materials": []},
+        ],
+    }  # fmt: skip
+    shown = await blender.send(do="differences", summary=summary)
+    wrong = shown["differences"]
+    assert "Mine: location (0, 0, 0), the mesh has (0, 0, 1)" in wrong, wrong
+    assert "Gone is missing" in wrong and "Cube is not on the mesh" in wrong
+
+
+async def test_live_edit_when_the_artist_refuses_to_push_first_sends_nothing(
+    blender: BlenderSession, gateway_url: str
+) -> None:
+    await as_ana(blender, gateway_url, "live_refuse")
+    await blender.send(do="prefs", url=gateway_url, token="tok-ana", before_ask="REFUSE")
+    await blender.send(do="op", name="push")
+    await blender.send(do="edit", name="Mine")
+    refused = await blender.send(do="op", name="ask", args={"prompt": "add a cube named Box"})
+    assert "push your changes first" in refused["error"], refused
+    assert refused["synced"]["rev"] == 1 and "Box" not in refused["objects"]
+    async with httpx.AsyncClient(base_url=gateway_url) as http:
+        history = await http.get(
+            "/api/scenes/live_refuse/history", headers={"Authorization": "Bearer tok-ana"}
+        )
+    assert [r["revision"] for r in history.json()["revisions"]] == [1]  # nothing was sent
 
 
 async def test_ask_when_objects_are_selected_reads_it_and_the_selected_ones_as_them(
@@ -185,6 +270,9 @@ async def test_follow_when_another_door_runs_lists_its_revision_and_approval(
     blender: BlenderSession, gateway_url: str
 ) -> None:
     await as_ana(blender, gateway_url, "hall")
+    # Without live edits: the newer revision is listed and pulled (a live session
+    # replays it, test_live_edit_...).
+    await blender.send(do="prefs", url=gateway_url, token="tok-ana", live=False)
     assert (await blender.send(do="op", name="push"))["synced"]["rev"] == 1
     made = await other_door(gateway_url, "add a cube named Ball at 2 0 0", "hall")
     seen = await blender.send(do="watch", what="newer")

@@ -4,15 +4,20 @@ Run by a real Blender with a window (under Xvfb in CI) and ``--enable-event-simu
 ``blender --factory-startup --enable-event-simulate --python tests/support/addon_gui.py -- ZIP
 GATEWAY_URL TOKEN OUTPUT_DIR SCENE``. It installs the zip as a classic add-on, opens the
 sidebar on the blendmesh tab, pushes the startup scene, pulls it back untouched (refused
-by name: the mesh's Blender 5 saved the revision), asks for a cube, takes a screenshot
-once the request completed, asks to delete it, takes one while the approval
-waits, and quits. Every step runs from timers, as the add-on's own work does; each
+by name: the mesh's Blender 5 saved the revision), adds an object by hand and asks for a
+cube (the hand-made change is pushed first and approved), sees the cube arrive in the
+open session without a reload, presses Ctrl-Z and Ctrl-Shift-Z in the window, sees a run
+made through another door arrive, asks to delete the cube, takes a screenshot while the
+approval waits, approves it, records the main loop's frame gaps while following, and
+quits. Every step runs from timers, as the add-on's own work does; each
 finding is printed as a ``@@`` JSON line for the test to read.
 """
 
 import json
 import sys
+import threading
 import time
+import urllib.request
 
 import addon_utils
 import bpy
@@ -94,6 +99,43 @@ def following(on):
     return True
 
 
+def keys(key, **modifiers):
+    """A key press and release through Blender's own event queue and keymaps, with the
+    pointer over the 3D view, as an artist's keyboard would send them."""
+    window, area, _ = view3d()
+    x, y = area.x + area.width // 2, area.y + area.height // 2
+    window.event_simulate(type="MOUSEMOVE", value="NOTHING", x=x, y=y)
+    window.event_simulate(type=key, value="PRESS", x=x, y=y, **modifiers)
+    window.event_simulate(type=key, value="RELEASE", x=x, y=y, **modifiers)
+    return True
+
+
+def other_door(prompt, answers):
+    """A run on the scene made without the add-on (the CLI, an MCP host), off Blender's
+    thread as any other client is."""
+
+    def post():
+        body = json.dumps({"prompt": prompt, "sceneId": SCENE}).encode()
+        request = urllib.request.Request(
+            URL + "/api/agent/run",
+            body,
+            {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=120) as answer:
+            answers.append(json.loads(answer.read()))
+
+    threading.Thread(target=post, daemon=True).start()
+    return True
+
+
+def hand_made(name):
+    """An object the artist adds by hand (not on the mesh), one undo step, as Shift-A is."""
+    ob = bpy.data.objects.new(name, bpy.data.meshes.new(name))
+    bpy.context.scene.collection.objects.link(ob)
+    bpy.ops.ed.undo_push(message=f"Add {name}")
+    return True
+
+
 def screenshot(name):
     window, area, _ = view3d()
     with bpy.context.temp_override(window=window, area=area):
@@ -104,7 +146,7 @@ def screenshot(name):
 def main():
     addon = install()
     session, worker = addon.actions.SESSION, addon.actions.WORKER
-    state = {"step": 0, "tries": 0, "since": time.monotonic()}
+    state = {"step": 0, "tries": 0, "since": time.monotonic(), "door": []}
 
     def idle():
         return worker.idle and not session.busy
@@ -114,6 +156,12 @@ def main():
             raise AssertionError("the pull took the untouched session for a changed one")
         named = "cannot open files from a newer Blender" in session.error
         return named and session.too_new == "5.0"
+
+    def at(revision):
+        return session.synced is not None and session.synced.revision == revision
+
+    def has(*names):
+        return all(n in bpy.data.objects for n in names)
 
     def prompt(text):
         bpy.context.window_manager.blendmesh_prompt = text
@@ -128,14 +176,29 @@ def main():
         # then refuse the revision by name, since the mesh's Blender 5 saved it.
         ("pull-unchanged", lambda: bpy.ops.blendmesh.pull() and True),
         ("pull-refused", lambda: idle() and refused_as_newer()),
+        ("hand-made", lambda: hand_made("Mine")),
+        ("ask-first", lambda: prompt("add a cube named Box at 0 0 2") or True),
+        # The hand-made change goes first, as its own revision, which waits for approval.
+        ("pushed-first", lambda: idle() and "pushed first" in session.notice),
+        ("approve-push", lambda: bpy.ops.blendmesh.approve() and True),
+        ("push-approved", lambda: idle() and session.synced.revision == 2),
         ("ask", lambda: prompt("add a cube named Box at 0 0 2") or True),
-        ("asked", lambda: idle() and (session.run or {}).get("status") == "completed"),
+        ("asked", lambda: idle() and at(3) and has("Box", "Mine") and not bpy.data.filepath),
         ("settle", lambda: time.monotonic() - state["since"] > 1.5),
         ("shot-completed", lambda: screenshot("panel-request-completed.png") or True),
+        ("ctrl-z", lambda: keys("Z", ctrl=True)),
+        ("undone", lambda: "Box" not in bpy.data.objects and has("Mine")),
+        ("ctrl-shift-z", lambda: keys("Z", ctrl=True, shift=True)),
+        ("redone", lambda: has("Box", "Mine")),
+        ("other-door", lambda: other_door("add a cone named Tip at 2 0 0", state["door"])),
+        ("door-ran", lambda: idle() and at(4) and has("Tip", "Box", "Mine")),
         ("delete", lambda: prompt("delete Box") or True),
         ("waiting", lambda: idle() and bool(session.approvals)),
         ("settle2", lambda: time.monotonic() - state["since"] > 1.5),
         ("shot-approval", lambda: screenshot("panel-approval-waiting.png") or True),
+        ("approve", lambda: bpy.ops.blendmesh.approve() and True),
+        ("deleted", lambda: idle() and at(5) and "Box" not in bpy.data.objects),
+        ("shot-deleted", lambda: screenshot("session-after-approval.png") or True),
         # Idle with follow on (a look at the scene every 3 s): how long frames wait.
         ("follow-start", lambda: following(True)),
         ("follow-idle", lambda: time.monotonic() - state["since"] > 9.5),
@@ -160,11 +223,12 @@ def main():
             name, step = steps[state["step"]]
             state["tries"] += 1
             if step():
-                say(step=name, error=session.error, notice=session.notice)
+                objects = sorted(o.name for o in bpy.data.objects)
+                say(step=name, error=session.error, notice=session.notice, objects=objects)
                 state["step"] += 1
                 state["tries"], state["since"] = 0, time.monotonic()
                 if state["step"] == len(steps):
-                    say(done=True, run=session.run, approvals=session.approvals)
+                    say(done=True, run=session.run, approvals=session.approvals, door=state["door"])
                     bpy.ops.wm.quit_blender()
                     return None
             return 0.3

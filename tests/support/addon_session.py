@@ -54,6 +54,22 @@ def watch(addon: Any, what: str, timeout: float) -> None:
     raise TimeoutError(f"the panel listed no {what} within {timeout} s")
 
 
+def synced_to(addon: Any, revision: int, timeout: float) -> None:
+    """Tick, following the scene, until the session holds ``revision`` or says why not."""
+    actions = addon.actions
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        actions.tick()
+        session = actions.SESSION
+        done = session.synced is not None and session.synced.revision >= revision
+        if (done or session.error or "cannot be replayed" in session.notice) and (
+            actions.WORKER.idle
+        ):
+            return
+        time.sleep(0.1)
+    raise TimeoutError(f"the session did not reach revision {revision} within {timeout} s")
+
+
 def state(addon: Any) -> dict[str, Any]:
     session = addon.actions.SESSION
     synced = session.synced
@@ -81,6 +97,8 @@ def handle(addon: Any, command: dict[str, Any]) -> dict[str, Any]:
             prefs = bpy.context.preferences.addons[MODULE].preferences
             prefs.gateway_url, prefs.token = command["url"], command["token"]
             prefs.follow = command.get("follow", True)
+            prefs.live = command.get("live", True)
+            prefs.before_ask = command.get("before_ask", "PUSH")
             subtype = type(prefs).bl_rna.properties["token"].subtype
             return {"tokenSubtype": subtype, "ops": sorted(dir(bpy.ops.blendmesh))}
         case "scene":
@@ -101,6 +119,17 @@ def handle(addon: Any, command: dict[str, Any]) -> dict[str, Any]:
             bpy.ops.wm.save_as_mainfile(filepath=command["path"])
         case "watch":
             watch(addon, command["what"], command.get("timeout", 60))
+        case "synced":  # follow until the session holds revision ``rev`` (or gives up)
+            synced_to(addon, command["rev"], command.get("timeout", 60))
+        case "replay":  # a run's operations, replayed as the add-on does
+            try:
+                addon.live.replay(command["ran"])
+            except addon.tools.ToolFailure as exc:
+                return {**state(addon), "failure": [exc.code, exc.message]}
+        case "differences":
+            return {**state(addon), "differences": addon.live.differences(command["summary"])}
+        case "undo" | "redo":  # Ctrl-Z, Ctrl-Shift-Z
+            getattr(bpy.ops.ed, command["do"])()
         case "quit":
             return {}
         case other:

@@ -11,7 +11,7 @@ import pytest
 
 from blendmesh_addon import blendheader
 from blendmesh_addon.gateway import Gateway, GatewayError, check_scene_id
-from blendmesh_addon.session import Session, Synced, approval_lines
+from blendmesh_addon.session import Session, Synced, approval_lines, undo_label, unreplayable
 from blendmesh_addon.worker import MAX_QUEUED, Worker
 
 CODE = "import bpy\n# \u202e looks harmless\nbpy.ops.wm.quit_blender()"
@@ -191,3 +191,54 @@ def test_choices_when_a_run_made_a_newer_revision_say_which_one_each_replaces() 
     assert Session(synced=Synced("room", 2, "c")).choices()[0] == (
         "Push: your file becomes the revision after revision 2."
     )
+
+
+def ran(*ops: tuple[str, str], committed: bool = True) -> dict[str, object]:
+    operations = [{"tool": tool, "state": state, "args": {}} for tool, state in ops]
+    return {"runId": "run-1", "prompt": "p", "committed": committed, "operations": operations}
+
+
+def test_unreplayable_when_a_run_holds_code_or_a_file_names_the_step() -> None:
+    assert unreplayable(ran(("object.create", "completed"), ("scene.snapshot", "completed"))) == ""
+    assert "python.trusted" in unreplayable(
+        ran(("object.create", "completed"), ("python.trusted", "completed"))
+    )
+    assert "scene.import" in unreplayable(ran(("scene.import", "completed")))
+    assert "is failed" in unreplayable(ran(("object.create", "failed")))
+    assert "changed nothing" in unreplayable(ran(("object.create", "completed"), committed=False))
+    assert "made only by the mesh" in unreplayable({"committed": True, "operations": [{}]})
+
+
+def test_undo_label_when_request_is_long_or_missing_stays_one_short_line() -> None:
+    assert undo_label({"prompt": "add a cube\nnamed Box"}) == "blendmesh: add a cube named Box"
+    assert undo_label({"runId": "run-9"}) == "blendmesh: run run-9"
+    assert len(undo_label({"prompt": "x" * 500})) == len("blendmesh: ") + 60
+
+
+def test_to_replay_when_newer_revisions_come_offers_each_once() -> None:
+    session = Session(synced=Synced("s", 2, "content:a"))
+    session.newer = [{"revision": 3}, {"revision": 4}]
+    assert [r["revision"] for r in session.to_replay("s")] == [3, 4]
+    assert session.to_replay("other") == []
+    session.tried = ("s", 4)  # refused or failed: not tried again until a newer one
+    assert session.to_replay("s") == []
+    session.newer = [*session.newer, {"revision": 5}]
+    assert [r["revision"] for r in session.to_replay("s")] == [3, 4, 5]
+    assert Session().to_replay("s") == []  # never synced: nothing to replay onto
+
+
+def test_drain_when_a_callback_raises_reports_it_and_keeps_draining() -> None:
+    said: list[str] = []
+    worker = Worker(broken=said.append)
+
+    def explode(value: object) -> None:
+        raise ReferenceError("StructRNA of type Mesh has been removed")
+
+    got: list[object] = []
+    worker.submit(lambda progress: 1, explode, said.append, said.append)
+    worker.submit(lambda progress: 2, got.append, said.append, said.append)
+    deadline = time.monotonic() + 5
+    while len(got) < 1 and time.monotonic() < deadline:
+        worker.drain()
+        time.sleep(0.01)
+    assert got == [2] and said == ["ReferenceError: StructRNA of type Mesh has been removed"]

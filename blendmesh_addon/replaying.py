@@ -1,0 +1,105 @@
+"""Bringing the scene's newer revisions into the open session by replaying their runs.
+
+The worker fetches each newer revision's run (its operations, as they ran) and the
+mesh's summary of the head; Blender's thread then replays them oldest first (``live``),
+each as its own undo step, and compares the session with the summary. Nothing is
+replayed over changes the artist made since the last sync, after a revision that cannot
+be replayed here, or from a run the token's user did not make (the gateway answers 404).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import content, live
+from .gateway import Gateway, GatewayError
+from .session import Session, Synced, undo_label, unreplayable
+from .tools import ToolFailure
+from .worker import Worker
+
+Fetched = list[tuple[int, dict[str, Any]]]
+
+
+def start(gw: Gateway, scene: str, session: Session, worker: Worker) -> bool:
+    """Fetch and replay what is newer than the session's revision; False when nothing is."""
+    entries = session.to_replay(scene)
+    if not entries:
+        return False
+    head = int(entries[-1]["revision"])
+    session.tried = (scene, head)
+
+    def job(progress: Any) -> tuple[Fetched, str, dict[str, Any] | None]:
+        fetched: Fetched = []
+        for entry in entries:
+            run_id = entry.get("runId")
+            if not run_id:
+                return fetched, f"revision {entry.get('revision')} has no run on record", None
+            try:
+                fetched.append((int(entry["revision"]), gw.operations(str(run_id))))
+            except GatewayError as exc:
+                if exc.status != 404:
+                    raise
+                who = entry.get("user") or "another user"
+                return fetched, f"revision {entry.get('revision')} was made by {who}", None
+        return fetched, "", gw.summary(scene)
+
+    def done(result: tuple[Fetched, str, dict[str, Any] | None]) -> None:
+        applied(session, scene, *result)
+
+    def failed(message: str) -> None:
+        session.error = f"cannot bring revision {head} into the session: {message}"
+
+    worker.submit(job, done, failed, session.add_progress)
+    return True
+
+
+def applied(
+    session: Session, scene: str, runs: Fetched, stopped: str, summary: dict[str, Any] | None
+) -> None:
+    """On Blender's thread: replay ``runs`` oldest first, then check against ``summary``."""
+    synced = session.synced
+    if synced is None or synced.scene_id != scene or not runs:
+        _offer_pull(session, runs[0][0] if runs else 0, stopped)
+        return
+    if session.local_changes(scene, content.fingerprint()):
+        session.notice = (
+            f"Revision {runs[-1][0]} is on the mesh, but you changed the scene since "
+            f"revision {synced.revision}: push your changes, or pull (yours is kept aside)."
+        )
+        return
+    said, at = [], synced.revision
+    for revision, ran in runs:
+        why = unreplayable(ran)
+        if revision != at + 1:
+            why = f"the session holds revision {at}"
+        if why:
+            _offer_pull(session, revision, why)
+            return
+        try:
+            live.replay(ran)
+        except ToolFailure as exc:
+            session.error = (
+                f"Revision {revision} could not be replayed here ({exc.message}); your "
+                "session is as it was. Pull brings it in."
+            )
+            return
+        session.synced, at = Synced(scene, revision, content.fingerprint()), revision
+        session.newer = [r for r in session.newer if int(r.get("revision", 0)) > revision]
+        said.append(f"revision {revision} ({undo_label(ran)[11:]})")
+    session.notice = f"In your session: {', '.join(said)}. Ctrl-Z undoes it."
+    if stopped:
+        _offer_pull(session, runs[-1][0] + 1, stopped)
+    elif summary is not None and summary.get("revision") == at:
+        wrong = live.differences(summary)
+        if wrong:
+            session.synced = Synced(scene, at, "")  # not what the mesh holds: a local change
+            session.error = (
+                f"After the replay your session differs from revision "
+                f"{summary.get('revision')} on the mesh: {'; '.join(wrong)}. Pull brings "
+                "the mesh's version; Push makes yours the next revision."
+            )
+
+
+def _offer_pull(session: Session, revision: int, why: str) -> None:
+    where = "open it in a newer Blender" if session.too_new else "Pull brings it in"
+    session.notice = f"Revision {revision} cannot be replayed in this session: {why}; {where}."
