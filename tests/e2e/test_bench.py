@@ -52,6 +52,11 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
         ),
         (["grammar.py", "--sample", "5"], "executed correctly:"),
         (["python_step.py", "--runs", "1"], "ratio warm / direct:"),
+        pytest.param(
+            ["live_session.py", "--runs", "1", "--skip-big"],
+            "ask -> change in the session",
+            marks=pytest.mark.slow,
+        ),
         (
             [
                 "fairness.py",

@@ -30,12 +30,18 @@ def install(path: str) -> Any:
     return sys.modules[MODULE]
 
 
+LONGEST = {"tick": 0.0}  # the longest tick of the last command that ticked, in s
+
+
 def settle(addon: Any, timeout: float) -> None:
     """Tick as Blender's timer would until nothing is left to do."""
     actions = addon.actions
     deadline = time.monotonic() + timeout
+    LONGEST["tick"] = 0.0
     while time.monotonic() < deadline:
+        start = time.perf_counter()
         actions.tick()
+        LONGEST["tick"] = max(LONGEST["tick"], time.perf_counter() - start)
         if actions.WORKER.idle and not actions.SESSION.busy:
             return
         time.sleep(0.05)
@@ -70,6 +76,19 @@ def synced_to(addon: Any, revision: int, timeout: float) -> None:
     raise TimeoutError(f"the session did not reach revision {revision} within {timeout} s")
 
 
+def held(addon: Any, seconds: float) -> float:
+    """Tick as Blender's timer would for ``seconds``, following the scene; the longest
+    single tick in ms (a frame Blender could not draw meanwhile)."""
+    actions, longest = addon.actions, 0.0
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        start = time.perf_counter()
+        actions.tick()
+        longest = max(longest, time.perf_counter() - start)
+        time.sleep(0.02)
+    return round(longest * 1000, 1)
+
+
 def state(addon: Any) -> dict[str, Any]:
     session = addon.actions.SESSION
     synced = session.synced
@@ -88,6 +107,7 @@ def state(addon: Any) -> dict[str, Any]:
         "objects": sorted(o.name for o in bpy.data.objects),
         "filepath": bpy.data.filepath,
         "scene": bpy.context.scene.blendmesh_scene,
+        "longestTickMs": round(LONGEST["tick"] * 1000, 1),
     }
 
 
@@ -115,6 +135,14 @@ def handle(addon: Any, command: dict[str, Any]) -> dict[str, Any]:
             for ob in layer.objects:
                 ob.select_set(ob.name in command["names"])
             layer.objects.active = bpy.data.objects.get(command.get("active") or "")
+        case "open":  # the artist opens a file
+            bpy.ops.wm.open_mainfile(filepath=command["path"])
+        case "move":  # the artist moves one object by hand
+            bpy.data.objects[command["name"]].location.x += command.get("by", 1.0)
+        case "copy_size":  # the bytes a push of the open file sends
+            return {**state(addon), "bytes": len(addon.files.saved_copy())}
+        case "hold":  # the add-on's longest hold of Blender's thread per tick, following
+            return {**state(addon), "hold_ms": held(addon, command.get("seconds", 10))}
         case "save":
             bpy.ops.wm.save_as_mainfile(filepath=command["path"])
         case "watch":
