@@ -41,17 +41,35 @@ SKIPPED = frozenset(
 )
 
 
-def fingerprint() -> str:
-    """``content:<sha256>`` of the open session's scene content."""
+Geometry = dict[tuple[Any, ...], tuple[Any, ...]]  # a mesh's identity -> its geometry's hashes
+
+
+def fingerprint(geometry: Geometry | None = None) -> str:
+    """``content:<sha256>`` of the open session's scene content.
+
+    ``geometry`` keeps each mesh's geometry hashes, by its session id, name and sizes, for
+    a second fingerprint taken in the same tick of Blender's thread, when nothing but the
+    caller could have changed the scene; a caller that changed a mesh's geometry drops
+    its entries first (``forget``). Hashing a big scene's geometry is most of a
+    fingerprint's time. Blender before 4 has no session ids (an address can be reused by
+    the next mesh), so there every fingerprint hashes all of it."""
     h = hashlib.sha256()
-    for part in _parts():
+    for part in _parts({} if geometry is None else geometry):
         h.update(repr(part).encode("utf-8", "backslashreplace"))
         h.update(b"\0")
     return "content:" + h.hexdigest()
 
 
-def _parts() -> Iterable[Any]:
+def forget(geometry: Geometry, names: Iterable[str]) -> None:
+    """Drop the kept geometry of the meshes named ``names``."""
+    gone = set(names)
+    for key in [k for k in geometry if k[1] in gone]:
+        del geometry[key]
+
+
+def _parts(geometry: Geometry) -> Iterable[Any]:
     data = bpy.data
+    member = _membership(data)
     for scene in _sorted(data.scenes):
         yield "scene", scene.name, _props(scene)
         yield "render", _props(scene.render)
@@ -61,9 +79,9 @@ def _parts() -> Iterable[Any]:
         yield sorted(o.name for o in collection.objects)
         yield sorted(c.name for c in collection.children)
     for ob in _sorted(data.objects):
-        yield from _object(ob)
+        yield from _object(ob, member.get(ob.name_full, []))
     for mesh in _sorted(data.meshes):
-        yield from _mesh(mesh)
+        yield from _mesh(mesh, geometry)
     for kind in ("lights", "cameras", "curves", "metaballs", "lattices", "armatures"):
         for block in _sorted(getattr(data, kind, ())):
             yield (
@@ -86,7 +104,20 @@ def _parts() -> Iterable[Any]:
         yield "library", library.name, library.filepath
 
 
-def _object(ob: Any) -> Iterable[Any]:
+def _membership(data: Any) -> dict[str, list[str]]:
+    """Each object's collections by name, the scenes' own among them, sorted: what
+    ``users_collection`` answers, read in one pass (it walks every collection per object)."""
+    member: dict[str, list[str]] = {}
+    every = [*data.collections, *(scene.collection for scene in data.scenes)]
+    for collection in every:
+        for ob in collection.objects:
+            member.setdefault(ob.name_full, []).append(collection.name)
+    for names in member.values():
+        names.sort()
+    return member
+
+
+def _object(ob: Any, collections: list[str]) -> Iterable[Any]:
     yield "object", ob.name, ob.type, ob.data.name if ob.data else None
     yield ob.parent.name if ob.parent else None, ob.parent_type, ob.parent_bone
     # The basis, not matrix_world: that one is stale until the depsgraph next evaluates.
@@ -94,7 +125,7 @@ def _object(ob: Any) -> Iterable[Any]:
     yield _floats((*ob.delta_location, *ob.delta_rotation_euler, *ob.delta_scale))
     yield _floats(v for row in ob.matrix_parent_inverse for v in row)
     yield ob.hide_viewport, ob.hide_render, _hidden(ob), ob.display_type
-    yield sorted(c.name for c in ob.users_collection)
+    yield collections
     yield [(s.link, s.material.name if s.material else None) for s in ob.material_slots]
     for mod in ob.modifiers:
         yield "modifier", mod.name, mod.type, _props(mod), _custom(mod)
@@ -112,16 +143,23 @@ def _hidden(ob: Any) -> bool | None:
         return None
 
 
-def _mesh(mesh: Any) -> Iterable[Any]:
-    yield "mesh", mesh.name, len(mesh.vertices), len(mesh.edges), len(mesh.polygons)
-    yield _bulk(mesh.vertices, "co", "f", 3)
-    yield _bulk(mesh.edges, "vertices", "i", 2)
-    yield _bulk(mesh.polygons, "loop_total", "i", 1)
-    yield _bulk(mesh.polygons, "use_smooth", "b", 1)
-    yield _bulk(mesh.polygons, "material_index", "i", 1)
-    yield _bulk(mesh.loops, "vertex_index", "i", 1)
-    for layer in mesh.uv_layers:
-        yield "uv", layer.name, _bulk(layer.data, "uv", "f", 2)
+def _mesh(mesh: Any, geometry: Geometry) -> Iterable[Any]:
+    sizes = (len(mesh.vertices), len(mesh.edges), len(mesh.polygons), len(mesh.loops))
+    yield "mesh", mesh.name, *sizes[:3]
+    uid = getattr(mesh, "session_uid", None)
+    key = (uid, mesh.name_full, *sizes, len(mesh.uv_layers))
+    kept = geometry.get(key) if uid is not None else None
+    if kept is None:
+        kept = geometry[key] = (
+            _bulk(mesh.vertices, "co", "f", 3),
+            _bulk(mesh.edges, "vertices", "i", 2),
+            _bulk(mesh.polygons, "loop_total", "i", 1),
+            _bulk(mesh.polygons, "use_smooth", "b", 1),
+            _bulk(mesh.polygons, "material_index", "i", 1),
+            _bulk(mesh.loops, "vertex_index", "i", 1),
+            *(("uv", layer.name, _bulk(layer.data, "uv", "f", 2)) for layer in mesh.uv_layers),
+        )
+    yield from kept
     yield sorted((a.name, a.domain, a.data_type) for a in mesh.attributes)
     yield [m.name if m else None for m in mesh.materials]
 
