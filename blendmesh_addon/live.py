@@ -17,7 +17,7 @@ from typing import Any
 import bpy
 
 from .session import LOOKS, REPLAYED, undo_label
-from .tools import Done, ToolFailure, materials, objects, relations
+from .tools import Done, ToolFailure, cameras, lights, materials, objects, relations
 
 BODIES: dict[str, Callable[[dict[str, Any]], Done]] = {
     "object.create": objects.create,
@@ -28,6 +28,11 @@ BODIES: dict[str, Callable[[dict[str, Any]], Done]] = {
     "object.parent": relations.parent,
     "object.unparent": relations.unparent,
     "material.assign": materials.assign,
+    "light.create": lights.create,
+    "light.set": lights.set_light,
+    "camera.create": cameras.create,
+    "camera.set": cameras.set_camera,
+    "camera.set_active": cameras.set_active,
 }
 TOLERANCE = 1e-3  # metres and factors: the mesh's summary rounds to 4 places
 ROTATION_TOLERANCE = 0.01  # degrees

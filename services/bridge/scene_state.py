@@ -22,15 +22,13 @@ import bpy
 import mathutils
 import numpy as np
 
+from blendmesh_addon.tools.lights import LIGHT_SIZE_PROPS
+
 from .canonical import DECIMALS, r, rvec
 
+__all__ = ["LIGHT_SIZE_PROPS"]  # with the names below: what inspect.py and the tools read
+
 # Which light property ``light.create``/``light.set`` call "size", per light type.
-LIGHT_SIZE_PROPS: dict[str, str] = {
-    "POINT": "shadow_soft_size",
-    "SPOT": "shadow_soft_size",
-    "AREA": "size",
-    "SUN": "angle",
-}
 _IDENTITY = [[1.0 if i == j else 0.0 for j in range(4)] for i in range(4)]
 _IDENTITY_MATRIX = mathutils.Matrix.Identity(4)
 

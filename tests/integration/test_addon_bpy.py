@@ -157,11 +157,18 @@ async def test_live_edit_when_artist_asks_lands_in_the_open_session_as_one_undo_
     assert followed["synced"]["rev"] == 4 and "Tip" in followed["objects"], followed
     assert followed["error"] == "" and followed["filepath"] == ""
 
+    # Lights and cameras come in live too.
+    await other_door(gateway_url, "add a sun light named Key at 0 0 5 with power 3", "live")
+    await other_door(gateway_url, "add a camera named Shot at 6 -6 4 looking at Box", "live")
+    lit = await blender.send(do="synced", rev=6)
+    assert lit["synced"]["rev"] == 6 and {"Key", "Shot"} <= set(lit["objects"]), lit
+    assert lit["error"] == "", lit["error"]
+
     # A destructive request waits, is approved in the panel, and lands live too.
     waiting = await blender.send(do="op", name="ask", args={"prompt": "delete Tip"})
     assert waiting["run"]["status"] == "awaiting_confirmation", waiting
     gone = await blender.send(do="op", name="approve")
-    assert "Tip" not in gone["objects"] and gone["synced"]["rev"] == 5, gone
+    assert "Tip" not in gone["objects"] and gone["synced"]["rev"] == 7, gone
 
 
 async def test_replay_when_a_step_fails_leaves_the_session_as_it_was(

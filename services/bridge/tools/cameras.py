@@ -10,13 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 import bpy
-from mathutils import Matrix, Quaternion, Vector
 
-from contracts.bridge import Compensation
+from blendmesh_addon.tools import Done
+from blendmesh_addon.tools import cameras as body
 
-from ..registry import Outcome, ToolError, Touches, name_schema, tool
-from .objects import require_free_name, transform_of
-from .placing import link_new, location_schema, require_kind, rotation_schema, world_location
+from ..registry import Outcome, Touches, name_schema, outcome, tool
+from .objects import transform_of
+from .placing import location_schema, rotation_schema
 
 LENS_SCHEMA: dict[str, Any] = {
     "type": "number",
@@ -26,40 +26,12 @@ LENS_SCHEMA: dict[str, Any] = {
 }
 LOOK_AT_OBJECT = name_schema("Aim the camera at this object's world location.")
 LOOK_AT_POINT = location_schema("Aim the camera at this world location.")
-AIMS = ("rotation", "look_at_object", "look_at_point")
 
 
-def _target(args: dict[str, Any]) -> Vector | None:
-    given = [k for k in AIMS if k in args]
-    if len(given) > 1:
-        raise ToolError(
-            "invalid_input", f"give only one of {', '.join(AIMS)}; got {', '.join(given)}"
-        )
-    if "look_at_object" in args:
-        return world_location(args["look_at_object"])
-    if "look_at_point" in args:
-        return Vector(args["look_at_point"])
-    return None
-
-
-def aim(origin: Vector, target: Vector) -> Quaternion:
-    """The rotation that points -Z from ``origin`` at ``target`` with +Y up."""
-    direction = target - origin
-    if direction.length < 1e-6:
-        raise ToolError(
-            "invalid_input",
-            f"the look-at target {list(target)} is where the camera is; aim at another point",
-        )
-    return direction.to_track_quat("-Z", "Y")
-
-
-def _data(ob: bpy.types.Object, active: bool) -> dict[str, Any]:
-    return {
-        "name": ob.name,
-        "lens": float(ob.data.lens),
-        "active": active,
-        **transform_of(ob),
-    }
+def _done(done: Done) -> Outcome:
+    """The body's result with the camera's lens and transform, as a receipt shows them."""
+    ob = bpy.data.objects[done.data["name"]]
+    return outcome(done, lens=float(ob.data.lens), **transform_of(ob))
 
 
 @tool(
@@ -92,32 +64,7 @@ def _data(ob: bpy.types.Object, active: bool) -> dict[str, Any]:
     compensation="object.delete",
 )
 def create(args: dict[str, Any]) -> Outcome:
-    """Check the name and the target, then create; the inverse deletes the camera."""
-    name = args.get("name", "Camera")
-    require_free_name(name)
-    target = _target(args)
-    location = Vector(args.get("location", (0.0, 0.0, 0.0)))
-    rotation = None if target is None else aim(location, target).to_euler()
-    scene = bpy.context.scene
-    previous = scene.camera
-    make_active = args.get("make_active", previous is None)
-    data = bpy.data.cameras.new(name)
-    data.lens = args.get("lens", 50.0)
-    ob = link_new(name, data, args)
-    if rotation is not None:
-        ob.rotation_euler = rotation
-    if make_active:
-        scene.camera = ob
-    # Deleting the camera cannot bring back the camera it replaced as the active one.
-    replaced = make_active and previous is not None
-    return Outcome(
-        data=_data(ob, make_active),
-        mutated=True,
-        message=f"created camera {ob.name!r}" + (" (active)" if make_active else ""),
-        compensation=None
-        if replaced
-        else Compensation(tool="object.delete", arguments={"name": ob.name}),
-    )
+    return _done(body.create(args))
 
 
 @tool(
@@ -149,30 +96,7 @@ def create(args: dict[str, Any]) -> Outcome:
     compensation="checkpoint",
 )
 def set_camera(args: dict[str, Any]) -> Outcome:
-    """Check the camera and the target, then set the lens and the world rotation."""
-    ob = require_kind(args["name"], "CAMERA", "camera.set")
-    target = _target(args)
-    if target is not None:
-        origin, _, scale = world_matrix(ob).decompose()
-        turn = aim(origin, target)
-    if "lens" in args:
-        ob.data.lens = args["lens"]
-    if target is not None:
-        if ob.parent is None and ob.rotation_mode not in ("QUATERNION", "AXIS_ANGLE"):
-            ob.rotation_euler = turn.to_euler(ob.rotation_mode)
-        else:
-            ob.matrix_world = Matrix.LocRotScale(origin, turn, scale)
-    return Outcome(
-        data=_data(ob, bpy.context.scene.camera == ob),
-        mutated=True,
-        message=f"set camera {ob.name!r}",
-    )
-
-
-def world_matrix(ob: bpy.types.Object) -> Matrix:
-    """The object's world matrix with pending changes evaluated."""
-    bpy.context.view_layer.update()
-    return ob.matrix_world.copy()
+    return _done(body.set_camera(args))
 
 
 @tool(
@@ -190,10 +114,4 @@ def world_matrix(ob: bpy.types.Object) -> Matrix:
     compensation="checkpoint",
 )
 def set_active(args: dict[str, Any]) -> Outcome:
-    """Point the scene at the camera; already active is a no-op."""
-    ob = require_kind(args["name"], "CAMERA", "camera.set_active")
-    scene = bpy.context.scene
-    if scene.camera == ob:
-        return Outcome(data=_data(ob, True), mutated=False, message=f"{ob.name!r} is active")
-    scene.camera = ob
-    return Outcome(data=_data(ob, True), mutated=True, message=f"{ob.name!r} is now active")
+    return _done(body.set_active(args))

@@ -12,17 +12,14 @@ from typing import Any
 
 import bpy
 
-from contracts.bridge import Compensation
+from blendmesh_addon.tools import lights as body
+from blendmesh_addon.tools.lights import MAX_SUN_ANGLE
 
 from ..canonical import r
-from ..registry import Outcome, ToolError, Touches, name_schema, rgb, tool
-from ..scene_state import LIGHT_SIZE_PROPS, background, light_values, world_values
-from .objects import require_free_name
-from .placing import link_new, location_schema, require_kind, rotation_schema
+from ..registry import Outcome, ToolError, Touches, name_schema, outcome, rgb, tool
+from ..scene_state import background, light_values, world_values
+from .placing import location_schema, rotation_schema
 
-# Blender's own names for a new light of each kind (Add > Light).
-DEFAULT_NAMES = {"POINT": "Point", "SUN": "Sun", "SPOT": "Spot", "AREA": "Area"}
-MAX_SUN_ANGLE = 180.0
 POWER_SCHEMA: dict[str, Any] = {
     "type": "number",
     "minimum": 0,
@@ -39,27 +36,6 @@ SIZE_SCHEMA: dict[str, Any] = {
     ),
 }
 COLOR_SCHEMA = rgb("Linear RGB, each channel 0..1.")
-
-
-def _size_value(kind: str, size: float) -> float:
-    """The RNA value for a ``size`` argument; the sun's must fit 0..180 degrees."""
-    if kind != "SUN":
-        return size
-    if size > MAX_SUN_ANGLE:
-        raise ToolError(
-            "invalid_input",
-            f"a sun's size is its angle in degrees, 0..{MAX_SUN_ANGLE:g}; got {size:g}",
-        )
-    return math.radians(size)
-
-
-def _apply(light: bpy.types.Light, args: dict[str, Any], size: float | None) -> None:
-    if "power" in args:
-        light.energy = args["power"]
-    if "color" in args:
-        light.color = args["color"]
-    if size is not None:
-        setattr(light, LIGHT_SIZE_PROPS[light.type], size)
 
 
 def _data(ob: bpy.types.Object) -> dict[str, Any]:
@@ -97,19 +73,8 @@ def _data(ob: bpy.types.Object) -> dict[str, Any]:
 )
 def create(args: dict[str, Any]) -> Outcome:
     """Check the name and the size, then create; the inverse deletes the light."""
-    kind = args["kind"].upper()
-    name = args.get("name", DEFAULT_NAMES[kind])
-    require_free_name(name)
-    size = _size_value(kind, args["size"]) if "size" in args else None
-    light = bpy.data.lights.new(name, kind)
-    _apply(light, args, size)
-    ob = link_new(name, light, args)
-    return Outcome(
-        data=_data(ob),
-        mutated=True,
-        message=f"created {kind.lower()} light {ob.name!r}",
-        compensation=Compensation(tool="object.delete", arguments={"name": ob.name}),
-    )
+    done = body.create(args)
+    return outcome(done, **_data(bpy.data.objects[done.data["name"]]))
 
 
 @tool(
@@ -137,10 +102,8 @@ def create(args: dict[str, Any]) -> Outcome:
 )
 def set_light(args: dict[str, Any]) -> Outcome:
     """Check the light and the size, then set."""
-    ob = require_kind(args["name"], "LIGHT", "light.set")
-    size = _size_value(ob.data.type, args["size"]) if "size" in args else None
-    _apply(ob.data, args, size)
-    return Outcome(data=_data(ob), mutated=True, message=f"set light {ob.name!r}")
+    done = body.set_light(args)
+    return outcome(done, **_data(bpy.data.objects[done.data["name"]]))
 
 
 @tool(
