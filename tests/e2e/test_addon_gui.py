@@ -1,7 +1,9 @@
 """The add-on in Debian's Blender (3.4) with its window, under Xvfb, against a mesh that
 ``blendmesh up`` runs: the panel after a request completed, and while an approval
 waits, saved as screenshots under BLENDMESH_ARTIFACTS (default ``var/artifacts``, which
-git ignores) for a person to look at. CI installs ``blender`` and ``xvfb`` (.ci/run)."""
+git ignores) for a person to look at. The sidebar tab is clicked and Ctrl-Z and
+Ctrl-Shift-Z are pressed by xdotool, as X events a mouse and keyboard send. CI installs
+``blender``, ``xvfb`` and ``xdotool`` (.ci/run)."""
 
 from __future__ import annotations
 
@@ -28,8 +30,9 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.timeout(420),
     pytest.mark.skipif(
-        not (shutil.which("blender") and shutil.which("xvfb-run")),
-        reason="Debian's blender and xvfb-run are not installed (apt-get install blender xvfb)",
+        not (shutil.which("blender") and shutil.which("xvfb-run") and shutil.which("xdotool")),
+        reason="Debian's blender, xvfb-run and xdotool are not installed "
+        "(apt-get install blender xvfb xdotool)",
     ),
 ]
 
@@ -58,7 +61,7 @@ def test_live_session_in_blender_window_takes_runs_undoes_them_and_approves(
     tokens = {"BLENDMESH_API_TOKENS": "tok-ana=ana"}
     with blendmesh_up(tmp_path / "mesh", "--port", "0", env=tokens) as up:
         xvfb = ["xvfb-run", "-a", "-s", "-screen 0 1600x1000x24"]
-        blender = ["blender", "--factory-startup", "--enable-event-simulate"]
+        blender = ["blender", "--factory-startup"]
         script = ["--python", str(GUI_SCRIPT), "--", str(addon_zip(tmp_path))]
         shown = subprocess.run(
             [*xvfb, *blender, *script, up.gateway_url, "tok-ana", str(out), "gui"],

@@ -1,7 +1,7 @@
 """The blendmesh add-on in Blender's own window, for the GUI test (tests/e2e/test_addon_gui.py).
 
-Run by a real Blender with a window (under Xvfb in CI) and ``--enable-event-simulate``:
-``blender --factory-startup --enable-event-simulate --python tests/support/addon_gui.py -- ZIP
+Run by a real Blender with a window (under Xvfb in CI), its pointer and keys driven by
+xdotool: ``blender --factory-startup --python tests/support/addon_gui.py -- ZIP
 GATEWAY_URL TOKEN OUTPUT_DIR SCENE``. It installs the zip as a classic add-on, opens the
 sidebar on the blendmesh tab, pushes the startup scene, pulls it back untouched (refused
 by name: the mesh's Blender 5 saved the revision), adds an object by hand and asks for a
@@ -14,6 +14,7 @@ finding is printed as a ``@@`` JSON line for the test to read.
 """
 
 import json
+import subprocess
 import sys
 import threading
 import time
@@ -66,17 +67,40 @@ def watch_panel():
     panel.draw = noted
 
 
+def xdo(*args):
+    """xdotool: real pointer and key events from the X server, as a person's mouse and
+    keyboard send them."""
+    done = subprocess.run(["xdotool", *map(str, args)], capture_output=True, text=True, timeout=10)
+    if done.returncode != 0:
+        raise RuntimeError(f"xdotool {' '.join(map(str, args))}: {done.stderr.strip()}")
+    return done.stdout
+
+
+def on_screen(x, y):
+    """Blender's window coordinates (from its bottom left) as the X screen's (top left)."""
+    window = bpy.context.window_manager.windows[0]
+    found = [w for w in xdo("search", "--onlyvisible", "--name", "Blender").split() if w]
+    geometry = {}
+    for line in xdo("getwindowgeometry", "--shell", found[-1]).splitlines():
+        key, _, value = line.partition("=")
+        geometry[key] = int(value)
+    return geometry["X"] + x, geometry["Y"] + geometry["HEIGHT"] - (y - window.y)
+
+
+def pointer_to(x, y):
+    xdo("mousemove", *on_screen(x, y))
+
+
 def show_tab(tries):
-    """Click down the sidebar's tab strip, as an artist would (Blender 3.4 has no property
-    for the active tab), until blendmesh's panel draws: tabs are in the order they were
-    registered, so the last one hit is blendmesh's; clicks past the last tab hit nothing."""
+    """Click down the sidebar's tab strip with the pointer, as an artist would (Blender
+    3.4 has no property for the active tab), until blendmesh's panel draws: tabs are in
+    the order they were registered, so the last one hit is blendmesh's; clicks past the
+    last tab hit nothing."""
     if DRAWN["at"] or tries > 30:
         return True
-    window, area, sidebar = view3d()
-    x, y = sidebar.x + sidebar.width - 9, sidebar.y + sidebar.height - 30 - 15 * tries
-    window.event_simulate(type="MOUSEMOVE", value="NOTHING", x=x, y=y)
-    window.event_simulate(type="LEFTMOUSE", value="PRESS", x=x, y=y)
-    window.event_simulate(type="LEFTMOUSE", value="RELEASE", x=x, y=y)
+    _, area, sidebar = view3d()
+    pointer_to(sidebar.x + sidebar.width - 9, sidebar.y + sidebar.height - 30 - 15 * tries)
+    xdo("click", 1)
     area.tag_redraw()
     return False
 
@@ -117,14 +141,11 @@ def following(on):
     return True
 
 
-def keys(key, **modifiers):
-    """A key press and release through Blender's own event queue and keymaps, with the
-    pointer over the 3D view, as an artist's keyboard would send them."""
-    window, area, _ = view3d()
-    x, y = area.x + area.width // 2, area.y + area.height // 2
-    window.event_simulate(type="MOUSEMOVE", value="NOTHING", x=x, y=y)
-    window.event_simulate(type=key, value="PRESS", x=x, y=y, **modifiers)
-    window.event_simulate(type=key, value="RELEASE", x=x, y=y, **modifiers)
+def keys(combo):
+    """Keys pressed with the pointer over the 3D view (``ctrl+z``), from the X server."""
+    _, area, _ = view3d()
+    pointer_to(area.x + area.width // 2, area.y + area.height // 2)
+    xdo("key", combo)
     return True
 
 
@@ -207,9 +228,9 @@ def main():
         ("asked", lambda: idle() and at(3) and has("Box", "Mine") and not bpy.data.filepath),
         ("settle", lambda: time.monotonic() - state["since"] > 1.5),
         ("shot-completed", lambda: screenshot("panel-request-completed.png") or True),
-        ("ctrl-z", lambda: keys("Z", ctrl=True)),
+        ("ctrl-z", lambda: keys("ctrl+z")),
         ("undone", lambda: "Box" not in bpy.data.objects and has("Mine")),
-        ("ctrl-shift-z", lambda: keys("Z", ctrl=True, shift=True)),
+        ("ctrl-shift-z", lambda: keys("ctrl+shift+z")),
         ("redone", lambda: has("Box", "Mine")),
         ("other-door", lambda: other_door("add a cone named Tip at 2 0 0", state["door"])),
         ("door-ran", lambda: idle() and at(4) and has("Tip", "Box", "Mine")),
