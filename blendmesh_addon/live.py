@@ -17,7 +17,7 @@ from typing import Any
 import bpy
 
 from .session import LOOKS, REPLAYED, undo_label
-from .tools import Done, ToolFailure, cameras, lights, materials, objects, relations
+from .tools import Done, ToolFailure, cameras, keyframes, lights, materials, objects, relations
 
 BODIES: dict[str, Callable[[dict[str, Any]], Done]] = {
     "object.create": objects.create,
@@ -33,6 +33,7 @@ BODIES: dict[str, Callable[[dict[str, Any]], Done]] = {
     "camera.create": cameras.create,
     "camera.set": cameras.set_camera,
     "camera.set_active": cameras.set_active,
+    "keyframe.insert": keyframes.insert,
 }
 TOLERANCE = 1e-3  # metres and factors: the mesh's summary rounds to 4 places
 ROTATION_TOLERANCE = 0.01  # degrees

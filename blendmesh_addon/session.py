@@ -21,6 +21,7 @@ REPLAYED = frozenset(
         "object.create", "object.transform", "object.rename", "object.delete",
         "object.duplicate", "object.parent", "object.unparent", "material.assign",
         "light.create", "light.set", "camera.create", "camera.set", "camera.set_active",
+        "keyframe.insert",
     ]
 )  # fmt: skip
 LOOKS = frozenset({"object.inspect", "scene.snapshot"})

@@ -12,6 +12,9 @@ from mathutils import Vector
 from . import ToolFailure
 from .objects import require_object
 
+LOCATION_LIMIT = 1e6  # the policy refuses larger coordinates too
+ROTATION_LIMIT = 1e5  # degrees: hundreds of turns, far beyond any pose
+
 
 def require_kind(name: str, kind: str, tool: str) -> Any:
     """The object ``name``, which must be of Blender type ``kind`` (CAMERA, LIGHT, MESH)."""

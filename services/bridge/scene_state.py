@@ -22,31 +22,15 @@ import bpy
 import mathutils
 import numpy as np
 
+from blendmesh_addon.tools.keyframes import fcurves
 from blendmesh_addon.tools.lights import LIGHT_SIZE_PROPS
 
 from .canonical import DECIMALS, r, rvec
 
-__all__ = ["LIGHT_SIZE_PROPS"]  # with the names below: what inspect.py and the tools read
-
-# Which light property ``light.create``/``light.set`` call "size", per light type.
+# Read from here by inspect.py and the tools, beside the names below (the shared bodies').
+__all__ = ["LIGHT_SIZE_PROPS", "fcurves"]
 _IDENTITY = [[1.0 if i == j else 0.0 for j in range(4)] for i in range(4)]
 _IDENTITY_MATRIX = mathutils.Matrix.Identity(4)
-
-
-def fcurves(ob: bpy.types.Object) -> list[bpy.types.FCurve]:
-    """The F-curves animating the object itself, in a stable order (path, then index)."""
-    anim = ob.animation_data
-    if anim is None or anim.action is None:
-        return []
-    action = anim.action
-    if hasattr(action, "fcurves"):  # before Blender 4.4's slotted actions
-        found = list(action.fcurves)
-    else:
-        from bpy_extras import anim_utils
-
-        bag = anim_utils.action_get_channelbag_for_slot(action, anim.action_slot)
-        found = [] if bag is None else list(bag.fcurves)
-    return sorted(found, key=lambda f: (f.data_path, f.array_index))
 
 
 def _keys(curve: bpy.types.FCurve) -> list[Any]:

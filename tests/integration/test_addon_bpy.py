@@ -163,12 +163,17 @@ async def test_live_edit_when_artist_asks_lands_in_the_open_session_as_one_undo_
     lit = await blender.send(do="synced", rev=6)
     assert lit["synced"]["rev"] == 6 and {"Key", "Shot"} <= set(lit["objects"]), lit
     assert lit["error"] == "", lit["error"]
+    # And keyframes.
+    await other_door(gateway_url, "keyframe Box location at frame 20", "live")
+    keyed = await blender.send(do="synced", rev=7)
+    assert keyed["synced"]["rev"] == 7 and keyed["error"] == "", keyed["error"]
+    assert "Box" in keyed["animated"] and "Box" not in lit["animated"]
 
     # A destructive request waits, is approved in the panel, and lands live too.
     waiting = await blender.send(do="op", name="ask", args={"prompt": "delete Tip"})
     assert waiting["run"]["status"] == "awaiting_confirmation", waiting
     gone = await blender.send(do="op", name="approve")
-    assert "Tip" not in gone["objects"] and gone["synced"]["rev"] == 7, gone
+    assert "Tip" not in gone["objects"] and gone["synced"]["rev"] == 8, gone
 
 
 async def test_replay_when_a_step_fails_leaves_the_session_as_it_was(

@@ -105,6 +105,7 @@ def state(addon: Any) -> dict[str, Any]:
         "changedLocally": session.changed_locally,
         "user": session.user,
         "objects": sorted(o.name for o in bpy.data.objects),
+        "animated": sorted(o.name for o in bpy.data.objects if o.animation_data),
         "filepath": bpy.data.filepath,
         "scene": bpy.context.scene.blendmesh_scene,
         "longestTickMs": round(LONGEST["tick"] * 1000, 1),

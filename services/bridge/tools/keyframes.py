@@ -7,20 +7,15 @@ as Blender shows it once it evaluates the scene. Without that, the first evaluat
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-import bpy
+from blendmesh_addon.tools import keyframes as body
+from blendmesh_addon.tools.keyframes import PATHS
 
-from ..registry import Outcome, ToolError, Touches, name_schema, tool, vec3
-from ..scene_state import fcurves
-from .objects import require_object
-from .placing import LOCATION_LIMIT, ROTATION_LIMIT
+from ..registry import Outcome, Touches, name_schema, outcome, tool, vec3
+from .placing import LOCATION_LIMIT
 
 MAX_FRAME = 1048574  # Blender's last frame
-MAX_SCALE = 1e4  # the policy's scale bound
-PATHS = {"location": "location", "rotation": "rotation_euler", "scale": "scale"}
-LIMITS = {"location": LOCATION_LIMIT, "rotation": ROTATION_LIMIT, "scale": MAX_SCALE}
 
 
 @tool(
@@ -52,35 +47,4 @@ LIMITS = {"location": LOCATION_LIMIT, "rotation": ROTATION_LIMIT, "scale": MAX_S
 )
 def insert(args: dict[str, Any]) -> Outcome:
     """Check the value and the rotation mode, set, key, then show the current frame's pose."""
-    ob = require_object(args["name"])
-    prop, frame = args["property"], args["frame"]
-    path = PATHS[prop]
-    if prop == "rotation" and ob.rotation_mode in ("QUATERNION", "AXIS_ANGLE"):
-        raise ToolError(
-            "invalid_input",
-            f"{ob.name!r} rotates by {ob.rotation_mode}, not Euler angles; key location or scale",
-        )
-    value = args.get("value")
-    if value is not None:
-        limit = LIMITS[prop]
-        if any(abs(v) > limit for v in value):
-            raise ToolError(
-                "invalid_input", f"a {prop} value must lie within -{limit:g}..{limit:g}"
-            )
-        setattr(ob, path, [math.radians(v) for v in value] if prop == "rotation" else value)
-    if not ob.keyframe_insert(path, frame=float(frame)):
-        raise ToolError("internal_error", f"Blender refused to key {ob.name!r}.{path}", True)
-    current = bpy.context.scene.frame_current
-    keyed = [c for c in fcurves(ob) if c.data_path == path]
-    for curve in keyed:
-        getattr(ob, path)[curve.array_index] = curve.evaluate(current)
-    return Outcome(
-        data={
-            "name": ob.name,
-            "property": prop,
-            "frame": frame,
-            "keyframes": {str(c.array_index): len(c.keyframe_points) for c in keyed},
-        },
-        mutated=True,
-        message=f"keyed {ob.name!r} {prop} at frame {frame}",
-    )
+    return outcome(body.insert(args))

@@ -5,14 +5,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from blendmesh_addon.tools.placing import link_new, require_kind, world_location
+from blendmesh_addon.tools.placing import (
+    LOCATION_LIMIT,
+    ROTATION_LIMIT,
+    link_new,
+    require_kind,
+    world_location,
+)
 
 from ..registry import vec3
 from .objects import ROTATION_DOC
 
-__all__ = ["link_new", "location_schema", "require_kind", "rotation_schema", "world_location"]
-LOCATION_LIMIT = 1e6  # the policy refuses larger coordinates too
-ROTATION_LIMIT = 1e5  # degrees: hundreds of turns, far beyond any pose
+__all__ = [
+    "LOCATION_LIMIT", "ROTATION_LIMIT", "link_new", "location_schema", "require_kind",
+    "rotation_schema", "world_location",
+]  # fmt: skip
 
 
 def location_schema(description: str) -> dict[str, Any]:
