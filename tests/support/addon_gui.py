@@ -202,6 +202,10 @@ def main():
     def at(revision):
         return session.synced is not None and session.synced.revision == revision
 
+    def animated(name):
+        ob = bpy.data.objects.get(name)
+        return ob is not None and ob.animation_data is not None
+
     def has(*names):
         return all(n in bpy.data.objects for n in names)
 
@@ -236,12 +240,14 @@ def main():
         ("door-ran", lambda: idle() and at(4) and has("Tip", "Box", "Mine")),
         ("door-light", lambda: other_door("add a sun light named Key at 0 0 5", state["door"])),
         ("light-came", lambda: idle() and at(5) and has("Key")),
+        ("door-key", lambda: other_door("keyframe Tip location at frame 12", state["door"])),
+        ("key-came", lambda: idle() and at(6) and animated("Tip")),
         ("delete", lambda: prompt("delete Box") or True),
         ("waiting", lambda: idle() and bool(session.approvals)),
         ("settle2", lambda: time.monotonic() - state["since"] > 1.5),
         ("shot-approval", lambda: screenshot("panel-approval-waiting.png") or True),
         ("approve", lambda: bpy.ops.blendmesh.approve() and True),
-        ("deleted", lambda: idle() and at(6) and "Box" not in bpy.data.objects),
+        ("deleted", lambda: idle() and at(7) and "Box" not in bpy.data.objects),
         ("shot-deleted", lambda: screenshot("session-after-approval.png") or True),
         # Idle with follow on (a look at the scene every 3 s): how long frames wait, once
         # the screenshot's report in the status bar is gone.
