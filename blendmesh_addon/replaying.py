@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import bpy
+
 from . import content, live
 from .gateway import Gateway, GatewayError
 from .session import Session, Synced, undo_label, unreplayable
@@ -60,6 +62,15 @@ def applied(
     synced = session.synced
     if synced is None or synced.scene_id != scene or not runs:
         _offer_pull(session, runs[0][0] if runs else 0, stopped)
+        return
+    if getattr(bpy.context, "mode", "OBJECT") != "OBJECT":
+        # Edit and paint modes keep their own undo steps and their own copy of the data:
+        # a replay there would be lost on leaving the mode, and its undo would undo theirs.
+        session.tried = (scene, 0)  # tried again at the next look, once back
+        session.notice = (
+            f"Revision {runs[-1][0]} is on the mesh: it comes into your session once you "
+            "are back in Object Mode."
+        )
         return
     geometry: content.Geometry = {}  # hashed once for the fingerprints of this tick
     if session.local_changes(scene, content.fingerprint(geometry)):

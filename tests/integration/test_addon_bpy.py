@@ -205,6 +205,22 @@ async def test_replay_when_a_step_fails_leaves_the_session_as_it_was(
     assert "Gone is missing" in wrong and "Cube is not on the mesh" in wrong
 
 
+async def test_live_edit_when_the_artist_is_in_edit_mode_waits_for_object_mode(
+    blender: BlenderSession, gateway_url: str
+) -> None:
+    await as_ana(blender, gateway_url, "live_mode")
+    await blender.send(do="op", name="push")
+    editing = await blender.send(do="mode", active="Cube", mode="EDIT")
+    assert editing["mode"] == "EDIT_MESH", editing["mode"]
+    await other_door(gateway_url, "add a cube named Late at 3 0 0", "live_mode")
+    waiting = await blender.send(do="watch", what="newer")
+    assert "back in Object Mode" in waiting["notice"] and "Late" not in waiting["objects"]
+    assert waiting["synced"]["rev"] == 1
+    await blender.send(do="mode", active="Cube", mode="OBJECT")
+    came = await blender.send(do="synced", rev=2)
+    assert "Late" in came["objects"] and came["error"] == "", came["error"]
+
+
 async def test_live_edit_when_the_artist_refuses_to_push_first_sends_nothing(
     blender: BlenderSession, gateway_url: str
 ) -> None:

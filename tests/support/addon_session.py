@@ -106,6 +106,7 @@ def state(addon: Any) -> dict[str, Any]:
         "user": session.user,
         "objects": sorted(o.name for o in bpy.data.objects),
         "animated": sorted(o.name for o in bpy.data.objects if o.animation_data),
+        "mode": bpy.context.mode,
         "filepath": bpy.data.filepath,
         "scene": bpy.context.scene.blendmesh_scene,
         "longestTickMs": round(LONGEST["tick"] * 1000, 1),
@@ -157,6 +158,10 @@ def handle(addon: Any, command: dict[str, Any]) -> dict[str, Any]:
                 return {**state(addon), "failure": [exc.code, exc.message]}
         case "differences":
             return {**state(addon), "differences": addon.live.differences(command["summary"])}
+        case "mode":  # the artist enters or leaves a mode with the active object
+            layer = bpy.context.view_layer
+            layer.objects.active = bpy.data.objects[command["active"]]
+            bpy.ops.object.mode_set(mode=command["mode"])
         case "undo" | "redo":  # Ctrl-Z, Ctrl-Shift-Z
             getattr(bpy.ops.ed, command["do"])()
         case "quit":
