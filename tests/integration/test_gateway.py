@@ -326,6 +326,10 @@ async def test_run_detail_when_another_user_asks_answers_404(api: httpx.AsyncCli
     assert unknown.status_code == 404 and error_type(unknown) == "NotFound"
     hostile = await api.get("/api/runs/..%2Fscenes/operations", headers=ANA)
     assert hostile.status_code in (404, 422)
+    overlong = await api.get(f"/api/runs/{'r' * 129}/operations", headers=ANA)
+    assert overlong.status_code == 422
+    anonymous = await api.get(f"/api/runs/{answer['runId']}/operations")
+    assert anonymous.status_code == 401
 
 
 async def test_run_operations_when_committed_list_what_ran_in_order(
