@@ -13,8 +13,6 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-import msgspec
-
 from contracts import subjects
 from contracts.events import (
     AnyEvent,
@@ -40,20 +38,20 @@ from contracts.scenes import SceneSummary
 from contracts.tools import ToolCatalog
 from services.executor.client import CatalogSource, NodeCatalogSource, SceneSummaries
 from services.planner.backends.plan import plan_given
+from services.planner.backends.rules import plan_rules
 from services.planner.gates import gates_failure, unverified
-from services.planner.graph import PlanInvalid, Reply, ValidPlan, validate
+from services.planner.graph import PlanInvalid, Reply, ValidPlan
 from services.planner.intake import needs_nodes, node_catalog
 from services.planner.model.runs import ModelRuns
 from services.planner.outcomes import (
     completed,
     dead_run,
     naming_step,
-    refused,
     replied,
     unreadable_request,
 )
 from services.planner.recent import RECENT_EXECUTIONS, RECENT_RUNS, RECENT_THREADS, Recent
-from services.planner.rules.parse import EarlierRun, UnreadableRequest, plan_request
+from services.planner.rules.parse import EarlierRun
 from services.planner.run_events import ended, last_plan, planned_operations
 from services.planner.settings import PlanLimits
 from services.runtime.consumer_spec import Delivery
@@ -216,26 +214,7 @@ class PlannerHandlers:
             limits = PlanLimits(self.max_operations, self.max_python_chars)
             return plan_given(event.plan, event.request_id, catalog, nodes, limits)
         if backend == "rules":
-            if not event.prompt:
-                raise PlanInvalid(
-                    failure("REQUEST_UNREADABLE", "Send a prompt or a plan", recoverable=False),
-                    "the request has neither a prompt nor a plan",
-                )
-            earlier = self._threads.get(event.thread_id)
-            try:
-                ops = plan_request(
-                    event.prompt, event.request_id, catalog, nodes, scene, earlier, event.focus
-                )
-            except UnreadableRequest as exc:
-                raise PlanInvalid(refused(exc), exc.message) from None
-            # The rules planner is trusted no more than a model: its output is validated too.
-            valid = validate(msgspec.to_builtins(ops), catalog, self.max_operations)
-            plans = tuple((op.tool_name, dict(op.args)) for op in ops.operations)
-            after = (
-                earlier.then(event.prompt, plans) if earlier else EarlierRun(event.prompt, plans)
-            )
-            self._threads.put(event.thread_id, after)
-            return valid
+            return plan_rules(event, catalog, nodes, scene, self._threads, self.max_operations)
         raise PlanInvalid(
             failure("REQUEST_UNREADABLE", "Use the rules or plan planner", recoverable=False),
             f"planner {backend!r} is not available in this mesh; use 'rules' or 'plan'",
