@@ -19,6 +19,7 @@ from contracts.events import (
     AllowlistRevoked,
     AnyEvent,
     ApprovalResolved,
+    CancelRequested,
     DeadLettered,
     RunEvent,
     RunRequested,
@@ -34,6 +35,7 @@ EVENT_TYPES: tuple[type[msgspec.Struct], ...] = (*typing.get_args(AnyEvent), Aud
 RUN_PUBLISHERS: dict[str, tuple[str, ...]] = {
     "requested": ("client", "door"),
     "approval_resolved": ("client", "door"),
+    "cancel_requested": ("client", "door"),
     "planning": ("planner",),
     "replied": ("planner",),
     "planned": ("planner",),
@@ -56,6 +58,7 @@ RUN_PUBLISHERS: dict[str, tuple[str, ...]] = {
 DOOR_VERBS: dict[str, type[msgspec.Struct]] = {
     "run.submit": RunRequested,
     "run.resolve": ApprovalResolved,
+    "run.cancel": CancelRequested,
     "run.events": RunRef,
     "run.audit": RunRef,
     "runs.list": ListQuery,
@@ -63,7 +66,7 @@ DOOR_VERBS: dict[str, type[msgspec.Struct]] = {
     "files.stage": FileUpload,
     "files.get": FileRef,
 }
-CLIENT_SENDS = ("requested", "approval_resolved")
+CLIENT_SENDS = ("requested", "approval_resolved", "cancel_requested")
 
 _PARAMETERS = {
     "prefix": "BLENDMESH_PREFIX of the mesh (default `blendmesh`).",

@@ -19,6 +19,7 @@ from contracts.scene_files import BLOB_PATTERN
 VERBS = (
     "run.submit",
     "run.resolve",
+    "run.cancel",
     "run.events",
     "run.audit",
     "runs.list",

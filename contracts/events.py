@@ -238,6 +238,16 @@ class GatesEvaluated(RunEvent, frozen=True, kw_only=True, tag="run.gates_evaluat
     config: str = ""  # which gates configuration chose the guardians: "<file>@sha256:<hex>"
 
 
+class CancelRequested(RunEvent, frozen=True, kw_only=True, tag="run.cancel_requested"):
+    """A person asks to stop the run. A run the executor has not started ends at once; an
+    executing one stops before its next operation and is rolled back whole, so the scene
+    stays at the revision it started from. A door writes it, having checked that the
+    person is the run's user or an approver, as it checks who resolves an approval."""
+
+    cancelled_by: str
+    reason: Annotated[str, msgspec.Meta(max_length=500)] = ""
+
+
 class RunCompleted(RunEvent, frozen=True, kw_only=True, tag="run.completed"):
     """The run ended with its plan applied and the scene saved.
 
@@ -317,6 +327,7 @@ AnyEvent = (
     | OperationSkipped
     | Executed
     | GatesEvaluated
+    | CancelRequested
     | RunCompleted
     | RunFailed
     | DeadLettered

@@ -28,6 +28,7 @@ ErrorCode = Literal[
     "INTERNAL_ERROR",  # a bug in blendmesh; not the plan's fault
     "MODEL_ERROR",  # the model could not be reached, or refused or was blocked (spec 002 §8)
     "GATES_FAILED",  # the committed scene failed a verification gate (spec 004 §8)
+    "RUN_CANCELLED",  # a person cancelled the run; nothing of it was kept
 ]
 
 RepairAction = Literal["retry", "replace_args", "drop", "insert_precondition"]

@@ -33,7 +33,7 @@ from services.executor.domain.session import Scenes
 from services.executor.handlers import ExecutorHandlers, filter_subjects
 from services.runtime import access, health, metrics
 from services.runtime.consumer_spec import ConsumerSpec
-from services.runtime.history import read_run
+from services.runtime.history import last_of, read_run
 from services.runtime.host import Bus, ConsumerService
 from services.runtime.publishers import JetStreamPipeline
 from services.runtime.ready import until_ready
@@ -157,6 +157,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
             profile=lambda: bridge.profile,
             op_timeout=settings.op_timeout,
             allow_unsafe=settings.allow_unsafe_ops,
+            cancels=partial(last_of, bus.js, bus.prefix, kind="cancel_requested"),
             summaries=KvSceneSummaries(bus.js, bus.prefix),
             preview_worker=worker,
             scene_tools=SceneTools(

@@ -8,7 +8,15 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from contracts import subjects
-from contracts.events import AnyEvent, Approved, Event, Executed, RunRequested
+from contracts.events import (
+    AnyEvent,
+    Approved,
+    Event,
+    Executed,
+    RunCompleted,
+    RunFailed,
+    RunRequested,
+)
 from services.executor.domain.authority import unbacked
 from services.executor.domain.inspection import run_record
 from services.executor.domain.ports import LeaseHeld
@@ -36,6 +44,8 @@ class ExecutorHandlers:
             # Already executed, and the result is in the log: a redelivery, or a replay
             # past the duplicate window, must not give the run a second outcome.
             return []
+        if any(isinstance(e, RunCompleted | RunFailed) for e in events):
+            return []  # ended before it came here (cancelled as it was approved): not run
         reason = unbacked(event, events)
         if reason is not None:
             log.error(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import partial
 
 from services.executor.client import KvCatalog, KvNodeCatalog, KvSceneSummaries
-from services.planner.handlers import PlannerHandlers, filter_subjects
+from services.planner.handlers import PlannerHandlers, cancel_subjects, filter_subjects
 from services.planner.model.conversation import ModelPlanner
 from services.planner.model.deferred import DeferredGemini
 from services.planner.model.prompt import HISTORY_LIMIT
@@ -21,6 +21,7 @@ from services.runtime.settings import Settings
 # A request waits this long for the first executor's tool catalog before it is retried: a
 # mesh whose executor starts late (a Procfile, a cluster) still plans what came early.
 CATALOG_WAIT = 600.0
+CANCELS = "planner-cancels"  # the durable that hears cancels (cancels.py)
 
 
 async def start(settings: Settings, bus: Bus) -> ConsumerService:
@@ -56,7 +57,9 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
     for spec in consumers(handlers, settings, bus.prefix):
         await service.add(bus, spec)
     registered = await health.register(
-        bus, "planner", health.consumer_stats(bus.js, bus.prefix, ["planner"], service.problems)
+        bus,
+        "planner",
+        health.consumer_stats(bus.js, bus.prefix, ["planner", CANCELS], service.problems),
     )
     service.closers.append(registered.stop)
     return service
@@ -72,5 +75,13 @@ def consumers(handlers: PlannerHandlers, settings: Settings, prefix: str) -> lis
             ack_wait=settings.ack_wait,
             max_deliver=settings.max_deliver,
             heartbeat=True,  # a model call with retries can outlast ack_wait
-        )
+        ),
+        # Apart, so a cancel is heard while the main consumer waits on a model.
+        ConsumerSpec(
+            durable=CANCELS,
+            filter_subjects=cancel_subjects(prefix),
+            handler=handlers.handle,
+            ack_wait=settings.ack_wait,
+            max_deliver=settings.max_deliver,
+        ),
     ]

@@ -17,6 +17,7 @@ from contracts import subjects
 from contracts.events import (
     AnyEvent,
     ApprovalRequested,
+    CancelRequested,
     DeadLettered,
     Denied,
     Event,
@@ -37,6 +38,7 @@ from contracts.nodes import NodeCatalog
 from contracts.scenes import SceneSummary
 from contracts.tools import ToolCatalog
 from services.executor.client import CatalogSource, NodeCatalogSource, SceneSummaries
+from services.planner import cancels
 from services.planner.backends.plan import plan_given
 from services.planner.backends.rules import plan_rules
 from services.planner.gates import gates_failure, unverified
@@ -69,6 +71,8 @@ RunKinds = Callable[[str], Awaitable[set[str]]]
 PLAN_KINDS = frozenset({"planned", "plan_rejected"})
 # The kinds of event that end a run: a run has one outcome.
 END_KINDS = frozenset({"completed", "failed"})
+# A request whose run has one of these was ended or cancelled before it was planned.
+NOT_TO_PLAN = END_KINDS | {"cancel_requested"}
 
 
 @dataclass
@@ -105,6 +109,7 @@ class PlannerHandlers:
     _threads: Recent[str, EarlierRun] = field(
         default_factory=lambda: Recent(RECENT_THREADS), init=False, repr=False
     )
+    _models: cancels.InFlight = field(default_factory=cancels.InFlight, init=False, repr=False)
 
     async def _catalog(self) -> ToolCatalog:
         return await self._present(await self.catalog.get())
@@ -152,8 +157,12 @@ class PlannerHandlers:
     async def _planned_before(self, event: RunRequested) -> bool:
         if self.history is None:
             return False
-        if self.kinds is not None and not PLAN_KINDS & await self.kinds(event.run_id):
-            return False  # nothing planned in this run yet: no need to read it back
+        if self.kinds is not None:
+            kinds = await self.kinds(event.run_id)
+            if kinds & NOT_TO_PLAN:
+                return True  # ended or cancelled before it was planned: nothing to plan
+            if not PLAN_KINDS & kinds:
+                return False  # nothing planned in this run yet: no need to read it back
         return any(
             isinstance(e, Planned | PlanRejected) and e.causation_id == event.event_id
             for e in await self.history(event.run_id)
@@ -168,7 +177,8 @@ class PlannerHandlers:
         catalog = await self._present(published)
         backend = _backend(event)
         if self.models is not None and backend == self.models.name:
-            return await self.models.requested(event, catalog, self.clock())
+            call = self.models.requested(event, catalog, self.clock())
+            return await self._models.run(event.run_id, call)
         nodes = None
         if backend == "rules" or needs_nodes(event.plan):
             nodes = await node_catalog(self.nodes, catalog)
@@ -259,6 +269,7 @@ class PlannerHandlers:
             return []
         model_run = await self._model_run(event.run_id, events)
         refused = unverified(event, last_plan(events or ())) if unjudged else None
+        refused = refused or cancels.was_cancelled(event)  # no model repairs a cancel
         if refused is not None:
             failed = follow(event, RunFailed, self.clock(), failure=refused[0], message=refused[1])
             if model_run is None or self.models is None:
@@ -266,7 +277,8 @@ class PlannerHandlers:
             return [failed, self.models.ended(event, refused[0], refused[1], self.clock())]
         if model_run is not None and self.models is not None:
             catalog = await self._catalog()
-            return await self.models.executed(event, model_run, catalog, self.clock(), gates)
+            call = self.models.executed(event, model_run, catalog, self.clock(), gates)
+            return await self._models.run(event.run_id, call)
         return self._outcome(event, gates, events)
 
     def _outcome(
@@ -324,6 +336,12 @@ class PlannerHandlers:
         model_run = await self._model_run(event.run_id)
         return [self.models.asking(event, self.clock())] if model_run else []
 
+    async def on_cancel(self, event: CancelRequested) -> Sequence[Event]:
+        """End a cancelled run the executor holds no part of (cancels.py says when)."""
+        self._models.stop(event.run_id)
+        events = await self.history(event.run_id) if self.history is not None else []
+        return cancels.outcome(event, events, self.models, self.clock())
+
     async def on_dead_letter(self, event: DeadLettered) -> Sequence[Event]:
         """A run whose event no service could process is failed, never left open."""
         run_id = subjects.run_id_in(event.subject)
@@ -354,6 +372,8 @@ class PlannerHandlers:
                 return await self.on_denied(event)
             case ApprovalRequested():
                 return await self.on_approval_requested(event)
+            case CancelRequested():  # from the cancel consumer
+                return await self.on_cancel(event)
         return []
 
 
@@ -373,3 +393,8 @@ def filter_subjects(prefix: str) -> list[str]:
     kinds = ("requested", "executed", "gates_evaluated", "denied", "approval_requested")
     runs = [subjects.any_run(prefix, kind) for kind in kinds]
     return [*runs, subjects.deadletter(prefix, "*")]
+
+
+def cancel_subjects(prefix: str) -> list[str]:
+    """What the planner's cancel consumer reads: every run's cancel."""
+    return [subjects.any_run(prefix, "cancel_requested")]

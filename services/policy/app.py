@@ -10,7 +10,7 @@ from services.policy.cedar import PROFILE_ENV, CedarPolicy, policy_folder
 from services.policy.handlers import PolicyHandlers, expiry_subjects, filter_subjects
 from services.runtime import health
 from services.runtime.consumer_spec import ConsumerSpec
-from services.runtime.history import read_run
+from services.runtime.history import read_run, run_kinds
 from services.runtime.host import Bus, ConsumerService
 from services.runtime.settings import Settings
 from services.runtime.users import FILE_NAME, UsersFile
@@ -34,6 +34,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         workspace=settings.home,
         approval_ttl=settings.approval_ttl,
         approvers=UsersFile(settings.home / FILE_NAME).approvers,
+        kinds=partial(run_kinds, bus.js, bus.prefix),
     )
     service = ConsumerService("policy")
     responders = AllowlistResponders(bus.nc, bus.prefix, allowlist, bus.publisher)

@@ -20,6 +20,7 @@ from contracts.events import (
     ApprovalRequested,
     ApprovalResolved,
     Approved,
+    CancelRequested,
     Denied,
     Event,
     OperationDecision,
@@ -27,6 +28,7 @@ from contracts.events import (
     Planned,
     PolicyDecided,
     RunEvent,
+    RunFailed,
     derive_event_id,
     follow,
 )
@@ -49,6 +51,9 @@ security = logging.getLogger("blendmesh.security")
 
 RunHistory = Callable[[str], Awaitable[Sequence[AnyEvent]]]
 SceneOwner = Callable[[str], Awaitable[str | None]]
+RunKinds = Callable[[str], Awaitable[set[str]]]
+# A run with one of these kinds is over, or going to be: nothing of it is decided now.
+CLOSED = frozenset({"cancel_requested", "completed", "failed"})
 OWNER_POLICY_ID = "blendmesh#scene-owner"
 ARGS_POLICY_ID = "blendmesh.args#unsafe-argument"
 EXPIRY_POLL = 30.0  # longest wait between two looks at a pending approval
@@ -75,6 +80,11 @@ class PolicyHandlers:
     approval_ttl: float = 3600.0  # seconds a pending approval waits for a person
     # Who besides a run's own user may resolve its approvals (the registry's approvers).
     approvers: Callable[[], frozenset[str]] = field(default=frozenset)
+    # Which kinds of event a run has (services.runtime.history.run_kinds); None: not asked.
+    kinds: RunKinds | None = None
+
+    async def _closed(self, run_id: str) -> bool:
+        return self.kinds is not None and bool(CLOSED & await self.kinds(run_id))
 
     async def _decide(
         self, planned: Planned, op: Operation, tool: ToolSpec | None, owner: str | None
@@ -126,7 +136,11 @@ class PolicyHandlers:
 
     async def on_planned(self, event: Planned) -> Sequence[Event]:
         # Two round trips at once: the handlers of every service share one event loop.
-        catalog, owner = await asyncio.gather(self.catalog.get(), self.scene_owner(event.scene_id))
+        catalog, owner, closed = await asyncio.gather(
+            self.catalog.get(), self.scene_owner(event.scene_id), self._closed(event.run_id)
+        )
+        if closed:
+            return []  # cancelled while it was planned: the planner ends it
         if catalog is None:
             raise Retry("no tool catalog yet", 0.5)
         ops = event.operation_set.operations
@@ -237,8 +251,8 @@ class PolicyHandlers:
         if planned is None or pending is None or pending.approval_id != approval_id:
             return None
         after = events[events.index(pending) + 1 :]
-        if any(isinstance(e, Approved | Denied) for e in after):
-            return None  # already resolved: a second resolution is a no-op
+        if any(isinstance(e, Approved | Denied | CancelRequested | RunFailed) for e in after):
+            return None  # resolved or cancelled: a second resolution is a no-op
         return planned, pending
 
     async def on_resolved(self, event: ApprovalResolved) -> Sequence[Event]:

@@ -51,8 +51,8 @@ INBOX_USERS = "_INBOX.u"  # users' inboxes: ``_INBOX.u.<user token>``; "u" is no
 
 # Run events each role may append (the subject's last token).
 _RUN_EVENTS: dict[str, tuple[str, ...]] = {
-    CLIENT: ("requested", "approval_resolved"),
-    DOOR: ("requested", "approval_resolved"),  # for the user whose login asked
+    CLIENT: ("requested", "approval_resolved", "cancel_requested"),
+    DOOR: ("requested", "approval_resolved", "cancel_requested"),  # for the user who asked
     "planner": ("planning", "replied", "planned", "plan_rejected", "completed", "failed"),
     "policy": ("policy_decided", "approval_requested", "approved", "denied"),
     "executor": (
@@ -88,7 +88,7 @@ KV_BUCKETS = tuple(dict.fromkeys(n for names in _KV_BUCKETS.values() for n in na
 OBJECT_STORES = tuple(dict.fromkeys(n for names in _OBJECT_STORES.values() for n in names))
 # Durable consumers of the event log, by owner (the ConsumerSpecs of each service's app).
 DURABLES: dict[str, tuple[str, ...]] = {
-    "planner": ("planner",),
+    "planner": ("planner", "planner-cancels"),
     "policy": ("policy", "policy-expiry"),
     "executor": ("executor",),
     "guardians": ("guardians",),

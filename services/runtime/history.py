@@ -10,6 +10,7 @@ import logging
 
 import msgspec
 from nats.js import JetStreamContext
+from nats.js.errors import NotFoundError
 
 from contracts import subjects
 from contracts.events import AnyEvent, decode_event
@@ -36,6 +37,18 @@ async def run_kinds(js: JetStreamContext, prefix: str, run_id: str) -> set[str]:
     stream = subjects.stream_name(prefix)
     info = await js.stream_info(stream, subjects_filter=subjects.run_events(prefix, run_id))
     return {subject.rsplit(".", 1)[-1] for subject in info.state.subjects or {}}
+
+
+async def last_of(js: JetStreamContext, prefix: str, run_id: str, kind: str) -> AnyEvent | None:
+    """The newest event of ``kind`` (``cancel_requested``...) in ``run_id``, by one direct
+    get; None when the run has none."""
+    subjects.check_token(run_id, "run id")
+    subject = subjects.run_events(prefix, run_id, kind)
+    try:
+        msg = await js.get_last_msg(subjects.stream_name(prefix), subject, direct=True)
+    except NotFoundError:
+        return None
+    return decode_event(msg.data or b"")
 
 
 async def read_subject(

@@ -13,6 +13,7 @@ import hashlib
 import json
 import struct
 import zlib
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,8 @@ class FakeBridge:
         self.scene: dict[str, dict[str, Any]] = {}
         self.restarts = 0
         self.calls: list[str] = []
+        # Awaited as each tool call begins: a test acts while an operation is in hand.
+        self.on_call: Callable[[str, dict[str, Any]], Awaitable[None]] | None = None
 
     @property
     def generation(self) -> int:
@@ -46,6 +49,8 @@ class FakeBridge:
         self, name: str, arguments: dict[str, Any], mcp_call_id: str, timeout: float | None = None
     ) -> ToolResult:
         self.calls.append(mcp_call_id)
+        if self.on_call is not None:
+            await self.on_call(name, arguments)
         if timeout is not None and timeout < 0.01:
             self.scene["__partial__"] = {}
             raise TimeoutError

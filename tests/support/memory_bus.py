@@ -187,6 +187,11 @@ class MemoryBus:
         subjects.check_token(run_id, "run id")
         return self.events(f"run.{run_id}.*")
 
+    async def last_of(self, run_id: str, kind: str) -> AnyEvent | None:
+        """``last_of`` on the log: the run's newest event of ``kind``."""
+        found = self.events(f"run.{subjects.check_token(run_id, 'run id')}.{kind}")
+        return found[-1] if found else None
+
     async def kinds(self, run_id: str) -> set[str]:
         """``run_kinds`` on the log: the kinds of event the run has."""
         subjects.check_token(run_id, "run id")

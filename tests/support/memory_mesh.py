@@ -12,6 +12,7 @@ and Blender.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from contracts.events import (
     AnyEvent,
     ApprovalRequested,
     ApprovalResolved,
+    CancelRequested,
     RunRequested,
     event_kind,
     follow,
@@ -32,6 +34,7 @@ from contracts.tools import ToolCatalog
 from services.audit import app as audit_app
 from services.audit.handlers import AuditHandlers
 from services.audit.store import SqliteStore
+from services.doors.core.cancels import cancel_of
 from services.doors.core.client import build_request
 from services.executor import app as executor_app
 from services.executor.adapters.exports import SceneExports
@@ -120,6 +123,15 @@ class MemoryMesh:
         await self.bus.run_until_quiet()
         return await self.result(run_id)
 
+    async def cancel(self, run_id: str, by: str = "ana", reason: str = "") -> RunResult:
+        """Cancel the run as every door does (``cancels.cancel_of``), then deliver."""
+        await self.bus.publish(self.cancel_event(await self.history(run_id), by, reason))
+        await self.bus.run_until_quiet()
+        return await self.result(run_id)
+
+    def cancel_event(self, events: list[AnyEvent], by: str, reason: str = "") -> CancelRequested:
+        return cancel_of(events, by, reason, self.bus.clock())
+
     async def result(self, run_id: str) -> RunResult:
         result = fold_run(await self.bus.history(run_id))
         assert result is not None, f"run {run_id} has no request in the log"
@@ -190,6 +202,7 @@ async def memory_mesh(
         workspace=settings.home,
         approval_ttl=settings.approval_ttl,
         approvers=lambda: approvers,
+        kinds=bus.kinds,
     )
     scenes = Scenes(
         store=store,
@@ -207,6 +220,7 @@ async def memory_mesh(
         op_timeout=settings.op_timeout,
         summaries=summaries,
         clock=bus.clock,
+        cancels=partial(bus.last_of, kind="cancel_requested"),
     )
     executor = ExecutorHandlers(runner=runner, progress=bus.pipeline, history=bus.history)
     guardians = GuardiansHandlers(

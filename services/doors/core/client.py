@@ -25,6 +25,7 @@ from contracts.events import (
     AnyEvent,
     ApprovalRequested,
     ApprovalResolved,
+    CancelRequested,
     Denied,
     PlanRejected,
     RollbackBoundary,
@@ -289,6 +290,14 @@ class MeshClient:
         sub = await self._subscribe(run_id)
         return (await self._follow(run_id, sub, on_event, timeout)).result
 
+    async def cancel(
+        self, cancel: CancelRequested, on_event: OnEvent | None = None, timeout: float = 600.0
+    ) -> RunView:
+        """Publish ``cancel`` (``cancels.cancel_of`` builds it) and follow the run to its
+        end: failed ``RUN_CANCELLED``, or what it reached before the cancel did."""
+        follower = await self._publish_following(cancel.run_id, cancel)
+        return await self._follow(cancel.run_id, follower, on_event, timeout, after=cancel.event_id)
+
     async def _trace_context(self, run_id: str, kind: str) -> Context | None:
         """The trace context stored with the run's last ``kind`` event, if there is one."""
         try:
@@ -301,7 +310,7 @@ class MeshClient:
         return tracing.extract(msg.headers)
 
     async def _publish_following(
-        self, run_id: str, event: RunRequested | ApprovalResolved
+        self, run_id: str, event: RunRequested | ApprovalResolved | CancelRequested
     ) -> JetStreamContext.PushSubscription:
         """Publish ``event`` while the run's follower is set up. The follower reads the
         run from its first event, so nothing stored meanwhile is missed."""

@@ -148,6 +148,7 @@ FAILURE_TYPE: dict[ErrorCode, type[ApiError]] = {
     "INTERNAL_ERROR": ToolExecutionError,
     "MODEL_ERROR": ModelError,
     "GATES_FAILED": ToolExecutionError,
+    "RUN_CANCELLED": Conflict,
 }
 
 

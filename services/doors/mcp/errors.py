@@ -47,6 +47,7 @@ FAILURE_TYPE: dict[ErrorCode, str] = {
     "INTERNAL_ERROR": TOOL,
     "MODEL_ERROR": MODEL,
     "GATES_FAILED": TOOL,
+    "RUN_CANCELLED": CONFLICT,
 }
 
 

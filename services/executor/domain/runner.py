@@ -32,6 +32,7 @@ from contracts.inspection import RunRecord
 from contracts.receipts import Receipt
 from contracts.session import BUS, SessionContract, negotiate
 from contracts.tools import DeterminismClass, ToolCatalog
+from services.executor.domain.cancel_watch import CancelWatch, Look
 from services.executor.domain.capability import Refusal, gate
 from services.executor.domain.inspection import run_record
 from services.executor.domain.journal import Conflict, JournalEntry, op_key, plan_resume
@@ -72,6 +73,7 @@ class PlanRunner:
     clock: Callable[[], float] = field(default=time.time)
     new_id: Callable[[], str] = field(default=lambda: str(uuid.uuid4()))
     allow_unsafe: bool = False  # the operator's opt-in to unsafe_ops tools (spec 001)
+    cancels: Look | None = None  # a run's cancel in the log; None: runs are not cancelled
 
     def contract(self, requested: RunRequested | None) -> SessionContract:
         """The run's session contract: the host its request came through x this bridge's
@@ -95,15 +97,18 @@ class PlanRunner:
         ``requested`` is the run's request, whose host and determinism the gate reads."""
         session = await self.scenes.open(approved.scene_id)  # LeaseHeld: try again later
         events = OrderedEvents(emit)
+        watch = CancelWatch(self.cancels, approved.run_id)  # its first look starts now
         try:
             run = record or run_record(approved)
-            executed = await self._run(approved, session, events, run, self.contract(requested))
+            contract = self.contract(requested)
+            executed = await self._run(approved, session, events, run, contract, watch)
             await events.settle()  # a refusal may return before the run's own settle
             return executed
         except BaseException:
             await events.abandon()
             raise
         finally:
+            await watch.close()
             await self.scenes.close(session)
 
     async def _run(
@@ -113,6 +118,7 @@ class PlanRunner:
         events: OrderedEvents,
         record: RunRecord,
         session_contract: SessionContract,
+        watch: CancelWatch,
     ) -> Executed:
         ops = {op.operation_id: op for op in approved.operation_set.operations}
         bridge: Bridge = self.bridge
@@ -170,8 +176,10 @@ class PlanRunner:
         failed: Step | None = None
         for index, op_id in enumerate(approved.schedule):
             op = ops[op_id]
+            if failed is None and await watch.asked() is not None:
+                failed = watch.stopped(steps, op, index, scene_hash)
             if failed is not None:
-                receipts.append(steps.skipped(op))
+                receipts.append(steps.skipped(op, watch.reason(failed)))
                 await events.emit(
                     follow(
                         approved,
@@ -179,10 +187,11 @@ class PlanRunner:
                         self.clock(),
                         index,
                         operation_id=op_id,
-                        reason=f"not run: {failed.op_id} failed",
+                        reason=watch.reason(failed),
                     )
                 )
                 continue
+            watch.again()  # looks for a cancel while this operation runs
             if op_id in resume.done:
                 step = await self._traced(
                     op.tool_name, steps.already_committed(index, resume.done[op_id])
@@ -195,7 +204,12 @@ class PlanRunner:
             else:
                 done.append(step)
             receipts.append(step.receipt)
-        if failed is not None and failed.consistent and approved.rollback_boundary == "run":
+        last = ops[approved.schedule[-1]] if approved.schedule else None
+        if failed is None and last is not None and await watch.asked() is not None:
+            failed = watch.stopped(steps, last, len(approved.schedule) - 1, scene_hash)
+        # A cancel keeps nothing of the run, whatever its boundary.
+        whole = approved.rollback_boundary == "run" or watch.cancel is not None
+        if failed is not None and failed.consistent and whole:
             scene_hash, failed = await undo_run(steps, done, failed)
             undone = {s.op_id: s.receipt for s in done}
             receipts = [undone.get(r.operation_id, r) for r in receipts]

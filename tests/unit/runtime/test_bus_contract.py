@@ -97,7 +97,11 @@ def test_asyncapi_when_generated_has_a_channel_message_and_receive_per_event() -
     assert set(doc["channels"]) == tags | doors | {"feed"}
     assert {op.split(" ", 1)[1] for op in doc["operations"]} == tags | doors | {"feed"}
     sends = {name for name, op in doc["operations"].items() if op["action"] == "send"}
-    assert sends == {"send run.requested", "send run.approval_resolved"} | {
+    assert sends == {
+        "send run.requested",
+        "send run.approval_resolved",
+        "send run.cancel_requested",
+    } | {
         f"send {name}" for name in doors
     }
     for channel in doc["channels"].values():
