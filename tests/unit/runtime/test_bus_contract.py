@@ -101,9 +101,7 @@ def test_asyncapi_when_generated_has_a_channel_message_and_receive_per_event() -
         "send run.requested",
         "send run.approval_resolved",
         "send run.cancel_requested",
-    } | {
-        f"send {name}" for name in doors
-    }
+    } | {f"send {name}" for name in doors}
     for channel in doc["channels"].values():
         for ref in channel["messages"].values():
             message = doc["components"]["messages"][ref["$ref"].rsplit("/", 1)[1]]
