@@ -236,6 +236,24 @@ def resolve(context: Any, approval_id: str, decision: str) -> bool:
     return True
 
 
+def cancel(context: Any, run_id: str) -> bool:
+    """Cancel a run shown here: the mesh ends it and keeps nothing of it."""
+    begun = _begin(context, f"cancelling run {run_id}")
+    if begun is None:
+        return False
+    gw, scene = begun
+
+    def job(progress: Any) -> tuple[dict[str, Any], int]:
+        answer = gw.cancel(run_id, "cancelled in Blender")
+        return answer, _head_revision(gw, scene)
+
+    def done(result: tuple[dict[str, Any], int]) -> None:
+        _ended(scene, *result)
+
+    WORKER.submit(job, done, SESSION.failed, SESSION.add_progress)
+    return True
+
+
 # -- pull -----------------------------------------------------------------------------
 
 

@@ -135,6 +135,14 @@ class Gateway:
         data = json.dumps(body).encode()
         return self._call("POST", "/api/agent/approvals/resolve", data, "application/json", True)[1]
 
+    def cancel(self, run_id: str, reason: str = "") -> dict[str, Any]:
+        """Cancel the run; its answer once it ended (failed RUN_CANCELLED, or why not)."""
+        if not RUN_ID.fullmatch(run_id):
+            raise GatewayError(f"run id {run_id[:40]!r} is not 1-128 letters, digits, '_' or '-'")
+        data = json.dumps({"reason": reason[:500]}).encode()
+        path = f"/api/runs/{run_id}/cancel"
+        return self._call("POST", path, data, "application/json", True)[1]
+
     def operations(self, run_id: str) -> dict[str, Any]:
         """A run's last plan as it ran, in order: what the session replays."""
         if not RUN_ID.fullmatch(run_id):

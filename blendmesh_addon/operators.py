@@ -72,6 +72,19 @@ class BLENDMESH_OT_reject(_Resolve):
     decision = "reject"
 
 
+class BLENDMESH_OT_cancel_run(_Operator):
+    """Cancel the run: it stops, keeps nothing, and the scene stays as it was"""
+
+    bl_idname = "blendmesh.cancel_run"
+    bl_label = "Cancel Run"
+
+    run_id: bpy.props.StringProperty(name="Run")  # type: ignore[valid-type]
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        chosen = self.run_id or next((a["runId"] for a in actions.SESSION.approvals), "")
+        return self.later(lambda c: actions.cancel(c, chosen), "cancelling")
+
+
 class BLENDMESH_OT_pull(_Operator):
     """Bring the scene's newest revision into this session; your unsynced changes are
     never discarded"""
@@ -119,6 +132,7 @@ CLASSES = (
     BLENDMESH_OT_ask,
     BLENDMESH_OT_approve,
     BLENDMESH_OT_reject,
+    BLENDMESH_OT_cancel_run,
     BLENDMESH_OT_pull,
     BLENDMESH_OT_keep,
     BLENDMESH_OT_follow,

@@ -103,6 +103,8 @@ class BLENDMESH_PT_panel(bpy.types.Panel):
         approve.approval_id = approval["approvalId"]
         reject = row.operator("blendmesh.reject", icon="X")
         reject.approval_id = approval["approvalId"]
+        cancel = box.operator("blendmesh.cancel_run", icon="CANCEL")
+        cancel.run_id = str(approval.get("runId", ""))
 
     def draw_followed(self, layout: bpy.types.UILayout, session: actions.Session) -> None:
         if session.newer:

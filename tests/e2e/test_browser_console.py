@@ -179,6 +179,32 @@ async def test_console_when_runs_end_elsewhere_lists_them_and_resolves_the_inbox
         await expect(page.get_by_test_id("error")).to_be_hidden()
 
 
+async def test_console_when_a_waiting_run_is_cancelled_from_its_card_ends_it_and_keeps_the_scene(
+    browser: Any, console_url: str, tmp_path: Path
+) -> None:
+    made = await api_run(console_url, ANA, "cancelled", "add a cube named Stays")
+    assert made["status"] == "completed", made
+    async with console(browser, console_url, ANA, tmp_path, "cancel-run") as page:
+        asked = await api_run(console_url, ANA, "cancelled", "delete Stays")
+        assert asked["status"] == "awaiting_confirmation", asked
+        card = page.get_by_test_id("approval").filter(has_text=asked["runId"])
+        await expect(card).to_have_count(1, timeout=30_000)
+        await snap(page, tmp_path, "cancel-waiting")
+        await card.get_by_test_id("cancel-run").click()
+        await expect(page.get_by_test_id("run-status")).to_have_text("failed", timeout=30_000)
+        await expect(page.get_by_test_id("run-summary")).to_have_text(
+            "ana cancelled the run: cancelled in the console"
+        )
+        await expect(card).to_have_count(0)
+        row = page.get_by_test_id("run-row").filter(has_text=asked["runId"])
+        await expect(row).to_contain_text("RUN_CANCELLED", timeout=30_000)
+        await page.get_by_label("Pick a scene").select_option("cancelled")
+        summary = page.get_by_test_id("scene-summary")
+        await expect(summary).to_contain_text("scene cancelled at revision 1", timeout=30_000)
+        await expect(summary).to_contain_text("Stays")
+        await expect(page.get_by_test_id("error")).to_be_hidden()
+
+
 # Pixels of an image (drawn on a canvas): its size and a coarse fingerprint to compare.
 PIXELS = """(id) => {
   const img = document.getElementById(id);

@@ -127,6 +127,7 @@ async def test_mcp_when_listed_and_run_answers_tools_resources_and_preview(
         "run",
         "runs",
         "run_status",
+        "cancel_run",
         "audit",
         "scene",
         "scenes",
@@ -250,6 +251,30 @@ async def test_mcp_destructive_plan_when_host_cannot_ask_waits_for_cli_approval(
     assert f"blendmesh approve {run_id}" in text
     assert approve.returncode == 0, stderr.decode()
     assert structured(status)["status"] == "completed"
+
+
+async def test_mcp_cancel_run_when_a_run_waits_ends_it_and_a_second_cancel_says_why_not(
+    tmp_path: Path, joined: Joined
+) -> None:
+    s = joined.scene("s")
+    async with door(tmp_path, joined=joined) as session:
+        await session.call_tool("run", {"plan": create("Stay"), "scene_id": s})
+        waiting = structured(
+            await session.call_tool("run", {"plan": delete("Stay"), "scene_id": s})
+        )
+        run_id = waiting["run_id"]
+        cancelled = await session.call_tool("cancel_run", {"run_id": run_id, "reason": "no"})
+        again = await session.call_tool("cancel_run", {"run_id": run_id})
+        unknown = await session.call_tool("cancel_run", {"run_id": "run-none"})
+        scene = structured(await session.call_tool("scene", {"scene_id": s}))
+    assert waiting["status"] == "awaiting_confirmation"
+    assert cancelled.isError is False, cancelled.content
+    result = structured(cancelled)
+    assert result["status"] == "failed" and result["failure"]["error_code"] == "RUN_CANCELLED"
+    assert again.isError is True
+    assert "failed already (cancelled by" in again.content[0].text  # type: ignore[union-attr]
+    assert unknown.isError is True and error_type(unknown) == "NotFound"
+    assert "Stay" in [o["name"] for o in scene["objects"]]
 
 
 async def test_mcp_when_host_cancels_the_wait_the_run_goes_on(

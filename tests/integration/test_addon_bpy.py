@@ -87,7 +87,9 @@ async def test_addon_when_installed_registers_operators_and_a_secret_token(
     blender: BlenderSession, gateway_url: str
 ) -> None:
     shown = await blender.send(do="prefs", url=gateway_url, token="tok-ana")
-    assert {"push", "ask", "approve", "reject", "pull", "keep", "follow"} <= set(shown["ops"])
+    assert {"push", "ask", "approve", "reject", "cancel_run", "pull", "keep", "follow"} <= set(
+        shown["ops"]
+    )
     assert shown["tokenSubtype"] == "PASSWORD"
 
 
@@ -168,6 +170,14 @@ async def test_live_edit_when_artist_asks_lands_in_the_open_session_as_one_undo_
     keyed = await blender.send(do="synced", rev=7)
     assert keyed["synced"]["rev"] == 7 and keyed["error"] == "", keyed["error"]
     assert "Box" in keyed["animated"] and "Box" not in lit["animated"]
+
+    # A waiting request the artist cancels in the panel ends, and nothing changes.
+    waiting = await blender.send(do="op", name="ask", args={"prompt": "delete Box"})
+    assert waiting["run"]["status"] == "awaiting_confirmation", waiting
+    cancelled = await blender.send(do="op", name="cancel_run")
+    assert cancelled["run"]["status"] == "failed" and cancelled["approvals"] == [], cancelled
+    assert "RUN_CANCELLED" in cancelled["notice"] + cancelled["error"], cancelled
+    assert "Box" in cancelled["objects"] and cancelled["synced"]["rev"] == 7, cancelled
 
     # A destructive request waits, is approved in the panel, and lands live too.
     waiting = await blender.send(do="op", name="ask", args={"prompt": "delete Tip"})

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,6 +19,7 @@ from contracts.events import Planned
 from contracts.fold import fold_run
 from contracts.receipts import RunResult
 from services.doors.cli.mesh import Mesh
+from services.doors.core.cancels import cancel_run
 from services.doors.core.client import MeshClient, build_request
 from services.executor.adapters.catalog import KvCatalog
 from services.planner.threads import read_thread
@@ -280,3 +282,30 @@ async def test_gemini_logs_when_run_retries_hold_neither_prompt_nor_key(
     assert result.status == "completed", result
     assert "retry 1 of 2" in caplog.text  # the logs were captured
     assert "Confidential_7f3a" not in caplog.text and KEY not in caplog.text
+
+
+async def test_gemini_run_when_cancelled_while_the_model_thinks_fails_and_plans_nothing(
+    mesh: tuple[Mesh, Bus], fake: FakeGemini
+) -> None:
+    fake.script(plan(create("Late")))
+    fake.hold = threading.Event()
+    client = MeshClient(mesh[1])
+    request = build_request(
+        user="ana", scene_id="g_cancel", prompt="add a cube named Late", planner="gemini"
+    )
+    running = asyncio.ensure_future(client.run(request, timeout=120))
+    try:
+        for _ in range(600):  # until the model has the request
+            if fake.requests:
+                break
+            await asyncio.sleep(0.05)
+        assert fake.requests, "the model was never asked"
+        view = await cancel_run(client, request.run_id, "ana", "too slow", timeout=60)
+    finally:
+        fake.hold.set()
+        fake.hold = None
+    assert view.result.failure is not None
+    assert view.result.failure.error_code == "RUN_CANCELLED"
+    assert (await running).status == "failed"
+    events = await read_run(mesh[1].js, PREFIX, request.run_id)
+    assert not [e for e in events if isinstance(e, Planned)]  # the model's answer was dropped

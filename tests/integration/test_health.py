@@ -93,7 +93,8 @@ async def test_snapshot_when_a_run_went_through_shows_consumers_and_the_executor
     policy = services["policy"].instances[0]
     assert {c.durable for c in policy.consumers} == {"policy", "policy-expiry"}
     planner = services["planner"].instances[0].consumers
-    assert [c.durable for c in planner] == ["planner"] and planner[0].ack_floor > 0
+    assert [c.durable for c in planner] == ["planner", "planner-cancels"]
+    assert planner[0].ack_floor > 0
     assert planner[0].last_ack is not None and planner[0].num_redelivered == 0
     blender = services["executor"].instances[0].blender
     assert blender is not None and blender.up and blender.version.startswith("5.")

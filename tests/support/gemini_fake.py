@@ -116,6 +116,9 @@ class FakeGemini:
     replies: deque[Reply] = field(default_factory=deque)
     requests: list[Recorded] = field(default_factory=list)
     model_version: str | None = None  # modelVersion when a reply sets none; None: the model
+    # While set to an unset Event, each request waits for it (at most 30 s) before its
+    # reply: a model that is still thinking.
+    hold: threading.Event | None = None
     _server: ThreadingHTTPServer | None = None
     _thread: threading.Thread | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -158,6 +161,8 @@ class FakeGemini:
                     fake.requests.append(
                         Recorded(self.path, match[2], self.headers.get("x-goog-api-key"), body)
                     )
+                if fake.hold is not None:
+                    fake.hold.wait(30)
                 self._send(fake._next(match[2]))
 
             def _send(self, reply: Reply) -> None:

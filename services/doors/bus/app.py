@@ -26,7 +26,7 @@ from nats.errors import TimeoutError as NatsTimeoutError
 
 from contracts import subjects
 from contracts.door import DoorReply
-from contracts.events import AnyEvent, ApprovalResolved, RunRequested
+from contracts.events import AnyEvent, ApprovalResolved, CancelRequested, RunRequested
 from services.audit import client as audit
 from services.doors.bus.feed import Feed
 from services.doors.bus.handlers import MAX_REPLY_BYTES, DoorHandlers, refused
@@ -132,7 +132,7 @@ class LogWriter:
     def __init__(self, bus: Bus) -> None:
         self._bus = bus
 
-    async def publish(self, event: RunRequested | ApprovalResolved) -> int:
+    async def publish(self, event: RunRequested | ApprovalResolved | CancelRequested) -> int:
         return await self._bus.publisher.publish(event)
 
 

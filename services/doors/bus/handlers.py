@@ -31,12 +31,19 @@ from contracts.door import (
     run_prefix,
 )
 from contracts.errors import BlendmeshError
-from contracts.events import ApprovalRequested, ApprovalResolved, RunRequested, decode_event
+from contracts.events import (
+    ApprovalRequested,
+    ApprovalResolved,
+    CancelRequested,
+    RunRequested,
+    decode_event,
+)
 from contracts.request_limits import request_problem
 from contracts.resolutions import canonical_resolution
 from contracts.session import BUS
 from services.doors.bus.ports import DoorUnavailable, Files, MeshReads, RunWriter
 from services.doors.core import ownership
+from services.doors.core.cancels import RunOver, cancel_of
 from services.doors.core.quota import QuotaExceeded
 from services.runtime.identity import UserEntry, may_resolve
 
@@ -81,6 +88,7 @@ class DoorHandlers:
         return {
             "run.submit": self.submit,
             "run.resolve": self.resolve,
+            "run.cancel": self.cancel,
             "run.events": self.events,
             "run.audit": self.audit,
             "runs.list": self.runs,
@@ -179,6 +187,32 @@ class DoorHandlers:
         # The spec's alias is accepted; the log carries one name per decision.
         event = msgspec.structs.replace(event, decision=canonical_resolution(event.decision))
         await self.writer.publish(event)
+        return DoorReply(ok=True, run_id=event.run_id)
+
+    async def cancel(self, user: UserEntry, data: bytes) -> DoorReply:
+        try:
+            event = decode_event(data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise Refused("INVALID", f"not a run.cancel_requested event: {exc}") from None
+        if not isinstance(event, CancelRequested):
+            raise Refused("INVALID", "run.cancel takes a run.cancel_requested event")
+        if event.cancelled_by != user.name:
+            raise Refused(
+                "FORBIDDEN",
+                f"cancelled_by is {event.cancelled_by!r}, but this login is {user.name!r}",
+            )
+        requested = await self.reads.requested(event.run_id)
+        if requested is None or not may_resolve(user.name, requested.user, self.approvers()):
+            raise Refused("NOT_FOUND", f"no run {event.run_id}")
+        try:
+            # The door builds the event the log keeps (its id, its cause) from the run
+            # itself: the client's copy names only the run, who asks and why.
+            cancel = cancel_of(
+                await self.reads.events(event.run_id), user.name, event.reason, self.clock()
+            )
+        except RunOver as exc:
+            raise Refused("CONFLICT", str(exc)) from None
+        await self.writer.publish(cancel)
         return DoorReply(ok=True, run_id=event.run_id)
 
     async def events(self, user: UserEntry, data: bytes) -> DoorReply:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from contracts.errors import BlendmeshError
-from contracts.events import AnyEvent, ApprovalResolved, RunRequested
+from contracts.events import AnyEvent, ApprovalResolved, CancelRequested, RunRequested
 
 
 class DoorUnavailable(BlendmeshError):
@@ -36,7 +36,7 @@ class MeshReads(Protocol):
 
 
 class RunWriter(Protocol):
-    async def publish(self, event: RunRequested | ApprovalResolved) -> int: ...
+    async def publish(self, event: RunRequested | ApprovalResolved | CancelRequested) -> int: ...
 
 
 class Files(Protocol):

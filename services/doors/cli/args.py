@@ -26,6 +26,7 @@ def add_commands(sub: Any) -> None:
     aud = sub.add_parser("audit", help="show a run's audit trail, or `audit rebuild`")
     aud.add_argument("run_id", help="a run id, or `rebuild` to replay the log into the views")
     _resolve(sub)
+    _cancel(sub)
     allow = sub.add_parser("allowlist", help="list standing approvals, or `allowlist revoke ID`")
     allow.add_argument("action", nargs="?", choices=("revoke",), help="revoke one entry")
     allow.add_argument("entry_id", nargs="?", help="the entry to revoke")
@@ -116,6 +117,17 @@ def _resolve(sub: Any) -> None:
                 help="the sha256:<hex> of trusted Python code you read and approve (repeatable; "
                 "the approval prompt prints it)",
             )
+
+
+def _cancel(sub: Any) -> None:
+    cmd = sub.add_parser(
+        "cancel",
+        help="cancel a run: it stops after the operation in hand and keeps nothing",
+    )
+    cmd.add_argument("run_id")
+    cmd.add_argument("--reason", default="", help="why, for the log (at most 500 characters)")
+    cmd.add_argument("--json", action="store_true", help="print the run result as JSON")
+    cmd.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for its end")
 
 
 def _guardians(sub: Any) -> None:

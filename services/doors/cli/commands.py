@@ -129,6 +129,18 @@ async def cmd_resolve(
     return report(result, args.json, out)
 
 
+async def cmd_cancel(args: argparse.Namespace, settings: Settings, out: Screen, err: Screen) -> int:
+    """Cancel a run as this home's user and print how it ended."""
+    from services.doors.core.cancels import cancel_run
+
+    async with connected(settings, tuple(Mesh.all_services())) as bus:
+        client = MeshClient(bus, watch(bus, err))
+        view = await cancel_run(
+            client, args.run_id, settings.user, args.reason, progress(err, args.json), args.timeout
+        )
+    return report(view.result, args.json, out)
+
+
 async def cmd_allowlist(args: argparse.Namespace, settings: Settings, out: Console) -> int:
     from services.doors.cli import console as show
     from services.policy import client as allowlist
@@ -208,6 +220,8 @@ async def dispatch(args: argparse.Namespace, settings: Settings) -> int:
             return await cmd_allowlist(args, settings, rich(out))
         case "reject":
             return await cmd_resolve(args, settings, "reject", out, err)
+        case "cancel":
+            return await cmd_cancel(args, settings, out, err)
         case "up":
             from services.doors.cli.up import cmd_up
 

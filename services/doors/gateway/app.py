@@ -27,6 +27,7 @@ from services.doors.core.quota import RunQuota
 from services.doors.gateway import (
     agent,
     approvals,
+    cancels,
     errors,
     health,
     me,
@@ -92,7 +93,7 @@ def create_app(
         streamed=[scene_runs.upload_limit(settings), scene_looks.asset_limit(settings)],
     )
     routers = (
-        *(agent, approvals, me, reads, scenes, scene_runs, scene_looks, scene_tags),
+        *(agent, approvals, cancels, me, reads, scenes, scene_runs, scene_looks, scene_tags),
         *(health, metrics),
     )
     for module in routers:

@@ -24,7 +24,9 @@ from mcp.shared.exceptions import McpError
 from nats.errors import Error as NatsError
 from pydantic import AnyUrl
 
+from contracts.cancels import CANCELLED
 from contracts.session import MCP_STDIO, HostProfile
+from services.doors.core.cancels import cancel_run
 from services.doors.core.client import ClientError, MeshClient
 from services.doors.core.ownership import NotOwned
 from services.doors.core.quota import QuotaExceeded, RunQuota
@@ -85,6 +87,18 @@ async def _call(door: Door, user: str, name: str, args: Any, ctx: Context) -> ty
             view = await door.status(run_id, user)
             scene = await door.scene(view.scene_id, user)
             return answers.run_answer(view.result, view.pending, scene, None)
+        case "cancel_run":
+            checked = check(args, tools.CANCEL_RUN.inputSchema)
+            await door.own_run(checked["run_id"], user)  # another's run: as an unknown one
+            view = await cancel_run(
+                door.client, checked["run_id"], user, checked.get("reason", ""),
+                timeout=door.run_timeout,
+            )  # fmt: skip
+            scene = await door.scene(view.scene_id, user)
+            ended = answers.run_answer(view.result, view.pending, scene, None)
+            done = view.result.failure is not None and view.result.failure.error_code == CANCELLED
+            # The run failed as asked: for this call that is success, not an error.
+            return ended.model_copy(update={"isError": False}) if done else ended
         case "audit":
             run_id = check(args, tools.AUDIT.inputSchema)["run_id"]
             trail = await door.audit(run_id, user)

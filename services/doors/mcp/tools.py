@@ -123,6 +123,23 @@ RUN_STATUS = types.Tool(
     inputSchema=_schema({"run_id": RUN_ID}, ["run_id"]),
     annotations=_READ,
 )
+CANCEL_RUN = types.Tool(
+    name="cancel_run",
+    title="Cancel a run",
+    description=(
+        "Stop one of your runs that has not ended, e.g. one waiting for approval. A run being "
+        "planned or waiting fails at once; an executing one stops after the operation in "
+        "hand and is rolled back whole, so the scene stays at the revision it started from. "
+        "Answers the run as it ended (failed RUN_CANCELLED), or why there is nothing to cancel."
+    ),
+    inputSchema=_schema(
+        {"run_id": RUN_ID, "reason": {"type": "string", "maxLength": 500, "default": ""}},
+        ["run_id"],
+    ),
+    annotations=types.ToolAnnotations(
+        readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=False
+    ),
+)
 AUDIT = types.Tool(
     name="audit",
     title="A run's audit trail",
@@ -163,7 +180,7 @@ SCENE_HISTORY = types.Tool(
     annotations=_READ,
 )
 
-TOOLS = [RUN, RUNS, RUN_STATUS, AUDIT, SCENE, SCENES, SCENE_HISTORY, PREVIEW]
+TOOLS = [RUN, RUNS, RUN_STATUS, CANCEL_RUN, AUDIT, SCENE, SCENES, SCENE_HISTORY, PREVIEW]
 
 CATALOG_URI = "blendmesh://catalog"
 NODES_URI = "blendmesh://nodes"

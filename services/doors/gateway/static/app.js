@@ -196,8 +196,35 @@ function approvalCard(approval) {
     button.addEventListener("click", () => resolve(approval, decision, buttons));
     buttons.appendChild(button);
   }
+  // Cancelling ends the whole run, not only this question: nothing of it is kept.
+  const cancel = document.createElement("button");
+  cancel.type = "button";
+  cancel.textContent = "Cancel run";
+  cancel.dataset.testid = "cancel-run";
+  cancel.setAttribute("aria-label", `Cancel run ${approval.runId}`);
+  cancel.addEventListener("click", () => cancelRun(approval.runId, buttons));
+  buttons.appendChild(cancel);
   card.appendChild(buttons);
   return card;
+}
+
+async function cancelRun(runId, buttons) {
+  showError("");
+  for (const button of buttons.querySelectorAll("button")) button.disabled = true;
+  logLine(`cancel ${runId}`, "status");
+  try {
+    const response = await api(`/api/runs/${encodeURIComponent(runId)}/cancel`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ reason: "cancelled in the console" }),
+    });
+    await showResult(await response.json());
+    await guarded(() => showPending(null));
+    await guarded(refreshRuns);
+  } catch (error) {
+    showError(error.message);
+    for (const button of buttons.querySelectorAll("button")) button.disabled = false;
+  }
 }
 
 function trustedCode(code, hash) {

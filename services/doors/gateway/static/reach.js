@@ -5,7 +5,7 @@
 "use strict";
 
 const NEEDS_MESH = '[data-testid="submit"], [data-testid="approve"], [data-testid="reject"], '
-  + '[data-testid="approve-always"], [data-testid="revert"]';
+  + '[data-testid="approve-always"], [data-testid="cancel-run"], [data-testid="revert"]';
 let unreachableSince = null;
 
 function meshUnreachable(error) {
