@@ -73,6 +73,17 @@ def _decode(data: bytes, kind: type[_T], example: str) -> _T:
         raise Refused("INVALID", f"{exc}; send JSON like {example}") from None
 
 
+def _event(data: bytes, kind: type[_T], verb: str, tag: str) -> _T:
+    """The event ``verb`` takes, decoded from ``data``; refused as INVALID otherwise."""
+    try:
+        event = decode_event(data)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise Refused("INVALID", f"not a {tag} event: {exc}") from None
+    if not isinstance(event, kind):
+        raise Refused("INVALID", f"{verb} takes a {tag} event")
+    return event
+
+
 @dataclass
 class DoorHandlers:
     reads: MeshReads
@@ -115,6 +126,16 @@ class DoorHandlers:
             return ownership.own_run(await self.reads.requested(run_id), run_id, user.name)
         except ownership.NotOwned as exc:
             raise Refused("NOT_FOUND", str(exc)) from None
+
+    async def _answerable(self, user: UserEntry, run_id: str, field: str, by: str) -> RunRequested:
+        """The run's request, when ``user`` is the one its event names as ``field`` and
+        may answer for the run (its user, or an approver); refused otherwise."""
+        if by != user.name:
+            raise Refused("FORBIDDEN", f"{field} is {by!r}, but this login is {user.name!r}")
+        requested = await self.reads.requested(run_id)
+        if requested is None or not may_resolve(user.name, requested.user, self.approvers()):
+            raise Refused("NOT_FOUND", f"no run {run_id}")
+        return requested
 
     async def submit(self, user: UserEntry, data: bytes) -> DoorReply:
         try:
@@ -161,20 +182,8 @@ class DoorHandlers:
         return DoorReply(ok=True, run_id=event.run_id)
 
     async def resolve(self, user: UserEntry, data: bytes) -> DoorReply:
-        try:
-            event = decode_event(data)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise Refused("INVALID", f"not a run.approval_resolved event: {exc}") from None
-        if not isinstance(event, ApprovalResolved):
-            raise Refused("INVALID", "run.resolve takes a run.approval_resolved event")
-        if event.resolved_by != user.name:
-            raise Refused(
-                "FORBIDDEN",
-                f"resolved_by is {event.resolved_by!r}, but this login is {user.name!r}",
-            )
-        requested = await self.reads.requested(event.run_id)
-        if requested is None or not may_resolve(user.name, requested.user, self.approvers()):
-            raise Refused("NOT_FOUND", f"no run {event.run_id}")
+        event = _event(data, ApprovalResolved, "run.resolve", "run.approval_resolved")
+        requested = await self._answerable(user, event.run_id, "resolved_by", event.resolved_by)
         pending = [
             e
             for e in await self.reads.events(event.run_id)
@@ -190,20 +199,8 @@ class DoorHandlers:
         return DoorReply(ok=True, run_id=event.run_id)
 
     async def cancel(self, user: UserEntry, data: bytes) -> DoorReply:
-        try:
-            event = decode_event(data)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise Refused("INVALID", f"not a run.cancel_requested event: {exc}") from None
-        if not isinstance(event, CancelRequested):
-            raise Refused("INVALID", "run.cancel takes a run.cancel_requested event")
-        if event.cancelled_by != user.name:
-            raise Refused(
-                "FORBIDDEN",
-                f"cancelled_by is {event.cancelled_by!r}, but this login is {user.name!r}",
-            )
-        requested = await self.reads.requested(event.run_id)
-        if requested is None or not may_resolve(user.name, requested.user, self.approvers()):
-            raise Refused("NOT_FOUND", f"no run {event.run_id}")
+        event = _event(data, CancelRequested, "run.cancel", "run.cancel_requested")
+        await self._answerable(user, event.run_id, "cancelled_by", event.cancelled_by)
         try:
             # The door builds the event the log keeps (its id, its cause) from the run
             # itself: the client's copy names only the run, who asks and why.

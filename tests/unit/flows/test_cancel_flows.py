@@ -11,17 +11,8 @@ import pytest
 from contracts.events import Approved, CancelRequested, Executed, RunFailed
 from services.doors.core.cancels import NoSuchRun, RunOver, cancel_of
 from services.doors.core.client import ClientError
+from tests.support.mcp_plans import op
 from tests.support.memory_mesh import MemoryMesh
-
-
-def op(op_id: str, tool: str, args: dict[str, Any], safety: str = "safe_write") -> dict[str, Any]:
-    return {
-        "operation_id": op_id,
-        "tool_name": tool,
-        "args": args,
-        "depends_on": [],
-        "safety_level": safety,
-    }
 
 
 def creates(request_id: str, *names: str) -> dict[str, Any]:

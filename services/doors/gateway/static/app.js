@@ -208,25 +208,6 @@ function approvalCard(approval) {
   return card;
 }
 
-async function cancelRun(runId, buttons) {
-  showError("");
-  for (const button of buttons.querySelectorAll("button")) button.disabled = true;
-  logLine(`cancel ${runId}`, "status");
-  try {
-    const response = await api(`/api/runs/${encodeURIComponent(runId)}/cancel`, {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ reason: "cancelled in the console" }),
-    });
-    await showResult(await response.json());
-    await guarded(() => showPending(null));
-    await guarded(refreshRuns);
-  } catch (error) {
-    showError(error.message);
-    for (const button of buttons.querySelectorAll("button")) button.disabled = false;
-  }
-}
-
 function trustedCode(code, hash) {
   const figure = document.createElement("figure");
   figure.className = "trusted-code";
@@ -244,20 +225,30 @@ function trustedCode(code, hash) {
 }
 
 async function resolve(approval, decision, buttons) {
+  await answerCard(buttons, `${decision} ${approval.approvalId}`, "/api/agent/approvals/resolve", {
+    approvalId: approval.approvalId,
+    decision,
+    requestHash: approval.requestHash,
+    // The hashes of the trusted code this card showed: approving quotes them.
+    codeSha256: decision === "reject" ? [] : approval.codeSha256 || [],
+  });
+}
+
+async function cancelRun(runId, buttons) {
+  const path = `/api/runs/${encodeURIComponent(runId)}/cancel`;
+  await answerCard(buttons, `cancel ${runId}`, path, { reason: "cancelled in the console" });
+}
+
+// One answer to an approval card (approve, reject, cancel): the card's buttons wait for it.
+async function answerCard(buttons, line, path, body) {
   showError("");
   for (const button of buttons.querySelectorAll("button")) button.disabled = true;
-  logLine(`${decision} ${approval.approvalId}`, "status");
+  logLine(line, "status");
   try {
-    const response = await api("/api/agent/approvals/resolve", {
+    const response = await api(path, {
       method: "POST",
       headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({
-        approvalId: approval.approvalId,
-        decision,
-        requestHash: approval.requestHash,
-        // The hashes of the trusted code this card showed: approving quotes them.
-        codeSha256: decision === "reject" ? [] : approval.codeSha256 || [],
-      }),
+      body: JSON.stringify(body),
     });
     await showResult(await response.json());
     await guarded(() => showPending(null));
