@@ -1,7 +1,8 @@
 """Whether a running run was cancelled: looked up in the log alongside each operation.
 
 Each look is one direct get of the run's ``cancel_requested`` subject, started when an
-operation starts and read when it ends, so looking costs the run no time of its own. A
+operation starts and read when it ends: a run waits for a look only when its operation
+is quicker than one direct get. A
 cancel stops the run before its next operation; the runner then rolls the whole run back,
 so the scene stays at the revision the run started from (``runner.py``).
 """
