@@ -2,9 +2,9 @@
 
 Each look is one direct get of the run's ``cancel_requested`` subject, started when an
 operation starts and read when it ends: a run waits for a look only when its operation
-is quicker than one direct get. A
-cancel stops the run before its next operation; the runner then rolls the whole run back,
-so the scene stays at the revision the run started from (``runner.py``).
+is quicker than one direct get. A cancel stops the run before its next operation; the
+runner then rolls the whole run back, so the scene stays at the revision the run started
+from (``runner.py``).
 """
 
 from __future__ import annotations
