@@ -142,6 +142,11 @@ async def test_cancel_when_refused_says_why_and_logs_nothing(
             f"/api/runs/{asked['runId']}/cancel", json={"reason": "x" * 501}, headers=ANA
         ),
         "bad id": await api.post("/api/runs/a.b/cancel", headers=ANA),
+        "not json": await api.post(
+            f"/api/runs/{asked['runId']}/cancel",
+            content=b"{",
+            headers={**ANA, "Content-Type": "application/json"},
+        ),
         "unknown field": await api.post(
             f"/api/runs/{asked['runId']}/cancel", json={"why": "x"}, headers=ANA
         ),
@@ -153,6 +158,7 @@ async def test_cancel_when_refused_says_why_and_logs_nothing(
         "no token": 401,
         "long reason": 422,
         "bad id": 422,
+        "not json": 400,
         "unknown field": 422,
     }
     assert answers["another user's"].json() == answers["unknown"].json() | {

@@ -32,7 +32,7 @@ class CancelBody(BaseModel):
 @router.post(
     "/{runId}/cancel",
     response_model=RunResponse,
-    responses=responses(401, 404, 409, 422, 503, 504),
+    responses=responses(400, 401, 404, 409, 413, 422, 503, 504),
 )
 async def cancel(
     run_id: RunId, user: User, gw: Gw, body: Annotated[CancelBody | None, Body()] = None
