@@ -32,6 +32,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
         (["inspection.py", "--repeat", "1", "--sizes", "8", "24"], "inspect+store per commit:"),
         (["snapshot.py", "--repeat", "1", "--sizes", "3", "6"], "scene.snapshot / full snapshot:"),
         (["ownership.py", "--runs", "50"], "index speed-up at 50 runs:"),
+        (["cancel_look.py", "--looks", "20"], "cancel look p50:"),
         (["gates.py", "--runs", "1", "--sizes", "3", "6"], "gates at 6 objects / at 3:"),
         (["geonodes.py", "--runs", "1"], "ratio mesh / bpy:"),
         (["mcp_latency.py", "--runs", "1"], "ratio blendmesh run / mcp at p50:"),
