@@ -88,6 +88,9 @@ async def test_cancel_when_the_run_waits_for_approval_fails_it_naming_who(
     (cancel,) = [e for e in events if isinstance(e, CancelRequested)]
     assert (cancel.cancelled_by, cancel.reason) == ("ana", "wrong cube")
     assert await revision(api, "c_wait") == before
+    replayed = await api.post(f"/api/runs/{asked['runId']}/cancel", headers=ANA)
+    assert replayed.status_code == 409
+    assert "(cancelled by ana): nothing to cancel" in replayed.json()["error"]["message"]
     pending = (await api.get("/api/agent/approvals/pending", headers=ANA)).json()["approvals"]
     assert asked["runId"] not in [p["runId"] for p in pending]
 
@@ -142,6 +145,13 @@ async def test_cancel_when_refused_says_why_and_logs_nothing(
             f"/api/runs/{asked['runId']}/cancel", json={"reason": "x" * 501}, headers=ANA
         ),
         "bad id": await api.post("/api/runs/a.b/cancel", headers=ANA),
+        "reason a number": await api.post(
+            f"/api/runs/{asked['runId']}/cancel", json={"reason": 10**400}, headers=ANA
+        ),
+        "reason nested": await api.post(
+            f"/api/runs/{asked['runId']}/cancel", json={"reason": {"a": [[["x"]]]}}, headers=ANA
+        ),
+        "body a list": await api.post(f"/api/runs/{asked['runId']}/cancel", json=[1], headers=ANA),
         "not json": await api.post(
             f"/api/runs/{asked['runId']}/cancel",
             content=b"{",
@@ -158,6 +168,9 @@ async def test_cancel_when_refused_says_why_and_logs_nothing(
         "no token": 401,
         "long reason": 422,
         "bad id": 422,
+        "reason a number": 422,
+        "reason nested": 422,
+        "body a list": 422,
         "not json": 400,
         "unknown field": 422,
     }
