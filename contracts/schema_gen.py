@@ -6,6 +6,7 @@ committed files differ from what the types generate.
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
 from pathlib import Path
@@ -52,8 +53,21 @@ def geonode_response_schema() -> dict[str, Any]:
     }
 
 
+def _dedented(value: Any) -> Any:
+    """``value`` with every description a docstring gave dedented: msgspec 0.23 dedents
+    them and 0.22 does not, and the published files must not depend on which is installed."""
+    if isinstance(value, dict):
+        return {
+            k: inspect.cleandoc(v) if k == "description" and isinstance(v, str) else _dedented(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_dedented(v) for v in value]
+    return value
+
+
 def render(schema: dict[str, Any]) -> str:
-    return json.dumps(schema, indent=2, sort_keys=False) + "\n"
+    return json.dumps(_dedented(schema), indent=2, sort_keys=False) + "\n"
 
 
 GENERATED = {

@@ -11,7 +11,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from contracts.operations import convert_operation_set
-from contracts.schema_gen import SCHEMA_DIR, main, planner_operations_schema
+from contracts.schema_gen import SCHEMA_DIR, main, planner_operations_schema, render
 
 # The normative schema of spec 000 §Planner Output Schema, copied verbatim so the test
 # does not depend on files outside the repository.
@@ -163,3 +163,22 @@ def test_committed_schema_when_regenerated_is_identical() -> None:
     assert main(["--check"]) == 0
     committed = json.loads((SCHEMA_DIR / "planner-operations.v1.json").read_text())
     assert committed == planner_operations_schema()
+
+
+class _Indented(msgspec.Struct):
+    """First line.
+
+    A second paragraph, indented as every docstring in a class body is."""
+
+    n: int
+
+
+def test_published_schema_when_rendered_does_not_depend_on_msgspec_dedenting() -> None:
+    # msgspec 0.22 keeps a docstring's indentation in a description and 0.23 strips it;
+    # a README install resolves the newer one, CI the lock's, and both must publish the same.
+    text = render(msgspec.json.schema(_Indented))
+    description = json.loads(text)["$defs"]["_Indented"]["description"]
+    assert (
+        description
+        == "First line.\n\nA second paragraph, indented as every docstring in a class body is."
+    )
