@@ -78,6 +78,12 @@ GENERATED = {
 }
 
 
+def published(name: str) -> dict[str, Any]:
+    """The schema file ``name`` as this code publishes it."""
+    loaded: dict[str, Any] = json.loads(render(GENERATED[name]()))
+    return loaded
+
+
 def main(argv: list[str] | None = None) -> int:
     """Write the schemas, or with ``--check`` fail if a committed one is out of date."""
     check = "--check" in (sys.argv[1:] if argv is None else argv)
