@@ -21,6 +21,15 @@ MAX_PROPERTIES = 64  # custom properties an inspection lists; it counts the rest
 MAX_PROPERTY_CHARS = 256  # a custom property's value is cut to this many characters
 
 Side = Annotated[int, msgspec.Meta(ge=MIN_SIDE, le=MAX_SIDE)]
+# How a view is shaded. ``material``: Workbench showing each material's colour and image
+# textures (what a model that just set a material needs to see, at Workbench's speed);
+# ``solid``: Workbench's flat viewport colours; ``rendered``: Cycles on the CPU with a few
+# samples, lit as the scene is. EEVEE is not offered: headless it has only a software GL
+# context here, where one 256 px frame took 32 s against Cycles' 2 s.
+Shading = Literal["material", "solid", "rendered"]
+SHADINGS: tuple[Shading, ...] = ("material", "solid", "rendered")
+DEFAULT_SHADING: Shading = "material"
+MAX_RENDERED_SIDE = 1024  # Cycles on two cores: ~8 s at 512 px, four times that at 1024
 
 
 class _Struct(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -38,6 +47,7 @@ class ViewParams(_Struct, frozen=True, kw_only=True):
     azimuth: Annotated[float, msgspec.Meta(ge=-360, le=360)] = DEFAULT_AZIMUTH
     elevation: Annotated[float, msgspec.Meta(ge=-90, le=90)] = DEFAULT_ELEVATION
     camera: Annotated[str, msgspec.Meta(min_length=1, max_length=63)] | None = None
+    shading: Shading = DEFAULT_SHADING
 
 
 class AssetParams(_Struct, frozen=True, kw_only=True):
@@ -138,9 +148,10 @@ def view_plan(
     azimuth: float | None = None,
     elevation: float | None = None,
     camera: str | None = None,
+    shading: Shading = DEFAULT_SHADING,
 ) -> dict[str, Any]:
     """The plan that renders one view: through ``camera``, or from an angle."""
-    args: dict[str, Any] = {"width": width, "height": height}
+    args: dict[str, Any] = {"width": width, "height": height, "shading": shading}
     if camera is not None:
         args["camera"] = camera
     if azimuth is not None:
@@ -158,6 +169,7 @@ VIEW_SCHEMA: dict[str, Any] = {
         "azimuth": {"type": "number", "minimum": -360, "maximum": 360},
         "elevation": {"type": "number", "minimum": -90, "maximum": 90},
         "camera": {"type": "string", "minLength": 1, "maxLength": 63},
+        "shading": {"type": "string", "enum": list(SHADINGS)},
     },
     "required": ["width", "height"],
     "additionalProperties": False,
@@ -168,6 +180,11 @@ def view_problem(args: dict[str, Any]) -> str | None:
     """Why ``args`` do not name one view; None when they do (the schema holds already)."""
     if "camera" in args and ("azimuth" in args or "elevation" in args):
         return "give a camera or an azimuth/elevation, not both"
+    if args.get("shading") == "rendered" and max(args["width"], args["height"]) > MAX_RENDERED_SIDE:
+        return (
+            f"a rendered view is at most {MAX_RENDERED_SIDE} pixels a side (Cycles takes "
+            "seconds per frame); ask a smaller one, or shading `material`"
+        )
     return None
 
 
@@ -177,7 +194,9 @@ def tool_entry() -> dict[str, Any]:
         "name": VIEW_TOOL,
         "description": f"Render the scene to a PNG of {MIN_SIDE} to {MAX_SIDE} pixels a "
         "side, through a named camera or from an azimuth/elevation in degrees (default "
-        f"{DEFAULT_AZIMUTH:g}/{DEFAULT_ELEVATION:g}) framing everything; changes nothing. "
+        f"{DEFAULT_AZIMUTH:g}/{DEFAULT_ELEVATION:g}) framing everything, shaded "
+        f"{'/'.join(SHADINGS)} (default {DEFAULT_SHADING}: material colours and textures); "
+        "changes nothing. "
         "The receipt names the staged image (`image`: sha256:<hex>).",
         "inputSchema": VIEW_SCHEMA,
         "_meta": {"blendmesh": {"safety_level": "read_only", "compensation": "none"}},

@@ -21,7 +21,7 @@ import bpy
 from mathutils import Vector
 
 from contracts.bridge import Preview, PreviewEngine
-from contracts.views import ViewParams
+from contracts.views import Shading, ViewParams
 
 from .tools.scene import SceneError, SceneRefused
 
@@ -108,6 +108,44 @@ def _lit(scene: bpy.types.Scene, lit: bool) -> Iterator[None]:
         yield
 
 
+def _base_colour(material: bpy.types.Material) -> tuple[float, ...] | None:
+    """The colour a material's Principled BSDF is set to; None when it has none, or when
+    a texture drives it (Workbench's texture colouring shows that image itself)."""
+    tree = material.node_tree
+    for node in tree.nodes if tree is not None else ():
+        if node.type == "BSDF_PRINCIPLED":
+            base = node.inputs.get("Base Color")
+            if base is not None and not base.is_linked:
+                return tuple(base.default_value)
+    return None
+
+
+@contextmanager
+def _shaded(scene: bpy.types.Scene, shading: Shading) -> Iterator[None]:
+    """Workbench coloured as ``shading`` asks, only for the render. ``material`` shows
+    each material's node colour and image textures: Workbench draws a material's viewport
+    colour, which a node material leaves at grey, so that colour is set from the node for
+    the render and put back after (the scene's fingerprint reads it)."""
+    display = scene.display.shading
+    with _restored(display, "color_type"):
+        if shading != "material":
+            display.color_type = "MATERIAL"
+            yield
+            return
+        display.color_type = "TEXTURE"
+        saved = {m.name: tuple(m.diffuse_color) for m in bpy.data.materials}
+        try:
+            for material in bpy.data.materials:
+                colour = _base_colour(material)
+                if colour is not None:
+                    material.diffuse_color = colour
+            yield
+        finally:
+            for material in bpy.data.materials:
+                if material.name in saved:
+                    material.diffuse_color = saved[material.name]
+
+
 def _render(scene: bpy.types.Scene, engine: str, path: str) -> None:
     render = scene.render
     scene.render.engine = engine
@@ -127,9 +165,11 @@ def render_preview(
     height: int = 240,
     engine: PreviewEngine | None = None,
     direction: Vector | None = None,
+    shading: Shading = "material",
 ) -> Preview:
     """Render the scene to a PNG at ``path`` with ``engine``, or the first of ENGINES that
-    works; from ``direction`` (see ``_staged``) when given."""
+    works; from ``direction`` (see ``_staged``) when given, Workbench coloured as
+    ``shading`` says (``rendered`` is Cycles)."""
     path = os.path.abspath(path)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     scene = bpy.context.scene
@@ -142,12 +182,15 @@ def render_preview(
         _restored(render.image_settings, "file_format", "color_mode"),
         _restored(scene.cycles, "device", "samples", "use_denoising"),
         _staged(scene, direction),
+        _shaded(scene, shading),
     ):
         render.resolution_x, render.resolution_y = width, height
         render.resolution_percentage = 100
         render.use_file_extension = False
         render.image_settings.file_format = "PNG"
         render.image_settings.color_mode = "RGBA"
+        if shading == "rendered":
+            engine = "CYCLES"
         for candidate in (engine,) if engine else ENGINES:
             if os.path.exists(path):
                 os.remove(path)
@@ -176,7 +219,9 @@ def render_view(want: ViewParams) -> Preview:
     scene = bpy.context.scene
     if want.camera is None:
         direction = direction_of(want.azimuth, want.elevation)
-        return render_preview(want.path, want.width, want.height, direction=direction)
+        return render_preview(
+            want.path, want.width, want.height, direction=direction, shading=want.shading
+        )
     camera = scene.objects.get(want.camera)
     if camera is None or camera.type != "CAMERA":
         cameras = sorted(ob.name for ob in scene.objects if ob.type == "CAMERA")[:10]
@@ -187,4 +232,4 @@ def render_view(want: ViewParams) -> Preview:
         )
     with _restored(scene, "camera"):
         scene.camera = camera
-        return render_preview(want.path, want.width, want.height)
+        return render_preview(want.path, want.width, want.height, shading=want.shading)

@@ -18,6 +18,7 @@ from tests.support.joined_mesh import Joined
 
 def test_sides_when_parsed_match_the_contract() -> None:
     assert (cli_args.MIN_SIDE, cli_args.MAX_SIDE) == (views.MIN_SIDE, views.MAX_SIDE)
+    assert cli_args.SHADINGS == views.SHADINGS and views.SHADINGS[0] == views.DEFAULT_SHADING
 
 
 def test_import_inspect_and_view_when_run_in_turn_answer_the_asset(

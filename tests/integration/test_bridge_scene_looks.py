@@ -5,14 +5,16 @@ object's custom properties bounded, its parent and children, a view that changes
 from __future__ import annotations
 
 import json
+import struct
 from pathlib import Path
 
 import pytest
 
 from contracts.views import MAX_PROPERTIES, MAX_PROPERTY_CHARS, AssetParams, ViewParams
 from services.executor.adapters.bridge_client import BridgeError, BridgeProcess
-from tests.support.asset_files import glb, gltf_document
+from tests.support.asset_files import POSITIONS, glb, gltf_document
 from tests.support.bridges import bridge_fixtures, call, ok
+from tests.support.png import pixels, solid_png
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 shared_bridge, bridge = bridge_fixtures()
@@ -82,6 +84,48 @@ async def test_view_when_drawn_through_a_camera_or_an_angle_changes_nothing(
     with pytest.raises(BridgeError) as refused:
         await bridge.render_view(ViewParams(path=str(tmp_path / "x.png"), camera="Box"))
     assert "no camera named 'Box'" in str(refused.value) and "'Cam'" in str(refused.value)
+
+
+def _reds(png: bytes) -> int:
+    return sum(1 for r, g, b, *_ in pixels(png) if r > 100 and r > 2 * g and r > 2 * b)
+
+
+def textured_triangle(texture: bytes) -> bytes:
+    """The triangle with UVs and a material whose base colour is ``texture``, embedded."""
+    uvs = struct.pack("<6f", 0, 0, 1, 0, 0, 1)
+    doc = gltf_document()
+    views = doc["bufferViews"]
+    views.append({"buffer": 0, "byteOffset": len(POSITIONS), "byteLength": len(uvs)})
+    views.append({"buffer": 0, "byteOffset": len(POSITIONS) + len(uvs), "byteLength": len(texture)})
+    doc["buffers"][0]["byteLength"] = len(POSITIONS) + len(uvs) + len(texture)
+    doc["accessors"].append({"bufferView": 1, "componentType": 5126, "count": 3, "type": "VEC2"})
+    doc["images"] = [{"bufferView": 2, "mimeType": "image/png"}]
+    doc["textures"] = [{"source": 0}]
+    doc["materials"] = [{"pbrMetallicRoughness": {"baseColorTexture": {"index": 0}}}]
+    primitive = doc["meshes"][0]["primitives"][0]
+    primitive["attributes"]["TEXCOORD_0"] = 1
+    primitive["material"] = 0
+    return glb(doc, POSITIONS + uvs + texture)
+
+
+async def test_view_when_shaded_material_shows_the_texture_solid_does_not(
+    bridge: BridgeProcess, tmp_path: Path
+) -> None:
+    # A textured import leaves the viewport colour white: Workbench's solid colours show
+    # a plain model, and a model that just set a texture must see it.
+    await imported(bridge, tmp_path, textured_triangle(solid_png(8, 8, (230, 10, 10))), "Red")
+    before = await bridge.fingerprint_full()
+    shots = {}
+    for shading in ("material", "solid", "rendered"):
+        path = tmp_path / f"{shading}.png"
+        view = ViewParams(
+            path=str(path), width=96, height=96, azimuth=0, elevation=0, shading=shading
+        )
+        shots[shading] = (await bridge.render_view(view)).engine, _reds(path.read_bytes())
+    assert shots["material"][0] == "BLENDER_WORKBENCH" and shots["material"][1] > 500
+    assert shots["solid"] == ("BLENDER_WORKBENCH", 0)
+    assert shots["rendered"][0] == "CYCLES" and shots["rendered"][1] > 500
+    assert await bridge.fingerprint_full() == before  # nothing the render touched stays
 
 
 async def test_import_when_a_texture_points_outside_refuses(

@@ -144,6 +144,7 @@ async def test_render_view_when_angle_given_answers_a_png_of_that_size(
     assert image.mimeType == "image/png"
     assert png_size(image) == (160, 96)
     assert structured(answer)["image"].startswith("sha256:")
+    assert structured(answer)["shading"] == "material"  # colours and textures by default
 
 
 async def test_render_view_when_camera_missing_or_with_an_angle_is_refused(
@@ -155,11 +156,18 @@ async def test_render_view_when_camera_missing_or_with_an_angle_is_refused(
             "render_view", {"scene_id": "looks", "camera": "Cam", "azimuth": 10}
         )
         huge = await session.call_tool("render_view", {"scene_id": "looks", "width": 4096})
+        slow = await session.call_tool(
+            "render_view", {"scene_id": "looks", "width": 2048, "shading": "rendered"}
+        )
+        odd = await session.call_tool("render_view", {"scene_id": "looks", "shading": "eevee"})
     assert error_type(missing) == "ToolExecutionError"
     assert "no camera named 'Cam'" in structured(missing)["error"]["message"]
     assert error_type(both) == "ValidationError"
     assert "not both" in structured(both)["error"]["message"]
     assert error_type(huge) == "ValidationError"
+    assert error_type(slow) == "ValidationError"
+    assert "at most 1024 pixels" in structured(slow)["error"]["message"]
+    assert error_type(odd) == "ValidationError"
 
 
 async def test_looks_when_another_users_scene_answer_not_found(

@@ -15,6 +15,7 @@ ADOPT, DISCARD = "--adopt", "--discard"
 # contracts.views.MIN_SIDE / MAX_SIDE, spelled here: parsing imports no msgspec
 # (tests/unit/doors/test_cli_imports.py), and a test holds the two equal.
 MIN_SIDE, MAX_SIDE = 64, 2048
+SHADINGS = ("material", "solid", "rendered")  # contracts.views.SHADINGS, likewise
 
 
 def add_commands(sub: Any) -> None:
@@ -215,6 +216,12 @@ def _looks(sub: Any) -> None:
     view.add_argument("--azimuth", type=float, help="degrees: 0 from -Y, 90 from +X")
     view.add_argument("--elevation", type=float, help="degrees: 90 from above")
     view.add_argument("--camera", help="through this camera object instead of an angle")
+    view.add_argument(
+        "--shading",
+        choices=SHADINGS,
+        default=SHADINGS[0],
+        help="material colours and textures (default), flat solid, or rendered with Cycles",
+    )
     asset = sub.add_parser(
         "import-asset", help="add a glTF/GLB, FBX, OBJ, USD (.usda) or STL file to a scene"
     )

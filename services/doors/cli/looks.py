@@ -50,6 +50,7 @@ async def dispatch(args: argparse.Namespace, settings: Settings, out: Screen, er
                 args.azimuth,
                 args.elevation,
                 args.camera,
+                args.shading,
             )
         else:
             request = await looks.asset_request(

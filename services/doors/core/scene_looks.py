@@ -24,7 +24,7 @@ from contracts.assets import (
 from contracts.events import RunRequested
 from contracts.receipts import RunResult
 from contracts.scene_files import is_blob_id
-from contracts.views import inspect_plan, view_plan, view_problem
+from contracts.views import DEFAULT_SHADING, Shading, inspect_plan, view_plan, view_problem
 from services.doors.core.client import ClientError, build_request, new_id
 from services.doors.core.scene_client import NoScene, SceneDoor, UploadTooLarge
 from services.executor.client import ObjectStoreUploads
@@ -85,8 +85,9 @@ class SceneLooks:
         azimuth: float | None = None,
         elevation: float | None = None,
         camera: str | None = None,
+        shading: Shading = DEFAULT_SHADING,
     ) -> RunRequested:
-        plan = view_plan(new_id("req"), width, height, azimuth, elevation, camera)
+        plan = view_plan(new_id("req"), width, height, azimuth, elevation, camera, shading)
         problem = view_problem(plan["operations"][0]["args"])
         if problem is not None:
             raise BadView(problem)

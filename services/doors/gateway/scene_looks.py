@@ -19,7 +19,14 @@ from pydantic import BaseModel, ConfigDict
 from contracts.assets import COLLECTION_PATTERN, EXTENSIONS
 from contracts.events import RunRequested
 from contracts.receipts import RunResult
-from contracts.views import DEFAULT_AZIMUTH, DEFAULT_ELEVATION, MAX_SIDE, MIN_SIDE
+from contracts.views import (
+    DEFAULT_AZIMUTH,
+    DEFAULT_ELEVATION,
+    DEFAULT_SHADING,
+    MAX_SIDE,
+    MIN_SIDE,
+    Shading,
+)
 from services.doors.core.scene_client import SceneDoor
 from services.doors.core.scene_looks import AssetRefused, BadView, SceneLooks, operation_result
 from services.doors.gateway.agent import followed, settled
@@ -155,11 +162,12 @@ async def _view(
     azimuth: float | None = None,
     elevation: float | None = None,
     camera: str | None = None,
+    shading: Shading = DEFAULT_SHADING,
 ) -> Response:
     looks = _looks(gw)
     try:
         request = await looks.view_request(
-            user, scene_id, width, height, azimuth, elevation, camera
+            user, scene_id, width, height, azimuth, elevation, camera, shading
         )
     except BadView as exc:
         raise ValidationError(str(exc)) from None
@@ -179,11 +187,13 @@ async def render_view(
     height: Side = 512,
     azimuth: Annotated[float, Query(ge=-360, le=360)] = DEFAULT_AZIMUTH,
     elevation: Annotated[float, Query(ge=-90, le=90)] = DEFAULT_ELEVATION,
+    shading: Shading = DEFAULT_SHADING,
 ) -> Response:
     """A PNG of the caller's scene from ``azimuth``/``elevation`` degrees (azimuth 0 looks
-    from -Y, 90 from +X; elevation 90 from above), framing the whole scene. A read: a run
-    of one operation, audited, that makes no revision."""
-    return await _view(gw, user, scene_id, width, height, azimuth, elevation)
+    from -Y, 90 from +X; elevation 90 from above), framing the whole scene, shaded
+    ``material`` (colours and textures), ``solid`` or ``rendered`` (Cycles, at most 1024
+    pixels a side). A read: a run of one operation, audited, that makes no revision."""
+    return await _view(gw, user, scene_id, width, height, azimuth, elevation, shading=shading)
 
 
 @router.get("/{sceneId}/cameras/{camera}/view.png", response_class=Response, responses=_PNG)
@@ -194,10 +204,11 @@ async def render_camera_view(
     gw: Gw,
     width: Side = 512,
     height: Side = 512,
+    shading: Shading = DEFAULT_SHADING,
 ) -> Response:
     """A PNG of the caller's scene through its camera object ``camera`` (404 when it has
     none of that name). A read like ``view.png``."""
-    return await _view(gw, user, scene_id, width, height, camera=camera)
+    return await _view(gw, user, scene_id, width, height, camera=camera, shading=shading)
 
 
 @router.post(

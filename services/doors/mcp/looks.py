@@ -18,7 +18,15 @@ from mcp.shared.context import RequestContext
 from contracts.assets import COLLECTION_PATTERN, EXTENSIONS
 from contracts.receipts import RunResult
 from contracts.scene_files import DEFAULT_MAX_UPLOAD_BYTES
-from contracts.views import DEFAULT_AZIMUTH, DEFAULT_ELEVATION, MAX_SIDE, MIN_SIDE
+from contracts.views import (
+    DEFAULT_AZIMUTH,
+    DEFAULT_ELEVATION,
+    DEFAULT_SHADING,
+    MAX_RENDERED_SIDE,
+    MAX_SIDE,
+    MIN_SIDE,
+    SHADINGS,
+)
 from services.doors.core.client import ClientError
 from services.doors.core.run_view import RunView
 from services.doors.core.scene_client import NoScene, SceneDoor, UploadTooLarge
@@ -78,6 +86,14 @@ RENDER_VIEW = types.Tool(
             "azimuth": {"type": "number", "minimum": -360, "maximum": 360},
             "elevation": {"type": "number", "minimum": -90, "maximum": 90},
             "camera": {"type": "string", "minLength": 1, "maxLength": 63},
+            "shading": {
+                "type": "string",
+                "enum": list(SHADINGS),
+                "default": DEFAULT_SHADING,
+                "description": "material: colours and image textures (fast); solid: flat "
+                f"viewport colours; rendered: Cycles, a few seconds, at most "
+                f"{MAX_RENDERED_SIDE} pixels a side",
+            },
         },
         ["scene_id"],
     ),
@@ -172,6 +188,7 @@ async def _view(door: Door, user: str, args: dict[str, Any], ctx: Context) -> An
         args.get("azimuth"),
         args.get("elevation"),
         args.get("camera"),
+        args.get("shading", DEFAULT_SHADING),
     )
     result = await _run(door, ctx, request)
     png = await looks.image(user, result)

@@ -26,6 +26,7 @@ from contracts.scene_files import is_blob_id
 from contracts.views import (
     DEFAULT_AZIMUTH,
     DEFAULT_ELEVATION,
+    DEFAULT_SHADING,
     VIEW_SCHEMA,
     VIEW_TOOL,
     AssetParams,
@@ -166,6 +167,7 @@ async def render_view(
         azimuth=float(args.get("azimuth", DEFAULT_AZIMUTH)),
         elevation=float(args.get("elevation", DEFAULT_ELEVATION)),
         camera=args.get("camera"),
+        shading=args.get("shading", DEFAULT_SHADING),
     )
     try:
         rendered = await bridge.render_view(view)
@@ -184,5 +186,6 @@ async def render_view(
         "width": rendered.width,
         "height": rendered.height,
         "engine": rendered.engine,
+        "shading": view.shading,
     }
     return _ok(data, mutated=False)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from contracts.assets import EXTENSIONS
-from contracts.views import view_plan, view_problem
+from contracts.views import MAX_RENDERED_SIDE, view_plan, view_problem
 from services.doors.gateway.scene_looks import FILENAME_PATTERN, camel
 from services.doors.mcp import prompts
 from services.doors.mcp.errors import ValidationError
@@ -51,6 +51,14 @@ def test_view_when_camera_and_angle_both_given_is_refused() -> None:
     one = view_plan("r", 64, 64, camera="Cam")["operations"][0]["args"]
     assert view_problem(both) == "give a camera or an azimuth/elevation, not both"
     assert view_problem(one) is None
+
+
+def test_view_when_rendered_larger_than_cycles_fits_is_refused_naming_the_limit() -> None:
+    big = view_plan("r", 2048, 64, shading="rendered")["operations"][0]["args"]
+    fits = view_plan("r", MAX_RENDERED_SIDE, 64, shading="rendered")["operations"][0]["args"]
+    flat = view_plan("r", 2048, 2048, shading="material")["operations"][0]["args"]
+    assert f"at most {MAX_RENDERED_SIDE} pixels" in (view_problem(big) or "")
+    assert view_problem(fits) is None and view_problem(flat) is None
 
 
 def test_prompt_when_filled_names_scene_and_arguments() -> None:
