@@ -6,17 +6,18 @@ committed files differ from what the types generate.
 
 from __future__ import annotations
 
-import inspect
 import json
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from contracts import asyncapi
+from contracts import asyncapi, tool_answers
 from contracts.geonodes import GeoNodeResponse
 from contracts.operations import OperationSet
+from contracts.schema_text import dedented
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
 
@@ -53,21 +54,8 @@ def geonode_response_schema() -> dict[str, Any]:
     }
 
 
-def _dedented(value: Any) -> Any:
-    """``value`` with every description a docstring gave dedented: msgspec 0.23 dedents
-    them and 0.22 does not, and the published files must not depend on which is installed."""
-    if isinstance(value, dict):
-        return {
-            k: inspect.cleandoc(v) if k == "description" and isinstance(v, str) else _dedented(v)
-            for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [_dedented(v) for v in value]
-    return value
-
-
 def render(schema: dict[str, Any]) -> str:
-    return json.dumps(_dedented(schema), indent=2, sort_keys=False) + "\n"
+    return json.dumps(dedented(schema), indent=2, sort_keys=False) + "\n"
 
 
 GENERATED = {
@@ -75,6 +63,11 @@ GENERATED = {
     "geonode-response.v1.json": geonode_response_schema,
     # The bus (docs/bus.md): the AsyncAPI document and events/<type>.v1.json per event.
     **asyncapi.generated(),
+    # Each MCP tool's outputSchema (contracts/tool_answers.py).
+    **{
+        f"mcp/{tool}.json": partial(tool_answers.output_schema, tool)
+        for tool in tool_answers.ANSWERS
+    },
 }
 
 

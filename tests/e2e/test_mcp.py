@@ -20,6 +20,7 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.context import RequestContext
 
 from services.runtime.retry import poll
+from tests.support.checked_session import CheckedSession
 from tests.support.joined_mesh import Joined
 from tests.support.mcp_plans import create, delete, error_type, op, plan, structured
 from tests.support.meshes import BLENDMESH, command_env
@@ -65,7 +66,7 @@ async def door(
         try:
             async with (
                 stdio_client(params, errlog=errlog) as (read, write),
-                ClientSession(
+                CheckedSession(
                     read,
                     write,
                     read_timeout_seconds=timedelta(seconds=CALL_WAIT),

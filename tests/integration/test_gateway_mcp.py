@@ -30,6 +30,7 @@ from services.doors.gateway.auth import Tokens
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 from services.runtime.streams import ensure_kv
+from tests.support.checked_session import CheckedSession
 from tests.support.mcp_plans import create, delete, error_type, structured
 from tests.support.meshes import mesh_fixture, role_bus
 
@@ -80,7 +81,7 @@ async def door(
     async with (
         httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(30, read=300)) as http,
         streamable_http_client(url, http_client=http) as (read, write, _),
-        ClientSession(
+        CheckedSession(
             read, write, elicitation_callback=elicit if answers is not None else None
         ) as session,
     ):

@@ -25,6 +25,7 @@ from services.doors.gateway.auth import Tokens
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 from tests.support.asset_files import OBJ, OBJ_WITH_LIBRARY, glb, gltf_document
+from tests.support.checked_session import CheckedSession
 from tests.support.mcp_plans import error_type, op, structured
 from tests.support.meshes import mesh_fixture
 
@@ -62,7 +63,7 @@ async def door(url: str, token: str) -> AsyncIterator[ClientSession]:
     async with (
         httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(30, read=300)) as http,
         streamable_http_client(url, http_client=http) as (read, write, _),
-        ClientSession(read, write) as session,
+        CheckedSession(read, write) as session,
     ):
         await session.initialize()
         yield session

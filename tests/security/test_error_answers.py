@@ -21,7 +21,6 @@ import httpx
 import mcp.types as types
 import pytest
 import pytest_asyncio
-from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from nats.aio.client import Client
 from nats.errors import Error as NatsError
@@ -35,6 +34,7 @@ from services.runtime import access
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 from tests.support.asset_files import glb, gltf_document
+from tests.support.checked_session import CheckedSession
 from tests.support.mcp_plans import plan
 from tests.support.meshes import mesh_fixture
 from tests.support.signing import register
@@ -137,7 +137,7 @@ async def test_mcp_errors_name_nothing_of_the_host(gateway: str, mesh_settings: 
     async with (
         httpx.AsyncClient(headers=ANA, timeout=httpx.Timeout(30, read=300)) as http,
         streamable_http_client(f"{gateway}/mcp", http_client=http) as (read, write, _),
-        ClientSession(read, write) as session,
+        CheckedSession(read, write) as session,
     ):
         await session.initialize()
         for name, args in calls:

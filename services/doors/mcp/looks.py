@@ -18,6 +18,7 @@ from mcp.shared.context import RequestContext
 from contracts.assets import COLLECTION_PATTERN, EXTENSIONS
 from contracts.receipts import RunResult
 from contracts.scene_files import DEFAULT_MAX_UPLOAD_BYTES
+from contracts.tool_answers import output_schema
 from contracts.views import (
     DEFAULT_AZIMUTH,
     DEFAULT_ELEVATION,
@@ -65,6 +66,7 @@ INSPECT_OBJECT = types.Tool(
         },
         ["scene_id", "name"],
     ),
+    outputSchema=output_schema("inspect_object"),
     annotations=_READ,
 )
 RENDER_VIEW = types.Tool(
@@ -97,6 +99,7 @@ RENDER_VIEW = types.Tool(
         },
         ["scene_id"],
     ),
+    outputSchema=output_schema("render_view"),
     annotations=_READ,
 )
 IMPORT_ASSET = types.Tool(
@@ -138,6 +141,7 @@ IMPORT_ASSET = types.Tool(
         },
         ["scene_id", "filename", "data", "collection"],
     ),
+    outputSchema=output_schema("import_asset"),
     annotations=types.ToolAnnotations(
         readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False
     ),

@@ -11,6 +11,7 @@ from typing import Any
 
 import mcp.types as types
 
+from contracts.tool_answers import output_schema
 from services.doors.core.client import new_id
 
 ID_PATTERN = r"^[A-Za-z0-9_-]{1,128}$"
@@ -84,6 +85,7 @@ RUN = types.Tool(
         },
         ["scene_id"],
     ),
+    outputSchema=output_schema("run"),
     annotations=types.ToolAnnotations(
         readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False
     ),
@@ -111,6 +113,7 @@ RUNS = types.Tool(
     inputSchema=_schema(
         {"limit": {"type": "integer", "minimum": 1, "maximum": 200, "default": 20}}, []
     ),
+    outputSchema=output_schema("runs"),
     annotations=_READ,
 )
 RUN_STATUS = types.Tool(
@@ -121,6 +124,7 @@ RUN_STATUS = types.Tool(
         "completed, failed), folded from its events, with receipts and failure contract."
     ),
     inputSchema=_schema({"run_id": RUN_ID}, ["run_id"]),
+    outputSchema=output_schema("run_status"),
     annotations=_READ,
 )
 CANCEL_RUN = types.Tool(
@@ -136,6 +140,7 @@ CANCEL_RUN = types.Tool(
         {"run_id": RUN_ID, "reason": {"type": "string", "maxLength": 500, "default": ""}},
         ["run_id"],
     ),
+    outputSchema=output_schema("cancel_run"),
     annotations=types.ToolAnnotations(
         readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=False
     ),
@@ -145,6 +150,7 @@ AUDIT = types.Tool(
     title="A run's audit trail",
     description="One of your runs' actions, spec 000 audit records and timeline.",
     inputSchema=_schema({"run_id": RUN_ID}, ["run_id"]),
+    outputSchema=output_schema("audit"),
     annotations=_READ,
 )
 SCENE = types.Tool(
@@ -152,6 +158,7 @@ SCENE = types.Tool(
     title="A scene's head revision",
     description="One of your scenes: its head revision, hash, objects and materials.",
     inputSchema=_schema({"scene_id": SCENE_ID}, ["scene_id"]),
+    outputSchema=output_schema("scene"),
     annotations=_READ,
 )
 PREVIEW = types.Tool(
@@ -159,6 +166,7 @@ PREVIEW = types.Tool(
     title="A scene's preview",
     description="The 960x720 render taken after your scene's last commit, as a PNG image.",
     inputSchema=_schema({"scene_id": SCENE_ID}, ["scene_id"]),
+    outputSchema=output_schema("preview"),
     annotations=_READ,
 )
 
@@ -170,6 +178,7 @@ SCENES = types.Tool(
     inputSchema=_schema(
         {"limit": {"type": "integer", "minimum": 1, "maximum": 200, "default": 50}}, []
     ),
+    outputSchema=output_schema("scenes"),
     annotations=_READ,
 )
 SCENE_HISTORY = types.Tool(
@@ -177,6 +186,7 @@ SCENE_HISTORY = types.Tool(
     title="A scene's revisions",
     description="Every committed revision of one of your scenes, oldest first.",
     inputSchema=_schema({"scene_id": SCENE_ID}, ["scene_id"]),
+    outputSchema=output_schema("scene_history"),
     annotations=_READ,
 )
 

@@ -1,0 +1,28 @@
+"""An MCP client session that holds every tool answer to the tool's declared
+``outputSchema``, error answers too (the SDK checks only the others, and MCP clients such
+as the TypeScript SDK check both)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+import mcp.types as types
+from mcp import ClientSession
+
+
+class CheckedSession(ClientSession):
+    _declared: dict[str, dict[str, Any] | None]
+
+    async def call_tool(self, name: str, *args: Any, **kwargs: Any) -> types.CallToolResult:
+        answer = await super().call_tool(name, *args, **kwargs)
+        if not hasattr(self, "_declared"):
+            self._declared = {t.name: t.outputSchema for t in (await self.list_tools()).tools}
+        if name not in self._declared:  # a tool the server does not have
+            assert answer.isError, f"unknown tool {name} answered as if it existed"
+            return answer
+        schema = self._declared[name]
+        assert schema is not None, f"tool {name} declares no outputSchema"
+        assert answer.structuredContent is not None, f"tool {name} answered no structure"
+        jsonschema.Draft202012Validator(schema).validate(answer.structuredContent)
+        return answer
