@@ -37,6 +37,10 @@ class AssetRefused(ClientError):
     what was wrong and what to do."""
 
 
+class NoUpload(ClientError):
+    """The named upload is not the caller's: never staged, expired, or another user's."""
+
+
 class BadView(ClientError):
     """A view no render takes (HTTP 422)."""
 
@@ -109,10 +113,36 @@ class SceneLooks:
         fmt = await asyncio.to_thread(check_asset, data, filename, collection, limit)
         if await self.scenes.files.head(scene_id) is not None:
             await self.scenes.own(scene_id, user)
-        uploads = ObjectStoreUploads(self.scenes.bus.js, self.scenes.bus.prefix)
-        blob = await uploads.stage(user, data)
+        blob = await self._uploads.stage(user, data)
         plan = import_asset_plan(new_id("req"), blob, len(data), fmt, collection)
         return build_request(user=user, scene_id=scene_id, plan=plan, pre_approved=pre_approved)
+
+    async def stage(self, user: str, data: bytes) -> str:
+        """Keep ``data`` for ``user`` to name later (``staged``), for a door whose own
+        messages cannot carry a file this large; returns its blob id."""
+        limit = self.scenes.settings.max_upload_bytes
+        if len(data) > limit:
+            raise UploadTooLarge(
+                f"the file is {len(data)} bytes, over the {limit} a staged upload may hold "
+                "(BLENDMESH_MAX_UPLOAD_BYTES)"
+            )
+        return await self._uploads.stage(user, data)
+
+    async def staged(self, user: str, blob: str) -> bytes:
+        """The bytes ``user`` staged as ``blob``; ``NoUpload`` when they staged none such
+        (another user's upload answers the same, so ids cannot be probed)."""
+        limit = self.scenes.settings.max_upload_bytes
+        data = await self._uploads.get(user, blob, limit) if is_blob_id(blob) else None
+        if data is None:
+            raise NoUpload(
+                f"no upload {blob} of yours; stage the file with POST /api/uploads (it "
+                "keeps a day) and name the blob it answers"
+            )
+        return data
+
+    @property
+    def _uploads(self) -> ObjectStoreUploads:
+        return ObjectStoreUploads(self.scenes.bus.js, self.scenes.bus.prefix)
 
     async def image(self, user: str, result: RunResult) -> bytes | None:
         """The PNG a completed view run staged for ``user``; None when there is none."""
@@ -120,8 +150,15 @@ class SceneLooks:
         blob = answered.get("image")
         if result.status != "completed" or not is_blob_id(blob):
             return None
-        uploads = ObjectStoreUploads(self.scenes.bus.js, self.scenes.bus.prefix)
-        return await uploads.get(user, str(blob))
+        return await self._uploads.get(user, str(blob))
 
 
-__all__ = ["AssetRefused", "BadView", "NoScene", "SceneLooks", "check_asset", "operation_result"]
+__all__ = [
+    "AssetRefused",
+    "BadView",
+    "NoScene",
+    "NoUpload",
+    "SceneLooks",
+    "check_asset",
+    "operation_result",
+]

@@ -37,6 +37,7 @@ from services.doors.gateway import (
     scene_runs,
     scene_tags,
     scenes,
+    uploads,
 )
 from services.doors.gateway.auth import Tokens
 from services.doors.gateway.context import Gateway
@@ -90,10 +91,15 @@ def create_app(
     app.add_middleware(
         BodyLimit,
         max_bytes=settings.max_body_bytes,
-        streamed=[scene_runs.upload_limit(settings), scene_looks.asset_limit(settings)],
+        streamed=[
+            scene_runs.upload_limit(settings),
+            scene_looks.asset_limit(settings),
+            uploads.upload_limit(settings),
+        ],
     )
     routers = (
         *(agent, approvals, cancels, me, reads, scenes, scene_runs, scene_looks, scene_tags),
+        uploads,
         *(health, metrics),
     )
     for module in routers:

@@ -99,9 +99,9 @@ def refusal(scope: Scope, max_bytes: int) -> str:
     )
     if MCP_PATH.fullmatch(scope.get("path", "")):
         return (
-            f"{said} in one MCP request; an asset file this large goes through "
-            "POST /api/scenes/{sceneId}/assets (up to BLENDMESH_MAX_UPLOAD_BYTES), or "
-            "import_asset over stdio (blendmesh mcp)"
+            f"{said} in one MCP request; stage a file this large with POST /api/uploads "
+            "(up to BLENDMESH_MAX_UPLOAD_BYTES) and name the blob it answers in "
+            "import_asset's `upload`"
         )
     return f"{said}; send a shorter prompt or a smaller plan"
 

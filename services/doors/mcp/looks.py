@@ -31,7 +31,13 @@ from contracts.views import (
 from services.doors.core.client import ClientError
 from services.doors.core.run_view import RunView
 from services.doors.core.scene_client import NoScene, SceneDoor, UploadTooLarge
-from services.doors.core.scene_looks import AssetRefused, BadView, SceneLooks, operation_result
+from services.doors.core.scene_looks import (
+    AssetRefused,
+    BadView,
+    NoUpload,
+    SceneLooks,
+    operation_result,
+)
 from services.doors.mcp import answers
 from services.doors.mcp.approval import progress, submit
 from services.doors.mcp.door import Door, check
@@ -108,11 +114,14 @@ IMPORT_ASSET = types.Tool(
     description=(
         "Add the objects of an asset file to a collection of a scene (made when missing; a "
         "new scene id starts a new scene). The file's name says its format: "
-        f"{', '.join(EXTENSIONS)} (USD as text). Send its bytes base64-encoded: over stdio "
-        "(blendmesh mcp) at most BLENDMESH_MAX_UPLOAD_BYTES (64 MiB by default); over HTTP "
-        "(/mcp) the whole request is at most BLENDMESH_MAX_BODY_BYTES (1 MiB by default, "
-        "about 750 KB of file), and a larger file goes through the gateway's POST "
-        "/api/scenes/{scene_id}/assets. Files that refer to other files (a "
+        f"{', '.join(EXTENSIONS)} (USD as text). Give exactly one of `data` (its bytes "
+        "base64-encoded) or `upload` (the blob a staged upload answered). Limits: over stdio "
+        "(blendmesh mcp) `data` is at most BLENDMESH_MAX_UPLOAD_BYTES (64 MiB by default); "
+        "over HTTP (/mcp) the whole request is at most BLENDMESH_MAX_BODY_BYTES (1 MiB by "
+        "default, about 750 KB of file), so a larger file is first POSTed, as raw bytes "
+        "with the same bearer token, to the gateway's /api/uploads (up to "
+        "BLENDMESH_MAX_UPLOAD_BYTES; kept a day), and `upload` names the `blob` it "
+        "answers. Files that refer to other files (a "
         "glTF buffer or image by URI, an OBJ material library, a USD asset path, an FBX "
         "texture by path) are refused. A write: policy decides it, it may wait for a "
         "person's approval, and it makes a new revision. Answers like `run`."
@@ -133,13 +142,18 @@ IMPORT_ASSET = types.Tool(
                 "contentEncoding": "base64",
                 "description": "the file's bytes, base64-encoded",
             },
+            "upload": {
+                "type": "string",
+                "pattern": r"^sha256:[0-9a-f]{64}$",
+                "description": "the `blob` POST /api/uploads answered for this file",
+            },
             "collection": {
                 "type": "string",
                 "pattern": COLLECTION_PATTERN,
                 "description": "the collection the objects go into, e.g. `Props`",
             },
         },
-        ["scene_id", "filename", "data", "collection"],
+        ["scene_id", "filename", "collection"],
     ),
     outputSchema=output_schema("import_asset"),
     annotations=types.ToolAnnotations(
@@ -202,10 +216,18 @@ async def _view(door: Door, user: str, args: dict[str, Any], ctx: Context) -> An
 
 
 async def _import(door: Door, user: str, args: dict[str, Any], ctx: Context) -> Any:
-    try:
-        data = base64.b64decode(args["data"], validate=True)
-    except (binascii.Error, ValueError):
-        raise ValidationError("argument .data is not base64; encode the file's bytes") from None
+    if ("data" in args) == ("upload" in args):
+        raise ValidationError(
+            "give exactly one of `data` (the file base64-encoded) or `upload` (the blob "
+            "POST /api/uploads answered)"
+        )
+    if "upload" in args:
+        data = await _looks(door).staged(user, args["upload"])
+    else:
+        try:
+            data = base64.b64decode(args["data"], validate=True)
+        except (binascii.Error, ValueError):
+            raise ValidationError("argument .data is not base64; encode the file's bytes") from None
     request = await _looks(door).asset_request(
         user, args["scene_id"], data, args["filename"], args["collection"]
     )
@@ -221,7 +243,7 @@ async def call(door: Door, user: str, name: str, args: Any, ctx: Context) -> typ
     handler = {"inspect_object": _inspect, "render_view": _view, "import_asset": _import}[name]
     try:
         result: types.CallToolResult = await handler(door, user, checked, ctx)
-    except NoScene as exc:
+    except (NoScene, NoUpload) as exc:
         raise NotFound(str(exc)) from None
     except (AssetRefused, BadView, UploadTooLarge) as exc:
         raise ValidationError(str(exc)) from None
