@@ -134,6 +134,7 @@ ANSWERS: dict[str, tuple[type[msgspec.Struct], ...]] = {
     "run_status": (RunAnswer,),
     "cancel_run": (RunAnswer,),
     "import_asset": (RunAnswer,),
+    "answer_approval": (RunAnswer,),  # the approval card's, not the model's
     "runs": (RunsAnswer,),
     "audit": (AuditAnswer,),
     "scene": (SceneAnswer,),

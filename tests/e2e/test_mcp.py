@@ -142,7 +142,9 @@ async def test_mcp_when_listed_and_run_answers_tools_resources_and_preview(
     assert {str(r.uri) for r in resources.resources} == {
         "blendmesh://catalog",
         "blendmesh://nodes",
+        "ui://blendmesh/approval-card.html",  # drawn only by hosts that render MCP Apps
     }
+    assert "answer_approval" not in {t.name for t in listed.tools}  # no Apps declared
     assert templates.resourceTemplates[0].uriTemplate == "blendmesh://scenes/{scene_id}"
     assert ran.isError is False, ran.content
     result = structured(ran)

@@ -1,10 +1,11 @@
 """The ``run`` tool: submit a run, report its progress, and let the person decide.
 
-When the run waits for approval and the host can ask its person (elicitation), the
-question shows every pending operation with its arguments; the answer is published as an
-``approval_resolved`` event like any other door's. A host that cannot ask gets the
-approval and the CLI command; the run waits for a person. The model never approves.
-Cancelling the tool call ends the wait, not the run: the run goes on in the mesh.
+When the run waits for approval, the person is asked as the host allows (``asking.py``):
+an approval card beside the answer (MCP Apps), a form elicitation showing every pending
+operation with its arguments, or the web console's page by URL elicitation; the answer is
+published as an ``approval_resolved`` event like any other door's. A host that can do
+none gets the approval and the CLI command; the run waits for a person. The model never
+approves. Cancelling the tool call ends the wait, not the run: ``cancel_run`` ends it.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from contracts.receipts import RunResult
 from contracts.resolutions import Resolution
 from services.doors.core.client import ClientError, OnEvent, build_request
 from services.doors.core.run_view import RunView
-from services.doors.mcp import answers
+from services.doors.mcp import answers, asking, cards
 from services.doors.mcp.door import Door
 from services.doors.mcp.errors import Timeout, ValidationError
 from services.planner.client import planner_for
@@ -41,7 +42,6 @@ APPROVE_SCHEMA: dict[str, Any] = {
         }
     },
 }
-ELICITATION = types.ClientCapabilities(elicitation=types.ElicitationCapability())
 
 
 @contextlib.asynccontextmanager
@@ -117,16 +117,17 @@ async def submit(door: Door, user: str, args: dict[str, Any], ctx: Context) -> t
     if args.get("thread_id"):
         await door.check_thread(args["thread_id"], user)
     request = run_request(door, user, args)
-    can_ask = ctx.session.check_client_capability(ELICITATION)
+    console = asking.console_of(door, ctx)
+    ask = asking.how_to_ask(ctx.session, console)
     before = await door.scene(request.scene_id, user)
     stale = await door.preview(request.scene_id, user) if before is not None else None
     try:
         async with progress(ctx) as on_event:
             result = await door.client.run(request, on_event, door.run_timeout)
             for _ in range(MAX_QUESTIONS):
-                if result.status != "awaiting_confirmation" or not can_ask:
+                if result.status != "awaiting_confirmation" or ask not in ("form", "url"):
                     break
-                result = await _decide(door, user, ctx, result, on_event)
+                result = await _decide(door, user, ctx, result, on_event, console, ask)
     except ClientError as exc:
         raise Timeout(
             f"run {request.run_id} has no answer within {door.run_timeout:g} s; it goes on "
@@ -134,17 +135,28 @@ async def submit(door: Door, user: str, args: dict[str, Any], ctx: Context) -> t
         ) from exc
     view = RunView.of_result(result)
     committed = view.committed and (before is None or before["scene_hash"] != view.scene_hash)
-    return await answer_run(door, user, view, stale if committed else None, committed)
+    answer = await answer_run(door, user, view, stale if committed else None, committed)
+    if ask == "card" and view.pending is not None:
+        return cards.sealed_answer(door, user, answer, view.pending)
+    return answer
 
 
 async def _decide(
-    door: Door, user: str, ctx: Context, result: RunResult, on_event: OnEvent | None
+    door: Door,
+    user: str,
+    ctx: Context,
+    result: RunResult,
+    on_event: OnEvent | None,
+    console: str | None,
+    ask: asking.Ask,
 ) -> RunResult:
-    """Ask the person about the approval ``result`` waits on (what its view shows), and
-    follow the run with their answer."""
+    """Ask the person about the approval ``result`` waits on (what its view shows), by
+    form or by the console's page, and follow the run with their answer."""
     pending = RunView.of_result(result).pending
     if pending is None:
         return result
+    if ask == "url" and console is not None:
+        return await asking.ask_by_url(door, user, ctx, pending, console, on_event)
     decision = await ask_person(ctx, answers.approval_question(pending))
     return await door.client.resolve(
         result.run_id,

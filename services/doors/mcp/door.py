@@ -8,7 +8,7 @@ requester's, a scene its recorded owner's, and anything not the caller's raises
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
@@ -24,6 +24,7 @@ from services.doors.core.client import MeshClient
 from services.doors.core.ownership import NotOwned, Owners, own_thread
 from services.doors.core.run_view import RunView
 from services.doors.mcp.errors import NotFound, Unavailable, ValidationError
+from services.doors.mcp.sealed import Sealer
 from services.executor.client import KvCatalog, KvNodeCatalog, KvSceneSummaries, SceneFiles
 from services.runtime.host import Bus
 from services.runtime.retry import poll
@@ -68,6 +69,7 @@ class Door:
     client: MeshClient
     run_timeout: float = 600.0
     host: HostProfile = MCP_STDIO  # the spec 001 host profile its requests declare
+    sealer: Sealer = field(default_factory=Sealer.fresh)  # approval cards' seals
 
     @property
     def prefix(self) -> str:

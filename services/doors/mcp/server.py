@@ -30,7 +30,7 @@ from services.doors.core.cancels import cancel_run
 from services.doors.core.client import ClientError, MeshClient
 from services.doors.core.ownership import NotOwned
 from services.doors.core.quota import QuotaExceeded, RunQuota
-from services.doors.mcp import answers, looks, prompts, tools
+from services.doors.mcp import answers, cards, looks, prompts, tools
 from services.doors.mcp.approval import submit
 from services.doors.mcp.door import Door, check, plain
 from services.doors.mcp.errors import AuthError, NotFound, ToolError, Unavailable, ValidationError
@@ -53,6 +53,9 @@ log = logging.getLogger("blendmesh.mcp")
 
 Context = RequestContext[Any, Any, Any]
 UserOf = Callable[[Context], str]
+# The tools a model may call; the runs they start show in the approval card where the
+# host renders MCP Apps.
+LISTED = [cards.carded(t) for t in [*tools.TOOLS, *looks.TOOLS]]
 
 
 USER_KEY = "blendmesh.user"
@@ -87,6 +90,8 @@ async def _call(door: Door, user: str, name: str, args: Any, ctx: Context) -> ty
             view = await door.status(run_id, user)
             scene = await door.scene(view.scene_id, user)
             return answers.run_answer(view.result, view.pending, scene, None)
+        case "answer_approval":  # the approval card's, with the seal only it was given
+            return await cards.answer_approval(door, user, args)
         case "cancel_run":
             checked = check(args, tools.CANCEL_RUN.inputSchema)
             await door.own_run(checked["run_id"], user)  # another's run: as an unknown one
@@ -129,7 +134,7 @@ async def _call(door: Door, user: str, name: str, args: Any, ctx: Context) -> ty
             return answers.result(f"preview of scene {scene_id}", {"scene_id": scene_id}, [png])
     if name in looks.NAMES:
         return await looks.call(door, user, name, args, ctx)
-    names = ", ".join(t.name for t in [*tools.TOOLS, *looks.TOOLS])
+    names = ", ".join(t.name for t in LISTED)
     raise ValidationError(f"unknown tool; this server has: {names}")
 
 
@@ -203,7 +208,9 @@ def build_server(door: Door, user_of: UserOf) -> Server[Any, Any]:
 
     @server.list_tools()
     async def list_tools() -> list[types.Tool]:
-        return [*tools.TOOLS, *looks.TOOLS]
+        if cards.session_renders_apps(server.request_context.session):
+            return [*LISTED, cards.ANSWER_APPROVAL]
+        return LISTED
 
     @server.list_prompts()
     async def list_prompts() -> list[types.Prompt]:
@@ -222,7 +229,7 @@ def build_server(door: Door, user_of: UserOf) -> Server[Any, Any]:
 
     @server.list_resources()
     async def list_resources() -> list[types.Resource]:
-        return tools.RESOURCES
+        return [*tools.RESOURCES, cards.CARD]
 
     @server.list_resource_templates()
     async def list_templates() -> list[types.ResourceTemplate]:
@@ -230,6 +237,8 @@ def build_server(door: Door, user_of: UserOf) -> Server[Any, Any]:
 
     @server.read_resource()
     async def read_resource(uri: AnyUrl) -> Iterable[ReadResourceContents]:
+        if str(uri) == cards.CARD_URI:  # the same page for everyone: it holds no data
+            return [ReadResourceContents(content=cards.card_html(), mime_type=cards.APP_MIME)]
         data = await read_safely(door, user_of, str(uri), server.request_context)
         return [ReadResourceContents(content=data.decode(), mime_type="application/json")]
 

@@ -389,7 +389,9 @@ async function showPreview(sceneId, revision, tries) {
 async function showAllPending() {
   if (!token()) return;
   localStorage.setItem(TOKEN_KEY, token());
-  await guarded(() => showPending(null));
+  // An MCP host's URL-mode ask opens /?run=RUN: the inbox shows that run's approval.
+  const asked = new URLSearchParams(location.search).get("run");
+  await guarded(() => showPending(asked));
 }
 
 document.addEventListener("DOMContentLoaded", () => {
