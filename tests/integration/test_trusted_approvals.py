@@ -284,7 +284,7 @@ async def test_mcp_when_person_accepts_quotes_the_hash_of_the_code_shown(
     assert waiting is not None
     host = Host()
     with pytest.raises(ClientError, match="no result within"):  # no policy answers here
-        await _decide(door, "ana", Ctx(host), waiting, None)  # type: ignore[arg-type]
+        await _decide(door, "ana", Ctx(host), waiting, None, None, "form")  # type: ignore[arg-type]
     [question] = host.questions
     assert f"trusted Python, {DIGEST}:" in question and "1 | import bpy" in question
     [resolution] = await resolutions(mesh, run_id)

@@ -101,12 +101,12 @@ async def test_body_limit_when_get_without_body_passes(
     assert response.status_code == 200 and response.text == "0"
 
 
-async def test_body_limit_when_an_mcp_request_is_too_large_names_the_asset_route(
+async def test_body_limit_when_an_mcp_request_is_too_large_names_the_upload_route(
     client: httpx.AsyncClient, inner: Recorder
 ) -> None:
     # A 2.4 MB GLB sent to import_asset over /mcp was told to "send a shorter prompt".
     response = await client.post("/mcp", content=b"x" * (LIMIT + 1))
     assert_refused(response)
     message = response.json()["error"]["message"]
-    assert "POST /api/scenes/{sceneId}/assets" in message and "shorter prompt" not in message
+    assert "POST /api/uploads" in message and "shorter prompt" not in message
     assert inner.calls == 0

@@ -21,10 +21,12 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
+from contracts.errors import BlendmeshError
+
 MAX_SEAL_CHARS = 4096  # a seal names a few ids and hashes; anything longer is not one
 
 
-class BadSeal(ValueError):
+class BadSeal(BlendmeshError):
     """The seal is not one this server made for this caller, or it has expired."""
 
 
