@@ -62,7 +62,9 @@ def upload_limit(settings: Settings) -> Streamed:
             "required": True,
             "description": "The file's bytes (any file a tool takes, e.g. a .glb asset)",
             "content": {
-                "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}
+                "application/octet-stream": {
+                    "schema": {"type": "string", "format": "binary", "minLength": 1}
+                }
             },
         }
     },
