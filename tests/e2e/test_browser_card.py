@@ -16,15 +16,12 @@ import mcp.types as types
 import pytest
 import pytest_asyncio
 
-from services.doors.cli.mesh import Mesh
-from services.doors.gateway.app import GatewayServer, create_app
-from services.doors.gateway.auth import Tokens
 from services.doors.mcp.cards import CARD_URI, SEAL_KEY
-from services.runtime.host import Bus
 from services.runtime.settings import Settings
 from tests.e2e.test_browser import CHROMIUM
 from tests.integration.test_mcp_host_approvals import ANA, host, waiting_delete
 from tests.support.checked_session import APPS, HostSession
+from tests.support.gateways import gateway_fixture
 from tests.support.mcp_plans import structured
 from tests.support.meshes import mesh_fixture
 
@@ -50,15 +47,7 @@ def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 mesh = mesh_fixture(client="test-card")
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def gateway(mesh: tuple[Mesh, Bus]) -> AsyncIterator[str]:
-    app = create_app(mesh[0].settings, mesh[1], Tokens({"tok-ana": "ana"}), run_timeout=120)
-    server = GatewayServer(app, port=0)
-    url = await server.start()
-    try:
-        yield url
-    finally:
-        await server.stop()
+gateway = gateway_fixture({"tok-ana": "ana"})
 
 
 @pytest.fixture(scope="module")

@@ -15,17 +15,13 @@ from typing import Any
 import httpx
 import mcp.types as types
 import pytest
-import pytest_asyncio
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.context import RequestContext
 
-from services.doors.cli.mesh import Mesh
-from services.doors.gateway.app import GatewayServer, create_app
-from services.doors.gateway.auth import Tokens
 from services.doors.mcp.cards import CARD_URI, SEAL_KEY
-from services.runtime.host import Bus
 from services.runtime.settings import Settings
 from tests.support.checked_session import APPS, URL_ONLY, HostSession
+from tests.support.gateways import gateway_fixture
 from tests.support.mcp_plans import error_type, op, plan, structured
 from tests.support.meshes import mesh_fixture
 
@@ -44,15 +40,7 @@ def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 mesh = mesh_fixture(client="test-mcp-hosts")
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def gateway(mesh: tuple[Mesh, Bus]) -> AsyncIterator[str]:
-    app = create_app(mesh[0].settings, mesh[1], Tokens(TOKENS), run_timeout=120)
-    server = GatewayServer(app, port=0)
-    url = await server.start()
-    try:
-        yield url
-    finally:
-        await server.stop()
+gateway = gateway_fixture(TOKENS)
 
 
 @asynccontextmanager
