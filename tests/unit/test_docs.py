@@ -86,3 +86,12 @@ def test_command_when_parsed_as_written_is_one_the_cli_takes(page: str, line: st
         parser().parse_args(words)
     except SystemExit as exc:  # argparse's way of refusing
         raise AssertionError(f"{page}: `blendmesh {line}` is not a command the CLI takes") from exc
+
+
+def test_ci_when_it_installs_runs_readme_install_command_as_written() -> None:
+    readme = (ROOT / "README.md").read_text()
+    install = re.search(r"## Install\n.*?```sh\n(.*?)\n```", readme, re.S)
+    assert install, "README has no install command"
+    pip = install.group(1).split("&& ", 1)[1]  # after making the venv
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert pip.replace("pip install", "pip install --quiet") in ci, pip
