@@ -79,6 +79,14 @@ def test_token_when_its_audience_is_a_list_naming_the_resource_is_accepted() -> 
     assert judged(signed(claims(aud=["https://other.example", RESOURCE]))) == "ana"
 
 
+def test_token_when_the_resource_has_no_path_takes_it_with_or_without_the_slash() -> None:
+    bare = OAuthSettings(**{**RULES.__dict__, "resource": "https://blend.example"})
+    for aud in ("https://blend.example", "https://blend.example/"):
+        assert judged(signed(claims(aud=aud)), bare) == "ana"
+    with pytest.raises(TokenRefused, match="another audience"):
+        judged(signed(claims(aud="https://blend.example/mcp")), bare)
+
+
 def test_token_when_expired_is_refused_saying_so() -> None:
     with pytest.raises(TokenRefused, match="expired"):
         judged(signed(claims(exp=int(time.time()) - 120)))

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import jwt
 
@@ -92,6 +93,15 @@ def _public_key(jwk: Mapping[str, Any], alg: str) -> jwt.PyJWK:
         raise TokenRefused(f"the issuer's key {jwk.get('kid', '')!r} cannot be read") from None
 
 
+def audiences(resource: str) -> list[str]:
+    """The audiences that name ``resource``: a URL with no path is the same with ``/``
+    (RFC 3986 §6.2.3), and clients differ in which they ask for (the MCP SDK adds it)."""
+    if urlsplit(resource).path in ("", "/"):
+        bare = resource.rstrip("/")
+        return [bare, f"{bare}/"]
+    return [resource]
+
+
 def claims_of(token: str, header: Header, jwk: Mapping[str, Any], rules: OAuthSettings) -> dict:
     """The token's claims once its signature, issuer, audience and times hold."""
     key = _public_key(jwk, header.alg)
@@ -100,7 +110,7 @@ def claims_of(token: str, header: Header, jwk: Mapping[str, Any], rules: OAuthSe
             token,
             key.key,
             algorithms=[header.alg],
-            audience=rules.resource,
+            audience=audiences(rules.resource),
             issuer=rules.issuer,
             leeway=rules.leeway,
             options={"require": ["exp", "iss", "aud"]},
