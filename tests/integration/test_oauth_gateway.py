@@ -181,6 +181,7 @@ async def test_metadata_when_fetched_names_the_issuer_resource_and_scopes(
         assert answer.json()["bearer_methods_supported"] == ["header"]
 
 
+@pytest.mark.clause("002-§errors.2")
 async def test_no_token_when_calling_mcp_or_api_answers_401_naming_the_metadata(
     gateway: str,
 ) -> None:
@@ -355,6 +356,7 @@ async def test_token_of_an_unmapped_subject_is_refused_naming_the_subject(
     assert "client-carol" in message and "BLENDMESH_OAUTH_SUBJECTS" in message
 
 
+@pytest.mark.clause("002-§errors.2")
 async def test_token_without_the_required_scope_is_403_insufficient_scope(
     gateway: str, provider: OidcProvider
 ) -> None:
@@ -370,6 +372,7 @@ async def test_token_without_the_required_scope_is_403_insufficient_scope(
 # -- tenancy -----------------------------------------------------------------------------
 
 
+@pytest.mark.clause("002-§core-loop.1")
 async def test_another_users_token_when_naming_anas_run_and_scene_sees_nothing(
     gateway: str, provider: OidcProvider
 ) -> None:

@@ -190,6 +190,7 @@ def test_token_when_the_subject_claim_is_configured_reads_that_claim() -> None:
         judged(signed(claims()), by_email)
 
 
+@pytest.mark.clause("002-§errors.2")
 def test_token_when_a_required_scope_is_missing_is_scope_missing() -> None:
     scoped = OAuthSettings(**{**RULES.__dict__, "scopes": ("blendmesh",)})
     assert judged(signed(claims(scope="openid blendmesh")), scoped) == "ana"
