@@ -120,8 +120,14 @@ async def test_keys_when_many_ask_at_once_one_fetch_serves_them_all() -> None:
 async def test_keys_when_the_issuer_is_down_at_first_are_unavailable() -> None:
     issuer, clock = Issuer("k1"), Clock()
     issuer.down = True
-    with pytest.raises(KeysUnavailable, match=f"signing keys of {ISSUER}"):
-        await keys(issuer, clock).key("k1")
+    cache = keys(issuer, clock)
+    for _ in range(5):
+        with pytest.raises(KeysUnavailable, match=f"signing keys of {ISSUER}"):
+            await cache.key("k1")
+    assert len(issuer.gets) == 2  # both metadata addresses, once: not on every request
+    issuer.down = False
+    clock.now += REFETCH_EVERY
+    assert (await cache.key("k1"))["kid"] == "k1"
 
 
 async def test_keys_when_a_refresh_fails_keep_those_held() -> None:
@@ -130,7 +136,10 @@ async def test_keys_when_a_refresh_fails_keep_those_held() -> None:
     await cache.key("k1")
     issuer.down = True
     clock.now += KEYS_TTL + 1
-    assert (await cache.key("k1"))["kid"] == "k1"
+    fetched = len(issuer.gets)
+    for _ in range(5):
+        assert (await cache.key("k1"))["kid"] == "k1"
+    assert len(issuer.gets) == fetched + 2  # one attempt (both metadata addresses), not five
 
 
 async def test_keys_when_oidc_discovery_is_absent_read_authorization_server_metadata() -> None:

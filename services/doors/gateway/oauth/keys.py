@@ -4,8 +4,9 @@ The JWKS address comes from the issuer's metadata (OpenID Connect discovery, els
 authorization-server metadata), whose ``issuer`` must be the configured one. Keys are kept
 ``KEYS_TTL`` seconds; a token naming a kid the cache lacks fetches them again at once (the
 issuer rotated its keys), but at most once in ``REFETCH_EVERY`` seconds, so tokens with
-made-up kids cannot make blendmesh hammer the issuer. One fetch at a time: concurrent
-requests wait for it rather than fetching alike. A failed refresh keeps the keys it had.
+made-up kids cannot make blendmesh hammer the issuer; a failed fetch is not tried again
+sooner either. One fetch at a time: concurrent requests wait for it rather than fetching
+alike. A failed refresh keeps the keys it had.
 """
 
 from __future__ import annotations
@@ -45,9 +46,9 @@ class HttpJson:
     """``FetchJson`` over httpx: a bounded time and a bounded body, no redirects."""
 
     def __init__(self, client: httpx.AsyncClient | None = None) -> None:
-        self._client = client or httpx.AsyncClient(
-            timeout=FETCH_SECONDS, follow_redirects=False, trust_env=False
-        )
+        # The environment's proxy and CA settings apply (HTTPS_PROXY, SSL_CERT_FILE): a
+        # studio's issuer is often behind both.
+        self._client = client or httpx.AsyncClient(timeout=FETCH_SECONDS, follow_redirects=False)
 
     async def __call__(self, url: str) -> Any:
         try:
@@ -101,8 +102,13 @@ class IssuerKeys:
         """The key named ``kid``; fetches when stale or unknown, within the rate limit."""
         if not self._fresh() or kid not in self._keys:
             async with self._lock:  # a request that waited here finds the fetch done
-                if not self._fresh() or (kid not in self._keys and self._may_refetch()):
+                wanted = not self._fresh() or kid not in self._keys
+                if wanted and self._may_fetch():
                     await self._refresh()
+        if self._fetched_at is None:
+            raise KeysUnavailable(
+                f"the signing keys of {self.issuer} could not be fetched; retry shortly"
+            )
         found = self._keys.get(kid)
         if found is None:
             named = f"key id {kid[:64]!r}" if kid else "no key id"
@@ -114,7 +120,9 @@ class IssuerKeys:
     def _fresh(self) -> bool:
         return self._fetched_at is not None and self._clock() - self._fetched_at < self._ttl
 
-    def _may_refetch(self) -> bool:
+    def _may_fetch(self) -> bool:
+        # Every fetch counts, good or failed: an issuer that is down is not asked again
+        # on every request either.
         return self._tried_at is None or self._clock() - self._tried_at >= self._refetch_every
 
     async def _refresh(self) -> None:
@@ -122,12 +130,10 @@ class IssuerKeys:
         try:
             keys = keys_of(await self._fetch(await self._jwks_url()), f"{self.issuer}'s JWKS")
         except (OSError, ValueError) as exc:
+            # Keys held stay in use (an issuer's brief outage locks nobody out); without
+            # any, ``key`` answers KeysUnavailable until the next attempt succeeds.
             log.warning("gateway: the OAuth issuer's keys could not be fetched: %s", exc)
-            if not self._keys:
-                raise KeysUnavailable(
-                    f"the signing keys of {self.issuer} could not be fetched; retry shortly"
-                ) from None
-            return  # keep the keys held; they are tried again after REFETCH_EVERY
+            return
         self._keys, self._fetched_at = keys, self._clock()
 
     async def _jwks_url(self) -> str:
