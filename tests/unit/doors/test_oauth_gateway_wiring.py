@@ -125,3 +125,13 @@ async def test_gateway_when_oauth_is_off_has_no_metadata_and_a_plain_challenge(
         assert refused.headers["WWW-Authenticate"] == (
             'Bearer realm="blendmesh", error="invalid_token"'
         )
+
+
+async def test_gateway_when_an_access_token_user_floods_holds_them_to_their_share(
+    tmp_path: Path,
+) -> None:
+    shares = {"BLENDMESH_USER_REQUESTS_PER_SECOND": "1", "BLENDMESH_USER_REQUEST_BURST": "2"}
+    async with client(tmp_path, {**OAUTH, **shares}, Issuer()) as http:
+        codes = [(await http.get("/api/me", headers=bearer(token()))).status_code for _ in range(3)]
+        assert codes == [200, 200, 429]  # ana's share, by the token's subject
+        assert (await http.get("/api/me", headers=bearer("tok-local"))).status_code == 200

@@ -154,6 +154,13 @@ def test_token_when_hmac_signed_with_the_public_key_as_secret_is_refused() -> No
         header_of(f"{head}.{body}.{sig}", RULES)
 
 
+@pytest.mark.parametrize(("kid", "said"), [("k" * 257, "kid"), (7, "not a JWT"), ([1], "JWT")])
+def test_token_when_its_kid_is_not_a_short_string_is_refused(kid: object, said: str) -> None:
+    head = b64(json.dumps({"alg": "RS256", "kid": kid}).encode())
+    with pytest.raises(TokenRefused, match=said):
+        header_of(f"{head}.e30.sig", RULES)
+
+
 def test_token_when_its_alg_does_not_fit_the_keys_family_is_refused() -> None:
     token = signed(claims(), EC_KEY, "ES256", "rsa-1")  # names the RSA key, signs with EC
     with pytest.raises(TokenRefused, match="does not fit"):
