@@ -41,7 +41,7 @@ pytestmark = [
     pytest.mark.asyncio(loop_scope="module"),
 ]
 
-BRIEF_TTL = 2  # seconds client-brief's tokens live
+BRIEF_TTL = 5  # seconds client-brief's tokens live
 LEEWAY = 1
 CLIENTS = [
     Client("client-ana", "secret-ana"),
@@ -53,18 +53,22 @@ SUBJECTS = "client-ana=ana,client-ben=ben,client-brief=ana"
 STATIC = {"tok-local": "local"}
 
 
-def free_port() -> int:
+@pytest.fixture(scope="module")
+def port() -> int:
     """A port for the gateway, known before it starts: the resource (and so every token's
     audience) is its URL, as an MCP client derives it."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+        found: int = sock.getsockname()[1]
+        return found
 
 
-PORT = free_port()
-URL = f"http://127.0.0.1:{PORT}"
-RESOURCE = f"{URL}/mcp"
+def resource_of(url: str) -> str:
+    return f"{url}/mcp"
+
+
+def metadata_of(url: str) -> str:
+    return f"{url}/.well-known/oauth-protected-resource/mcp"
 
 
 @pytest.fixture(scope="module")
@@ -78,14 +82,14 @@ mesh = mesh_fixture(client="test-oauth")
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def providers(
-    tmp_path_factory: pytest.TempPathFactory,
+    tmp_path_factory: pytest.TempPathFactory, port: int
 ) -> AsyncIterator[tuple[OidcProvider, OidcProvider]]:
     """The issuer blendmesh trusts, and a second one signing with the same key."""
     work = tmp_path_factory.mktemp("oidc")
-    keys = work / "keys.json"
-    trusted = await OidcProvider.start(work, keys, RESOURCE, CLIENTS)
+    keys, resource = work / "keys.json", resource_of(f"http://127.0.0.1:{port}")
+    trusted = await OidcProvider.start(work, keys, resource, CLIENTS)
     try:
-        other = await OidcProvider.start(work, keys, RESOURCE, CLIENTS)
+        other = await OidcProvider.start(work, keys, resource, CLIENTS)
         try:
             yield trusted, other
         finally:
@@ -100,18 +104,18 @@ def provider(providers: tuple[OidcProvider, OidcProvider]) -> OidcProvider:
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def gateway(mesh: tuple[Mesh, Bus], provider: OidcProvider) -> AsyncIterator[str]:
+async def gateway(mesh: tuple[Mesh, Bus], provider: OidcProvider, port: int) -> AsyncIterator[str]:
     env = {
         **mesh[0].settings.env,
         "BLENDMESH_OAUTH_ISSUER": provider.issuer,
-        "BLENDMESH_OAUTH_RESOURCE": RESOURCE,
+        "BLENDMESH_OAUTH_RESOURCE": resource_of(f"http://127.0.0.1:{port}"),
         "BLENDMESH_OAUTH_SUBJECTS": SUBJECTS,
         "BLENDMESH_OAUTH_SCOPES": "blendmesh",
         "BLENDMESH_OAUTH_LEEWAY": str(LEEWAY),
     }
     settings = replace(mesh[0].settings, env=env)
     app = create_app(settings, mesh[1], Tokens(STATIC), run_timeout=120)
-    server = GatewayServer(app, port=PORT)
+    server = GatewayServer(app, port=port)
     url = await server.start()
     try:
         yield url
@@ -160,9 +164,6 @@ def unb64(part: str) -> bytes:
     return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
 
 
-METADATA = f"{URL}/.well-known/oauth-protected-resource/mcp"
-
-
 # -- discovery ---------------------------------------------------------------------------
 
 
@@ -175,7 +176,7 @@ async def test_metadata_when_fetched_names_the_issuer_resource_and_scopes(
     ):
         answer = await api(gateway, "GET", path, None)
         assert answer.status_code == 200, answer.text
-        assert answer.json()["resource"] == RESOURCE
+        assert answer.json()["resource"] == resource_of(gateway)
         assert answer.json()["authorization_servers"] == [provider.issuer]
         assert answer.json()["scopes_supported"] == ["blendmesh"]
         assert answer.json()["bearer_methods_supported"] == ["header"]
@@ -190,7 +191,7 @@ async def test_no_token_when_calling_mcp_or_api_answers_401_naming_the_metadata(
         await api(gateway, "GET", "/api/runs", None),
     ):
         challenge = refused(answer, 401, "send Authorization: Bearer")
-        assert f'resource_metadata="{METADATA}"' in challenge
+        assert f'resource_metadata="{metadata_of(gateway)}"' in challenge
         assert "error=" not in challenge  # no token was sent, so none was invalid
 
 
@@ -225,7 +226,9 @@ async def test_valid_token_when_running_through_the_api_commits_as_the_mapped_us
     assert me.json()["user"] == "ana"
 
 
-async def test_mcp_sdk_oauth_client_when_it_discovers_from_the_401_gets_in(gateway: str) -> None:
+async def test_mcp_sdk_oauth_client_when_it_discovers_from_the_401_gets_in(
+    gateway: str, provider: OidcProvider
+) -> None:
     """What a remote MCP host does: 401, the metadata it names, the issuer's metadata, a
     token for the resource, and the call again with it (the MCP SDK's own client)."""
 
@@ -253,16 +256,30 @@ async def test_mcp_sdk_oauth_client_when_it_discovers_from_the_401_gets_in(gatew
         client_id="client-ben",
         client_secret="secret-ben",
         scopes="blendmesh",
-        issuer=(await api(gateway, "GET", METADATA[len(URL) :], None)).json()[
-            "authorization_servers"
-        ][0],
+        issuer=provider.issuer,  # where the client was registered, as a host is told
     )
-    async with door(gateway, auth=sdk) as session:
+    seen: list[tuple[str, str, int]] = []
+
+    async def record(response: httpx.Response) -> None:
+        request = response.request
+        seen.append((request.method, str(request.url).split("?")[0], response.status_code))
+
+    async with door(gateway, auth=sdk, event_hooks={"response": [record]}) as session:
         answer = await session.call_tool("scenes", {})
         assert not answer.isError, answer.content
+    # The way in, in order: refused, the metadata the challenge named, the issuer's
+    # metadata, a token for the resource, admitted; and no second token after that.
+    assert seen[:5] == [
+        ("POST", f"{gateway}/mcp", 401),
+        ("GET", metadata_of(gateway), 200),
+        ("GET", f"{provider.issuer}/.well-known/oauth-authorization-server", 200),
+        ("POST", f"{provider.issuer}/token", 200),
+        ("POST", f"{gateway}/mcp", 200),
+    ]
+    assert all(s[2] < 400 for s in seen[4:]), seen
     assert storage.tokens is not None
     claims = jwt.decode(storage.tokens.access_token, options={"verify_signature": False})
-    assert claims["aud"] == RESOURCE and claims["sub"] == "client-ben"
+    assert claims["aud"] == resource_of(gateway) and claims["sub"] == "client-ben"
 
 
 async def test_static_token_when_oauth_is_on_still_works(gateway: str) -> None:
@@ -285,19 +302,20 @@ async def test_expired_token_when_used_is_refused_as_invalid_token(
         await api(gateway, "POST", "/mcp", token, json={}),
     ):
         challenge = refused(answer, 401, "expired")
-        assert 'error="invalid_token"' in challenge and METADATA in challenge
+        assert 'error="invalid_token"' in challenge and metadata_of(gateway) in challenge
 
 
 async def test_token_for_another_audience_when_used_is_refused(
     gateway: str, provider: OidcProvider
 ) -> None:
     token = await provider.token("client-ana", resource="http://127.0.0.1:9/elsewhere")
-    assert jwt.decode(token, options={"verify_signature": False})["aud"] != RESOURCE
+    assert jwt.decode(token, options={"verify_signature": False})["aud"] != resource_of(gateway)
     for answer in (
         await api(gateway, "GET", "/api/runs", token),
         await api(gateway, "POST", "/mcp", token, json={}),
     ):
-        assert f"resource={RESOURCE}" in refused(answer, 401, "another audience") + answer.text
+        words = refused(answer, 401, "another audience") and answer.json()["error"]["message"]
+        assert f"resource={resource_of(gateway)}" in words
 
 
 async def test_token_of_another_issuer_with_the_same_key_is_refused(
