@@ -69,6 +69,11 @@ class InsufficientScope(AuthError):
     """The token is good but lacks a scope blendmesh requires (RFC 6750, 403)."""
 
 
+class OperatorAuthError(AuthError):
+    """``/metrics`` without BLENDMESH_METRICS_TOKEN: no OAuth token grants it, so its
+    challenge names no protected-resource metadata."""
+
+
 class NotFound(ApiError):
     """Unknown, or owned by another user: a caller cannot tell which."""
 
@@ -175,6 +180,7 @@ def type_name(kind: type[ApiError]) -> str:
         ModelUnavailable: "ModelError",
         InvalidToken: "AuthError",
         InsufficientScope: "AuthError",
+        OperatorAuthError: "AuthError",
     }
     return names.get(kind, kind.__name__)
 
@@ -263,7 +269,9 @@ def install(app: FastAPI) -> None:
             log.warning("%s %s: %s", request.method, request.url.path, type(exc).__name__)
         auth = getattr(request.app.state, "auth", None)
         challenge = None
-        if isinstance(exc, AuthError) and auth is not None:  # names the resource metadata
+        operator = isinstance(exc, OperatorAuthError)
+        if isinstance(exc, AuthError) and auth is not None and not operator:
+            # names the protected-resource metadata, when OAuth is on
             challenge = auth.challenge(type(exc))
         return error_response(type(exc), status, str(exc), challenge)
 

@@ -53,7 +53,7 @@ def token(sub: str = "client-ana") -> str:
 
 
 def client(tmp_path: Path, env: dict[str, str], issuer: Issuer | None = None) -> httpx.AsyncClient:
-    settings = Settings(home=tmp_path, env=env)
+    settings = Settings(home=tmp_path, env=env, metrics_token="tok-operator")
     app = create_app(settings, cast(Bus, None), Tokens({"tok-local": "local"}), fetch=issuer)
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gw")
 
@@ -130,8 +130,23 @@ async def test_gateway_when_oauth_is_off_has_no_metadata_and_a_plain_challenge(
 async def test_gateway_when_an_access_token_user_floods_holds_them_to_their_share(
     tmp_path: Path,
 ) -> None:
-    shares = {"BLENDMESH_USER_REQUESTS_PER_SECOND": "1", "BLENDMESH_USER_REQUEST_BURST": "2"}
+    # A byte share refilled at one byte a second: the second body waits minutes, however
+    # slowly the machine runs the test.
+    shares = {"BLENDMESH_USER_BYTES_PER_SECOND": "1", "BLENDMESH_USER_BYTES_BURST": "1000"}
+    body = b"x" * 900
     async with client(tmp_path, {**OAUTH, **shares}, Issuer()) as http:
-        codes = [(await http.get("/api/me", headers=bearer(token()))).status_code for _ in range(3)]
-        assert codes == [200, 200, 429]  # ana's share, by the token's subject
-        assert (await http.get("/api/me", headers=bearer("tok-local"))).status_code == 200
+        first = await http.post("/api/me", content=body, headers=bearer(token()))
+        second = await http.post("/api/me", content=body, headers=bearer(token()))
+        assert first.status_code != 429 and second.status_code == 429  # ana's share, by sub
+        assert "BLENDMESH_USER_BYTES_PER_SECOND" in second.text
+        static = await http.post("/api/me", content=body, headers=bearer("tok-local"))
+        assert static.status_code != 429  # local's share is their own
+
+
+async def test_gateway_when_metrics_want_the_operators_token_names_no_oauth_metadata(
+    tmp_path: Path,
+) -> None:
+    async with client(tmp_path, OAUTH, Issuer()) as http:
+        refused = await http.get("/metrics", headers=bearer(token()))
+        assert refused.status_code == 401 and "BLENDMESH_METRICS_TOKEN" in refused.text
+        assert refused.headers["WWW-Authenticate"] == 'Bearer realm="blendmesh"'
