@@ -39,6 +39,10 @@ def _config(workdir: Path, keys: Path, resource: str, clients: list[Client]) -> 
     return config
 
 
+def _tail(log: Path) -> str:
+    return log.read_text(errors="replace")[-2000:]
+
+
 class OidcProvider:
     def __init__(self, process: asyncio.subprocess.Process, issuer: str) -> None:
         self.process = process
@@ -50,22 +54,25 @@ class OidcProvider:
         cls, workdir: Path, keys: Path, resource: str, clients: list[Client]
     ) -> OidcProvider:
         config = _config(workdir, keys, resource, clients)
-        process = await asyncio.create_subprocess_exec(
-            "node",
-            str(SERVER),
-            str(config),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
+        # Its warnings go to a file: a pipe nobody reads would stop it once full.
+        log = config.with_suffix(".log")
+        with log.open("wb") as err:
+            process = await asyncio.create_subprocess_exec(
+                "node",
+                str(SERVER),
+                str(config),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=err,
+            )
         assert process.stdout is not None
         try:
             line = await asyncio.wait_for(process.stdout.readline(), START_SECONDS)
             issuer = json.loads(line)["issuer"]
         except (TimeoutError, ValueError, KeyError):
             process.kill()
-            _, err = await process.communicate()
-            pytest.fail(f"the test OpenID provider did not start: {err.decode()[-2000:]}")
+            await process.wait()
+            pytest.fail(f"the test OpenID provider did not start: {_tail(log)}")
         provider = cls(process, issuer)
         provider._secrets = {c.id: c.secret for c in clients}
         return provider
