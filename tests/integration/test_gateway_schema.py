@@ -31,8 +31,10 @@ AUTH = {"Authorization": "Bearer tok-ana"}
 
 def excluded(case: schemathesis.Case) -> list[schemathesis.CheckFunction]:
     """The import routes' bodies are a .blend or an asset file, which a schema cannot
-    describe (it says binary); a schema-valid body that is not one is rightly refused 422."""
-    imports = case.operation.path.endswith(("/import", "/assets"))
+    describe (it says binary); a schema-valid body that is not one is rightly refused 422.
+    So are a batch of chunks (frames of lengths and bytes) and a manifest whose sizes must
+    add up to its ``bytes`` (docs/http-api.md, a push by changed chunks)."""
+    imports = case.operation.path.endswith(("/import", "/assets", "/chunks"))
     return [positive_data_acceptance] if imports else []
 
 

@@ -33,6 +33,7 @@ from services.doors.gateway import (
     me,
     metrics,
     protected_resource,
+    pushed_chunks,
     reads,
     scene_looks,
     scene_runs,
@@ -105,11 +106,12 @@ def create_app(
             scene_runs.upload_limit(settings),
             scene_looks.asset_limit(settings),
             uploads.upload_limit(settings),
+            pushed_chunks.batch_limit(),
         ],
     )
     routers = (
         *(agent, approvals, cancels, me, reads, scenes, scene_runs, scene_looks, scene_tags),
-        uploads,
+        *(uploads, pushed_chunks),
         *(health, metrics, protected_resource),
     )
     for module in routers:
