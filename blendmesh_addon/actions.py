@@ -106,11 +106,13 @@ def push(context: Any) -> bool:
 
     def job(progress: Any) -> tuple[dict[str, Any], dict[str, Any] | None, int]:
         status, answer = gw.import_blend(scene, data)
+        progress(_sent(gw.sent, len(data)))
         run, approval = answer["run"], answer.get("approval")
         return run, approval, _head_revision(gw, scene) if status == 200 else 0
 
     def done(result: tuple[dict[str, Any], dict[str, Any] | None, int]) -> None:
         run, approval, revision = result
+        SESSION.pushed_bytes = gw.sent
         SESSION.push_run_id = run.get("runId", "")
         if approval:
             SESSION.approvals = [approval, *SESSION.approvals]
@@ -118,6 +120,11 @@ def push(context: Any) -> bool:
 
     WORKER.submit(job, done, SESSION.failed, SESSION.add_progress)
     return True
+
+
+def _sent(sent: int, size: int) -> str:
+    mib = 1024 * 1024
+    return f"sent {sent / mib:.2f} MiB of the {size / mib:.1f} MiB file: the parts the mesh lacked"
 
 
 # -- ask, approve, reject --------------------------------------------------------------
@@ -145,6 +152,7 @@ def ask(context: Any, prompt: str) -> bool:
                 return "pushed", pushed, 0
             imported.append(_head_revision(gw, scene))
             progress(f"pushed your changes as revision {imported[0]}")
+            progress(_sent(gw.sent, len(changes)))
         answer = gw.run(scene, prompt.strip(), progress, chosen)
         waiting = answer.get("status") == "awaiting_confirmation"
         approvals = gw.pending() if waiting else []
