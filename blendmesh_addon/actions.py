@@ -273,7 +273,9 @@ def pull(context: Any, keep_copy: bool = False) -> bool:
     if begun is None:
         return False
     gw, scene = begun
-    now = content.fingerprint()
+    # Every part hashed again: a pull replaces the session, so no change may hide in a
+    # part kept from before (a script's edit that told the depsgraph nothing).
+    now = content.fingerprint(full=True)
     if SESSION.local_changes(scene, now):
         if not keep_copy:
             SESSION.busy, SESSION.changed_locally = "", True
@@ -312,7 +314,7 @@ def pull(context: Any, keep_copy: bool = False) -> bool:
 
 def _pulled(scene: str, checked: str, data: bytes, revision: int) -> None:
     # The artist may have worked on while the file came: check again before replacing.
-    if content.fingerprint() != checked:
+    if content.fingerprint(full=True) != checked:
         SESSION.busy, SESSION.changed_locally = "", True
         return
     kept = SESSION.notice
