@@ -5,6 +5,7 @@ saying what was wrong, with nothing staged."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -18,7 +19,7 @@ from blendmesh_addon import chunks
 from contracts.pushed_chunks import MAX_BATCH_BYTES, MAX_CHUNK_BYTES, MAX_CHUNKS, frames
 from contracts.scene_files import blob_id
 from services.doors.cli.mesh import Mesh
-from services.executor.client import ObjectStoreUploads, SceneFiles
+from services.executor.client import ObjectStoreUploads, PushedChunks, SceneFiles
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 from tests.integration.test_gateway_scenes import approve, client_of, error, object_names, waiting
@@ -239,3 +240,18 @@ async def test_chunk_routes_when_the_token_is_missing_or_unknown_answer_401(
     body = frames([b"x"]) if path.endswith("/chunks") else b'{"chunks": []}'
     refused = await api.request(method, path, content=body, headers=headers)
     assert refused.status_code == 401, refused.text
+
+
+async def test_missing_when_a_stored_chunk_is_past_half_its_keeping_asks_for_it_again(
+    api: httpx.AsyncClient, mesh: tuple[Mesh, Bus], cone: bytes
+) -> None:
+    cut = chunks.cut(cone)
+    await send(api, pieces(cone, cut), ANA)
+    names = [c.sha256 for c in cut.chunks]
+    kept_long = PushedChunks(mesh[1].js, mesh[1].prefix, kept=3600.0)
+    assert await kept_long.missing("ana", names) == []
+    # Kept a second (BLENDMESH_UPLOAD_TTL=1): a copy older than half of it may be gone
+    # before the import names it, so it is sent again.
+    await asyncio.sleep(0.6)
+    kept_briefly = PushedChunks(mesh[1].js, mesh[1].prefix, kept=1.0)
+    assert await kept_briefly.missing("ana", names) == list(dict.fromkeys(names))

@@ -95,7 +95,8 @@ def batch_limit() -> Streamed:
 )
 async def missing(body: ChunkQuestion, user: User, gw: Gw) -> MissingChunks:
     """Which of ``chunks`` the caller must send: those not stored for them lately."""
-    lacking = await PushedChunks(gw.bus.js, gw.prefix).missing(user, body.chunks)
+    chunks = PushedChunks(gw.bus.js, gw.prefix, gw.settings.upload_ttl)
+    lacking = await chunks.missing(user, body.chunks)
     return MissingChunks(missing=lacking)
 
 
@@ -151,7 +152,9 @@ async def import_chunks(
         raise (TooLarge if body.bytes > limit else ValidationError)(problem)
     names = [c.sha256 for c in body.chunks]
     async with received.scratch(received.folder(gw.settings)) as file:
-        got = await PushedChunks(gw.bus.js, gw.prefix).assemble(user, names, file)
+        got = await PushedChunks(gw.bus.js, gw.prefix, gw.settings.upload_ttl).assemble(
+            user, names, file
+        )
         if got.lacking:
             raise Conflict(
                 f"{len(got.lacking)} of the file's {len(names)} chunks are not stored for "

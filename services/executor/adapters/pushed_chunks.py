@@ -3,9 +3,10 @@ from them.
 
 They live in the uploads bucket beside whole uploads, as ``<user>/chunk-<sha256 hex>``:
 a user name is subject-safe (no ``/``), so no name of one user's can be another's, and
-the bucket's TTL deletes a chunk a day after it was last sent. A chunk is said present
-only while it is younger than half that (``FRESH_FOR``), so one found now outlives the
-import that names it; an older one is asked for again, and sending it renews it.
+the bucket's TTL deletes a chunk a day after it was last sent (the collector sooner, at
+BLENDMESH_UPLOAD_TTL). A chunk is said present only while it is younger than half the
+shorter of the two (``fresh_for``), so one found now outlives the import that names it;
+an older one is asked for again, and sending it renews it.
 """
 
 from __future__ import annotations
@@ -43,8 +44,10 @@ def _name(user: str, chunk: str) -> str:
 
 
 class PushedChunks:
-    def __init__(self, js: JetStreamContext, prefix: str) -> None:
+    def __init__(self, js: JetStreamContext, prefix: str, kept: float = 2 * FRESH_FOR) -> None:
+        """``kept``: seconds an upload is kept (BLENDMESH_UPLOAD_TTL)."""
         self._js = js
+        self.fresh_for = min(FRESH_FOR, kept / 2)
         self._uploads = ObjectStoreUploads(js, prefix)
         self.bucket = self._uploads.bucket
 
@@ -57,7 +60,7 @@ class PushedChunks:
             info = await meta(self._js, self.bucket, _name(user, chunk))
             if info is None or not info.mtime:
                 return True
-            return (now - datetime.fromisoformat(info.mtime)).total_seconds() > FRESH_FOR
+            return (now - datetime.fromisoformat(info.mtime)).total_seconds() > self.fresh_for
 
         asked = list(dict.fromkeys(chunks))
         found = await _bounded(lacks, asked)
