@@ -12,6 +12,8 @@ import pytest
 
 from blendmesh_addon import chunks
 from contracts.pushed_chunks import (
+    FRAME,
+    MAX_BATCH_BYTES,
     MAX_CHUNK_BYTES,
     MAX_CHUNKS,
     BadBatch,
@@ -139,3 +141,10 @@ def test_manifest_problem_names_a_wrong_total_and_a_file_over_the_limit() -> Non
     assert manifest_problem([3, 4], 7, 100) is None
     assert "add up to 7 bytes, not the 8" in str(manifest_problem([3, 4], 8, 100))
     assert "more than the 5 an import takes" in str(manifest_problem([3, 4], 7, 5))
+
+
+def test_addon_limits_when_compared_are_the_gateways() -> None:
+    from blendmesh_addon import gateway
+
+    assert (gateway.MAX_CHUNKS, gateway.MAX_BATCH_BYTES) == (MAX_CHUNKS, MAX_BATCH_BYTES)
+    assert (gateway.FRAME, chunks.MAXIMUM) == (FRAME, MAX_CHUNK_BYTES)
