@@ -14,7 +14,7 @@ and ``--props`` cubes, 77 MiB saved uncompressed):
   run through the gateway alone, without the session (the mesh's share);
 - the bytes a push sends after the artist moved one object by hand since the last push:
   the chunks the mesh lacks, their frames, the question and the manifest (target: 2 MiB
-  on the big scene; ADR 0050); beside it, what the push before it sent, after the runs
+  on the big scene; ADR 0051); beside it, what the push before it sent, after the runs
   replayed since the first push;
 - the add-on's longest tick while it follows the scene for 10 s: a frame Blender could
   not draw meanwhile (target: 50 ms), and the longest tick that replayed a run.

@@ -1,5 +1,5 @@
 """A saved .blend cut into chunks at its own block boundaries, so a push sends only what
-changed (docs/adr/0050-a-push-sends-the-blocks-that-changed.md).
+changed (docs/adr/0051-a-push-sends-the-blocks-that-changed.md).
 
 The mesh cuts revisions with FastCDC (ADR 0021), which Blender's own Python cannot import,
 and a content-defined cut written in Python takes tens of seconds over a 77 MiB file. An

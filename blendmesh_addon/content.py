@@ -13,7 +13,7 @@ Only this add-on compares these fingerprints, each with one it took itself, so t
 not equal the mesh's scene hash; they need to change with the content and only with it.
 On a big scene most of a fingerprint is objects' and meshes' parts that did not change
 since the last one; those are kept between fingerprints and forgotten when a depsgraph
-update, undo, redo, a load or a rename says they may have (``Cache``, ADR 0051).
+update, undo, redo, a load or a rename says they may have (``Cache``, ADR 0052).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ SKIPPED = frozenset(
 
 class Cache:
     """Each object's and mesh's hashed part by the address of its data, kept from one
-    fingerprint to the next (docs/adr/0051-fingerprints-reuse-what-the-depsgraph-did-not-touch.md).
+    fingerprint to the next (docs/adr/0052-fingerprints-reuse-what-the-depsgraph-did-not-touch.md).
 
     On a big scene the parts of thousands of objects and meshes are almost all of a
     fingerprint's time, and almost none of them change between two. A part is reused only

@@ -1,5 +1,5 @@
 """A push by changed chunks: what the Blender add-on sends the gateway instead of a whole
-.blend (docs/adr/0050-a-push-sends-the-blocks-that-changed.md, docs/http-api.md).
+.blend (docs/adr/0051-a-push-sends-the-blocks-that-changed.md, docs/http-api.md).
 
 The add-on cuts its saved file into chunks (``blendmesh_addon/chunks.py``), each named by
 its SHA-256, asks which of them the user's store lacks (``POST /api/uploads/chunks/missing``),
