@@ -11,6 +11,7 @@ from contracts import subjects
 from contracts.events import (
     AnyEvent,
     Approved,
+    CancelRequested,
     Event,
     Executed,
     RunCompleted,
@@ -19,6 +20,7 @@ from contracts.events import (
 )
 from services.executor.domain.authority import unbacked
 from services.executor.domain.inspection import run_record
+from services.executor.domain.pinning import Leave, pinned_elsewhere
 from services.executor.domain.ports import LeaseHeld
 from services.executor.domain.runner import PlanRunner
 from services.runtime import metrics
@@ -37,8 +39,14 @@ class ExecutorHandlers:
     # before the run's result is published.
     progress: Callable[[], PipelinedPublisher]
     history: RunHistory  # a run's events, read back from the log
+    catalog_version: Callable[[], str]  # the tool catalog this executor serves
+    # The pin (ADR 0050): how long a run waits for an executor of its catalog, and the
+    # deliveries its message may have before the consumer loop would dead-letter it.
+    catalog_wait: float = 300.0
+    max_deliver: int = 100
+    clock: Callable[[], float] = time.time
 
-    async def on_approved(self, event: Approved) -> Sequence[Event]:
+    async def on_approved(self, event: Approved, delivered: int = 1) -> Sequence[Event]:
         events = await self.history(event.run_id)
         if any(isinstance(e, Executed) and e.causation_id == event.event_id for e in events):
             # Already executed, and the result is in the log: a redelivery, or a replay
@@ -57,6 +65,20 @@ class ExecutorHandlers:
                 reason,
             )
             return []
+        elsewhere = pinned_elsewhere(
+            event,
+            self.catalog_version(),
+            now=self.clock(),
+            wait=self.catalog_wait,
+            delivered=delivered,
+            max_deliver=self.max_deliver,
+            cancel=next((e for e in events if isinstance(e, CancelRequested)), None),
+        )
+        if isinstance(elsewhere, Leave):
+            raise Retry(elsewhere.reason, delay=elsewhere.delay)
+        if elsewhere is not None:
+            log.error("run %s: %s", event.run_id, elsewhere.message)
+            return [self.runner.unserved(event, elsewhere.failure, elsewhere.receipts)]
         pipeline = self.progress()
         started = time.perf_counter()
         try:
@@ -86,7 +108,7 @@ class ExecutorHandlers:
     async def handle(self, event: AnyEvent, delivery: Delivery) -> Sequence[Event]:
         match event:
             case Approved():
-                return await self.on_approved(event)
+                return await self.on_approved(event, delivery.num_delivered)
         return []
 
 

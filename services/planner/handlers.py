@@ -59,6 +59,7 @@ from services.planner.settings import PlanLimits
 from services.runtime.consumer_spec import Delivery
 from services.runtime.errors import Retry
 from services.runtime.retry import poll
+from services.runtime.version import BLENDMESH_VERSION
 
 # The services whose dead letters leave a run open; audit's only miss a projection.
 log = logging.getLogger("blendmesh.planner")
@@ -209,6 +210,8 @@ class PlannerHandlers:
                 rollback_boundary=event.rollback_boundary,
                 done=plan.done,
                 requires_gate_verification=plan.requires_gate_verification,
+                blendmesh_version=BLENDMESH_VERSION,
+                blender_version=catalog.blender_version,
             )
         ]
 

@@ -61,9 +61,7 @@ async def test_mesh_when_its_last_port_is_taken_after_the_look_still_starts(
 
 
 @pytest.mark.parametrize("written", ["", "not a port", "80", "70000", "-1", "9" * 400])
-def test_last_port_when_the_file_is_not_a_usable_port_is_none(
-    tmp_path: Path, written: str
-) -> None:
+def test_last_port_when_the_file_is_not_a_usable_port_is_none(tmp_path: Path, written: str) -> None:
     (tmp_path / PORT_FILE).write_text(written)
     assert last_port(tmp_path) is None
 
