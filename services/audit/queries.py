@@ -150,6 +150,8 @@ class QueryResponders:
         detail = await self._store.run(query.run_id)
         if detail is None:
             raise QueryFailed(f"no run {query.run_id}; `blendmesh runs` lists the known runs")
+        for entry in detail["timeline"]:
+            entry["facts"] = msgspec.json.decode(entry.get("facts") or "{}")
         return RunReply(ok=True, last_seq=seq, detail=msgspec.convert(detail, RunDetail))
 
     async def dump(self, data: bytes) -> Reply:
