@@ -183,7 +183,9 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
 
         async def stats() -> dict[str, Any]:
             found = await read_consumer()
-            return found | {"blender": msgspec.to_builtins(blender_state(bridge, scenes))}
+            blender = msgspec.to_builtins(blender_state(bridge, scenes))
+            pins = {"catalog_version": catalog.version, "waiting": handlers.waiting()}
+            return found | {"blender": blender} | pins
 
         registered = await health.register(bus, "executor", stats)
         service.closers.append(registered.stop)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from contracts import subjects
 from contracts.events import (
@@ -18,6 +18,7 @@ from contracts.events import (
     RunFailed,
     RunRequested,
 )
+from contracts.health import MAX_WAITING
 from services.executor.domain.authority import unbacked
 from services.executor.domain.inspection import run_record
 from services.executor.domain.pinning import Leave, pinned_elsewhere
@@ -29,6 +30,9 @@ from services.runtime.errors import Retry
 from services.runtime.publishers import PipelinedPublisher
 
 log = logging.getLogger("blendmesh.executor")
+# A handed-back run comes round every 5 s at most (pinning.MAX_DELAY), to one executor of
+# several: one not seen for this long has been taken or has ended.
+LEFT_SHOWN = 30.0
 RunHistory = Callable[[str], Awaitable[Sequence[AnyEvent]]]
 
 
@@ -45,6 +49,17 @@ class ExecutorHandlers:
     catalog_wait: float = 300.0
     max_deliver: int = 100
     clock: Callable[[], float] = time.time
+    # Runs handed back lately, for its STATS: run id -> (what it said, when).
+    _left: dict[str, tuple[str, float]] = field(default_factory=dict, init=False)
+
+    def waiting(self) -> list[str]:
+        """The runs pinned to another catalog it handed back in the last ``LEFT_SHOWN``
+        seconds, newest last, at most ``MAX_WAITING``: ``blendmesh status`` says why they
+        wait."""
+        since = self.clock() - LEFT_SHOWN
+        for run_id in [r for r, (_, at) in self._left.items() if at < since]:
+            del self._left[run_id]
+        return [said for said, _ in self._left.values()]
 
     async def on_approved(self, event: Approved, delivered: int = 1) -> Sequence[Event]:
         events = await self.history(event.run_id)
@@ -74,7 +89,11 @@ class ExecutorHandlers:
             max_deliver=self.max_deliver,
             cancel=next((e for e in events if isinstance(e, CancelRequested)), None),
         )
+        self._left.pop(event.run_id, None)
         if isinstance(elsewhere, Leave):
+            self._left[event.run_id] = (elsewhere.reason, self.clock())
+            while len(self._left) > MAX_WAITING:
+                del self._left[next(iter(self._left))]
             raise Retry(elsewhere.reason, delay=elsewhere.delay)
         if elsewhere is not None:
             log.error("run %s: %s", event.run_id, elsewhere.message)

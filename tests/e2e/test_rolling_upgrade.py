@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -70,6 +71,25 @@ def run(url: str, credentials: Path, home: Path, prompt: str, scene: str) -> dic
     return dict(json.loads(proc.stdout))
 
 
+def waiting_said(url: str, credentials: Path, home: Path) -> str:
+    """What an executor's line of ``blendmesh status --json`` says it leaves to others,
+    once one says so (within the run's wait)."""
+    env = command_env({"NATS_URL": url, "BLENDMESH_NATS_CREDENTIALS": str(credentials)})
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        proc = subprocess.run(
+            [BLENDMESH, "--home", str(home), "status", "--json"],
+            capture_output=True, text=True, timeout=60, env=env, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        status = json.loads(proc.stdout)
+        (executors,) = [s for s in status["services"] if s["role"] == "executor"]
+        for instance in executors["instances"]:
+            if instance.get("waiting"):
+                return str(instance["waiting"][0])
+        time.sleep(0.2)
+    raise AssertionError("no executor said which run it left to another catalog")
+
+
 async def catalog_published(bus: Bus, other_than: str | None, tries: int = 600) -> str:
     """The catalog version in the bucket, once it is not ``other_than``."""
     for _ in range(tries):
@@ -117,8 +137,16 @@ async def test_rolling_upgrade_when_catalogs_differ_runs_each_pinned_run_on_its_
                     assert executed.blendmesh_version == planned.blendmesh_version != ""
                     assert executed.blender_version == planned.blender_version != ""
             # The upgraded executor is gone: a run pinned to its catalog is handed back by
-            # the stock one until the wait is spent, then fails, naming both catalogs.
-            failed = run(url, credentials, tmp_path / "c", "add a cone named Late", "up")
+            # the stock one until the wait is spent, then fails, naming both catalogs; while
+            # it waits, `blendmesh status` says why.
+            late = asyncio.create_task(
+                asyncio.to_thread(
+                    run, url, credentials, tmp_path / "c", "add a cone named Late", "late"
+                )
+            )
+            said = await asyncio.to_thread(waiting_said, url, credentials, tmp_path / "c")
+            assert f"pinned to tool catalog {upgraded}; this executor serves {stock}" in said
+            failed = await late
             failure = failed["failure"]
             assert isinstance(failure, dict), failed
             assert failure["error_code"] == "CATALOG_UNSERVED", failed

@@ -71,7 +71,8 @@ def pinned_elsewhere(
         delay = min(FIRST_DELAY * 1.5 ** max(delivered - 1, 0), MAX_DELAY)
         reason = (
             f"run {approved.run_id} is pinned to tool catalog {pinned}; this executor "
-            f"serves {catalog_version}: left for an executor of {pinned}"
+            f"serves {catalog_version}: left for an executor of {pinned} (it fails "
+            f"CATALOG_UNSERVED in {wait - waited:.0f} s if none takes it)"
         )
         return Leave(delay=delay, reason=reason)
     hint = (

@@ -11,9 +11,10 @@ import msgspec
 import pytest
 
 from contracts.events import AnyEvent, Approved, CancelRequested, Executed, follow
+from contracts.health import MAX_WAITING
 from services.executor.domain.pinning import MAX_DELAY, Leave, Unserved, pinned_elsewhere
 from services.executor.domain.runner import PlanRunner
-from services.executor.handlers import ExecutorHandlers
+from services.executor.handlers import LEFT_SHOWN, ExecutorHandlers
 from services.runtime.errors import Retry
 from services.runtime.publishers import PipelinedPublisher
 from tests.support.fake_bridge import FakeBridge
@@ -124,3 +125,45 @@ async def test_pin_when_a_waiting_run_is_cancelled_ends_it_at_once() -> None:
     assert isinstance(ended, Unserved)
     assert ended.failure.error_code == "RUN_CANCELLED"
     assert ended.message == "ana cancelled the run: late"
+
+
+async def test_executor_when_it_handed_runs_back_lists_them_for_status_then_forgets() -> None:
+    events, approved = await pinned("v1")
+    history = History()
+    history.events = [*events[:-1], approved]
+    now = [approved.at + 1]
+    handlers = ExecutorHandlers(
+        runner=cast(PlanRunner, Untouchable()),
+        progress=lambda: cast(PipelinedPublisher, Untouchable()),
+        history=history,
+        catalog_version=lambda: "v2",
+        catalog_wait=60.0,
+        clock=lambda: now[0],
+    )
+    with pytest.raises(Retry):
+        await handlers.on_approved(approved, delivered=1)
+    (said,) = handlers.waiting()
+    assert f"run {approved.run_id} is pinned to tool catalog v1" in said
+    assert "fails CATALOG_UNSERVED in 59 s" in said
+    now[0] += LEFT_SHOWN + 1
+    assert handlers.waiting() == []
+
+
+async def test_executor_when_many_runs_wait_lists_at_most_the_newest_twenty() -> None:
+    events, approved = await pinned("v1")
+    history = History()
+    handlers = ExecutorHandlers(
+        runner=cast(PlanRunner, Untouchable()),
+        progress=lambda: cast(PipelinedPublisher, Untouchable()),
+        history=history,
+        catalog_version=lambda: "v2",
+        clock=lambda: approved.at + 1,
+    )
+    for i in range(MAX_WAITING + 5):
+        run = msgspec.structs.replace(approved, run_id=f"r{i}")
+        history.events = [*events[:-1], run]
+        with pytest.raises(Retry):
+            await handlers.on_approved(run, delivered=1)
+    listed = handlers.waiting()
+    assert len(listed) == MAX_WAITING
+    assert "run r5 " in listed[0] and f"run r{MAX_WAITING + 4} " in listed[-1]
