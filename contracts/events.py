@@ -161,7 +161,7 @@ class Approved(RunEvent, frozen=True, kw_only=True, tag="run.approved"):
     schedule: list[str]
     approved_by: str  # "policy" or the user who approved
     rollback_boundary: RollbackBoundary = "operation"
-    # The plan's catalog: only an executor serving it runs these operations (ADR 0050).
+    # The plan's catalog: only an executor serving it runs these operations (ADR 0053).
     # Empty in approvals from before the pin: any executor takes those.
     catalog_version: str = ""
 

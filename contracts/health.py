@@ -61,7 +61,7 @@ class InstanceData(_Data, frozen=True, kw_only=True):
     # What the instance knows is wrong with itself (a consumer it cannot read).
     problems: list[str] = []
     # An executor's: the tool catalog it serves, and the runs pinned to another that it
-    # handed back lately, each said in words (ADR 0050). Not problems: it is healthy.
+    # handed back lately, each said in words (ADR 0053). Not problems: it is healthy.
     catalog_version: str | None = None
     waiting: Annotated[list[str], msgspec.Meta(max_length=MAX_WAITING)] = []
 

@@ -44,7 +44,7 @@ class ExecutorHandlers:
     progress: Callable[[], PipelinedPublisher]
     history: RunHistory  # a run's events, read back from the log
     catalog_version: Callable[[], str]  # the tool catalog this executor serves
-    # The pin (ADR 0050): how long a run waits for an executor of its catalog, and the
+    # The pin (ADR 0053): how long a run waits for an executor of its catalog, and the
     # deliveries its message may have before the consumer loop would dead-letter it.
     catalog_wait: float = 300.0
     max_deliver: int = 100

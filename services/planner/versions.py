@@ -1,6 +1,6 @@
 """What a plan records of the code that made it (issue 42): this planner's blendmesh
 release and the Blender whose catalog it was checked against. ``catalog_version``, the
-pin an executor honours, is recorded beside them (ADR 0050)."""
+pin an executor honours, is recorded beside them (ADR 0053)."""
 
 from __future__ import annotations
 

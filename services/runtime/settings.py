@@ -142,7 +142,7 @@ class Settings:
     # again); None: never stopped.
     bridge_idle: float | None = 120.0
     # Seconds a run pinned to a tool catalog no executor here serves waits for one that
-    # does before it fails CATALOG_UNSERVED (ADR 0050).
+    # does before it fails CATALOG_UNSERVED (ADR 0053).
     catalog_wait: float = 300.0
     # Executors run tools tagged unsafe_ops (spec 001 safety modes) only with this opt-in.
     allow_unsafe_ops: bool = False

@@ -1,4 +1,4 @@
-"""A rolling upgrade on a real mesh (ADR 0050): executors of two catalogs bind the one
+"""A rolling upgrade on a real mesh (ADR 0053): executors of two catalogs bind the one
 consumer; a run pinned to one catalog runs only on an executor of it, and with none left
 it fails CATALOG_UNSERVED after the wait instead of running elsewhere."""
 

@@ -1,4 +1,4 @@
-"""An executor of a later blendmesh release, for rolling-upgrade tests (ADR 0050).
+"""An executor of a later blendmesh release, for rolling-upgrade tests (ADR 0053).
 
 The stock executor, whose catalog declares one read-only tool more, as a release that
 added a tool would: its catalog version differs, and it runs every other tool as the

@@ -72,7 +72,7 @@ def _consumers(instance: Instance) -> list[str]:
 
 
 def _pins(instance: Instance) -> list[str]:
-    """An executor's catalog, and the runs it leaves to executors of another (ADR 0050)."""
+    """An executor's catalog, and the runs it leaves to executors of another (ADR 0053)."""
     if instance.catalog_version is None:
         return []
     return [f"tool catalog {instance.catalog_version}", *instance.waiting]

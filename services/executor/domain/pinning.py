@@ -5,7 +5,7 @@ rolling upgrade executors of two catalogs bind the same consumer. An executor of
 catalog leaves the run to one that serves it: it hands the message back (a delayed nak)
 and never acks, fails or dead-letters it while one may still come. When none has come
 within the wait, or the message's deliveries are nearly spent, the run fails with
-CATALOG_UNSERVED, whose hint says what to do (ADR 0050). Pure: no I/O, no clock.
+CATALOG_UNSERVED, whose hint says what to do (ADR 0053). Pure: no I/O, no clock.
 """
 
 from __future__ import annotations

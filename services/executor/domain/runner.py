@@ -326,7 +326,7 @@ class PlanRunner:
     def unserved(
         self, approved: Approved, contract: FailureContract, receipts: list[Receipt]
     ) -> Executed:
-        """The result of a run no executor of its pinned catalog took (ADR 0050): nothing
+        """The result of a run no executor of its pinned catalog took (ADR 0053): nothing
         ran and no scene was opened, so it names no scene hash."""
         return self._executed(approved, receipts, "", None, contract, contract.retry_hint)
 

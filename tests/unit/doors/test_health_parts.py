@@ -341,7 +341,7 @@ def test_print_status_when_not_ready_leads_with_the_reasons_and_names_the_missin
 
 
 def test_status_when_an_executor_leaves_pinned_runs_says_why_and_stays_healthy() -> None:
-    """ADR 0050: a run pinned to another catalog waits; that is no fault of this executor."""
+    """ADR 0053: a run pinned to another catalog waits; that is no fault of this executor."""
     said = "run r1 is pinned to tool catalog v1; this executor serves v2: left for ..."
     data = InstanceData(
         blender=BlenderState(up=True, idle=False, version="5.0.1", restarts=0),

@@ -1,4 +1,4 @@
-"""An executor takes only runs pinned to the tool catalog it serves (ADR 0050): one of
+"""An executor takes only runs pinned to the tool catalog it serves (ADR 0053): one of
 another catalog hands the run back, and the run fails CATALOG_UNSERVED only once the wait
 or the deliveries are spent, never by a dead letter."""
 
