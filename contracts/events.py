@@ -92,6 +92,10 @@ class Planned(RunEvent, frozen=True, kw_only=True, tag="run.planned"):
     # once the guardians judged its revision and passed it (004 §7); an execution no gates
     # can judge fails GATES_FAILED. False waives nothing: the mesh's own gates still run.
     requires_gate_verification: bool = False
+    # Who planned it (issue 42): the planner's blendmesh release and the Blender the
+    # catalog came from. ``catalog_version`` above is the pin an executor honours.
+    blendmesh_version: str = ""
+    blender_version: str = ""
 
 
 Mode = Literal["allow", "require_approval", "deny"]
@@ -157,6 +161,9 @@ class Approved(RunEvent, frozen=True, kw_only=True, tag="run.approved"):
     schedule: list[str]
     approved_by: str  # "policy" or the user who approved
     rollback_boundary: RollbackBoundary = "operation"
+    # The plan's catalog: only an executor serving it runs these operations (ADR 0053).
+    # Empty in approvals from before the pin: any executor takes those.
+    catalog_version: str = ""
 
 
 class Denied(RunEvent, frozen=True, kw_only=True, tag="run.denied"):
@@ -224,6 +231,11 @@ class Executed(RunEvent, frozen=True, kw_only=True, tag="run.executed"):
     # A picture of that revision is being rendered (after this event); False: none will
     # come, so a door that shows one does not wait for it.
     renders_preview: bool = False
+    # What executed it (issue 42): the executor's blendmesh release, the catalog it
+    # serves and its Blender's version.
+    blendmesh_version: str = ""
+    catalog_version: str = ""
+    blender_version: str = ""
 
 
 class GatesEvaluated(RunEvent, frozen=True, kw_only=True, tag="run.gates_evaluated"):

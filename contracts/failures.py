@@ -29,6 +29,7 @@ ErrorCode = Literal[
     "MODEL_ERROR",  # the model could not be reached, or refused or was blocked (spec 002 §8)
     "GATES_FAILED",  # the committed scene failed a verification gate (spec 004 §8)
     "RUN_CANCELLED",  # a person cancelled the run; nothing of it was kept
+    "CATALOG_UNSERVED",  # no executor serving the run's pinned tool catalog took it in time
 ]
 
 RepairAction = Literal["retry", "replace_args", "drop", "insert_precondition"]

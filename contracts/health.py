@@ -13,6 +13,7 @@ Pure: no I/O.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Annotated
 
 import msgspec
 
@@ -20,6 +21,7 @@ import msgspec
 # waits for ever. The doors (the bus door, the gateway) are shown but not needed.
 RUN_NEEDS = ("planner", "policy", "executor", "guardians", "audit")
 ROLES = (*RUN_NEEDS, "door", "gateway")
+MAX_WAITING = 20  # runs an executor lists as handed back to executors of another catalog
 
 
 class _Data(msgspec.Struct, frozen=True, kw_only=True):
@@ -58,6 +60,10 @@ class InstanceData(_Data, frozen=True, kw_only=True):
     blender: BlenderState | None = None
     # What the instance knows is wrong with itself (a consumer it cannot read).
     problems: list[str] = []
+    # An executor's: the tool catalog it serves, and the runs pinned to another that it
+    # handed back lately, each said in words (ADR 0053). Not problems: it is healthy.
+    catalog_version: str | None = None
+    waiting: Annotated[list[str], msgspec.Meta(max_length=MAX_WAITING)] = []
 
 
 class PingReply(_Data, frozen=True, kw_only=True):
@@ -91,6 +97,8 @@ class Instance(_Data, frozen=True, kw_only=True):
     problems: list[str] = []
     consumers: list[ConsumerState] = []
     blender: BlenderState | None = None
+    catalog_version: str | None = None
+    waiting: list[str] = []
 
 
 class ServiceStatus(_Data, frozen=True, kw_only=True):
@@ -150,6 +158,8 @@ def instance_of(role: str, reply: StatsReply) -> Instance:
         problems=problems,
         consumers=list(reply.data.consumers),
         blender=blender,
+        catalog_version=reply.data.catalog_version,
+        waiting=list(reply.data.waiting),
     )
 
 

@@ -130,6 +130,10 @@ class TimelineEntry(_Message, frozen=True, kw_only=True):
     type: str
     at: float
     detail: str
+    # What the event says, as data (services/audit/timeline_facts.py): operations and
+    # their arguments, receipts, decisions, approvers, gates, revision, versions. {} in a
+    # view made before them, until ``blendmesh audit rebuild``.
+    facts: dict[str, Any] = {}
 
 
 class RunDetail(_Message, frozen=True, kw_only=True):

@@ -12,10 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from contracts import events as ev
 from contracts.canonical import canonical_hash
 from contracts.fold import action_changes, run_state_after
 from services.audit.timeline import detail
+from services.audit.timeline_facts import facts
 
 Row = dict[str, Any]
 
@@ -57,6 +60,8 @@ def project(event: ev.AnyEvent, seq: int, view: RunView) -> list[Change]:
         "type": ev.event_kind(event),
         "at": event.at,
         "detail": detail(event),
+        # JSON text: a view row holds scalars; the run query hands it out decoded.
+        "facts": msgspec.json.encode(facts(event), order="sorted").decode(),
     }
     return [*changes, Change("timeline", entry)]
 

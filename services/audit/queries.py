@@ -150,6 +150,7 @@ class QueryResponders:
         detail = await self._store.run(query.run_id)
         if detail is None:
             raise QueryFailed(f"no run {query.run_id}; `blendmesh runs` lists the known runs")
+        detail["timeline"] = [with_facts(entry) for entry in detail["timeline"]]
         return RunReply(ok=True, last_seq=seq, detail=msgspec.convert(detail, RunDetail))
 
     async def dump(self, data: bytes) -> Reply:
@@ -202,3 +203,9 @@ def _discard(path: Path) -> None:
     for name in (str(path), f"{path}-wal", f"{path}-shm", f"{path}-journal"):
         with contextlib.suppress(FileNotFoundError):
             Path(name).unlink()
+
+
+def with_facts(entry: dict[str, Any]) -> dict[str, Any]:
+    """A timeline row with its facts decoded; a row written before the column was added
+    (NULL until ``blendmesh audit rebuild``) has none."""
+    return entry | {"facts": msgspec.json.decode(entry.get("facts") or "{}")}

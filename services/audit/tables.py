@@ -30,7 +30,7 @@ CREATE TABLE IF NOT EXISTS audit_records (stream_seq INTEGER PRIMARY KEY, event_
   decision TEXT, approval_id TEXT, error_code TEXT, message TEXT);
 CREATE INDEX IF NOT EXISTS audit_by_run ON audit_records (run_id, stream_seq);
 CREATE TABLE IF NOT EXISTS timeline (stream_seq INTEGER PRIMARY KEY, run_id TEXT,
-  event_id TEXT, type TEXT, at REAL, detail TEXT);
+  event_id TEXT, type TEXT, at REAL, detail TEXT, facts TEXT);
 CREATE INDEX IF NOT EXISTS timeline_by_run ON timeline (run_id, stream_seq);
 CREATE TABLE IF NOT EXISTS dead_letters (stream_seq INTEGER PRIMARY KEY, consumer TEXT,
   subject TEXT, failed_seq INTEGER, deliveries INTEGER, reason TEXT, at REAL);
@@ -43,6 +43,7 @@ ADDED_COLUMNS: dict[str, tuple[str, ...]] = {
     "audit_records": (
         "scene_id", "model", "input_hash", "decision", "approval_id", "error_code", "message",
     ),
+    "timeline": ("facts",),
 }  # fmt: skip
 
 # Every view and its deterministic order, so two dumps compare with ``==``.

@@ -38,6 +38,7 @@ from services.runtime.host import Bus, ConsumerService
 from services.runtime.publishers import JetStreamPipeline
 from services.runtime.ready import until_ready
 from services.runtime.settings import Settings
+from services.runtime.version import BLENDMESH_VERSION
 
 # Waiting for another executor's lease is a nak per try: allow many before dead-lettering.
 LEASE_PATIENCE = 20
@@ -166,11 +167,15 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
                 work_dir=work_dir / "imports",
                 max_upload_bytes=settings.max_upload_bytes,
             ),
+            release=BLENDMESH_VERSION,
         )
         handlers = ExecutorHandlers(
             runner=runner,
             progress=lambda: JetStreamPipeline(bus.js, bus.prefix, bus.nc),
             history=partial(read_run, bus.js, bus.prefix),
+            catalog_version=lambda: catalog.version,
+            catalog_wait=settings.catalog_wait,
+            max_deliver=settings.max_deliver * LEASE_PATIENCE,
         )
         for spec in consumers(handlers, settings, bus.prefix):
             await service.add(bus, spec)
@@ -178,7 +183,9 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
 
         async def stats() -> dict[str, Any]:
             found = await read_consumer()
-            return found | {"blender": msgspec.to_builtins(blender_state(bridge, scenes))}
+            blender = msgspec.to_builtins(blender_state(bridge, scenes))
+            pins = {"catalog_version": catalog.version, "waiting": handlers.waiting()}
+            return found | {"blender": blender} | pins
 
         registered = await health.register(bus, "executor", stats)
         service.closers.append(registered.stop)

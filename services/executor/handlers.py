@@ -5,20 +5,23 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from contracts import subjects
 from contracts.events import (
     AnyEvent,
     Approved,
+    CancelRequested,
     Event,
     Executed,
     RunCompleted,
     RunFailed,
     RunRequested,
 )
+from contracts.health import MAX_WAITING
 from services.executor.domain.authority import unbacked
 from services.executor.domain.inspection import run_record
+from services.executor.domain.pinning import Leave, pinned_elsewhere
 from services.executor.domain.ports import LeaseHeld
 from services.executor.domain.runner import PlanRunner
 from services.runtime import metrics
@@ -27,6 +30,9 @@ from services.runtime.errors import Retry
 from services.runtime.publishers import PipelinedPublisher
 
 log = logging.getLogger("blendmesh.executor")
+# A handed-back run comes round every 5 s at most (pinning.MAX_DELAY), to one executor of
+# several: one not seen for this long has been taken or has ended.
+LEFT_SHOWN = 30.0
 RunHistory = Callable[[str], Awaitable[Sequence[AnyEvent]]]
 
 
@@ -37,8 +43,25 @@ class ExecutorHandlers:
     # before the run's result is published.
     progress: Callable[[], PipelinedPublisher]
     history: RunHistory  # a run's events, read back from the log
+    catalog_version: Callable[[], str]  # the tool catalog this executor serves
+    # The pin (ADR 0053): how long a run waits for an executor of its catalog, and the
+    # deliveries its message may have before the consumer loop would dead-letter it.
+    catalog_wait: float = 300.0
+    max_deliver: int = 100
+    clock: Callable[[], float] = time.time
+    # Runs handed back lately, for its STATS: run id -> (what it said, when).
+    _left: dict[str, tuple[str, float]] = field(default_factory=dict, init=False)
 
-    async def on_approved(self, event: Approved) -> Sequence[Event]:
+    def waiting(self) -> list[str]:
+        """The runs pinned to another catalog it handed back in the last ``LEFT_SHOWN``
+        seconds, newest last, at most ``MAX_WAITING``: ``blendmesh status`` says why they
+        wait."""
+        since = self.clock() - LEFT_SHOWN
+        for run_id in [r for r, (_, at) in self._left.items() if at < since]:
+            del self._left[run_id]
+        return [said for said, _ in self._left.values()]
+
+    async def on_approved(self, event: Approved, delivered: int = 1) -> Sequence[Event]:
         events = await self.history(event.run_id)
         if any(isinstance(e, Executed) and e.causation_id == event.event_id for e in events):
             # Already executed, and the result is in the log: a redelivery, or a replay
@@ -57,6 +80,24 @@ class ExecutorHandlers:
                 reason,
             )
             return []
+        elsewhere = pinned_elsewhere(
+            event,
+            self.catalog_version(),
+            now=self.clock(),
+            wait=self.catalog_wait,
+            delivered=delivered,
+            max_deliver=self.max_deliver,
+            cancel=next((e for e in events if isinstance(e, CancelRequested)), None),
+        )
+        self._left.pop(event.run_id, None)
+        if isinstance(elsewhere, Leave):
+            self._left[event.run_id] = (elsewhere.reason, self.clock())
+            while len(self._left) > MAX_WAITING:
+                del self._left[next(iter(self._left))]
+            raise Retry(elsewhere.reason, delay=elsewhere.delay)
+        if elsewhere is not None:
+            log.error("run %s: %s", event.run_id, elsewhere.message)
+            return [self.runner.unserved(event, elsewhere.failure, elsewhere.receipts)]
         pipeline = self.progress()
         started = time.perf_counter()
         try:
@@ -86,7 +127,7 @@ class ExecutorHandlers:
     async def handle(self, event: AnyEvent, delivery: Delivery) -> Sequence[Event]:
         match event:
             case Approved():
-                return await self.on_approved(event)
+                return await self.on_approved(event, delivery.num_delivered)
         return []
 
 

@@ -45,17 +45,12 @@ from services.planner.gates import gates_failure, unverified
 from services.planner.graph import PlanInvalid, Reply, ValidPlan
 from services.planner.intake import needs_nodes, node_catalog
 from services.planner.model.runs import ModelRuns
-from services.planner.outcomes import (
-    completed,
-    dead_run,
-    naming_step,
-    replied,
-    unreadable_request,
-)
+from services.planner.outcomes import completed, dead_run, naming_step, replied, unreadable_request
 from services.planner.recent import RECENT_EXECUTIONS, RECENT_RUNS, RECENT_THREADS, Recent
 from services.planner.rules.parse import EarlierRun
 from services.planner.run_events import ended, last_plan, planned_operations
 from services.planner.settings import PlanLimits
+from services.planner.versions import planned_by
 from services.runtime.consumer_spec import Delivery
 from services.runtime.errors import Retry
 from services.runtime.retry import poll
@@ -209,6 +204,7 @@ class PlannerHandlers:
                 rollback_boundary=event.rollback_boundary,
                 done=plan.done,
                 requires_gate_verification=plan.requires_gate_verification,
+                **planned_by(catalog),
             )
         ]
 

@@ -223,6 +223,7 @@ class PolicyHandlers:
             schedule=planned.schedule,
             approved_by=approver,
             rollback_boundary=planned.rollback_boundary,
+            catalog_version=planned.catalog_version,
         )
 
     def _expired(self, pending: ApprovalRequested, now: float) -> Denied:

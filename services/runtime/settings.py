@@ -43,6 +43,19 @@ def _seconds_or_off(env: Mapping[str, str], name: str, default: float) -> float:
         raise SettingsError(f"{exc}, or 0 to turn it off") from None
 
 
+MAX_CATALOG_WAIT = 86400.0  # a day: a rolling upgrade that takes longer is a stuck one
+
+
+def _catalog_wait(env: Mapping[str, str]) -> float:
+    value = _float(env, "BLENDMESH_CATALOG_WAIT", 300.0)
+    if value > MAX_CATALOG_WAIT:
+        raise SettingsError(
+            f"BLENDMESH_CATALOG_WAIT={value:g} is more than {MAX_CATALOG_WAIT:g} seconds (a "
+            "day); set it lower: a run waits that long for an executor of its catalog"
+        )
+    return value
+
+
 def _float(env: Mapping[str, str], name: str, default: float) -> float:
     raw = env.get(name)
     if raw is None or raw == "":
@@ -128,6 +141,9 @@ class Settings:
     # Seconds a Blender bridge may sit unused before it is stopped (the next run starts it
     # again); None: never stopped.
     bridge_idle: float | None = 120.0
+    # Seconds a run pinned to a tool catalog no executor here serves waits for one that
+    # does before it fails CATALOG_UNSERVED (ADR 0053).
+    catalog_wait: float = 300.0
     # Executors run tools tagged unsafe_ops (spec 001 safety modes) only with this opt-in.
     allow_unsafe_ops: bool = False
     start_wait: float = READY_WAIT  # seconds a starting service waits for JetStream to be ready
@@ -201,6 +217,7 @@ class Settings:
             if env.get("BLENDMESH_PREVIEWS", "").strip()
             else True,
             bridge_idle=_seconds_or_never(env, "BLENDMESH_BRIDGE_IDLE", 120.0),
+            catalog_wait=_catalog_wait(env),
             start_wait=_float(env, "BLENDMESH_START_WAIT", READY_WAIT),
             keep_revisions=_int(env, "BLENDMESH_KEEP_REVISIONS", 50),
             chunk_grace=_float(env, "BLENDMESH_CHUNK_GRACE", 3600.0),

@@ -421,3 +421,43 @@ async def test_revision_model_when_asked_by_another_user_is_404_like_a_missing_s
             "meshUser": "cli",
             "maxUploadBytes": 64 * 1024 * 1024,
         }
+
+
+async def test_console_when_a_run_is_shown_lays_out_its_timeline(
+    browser: Any, console_url: str, tmp_path: Path
+) -> None:
+    """Issue 42: the run's operations with arguments, decision, approver and receipt, its
+    events in order, the revision it made and the versions that planned and executed it."""
+    async with console(browser, console_url, ANA, tmp_path, "timeline") as page:
+        made = await api_run(console_url, ANA, "timeline", "add a cube named Box")
+        assert made["status"] == "completed", made
+        waiting = await api_run(console_url, ANA, "timeline", "delete Box")
+        assert waiting["status"] == "awaiting_confirmation", waiting
+        card = page.get_by_test_id("approval").filter(has_text=waiting["runId"])
+        await card.get_by_test_id("approve").click()
+        row = page.get_by_test_id("run-row").filter(has_text=waiting["runId"])
+        await expect(row.get_by_test_id("run-state")).to_have_text("completed", timeout=60_000)
+        await row.get_by_test_id("show-run").click()
+
+        section = page.get_by_test_id("timeline")
+        await expect(section).to_be_visible(timeout=30_000)
+        (op,) = await page.get_by_test_id("timeline-op").all()
+        cells = [await c.inner_text() for c in await op.locator("td").all()]
+        assert cells[:6] == [
+            "op01", "object.delete", '{"name":"Box"}', "require_approval", "ana", "succeeded",
+        ], cells  # fmt: skip
+        assert float(cells[6]) > 0 and cells[7] != cells[8] != "-"
+        events = page.get_by_test_id("timeline-event")
+        await expect(events.first).to_contain_text(re.compile(r"\d\d:\d\d:\d\d\.\d{3}\s*requested"))
+        await expect(events.last).to_contain_text("completed")
+        await expect(events.filter(has_text="approval_resolved")).to_contain_text("ana chose")
+        versions = page.get_by_test_id("timeline-versions")
+        await expect(versions).to_contain_text(
+            re.compile(r"Planned by blendmesh \S+, tool catalog")
+        )
+        await expect(versions).to_contain_text(re.compile(r"executed by .*Blender \d"))
+        revision = page.get_by_test_id("timeline-revision")
+        await expect(revision).to_contain_text("It made revision 2.")
+        await expect(revision).to_contain_text("gates passed on revision 2")
+        await snap(page, tmp_path, "timeline-shown")
+        await expect(page.get_by_test_id("error")).to_be_hidden()

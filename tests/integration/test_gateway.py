@@ -311,7 +311,17 @@ async def test_run_detail_when_owner_asks_has_timeline(api: httpx.AsyncClient) -
     assert detail["run"]["runId"] == answer["runId"]
     assert detail["timeline"][0]["type"] == "run.requested"
     assert detail["timeline"][-1]["type"] == "run.completed"
-    assert all({"seq", "type", "at", "detail"} == t.keys() for t in detail["timeline"])
+    assert all({"seq", "type", "at", "detail", "facts"} == t.keys() for t in detail["timeline"])
+    # Laid out as `blendmesh runs show` prints it (issue 42).
+    (op,) = detail["operations"]
+    assert op["tool"] == "object.create" and op["args"]["name"] == "Timed"
+    assert op["decision"] == "allow" and op["approvedBy"] == "policy"
+    assert op["status"] == "succeeded" and op["sceneHashBefore"] != op["sceneHashAfter"]
+    assert isinstance(detail["revision"], int)
+    assert detail["gates"] and detail["gates"][0]["revision"] == detail["revision"]
+    planned, executed = detail["versions"]["planned"], detail["versions"]["executed"]
+    assert planned["catalogVersion"] == executed["catalogVersion"] != ""
+    assert executed["blendmeshVersion"] and executed["blenderVersion"]
 
 
 async def test_run_detail_when_another_user_asks_answers_404(api: httpx.AsyncClient) -> None:

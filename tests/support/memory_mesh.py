@@ -222,7 +222,13 @@ async def memory_mesh(
         clock=bus.clock,
         cancels=partial(bus.last_of, kind="cancel_requested"),
     )
-    executor = ExecutorHandlers(runner=runner, progress=bus.pipeline, history=bus.history)
+    executor = ExecutorHandlers(
+        runner=runner,
+        progress=bus.pipeline,
+        history=bus.history,
+        catalog_version=lambda: published().version,
+        clock=bus.clock,
+    )
     guardians = GuardiansHandlers(
         config=gates or load(DEFAULT),
         artifact=store.read_inspection,

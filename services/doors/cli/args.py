@@ -22,8 +22,16 @@ def add_commands(sub: Any) -> None:
     """Every command, onto ``blendmesh``'s subparsers."""
     run = _run(sub)
     _up(sub)
-    runs = sub.add_parser("runs", help="list recent runs")
+    runs = sub.add_parser("runs", help="list recent runs, or `runs show RUN`: one's timeline")
     runs.add_argument("--limit", type=int, default=20)
+    shown = runs.add_subparsers(dest="runs_command", metavar="show")
+    one = shown.add_parser(
+        "show",
+        help="a run's timeline: every event, each operation with its arguments and receipt, "
+        "decisions, approvals, gates, the revision made, and the versions that ran it",
+    )
+    one.add_argument("run_id", help="the run, as `blendmesh runs` lists it")
+    one.add_argument("--json", action="store_true", help="print the timeline as JSON")
     aud = sub.add_parser("audit", help="show a run's audit trail, or `audit rebuild`")
     aud.add_argument("run_id", help="a run id, or `rebuild` to replay the log into the views")
     _resolve(sub)

@@ -247,6 +247,10 @@ async def dispatch(args: argparse.Namespace, settings: Settings) -> int:
         case "runs" | "audit":
             from services.doors.cli import reads as cli_reads
 
+            if args.command == "runs" and args.runs_command == "show":
+                from services.doors.cli import timeline as cli_timeline
+
+                return await cli_timeline.cmd_show(args, settings, rich(out))
             if args.command == "runs":
                 return await cli_reads.cmd_runs(args, settings, rich(out))
             return await cli_reads.cmd_audit(args, settings, rich(out))

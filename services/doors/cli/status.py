@@ -71,6 +71,13 @@ def _consumers(instance: Instance) -> list[str]:
     ]
 
 
+def _pins(instance: Instance) -> list[str]:
+    """An executor's catalog, and the runs it leaves to executors of another (ADR 0053)."""
+    if instance.catalog_version is None:
+        return []
+    return [f"tool catalog {instance.catalog_version}", *instance.waiting]
+
+
 def _blender(instance: Instance) -> list[str]:
     b = instance.blender
     if b is None:
@@ -96,7 +103,7 @@ def service_rows(service: ServiceStatus) -> list[dict[str, str]]:
             "instance": i.id,
             "healthy": "yes" if i.healthy else "NO",
             "version": i.version,
-            "detail": "; ".join([*i.problems, *_blender(i), *_consumers(i)]),
+            "detail": "; ".join([*i.problems, *_blender(i), *_pins(i), *_consumers(i)]),
         }
         for i in service.instances
     ]

@@ -164,6 +164,7 @@ FAILURE_TYPE: dict[ErrorCode, type[ApiError]] = {
     "MODEL_ERROR": ModelError,
     "GATES_FAILED": ToolExecutionError,
     "RUN_CANCELLED": Conflict,
+    "CATALOG_UNSERVED": Conflict,
 }
 
 

@@ -16,12 +16,12 @@ from services.doors.gateway.errors import NotFound, Unavailable, responses
 from services.doors.gateway.scene_schemas import RanOperation, RunOperations
 from services.doors.gateway.schemas import (
     AuditResponse,
-    RunDetailResponse,
     RunList,
     audit_out,
     summary_out,
     timeline_out,
 )
+from services.doors.gateway.timeline_schemas import RunDetailResponse, account_out
 
 router = APIRouter(prefix="/api/runs", tags=["runs"])
 User = Annotated[str, Depends(current_user)]
@@ -56,10 +56,13 @@ async def runs(user: User, gw: Gw) -> RunList:
 
 @router.get("/{runId}", response_model=RunDetailResponse, responses=responses(401, 404, 422, 503))
 async def run_detail(run_id: RunId, user: User, gw: Gw) -> RunDetailResponse:
-    """One run and its timeline, in log order."""
+    """One run and its timeline, in log order, laid out: operations, gates, revision,
+    versions (as ``blendmesh runs show`` prints it)."""
     detail = await own_detail(gw, run_id, user)
     return RunDetailResponse(
-        run=summary_out(detail.run), timeline=[timeline_out(t) for t in detail.timeline]
+        run=summary_out(detail.run),
+        timeline=[timeline_out(t) for t in detail.timeline],
+        **account_out(detail),
     )
 
 

@@ -224,11 +224,10 @@ class TimelineItem(_Model):
     type: str
     at: datetime
     detail: str
-
-
-class RunDetailResponse(_Model):
-    run: RunSummary
-    timeline: list[TimelineItem]
+    facts: dict[str, Any] = Field(
+        default_factory=dict,
+        description="what the event says, as data: keys as in the event (snake_case)",
+    )
 
 
 class AuditRecordOut(_Model):
@@ -356,7 +355,11 @@ def summary_out(row: RunRow) -> RunSummary:
 
 def timeline_out(entry: TimelineEntry) -> TimelineItem:
     return TimelineItem(
-        seq=entry.stream_seq, type=entry.type, at=_when(entry.at), detail=entry.detail
+        seq=entry.stream_seq,
+        type=entry.type,
+        at=_when(entry.at),
+        detail=entry.detail,
+        facts=entry.facts,
     )
 
 

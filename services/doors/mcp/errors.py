@@ -48,6 +48,7 @@ FAILURE_TYPE: dict[ErrorCode, str] = {
     "MODEL_ERROR": MODEL,
     "GATES_FAILED": TOOL,
     "RUN_CANCELLED": CONFLICT,
+    "CATALOG_UNSERVED": CONFLICT,
 }
 
 

@@ -74,6 +74,7 @@ class PlanRunner:
     new_id: Callable[[], str] = field(default=lambda: str(uuid.uuid4()))
     allow_unsafe: bool = False  # the operator's opt-in to unsafe_ops tools (spec 001)
     cancels: Look | None = None  # a run's cancel in the log; None: runs are not cancelled
+    release: str = ""  # the blendmesh version this executor runs, recorded in each result
 
     def contract(self, requested: RunRequested | None) -> SessionContract:
         """The run's session contract: the host its request came through x this bridge's
@@ -322,6 +323,13 @@ class PlanRunner:
             receipts.append(receipt)
         return self._executed(approved, receipts, scene_hash, None, contract, contract.retry_hint)
 
+    def unserved(
+        self, approved: Approved, contract: FailureContract, receipts: list[Receipt]
+    ) -> Executed:
+        """The result of a run no executor of its pinned catalog took (ADR 0053): nothing
+        ran and no scene was opened, so it names no scene hash."""
+        return self._executed(approved, receipts, "", None, contract, contract.retry_hint)
+
     def _executed(
         self,
         approved: Approved,
@@ -346,6 +354,9 @@ class PlanRunner:
             revision=revision,
             inspection=inspection,
             renders_preview=self._previews(blend_path, revision),
+            blendmesh_version=self.release,
+            catalog_version=self.catalog().version,
+            blender_version=self.profile().version,
         )
 
     def _previews(self, blend_path: str | None, revision: int | None) -> bool:

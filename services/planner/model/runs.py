@@ -46,6 +46,7 @@ from services.planner.model.repair import (
     summary_of,
 )
 from services.planner.outcomes import completed, naming_step, replied
+from services.planner.versions import planned_by
 
 
 class Announce(Protocol):
@@ -233,6 +234,7 @@ class ModelRuns:
                 rollback_boundary=requested.rollback_boundary,
                 done=outcome.plan.done,
                 requires_gate_verification=outcome.plan.requires_gate_verification,
+                **planned_by(catalog),
             )
         ]
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import msgspec
+import pytest
 from nats.aio.client import Client
 from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js import JetStreamContext
@@ -28,6 +29,7 @@ from contracts.health import (
     StreamStatus,
     assess,
     instance_of,
+    service_status,
     unreachable,
 )
 from services.doors.cli import status as cli_status
@@ -336,3 +338,24 @@ def test_print_status_when_not_ready_leads_with_the_reasons_and_names_the_missin
     down = recorder()
     cli_status.print_status(down, unreachable("cannot reach NATS at nats://x"))
     assert "JetStream: cannot reach NATS at nats://x" in down.export_text()
+
+
+def test_status_when_an_executor_leaves_pinned_runs_says_why_and_stays_healthy() -> None:
+    """ADR 0053: a run pinned to another catalog waits; that is no fault of this executor."""
+    said = "run r1 is pinned to tool catalog v1; this executor serves v2: left for ..."
+    data = InstanceData(
+        blender=BlenderState(up=True, idle=False, version="5.0.1", restarts=0),
+        catalog_version="v2",
+        waiting=[said],
+    )
+    reply = StatsReply(name="blendmesh-executor", id="e1", version="1", data=data)
+    judged = instance_of("executor", reply)
+    assert judged.healthy and judged.problems == []
+    (row,) = cli_status.service_rows(service_status("executor", [reply]))
+    assert "tool catalog v2" in row["detail"] and said in row["detail"]
+
+
+def test_instance_data_when_an_executor_lists_too_many_waiting_refuses_it() -> None:
+    too_many = {"catalog_version": "v2", "waiting": ["x"] * 21}
+    with pytest.raises(msgspec.ValidationError, match="waiting"):
+        msgspec.convert(too_many, InstanceData)

@@ -26,7 +26,10 @@ def handlers(history: History) -> ExecutorHandlers:
         return cast(PipelinedPublisher, Untouchable())
 
     return ExecutorHandlers(
-        runner=cast(PlanRunner, Untouchable()), progress=progress, history=history
+        runner=cast(PlanRunner, Untouchable()),
+        progress=progress,
+        history=history,
+        catalog_version=lambda: "test",
     )
 
 

@@ -68,7 +68,10 @@ async def test_executor_when_approved_by_a_person_stores_the_approval_in_the_art
     history.events = events[:-1]
     sent = Sent()
     handlers = ExecutorHandlers(
-        runner=runner(FakeBridge(), tmp_path), progress=lambda: sent, history=history
+        runner=runner(FakeBridge(), tmp_path),
+        progress=lambda: sent,
+        history=history,
+        catalog_version=lambda: "test",
     )
     await handlers.on_approved(approved)
     (executed,) = [e for e in sent.events if isinstance(e, Executed)]

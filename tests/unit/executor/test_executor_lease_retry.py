@@ -55,6 +55,7 @@ async def test_executor_when_scene_is_held_elsewhere_retries_after_a_bounded_del
         runner=cast(PlanRunner, busy),
         progress=lambda: cast(PipelinedPublisher, busy),
         history=history,
+        catalog_version=lambda: "test",
     )
     with pytest.raises(
         Retry, match="held warm by exec-2" if held.idle else "being written"

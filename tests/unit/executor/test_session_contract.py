@@ -232,6 +232,7 @@ async def test_executor_handler_when_approved_hands_the_runs_request_to_the_gate
         runner=cast(PlanRunner, recording),
         progress=lambda: cast(PipelinedPublisher, Pipeline()),
         history=history,
+        catalog_version=lambda: "test",
     )
     await handlers.on_approved(approval)
     assert recording.requests == [strict]

@@ -101,3 +101,21 @@ def test_settings_when_start_wait_set_reads_how_long_a_start_waits_for_jetstream
 ) -> None:
     env = {} if raw is None else {"BLENDMESH_START_WAIT": raw}
     assert Settings.from_env(env).start_wait == seconds
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("0", "BLENDMESH_CATALOG_WAIT='0' must be greater than 0"),
+        ("soon", "BLENDMESH_CATALOG_WAIT='soon' is not a number"),
+        ("86401", "BLENDMESH_CATALOG_WAIT=86401 is more than 86400 seconds"),
+    ],
+)
+def test_settings_when_catalog_wait_is_out_of_range_names_it(raw: str, message: str) -> None:
+    with pytest.raises(SettingsError, match=message):
+        Settings.from_env({"BLENDMESH_CATALOG_WAIT": raw})
+
+
+def test_settings_when_catalog_wait_set_reads_seconds() -> None:
+    assert Settings.from_env({}).catalog_wait == 300.0
+    assert Settings.from_env({"BLENDMESH_CATALOG_WAIT": "86400"}).catalog_wait == 86400.0

@@ -557,6 +557,53 @@ const RUNS_POLL_MS = 2000;
 const RUNS_SHOWN = 50;
 const ENDED = new Set(["completed", "failed"]);
 let runStates = null; // runId -> state, as last shown
+const TO_THE_MS = {
+  hour: "2-digit", minute: "2-digit", second: "2-digit", fractionalSecondDigits: 3, hourCycle: "h23",
+};
+
+// A run's timeline as GET /api/runs/{runId} lays it out (as `blendmesh runs show` does).
+async function showTimeline(runId) {
+  const detail = await (await api(`/api/runs/${encodeURIComponent(runId)}`)).json();
+  const said = (stage, v) =>
+    v ? `${stage} by blendmesh ${v.blendmeshVersion || "?"}, tool catalog ` +
+        `${v.catalogVersion || "?"}, Blender ${v.blenderVersion || "?"}` : "";
+  const { planned, executed } = detail.versions;
+  $("timeline-versions").textContent =
+    [said("Planned", planned), said("executed", executed)].filter(Boolean).join("; ") + ".";
+  const gates = detail.gates.map((g) =>
+    `gates ${g.passed ? "passed" : "failed " + g.failedGates.join(", ")} on revision ${g.revision}`);
+  $("timeline-revision").textContent = (detail.revision === null
+    ? "It made no revision." : `It made revision ${detail.revision}.`) +
+    (gates.length ? ` ${gates.join("; ")}.` : "");
+  const ops = $("timeline-ops").tBodies[0];
+  ops.replaceChildren();
+  for (const op of detail.operations) {
+    const row = ops.insertRow();
+    row.dataset.testid = "timeline-op";
+    cell(row, op.operationId);
+    cell(row, op.tool);
+    cell(row, op.args ? visible(JSON.stringify(op.args)) : op.argsExcerpt);
+    cell(row, op.decision);
+    cell(row, op.approvedBy);
+    cell(row, op.rolledBackBy ? `${op.status} (${op.rolledBackBy})` : op.status);
+    cell(row, op.durationMs === null ? null : op.durationMs.toFixed(1));
+    cell(row, short(op.sceneHashBefore));
+    cell(row, short(op.sceneHashAfter));
+  }
+  const events = $("timeline-events").tBodies[0];
+  events.replaceChildren();
+  for (const entry of detail.timeline) {
+    const row = events.insertRow();
+    row.dataset.testid = "timeline-event";
+    // To the millisecond: most of a run's events fall within one second.
+    const at = new Date(entry.at);
+    cell(row, at.toLocaleTimeString(undefined, TO_THE_MS));
+    cell(row, entry.type.replace(/^run\./, ""));
+    cell(row, visible(entry.detail));
+  }
+  $("timeline-section").hidden = false;
+}
+
 let polling = null;
 
 async function refreshRuns() {
@@ -777,6 +824,7 @@ async function showRun(run) {
   showError("");
   $("run-id").textContent = run.runId;
   await showAudit(run.runId);
+  await showTimeline(run.runId);
   if (!run.sceneId || run.status !== "completed") return;
   const made = await runRevision(run.sceneId, run.runId);
   if (!made) return;
