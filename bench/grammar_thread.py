@@ -1,6 +1,6 @@
 """The fresh request set of bench/grammar.py: one thread typed on one scene, in order.
 
-bench/grammar_fresh.txt holds requests written by people who had not read the grammar
+bench/grammar_fresh*.txt hold requests written by people who had not read the grammar
 (see its header). Each is planned against the real summary of the scene the requests
 before it left, with the previous request as the thread's earlier run, then run on real
 bpy: it counts as right on the first try when the plan holds the tools (and arguments)
@@ -22,7 +22,10 @@ from services.executor.adapters.bridge_client import BridgeProcess
 from services.planner.rules import parse as rules
 
 FRESH = Path(__file__).with_name("grammar_fresh.txt")
-FRESH_SETS = (FRESH, Path(__file__).with_name("grammar_fresh_b.txt"))
+FRESH_SETS = tuple(
+    Path(__file__).with_name(name)
+    for name in ("grammar_fresh.txt", "grammar_fresh_b.txt", "grammar_fresh_c.txt", "grammar_fresh_d.txt")
+)
 _STEP = re.compile(r"^(?:(\d+)\*)?([a-z_.]+|!no_tool)(?:\((.*)\))?$")
 
 
