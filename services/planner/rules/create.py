@@ -136,7 +136,7 @@ def _item(cur: Cursor, taken: set[str], n: int | None = None, row: int | None = 
     seen: dict[str, Any] = {"sizes": before} if before else {}
     _options(cur, seen, looks)
     if "sizes" in seen:
-        once(seen, "scale", sizes.scale_for(primitive, seen.pop("sizes")), "scaled")
+        seen["dimensions"] = sizes.dimensions_for(primitive, seen.pop("sizes"))
     ring = places.ring(cur, seen, primitive, n)
     places.placed(cur, seen, primitive)
     if row is not None:
@@ -167,7 +167,7 @@ def _item(cur: Cursor, taken: set[str], n: int | None = None, row: int | None = 
             location = [a + b for a, b in zip(start, step, strict=True)]
         if location is not None:
             args["location"] = location
-        for key in ("rotation", "scale"):
+        for key in ("rotation", "scale", "dimensions"):
             if key in seen:
                 args[key] = seen[key]
         plans.append(("object.create", args))

@@ -20,6 +20,7 @@ from services.planner.rules.vocab import (
     MODIFIERS,
     srgb_hex_to_linear,
 )
+from services.planner.rules.words import LENGTH_UNITS
 
 V = TypeVar("V")
 # "the lamp" is the scene's only light when no object is called "lamp".
@@ -218,6 +219,15 @@ class Cursor:
         self.read()
         return token.value
 
+    def length(self) -> Number:
+        """A number and its length unit, if one follows, in metres: ``4 cm`` is 0.04."""
+        value = self.number()
+        unit = self.word(*LENGTH_UNITS)
+        if unit is None or LENGTH_UNITS[unit] == 1:
+            return value
+        metres = round(value * LENGTH_UNITS[unit], 6)
+        return int(metres) if metres == int(metres) else metres
+
     def _numbers_ahead(self) -> int:
         count = 0
         while (tok := self.peek(count)) is not None and tok.kind == "NUMBER":
@@ -310,6 +320,13 @@ class Cursor:
             return self.vector()
         if token.kind not in ("NUMBER", "WORD", "STRING"):
             raise NoParse()
+        if (
+            token.kind == "NUMBER"
+            and (unit := self.peek()) is not None
+            and unit.lower in LENGTH_UNITS
+        ):
+            self._pos -= 1
+            return self.length()  # "width 2 cm": metres, what a modifier's lengths are in
         self.read()
         if token.lower in ("true", "false"):
             return token.lower == "true"
@@ -319,12 +336,24 @@ class Cursor:
         """One or more ``<param> <value>`` or ``<param>=<value>`` pairs, to the clause end."""
         properties: dict[str, Any] = {}
         while True:
+            if (token := self.peek()) is not None and token.kind == "NUMBER":
+                # "with 2 levels", "3 segments": Blender's panels put the number first.
+                value = self.length()
+                param = self.param_name()
+                if param in properties:
+                    raise NoParse(f'The parameter "{param}" is given twice.')
+                properties[param] = value
+                self.word("and")
+                if self.at_end():
+                    return properties
+                continue
             param = self.param_name()
             if (eq := self.peek()) is not None and eq.kind == "EQ":
                 self.pos += 1
             if param in properties:
                 raise NoParse(f'The parameter "{param}" is given twice.')
             properties[param] = self.value()
+            self.word("and")
             if self.at_end():
                 return properties
 

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.planner.rules.cursor import Cursor, Form, NoParse, Plan, Plans, first, once
-from services.planner.rules.readers import adjectives, shade_of, targets
+from services.planner.rules.cursor import (
+    Cursor,
+    Form,
+    NoParse,
+    Number,
+    Plan,
+    Plans,
+    first,
+    once,
+)
+from services.planner.rules.readers import adjectives, axis, count, shade_of, targets
 from services.planner.rules.vocab import MATERIAL_WORDS
 
 GROUP_WORDS = frozenset({"everything", "all", "every", "each", "both"})
@@ -69,14 +78,53 @@ def shorthand(mtype: str) -> Form:
             raise NoParse("Say whose edges: bevel the edges of Box.")
         else:
             names = [cur.it_name]  # "bevel the edges a little": of the object just made
-        width = cur.phrase(BEVEL_AMOUNTS) if mtype == "BEVEL" else None
-        cur.word("with")
+        width = cur.phrase(BEVEL_AMOUNTS) if mtype in MEASURED else None
+        if width is None and mtype in MEASURED and _length_ahead(cur):
+            cur.word("by")
+            width = cur.length()  # "bevel Box by 2 cm", "solidify Pot 5 mm"
+        cur.word("with", "and")
         props = {} if cur.at_end() else cur.params()
         if width is not None:
-            props = {"width": width, **props}
+            props = {MEASURED[mtype]: width, **props}
         return [_modifier_args(obj, mtype, None, props) for obj in names]
 
     return form
+
+
+# The setting a length right after the object sets, in scene units (metres at scale 1).
+MEASURED = {"BEVEL": "width", "SOLIDIFY": "thickness"}
+
+
+def _length_ahead(cur: Cursor) -> bool:
+    token = cur.peek(1) if (by := cur.peek()) is not None and by.lower == "by" else by
+    return token is not None and token.kind == "NUMBER"
+
+
+def array(cur: Cursor) -> list[Plan]:
+    """array <Name> <n> times [along x|y|z] [with <d> [m] gaps|<d> [m] apart]: an Array
+    modifier of ``n`` copies side by side, each ``d`` clear of the one before (its own
+    width, the relative offset, plus ``d``, a constant offset: both in the object's space,
+    metres at scale 1)."""
+    names = targets(cur)
+    n = count(cur)
+    if n is None:
+        raise NoParse("Say how many: array Plank 5 times along x.")
+    cur.word("times", "copies")
+    axis_index = axis(cur) if cur.word("along", "on") else 0
+    gap: Number = 0
+    if cur.word("with"):
+        gap = cur.length()
+        cur.expect("gaps", "gap", "apart", "spacing")
+    elif (token := cur.peek()) is not None and token.kind == "NUMBER":
+        gap = cur.length()
+        cur.expect("apart", "gaps")
+    cur.end()
+    unit = [1 if i == axis_index else 0 for i in range(3)]
+    props: dict[str, Any] = {"count": n, "relative_offset_displace": unit}
+    if gap:
+        props["use_constant_offset"] = True
+        props["constant_offset_displace"] = [gap * u for u in unit]
+    return [_modifier_args(obj, "ARRAY", None, props) for obj in names]
 
 
 def remove_modifier(cur: Cursor) -> Plan:

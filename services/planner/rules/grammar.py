@@ -215,6 +215,7 @@ VERBS: dict[str, Form] = {
     "subdivide": forms.shorthand("SUBSURF"),
     "mirror": forms.shorthand("MIRROR"),
     "solidify": forms.shorthand("SOLIDIFY"),
+    "array": forms.array,
     "point": stage.point,
     "aim": stage.point,
     "use": stage.active_camera,

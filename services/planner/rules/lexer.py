@@ -103,7 +103,44 @@ def tokenize(text: str) -> list[Token]:
             tokens.append(Token(_MARKS[raw], raw, raw, start, end))
         else:  # "unterminated" or "other"
             tokens.append(Token("OTHER", raw, raw, start, end))
-    return tokens
+    return _possessives(tokens)
+
+
+# Words with 's that are not possessives: "it's red", "what's in the scene".
+_CONTRACTIONS = frozenset(
+    {"it", "that", "what", "there", "here", "let", "who", "where", "how", "he", "she"}
+)
+
+
+def _possessives(tokens: list[Token]) -> list[Token]:
+    """``[the] seat's edges`` read as ``[the] edges of [the] seat``: the grammar's forms
+    name a part or setting before its object ("the power of Lantern"), and artists write
+    the possessive. Each token made keeps the span of the word it came from, so a refusal
+    still quotes what was typed."""
+    found: list[Token] = []
+    i = 0
+    while i < len(tokens):
+        token, following = tokens[i], tokens[i + 1] if i + 1 < len(tokens) else None
+        owner = token.text[:-2]
+        if (
+            token.kind == "WORD"
+            and token.text[-2:].lower() in ("'s", "\u2019s")
+            and owner.lower() not in _CONTRACTIONS
+            and following is not None
+            and following.kind == "WORD"
+        ):
+            the = (
+                [Token("WORD", "the", "the", token.start, token.start)]
+                if found and found[-1].lower == "the"
+                else []
+            )
+            of = Token("WORD", "of", "of", token.start, token.start)
+            found += [following, of, *the, Token("WORD", owner, owner, token.start, following.end)]
+            i += 2
+            continue
+        found.append(token)
+        i += 1
+    return found
 
 
 def _is_separator(token: Token) -> bool:

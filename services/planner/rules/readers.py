@@ -205,7 +205,7 @@ def amount(cur: Cursor) -> Number:
         cur.expect(*UNIT_WORDS)  # "a meter"
         return 1
     else:
-        value = cur.number()
+        return cur.length()
     cur.word(*UNIT_WORDS)
     return value
 

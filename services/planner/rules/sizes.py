@@ -2,8 +2,9 @@
 
 "a floor 10 meters wide", "a post with radius 0.1 and height 2": a noun stands for a
 primitive and names the object after itself (``Floor``, ``Post.001``); a size becomes the
-``scale`` that gives the primitive those dimensions. Where things go by others is
-rules_places.py.
+``dimensions`` the mesh is built at, its scale staying 1, as Blender's Add panel makes it,
+so a bevel, an array's gap or a solidify then measure what they say. Where things go by
+others is rules_places.py.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 from services.planner.rules.cursor import Cursor, NoParse, Number
 from services.planner.rules.lexer import Token
 from services.planner.rules.vocab import MODIFIERS, PRIMITIVES
-from services.planner.rules.words import DEFAULT_NAMES, PLURALS, UNIT_WORDS
+from services.planner.rules.words import DEFAULT_NAMES, LENGTH_UNITS, PLURALS, UNIT_WORDS
 
 # Everyday nouns people block a scene out with: the primitive each stands for.
 NOUNS: dict[str, str] = {
@@ -114,7 +115,7 @@ HALF: dict[str, tuple[float, float, float]] = {
     "cone": (1, 1, 1),
     "plane": (1, 1, 0),
     "torus": (1.25, 1.25, 0.25),
-    "monkey": (1, 1, 1),
+    "monkey": (1.3672, 0.8516, 0.9844),
 }
 ROUND = ("cylinder", "cone")  # radius sets x and y
 BALL = ("uv_sphere", "ico_sphere")  # any one size sets all three
@@ -243,8 +244,8 @@ def _times(cur: Cursor) -> Number | None:
     glued = _glued(cur.peek())
     if glued is not None:
         cur.pos += 1
-        cur.word(*UNIT_WORDS)
-        return rounded(glued)
+        unit = cur.word(*UNIT_WORDS)
+        return rounded(glued * (LENGTH_UNITS[unit] if unit else 1))
     if cur.word("by", "x"):
         return _length(cur)
     return None
@@ -300,8 +301,7 @@ def read_size(cur: Cursor, sizes: dict[str, Number]) -> None:
 
 
 def _length(cur: Cursor) -> Number:
-    value = cur.number()
-    cur.word(*UNIT_WORDS)
+    value = cur.length()
     if value <= 0:
         raise NoParse("A size must be above zero.")
     return value
@@ -334,6 +334,13 @@ def scale_for(primitive: str, sizes: dict[str, Number]) -> list[Number]:
     if primitive in ("plane", *ROUND) and "x" in sizes and "y" not in sizes:
         scale[1] = scale[0]  # "a floor 10 m wide" is square, "a post 0.5 m wide" round
     return scale
+
+
+def dimensions_for(primitive: str, sizes: dict[str, Number]) -> list[Number]:
+    """The size along x, y, z that a ``primitive`` is built at for the ``sizes`` asked
+    for (others stay default; a plane's z is 0)."""
+    scale = scale_for(primitive, sizes)
+    return [rounded(2 * h * s) for h, s in zip(HALF[primitive], scale, strict=True)]
 
 
 def rounded(value: float) -> Number:
