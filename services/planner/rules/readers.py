@@ -14,6 +14,7 @@ from services.planner.rules.words import (
     AXES,
     DARK,
     DEFAULT_NAMES,
+    DIRECTIONS,
     EVERYTHING,
     LIGHT,
     LIGHT_TINTS,
@@ -299,3 +300,38 @@ def _once(found: dict[str, Any], key: str, value: Any, word: str) -> None:
     if key in found:
         raise NoParse(f'"{word}" says the {key.replace("base_", "")} a second time.')
     found[key] = value
+
+
+def direction(cur: Cursor) -> list[Number] | None:
+    """``up|down|left|right|forward|back [by] <n> [units]`` or ``<n> [units] up|...``."""
+    to_the(cur)
+    token = cur.peek()
+    if token is not None and token.lower in DIRECTIONS:
+        cur.pos += 1
+        cur.word("by")
+        value = amount(cur)
+    elif token is not None and (token.kind == "NUMBER" or token.lower in ("half", "a")):
+        value = amount(cur)
+        to_the(cur)
+        token = cur.peek()
+        if token is None or token.lower not in DIRECTIONS:
+            return None
+        cur.pos += 1
+    else:
+        return None
+    index, sign = DIRECTIONS[token.lower]
+    return along(value * sign, index)
+
+
+def to_the(cur: Cursor) -> None:
+    """An optional ``to the`` before a direction: "2 meters to the left"."""
+    token, following = cur.peek(), cur.peek(1)
+    ahead = cur.peek(2) if following is not None and following.lower == "the" else following
+    if (
+        token is not None
+        and token.lower == "to"
+        and ahead is not None
+        and ahead.lower in DIRECTIONS
+    ):
+        cur.pos += 1
+        cur.word("the")
