@@ -99,12 +99,24 @@ def _option_ahead(cur: Cursor) -> bool:
     after = 2 if (tok := cur.peek(1)) is not None and tok.lower == "and" else 1
     if sizes.size_ahead(cur, after):
         return True
+    if (word := cur.peek(after)) is not None and word.lower in OPTION_WORDS:
+        return True  # "a cube named Seat, 1.8 m long, at 0 0 0.45": still the seat
+    start, reached = cur.pos, cur.reached
+    cur.pos, cur.reached = start + after, reached
+    place = places.place_ahead(cur)  # ", behind the seat"
+    cur.pos, cur.reached = start, reached
+    if place:
+        return True
     token, following = cur.peek(after), cur.peek(after + 1)
     if token is None or token.kind != "NUMBER":
         return False
     if following is not None and following.lower in UNIT_WORDS:
         following = cur.peek(after + 2)
     return following is not None and following.lower == "apart"
+
+
+# Words only an option of the item before starts, never a new item.
+OPTION_WORDS = frozenset({"at", "named", "called", "rotated", "scaled", "spaced", "along", "with"})
 
 
 def _names(cur: Cursor, base: str, given: str | None, n: int, taken: set[str]) -> list[str]:

@@ -254,7 +254,7 @@ VERBS: dict[str, Form] = {
     "what's": lambda cur: first(cur, _snapshot, _question),
     **dict.fromkeys(QUESTION_WORDS, _question),
 }
-CONTINUING = frozenset({"apart", "by", *EXTENT_WORDS})
+CONTINUING = frozenset({"apart", "by", "x", "in", *EXTENT_WORDS})  # "0.2 x 1", "3 m in diameter"
 _POLITE = ("please", "now", "also", "next", "finally", "then")
 _ASK = ("can", "could", "would", "will")
 
@@ -269,6 +269,8 @@ def starts_clause(tokens: Sequence[Token], index: int) -> bool:
         return measure not in CONTINUING  # "2 meters apart", "3 m high" go on the clause
     if word in ("at", "on"):
         return following == "frame"
+    if word == "next" and following == "to":
+        return False  # ", next to the seat": a place of the clause before, not "next, ..."
     return word in VERBS or word in NO_TOOL or word in _POLITE or word in _ASK
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from services.planner.rules.cursor import Cursor, NoParse, Plan
-from services.planner.rules.readers import along, amount, axis, count, targets
+from services.planner.rules.cursor import Cursor, NoParse, Number, Plan, once
+from services.planner.rules.readers import along, amount, axis, count, direction, targets
 from services.planner.rules.vocab import MODIFIER_DEFAULT_NAMES, MODIFIERS
 from services.planner.rules.words import (
     KEYFRAME_PROPERTIES,
@@ -165,6 +165,8 @@ def duplicate(cur: Cursor) -> list[Plan]:
         if token.lower in TIMES_WORDS:
             cur.pos += 1
             n = TIMES_WORDS[token.lower]
+        elif token.kind == "NUMBER" and (offset := _offset(cur)) is not None:
+            once(seen, "offset", offset, token.text)  # "duplicate Leg 1.6 m to the right"
         elif token.kind == "NUMBER":
             n = count(cur) or 1
             cur.expect("times")
@@ -180,6 +182,15 @@ def duplicate(cur: Cursor) -> list[Plan]:
         else:
             raise NoParse()
     return _copies(cur, name, n, seen)
+
+
+def _offset(cur: Cursor) -> list[Number] | None:
+    """``<d> [m] [to the] left|right|up|...`` if next (consumed), else None (nothing read)."""
+    start, reached = cur.pos, cur.reached
+    offset = direction(cur)
+    if offset is None:
+        cur.pos, cur.reached = start, reached
+    return offset
 
 
 def copies_of(cur: Cursor) -> list[Plan]:
@@ -220,7 +231,9 @@ def _copies(cur: Cursor, name: str, n: int, seen: dict[str, Any]) -> list[Plan]:
         args: dict[str, Any] = {"name": name, "new_name": new_name}
         if seen.get("linked"):
             args["linked"] = True
-        if spread:
+        if "offset" in seen:
+            args["offset"] = [v * i for v in seen["offset"]]
+        elif spread:
             args["offset"] = along(seen.get("spacing", ROW_SPACING) * i, seen.get("axis", 0))
         plans.append(("object.duplicate", args))
     return plans

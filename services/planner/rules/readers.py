@@ -56,7 +56,7 @@ def _group(cur: Cursor) -> tuple[str, list[str]] | None:
     """``everything``, ``all [the] objects``, ``all cubes``, ``every light``: the word said
     and the names it stands for, or None when no group word is next."""
     start = cur.pos
-    chosen = _selected(cur)
+    chosen = _selected(cur) or _them(cur)
     if chosen is not None:
         return chosen
     said = cur.word("everything", "all", "every", "each", "both")
@@ -102,6 +102,25 @@ def _group(cur: Cursor) -> tuple[str, list[str]] | None:
 
 
 SELECTED_NOUNS = ("ones", "one", "objects", "object", "things")
+
+
+def _them(cur: Cursor) -> tuple[str, list[str]] | None:
+    """``them``, ``they``, ``those``: the objects the clause before made (else touched),
+    in this request or the thread's previous run; None when the word is not next or an
+    object has that name."""
+    token = cur.peek()
+    if token is None or token.lower not in ("them", "they", "those", "these"):
+        return None
+    if cur.stage.exists(cur.stage.spelled(token.text)):
+        return None
+    if not cur.stage.them:
+        raise NoParse(
+            f'"{token.text}" refers to the objects the request before made, and it made '
+            "none; name them (make Post and Post.001 red) or say all posts."
+        )
+    cur.pos += 1
+    cur.word("all", "both")  # "them all", "them both"
+    return token.text, cur.stage.them[:MAX_TARGETS]
 
 
 def _selected(cur: Cursor) -> tuple[str, list[str]] | None:

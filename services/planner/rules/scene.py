@@ -63,6 +63,7 @@ class Stage:
         self.changed: dict[str, list[str]] = {}  # object -> properties its last move set
         self.last_copy: str | None = None  # "the copy": the newest object.duplicate made
         self.selected: list[str] | None = None  # "the selected ones": from the session, if sent
+        self.them: list[str] = []  # "them": what the clause or run before made, else touched
 
     # -- questions --------------------------------------------------------------------
     def exists(self, name: str) -> bool:

@@ -223,7 +223,11 @@ def size_ahead(cur: Cursor, ahead: int = 0) -> bool:
         return False
     following = cur.peek(ahead + 1)
     if following is not None and following.lower in UNIT_WORDS:
-        following = cur.peek(ahead + 2)
+        ahead += 1
+        following = cur.peek(ahead + 1)
+    if following is not None and following.lower == "in":  # "0.3 m in diameter"
+        measure = cur.peek(ahead + 2)
+        return measure is not None and measure.lower in DIMENSION_WORDS
     return following is not None and (
         following.lower in EXTENT_WORDS
         or following.lower in ("by", "x")
@@ -293,10 +297,20 @@ def read_size(cur: Cursor, sizes: dict[str, Number]) -> None:
         if (third := _times(cur)) is not None:
             _once(sizes, "z", third, "by")
         return
+    if cur.word("in"):  # "0.3 m in diameter", "2 m in height"
+        word = cur.expect(*DIMENSION_WORDS)
+        key = {"width": "x", "length": "x", "depth": "y", "thickness": "y", "height": "z"}
+        if word == "diameter":
+            _once(sizes, "radius", value / 2, word)
+        else:
+            _once(sizes, key.get(word, word), value, word)
+        return
     word = cur.expect(*EXTENT_WORDS)
     axis = EXTENT_WORDS[word]
     if axis == 0 and "x" in sizes:
         axis = 1  # "10 m long and 2 m wide": the second across is the depth
+    if word in ("thick", "deep") and "y" in sizes and "z" not in sizes:
+        axis = 2  # "1.8 m long, 0.5 m deep and 6 cm thick": a slab's thickness is its height
     _once(sizes, "xyz"[axis], value, word)
 
 

@@ -1,0 +1,174 @@
+"""The rules grammar as artists join things: several attributes in one clause, units,
+possessives, "them", copies by a distance, an array with gaps, Blender's own setting
+words, and places by the bounds the scene summary measured (docs/grammar.md).
+
+Phrasings here are the tests' own; the bench's fresh sets are kept apart from them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from contracts.scenes import ObjectSummary, SceneSummary
+from services.planner.rules.lexer import tokenize
+from services.planner.rules.parse import EarlierRun, UnreadableRequest, plan_request
+from tests.support.artist_scene import catalog
+
+CATALOG = catalog()
+
+
+def _obj(
+    name: str, at: list[float], bounds: list[list[float]] | None = None, **more: Any
+) -> ObjectSummary:
+    return ObjectSummary(
+        name=name,
+        type=more.pop("kind", "MESH"),
+        location=at,
+        rotation_degrees=[0, 0, 0],
+        scale=more.pop("scale", [1, 1, 1]),
+        modifiers=[],
+        materials=[],
+        world_bounds=bounds,
+        **more,
+    )
+
+
+# Statue: an imported mesh 0.6 m across and 3 m tall, its origin at its base; Shelf: a
+# made box; Lamp: a light; Vase: a child whose location is in its parent's space.
+SCENE = SceneSummary(
+    scene_id="s",
+    scene_hash="h",
+    objects=[
+        _obj("Statue", [4, 0, 0], [[3.7, -0.3, 0], [4.3, 0.3, 3]]),
+        _obj("Shelf", [0, 0, 1], [[-1, -0.2, 0.9], [1, 0.2, 1.1]], dimensions=[2, 0.4, 0.2]),
+        _obj("Vase", [0, 0, 0.3], [[-0.1, -0.1, 1.1], [0.1, 0.1, 1.5]]),
+        _obj("Lamp", [0, 0, 5], None, kind="LIGHT"),
+    ],
+    materials=[],
+)
+
+
+def planned(text: str, earlier: EarlierRun | None = None) -> list[tuple[str, dict[str, Any]]]:
+    ops = plan_request(text, "r", CATALOG, None, SCENE, earlier).operations
+    return [(op.tool_name, op.args) for op in ops]
+
+
+def refused(text: str) -> str:
+    with pytest.raises(UnreadableRequest) as caught:
+        plan_request(text, "r", CATALOG, None, SCENE)
+    return caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("text", "args"),
+    [
+        (
+            "add a cube called Crate, 60 cm wide, 40 cm deep and 2 cm thick, at 1 1 0",
+            {"name": "Crate", "dimensions": [0.6, 0.4, 0.02], "location": [1, 1, 0]},
+        ),
+        (
+            "add a cylinder named Jar, 12 cm in diameter and 20 cm tall",
+            {"name": "Jar", "dimensions": [0.12, 0.12, 0.2]},
+        ),
+        ("add a cube named Tile 0.3 x 0.3 x 0.01 m", {"dimensions": [0.3, 0.3, 0.01]}),
+        ("add a cube named Slab, 1.5 x 1 x 0.1 m, at 0 4 0", {"location": [0, 4, 0]}),
+        ("add a plane named Rug 250 mm wide", {"dimensions": [0.25, 0.25, 0]}),
+    ],
+)
+def test_create_when_attributes_are_joined_reads_them_all_as_dimensions(
+    text: str, args: dict[str, Any]
+) -> None:
+    [(tool, made)] = planned(text)
+    assert tool == "object.create" and "scale" not in made
+    assert {k: made[k] for k in args} == args
+
+
+def test_create_when_scaled_is_said_still_scales() -> None:
+    [(_, made)] = planned("add a cube named Big scaled by 2")
+    assert made["scale"] == [2, 2, 2] and "dimensions" not in made
+
+
+def test_a_comma_before_a_place_keeps_the_place_with_its_thing() -> None:
+    [(_, made)] = planned("add a cube named Block 1 x 1 x 1 m, next to the shelf")
+    assert made["location"] == [2.5, 0, 1.4]  # beside the shelf's measured side, on its base
+
+
+def test_on_top_of_an_imported_mesh_uses_its_measured_bounds() -> None:
+    [(_, made)] = planned("add a sphere named Orb with a radius of 0.25 m on top of the statue")
+    assert made["location"] == [4, 0, 3.25]  # the statue's top is 3, not its origin + 1
+
+
+def test_above_a_child_counts_its_world_bounds_not_its_local_location() -> None:
+    [(_, made)] = planned("add a cube named Lid 0.2 x 0.2 x 0.2 m on top of Vase")
+    assert made["location"] == [0, 0, 1.6]
+
+
+def test_resizing_a_measured_object_scales_it_to_the_world_size_asked() -> None:
+    [(_, made)] = planned("make the shelf 3 m wide")
+    assert made == {"name": "Shelf", "scale": [1.5, 1, 1]}
+
+
+@pytest.mark.parametrize(
+    ("text", "props"),
+    [
+        ("bevel the shelf by 5 mm", {"width": 0.005}),
+        ("bevel the shelf's edges 1 cm with 4 segments", {"width": 0.01, "segments": 4}),
+        ("subdivide the statue with 3 levels", {"levels": 3}),
+        ("solidify the shelf 2 cm", {"thickness": 0.02}),
+        ("add a bevel modifier to Shelf with width 15 mm", {"width": 0.015}),
+    ],
+)
+def test_modifier_settings_take_units_and_blenders_words(text: str, props: dict[str, Any]) -> None:
+    [(tool, args)] = planned(text)
+    assert tool == "modifier.add" and args["properties"] == props
+
+
+def test_array_with_gaps_offsets_each_copy_by_its_width_and_the_gap() -> None:
+    [(tool, args)] = planned("array the shelf 4 times along y with 30 cm gaps")
+    assert (tool, args["type"]) == ("modifier.add", "ARRAY")
+    assert args["properties"] == {
+        "count": 4,
+        "relative_offset_displace": [0, 1, 0],
+        "use_constant_offset": True,
+        "constant_offset_displace": [0, 0.3, 0],
+    }
+
+
+def test_array_without_a_count_says_how_to_give_one() -> None:
+    assert "array Plank 5 times" in refused("array the shelf along x")
+
+
+def test_duplicate_by_a_distance_and_direction_offsets_the_copy() -> None:
+    [(tool, args)] = planned("duplicate the shelf 80 cm up")
+    assert (tool, args["offset"]) == ("object.duplicate", [0, 0, 0.8])
+
+
+@pytest.mark.parametrize(
+    ("typed", "read"),
+    [
+        ("set the lamp's power to 50", ["set", "the", "power", "of", "the", "lamp", "to", "50"]),
+        ("bevel Shelf's edges", ["bevel", "edges", "of", "Shelf"]),
+        ("make sure it's red", ["make", "sure", "it's", "red"]),
+        ("what's here", ["what's", "here"]),
+    ],
+)
+def test_a_possessive_reads_as_the_part_of_its_object(typed: str, read: list[str]) -> None:
+    assert [t.text for t in tokenize(typed)] == read
+
+
+def test_a_refusal_after_a_possessive_quotes_what_was_typed() -> None:
+    message = refused("set the shelf's wobble to 3")
+    assert "shelf's" in message or "wobble" in message
+
+
+def test_them_after_a_run_that_made_several_means_those() -> None:
+    made = tuple(("object.create", {"primitive": "cube", "name": n}) for n in ("Shelf", "Vase"))
+    ops = planned("make them blue", EarlierRun("add a shelf and a vase", made))
+    assert [args["object"] for _, args in ops] == ["Shelf", "Vase"]
+
+
+def test_them_with_nothing_before_names_the_word_and_what_to_say() -> None:
+    message = refused("make them blue")
+    assert '"them"' in message and "name them" in message
