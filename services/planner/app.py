@@ -22,6 +22,7 @@ from services.runtime.settings import Settings
 # mesh whose executor starts late (a Procfile, a cluster) still plans what came early.
 CATALOG_WAIT = 600.0
 CANCELS = "planner-cancels"  # the durable that hears cancels (cancels.py)
+RULES_HISTORY = 8  # messages a rules run reads back: its thread's last few requests
 
 
 async def start(settings: Settings, bus: Bus) -> ConsumerService:
@@ -46,6 +47,9 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         catalog=KvCatalog(bus.js, bus.prefix),
         history=partial(read_run, bus.js, bus.prefix),
         kinds=partial(run_kinds, bus.js, bus.prefix),
+        # The rules planner needs only the thread's last request.
+        thread=partial(read_thread, bus.js, bus.prefix, limit=RULES_HISTORY),
+        announce=bus.publisher,
         models=models,
         max_operations=limits.max_operations,
         nodes=nodes,

@@ -27,6 +27,7 @@ from contracts.events import (
     PlanRejected,
     RunFailed,
     RunRequested,
+    ThreadMessage,
     follow,
 )
 from contracts.failures import failure
@@ -44,7 +45,7 @@ from services.planner.backends.rules import plan_rules
 from services.planner.gates import gates_failure, unverified
 from services.planner.graph import PlanInvalid, Reply, ValidPlan
 from services.planner.intake import needs_nodes, node_catalog
-from services.planner.model.runs import ModelRuns
+from services.planner.model.runs import Announce, ModelRuns, message
 from services.planner.outcomes import (
     completed,
     dead_run,
@@ -67,6 +68,7 @@ RUN_SERVICES = ("planner", "policy", "executor", "guardians")
 CATALOG_POLL = 0.5  # seconds between looks for the first tool catalog
 RunHistory = Callable[[str], Awaitable[Sequence[AnyEvent]]]
 RunKinds = Callable[[str], Awaitable[set[str]]]
+ThreadReader = Callable[[str], Awaitable[Sequence[ThreadMessage]]]
 # The kinds of event that say a request was planned (or refused) already.
 PLAN_KINDS = frozenset({"planned", "plan_rejected"})
 # The kinds of event that end a run: a run has one outcome.
@@ -87,6 +89,10 @@ class PlannerHandlers:
     scenes: SceneSummaries | None = None  # what the rules planner knows of a scene
     # Which kinds of event a run has: one cheap question before reading a run back.
     kinds: RunKinds | None = None
+    # A thread's recent messages, read back from the log: where the rules planner finds
+    # the thread's last run when its memory does not hold it (a restart, another process).
+    thread: ThreadReader | None = None
+    announce: Announce | None = None  # publishes a rules request's thread message
     # Seconds a request waits in hand for the first executor's tool catalog before it is
     # retried (and, at last, dead-lettered): a mesh whose executor starts late still plans
     # it. 0: retry at once (the in-memory tests).
@@ -185,6 +191,8 @@ class PlannerHandlers:
         scene = None
         if backend == "rules" and self.scenes is not None:
             scene = await self.scenes.get(event.scene_id)
+        if backend == "rules":
+            await self._recall(event)
         try:
             plan = self._plan(event, backend, catalog, nodes, scene)
         except PlanInvalid as exc:
@@ -195,6 +203,13 @@ class PlannerHandlers:
         log.info(
             "planned %d operations with the %s planner", len(plan.operation_set.operations), backend
         )
+        # A rules request is a message of its thread, as a model run's is: what the next
+        # run in the thread reads "it", "the copy" and "again" from after a restart.
+        if backend == "rules" and self.announce is not None:
+            # A rules request is a message of its thread, as a model run's is: where the
+            # thread's next run finds "it", "the copy" and "again" after a restart. Sent
+            # now, apart from the plan (its id is derived: a redelivery's copy is dropped).
+            await self.announce.publish(message(event, "user", event.prompt or "", self.clock()))
         return [
             follow(
                 event,
@@ -211,6 +226,27 @@ class PlannerHandlers:
                 requires_gate_verification=plan.requires_gate_verification,
             )
         ]
+
+    async def _recall(self, event: RunRequested) -> None:
+        """Put the thread's last run into memory from the log when memory lacks it: its
+        recent requests (other than this run's), each followed by what it was planned to,
+        so "the copy" made two runs ago and "again" still mean what they did."""
+        if self._threads.get(event.thread_id) is not None:
+            return
+        if self.thread is None or self.history is None:
+            return
+        earlier: EarlierRun | None = None
+        for said in await self.thread(event.thread_id):
+            if said.role != "user" or said.run_id == event.run_id:
+                continue
+            planned = last_plan(await self.history(said.run_id))
+            if planned is None:
+                continue  # refused or lost: it changed nothing "it" could mean
+            ops = planned.operation_set.operations
+            plans = tuple((op.tool_name, dict(op.args)) for op in ops)
+            earlier = earlier.then(said.text, plans) if earlier else EarlierRun(said.text, plans)
+        if earlier is not None and self._threads.get(event.thread_id) is None:
+            self._threads.put(event.thread_id, earlier)
 
     def _plan(
         self,
