@@ -17,7 +17,9 @@ from typing import Any
 
 import pytest
 
+from contracts.snapshot_text import snapshot_lines
 from contracts.views import AssetParams
+from contracts.world import world_locations
 from services.executor.adapters.bridge_client import BridgeProcess
 from services.planner.rules.parse import plan_request
 from tests.support.artist_scene import catalog
@@ -162,3 +164,21 @@ async def test_create_when_dimensions_cannot_be_built_refuses_and_makes_nothing(
     result = await call(bridge, "object.create", primitive=primitive, dimensions=dimensions)
     assert result.error_code == "invalid_input" and said in (result.message or "")
     assert (await ok(bridge, "scene.snapshot")).data["objects"] == []
+
+
+async def test_a_question_about_a_child_answers_its_world_height(bridge: BridgeProcess) -> None:
+    await ok(bridge, "object.create", primitive="cube", name="Bottle", location=[1, 0, 0.6])
+    await ok(bridge, "object.create", primitive="cube", name="Cap", location=[1, 0, 1.3])
+    await ok(bridge, "object.transform", name="Bottle", rotation=[0, 0, 30], scale=[2, 2, 0.5])
+    await ok(bridge, "object.parent", child="Cap", parent="Bottle")
+    await ok(bridge, "object.transform", name="Bottle", location=[1, 0, 0.1])
+    [(tool, _)] = await run(bridge, "where is the cap?")
+    snapshot = (await ok(bridge, tool)).data
+    measured = {o.name: o.world_location for o in (await bridge.summary("s")).objects}
+    # From the snapshot's transforms alone, as Blender composes them with the parent inverse.
+    assert world_locations(snapshot["objects"]) == {
+        name: pytest.approx(at, abs=1e-3) for name, at in measured.items()
+    }
+    assert measured["Cap"] == pytest.approx([1, 0, 0.8], abs=1e-3)
+    [cap] = [line for line in snapshot_lines("s", snapshot) if line.startswith("  Cap ")]
+    assert cap.startswith("  Cap [MESH] at (1, 0, 0.8) (world; ") and "in Bottle's space" in cap
