@@ -42,6 +42,15 @@ def half_of(stage: Stage, name: str) -> list[float] | None:
     return [abs(h * s) for h, s in zip(half, thing.scale, strict=True)]
 
 
+def origin_for(stage: Stage, name: str, spot: list[Number]) -> list[Number]:
+    """The location that puts the middle of ``name``'s bounds at ``spot``: an imported
+    mesh's origin may sit at its base or off to a side, a child's is in its parent's space."""
+    thing = stage.things.get(name)
+    if thing is None or not any(thing.centre):
+        return spot
+    return [rounded(s - c) for s, c in zip(spot, thing.centre, strict=True)]
+
+
 def shape_of(name: str) -> str | None:
     """The primitive a name says the object was made as: ``Cube.001``, ``Post``."""
     base = base_name(name)

@@ -104,7 +104,10 @@ def move_to_place(cur: Cursor) -> list[Plan]:
         halves = [places.half_of(cur.stage, name) or [1.0, 1.0, 1.0] for name in names]
         spots = places.circle(cur, target, halves)
         pairs = zip(names, spots, strict=True)
-        return [("object.transform", {"name": n, "location": at}) for n, at in pairs]
+        return [
+            ("object.transform", {"name": n, "location": places.origin_for(cur.stage, n, at)})
+            for n, at in pairs
+        ]
     if not places.place_ahead(cur):
         raise NoParse()
     where = places.read_place(cur)
@@ -116,8 +119,12 @@ def move_to_place(cur: Cursor) -> list[Plan]:
         mine = places.half_of(cur.stage, name)
         if mine is None:
             raise NoParse(f'I do not know how big "{name}" is, so I cannot place it.')
+        spot = places.place(cur, where, mine)
         plans.append(
-            ("object.transform", {"name": name, "location": places.place(cur, where, mine)})
+            (
+                "object.transform",
+                {"name": name, "location": places.origin_for(cur.stage, name, spot)},
+            )
         )
     return plans
 

@@ -172,3 +172,9 @@ def test_them_after_a_run_that_made_several_means_those() -> None:
 def test_them_with_nothing_before_names_the_word_and_what_to_say() -> None:
     message = refused("make them blue")
     assert '"them"' in message and "name them" in message
+
+
+def test_moving_an_imported_mesh_on_top_of_another_puts_its_base_on_the_top() -> None:
+    [(_, moved)] = planned("put the statue on top of the shelf")
+    # Its bounds' middle goes 1.5 m above the shelf's top (1.1); its origin is at its base.
+    assert moved == {"name": "Statue", "location": [0, 0, 1.1]}
