@@ -11,7 +11,8 @@ from typing import Any
 
 from services.planner.rules import places, sizes
 from services.planner.rules.cursor import Cursor, NoParse, Number, Plan, once
-from services.planner.rules.readers import adjectives, along, amount, axis, count
+from services.planner.rules.readers import MAX_COUNT, adjectives, along, amount, axis, count
+from services.planner.rules.sizes import rounded
 from services.planner.rules.vocab import MATERIAL_WORDS
 from services.planner.rules.words import DEFAULT_NAMES, ROW_SPACING, UNIT_WORDS
 
@@ -142,6 +143,9 @@ def _item(cur: Cursor, taken: set[str], n: int | None = None, row: int | None = 
     before = sizes.size_before(cur)
     if n is None:
         n = count(cur) or 1
+    columns = _rows_of(cur, n)
+    if columns is not None:
+        n *= columns
     looks = adjectives(cur)
     before.update(sizes.size_before(cur) if not before else {})
     primitive, base = sizes.thing(cur, plural=n > 1)
@@ -173,6 +177,10 @@ def _item(cur: Cursor, taken: set[str], n: int | None = None, row: int | None = 
         location = seen.get("location")
         if ring:
             location = ring[i]
+        elif columns is not None:  # rows along y, each along x
+            start, spacing = location or [0, 0, 0], seen.get("spacing", ROW_SPACING)
+            step = [spacing * (i % columns), spacing * (i // columns), 0]
+            location = [rounded(a + b) for a, b in zip(start, step, strict=True)]
         elif n > 1:
             start = location or [0, 0, 0]
             step = along(seen.get("spacing", ROW_SPACING) * i, seen.get("axis", 0))
@@ -188,6 +196,24 @@ def _item(cur: Cursor, taken: set[str], n: int | None = None, row: int | None = 
         if "smooth" in looks:
             plans.append(("object.shade", {"name": name, "smooth": looks["smooth"]}))
     return plans
+
+
+def _rows_of(cur: Cursor, rows: int) -> int | None:
+    """``<rows> rows of <n>``: how many in each row, if rows are said (consumed)."""
+    if cur.word("rows", "row") is None:
+        return None
+    cur.expect("of")
+    at = cur.pos
+    columns = count(cur)
+    if columns is None:
+        raise NoParse(f"Say how many in each row: {rows} rows of 4 cubes.")
+    if rows * columns > MAX_COUNT:
+        raise NoParse(
+            f"{rows} rows of {columns} is {rows * columns} objects; at most {MAX_COUNT} "
+            "are made at once: make fewer, or array one (array Tile 10 times along x).",
+            at,
+        )
+    return columns
 
 
 def _more(cur: Cursor) -> bool:

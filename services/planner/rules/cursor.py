@@ -33,9 +33,12 @@ Number = int | float
 class NoParse(BlendmeshError):
     """The clause does not fit the form being tried; ``reason`` says why, if known."""
 
-    def __init__(self, reason: str = "") -> None:
+    def __init__(self, reason: str = "", at: int | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
+        # The token the reason is about, when it is not the furthest one read: "20 rows of
+        # 20 cubes" is refused for its count, not for "cubes".
+        self.at = at
         self.reached = 0  # set by parse_clause: the first token no form could read
         self.verb = ""  # set by parse_clause: the clause's verb, if it had one
 
@@ -366,15 +369,15 @@ Form = Callable[[Cursor], Plans]
 def first(cur: Cursor, *forms: Form) -> Plans:
     """The first form that reads the rest of the clause; else the first reason given."""
     start = cur.pos
-    reasons: list[str] = []
+    reasons: list[NoParse] = []
     for form in forms:
         cur.pos = start
         try:
             return form(cur)
         except NoParse as exc:
             if exc.reason:
-                reasons.append(exc.reason)
-    raise NoParse(reasons[0] if reasons else "")
+                reasons.append(exc)
+    raise NoParse(reasons[0].reason, reasons[0].at) if reasons else NoParse()
 
 
 def once(seen: dict[str, Any], key: str, value: Any, word: str) -> None:

@@ -15,7 +15,7 @@ from services.planner.rules.cursor import (
     once,
 )
 from services.planner.rules.readers import adjectives, axis, count, shade_of, targets
-from services.planner.rules.vocab import MATERIAL_WORDS
+from services.planner.rules.vocab import MATERIAL_WORDS, MODIFIERS
 
 GROUP_WORDS = frozenset({"everything", "all", "every", "each", "both"})
 
@@ -231,9 +231,35 @@ def material_head(cur: Cursor) -> list[float] | None:
 
 
 # -- verbs ----------------------------------------------------------------------------
-def verb_give(cur: Cursor) -> Plan:
+def verb_give(cur: Cursor) -> Plans:
+    return first(cur, _give_material, _give_modifier)
+
+
+def _give_material(cur: Cursor) -> Plan:
     obj = cur.name()
     return material_items(cur, obj, material_head(cur))
+
+
+def _give_modifier(cur: Cursor) -> list[Plan]:
+    """give <objects> a [<length>] bevel|solidify|subdivision|... [modifier] [with <params>]:
+    "give the box a 2 cm bevel with 3 segments" (a length sets the width or thickness)."""
+    names = targets(cur)
+    cur.skip_article()
+    length = cur.length() if (tok := cur.peek()) is not None and tok.kind == "NUMBER" else None
+    mtype = cur.phrase(MODIFIERS)
+    if mtype is None:
+        raise NoParse()
+    cur.word("modifier")
+    if length is not None and mtype not in MEASURED:
+        raise NoParse(
+            f"A length sets a bevel's width or a solidify's thickness, not a {mtype.lower()}'s; "
+            "give its settings by name (with levels 2)."
+        )
+    cur.word("with", "and")
+    props = {} if cur.at_end() else cur.params()
+    if length is not None:
+        props = {MEASURED[mtype]: length, **props}
+    return [_modifier_args(obj, mtype, None, props) for obj in names]
 
 
 def _surfaces(cur: Cursor, names: list[str]) -> list[str]:

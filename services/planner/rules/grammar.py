@@ -150,6 +150,9 @@ def _question(cur: Cursor) -> Plan:
 
 
 def _verb_make(cur: Cursor) -> Plans:
+    words = [t.lower if (t := cur.peek(i)) is not None else "" for i in range(3)]
+    if words in (["the", "color", "of"], ["the", "colour", "of"]):
+        cur.pos += 3  # "make the colour of the sun warm" (or "the sun's colour"): the sun
     return first(
         cur,
         stage.active_camera,
@@ -331,7 +334,7 @@ def parse_clause(
         cur.pos += 1
         return _plans(form(cur))
     except NoParse as exc:
-        exc.reached, exc.verb = cur.reached, verb
+        exc.reached, exc.verb = cur.reached if exc.at is None else exc.at, verb
         raise
 
 

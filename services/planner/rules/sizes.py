@@ -306,12 +306,13 @@ def read_size(cur: Cursor, sizes: dict[str, Number]) -> None:
             _once(sizes, key.get(word, word), value, word)
         return
     word = cur.expect(*EXTENT_WORDS)
+    at = cur.pos - 1
     axis = EXTENT_WORDS[word]
     if axis == 0 and "x" in sizes:
         axis = 1  # "10 m long and 2 m wide": the second across is the depth
     if word in ("thick", "deep") and "y" in sizes and "z" not in sizes:
         axis = 2  # "1.8 m long, 0.5 m deep and 6 cm thick": a slab's thickness is its height
-    _once(sizes, "xyz"[axis], value, word)
+    _once(sizes, "xyz"[axis], value, word, at)
 
 
 def _length(cur: Cursor) -> Number:
@@ -321,9 +322,15 @@ def _length(cur: Cursor) -> Number:
     return value
 
 
-def _once(sizes: dict[str, Number], key: str, value: Number, word: str) -> None:
+def _once(
+    sizes: dict[str, Number], key: str, value: Number, word: str, at: int | None = None
+) -> None:
     if key in sizes:
-        raise NoParse(f'"{word}" gives a size that was given already.')
+        raise NoParse(
+            f'"{word}" gives a size that was given already: say each of wide, deep and tall '
+            "once (2 m wide, 1 m deep and 0.5 m tall), or give all three: 2 x 1 x 0.5 m.",
+            at,
+        )
     sizes[key] = value
 
 

@@ -178,3 +178,45 @@ def test_moving_an_imported_mesh_on_top_of_another_puts_its_base_on_the_top() ->
     [(_, moved)] = planned("put the statue on top of the shelf")
     # Its bounds' middle goes 1.5 m above the shelf's top (1.1); its origin is at its base.
     assert moved == {"name": "Statue", "location": [0, 0, 1.1]}
+
+
+def test_rows_of_make_a_grid_rows_along_y_each_along_x() -> None:
+    ops = planned("add 2 rows of 3 cubes named Brick, 50 cm apart")
+    assert [args["location"] for _, args in ops] == [
+        [0, 0, 0], [0.5, 0, 0], [1, 0, 0], [0, 0.5, 0], [0.5, 0.5, 0], [1, 0.5, 0]
+    ]  # fmt: skip
+    assert [args["name"] for _, args in ops][:2] == ["Brick", "Brick.001"]
+
+
+def test_too_many_rows_is_refused_at_the_count_with_the_limit_and_a_way_out() -> None:
+    message = refused("add 30 rows of 10 cubes")
+    assert message.startswith('I did not understand "10" in')
+    assert "300 objects; at most 100" in message and "array" in message
+
+
+def test_a_size_given_twice_is_refused_at_its_second_word_with_the_form_that_works() -> None:
+    message = refused("add a cube named Box2 2 m tall, 1 m tall")
+    assert message.startswith('I did not understand "tall" in "..., 1 m tall"')
+    assert "2 x 1 x 0.5 m" in message
+
+
+@pytest.mark.parametrize(
+    ("text", "mtype", "props"),
+    [
+        ("give the shelf a 3 mm bevel", "BEVEL", {"width": 0.003}),
+        ("give Shelf a bevel modifier with 2 segments", "BEVEL", {"segments": 2}),
+        ("give the statue a subdivision with levels 1", "SUBSURF", {"levels": 1}),
+    ],
+)
+def test_give_an_object_a_modifier(text: str, mtype: str, props: dict[str, Any]) -> None:
+    [(tool, args)] = planned(text)
+    assert (tool, args["type"], args.get("properties", {})) == ("modifier.add", mtype, props)
+
+
+def test_give_a_length_to_a_modifier_without_one_names_which_settings_take_lengths() -> None:
+    assert "sets a bevel's width or a solidify's thickness" in refused("give Shelf a 2 cm mirror")
+
+
+def test_the_colour_of_a_light_reads_as_the_light() -> None:
+    [(tool, args)] = planned("make the colour of the lamp warm")
+    assert tool == "light.set" and args["name"] == "Lamp"
