@@ -71,7 +71,7 @@ def own_half(
     return [h * s for h, s in zip(built, factors, strict=True)]
 
 
-def _half(seen: dict[str, Any], primitive: str) -> list[float]:
+def _half(seen: dict[str, Any], primitive: str | None) -> list[float]:
     return own_half(primitive, seen.get("scale"), seen.get("dimensions"))
 
 
