@@ -27,7 +27,6 @@ from contracts.events import (
     PlanRejected,
     RunFailed,
     RunRequested,
-    ThreadMessage,
     follow,
 )
 from contracts.failures import failure
@@ -45,7 +44,7 @@ from services.planner.backends.rules import plan_rules
 from services.planner.gates import gates_failure, unverified
 from services.planner.graph import PlanInvalid, Reply, ValidPlan
 from services.planner.intake import needs_nodes, node_catalog
-from services.planner.model.runs import Announce, ModelRuns, message
+from services.planner.model.runs import ModelRuns
 from services.planner.outcomes import (
     completed,
     dead_run,
@@ -53,8 +52,8 @@ from services.planner.outcomes import (
     replied,
     unreadable_request,
 )
-from services.planner.recent import RECENT_EXECUTIONS, RECENT_RUNS, RECENT_THREADS, Recent
-from services.planner.rules.parse import EarlierRun
+from services.planner.recall import RulesThreads
+from services.planner.recent import RECENT_EXECUTIONS, RECENT_RUNS, Recent
 from services.planner.run_events import ended, last_plan, planned_operations
 from services.planner.settings import PlanLimits
 from services.runtime.consumer_spec import Delivery
@@ -68,7 +67,6 @@ RUN_SERVICES = ("planner", "policy", "executor", "guardians")
 CATALOG_POLL = 0.5  # seconds between looks for the first tool catalog
 RunHistory = Callable[[str], Awaitable[Sequence[AnyEvent]]]
 RunKinds = Callable[[str], Awaitable[set[str]]]
-ThreadReader = Callable[[str], Awaitable[Sequence[ThreadMessage]]]
 # The kinds of event that say a request was planned (or refused) already.
 PLAN_KINDS = frozenset({"planned", "plan_rejected"})
 # The kinds of event that end a run: a run has one outcome.
@@ -89,10 +87,8 @@ class PlannerHandlers:
     scenes: SceneSummaries | None = None  # what the rules planner knows of a scene
     # Which kinds of event a run has: one cheap question before reading a run back.
     kinds: RunKinds | None = None
-    # A thread's recent messages, read back from the log: where the rules planner finds
-    # the thread's last run when its memory does not hold it (a restart, another process).
-    thread: ThreadReader | None = None
-    announce: Announce | None = None  # publishes a rules request's thread message
+    # Each thread's last rules run, for `it`, `the copy` and `again` (recall.py).
+    threads: RulesThreads = field(default_factory=RulesThreads)
     # Seconds a request waits in hand for the first executor's tool catalog before it is
     # retried (and, at last, dead-lettered): a mesh whose executor starts late still plans
     # it. 0: retry at once (the in-memory tests).
@@ -109,11 +105,6 @@ class PlannerHandlers:
     # no gate judges is finished without reading the run back.
     _gated: Recent[str, bool] = field(
         default_factory=lambda: Recent(RECENT_RUNS), init=False, repr=False
-    )
-    # Each recent thread's last run as the rules planner read it, so `it`, `the copy` and
-    # `again` in the next request of that thread mean what they meant to the person.
-    _threads: Recent[str, EarlierRun] = field(
-        default_factory=lambda: Recent(RECENT_THREADS), init=False, repr=False
     )
     _models: cancels.InFlight = field(default_factory=cancels.InFlight, init=False, repr=False)
 
@@ -189,10 +180,9 @@ class PlannerHandlers:
         if backend == "rules" or needs_nodes(event.plan):
             nodes = await node_catalog(self.nodes, catalog)
         scene = None
-        if backend == "rules" and self.scenes is not None:
-            scene = await self.scenes.get(event.scene_id)
         if backend == "rules":
-            await self._recall(event)
+            await self.threads.heard(event, self.clock())
+            scene = await self.scenes.get(event.scene_id) if self.scenes is not None else None
         try:
             plan = self._plan(event, backend, catalog, nodes, scene)
         except PlanInvalid as exc:
@@ -203,13 +193,6 @@ class PlannerHandlers:
         log.info(
             "planned %d operations with the %s planner", len(plan.operation_set.operations), backend
         )
-        # A rules request is a message of its thread, as a model run's is: what the next
-        # run in the thread reads "it", "the copy" and "again" from after a restart.
-        if backend == "rules" and self.announce is not None:
-            # A rules request is a message of its thread, as a model run's is: where the
-            # thread's next run finds "it", "the copy" and "again" after a restart. Sent
-            # now, apart from the plan (its id is derived: a redelivery's copy is dropped).
-            await self.announce.publish(message(event, "user", event.prompt or "", self.clock()))
         return [
             follow(
                 event,
@@ -227,27 +210,6 @@ class PlannerHandlers:
             )
         ]
 
-    async def _recall(self, event: RunRequested) -> None:
-        """Put the thread's last run into memory from the log when memory lacks it: its
-        recent requests (other than this run's), each followed by what it was planned to,
-        so "the copy" made two runs ago and "again" still mean what they did."""
-        if self._threads.get(event.thread_id) is not None:
-            return
-        if self.thread is None or self.history is None:
-            return
-        earlier: EarlierRun | None = None
-        for said in await self.thread(event.thread_id):
-            if said.role != "user" or said.run_id == event.run_id:
-                continue
-            planned = last_plan(await self.history(said.run_id))
-            if planned is None:
-                continue  # refused or lost: it changed nothing "it" could mean
-            ops = planned.operation_set.operations
-            plans = tuple((op.tool_name, dict(op.args)) for op in ops)
-            earlier = earlier.then(said.text, plans) if earlier else EarlierRun(said.text, plans)
-        if earlier is not None and self._threads.get(event.thread_id) is None:
-            self._threads.put(event.thread_id, earlier)
-
     def _plan(
         self,
         event: RunRequested,
@@ -260,7 +222,9 @@ class PlannerHandlers:
             limits = PlanLimits(self.max_operations, self.max_python_chars)
             return plan_given(event.plan, event.request_id, catalog, nodes, limits)
         if backend == "rules":
-            return plan_rules(event, catalog, nodes, scene, self._threads, self.max_operations)
+            return plan_rules(
+                event, catalog, nodes, scene, self.threads.memory, self.max_operations
+            )
         raise PlanInvalid(
             failure("REQUEST_UNREADABLE", "Use the rules or plan planner", recoverable=False),
             f"planner {backend!r} is not available in this mesh; use 'rules' or 'plan'",

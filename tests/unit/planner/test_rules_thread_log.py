@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from contracts.events import AnyEvent, Event, Planned, RunRequested, ThreadMessage
 from services.planner.handlers import PlannerHandlers
+from services.planner.recall import RulesThreads
 from tests.support.planners import planner
 
 
@@ -50,7 +51,7 @@ def requested(run: str, prompt: str, thread: str = "t1") -> RunRequested:
 def fresh_planner(log: Log) -> PlannerHandlers:
     """A planner that has heard nothing yet, as after a restart, on ``log``."""
     handlers = planner(history=log.history)
-    handlers.thread, handlers.announce = log.thread, log
+    handlers.threads = RulesThreads(thread=log.thread, history=log.history, announce=log)
     return handlers
 
 
@@ -68,6 +69,7 @@ async def test_it_in_the_next_run_after_a_restart_is_what_the_run_before_made() 
         ("user", "add a cube named Keg", "r1")
     ]
     moved = await plan(log, requested("r2", "move it up 1"))
+    assert [m.run_id for m in log.messages] == ["r1", "r2"]  # each request, once
     [op] = moved.operation_set.operations
     assert (op.tool_name, op.args["name"]) == ("object.transform", "Keg")
 
@@ -93,6 +95,6 @@ async def test_another_thread_does_not_lend_its_it() -> None:
 async def test_a_thread_whose_last_request_was_never_planned_reads_as_new() -> None:
     log = Log()
     await fresh_planner(log).on_requested(requested("r1", "add a cube named Keg"))
-    # r1's events never reached the log (its plan was lost): nothing to recall, no guess.
+    # r1's plan never reached the log (lost, or refused): nothing to recall, no guess.
     (refused, _) = await fresh_planner(log).on_requested(requested("r2", "move it up"))
     assert '"it" does not refer' in refused.message  # type: ignore[attr-defined]
