@@ -164,9 +164,15 @@ class Cursor:
                 self.word("one", "object")  # "this one", "this object"
             return self.it_name
         written = self.literal_name()
-        if token is not None and token.kind == "WORD":
-            return self.stage.spelled(written)
-        return written
+        if token is None or token.kind != "WORD":
+            return written
+        name = self.stage.spelled(written)
+        kind = thing.type if (thing := self.stage.things.get(name)) is not None else ""
+        if kind == "LIGHT":
+            self.word("light", "lamp")  # "the key light" is Key
+        elif kind == "CAMERA":
+            self.word("camera")
+        return name
 
     def _the_copy(self) -> str | None:
         """``the copy|duplicate|clone``: the newest object a duplicate made, this run or the

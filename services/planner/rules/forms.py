@@ -43,11 +43,16 @@ def _node_group(cur: Cursor) -> str | None:
 
 def add_modifier(cur: Cursor, mtype: str) -> Plan:
     cur.word("modifier")
+    length = None
+    if mtype in MEASURED and cur.word("of"):
+        length = cur.length()  # "add a bevel of 2 mm to the box"
     name = cur.literal_name() if cur.word("named", "called") else None
     cur.expect("to", "on")
     obj = cur.name()
     group = _node_group(cur) if mtype == "NODES" else None
     props = cur.params() if cur.word("with") else {}
+    if length is not None:
+        props = {MEASURED[mtype]: length, **props}
     cur.end()
     tool, args = _modifier_args(obj, mtype, name, props)
     return tool, args if group is None else {**args, "node_group": group}

@@ -159,6 +159,7 @@ def _verb_make(cur: Cursor) -> Plans:
         stage.world,
         stage.make_look,
         stage.light_looks,
+        stage.light_power,
         organize.make_shaded,
         organize.make_visible,
         transform.size,
@@ -257,7 +258,12 @@ VERBS: dict[str, Form] = {
     "what's": lambda cur: first(cur, _snapshot, _question),
     **dict.fromkeys(QUESTION_WORDS, _question),
 }
-CONTINUING = frozenset({"apart", "by", "x", "in", *EXTENT_WORDS})  # "0.2 x 1", "3 m in diameter"
+# After a number (and unit), words that go on with the clause before: "0.2 x 1", "3 m in
+# diameter", ", 2 m left of the pedestal".
+CONTINUING = frozenset(
+    {"apart", "by", "x", "in", *EXTENT_WORDS}
+    | {"left", "right", "above", "below", "over", "under", "behind", "next", "beside"}
+)
 _POLITE = ("please", "now", "also", "next", "finally", "then")
 _ASK = ("can", "could", "would", "will")
 

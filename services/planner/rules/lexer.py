@@ -113,10 +113,11 @@ _CONTRACTIONS = frozenset(
 
 
 def _possessives(tokens: list[Token]) -> list[Token]:
-    """``[the] seat's edges`` read as ``[the] edges of [the] seat``: the grammar's forms
-    name a part or setting before its object ("the power of Lantern"), and artists write
-    the possessive. Each token made keeps the span of the word it came from, so a refusal
-    still quotes what was typed."""
+    """``the [key] light's power`` read as ``the power of the [key] light``: the grammar's
+    forms name a part or setting before its object ("the power of Lantern"), and artists
+    write the possessive. The owner is the word before 's, with the words back to a ``the``
+    at most two before it. Each token made keeps the span of the word it came from, so a
+    refusal still quotes what was typed."""
     found: list[Token] = []
     i = 0
     while i < len(tokens):
@@ -129,13 +130,20 @@ def _possessives(tokens: list[Token]) -> list[Token]:
             and following is not None
             and following.kind == "WORD"
         ):
-            the = (
-                [Token("WORD", "the", "the", token.start, token.start)]
-                if found and found[-1].lower == "the"
-                else []
-            )
+            the = next(
+                (j for j in range(len(found) - 1, max(len(found) - 4, -1), -1)
+                 if found[j].lower == "the"),
+                None,
+            )  # fmt: skip
+            words = [] if the is None else found[the + 1 :]
+            if the is not None and all(w.kind == "WORD" for w in words):
+                del found[the + 1 :]
+                lead = [Token("WORD", "the", "the", token.start, token.start)]
+            else:
+                words, lead = [], []
             of = Token("WORD", "of", "of", token.start, token.start)
-            found += [following, of, *the, Token("WORD", owner, owner, token.start, following.end)]
+            last = Token("WORD", owner, owner, token.start, following.end)
+            found += [following, of, *lead, *words, last]
             i += 2
             continue
         found.append(token)

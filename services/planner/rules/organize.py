@@ -9,6 +9,7 @@ from typing import Any
 
 from services.planner.rules.cursor import Cursor, NoParse, Number, Plan, once
 from services.planner.rules.readers import along, amount, axis, count, direction, targets
+from services.planner.rules.sizes import rounded
 from services.planner.rules.vocab import MODIFIER_DEFAULT_NAMES, MODIFIERS
 from services.planner.rules.words import (
     KEYFRAME_PROPERTIES,
@@ -204,12 +205,17 @@ def copies_of(cur: Cursor) -> list[Plan]:
     cur.expect("copies", "copy", "duplicates", "duplicate", "instances")
     cur.expect("of")
     name = cur.name()
-    while not cur.at_end():
-        if cur.word("along", "on"):
+    while (token := cur.peek()) is not None:
+        if token.kind == "COMMA" or token.lower == "and":
+            cur.pos += 1  # "along x, 0.3 m apart"
+        elif cur.word("along", "on"):
             seen["axis"] = axis(cur)
         elif cur.word("spaced", "every"):
             cur.word("by")
             seen["spacing"] = amount(cur)
+        elif token.kind == "NUMBER":
+            seen["spacing"] = amount(cur)
+            cur.expect("apart")
         else:
             raise NoParse()
     return _copies(cur, name, n, seen)
@@ -232,9 +238,10 @@ def _copies(cur: Cursor, name: str, n: int, seen: dict[str, Any]) -> list[Plan]:
         if seen.get("linked"):
             args["linked"] = True
         if "offset" in seen:
-            args["offset"] = [v * i for v in seen["offset"]]
+            args["offset"] = [rounded(v * i) for v in seen["offset"]]
         elif spread:
-            args["offset"] = along(seen.get("spacing", ROW_SPACING) * i, seen.get("axis", 0))
+            step = rounded(seen.get("spacing", ROW_SPACING) * i)  # 0.3 * 3 is 0.9, not 0.8999...
+            args["offset"] = along(step, seen.get("axis", 0))
         plans.append(("object.duplicate", args))
     return plans
 

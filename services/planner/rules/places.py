@@ -20,6 +20,7 @@ from services.planner.rules.sizes import HALF, NOUNS, rounded
 from services.planner.rules.words import DEFAULT_NAMES, UNIT_WORDS
 
 MIDDLE = ("middle", "center", "centre")
+CENTRED = ("centred", "centered")
 GAP = 1.0  # between an object "above" another and it, and beside one "next to" it
 SIZELESS = 1.0  # half the height a light or camera counts as when placed
 
@@ -92,6 +93,8 @@ def place_ahead(cur: Cursor) -> bool:
     first = words[0]
     if first in ("above", "over", "on", "onto", "next", "beside", "besides", "around"):
         return True
+    if first in CENTRED and words[1] in ("on", "over", "above"):
+        return True
     if first in ("behind", "under", "below"):
         return True
     if first == "in" and words[1] == "the" and words[2] in MIDDLE:
@@ -123,6 +126,7 @@ def read_place(cur: Cursor) -> tuple[str, str, float | None]:
         gap = float(cur.length())
         if gap < 0:
             raise NoParse("A distance must not be negative.")
+    cur.word(*CENTRED)  # "centred on the table": on it, as "on" always centres
     if cur.word("on", "onto"):
         if cur.word("top"):
             cur.expect("of")

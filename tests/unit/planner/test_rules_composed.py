@@ -220,3 +220,45 @@ def test_give_a_length_to_a_modifier_without_one_names_which_settings_take_lengt
 def test_the_colour_of_a_light_reads_as_the_light() -> None:
     [(tool, args)] = planned("make the colour of the lamp warm")
     assert tool == "light.set" and args["name"] == "Lamp"
+
+
+@pytest.mark.parametrize(
+    ("text", "op"),
+    [
+        ("make the lamp 75 watts", ("light.set", {"name": "Lamp", "power": 75})),
+        ("set the lamp's strength to 40 W", ("light.set", {"name": "Lamp", "power": 40})),
+        (
+            "add a point light named Bulb with 60 W, 1 m above the shelf",
+            (
+                "light.create",
+                {"kind": "point", "name": "Bulb", "location": [0, 0, 2.1], "power": 60},
+            ),
+        ),
+        (
+            "add a solidify of 4 mm to the shelf",
+            (
+                "modifier.add",
+                {"object": "Shelf", "type": "SOLIDIFY", "properties": {"thickness": 0.004}},
+            ),
+        ),
+        (
+            "add a cone named Tip centred on the statue",
+            ("object.create", {"primitive": "cone", "name": "Tip", "location": [4, 0, 4]}),
+        ),
+    ],
+)
+def test_lights_take_watts_and_places_after_a_comma_and_modifiers_a_length(
+    text: str, op: tuple[str, dict[str, Any]]
+) -> None:
+    assert planned(text) == [op]
+
+
+def test_copies_a_distance_apart_after_a_comma_have_exact_offsets() -> None:
+    ops = planned("make 3 copies of the shelf along z, 0.3 m apart")
+    assert [args["offset"] for _, args in ops] == [[0, 0, 0.3], [0, 0, 0.6], [0, 0, 0.9]]
+
+
+def test_a_possessive_of_several_words_moves_them_all() -> None:
+    assert [t.text for t in tokenize("dim the key light's power")] == [
+        "dim", "the", "power", "of", "the", "key", "light"
+    ]  # fmt: skip
