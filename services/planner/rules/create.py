@@ -123,9 +123,11 @@ OPTION_WORDS = frozenset({"at", "named", "called", "rotated", "scaled", "spaced"
 def _names(cur: Cursor, base: str, given: str | None, n: int, taken: set[str]) -> list[str]:
     if n == 1 and given is not None:
         if cur.stage.exists(given) or given in taken:
+            at = next((i for i, t in enumerate(cur.tokens) if str(t.value) == given), None)
             raise NoParse(
                 f'There is already an object "{given}": give the new one another name, '
-                f"or change that one (move {given} to 0 0 0, color {given} red)."
+                f"or change that one (move {given} to 0 0 0, color {given} red).",
+                at,  # the name is what failed, not the end of the clause
             )
         return [given]
     base = given or base

@@ -262,3 +262,9 @@ def test_a_possessive_of_several_words_moves_them_all() -> None:
     assert [t.text for t in tokenize("dim the key light's power")] == [
         "dim", "the", "power", "of", "the", "key", "light"
     ]  # fmt: skip
+
+
+def test_a_name_taken_is_refused_at_the_name_not_as_stopping_short() -> None:
+    message = refused("add a cube called Shelf at 1 1 1")
+    assert message.startswith('I did not understand "Shelf" in') and "stops short" not in message
+    assert 'There is already an object "Shelf"' in message
