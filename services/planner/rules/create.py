@@ -155,7 +155,8 @@ def _item(cur: Cursor, taken: set[str], n: int | None = None, row: int | None = 
     _options(cur, seen, looks)
     if "sizes" in seen:
         seen["dimensions"] = sizes.dimensions_for(primitive, seen.pop("sizes"))
-    ring = places.ring(cur, seen, primitive, n)
+    ring = places.ring(cur, seen, primitive, n) or places.sides(cur, seen, primitive, n)
+    n = len(ring) or n
     places.placed(cur, seen, primitive)
     if row is not None:
         seen.setdefault("axis", row)

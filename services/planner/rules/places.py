@@ -127,6 +127,12 @@ def read_place(cur: Cursor) -> tuple[str, str, float | None]:
         if gap < 0:
             raise NoParse("A distance must not be negative.")
     cur.word(*CENTRED)  # "centred on the table": on it, as "on" always centres
+    ahead = [t.lower if (t := cur.peek(i)) is not None else "" for i in range(2)]
+    if ahead[0] == "on" and ahead[1] in ("each", "either", "both"):
+        cur.pos += 2
+        cur.expect("side", "sides")
+        cur.expect("of")
+        return "sides", cur.name(), gap
     if cur.word("on", "onto"):
         if cur.word("top"):
             cur.expect("of")
@@ -200,6 +206,18 @@ def ring(cur: Cursor, seen: dict[str, Any], primitive: str, n: int) -> list[list
     if "location" in seen or "axis" in seen or "spacing" in seen:
         raise NoParse('"around" says where they go: leave out at, along and spacing.')
     return circle(cur, name, [_half(seen, primitive)] * n)
+
+
+def sides(cur: Cursor, seen: dict[str, Any], primitive: str, n: int) -> list[list[Number]]:
+    """``<thing> on each|either side of <Name>``: two locations, left then right of it
+    (1 unit clear, or the distance said), on the same ground."""
+    if seen.get("place", ("", ""))[0] != "sides":
+        return []
+    _, name, gap = seen.pop("place")
+    if n not in (1, 2):
+        raise NoParse(f'"on each side of {name}" puts two things, one each side: say 2 or one.')
+    mine = _half(seen, primitive)
+    return [place(cur, (side, name, gap), mine) for side in ("left", "right")]
 
 
 def circle(cur: Cursor, name: str, halves: list[list[float]]) -> list[list[Number]]:

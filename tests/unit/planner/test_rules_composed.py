@@ -268,3 +268,16 @@ def test_a_name_taken_is_refused_at_the_name_not_as_stopping_short() -> None:
     message = refused("add a cube called Shelf at 1 1 1")
     assert message.startswith('I did not understand "Shelf" in') and "stops short" not in message
     assert 'There is already an object "Shelf"' in message
+
+
+def test_on_each_side_of_makes_two_left_and_right_clear_of_its_bounds() -> None:
+    ops = planned("add a cube named Guard 0.4 x 0.4 x 0.4 m 10 cm on each side of the shelf")
+    assert [(args["name"], args["location"]) for _, args in ops] == [
+        ("Guard", [-1.3, 0, 1.1]),
+        ("Guard.001", [1.3, 0, 1.1]),
+    ]
+
+
+def test_on_each_side_with_a_count_other_than_two_says_why_not_that_it_stops_short() -> None:
+    message = refused("add 3 cubes on each side of the shelf")
+    assert "puts two things, one each side" in message and "stops short" not in message
