@@ -21,7 +21,20 @@ GROUP_WORDS = frozenset({"everything", "all", "every", "each", "both"})
 
 
 # -- modifiers ------------------------------------------------------------------------
+# The words Blender's modifier panels show where they differ from the RNA property names.
+UI_WORDS: dict[str, dict[str, str]] = {
+    "BEVEL": {"amount": "width"},
+    "SUBSURF": {"viewport": "levels", "render": "render_levels"},
+    "DISPLACE": {"midlevel": "mid_level"},
+}
+
+
 def _modifier_args(obj: str, mtype: str, name: str | None, props: dict[str, Any]) -> Plan:
+    words = UI_WORDS.get(mtype, {})
+    said = [words.get(k.lower(), k) for k in props]
+    if len(set(said)) < len(said):
+        raise NoParse("A setting is given twice, once by its name in Blender's panel.")
+    props = dict(zip(said, props.values(), strict=True))
     args: dict[str, Any] = {"object": obj, "type": mtype}
     if name is not None:
         args["name"] = name

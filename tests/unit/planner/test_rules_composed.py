@@ -281,3 +281,19 @@ def test_on_each_side_of_makes_two_left_and_right_clear_of_its_bounds() -> None:
 def test_on_each_side_with_a_count_other_than_two_says_why_not_that_it_stops_short() -> None:
     message = refused("add 3 cubes on each side of the shelf")
     assert "puts two things, one each side" in message and "stops short" not in message
+
+
+@pytest.mark.parametrize(
+    ("text", "props"),
+    [
+        ("bevel the shelf with amount 4 mm", {"width": 0.004}),
+        ("subdivide the statue with viewport 2 render 3", {"levels": 2, "render_levels": 3}),
+    ],
+)
+def test_settings_take_the_words_blenders_panels_show(text: str, props: dict[str, Any]) -> None:
+    [(_, args)] = planned(text)
+    assert args["properties"] == props
+
+
+def test_a_setting_given_by_both_its_names_is_refused() -> None:
+    assert "given twice" in refused("bevel the shelf with amount 4 mm width 2 mm")
