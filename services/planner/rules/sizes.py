@@ -315,10 +315,17 @@ def read_size(cur: Cursor, sizes: dict[str, Number]) -> None:
     _once(sizes, "xyz"[axis], value, word, at)
 
 
+# The largest size a mesh is built at (object.create's dimensions take at most this).
+MAX_SIZE = 10_000
+
+
 def _length(cur: Cursor) -> Number:
+    at = cur.pos
     value = cur.length()
     if value <= 0:
-        raise NoParse("A size must be above zero.")
+        raise NoParse("A size must be above zero.", at)
+    if value > MAX_SIZE:
+        raise NoParse(f"A size is at most {MAX_SIZE:,} m (10 km); scale a smaller one up.", at)
     return value
 
 

@@ -297,3 +297,16 @@ def test_settings_take_the_words_blenders_panels_show(text: str, props: dict[str
 
 def test_a_setting_given_by_both_its_names_is_refused() -> None:
     assert "given twice" in refused("bevel the shelf with amount 4 mm width 2 mm")
+
+
+@pytest.mark.parametrize(
+    ("text", "word", "said"),
+    [
+        ("add a cube named Slab 20 km wide", "20", "at most 10,000 m"),
+        ("add a plane named Lot 1e9 by 2", "1e9", "at most 10,000 m"),
+        ("add a cube named Flat 0 cm tall", "0", "above zero"),
+    ],
+)
+def test_a_size_out_of_range_is_refused_at_its_number(text: str, word: str, said: str) -> None:
+    message = refused(text)
+    assert message.startswith(f'I did not understand "{word}"') and said in message
