@@ -24,7 +24,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.grammar_thread import FRESH_SETS, first_tries, load
-from contracts.scenes import summarize
 from services.executor.adapters.bridge_client import BridgeProcess
 from services.planner.rules.parse import UnreadableRequest, plan_request
 from tests.fixtures.artist_requests import REQUESTS, Request
@@ -47,9 +46,8 @@ async def executed(bridge: BridgeProcess, request: Request) -> bool:
         result = await bridge.call_tool(tool, args, mcp_call_id="bench-build")
         if not result.ok:
             raise RuntimeError(f"cannot build the scene of {request.text!r}: {result.message}")
-    before = await bridge.call_tool("scene.snapshot", {}, mcp_call_id="bench-before")
     try:
-        ops = plan_request(request.text, "bench", CATALOG, None, summarize("s", before.data))
+        ops = plan_request(request.text, "bench", CATALOG, None, await bridge.summary("s"))
     except UnreadableRequest:
         return False
     for op in ops.operations:

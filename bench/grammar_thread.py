@@ -1,6 +1,6 @@
 """The fresh request set of bench/grammar.py: one thread typed on one scene, in order.
 
-bench/grammar_fresh.txt holds requests written by people who had not read the grammar
+bench/grammar_fresh*.txt hold requests written by people who had not read the grammar
 (see its header). Each is planned against the real summary of the scene the requests
 before it left, with the previous request as the thread's earlier run, then run on real
 bpy: it counts as right on the first try when the plan holds the tools (and arguments)
@@ -16,13 +16,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from contracts.scenes import summarize
 from contracts.tools import ToolCatalog
 from services.executor.adapters.bridge_client import BridgeProcess
 from services.planner.rules import parse as rules
 
 FRESH = Path(__file__).with_name("grammar_fresh.txt")
-FRESH_SETS = (FRESH, Path(__file__).with_name("grammar_fresh_b.txt"))
+FRESH_SETS = tuple(
+    Path(__file__).with_name(name)
+    for name in (
+        "grammar_fresh.txt",
+        "grammar_fresh_b.txt",
+        "grammar_fresh_c.txt",
+        "grammar_fresh_d.txt",
+    )
+)
 _STEP = re.compile(r"^(?:(\d+)\*)?([a-z_.]+|!no_tool)(?:\((.*)\))?$")
 
 
@@ -77,8 +84,7 @@ async def first_tries(
     earlier: Any = None
     results: list[tuple[Fresh, bool, str]] = []
     for request in requests:
-        snapshot = await bridge.call_tool("scene.snapshot", {}, mcp_call_id="fresh-before")
-        scene = summarize("fresh", snapshot.data)
+        scene = await bridge.summary("fresh")  # what a planner is given: bounds measured
         refusal = request.steps == (Expected("!no_tool", {}),)
         try:
             try:

@@ -117,6 +117,9 @@ class InspectedObject(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     rotation_euler: list[float] = []  # radians
     scale: list[float] = []
     dimensions: list[float] = []
+    # Its origin in the world (``location`` is in its parent's space); empty in artifacts
+    # written before it was recorded.
+    world_location: list[float] = []
     modifiers: list[InspectedModifier] = []
     materials: list[str] = []
     data: str | None = None  # the name of its data block (mesh, curve, ...)

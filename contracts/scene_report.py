@@ -54,6 +54,10 @@ def object_report(obj: InspectedObject) -> dict[str, Any]:
     }
     if obj.parent:
         out["parent"] = obj.parent
+    if obj.world_location:
+        out["world_location"] = _rounded(obj.world_location)
+    if obj.dimensions and obj.type == "MESH":
+        out["dimensions"] = _rounded(obj.dimensions)
     hidden = [k for k in ("viewport", "render") if getattr(obj, f"hide_{k}")]
     if hidden:
         out["hidden"] = hidden
@@ -113,6 +117,15 @@ def _light_text(light: dict[str, Any]) -> str:
     return text
 
 
+def _place(obj: dict[str, Any]) -> str:
+    """Where an object is: in the world, and in its parent's space too when that differs
+    (what its location field and the move tools' numbers mean)."""
+    world = obj.get("world_location")
+    if world is None or world == obj["location"]:
+        return _vector(obj["location"])
+    return f"{_vector(world)} (world; {_vector(obj['location'])} in {obj.get('parent')}'s space)"
+
+
 def _vector(values: list[float]) -> str:
     return "(" + ", ".join(f"{v:g}" for v in values) + ")"
 
@@ -125,10 +138,10 @@ def report_lines(report: dict[str, Any]) -> list[str]:
         f"({report['scene_hash'][:12]}): {report['object_count']} objects: {types}",
     ]
     for obj in report["objects"]:
-        line = (
-            f"  {obj['name']} [{obj['type']}] at {_vector(obj['location'])} "
-            f"rot {_vector(obj['rotation_degrees'])} scale {_vector(obj['scale'])}"
-        )
+        line = f"  {obj['name']} [{obj['type']}] at {_place(obj)}"
+        if obj.get("dimensions"):
+            line += f" size {_vector(obj['dimensions'])} m"
+        line += f" rot {_vector(obj['rotation_degrees'])} scale {_vector(obj['scale'])}"
         if obj.get("parent"):
             line += f" parent {obj['parent']}"
         if obj["modifiers"]:

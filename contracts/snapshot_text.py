@@ -14,9 +14,10 @@ from typing import Any
 
 from contracts.receipts import Receipt
 from contracts.scene_report import MAX_REPORTED_OBJECTS, report_lines, srgb_hex
+from contracts.world import world_locations
 
 
-def _object(entry: dict[str, Any]) -> dict[str, Any]:
+def _object(entry: dict[str, Any], worlds: dict[str, list[float]]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "name": entry["name"],
         "type": entry.get("type", "MESH"),
@@ -28,6 +29,7 @@ def _object(entry: dict[str, Any]) -> dict[str, Any]:
     }
     if entry.get("parent"):
         out["parent"] = entry["parent"]
+        out["world_location"] = worlds[entry["name"]]  # "where is the cap?": in the world
     if entry.get("hidden"):
         out["hidden"] = list(entry["hidden"])
     if isinstance(entry.get("camera"), dict):
@@ -58,9 +60,10 @@ def snapshot_lines(scene_id: str, snapshot: dict[str, Any]) -> list[str]:
         kind = entry.get("type", "MESH")
         types[kind] = types.get(kind, 0) + 1
     shown = objects[:MAX_REPORTED_OBJECTS]
+    worlds = world_locations(objects)
     report: dict[str, Any] = {
         "types": dict(sorted(types.items())),
-        "objects": [_object(o) for o in shown],
+        "objects": [_object(o, worlds) for o in shown],
         "more_objects": len(objects) - len(shown),
         "materials": [m["name"] for m in snapshot.get("materials", [])],
         "material_colors": {

@@ -51,7 +51,12 @@ def create(args: dict[str, Any]) -> Done:
     primitive = args["primitive"]
     name = args.get("name", primitives.DEFAULT_NAMES[primitive])
     require_free_name(name)
-    mesh = primitives.build_mesh(primitive, name)
+    try:
+        mesh = primitives.build_mesh(primitive, name, args.get("dimensions"))
+    except ValueError as err:
+        raise ToolFailure(
+            "invalid_input", f"dimensions: {err}; give a size above 0 for each axis"
+        ) from None
     ob = bpy.data.objects.new(name, mesh)
     ob.location = args.get("location", (0.0, 0.0, 0.0))
     ob.rotation_euler = [math.radians(v) for v in args.get("rotation", (0.0, 0.0, 0.0))]

@@ -123,14 +123,58 @@ BUILDERS: dict[str, Callable[[bmesh.types.BMesh], None]] = {
 }
 
 
-def build_mesh(primitive: str, name: str) -> bpy.types.Mesh:
-    """Create a new mesh datablock holding the given primitive."""
+# Each primitive's size along x, y, z as built (Blender's Add-menu defaults; Suzanne's
+# rounded): planners size things with it, and a 0 marks an axis the primitive is flat along.
+DEFAULT_SIZES: dict[str, tuple[float, float, float]] = {
+    "cube": (2, 2, 2),
+    "uv_sphere": (2, 2, 2),
+    "ico_sphere": (2, 2, 2),
+    "cylinder": (2, 2, 2),
+    "cone": (2, 2, 2),
+    "plane": (2, 2, 0),
+    "torus": (2.5, 2.5, 0.5),
+    "monkey": (2.73, 1.7, 1.97),
+}
+
+
+def check_dimensions(primitive: str, dimensions: list[float]) -> None:
+    """Refuse a size of 0 or less on an axis the primitive has, or one on an axis it is flat
+    along (a plane's z must be 0), before anything is made."""
+    if len(dimensions) != 3:
+        raise ValueError(f"give three sizes (x, y, z), not {len(dimensions)}")
+    for axis, (built, wanted) in enumerate(zip(DEFAULT_SIZES[primitive], dimensions, strict=True)):
+        if built == 0 and wanted != 0:
+            raise ValueError(f"a {primitive} is flat along {'xyz'[axis]}: give 0 there")
+        if built != 0 and wanted <= 0:
+            raise ValueError(f"the {'xyz'[axis]} size of a {primitive} must be above 0")
+
+
+def _resize(bm: bmesh.types.BMesh, dimensions: list[float]) -> None:
+    """Multiply the vertices so the mesh measures ``dimensions`` (measured, not assumed)."""
+    factors = []
+    for axis, wanted in enumerate(dimensions):
+        values = [v.co[axis] for v in bm.verts]
+        built = max(values) - min(values)
+        factors.append(wanted / built if built > 1e-9 else 1.0)
+    # bmesh.ops.scale has this signature from Blender 2.8 to 5.x (the add-on's 3.4 too).
+    bmesh.ops.scale(bm, vec=factors, verts=bm.verts)
+
+
+def build_mesh(primitive: str, name: str, dimensions: list[float] | None = None) -> bpy.types.Mesh:
+    """Create a new mesh datablock holding the given primitive, at ``dimensions`` (its size
+    along x, y, z in scene units at scale 1) when given, else at Blender's default size.
+    The size goes into the vertices, not the object's scale: a bevel's width, an array's
+    gap or a solidify's thickness then measure what they say."""
+    if dimensions is not None:
+        check_dimensions(primitive, dimensions)
     mesh = bpy.data.meshes.new(name)
     bm = bmesh.new()
     try:
         # calc_uvs needs a UV layer to write into.
         bm.loops.layers.uv.new("UVMap")
         BUILDERS[primitive](bm)
+        if dimensions is not None:
+            _resize(bm, dimensions)
         bm.to_mesh(mesh)
     finally:
         bm.free()

@@ -266,6 +266,7 @@ def _object(ob: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> InspectedOb
         scale=rvec(ob.scale),
         # Of the evaluated geometry, as the counts: the original's may be a stale fallback.
         dimensions=rvec(evaluated.dimensions),
+        world_location=rvec(evaluated.matrix_world.translation),
         modifiers=[_modifier(m) for m in ob.modifiers],
         materials=[s.material.name for s in ob.material_slots if s.material is not None],
         data=ob.data.name if ob.data else None,

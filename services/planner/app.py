@@ -10,6 +10,7 @@ from services.planner.model.conversation import ModelPlanner
 from services.planner.model.deferred import DeferredGemini
 from services.planner.model.prompt import HISTORY_LIMIT
 from services.planner.model.runs import ModelRuns
+from services.planner.recall import RulesThreads
 from services.planner.settings import GeminiSettings, PlanLimits
 from services.planner.threads import read_thread
 from services.runtime import health
@@ -22,6 +23,7 @@ from services.runtime.settings import Settings
 # mesh whose executor starts late (a Procfile, a cluster) still plans what came early.
 CATALOG_WAIT = 600.0
 CANCELS = "planner-cancels"  # the durable that hears cancels (cancels.py)
+RULES_HISTORY = 8  # messages a rules run reads back: its thread's last few requests
 
 
 async def start(settings: Settings, bus: Bus) -> ConsumerService:
@@ -46,6 +48,11 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         catalog=KvCatalog(bus.js, bus.prefix),
         history=partial(read_run, bus.js, bus.prefix),
         kinds=partial(run_kinds, bus.js, bus.prefix),
+        threads=RulesThreads(
+            thread=partial(read_thread, bus.js, bus.prefix, limit=RULES_HISTORY),
+            history=partial(read_run, bus.js, bus.prefix),
+            announce=bus.publisher,
+        ),
         models=models,
         max_operations=limits.max_operations,
         nodes=nodes,

@@ -46,8 +46,8 @@ from services.planner.graph import PlanInvalid, Reply, ValidPlan
 from services.planner.intake import needs_nodes, node_catalog
 from services.planner.model.runs import ModelRuns
 from services.planner.outcomes import completed, dead_run, naming_step, replied, unreadable_request
-from services.planner.recent import RECENT_EXECUTIONS, RECENT_RUNS, RECENT_THREADS, Recent
-from services.planner.rules.parse import EarlierRun
+from services.planner.recall import RulesThreads
+from services.planner.recent import RECENT_EXECUTIONS, RECENT_RUNS, Recent
 from services.planner.run_events import ended, last_plan, planned_operations
 from services.planner.settings import PlanLimits
 from services.planner.versions import planned_by
@@ -82,6 +82,8 @@ class PlannerHandlers:
     scenes: SceneSummaries | None = None  # what the rules planner knows of a scene
     # Which kinds of event a run has: one cheap question before reading a run back.
     kinds: RunKinds | None = None
+    # Each thread's last rules run, for `it`, `the copy` and `again` (recall.py).
+    threads: RulesThreads = field(default_factory=RulesThreads)
     # Seconds a request waits in hand for the first executor's tool catalog before it is
     # retried (and, at last, dead-lettered): a mesh whose executor starts late still plans
     # it. 0: retry at once (the in-memory tests).
@@ -98,11 +100,6 @@ class PlannerHandlers:
     # no gate judges is finished without reading the run back.
     _gated: Recent[str, bool] = field(
         default_factory=lambda: Recent(RECENT_RUNS), init=False, repr=False
-    )
-    # Each recent thread's last run as the rules planner read it, so `it`, `the copy` and
-    # `again` in the next request of that thread mean what they meant to the person.
-    _threads: Recent[str, EarlierRun] = field(
-        default_factory=lambda: Recent(RECENT_THREADS), init=False, repr=False
     )
     _models: cancels.InFlight = field(default_factory=cancels.InFlight, init=False, repr=False)
 
@@ -178,8 +175,9 @@ class PlannerHandlers:
         if backend == "rules" or needs_nodes(event.plan):
             nodes = await node_catalog(self.nodes, catalog)
         scene = None
-        if backend == "rules" and self.scenes is not None:
-            scene = await self.scenes.get(event.scene_id)
+        if backend == "rules":
+            await self.threads.heard(event, self.clock())
+            scene = await self.scenes.get(event.scene_id) if self.scenes is not None else None
         try:
             plan = self._plan(event, backend, catalog, nodes, scene)
         except PlanInvalid as exc:
@@ -220,7 +218,9 @@ class PlannerHandlers:
             limits = PlanLimits(self.max_operations, self.max_python_chars)
             return plan_given(event.plan, event.request_id, catalog, nodes, limits)
         if backend == "rules":
-            return plan_rules(event, catalog, nodes, scene, self._threads, self.max_operations)
+            return plan_rules(
+                event, catalog, nodes, scene, self.threads.memory, self.max_operations
+            )
         raise PlanInvalid(
             failure("REQUEST_UNREADABLE", "Use the rules or plan planner", recoverable=False),
             f"planner {backend!r} is not available in this mesh; use 'rules' or 'plan'",

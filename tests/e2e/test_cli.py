@@ -258,6 +258,19 @@ def test_up_when_sent_sigterm_stops_the_mesh_cleanly(tmp_path: Path) -> None:
     assert not (tmp_path / "audit.sqlite3-wal").exists()  # the audit store was closed
 
 
+def test_it_in_a_second_run_with_its_own_mesh_is_what_the_first_run_made(tmp_path: Path) -> None:
+    # Each command starts and stops its own mesh: the second planner heard nothing of the
+    # first run, and finds it in the log the two share.
+    made = blendmesh(tmp_path, "run", "add a cube named Keg")
+    assert made.returncode == 0, made.stderr
+    moved = blendmesh(tmp_path, "run", "--json", "move it up 1")
+    assert moved.returncode == 0, moved.stderr + moved.stdout
+    [receipt] = as_json(moved)["receipts"]
+    assert receipt["tool_name"] == "object.transform", receipt
+    assert receipt["result"]["name"] == "Keg" and receipt["result"]["location"][2] == 1.0
+    assert_mesh_stopped(tmp_path)
+
+
 def test_run_when_run_again_on_the_scene_continues_its_thread_until_new_thread(
     joined: Joined,
 ) -> None:

@@ -122,6 +122,8 @@ async def test_inspect_when_cube_bevel_parent_and_material_describes_them(
     assert arm.location == [0.0, 0.0, 1.5] and arm.scale == [1.0, 2.0, 1.0]
     assert arm.rotation_euler == [0.0, 0.0, round(math.pi / 4, 6)]
     assert arm.dimensions == [1.0, 2.0, 1.0]
+    # Its origin in the world: the parent's location plus its own (no parent inverse here).
+    assert base.world_location == [1.0, 2.0, 3.0] and arm.world_location == [1.0, 2.0, 4.5]
     assert [(m.name, m.type, m.show_viewport, m.error) for m in base.modifiers] == [
         ("Bevel", "BEVEL", True, None)
     ]

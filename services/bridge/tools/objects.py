@@ -20,6 +20,8 @@ from blendmesh_addon.tools.objects import (
 from ..registry import Outcome, Touches, name_schema, outcome, tool, vec3
 
 ROTATION_DOC = "Euler XYZ rotation in DEGREES."
+# A mesh 10 km across: beyond it float precision makes a scene's details jitter.
+MAX_DIMENSION = 10_000
 # The lookups every other tool module uses, from the shared bodies.
 __all__ = ["OWNED_DATA", "ROTATION_DOC", "require_free_name", "require_object", "transform_of"]
 
@@ -29,8 +31,10 @@ __all__ = ["OWNED_DATA", "ROTATION_DOC", "require_free_name", "require_object", 
     touches=Touches(("name",)),
     description=(
         "Create a mesh primitive object linked to the scene collection. Default sizes match "
-        "Blender's Add menu (cube 2, spheres radius 1, plane 2, torus 1/0.25). An existing name "
-        "is a conflict. " + ROTATION_DOC
+        "Blender's Add menu (cube 2, spheres radius 1, plane 2, torus 1/0.25); dimensions "
+        "builds the mesh at that size instead, with scale 1, as Blender's Add panel does "
+        "(use it, not scale, for a size: modifiers then measure in scene units). An "
+        "existing name is a conflict. " + ROTATION_DOC
     ),
     input_schema={
         "type": "object",
@@ -44,6 +48,13 @@ __all__ = ["OWNED_DATA", "ROTATION_DOC", "require_free_name", "require_object", 
             "location": vec3("Location in scene units (default 0,0,0)."),
             "rotation": vec3(ROTATION_DOC + " Default 0,0,0."),
             "scale": vec3("Scale factors (default 1,1,1)."),
+            "dimensions": {
+                **vec3(
+                    "Size of the mesh along x, y, z in scene units at scale 1 (a plane's z "
+                    "is 0). Default: Blender's Add-menu size."
+                ),
+                "items": {"type": "number", "minimum": 0, "maximum": MAX_DIMENSION},
+            },
         },
     },
     safety_level="safe_write",

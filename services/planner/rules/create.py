@@ -11,7 +11,8 @@ from typing import Any
 
 from services.planner.rules import places, sizes
 from services.planner.rules.cursor import Cursor, NoParse, Number, Plan, once
-from services.planner.rules.readers import adjectives, along, amount, axis, count
+from services.planner.rules.readers import MAX_COUNT, adjectives, along, amount, axis, count
+from services.planner.rules.sizes import rounded
 from services.planner.rules.vocab import MATERIAL_WORDS
 from services.planner.rules.words import DEFAULT_NAMES, ROW_SPACING, UNIT_WORDS
 
@@ -99,6 +100,14 @@ def _option_ahead(cur: Cursor) -> bool:
     after = 2 if (tok := cur.peek(1)) is not None and tok.lower == "and" else 1
     if sizes.size_ahead(cur, after):
         return True
+    if (word := cur.peek(after)) is not None and word.lower in OPTION_WORDS:
+        return True  # "a cube named Seat, 1.8 m long, at 0 0 0.45": still the seat
+    start, reached = cur.pos, cur.reached
+    cur.pos, cur.reached = start + after, reached
+    place = places.place_ahead(cur)  # ", behind the seat"
+    cur.pos, cur.reached = start, reached
+    if place:
+        return True
     token, following = cur.peek(after), cur.peek(after + 1)
     if token is None or token.kind != "NUMBER":
         return False
@@ -107,12 +116,18 @@ def _option_ahead(cur: Cursor) -> bool:
     return following is not None and following.lower == "apart"
 
 
+# Words only an option of the item before starts, never a new item.
+OPTION_WORDS = frozenset({"at", "named", "called", "rotated", "scaled", "spaced", "along", "with"})
+
+
 def _names(cur: Cursor, base: str, given: str | None, n: int, taken: set[str]) -> list[str]:
     if n == 1 and given is not None:
         if cur.stage.exists(given) or given in taken:
+            at = next((i for i, t in enumerate(cur.tokens) if str(t.value) == given), None)
             raise NoParse(
                 f'There is already an object "{given}": give the new one another name, '
-                f"or change that one (move {given} to 0 0 0, color {given} red)."
+                f"or change that one (move {given} to 0 0 0, color {given} red).",
+                at,  # the name is what failed, not the end of the clause
             )
         return [given]
     base = given or base
@@ -130,14 +145,18 @@ def _item(cur: Cursor, taken: set[str], n: int | None = None, row: int | None = 
     before = sizes.size_before(cur)
     if n is None:
         n = count(cur) or 1
+    columns = _rows_of(cur, n)
+    if columns is not None:
+        n *= columns
     looks = adjectives(cur)
     before.update(sizes.size_before(cur) if not before else {})
     primitive, base = sizes.thing(cur, plural=n > 1)
     seen: dict[str, Any] = {"sizes": before} if before else {}
     _options(cur, seen, looks)
     if "sizes" in seen:
-        once(seen, "scale", sizes.scale_for(primitive, seen.pop("sizes")), "scaled")
-    ring = places.ring(cur, seen, primitive, n)
+        seen["dimensions"] = sizes.dimensions_for(primitive, seen.pop("sizes"))
+    ring = places.ring(cur, seen, primitive, n) or places.sides(cur, seen, primitive, n)
+    n = len(ring) or n
     places.placed(cur, seen, primitive)
     if row is not None:
         seen.setdefault("axis", row)
@@ -161,13 +180,17 @@ def _item(cur: Cursor, taken: set[str], n: int | None = None, row: int | None = 
         location = seen.get("location")
         if ring:
             location = ring[i]
+        elif columns is not None:  # rows along y, each along x
+            start, spacing = location or [0, 0, 0], seen.get("spacing", ROW_SPACING)
+            step = [spacing * (i % columns), spacing * (i // columns), 0]
+            location = [rounded(a + b) for a, b in zip(start, step, strict=True)]
         elif n > 1:
             start = location or [0, 0, 0]
             step = along(seen.get("spacing", ROW_SPACING) * i, seen.get("axis", 0))
             location = [a + b for a, b in zip(start, step, strict=True)]
         if location is not None:
             args["location"] = location
-        for key in ("rotation", "scale"):
+        for key in ("rotation", "scale", "dimensions"):
             if key in seen:
                 args[key] = seen[key]
         plans.append(("object.create", args))
@@ -176,6 +199,24 @@ def _item(cur: Cursor, taken: set[str], n: int | None = None, row: int | None = 
         if "smooth" in looks:
             plans.append(("object.shade", {"name": name, "smooth": looks["smooth"]}))
     return plans
+
+
+def _rows_of(cur: Cursor, rows: int) -> int | None:
+    """``<rows> rows of <n>``: how many in each row, if rows are said (consumed)."""
+    if cur.word("rows", "row") is None:
+        return None
+    cur.expect("of")
+    at = cur.pos
+    columns = count(cur)
+    if columns is None:
+        raise NoParse(f"Say how many in each row: {rows} rows of 4 cubes.")
+    if rows * columns > MAX_COUNT:
+        raise NoParse(
+            f"{rows} rows of {columns} is {rows * columns} objects; at most {MAX_COUNT} "
+            "are made at once: make fewer, or array one (array Tile 10 times along x).",
+            at,
+        )
+    return columns
 
 
 def _more(cur: Cursor) -> bool:

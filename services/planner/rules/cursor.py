@@ -20,6 +20,7 @@ from services.planner.rules.vocab import (
     MODIFIERS,
     srgb_hex_to_linear,
 )
+from services.planner.rules.words import LENGTH_UNITS
 
 V = TypeVar("V")
 # "the lamp" is the scene's only light when no object is called "lamp".
@@ -32,9 +33,12 @@ Number = int | float
 class NoParse(BlendmeshError):
     """The clause does not fit the form being tried; ``reason`` says why, if known."""
 
-    def __init__(self, reason: str = "") -> None:
+    def __init__(self, reason: str = "", at: int | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
+        # The token the reason is about, when it is not the furthest one read: "20 rows of
+        # 20 cubes" is refused for its count, not for "cubes".
+        self.at = at
         self.reached = 0  # set by parse_clause: the first token no form could read
         self.verb = ""  # set by parse_clause: the clause's verb, if it had one
 
@@ -160,9 +164,15 @@ class Cursor:
                 self.word("one", "object")  # "this one", "this object"
             return self.it_name
         written = self.literal_name()
-        if token is not None and token.kind == "WORD":
-            return self.stage.spelled(written)
-        return written
+        if token is None or token.kind != "WORD":
+            return written
+        name = self.stage.spelled(written)
+        kind = thing.type if (thing := self.stage.things.get(name)) is not None else ""
+        if kind == "LIGHT":
+            self.word("light", "lamp")  # "the key light" is Key
+        elif kind == "CAMERA":
+            self.word("camera")
+        return name
 
     def _the_copy(self) -> str | None:
         """``the copy|duplicate|clone``: the newest object a duplicate made, this run or the
@@ -217,6 +227,15 @@ class Cursor:
             raise NoParse()
         self.read()
         return token.value
+
+    def length(self) -> Number:
+        """A number and its length unit, if one follows, in metres: ``4 cm`` is 0.04."""
+        value = self.number()
+        unit = self.word(*LENGTH_UNITS)
+        if unit is None or LENGTH_UNITS[unit] == 1:
+            return value
+        metres = round(value * LENGTH_UNITS[unit], 6)
+        return int(metres) if metres == int(metres) else metres
 
     def _numbers_ahead(self) -> int:
         count = 0
@@ -310,6 +329,13 @@ class Cursor:
             return self.vector()
         if token.kind not in ("NUMBER", "WORD", "STRING"):
             raise NoParse()
+        if (
+            token.kind == "NUMBER"
+            and (unit := self.peek()) is not None
+            and unit.lower in LENGTH_UNITS
+        ):
+            self._pos -= 1
+            return self.length()  # "width 2 cm": metres, what a modifier's lengths are in
         self.read()
         if token.lower in ("true", "false"):
             return token.lower == "true"
@@ -319,12 +345,24 @@ class Cursor:
         """One or more ``<param> <value>`` or ``<param>=<value>`` pairs, to the clause end."""
         properties: dict[str, Any] = {}
         while True:
+            if (token := self.peek()) is not None and token.kind == "NUMBER":
+                # "with 2 levels", "3 segments": Blender's panels put the number first.
+                value = self.length()
+                param = self.param_name()
+                if param in properties:
+                    raise NoParse(f'The parameter "{param}" is given twice.')
+                properties[param] = value
+                self.word("and")
+                if self.at_end():
+                    return properties
+                continue
             param = self.param_name()
             if (eq := self.peek()) is not None and eq.kind == "EQ":
                 self.pos += 1
             if param in properties:
                 raise NoParse(f'The parameter "{param}" is given twice.')
             properties[param] = self.value()
+            self.word("and")
             if self.at_end():
                 return properties
 
@@ -337,15 +375,15 @@ Form = Callable[[Cursor], Plans]
 def first(cur: Cursor, *forms: Form) -> Plans:
     """The first form that reads the rest of the clause; else the first reason given."""
     start = cur.pos
-    reasons: list[str] = []
+    reasons: list[NoParse] = []
     for form in forms:
         cur.pos = start
         try:
             return form(cur)
         except NoParse as exc:
             if exc.reason:
-                reasons.append(exc.reason)
-    raise NoParse(reasons[0] if reasons else "")
+                reasons.append(exc)
+    raise NoParse(reasons[0].reason, reasons[0].at) if reasons else NoParse()
 
 
 def once(seen: dict[str, Any], key: str, value: Any, word: str) -> None:

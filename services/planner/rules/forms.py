@@ -4,15 +4,37 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.planner.rules.cursor import Cursor, Form, NoParse, Plan, Plans, first, once
-from services.planner.rules.readers import adjectives, shade_of, targets
-from services.planner.rules.vocab import MATERIAL_WORDS
+from services.planner.rules.cursor import (
+    Cursor,
+    Form,
+    NoParse,
+    Number,
+    Plan,
+    Plans,
+    first,
+    once,
+)
+from services.planner.rules.readers import adjectives, axis, count, shade_of, targets
+from services.planner.rules.vocab import MATERIAL_WORDS, MODIFIERS
 
 GROUP_WORDS = frozenset({"everything", "all", "every", "each", "both"})
 
 
 # -- modifiers ------------------------------------------------------------------------
+# The words Blender's modifier panels show where they differ from the RNA property names.
+UI_WORDS: dict[str, dict[str, str]] = {
+    "BEVEL": {"amount": "width"},
+    "SUBSURF": {"viewport": "levels", "render": "render_levels"},
+    "DISPLACE": {"midlevel": "mid_level"},
+}
+
+
 def _modifier_args(obj: str, mtype: str, name: str | None, props: dict[str, Any]) -> Plan:
+    words = UI_WORDS.get(mtype, {})
+    said = [words.get(k.lower(), k) for k in props]
+    if len(set(said)) < len(said):
+        raise NoParse("A setting is given twice, once by its name in Blender's panel.")
+    props = dict(zip(said, props.values(), strict=True))
     args: dict[str, Any] = {"object": obj, "type": mtype}
     if name is not None:
         args["name"] = name
@@ -34,11 +56,16 @@ def _node_group(cur: Cursor) -> str | None:
 
 def add_modifier(cur: Cursor, mtype: str) -> Plan:
     cur.word("modifier")
+    length = None
+    if mtype in MEASURED and cur.word("of"):
+        length = cur.length()  # "add a bevel of 2 mm to the box"
     name = cur.literal_name() if cur.word("named", "called") else None
     cur.expect("to", "on")
     obj = cur.name()
     group = _node_group(cur) if mtype == "NODES" else None
     props = cur.params() if cur.word("with") else {}
+    if length is not None:
+        props = {MEASURED[mtype]: length, **props}
     cur.end()
     tool, args = _modifier_args(obj, mtype, name, props)
     return tool, args if group is None else {**args, "node_group": group}
@@ -69,14 +96,53 @@ def shorthand(mtype: str) -> Form:
             raise NoParse("Say whose edges: bevel the edges of Box.")
         else:
             names = [cur.it_name]  # "bevel the edges a little": of the object just made
-        width = cur.phrase(BEVEL_AMOUNTS) if mtype == "BEVEL" else None
-        cur.word("with")
+        width = cur.phrase(BEVEL_AMOUNTS) if mtype in MEASURED else None
+        if width is None and mtype in MEASURED and _length_ahead(cur):
+            cur.word("by")
+            width = cur.length()  # "bevel Box by 2 cm", "solidify Pot 5 mm"
+        cur.word("with", "and")
         props = {} if cur.at_end() else cur.params()
         if width is not None:
-            props = {"width": width, **props}
+            props = {MEASURED[mtype]: width, **props}
         return [_modifier_args(obj, mtype, None, props) for obj in names]
 
     return form
+
+
+# The setting a length right after the object sets, in scene units (metres at scale 1).
+MEASURED = {"BEVEL": "width", "SOLIDIFY": "thickness"}
+
+
+def _length_ahead(cur: Cursor) -> bool:
+    token = cur.peek(1) if (by := cur.peek()) is not None and by.lower == "by" else by
+    return token is not None and token.kind == "NUMBER"
+
+
+def array(cur: Cursor) -> list[Plan]:
+    """array <Name> <n> times [along x|y|z] [with <d> [m] gaps|<d> [m] apart]: an Array
+    modifier of ``n`` copies side by side, each ``d`` clear of the one before (its own
+    width, the relative offset, plus ``d``, a constant offset: both in the object's space,
+    metres at scale 1)."""
+    names = targets(cur)
+    n = count(cur)
+    if n is None:
+        raise NoParse("Say how many: array Plank 5 times along x.")
+    cur.word("times", "copies")
+    axis_index = axis(cur) if cur.word("along", "on") else 0
+    gap: Number = 0
+    if cur.word("with"):
+        gap = cur.length()
+        cur.expect("gaps", "gap", "apart", "spacing")
+    elif (token := cur.peek()) is not None and token.kind == "NUMBER":
+        gap = cur.length()
+        cur.expect("apart", "gaps")
+    cur.end()
+    unit = [1 if i == axis_index else 0 for i in range(3)]
+    props: dict[str, Any] = {"count": n, "relative_offset_displace": unit}
+    if gap:
+        props["use_constant_offset"] = True
+        props["constant_offset_displace"] = [gap * u for u in unit]
+    return [_modifier_args(obj, "ARRAY", None, props) for obj in names]
 
 
 def remove_modifier(cur: Cursor) -> Plan:
@@ -183,9 +249,35 @@ def material_head(cur: Cursor) -> list[float] | None:
 
 
 # -- verbs ----------------------------------------------------------------------------
-def verb_give(cur: Cursor) -> Plan:
+def verb_give(cur: Cursor) -> Plans:
+    return first(cur, _give_material, _give_modifier)
+
+
+def _give_material(cur: Cursor) -> Plan:
     obj = cur.name()
     return material_items(cur, obj, material_head(cur))
+
+
+def _give_modifier(cur: Cursor) -> list[Plan]:
+    """give <objects> a [<length>] bevel|solidify|subdivision|... [modifier] [with <params>]:
+    "give the box a 2 cm bevel with 3 segments" (a length sets the width or thickness)."""
+    names = targets(cur)
+    cur.skip_article()
+    length = cur.length() if (tok := cur.peek()) is not None and tok.kind == "NUMBER" else None
+    mtype = cur.phrase(MODIFIERS)
+    if mtype is None:
+        raise NoParse()
+    cur.word("modifier")
+    if length is not None and mtype not in MEASURED:
+        raise NoParse(
+            f"A length sets a bevel's width or a solidify's thickness, not a {mtype.lower()}'s; "
+            "give its settings by name (with levels 2)."
+        )
+    cur.word("with", "and")
+    props = {} if cur.at_end() else cur.params()
+    if length is not None:
+        props = {MEASURED[mtype]: length, **props}
+    return [_modifier_args(obj, mtype, None, props) for obj in names]
 
 
 def _surfaces(cur: Cursor, names: list[str]) -> list[str]:

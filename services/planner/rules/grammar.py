@@ -150,12 +150,16 @@ def _question(cur: Cursor) -> Plan:
 
 
 def _verb_make(cur: Cursor) -> Plans:
+    words = [t.lower if (t := cur.peek(i)) is not None else "" for i in range(3)]
+    if words in (["the", "color", "of"], ["the", "colour", "of"]):
+        cur.pos += 3  # "make the colour of the sun warm" (or "the sun's colour"): the sun
     return first(
         cur,
         stage.active_camera,
         stage.world,
         stage.make_look,
         stage.light_looks,
+        stage.light_power,
         organize.make_shaded,
         organize.make_visible,
         transform.size,
@@ -215,6 +219,7 @@ VERBS: dict[str, Form] = {
     "subdivide": forms.shorthand("SUBSURF"),
     "mirror": forms.shorthand("MIRROR"),
     "solidify": forms.shorthand("SOLIDIFY"),
+    "array": forms.array,
     "point": stage.point,
     "aim": stage.point,
     "use": stage.active_camera,
@@ -253,7 +258,12 @@ VERBS: dict[str, Form] = {
     "what's": lambda cur: first(cur, _snapshot, _question),
     **dict.fromkeys(QUESTION_WORDS, _question),
 }
-CONTINUING = frozenset({"apart", "by", *EXTENT_WORDS})
+# After a number (and unit), words that go on with the clause before: "0.2 x 1", "3 m in
+# diameter", ", 2 m left of the pedestal".
+CONTINUING = frozenset(
+    {"apart", "by", "x", "in", *EXTENT_WORDS}
+    | {"left", "right", "above", "below", "over", "under", "behind", "next", "beside"}
+)
 _POLITE = ("please", "now", "also", "next", "finally", "then")
 _ASK = ("can", "could", "would", "will")
 
@@ -268,6 +278,8 @@ def starts_clause(tokens: Sequence[Token], index: int) -> bool:
         return measure not in CONTINUING  # "2 meters apart", "3 m high" go on the clause
     if word in ("at", "on"):
         return following == "frame"
+    if word == "next" and following == "to":
+        return False  # ", next to the seat": a place of the clause before, not "next, ..."
     return word in VERBS or word in NO_TOOL or word in _POLITE or word in _ASK
 
 
@@ -328,7 +340,7 @@ def parse_clause(
         cur.pos += 1
         return _plans(form(cur))
     except NoParse as exc:
-        exc.reached, exc.verb = cur.reached, verb
+        exc.reached, exc.verb = cur.reached if exc.at is None else exc.at, verb
         raise
 
 

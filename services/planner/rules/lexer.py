@@ -103,7 +103,52 @@ def tokenize(text: str) -> list[Token]:
             tokens.append(Token(_MARKS[raw], raw, raw, start, end))
         else:  # "unterminated" or "other"
             tokens.append(Token("OTHER", raw, raw, start, end))
-    return tokens
+    return _possessives(tokens)
+
+
+# Words with 's that are not possessives: "it's red", "what's in the scene".
+_CONTRACTIONS = frozenset(
+    {"it", "that", "what", "there", "here", "let", "who", "where", "how", "he", "she"}
+)
+
+
+def _possessives(tokens: list[Token]) -> list[Token]:
+    """``the [key] light's power`` read as ``the power of the [key] light``: the grammar's
+    forms name a part or setting before its object ("the power of Lantern"), and artists
+    write the possessive. The owner is the word before 's, with the words back to a ``the``
+    at most two before it. Each token made keeps the span of the word it came from, so a
+    refusal still quotes what was typed."""
+    found: list[Token] = []
+    i = 0
+    while i < len(tokens):
+        token, following = tokens[i], tokens[i + 1] if i + 1 < len(tokens) else None
+        owner = token.text[:-2]
+        if (
+            token.kind == "WORD"
+            and token.text[-2:].lower() in ("'s", "\u2019s")
+            and owner.lower() not in _CONTRACTIONS
+            and following is not None
+            and following.kind == "WORD"
+        ):
+            the = next(
+                (j for j in range(len(found) - 1, max(len(found) - 4, -1), -1)
+                 if found[j].lower == "the"),
+                None,
+            )  # fmt: skip
+            words = [] if the is None else found[the + 1 :]
+            if the is not None and all(w.kind == "WORD" for w in words):
+                del found[the + 1 :]
+                lead = [Token("WORD", "the", "the", token.start, token.start)]
+            else:
+                words, lead = [], []
+            of = Token("WORD", "of", "of", token.start, token.start)
+            last = Token("WORD", owner, owner, token.start, following.end)
+            found += [following, of, *lead, *words, last]
+            i += 2
+            continue
+        found.append(token)
+        i += 1
+    return found
 
 
 def _is_separator(token: Token) -> bool:

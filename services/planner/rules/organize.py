@@ -7,8 +7,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from services.planner.rules.cursor import Cursor, NoParse, Plan
-from services.planner.rules.readers import along, amount, axis, count, targets
+from services.planner.rules.cursor import Cursor, NoParse, Number, Plan, once
+from services.planner.rules.readers import along, amount, axis, count, direction, targets
+from services.planner.rules.sizes import rounded
 from services.planner.rules.vocab import MODIFIER_DEFAULT_NAMES, MODIFIERS
 from services.planner.rules.words import (
     KEYFRAME_PROPERTIES,
@@ -165,6 +166,8 @@ def duplicate(cur: Cursor) -> list[Plan]:
         if token.lower in TIMES_WORDS:
             cur.pos += 1
             n = TIMES_WORDS[token.lower]
+        elif token.kind == "NUMBER" and (offset := _offset(cur)) is not None:
+            once(seen, "offset", offset, token.text)  # "duplicate Leg 1.6 m to the right"
         elif token.kind == "NUMBER":
             n = count(cur) or 1
             cur.expect("times")
@@ -182,6 +185,15 @@ def duplicate(cur: Cursor) -> list[Plan]:
     return _copies(cur, name, n, seen)
 
 
+def _offset(cur: Cursor) -> list[Number] | None:
+    """``<d> [m] [to the] left|right|up|...`` if next (consumed), else None (nothing read)."""
+    start, reached = cur.pos, cur.reached
+    offset = direction(cur)
+    if offset is None:
+        cur.pos, cur.reached = start, reached
+    return offset
+
+
 def copies_of(cur: Cursor) -> list[Plan]:
     """make <n> [linked] copies|duplicates of <Name> [along <axis>] [spaced <d>]"""
     n = count(cur)
@@ -193,12 +205,17 @@ def copies_of(cur: Cursor) -> list[Plan]:
     cur.expect("copies", "copy", "duplicates", "duplicate", "instances")
     cur.expect("of")
     name = cur.name()
-    while not cur.at_end():
-        if cur.word("along", "on"):
+    while (token := cur.peek()) is not None:
+        if token.kind == "COMMA" or token.lower == "and":
+            cur.pos += 1  # "along x, 0.3 m apart"
+        elif cur.word("along", "on"):
             seen["axis"] = axis(cur)
         elif cur.word("spaced", "every"):
             cur.word("by")
             seen["spacing"] = amount(cur)
+        elif token.kind == "NUMBER":
+            seen["spacing"] = amount(cur)
+            cur.expect("apart")
         else:
             raise NoParse()
     return _copies(cur, name, n, seen)
@@ -220,8 +237,11 @@ def _copies(cur: Cursor, name: str, n: int, seen: dict[str, Any]) -> list[Plan]:
         args: dict[str, Any] = {"name": name, "new_name": new_name}
         if seen.get("linked"):
             args["linked"] = True
-        if spread:
-            args["offset"] = along(seen.get("spacing", ROW_SPACING) * i, seen.get("axis", 0))
+        if "offset" in seen:
+            args["offset"] = [rounded(v * i) for v in seen["offset"]]
+        elif spread:
+            step = rounded(seen.get("spacing", ROW_SPACING) * i)  # 0.3 * 3 is 0.9, not 0.8999...
+            args["offset"] = along(step, seen.get("axis", 0))
         plans.append(("object.duplicate", args))
     return plans
 

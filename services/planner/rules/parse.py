@@ -30,7 +30,7 @@ from services.planner.rules.lexer import Clause, split_clauses
 from services.planner.rules.names import referred, touched
 from services.planner.rules.refusal import GRAMMAR_SUMMARY, UnreadableRequest
 from services.planner.rules.scene import Stage
-from services.planner.rules.thread import EarlierRun, is_again, it_after, last_copy
+from services.planner.rules.thread import EarlierRun, is_again, it_after, last_copy, them_after
 
 __all__ = ["GRAMMAR_SUMMARY", "EarlierRun", "UnreadableRequest", "plan_request"]
 
@@ -104,6 +104,7 @@ def plan_request(
     it_name: str | None = None
     if earlier is not None:
         it_name = it_after(earlier.plans, earlier.it)
+        stage.them = them_after(earlier.plans, [])
         stage.last_copy = last_copy(earlier.plans) or earlier.copy
     if focus is not None:  # what the person sees selected beats what the thread made
         it_name = focus.active or it_name
@@ -120,6 +121,7 @@ def plan_request(
             raise refusal.with_rest(exc, clauses, index) from None
         planned.append((clause, plans))
         it_name = it_after(plans, it_name)
+        stage.them = them_after(plans, stage.them)
     if not any(plans for _, plans in planned):
         raise UnreadableRequest(text, f'"{text.strip()}" asks for no change.\n\n{GRAMMAR_SUMMARY}')
     return OperationSet(request_id=request_id, operations=_operations(planned, catalog, nodes))

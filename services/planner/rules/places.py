@@ -1,9 +1,12 @@
 """Where things go by others: on top of, above, next to, in front of, around.
 
-The scene summary has no dimensions, so an object's bounds come from its primitive's own
-size (rules_sizes.HALF) times its scale: the primitive the plan made it as, or the one its
-name says (``Cube.001``, ``Table``); a mesh whose shape is unknown counts as a default
-cube, 2 units across; a light or camera counts as 2 units tall. Rotation is not counted.
+An object's bounds are its world bounds as the scene summary measured them (any mesh,
+imported or made, its parents, rotation and modifiers counted), followed through the plan
+as it scales or moves it; an object this plan makes has the dimensions it is built at
+times its scale. Only where a summary predates bounds do they come from the primitive's
+default size (rules_sizes.HALF) times its scale: the primitive the plan made it as, or the
+one its name says (``Cube.001``, ``Table``), a mesh of unknown shape counting as a default
+cube. A light or camera counts as 2 units tall.
 """
 
 from __future__ import annotations
@@ -17,20 +20,36 @@ from services.planner.rules.sizes import HALF, NOUNS, rounded
 from services.planner.rules.words import DEFAULT_NAMES, UNIT_WORDS
 
 MIDDLE = ("middle", "center", "centre")
+CENTRED = ("centred", "centered")
 GAP = 1.0  # between an object "above" another and it, and beside one "next to" it
 SIZELESS = 1.0  # half the height a light or camera counts as when placed
 
 
 def half_of(stage: Stage, name: str) -> list[float] | None:
-    """Half of the object's size along x, y, z, from its primitive and scale."""
+    """Half of the object's size along x, y, z in the world: measured, or from its
+    primitive and scale."""
     thing = stage.things.get(name)
     if thing is None:
         return None
     if thing.type != "MESH":
         return [0.0, 0.0, SIZELESS]
+    if thing.half is not None:
+        return [
+            abs(h * s / m) if m else h
+            for h, s, m in zip(thing.half, thing.scale, thing.half_scale, strict=True)
+        ]
     shape = thing.primitive or shape_of(name)
     half = HALF.get(shape or "cube", HALF["cube"])
     return [abs(h * s) for h, s in zip(half, thing.scale, strict=True)]
+
+
+def origin_for(stage: Stage, name: str, spot: list[Number]) -> list[Number]:
+    """The location that puts the middle of ``name``'s bounds at ``spot``: an imported
+    mesh's origin may sit at its base or off to a side, a child's is in its parent's space."""
+    thing = stage.things.get(name)
+    if thing is None or not any(thing.centre):
+        return spot
+    return [rounded(s - c) for s, c in zip(spot, thing.centre, strict=True)]
 
 
 def shape_of(name: str) -> str | None:
@@ -42,12 +61,19 @@ def shape_of(name: str) -> str | None:
     return NOUNS.get(base)
 
 
-def own_half(primitive: str | None, scale: list[Number] | None) -> list[float]:
+def own_half(
+    primitive: str | None, scale: list[Number] | None, dimensions: list[Number] | None = None
+) -> list[float]:
     """Half the size of a thing about to be made (``None``: a light or camera)."""
     if primitive is None:
         return [0.0, 0.0, SIZELESS]
     factors = scale or [1, 1, 1]
-    return [h * s for h, s in zip(HALF[primitive], factors, strict=True)]
+    built = [d / 2 for d in dimensions] if dimensions is not None else HALF[primitive]
+    return [h * s for h, s in zip(built, factors, strict=True)]
+
+
+def _half(seen: dict[str, Any], primitive: str | None) -> list[float]:
+    return own_half(primitive, seen.get("scale"), seen.get("dimensions"))
 
 
 # Sides a thing goes "next to" another on: the axis and its sign (Blender's front view).
@@ -66,6 +92,8 @@ def place_ahead(cur: Cursor) -> bool:
     words = [t.lower if (t := cur.peek(i)) is not None else "" for i in range(4)]
     first = words[0]
     if first in ("above", "over", "on", "onto", "next", "beside", "besides", "around"):
+        return True
+    if first in CENTRED and words[1] in ("on", "over", "above"):
         return True
     if first in ("behind", "under", "below"):
         return True
@@ -95,10 +123,16 @@ def read_place(cur: Cursor) -> tuple[str, str, float | None]:
     distance said, if one was."""
     gap: float | None = None
     if (token := cur.peek()) is not None and token.kind == "NUMBER":
-        gap = float(cur.number())
-        cur.word(*UNIT_WORDS)
+        gap = float(cur.length())
         if gap < 0:
             raise NoParse("A distance must not be negative.")
+    cur.word(*CENTRED)  # "centred on the table": on it, as "on" always centres
+    ahead = [t.lower if (t := cur.peek(i)) is not None else "" for i in range(2)]
+    if ahead[0] == "on" and ahead[1] in ("each", "either", "both"):
+        cur.pos += 2
+        cur.expect("side", "sides")
+        cur.expect("of")
+        return "sides", cur.name(), gap
     if cur.word("on", "onto"):
         if cur.word("top"):
             cur.expect("of")
@@ -143,7 +177,7 @@ def place(cur: Cursor, where: tuple[str, str, float | None], mine: list[float]) 
     gap = GAP if said is None else said
     sized = bool(mine[0] or mine[1])
     lift = mine[2] if sized else (SIZELESS if said is None else 0.0)
-    centre, half = cur.stage.location(name), half_of(cur.stage, name)
+    centre, half = cur.stage.middle(name), half_of(cur.stage, name)
     if centre is None or half is None:
         raise NoParse(f'I do not know where "{name}" is, so I cannot place something by it.')
     top = centre[2] + half[2]
@@ -171,13 +205,25 @@ def ring(cur: Cursor, seen: dict[str, Any], primitive: str, n: int) -> list[list
     name = seen.pop("place")[1]
     if "location" in seen or "axis" in seen or "spacing" in seen:
         raise NoParse('"around" says where they go: leave out at, along and spacing.')
-    return circle(cur, name, [own_half(primitive, seen.get("scale"))] * n)
+    return circle(cur, name, [_half(seen, primitive)] * n)
+
+
+def sides(cur: Cursor, seen: dict[str, Any], primitive: str, n: int) -> list[list[Number]]:
+    """``<thing> on each|either side of <Name>``: two locations, left then right of it
+    (1 unit clear, or the distance said), on the same ground."""
+    if seen.get("place", ("", ""))[0] != "sides":
+        return []
+    _, name, gap = seen.pop("place")
+    if n not in (1, 2):
+        raise NoParse(f'"on each side of {name}" puts two things, one each side: say 2 or one.')
+    mine = _half(seen, primitive)
+    return [place(cur, (side, name, gap), mine) for side in ("left", "right")]
 
 
 def circle(cur: Cursor, name: str, halves: list[list[float]]) -> list[list[Number]]:
     """Where things of half sizes ``halves`` go around an object: a circle, the first on its
     +x side, going counter-clockwise seen from above, 1 unit clear, on the same ground."""
-    centre, half = cur.stage.location(name), half_of(cur.stage, name)
+    centre, half = cur.stage.middle(name), half_of(cur.stage, name)
     if centre is None or half is None:
         raise NoParse(f'I do not know where "{name}" is, so I cannot place things around it.')
     n = len(halves)
@@ -196,4 +242,4 @@ def circle(cur: Cursor, name: str, halves: list[list[float]]) -> list[list[Numbe
 def placed(cur: Cursor, seen: dict[str, Any], primitive: str | None) -> None:
     """Turn a place said in ``seen`` into its location, now the thing's size is known."""
     if "place" in seen:
-        seen["location"] = place(cur, seen.pop("place"), own_half(primitive, seen.get("scale")))
+        seen["location"] = place(cur, seen.pop("place"), _half(seen, primitive))

@@ -14,6 +14,7 @@ from services.planner.rules.words import (
     AXES,
     DARK,
     DEFAULT_NAMES,
+    DIRECTIONS,
     EVERYTHING,
     LIGHT,
     LIGHT_TINTS,
@@ -55,7 +56,7 @@ def _group(cur: Cursor) -> tuple[str, list[str]] | None:
     """``everything``, ``all [the] objects``, ``all cubes``, ``every light``: the word said
     and the names it stands for, or None when no group word is next."""
     start = cur.pos
-    chosen = _selected(cur)
+    chosen = _selected(cur) or _them(cur)
     if chosen is not None:
         return chosen
     said = cur.word("everything", "all", "every", "each", "both")
@@ -101,6 +102,25 @@ def _group(cur: Cursor) -> tuple[str, list[str]] | None:
 
 
 SELECTED_NOUNS = ("ones", "one", "objects", "object", "things")
+
+
+def _them(cur: Cursor) -> tuple[str, list[str]] | None:
+    """``them``, ``they``, ``those``: the objects the clause before made (else touched),
+    in this request or the thread's previous run; None when the word is not next or an
+    object has that name."""
+    token = cur.peek()
+    if token is None or token.lower not in ("them", "they", "those", "these"):
+        return None
+    if cur.stage.exists(cur.stage.spelled(token.text)):
+        return None
+    if not cur.stage.them:
+        raise NoParse(
+            f'"{token.text}" refers to the objects the request before made, and it made '
+            "none; name them (make Post and Post.001 red) or say all posts."
+        )
+    cur.pos += 1
+    cur.word("all", "both")  # "them all", "them both"
+    return token.text, cur.stage.them[:MAX_TARGETS]
 
 
 def _selected(cur: Cursor) -> tuple[str, list[str]] | None:
@@ -205,7 +225,7 @@ def amount(cur: Cursor) -> Number:
         cur.expect(*UNIT_WORDS)  # "a meter"
         return 1
     else:
-        value = cur.number()
+        return cur.length()
     cur.word(*UNIT_WORDS)
     return value
 
@@ -299,3 +319,38 @@ def _once(found: dict[str, Any], key: str, value: Any, word: str) -> None:
     if key in found:
         raise NoParse(f'"{word}" says the {key.replace("base_", "")} a second time.')
     found[key] = value
+
+
+def direction(cur: Cursor) -> list[Number] | None:
+    """``up|down|left|right|forward|back [by] <n> [units]`` or ``<n> [units] up|...``."""
+    to_the(cur)
+    token = cur.peek()
+    if token is not None and token.lower in DIRECTIONS:
+        cur.pos += 1
+        cur.word("by")
+        value = amount(cur)
+    elif token is not None and (token.kind == "NUMBER" or token.lower in ("half", "a")):
+        value = amount(cur)
+        to_the(cur)
+        token = cur.peek()
+        if token is None or token.lower not in DIRECTIONS:
+            return None
+        cur.pos += 1
+    else:
+        return None
+    index, sign = DIRECTIONS[token.lower]
+    return along(value * sign, index)
+
+
+def to_the(cur: Cursor) -> None:
+    """An optional ``to the`` before a direction: "2 meters to the left"."""
+    token, following = cur.peek(), cur.peek(1)
+    ahead = cur.peek(2) if following is not None and following.lower == "the" else following
+    if (
+        token is not None
+        and token.lower == "to"
+        and ahead is not None
+        and ahead.lower in DIRECTIONS
+    ):
+        cur.pos += 1
+        cur.word("the")

@@ -120,7 +120,11 @@ def unreadable(clause: Clause, reached: int, reason: str, verb: str) -> Unreadab
         lead = f'I do not know the verb "{word}" (in "{window(clause, reached)}").'
         body = reason or f"Start with one of: {KNOWN_VERBS}."
         return UnreadableRequest(clause.text, f"{lead} {body} Say it another way.")
-    if reached >= len(clause.tokens):
+    if reached >= len(clause.tokens) and reason:
+        # Every word was read and the reason says what was wrong with them: "stops short"
+        # would blame a missing word that is not missing.
+        lead = f'I could not do "{window(clause, reached)}".'
+    elif reached >= len(clause.tokens):
         lead = f'"{window(clause, reached)}" stops short: something is missing at the end.'
     else:
         word = clause.tokens[reached].text

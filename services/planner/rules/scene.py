@@ -28,6 +28,13 @@ class Thing:
     location: list[float] | None = None
     modifiers: list[tuple[str, str]] = field(default_factory=list)  # (name, TYPE)
     scale: list[float] = field(default_factory=lambda: [1.0, 1.0, 1.0])
+    # Half its world size along x, y, z when it had scale ``half_scale`` (measured by the
+    # summary, or made by this plan); None when only its primitive can tell.
+    half: list[float] | None = None
+    half_scale: list[float] = field(default_factory=lambda: [1.0, 1.0, 1.0])
+    # From its location to the middle of its world bounds: its parent's offset and where
+    # its mesh sits around its origin (an imported mesh's origin may be at its base).
+    centre: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
 
 
 def base_name(name: str) -> str:
@@ -43,13 +50,20 @@ class Stage:
         self.things: dict[str, Thing] = {}
         for o in summary.objects if summary is not None else []:
             mods = [tuple(m.split(":", 1)) for m in o.modifiers if ":" in m]
-            self.things[o.name] = Thing(
-                o.type, None, list(o.location), [(n, t) for n, t in mods], list(o.scale)
-            )
+            thing = Thing(o.type, None, list(o.location), [(n, t) for n, t in mods], list(o.scale))
+            if o.world_bounds is not None and o.type == "MESH":
+                low, high = o.world_bounds
+                thing.half = [(b - a) / 2 for a, b in zip(low, high, strict=True)]
+                thing.half_scale = list(o.scale)
+                thing.centre = [
+                    (a + b) / 2 - at for a, b, at in zip(low, high, o.location, strict=True)
+                ]
+            self.things[o.name] = thing
         self.frame: int | None = None  # set by "at frame 24 ..."
         self.changed: dict[str, list[str]] = {}  # object -> properties its last move set
         self.last_copy: str | None = None  # "the copy": the newest object.duplicate made
         self.selected: list[str] | None = None  # "the selected ones": from the session, if sent
+        self.them: list[str] = []  # "them": what the clause or run before made, else touched
 
     # -- questions --------------------------------------------------------------------
     def exists(self, name: str) -> bool:
@@ -58,6 +72,13 @@ class Stage:
     def location(self, name: str) -> list[float] | None:
         thing = self.things.get(name)
         return None if thing is None or thing.location is None else list(thing.location)
+
+    def middle(self, name: str) -> list[float] | None:
+        """The middle of the object's bounds in the world (its location when unmeasured)."""
+        thing = self.things.get(name)
+        if thing is None or thing.location is None:
+            return None
+        return [a + b for a, b in zip(thing.location, thing.centre, strict=True)]
 
     def spelled(self, name: str) -> str:
         """An unquoted name as the scene spells it: "the box" is Box when no object is
@@ -120,7 +141,13 @@ class Stage:
             if name is not None:
                 location = [float(v) for v in args.get("location", [0, 0, 0])]
                 scale = [float(v) for v in args.get("scale", [1, 1, 1])]
-                self.things[name] = Thing("MESH", args["primitive"], location, [], scale)
+                thing = Thing("MESH", args["primitive"], location, [], scale)
+                if "dimensions" in args:
+                    thing.half = [
+                        float(d) / 2 * s for d, s in zip(args["dimensions"], scale, strict=True)
+                    ]
+                    thing.half_scale = list(scale)
+                self.things[name] = thing
         elif tool in ("camera.create", "light.create") and "name" in args:
             kind = "CAMERA" if tool == "camera.create" else "LIGHT"
             location = [float(v) for v in args.get("location", [0, 0, 0])]
@@ -148,7 +175,14 @@ class Stage:
             offset = args.get("offset", [0, 0, 0])
             location = [a + b for a, b in zip(source.location, offset, strict=True)]
         self.things[args["new_name"]] = Thing(
-            source.type, source.primitive, location, list(source.modifiers), list(source.scale)
+            source.type,
+            source.primitive,
+            location,
+            list(source.modifiers),
+            list(source.scale),
+            None if source.half is None else list(source.half),
+            list(source.half_scale),
+            list(source.centre),
         )
 
     def _transform(self, args: dict[str, Any]) -> None:

@@ -2,8 +2,9 @@
 
 "a floor 10 meters wide", "a post with radius 0.1 and height 2": a noun stands for a
 primitive and names the object after itself (``Floor``, ``Post.001``); a size becomes the
-``scale`` that gives the primitive those dimensions. Where things go by others is
-rules_places.py.
+``dimensions`` the mesh is built at, its scale staying 1, as Blender's Add panel makes it,
+so a bevel, an array's gap or a solidify then measure what they say. Where things go by
+others is rules_places.py.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 from services.planner.rules.cursor import Cursor, NoParse, Number
 from services.planner.rules.lexer import Token
 from services.planner.rules.vocab import MODIFIERS, PRIMITIVES
-from services.planner.rules.words import DEFAULT_NAMES, PLURALS, UNIT_WORDS
+from services.planner.rules.words import DEFAULT_NAMES, LENGTH_UNITS, PLURALS, UNIT_WORDS
 
 # Everyday nouns people block a scene out with: the primitive each stands for.
 NOUNS: dict[str, str] = {
@@ -114,7 +115,7 @@ HALF: dict[str, tuple[float, float, float]] = {
     "cone": (1, 1, 1),
     "plane": (1, 1, 0),
     "torus": (1.25, 1.25, 0.25),
-    "monkey": (1, 1, 1),
+    "monkey": (1.3672, 0.8516, 0.9844),
 }
 ROUND = ("cylinder", "cone")  # radius sets x and y
 BALL = ("uv_sphere", "ico_sphere")  # any one size sets all three
@@ -222,7 +223,11 @@ def size_ahead(cur: Cursor, ahead: int = 0) -> bool:
         return False
     following = cur.peek(ahead + 1)
     if following is not None and following.lower in UNIT_WORDS:
-        following = cur.peek(ahead + 2)
+        ahead += 1
+        following = cur.peek(ahead + 1)
+    if following is not None and following.lower == "in":  # "0.3 m in diameter"
+        measure = cur.peek(ahead + 2)
+        return measure is not None and measure.lower in DIMENSION_WORDS
     return following is not None and (
         following.lower in EXTENT_WORDS
         or following.lower in ("by", "x")
@@ -243,8 +248,8 @@ def _times(cur: Cursor) -> Number | None:
     glued = _glued(cur.peek())
     if glued is not None:
         cur.pos += 1
-        cur.word(*UNIT_WORDS)
-        return rounded(glued)
+        unit = cur.word(*UNIT_WORDS)
+        return rounded(glued * (LENGTH_UNITS[unit] if unit else 1))
     if cur.word("by", "x"):
         return _length(cur)
     return None
@@ -292,24 +297,47 @@ def read_size(cur: Cursor, sizes: dict[str, Number]) -> None:
         if (third := _times(cur)) is not None:
             _once(sizes, "z", third, "by")
         return
+    if cur.word("in"):  # "0.3 m in diameter", "2 m in height"
+        word = cur.expect(*DIMENSION_WORDS)
+        key = {"width": "x", "length": "x", "depth": "y", "thickness": "y", "height": "z"}
+        if word == "diameter":
+            _once(sizes, "radius", value / 2, word)
+        else:
+            _once(sizes, key.get(word, word), value, word)
+        return
     word = cur.expect(*EXTENT_WORDS)
+    at = cur.pos - 1
     axis = EXTENT_WORDS[word]
     if axis == 0 and "x" in sizes:
         axis = 1  # "10 m long and 2 m wide": the second across is the depth
-    _once(sizes, "xyz"[axis], value, word)
+    if word in ("thick", "deep") and "y" in sizes and "z" not in sizes:
+        axis = 2  # "1.8 m long, 0.5 m deep and 6 cm thick": a slab's thickness is its height
+    _once(sizes, "xyz"[axis], value, word, at)
+
+
+# The largest size a mesh is built at (object.create's dimensions take at most this).
+MAX_SIZE = 10_000
 
 
 def _length(cur: Cursor) -> Number:
-    value = cur.number()
-    cur.word(*UNIT_WORDS)
+    at = cur.pos
+    value = cur.length()
     if value <= 0:
-        raise NoParse("A size must be above zero.")
+        raise NoParse("A size must be above zero.", at)
+    if value > MAX_SIZE:
+        raise NoParse(f"A size is at most {MAX_SIZE:,} m (10 km); scale a smaller one up.", at)
     return value
 
 
-def _once(sizes: dict[str, Number], key: str, value: Number, word: str) -> None:
+def _once(
+    sizes: dict[str, Number], key: str, value: Number, word: str, at: int | None = None
+) -> None:
     if key in sizes:
-        raise NoParse(f'"{word}" gives a size that was given already.')
+        raise NoParse(
+            f'"{word}" gives a size that was given already: say each of wide, deep and tall '
+            "once (2 m wide, 1 m deep and 0.5 m tall), or give all three: 2 x 1 x 0.5 m.",
+            at,
+        )
     sizes[key] = value
 
 
@@ -334,6 +362,13 @@ def scale_for(primitive: str, sizes: dict[str, Number]) -> list[Number]:
     if primitive in ("plane", *ROUND) and "x" in sizes and "y" not in sizes:
         scale[1] = scale[0]  # "a floor 10 m wide" is square, "a post 0.5 m wide" round
     return scale
+
+
+def dimensions_for(primitive: str, sizes: dict[str, Number]) -> list[Number]:
+    """The size along x, y, z that a ``primitive`` is built at for the ``sizes`` asked
+    for (others stay default; a plane's z is 0)."""
+    scale = scale_for(primitive, sizes)
+    return [rounded(2 * h * s) for h, s in zip(HALF[primitive], scale, strict=True)]
 
 
 def rounded(value: float) -> Number:

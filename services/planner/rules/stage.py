@@ -204,7 +204,9 @@ def light_create(cur: Cursor, color: list[float] | None) -> Plan:
         cur.expect(*LIGHT_NOUNS)
     seen: dict[str, Any] = {} if color is None else {"color": color}
     while (token := cur.peek()) is not None:
-        if word := cur.word("named", "called"):
+        if token.kind == "COMMA" or token.lower == "and":
+            cur.pos += 1  # "with 150 W, 2 m left of the pedestal": still this light
+        elif word := cur.word("named", "called"):
             once(seen, "name", cur.literal_name(), word)
         elif word := cur.word("at"):
             once(seen, "location", cur.location(), word)
@@ -284,6 +286,23 @@ def set_light(cur: Cursor) -> Plan:
     value = cur.number() if key == "size" else _power(cur)
     cur.end()
     return "light.set", {"name": name, key: value}
+
+
+def light_power(cur: Cursor) -> Plan:
+    """make <light> <n> [W|watts]: the light's power (``light.set``)."""
+    try:
+        name = _light_name(cur)
+    except NoParse:
+        raise NoParse() from None  # not a light: the size forms say what went wrong
+    thing = cur.stage.things.get(name)
+    if thing is None or thing.type != "LIGHT":
+        raise NoParse()
+    token = cur.peek()
+    if token is None or token.kind != "NUMBER":
+        raise NoParse()
+    power = _power(cur)
+    cur.end()
+    return "light.set", {"name": name, "power": power}
 
 
 def _light_name(cur: Cursor) -> str:

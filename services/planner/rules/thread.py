@@ -47,6 +47,16 @@ def it_after(plans: Sequence[Plan], before: str | None) -> str | None:
     return names[-1] if names else before
 
 
+def them_after(plans: Sequence[Plan], before: Sequence[str]) -> list[str]:
+    """What "them" means after some plans: the objects they made, else those they
+    touched, else what it meant before."""
+    made = [name for tool, args in plans if (name := created(tool, args)) is not None]
+    if made:
+        return list(dict.fromkeys(made))
+    names = [n for tool, args in plans for n in touched(tool, args) if ":" not in n]
+    return list(dict.fromkeys(names)) or list(before)
+
+
 def last_copy(plans: Sequence[Plan]) -> str | None:
     """The newest object a duplicate made among ``plans``, if any."""
     copies = [str(args["new_name"]) for tool, args in plans if tool == "object.duplicate"]

@@ -12,11 +12,10 @@ from typing import Any
 
 from services.planner.rules import places
 from services.planner.rules.cursor import Cursor, NoParse, Number, Plan, first
-from services.planner.rules.readers import along, amount, axis, targets
+from services.planner.rules.readers import along, amount, axis, direction, targets, to_the
 from services.planner.rules.words import (
     AS_BIG,
     BIGGER,
-    DIRECTIONS,
     SIZE_FACTORS,
     SMALLER,
 )
@@ -57,41 +56,6 @@ def _each(names: list[str], value: dict[str, Any], relative: bool) -> list[Plan]
     return [("object.transform", {"name": n, **value, **extra}) for n in names]
 
 
-def _direction(cur: Cursor) -> list[Number] | None:
-    """``up|down|left|right|forward|back [by] <n> [units]`` or ``<n> [units] up|...``."""
-    _to_the(cur)
-    token = cur.peek()
-    if token is not None and token.lower in DIRECTIONS:
-        cur.pos += 1
-        cur.word("by")
-        value = amount(cur)
-    elif token is not None and (token.kind == "NUMBER" or token.lower in ("half", "a")):
-        value = amount(cur)
-        _to_the(cur)
-        token = cur.peek()
-        if token is None or token.lower not in DIRECTIONS:
-            return None
-        cur.pos += 1
-    else:
-        return None
-    index, sign = DIRECTIONS[token.lower]
-    return along(value * sign, index)
-
-
-def _to_the(cur: Cursor) -> None:
-    """An optional ``to the`` before a direction: "2 meters to the left"."""
-    token, following = cur.peek(), cur.peek(1)
-    ahead = cur.peek(2) if following is not None and following.lower == "the" else following
-    if (
-        token is not None
-        and token.lower == "to"
-        and ahead is not None
-        and ahead.lower in DIRECTIONS
-    ):
-        cur.pos += 1
-        cur.word("the")
-
-
 def _along(cur: Cursor) -> list[Number]:
     """``[by] <n> [units] along|on|in [the] x|y|z [axis]`` or ``along x by <n>``."""
     if cur.word("along", "on", "in"):
@@ -108,7 +72,7 @@ def move(cur: Cursor) -> list[Plan]:
     """move <objects> to <vec>|by <vec>|<direction> <n>|<n> along <axis>"""
     names = targets(cur)
     start = cur.pos
-    _to_the(cur)
+    to_the(cur)
     if cur.pos == start and cur.word("to"):
         location = cur.location()
         cur.end()
@@ -117,7 +81,7 @@ def move(cur: Cursor) -> list[Plan]:
         cur.end()
         return _each(names, {"location": vector}, True)
     cur.pos = start
-    offset = _direction(cur)
+    offset = direction(cur)
     if offset is None:
         cur.pos = start
         offset = _along(cur)
@@ -140,7 +104,10 @@ def move_to_place(cur: Cursor) -> list[Plan]:
         halves = [places.half_of(cur.stage, name) or [1.0, 1.0, 1.0] for name in names]
         spots = places.circle(cur, target, halves)
         pairs = zip(names, spots, strict=True)
-        return [("object.transform", {"name": n, "location": at}) for n, at in pairs]
+        return [
+            ("object.transform", {"name": n, "location": places.origin_for(cur.stage, n, at)})
+            for n, at in pairs
+        ]
     if not places.place_ahead(cur):
         raise NoParse()
     where = places.read_place(cur)
@@ -152,8 +119,12 @@ def move_to_place(cur: Cursor) -> list[Plan]:
         mine = places.half_of(cur.stage, name)
         if mine is None:
             raise NoParse(f'I do not know how big "{name}" is, so I cannot place it.')
+        spot = places.place(cur, where, mine)
         plans.append(
-            ("object.transform", {"name": name, "location": places.place(cur, where, mine)})
+            (
+                "object.transform",
+                {"name": name, "location": places.origin_for(cur.stage, name, spot)},
+            )
         )
     return plans
 

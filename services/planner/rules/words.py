@@ -85,7 +85,14 @@ DIRECTIONS: dict[str, tuple[int, int]] = {
     "backward": (1, 1),
     "backwards": (1, 1),
 }
-UNIT_WORDS = ("units", "unit", "meters", "meter", "metres", "metre", "m")
+# Length units and what one of each is in metres (a Blender unit): "4 cm deep" is 0.04.
+LENGTH_UNITS: dict[str, float] = {
+    **dict.fromkeys(("units", "unit", "meters", "meter", "metres", "metre", "m"), 1.0),
+    **dict.fromkeys(("cm", "centimeters", "centimeter", "centimetres", "centimetre"), 0.01),
+    **dict.fromkeys(("mm", "millimeters", "millimeter", "millimetres", "millimetre"), 0.001),
+    **dict.fromkeys(("km", "kilometers", "kilometer", "kilometres", "kilometre"), 1000.0),
+}
+UNIT_WORDS = tuple(LENGTH_UNITS)
 
 ROW_SPACING = 3  # between counted objects and copies: a default cube (2) and a gap (1)
 

@@ -56,17 +56,17 @@ def create(primitive: str, name: str, **more: Any) -> tuple[str, dict[str, Any]]
 @pytest.mark.parametrize(
     ("text", "ops"),
     [
-        ("add the ground, 20 m wide", [create("plane", "Ground", scale=[10, 10, 1])]),
-        ("create a plane 6 by 4", [create("plane", "Plane", scale=[3, 2, 1])]),
+        ("add the ground, 20 m wide", [create("plane", "Ground", dimensions=[20, 20, 0])]),
+        ("create a plane 6 by 4", [create("plane", "Plane", dimensions=[6, 4, 0])]),
         (
             "add a pillar with a diameter of 1 and a height of 4",
-            [create("cylinder", "Pillar", scale=[0.5, 0.5, 2])],
+            [create("cylinder", "Pillar", dimensions=[1, 1, 4])],
         ),
-        ("add a crate 2 by 1 by 0.5 meters", [create("cube", "Crate", scale=[1, 0.5, 0.25])]),
-        ("add a sphere of radius 2", [create("uv_sphere", "Sphere", scale=[2, 2, 2])]),
+        ("add a crate 2 by 1 by 0.5 meters", [create("cube", "Crate", dimensions=[2, 1, 0.5])]),
+        ("add a sphere of radius 2", [create("uv_sphere", "Sphere", dimensions=[4, 4, 4])]),
         (
             "add a wall 8 m long, 0.2 m thick and 2.5 m tall",
-            [create("cube", "Wall", scale=[4, 0.1, 1.25])],
+            [create("cube", "Wall", dimensions=[8, 0.2, 2.5])],
         ),
         (
             "add 3 columns along y, 4 m apart",
@@ -79,7 +79,7 @@ def create(primitive: str, name: str, **more: Any) -> tuple[str, dict[str, Any]]
         ("add a cone onto the desk", [create("cone", "Cone", location=[0, 0, 2])]),
         (
             "place a ball with radius 0.5 on top of Cylinder",
-            [create("uv_sphere", "Ball", location=[5, 0, 4.5], scale=[0.5, 0.5, 0.5])],
+            [create("uv_sphere", "Ball", location=[5, 0, 4.5], dimensions=[1, 1, 1])],
         ),
         ("add a cube next to the desk", [create("cube", "Cube", location=[3, 0, 1])]),
         (
@@ -281,7 +281,7 @@ def test_scatter_when_vague_or_without_an_object_says_what_works(text: str, said
                 create("cube", "Stool.005", location=[0, -3, 1]),
             ],
         ),
-        ("add a pipe 0.2 m wide", [create("cylinder", "Pipe", scale=[0.1, 0.1, 1])]),
+        ("add a pipe 0.2 m wide", [create("cylinder", "Pipe", dimensions=[0.2, 0.2, 2])]),
         ("scale the desk by 3 along y", [transform("Desk", scale=[1, 3, 1])]),
         (
             "make the desk somewhat shiny",
@@ -348,16 +348,17 @@ def test_a_distance_before_a_side_is_the_clearance() -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "scale"),
+    ("text", "dimensions"),
     [
-        ("add a 6x4 ground", [3, 2, 1]),
-        ("add a plane 6 x 4 m", [3, 2, 1]),
-        ("add a 4 m long table", [2, 1, 1]),
-        ("add a 1 metre ball", [0.5, 0.5, 0.5]),
+        ("add a 6x4 ground", [6, 4, 0]),
+        ("add a plane 6 x 4 m", [6, 4, 0]),
+        ("add a 4 m long table", [4, 2, 2]),
+        ("add a 1 metre ball", [1, 1, 1]),
     ],
 )
-def test_sizes_before_the_thing_or_glued_are_read(text: str, scale: list[float]) -> None:
-    assert planned(text)[0][1]["scale"] == scale
+def test_sizes_before_the_thing_or_glued_are_read(text: str, dimensions: list[float]) -> None:
+    made = planned(text)[0][1]
+    assert made["dimensions"] == dimensions and "scale" not in made  # sizes are not scale
 
 
 @pytest.mark.parametrize(
