@@ -11,7 +11,7 @@ comes from ``user_of``: the local user on stdio, the bearer token's user over HT
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from importlib.metadata import version
 from typing import Any
 
@@ -142,8 +142,15 @@ async def call_safely(
     door: Door, user_of: UserOf, name: str, args: Any, ctx: Context
 ) -> types.CallToolResult:
     """Every outcome as a tool result; mesh trouble and surprises get safe messages."""
+    return await guarded(name, lambda: _call(door, user_of(ctx), name, args, ctx))
+
+
+async def guarded(
+    name: str, work: Callable[[], Awaitable[types.CallToolResult]]
+) -> types.CallToolResult:
+    """``work``'s answer, or its failure as a tool error with a safe message."""
     try:
-        return await _call(door, user_of(ctx), name, args, ctx)
+        return await work()
     except ToolError as exc:
         return answers.tool_error(exc)
     except NotOwned as exc:
@@ -271,6 +278,7 @@ __all__ = [
     "build_server",
     "call_safely",
     "door_for",
+    "guarded",
     "local_user",
     "plain",
     "read_safely",
