@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
@@ -24,12 +25,14 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
-from starlette.requests import HTTPConnection
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from contracts.session import MCP_HTTP
 from services.doors.gateway.auth import Tokens
-from services.doors.gateway.errors import AuthError, error_response
+from services.doors.gateway.errors import AuthError, BadRequest, error_response
+from services.doors.mcp.modern import VERSIONS, Modern, http_status
 from services.doors.mcp.server import USER_KEY, authenticated_user, build_server, door_for
 from services.runtime.host import Bus
 from services.runtime.settings import Settings, SettingsError
@@ -82,6 +85,14 @@ def served(host: str, port: int) -> tuple[list[str], list[str]]:
     return [f"{n}:{port}" for n in names], [f"http://{n}:{port}" for n in names]
 
 
+def _version(scope: Scope) -> str | None:
+    """The request's MCP-Protocol-Version header, if it sent one."""
+    for name, value in scope.get("headers") or []:
+        if name == b"mcp-protocol-version":
+            return bytes(value).decode("latin-1").strip()
+    return None
+
+
 class McpEndpoint:
     """An ASGI app: 421/403 for a foreign Host/Origin, 401 without a valid bearer token,
     the MCP transport otherwise."""
@@ -95,7 +106,9 @@ class McpEndpoint:
             allowed_origins=list(self._extra[1]),
         )
         self._guard = TransportSecurityMiddleware(self._allowed)
-        server = build_server(door_for(settings, bus, run_timeout, MCP_HTTP), authenticated_user)
+        door = door_for(settings, bus, run_timeout, MCP_HTTP)
+        server = build_server(door, authenticated_user)
+        self._modern = Modern(door)  # 2026-07-28 requests: one POST, one answer, no session
         self._manager = StreamableHTTPSessionManager(server, security_settings=self._allowed)
         self._task: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
@@ -128,12 +141,37 @@ class McpEndpoint:
             response = error_response(AuthError, 401, "send Authorization: Bearer <token>")
             await response(scope, receive, send)
             return
+        if _version(scope) in VERSIONS:
+            await self._answer_modern(user, scope, receive, send)
+            return
         # The session manager binds a session to the client_id that opened it.
         principal = AuthenticatedUser(AccessToken(token="bearer", client_id=user, scopes=[]))
         await self._started()
         await self._manager.handle_request(
             {**scope, "user": principal, USER_KEY: user}, receive, send
         )
+
+    async def _answer_modern(self, user: str, scope: Scope, receive: Receive, send: Send) -> None:
+        """A 2026-07-28 request: a POST of one JSON-RPC message, answered in JSON."""
+        request = Request(scope, receive)
+        if request.method != "POST":
+            response: Response = error_response(
+                BadRequest, 405, "MCP 2026-07-28 takes one JSON-RPC request per POST"
+            )
+            await response(scope, receive, send)
+            return
+        try:
+            message = json.loads(await request.body())
+        except ValueError:
+            parse = {"code": -32700, "message": "the body is not JSON; send one JSON-RPC request"}
+            await JSONResponse({"jsonrpc": "2.0", "id": None, "error": parse}, 400)(
+                scope, receive, send
+            )
+            return
+        answer = await self._modern.answer(user, message, _version(scope))
+        status = http_status(answer)
+        response = Response(status_code=202) if answer is None else JSONResponse(answer, status)
+        await response(scope, receive, send)
 
     async def _started(self) -> None:
         async with self._starting:

@@ -1,0 +1,302 @@
+"""MCP 2026-07-28 beside 2025-11-25: one JSON-RPC request in, one answer out.
+
+The 2026-07-28 revision has no ``initialize`` and no session: every request carries the
+protocol version, the client's capabilities and its name in ``_meta``, and the server
+sends the client no requests. ``answer`` serves such a request with the same tools,
+resources and prompts as the 2025-11-25 server (``server.py``), over the same ``Door``:
+it checks the request against the revision's schema (the ``mcp-types`` package's wire
+models), calls the same handlers, and shapes their results for the revision. An approval
+is a Multi Round-Trip Request (``mrtr.py``). Lists carry ``ttlMs``/``cacheScope``; a
+resource that is not there (or is another user's) is -32602, as the revision says.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import mcp.types as types
+import pydantic
+from mcp.shared.exceptions import McpError
+from mcp_types import (
+    CLIENT_CAPABILITIES_META_KEY,
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PROTOCOL_VERSION_META_KEY,
+    SERVER_INFO_META_KEY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
+from mcp_types import methods as wire
+
+from services.doors.mcp import cards, mrtr, prompts, tools
+from services.doors.mcp.door import Door
+from services.doors.mcp.errors import ValidationError
+from services.doors.mcp.server import (
+    INSTRUCTIONS,
+    LISTED,
+    SERVER_NAME,
+    SERVER_VERSION,
+    Context,
+    call_safely,
+    guarded,
+    local_user,
+    read_safely,
+)
+
+VERSION = "2026-07-28"
+VERSIONS = (VERSION,)
+SERVER_INFO = {"name": SERVER_NAME, "version": SERVER_VERSION}  # in every result's _meta
+LIST_TTL_MS = 60_000  # tools, prompts and resources change with a release, not a call
+RUN_TOOLS = frozenset({"run", "import_asset"})  # the tools whose runs may wait on a person
+log = logging.getLogger("blendmesh.mcp")
+
+
+class Refused(Exception):
+    """A JSON-RPC error answer: the code the revision names and a message saying what
+    was wrong and what to send instead."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code, self.message, self.data = code, message, data
+
+
+@dataclass(frozen=True)
+class _Declared:
+    capabilities: types.ClientCapabilities
+
+
+@dataclass(frozen=True)
+class _NoBackChannel:
+    """The session ``approval.submit`` asks how to reach the person through: on this
+    revision the server sends no requests, so the client's elicitation is left out (an
+    approval is asked by MRTR after the call instead) and only its extensions stay (an
+    Apps client still gets the card)."""
+
+    client_params: _Declared
+
+
+@dataclass(frozen=True)
+class _Request:
+    """The one request, as the tools' handlers read a 2025-11-25 request context: no
+    progress token, no session to ask through, no HTTP request to name a console by."""
+
+    session: _NoBackChannel
+    request_id: Any
+    meta: None = None
+    request: None = None
+    lifespan_context: dict[str, Any] = field(default_factory=dict)
+
+
+def _context(request_id: Any, capabilities: Mapping[str, Any]) -> Context:
+    extensions = capabilities.get("extensions")
+    declared = types.ClientCapabilities.model_validate(
+        {"extensions": extensions} if isinstance(extensions, dict) else {}
+    )
+    # The handlers take the SDK's context type; they read only these four fields of it.
+    return cast(Context, _Request(_NoBackChannel(_Declared(declared)), request_id))
+
+
+def _wire(model: pydantic.BaseModel) -> dict[str, Any]:
+    return model.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+def _listed(key: str, items: list[Any]) -> dict[str, Any]:
+    return {key: [_wire(i) for i in items], "ttlMs": LIST_TTL_MS, "cacheScope": "private"}
+
+
+def _discover() -> dict[str, Any]:
+    return {
+        "supportedVersions": list(VERSIONS),
+        "capabilities": {"tools": {}, "resources": {}, "prompts": {}},
+        "instructions": INSTRUCTIONS,
+        "ttlMs": LIST_TTL_MS,
+        "cacheScope": "public",
+    }
+
+
+def _version_of(params: Mapping[str, Any], header: str | None) -> str:
+    meta = params.get("_meta")
+    said = meta.get(PROTOCOL_VERSION_META_KEY) if isinstance(meta, Mapping) else None
+    if header is not None and said != header:
+        raise Refused(
+            HEADER_MISMATCH,
+            f"MCP-Protocol-Version is {header[:32]!r} but _meta "
+            f"{PROTOCOL_VERSION_META_KEY} is {str(said)[:32]!r}; send the same version in both",
+        )
+    if said not in VERSIONS:
+        raise Refused(
+            UNSUPPORTED_PROTOCOL_VERSION,
+            "Unsupported protocol version",
+            {"supported": list(VERSIONS), "requested": str(said)[:32]},
+        )
+    return cast(str, said)
+
+
+@dataclass(frozen=True)
+class Modern:
+    """The 2026-07-28 server of one door; ``user`` is the caller its transport vouched for."""
+
+    door: Door
+
+    async def answer(
+        self, user: str, message: Any, header_version: str | None = None
+    ) -> dict[str, Any] | None:
+        """The JSON-RPC response to ``message``; None for a notification (nothing to say)."""
+        if not isinstance(message, Mapping) or message.get("jsonrpc") != "2.0":
+            return _error(None, Refused(INVALID_REQUEST, "send one JSON-RPC 2.0 request"))
+        request_id = message.get("id")
+        if "id" not in message:
+            return None  # this revision defines no notification a server acts on
+        if not isinstance(request_id, str | int) or isinstance(request_id, bool):
+            return _error(
+                None, Refused(INVALID_REQUEST, "the request id must be a string or integer")
+            )
+        try:
+            result = await self._answer(user, request_id, message, header_version)
+        except Refused as exc:
+            return _error(request_id, exc)
+        return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+    async def _answer(
+        self, user: str, request_id: Any, message: Mapping[str, Any], header: str | None
+    ) -> dict[str, Any]:
+        method, params = message.get("method"), message.get("params")
+        if not isinstance(method, str) or not isinstance(params, Mapping):
+            raise Refused(INVALID_REQUEST, "a request names its method and has params with _meta")
+        version = _version_of(params, header)
+        try:
+            wire.validate_client_request(method, version, params)
+        except KeyError:
+            raise Refused(METHOD_NOT_FOUND, f"no method {method[:64]!r} in MCP {version}") from None
+        except pydantic.ValidationError as exc:
+            where = ".".join(str(p) for p in exc.errors()[0]["loc"])
+            raise Refused(
+                INVALID_PARAMS, f"params of {method} do not match its schema at {where}"
+            ) from None
+        meta = params.get("_meta") or {}
+        capabilities = meta.get(CLIENT_CAPABILITIES_META_KEY) or {}
+        result = {
+            "resultType": "complete",
+            **await self._method(user, request_id, method, params, capabilities),
+        }
+        result["_meta"] = {**result.get("_meta", {}), SERVER_INFO_META_KEY: SERVER_INFO}
+        return wire.serialize_server_result(method, version, result)
+
+    async def _method(
+        self,
+        user: str,
+        request_id: Any,
+        method: str,
+        params: Mapping[str, Any],
+        capabilities: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        match method:
+            case "server/discover":
+                return _discover()
+            case "tools/list":
+                extra = [cards.ANSWER_APPROVAL] if cards.renders_apps(
+                    types.ClientCapabilities.model_validate(
+                        {"extensions": capabilities.get("extensions") or {}}
+                    )
+                ) else []  # fmt: skip
+                return _listed("tools", [*LISTED, *extra])
+            case "tools/call":
+                return await self._call(user, request_id, params, capabilities)
+            case "resources/list":
+                return _listed("resources", [*tools.RESOURCES, cards.CARD])
+            case "resources/templates/list":
+                return _listed("resourceTemplates", tools.TEMPLATES)
+            case "resources/read":
+                return await self._read(user, request_id, str(params["uri"]))
+            case "prompts/list":
+                return _listed("prompts", prompts.PROMPTS)
+            case "prompts/get":
+                try:
+                    return _wire(prompts.get(str(params["name"]), params.get("arguments")))
+                except ValidationError as exc:
+                    raise Refused(INVALID_PARAMS, str(exc)) from None
+        raise Refused(METHOD_NOT_FOUND, f"blendmesh does not serve {method} in MCP {VERSION}")
+
+    async def _read(self, user: str, request_id: Any, uri: str) -> dict[str, Any]:
+        if uri == cards.CARD_URI:
+            page = {"uri": uri, "mimeType": cards.APP_MIME, "text": cards.card_html()}
+            return {"contents": [page]}
+        try:
+            data = await read_safely(self.door, local_user(user), uri, _context(request_id, {}))
+        except McpError as exc:
+            # 2026-07-28 names -32602 for a resource that is not there (2025-11-25: -32002).
+            raise Refused(INVALID_PARAMS, exc.error.message, exc.error.data) from None
+        return {"contents": [{"uri": uri, "mimeType": "application/json", "text": data.decode()}]}
+
+    async def _call(
+        self,
+        user: str,
+        request_id: Any,
+        params: Mapping[str, Any],
+        capabilities: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        name, arguments = str(params["name"]), params.get("arguments") or {}
+        if params.get("requestState") is not None or params.get("inputResponses") is not None:
+            try:
+                sealed = mrtr.opened(
+                    self.door, user, name, arguments, params.get("requestState"), time.time()
+                )
+                decision = mrtr.decision_of(params.get("inputResponses"))
+            except mrtr.BadAnswer as exc:
+                raise Refused(INVALID_PARAMS, str(exc)) from None
+            resumed: list[Any] = []
+
+            async def resume() -> types.CallToolResult:
+                answer, waiting = await mrtr.resume(self.door, user, sealed, decision)
+                resumed.append(waiting)
+                return answer
+
+            answer = await guarded(name, resume)
+            waiting = resumed[0] if resumed else None
+        else:
+            ctx = _context(request_id, capabilities)
+            answer = await call_safely(self.door, local_user(user), name, arguments, ctx)
+            waiting = await self._waiting(user, name, answer)
+        if waiting is not None and mrtr.asks_by_form(capabilities):
+            return mrtr.input_required(self.door, user, name, arguments, waiting)
+        return _wire(answer)
+
+    async def _waiting(self, user: str, name: str, answer: types.CallToolResult) -> Any:
+        """The approval a run tool's answer waits on, unless its card was sealed for it."""
+        data = answer.structuredContent or {}
+        if name not in RUN_TOOLS or data.get("status") != "awaiting_confirmation":
+            return None
+        if cards.SEAL_KEY in (answer.meta or {}):
+            return None  # the person answers in the card
+        view = await self.door.client.view(str(data["run_id"]))
+        return view.pending if view is not None else None
+
+
+def _error(request_id: Any, exc: Refused) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": exc.code, "message": exc.message}
+    if exc.data is not None:
+        error["data"] = exc.data
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+HTTP_STATUS = {  # the revision's HTTP status for a JSON-RPC error code
+    -32700: 400,
+    INVALID_REQUEST: 400,
+    INVALID_PARAMS: 400,
+    HEADER_MISMATCH: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
+}
+
+
+def http_status(response: Mapping[str, Any] | None) -> int:
+    """The HTTP status of ``response`` on streamable HTTP (202: a notification's)."""
+    if response is None:
+        return 202
+    error = response.get("error")
+    return HTTP_STATUS.get(error["code"], 200) if isinstance(error, Mapping) else 200

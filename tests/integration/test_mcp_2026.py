@@ -1,0 +1,229 @@
+"""MCP 2026-07-28 at ``/mcp`` beside 2025-11-25, on a real mesh and real Blender: each
+request stands alone, an approval is a Multi Round-Trip Request whose signed
+``requestState`` the retry brings back with the person's answer, and a forged, altered,
+replayed or another user's state is refused while the run keeps waiting."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+import pytest_asyncio
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import methods as wire
+
+from services.runtime.settings import Settings
+from tests.support.gateways import gateway_fixture
+from tests.support.mcp_plans import create, delete
+from tests.support.meshes import mesh_fixture
+
+pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
+
+TOKENS = {"tok-ana": "ana", "tok-ben": "ben"}
+ANA, BEN = ({"Authorization": f"Bearer {t}"} for t in TOKENS)
+VERSION = "2026-07-28"
+FORMS: dict[str, Any] = {"elicitation": {"form": {}}}
+ids = itertools.count(1)
+
+
+@pytest.fixture(scope="module")
+def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    home = tmp_path_factory.mktemp("home")
+    return Settings(home=home, prefix="bm2026", user="local", previews=False)
+
+
+mesh = mesh_fixture(client="test-mcp-2026")
+gateway = gateway_fixture(TOKENS)
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def http(gateway: str) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=gateway, timeout=httpx.Timeout(30, read=300)) as client:
+        yield client
+
+
+def meta(capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "io.modelcontextprotocol/protocolVersion": VERSION,
+        "io.modelcontextprotocol/clientInfo": {"name": "wire-test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": capabilities or {},
+    }
+
+
+async def post(
+    http: httpx.AsyncClient,
+    method: str,
+    params: dict[str, Any],
+    *,
+    who: dict[str, str] = ANA,
+    capabilities: dict[str, Any] | None = None,
+    version: str = VERSION,
+) -> httpx.Response:
+    body = {
+        "jsonrpc": "2.0",
+        "id": next(ids),
+        "method": method,
+        "params": {**params, "_meta": meta(capabilities)},
+    }
+    headers = {
+        **who,
+        "MCP-Protocol-Version": version,
+        "Mcp-Method": method,
+        "Accept": "application/json, text/event-stream",
+    }
+    if "name" in params:
+        headers["Mcp-Name"] = params["name"]
+    return await http.post("/mcp", json=body, headers=headers)
+
+
+def result(response: httpx.Response, method: str = "tools/call") -> dict[str, Any]:
+    """The response's result, checked against the revision's schema for ``method``."""
+    assert response.status_code == 200, response.text
+    answer: dict[str, Any] = response.json()["result"]
+    wire.validate_server_result(method, VERSION, answer)
+    return answer
+
+
+async def call(
+    http: httpx.AsyncClient, name: str, arguments: dict[str, Any], **kw: Any
+) -> httpx.Response:
+    return await post(http, "tools/call", {"name": name, "arguments": arguments}, **kw)
+
+
+async def waiting(http: httpx.AsyncClient, scene: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``scene`` with a Box in it, and the arguments and answer of a run that waits for a
+    person to delete it (asked by MRTR: the client declares forms)."""
+    made = result(await call(http, "run", {"scene_id": scene, "plan": create("Box")}))
+    assert made["resultType"] == "complete" and not made.get("isError"), made
+    arguments = {"scene_id": scene, "plan": delete("Box")}
+    asked = result(await call(http, "run", arguments, capabilities=FORMS))
+    return arguments, asked
+
+
+async def status(http: httpx.AsyncClient, run_id: str) -> str:
+    answer = result(await call(http, "run_status", {"run_id": run_id}))
+    return str(answer["structuredContent"]["status"])
+
+
+def retry(arguments: dict[str, Any], state: Any, action: str = "accept") -> dict[str, Any]:
+    return {
+        "name": "run",
+        "arguments": arguments,
+        "requestState": state,
+        "inputResponses": {"approval": {"action": action, "content": {"approve": True}}},
+    }
+
+
+async def test_discover_and_lists_answer_without_a_session(http: httpx.AsyncClient) -> None:
+    found = result(await post(http, "server/discover", {}), "server/discover")
+    listed = result(await post(http, "tools/list", {}), "tools/list")
+    missing = await post(http, "resources/read", {"uri": "blendmesh://scenes/nobody-has"})
+    assert found["supportedVersions"] == [VERSION] and "tools" in found["capabilities"]
+    assert {"run", "cancel_run", "import_asset"} <= {t["name"] for t in listed["tools"]}
+    assert "answer_approval" not in {t["name"] for t in listed["tools"]}  # no Apps declared
+    assert listed["ttlMs"] >= 0 and listed["cacheScope"] == "private"
+    assert "mcp-session-id" not in {k.lower() for k in missing.headers}
+    assert missing.status_code == 400 and missing.json()["error"]["code"] == -32602
+
+
+async def test_same_server_still_speaks_2025_11_25(gateway: str) -> None:
+    async with (
+        httpx.AsyncClient(headers=ANA, timeout=30) as client,
+        streamable_http_client(f"{gateway}/mcp", http_client=client) as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
+        started = await session.initialize()
+        listed = await session.list_tools()
+    assert started.protocolVersion == "2025-11-25"
+    assert "run" in {t.name for t in listed.tools}
+
+
+async def test_waiting_run_asks_by_mrtr_and_the_retry_approves_it(
+    http: httpx.AsyncClient,
+) -> None:
+    arguments, asked = await waiting(http, "mrtr-ok")
+    assert asked["resultType"] == "input_required", asked
+    form = asked["inputRequests"]["approval"]
+    assert form["method"] == "elicitation/create" and form["params"]["mode"] == "form"
+    assert "object.delete" in form["params"]["message"]
+    run_id = asked["_meta"]["blendmesh/run_id"]
+    assert await status(http, run_id) == "awaiting_confirmation"
+    done = result(
+        await post(http, "tools/call", retry(arguments, asked["requestState"]), capabilities=FORMS)
+    )
+    assert done["resultType"] == "complete", done
+    assert done["structuredContent"]["status"] == "completed", done
+    assert done["structuredContent"]["run_id"] == run_id
+    # Replayed once the approval is answered: the mesh resolves an approval once.
+    again = result(await post(http, "tools/call", retry(arguments, asked["requestState"])))
+    assert again["isError"] is True
+    assert "no longer waits on this approval" in again["structuredContent"]["error"]["message"]
+
+
+async def test_declined_form_rejects_the_run(http: httpx.AsyncClient) -> None:
+    arguments, asked = await waiting(http, "mrtr-no")
+    answer = result(
+        await post(http, "tools/call", retry(arguments, asked["requestState"], "decline"))
+    )
+    assert answer["structuredContent"]["failure"]["error_code"] == "APPROVAL_REJECTED"
+
+
+async def test_forged_altered_replayed_or_other_users_state_is_refused_and_run_waits(
+    http: httpx.AsyncClient,
+) -> None:
+    arguments, asked = await waiting(http, "mrtr-forged")
+    state = asked["requestState"]
+    body, mac = state.split(".")
+    flipped = ("A" if mac[0] != "A" else "B") + mac[1:]
+    other_call = {**arguments, "plan": delete("Other")}
+    tries = [
+        await post(http, "tools/call", retry(arguments, f"{body}.{flipped}")),  # altered
+        await post(http, "tools/call", retry(arguments, "x.y")),  # forged
+        await post(http, "tools/call", retry(arguments, state + "==")),  # respelled
+        await post(http, "tools/call", retry(arguments, "." * 5000)),  # oversized
+        await post(http, "tools/call", retry(other_call, state)),  # replayed onto another call
+        await post(http, "tools/call", retry(arguments, state), who=BEN),  # another user's
+    ]
+    for refused in tries:
+        assert refused.status_code == 400, refused.text
+        error = refused.json()["error"]
+        assert error["code"] == -32602
+        assert "not valid for you" in error["message"] and "still waits" in error["message"]
+    not_text = await post(http, "tools/call", retry(arguments, {"not": "a string"}))
+    assert not_text.status_code == 400 and "requestState" in not_text.json()["error"]["message"]
+    no_answer = await post(http, "tools/call", {**retry(arguments, state), "inputResponses": {}})
+    assert no_answer.status_code == 400
+    assert "inputResponses.approval" in no_answer.json()["error"]["message"]
+    assert await status(http, asked["_meta"]["blendmesh/run_id"]) == "awaiting_confirmation"
+
+
+async def test_client_without_forms_is_told_the_cli_command(http: httpx.AsyncClient) -> None:
+    made = result(await call(http, "run", {"scene_id": "mrtr-cli", "plan": create("Box")}))
+    assert not made.get("isError"), made
+    answer = result(await call(http, "run", {"scene_id": "mrtr-cli", "plan": delete("Box")}))
+    assert answer["resultType"] == "complete"
+    approval = answer["structuredContent"]["approval"]
+    assert approval["approve_command"].startswith("blendmesh approve")
+
+
+async def test_malformed_requests_get_the_revisions_errors(http: httpx.AsyncClient) -> None:
+    mismatch = await post(http, "tools/list", {}, version="2099-01-01")
+    unknown = await post(http, "ping", {})
+    no_token = await http.post(
+        "/mcp", json={"jsonrpc": "2.0", "id": 1}, headers={"MCP-Protocol-Version": VERSION}
+    )
+    garbage = await http.post(
+        "/mcp", content=b"{not json", headers={**ANA, "MCP-Protocol-Version": VERSION}
+    )
+    bad_args = await call(http, "run", {"scene_id": "x", "nope": 1})
+    assert mismatch.status_code == 400  # the header is not the version its body names
+    assert unknown.status_code == 404 and unknown.json()["error"]["code"] == -32601
+    assert no_token.status_code == 401
+    assert garbage.status_code == 400 and garbage.json()["error"]["code"] == -32700
+    checked = result(bad_args)
+    assert checked["isError"] is True
+    assert "unknown argument" in checked["structuredContent"]["error"]["message"]
