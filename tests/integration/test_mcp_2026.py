@@ -5,8 +5,13 @@ replayed or another user's state is refused while the run keeps waiting."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import json
+import os
+import subprocess
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -28,6 +33,10 @@ ANA, BEN = ({"Authorization": f"Bearer {t}"} for t in TOKENS)
 VERSION = "2026-07-28"
 FORMS: dict[str, Any] = {"elicitation": {"form": {}}}
 ids = itertools.count(1)
+ROOT = Path(__file__).resolve().parents[2]
+# The official SDK's 2.x client lives in an environment of its own (ADR 0050).
+MCP2_PYTHON = Path(os.environ.get("BLENDMESH_MCP2_PYTHON", ROOT / ".venv-mcp2" / "bin" / "python"))
+HAS_MCP2 = MCP2_PYTHON.exists()
 
 
 @pytest.fixture(scope="module")
@@ -227,3 +236,37 @@ async def test_malformed_requests_get_the_revisions_errors(http: httpx.AsyncClie
     checked = result(bad_args)
     assert checked["isError"] is True
     assert "unknown argument" in checked["structuredContent"]["error"]["message"]
+
+
+async def sdk2_client(gateway: str, token: str, scene: str, answer: str) -> dict[str, Any]:
+    """What the official Python SDK 2.x client saw, driving ``/mcp`` as a host would."""
+    if not HAS_MCP2:
+        pytest.skip(
+            f"no Python with the mcp 2.x SDK at {MCP2_PYTHON} (.ci/run makes .venv-mcp2; "
+            "BLENDMESH_MCP2_PYTHON names another)"
+        )
+    script = ROOT / "tests" / "support" / "mcp2_client.py"
+    process = await asyncio.create_subprocess_exec(
+        str(MCP2_PYTHON), str(script), f"{gateway}/mcp", token, scene, answer,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(process.communicate(), 300)
+    assert process.returncode == 0, err.decode()[-3000:]
+    seen: dict[str, Any] = json.loads(out)
+    return seen
+
+
+async def test_official_sdk2_client_approves_through_mrtr(gateway: str) -> None:
+    seen = await sdk2_client(gateway, "tok-ana", "sdk2-ok", "accept")
+    assert seen["protocol_version"] == VERSION  # it probed server/discover and stayed modern
+    assert "run" in seen["tools"] and seen["made"] == "completed"
+    [question] = seen["asked"]  # the SDK answered the InputRequiredResult's form itself
+    assert "object.delete" in question
+    assert seen["deleted"]["status"] == "completed"
+    assert seen["deleted"]["receipts"][0]["tool_name"] == "object.delete"
+
+
+async def test_official_sdk2_client_declining_rejects_the_run(gateway: str) -> None:
+    seen = await sdk2_client(gateway, "tok-ben", "sdk2-no", "decline")
+    assert len(seen["asked"]) == 1
+    assert seen["deleted"]["failure"]["error_code"] == "APPROVAL_REJECTED"
