@@ -24,6 +24,7 @@ from mcp.shared.exceptions import McpError
 from mcp_types import (
     CLIENT_CAPABILITIES_META_KEY,
     HEADER_MISMATCH,
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -160,6 +161,9 @@ class Modern:
             result = await self._answer(user, request_id, message, header_version)
         except Refused as exc:
             return _error(request_id, exc)
+        except Exception as exc:  # the server outlives any one request
+            log.error("an MCP %s request failed: %s", VERSION, type(exc).__name__, exc_info=True)
+            return _error(request_id, Refused(INTERNAL_ERROR, "the MCP server failed; see its log"))
         return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
     async def _answer(

@@ -18,7 +18,6 @@ from typing import Any
 import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp.server.lowlevel.helper_types import ReadResourceContents
-from mcp.server.stdio import stdio_server
 from mcp.shared.context import RequestContext
 from mcp.shared.exceptions import McpError
 from nats.errors import Error as NatsError
@@ -265,13 +264,6 @@ def door_for(
     )
 
 
-async def serve_stdio(settings: Settings, bus: Bus) -> None:
-    """Serve on this process's stdin/stdout, as ``settings.user``, until the host closes them."""
-    server = build_server(door_for(settings, bus), local_user(settings.user))
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
-
-
 __all__ = [
     "USER_KEY",
     "authenticated_user",
@@ -282,5 +274,4 @@ __all__ = [
     "local_user",
     "plain",
     "read_safely",
-    "serve_stdio",
 ]
