@@ -270,3 +270,127 @@ async def test_official_sdk2_client_declining_rejects_the_run(gateway: str) -> N
     seen = await sdk2_client(gateway, "tok-ben", "sdk2-no", "decline")
     assert len(seen["asked"]) == 1
     assert seen["deleted"]["failure"]["error_code"] == "APPROVAL_REJECTED"
+
+
+TASKS: dict[str, Any] = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+
+
+async def task_call(
+    http: httpx.AsyncClient, method: str, task_id: str, who: dict[str, str] = ANA, **params: Any
+) -> httpx.Response:
+    return await post(http, method, {"taskId": task_id, **params}, who=who, capabilities=TASKS)
+
+
+async def task_until(
+    http: httpx.AsyncClient, task_id: str, statuses: set[str], who: dict[str, str] = ANA
+) -> dict[str, Any]:
+    """``tasks/get`` as a client polls it, until the task is in one of ``statuses``."""
+    for _ in range(600):
+        response = await task_call(http, "tasks/get", task_id, who)
+        assert response.status_code == 200, response.text
+        task: dict[str, Any] = response.json()["result"]
+        assert task["resultType"] == "complete" and task["taskId"] == task_id
+        if task["status"] in statuses:
+            return task
+        await asyncio.sleep(task["pollIntervalMs"] / 1000)
+    raise AssertionError(f"task {task_id} never reached {statuses}")
+
+
+async def waiting_task(http: httpx.AsyncClient, scene: str) -> dict[str, Any]:
+    """A run as a task, on ``scene`` with a Box in it, that waits to delete the Box."""
+    made = result(await call(http, "run", {"scene_id": scene, "plan": create("Box")}))
+    assert not made.get("isError"), made
+    arguments = {"scene_id": scene, "plan": delete("Box")}
+    started = (await call(http, "run", arguments, capabilities=TASKS)).json()["result"]
+    assert started["resultType"] == "task" and started["status"] == "working", started
+    return await task_until(http, started["taskId"], {"input_required"})
+
+
+async def test_run_as_task_is_followed_to_its_result(http: httpx.AsyncClient) -> None:
+    found = result(await post(http, "server/discover", {}), "server/discover")
+    assert "io.modelcontextprotocol/tasks" in found["capabilities"]["extensions"]
+    arguments = {"scene_id": "task-ok", "plan": create("Box")}
+    started = (await call(http, "run", arguments, capabilities=TASKS)).json()["result"]
+    assert started["resultType"] == "task" and started["ttlMs"] is None
+    done = await task_until(http, started["taskId"], {"completed", "failed", "cancelled"})
+    assert done["status"] == "completed"
+    wire.validate_server_result("tools/call", VERSION, done["result"])
+    assert done["result"]["structuredContent"]["status"] == "completed"
+    assert done["result"]["structuredContent"]["run_id"] == started["taskId"]
+
+
+async def test_task_waiting_on_a_person_is_approved_by_tasks_update(
+    http: httpx.AsyncClient,
+) -> None:
+    asking = await waiting_task(http, "task-approve")
+    [(key, form)] = asking["inputRequests"].items()
+    assert form["method"] == "elicitation/create" and "object.delete" in form["params"]["message"]
+    unknown_key = await task_call(
+        http, "tasks/update", asking["taskId"], inputResponses={"nope": {"action": "accept"}}
+    )
+    assert unknown_key.status_code == 200  # ignored, as the extension says
+    still = await task_until(http, asking["taskId"], {"input_required", "working"})
+    assert still["status"] == "input_required"
+    answer = {key: {"action": "accept", "content": {"approve": True}}}
+    acked = await task_call(http, "tasks/update", asking["taskId"], inputResponses=answer)
+    assert acked.status_code == 200 and acked.json()["result"]["resultType"] == "complete"
+    done = await task_until(http, asking["taskId"], {"completed", "failed", "cancelled"})
+    assert done["status"] == "completed"
+    assert done["result"]["structuredContent"]["status"] == "completed"
+
+
+async def test_task_cancelled_while_it_waits_ends_cancelled_by_its_user(
+    http: httpx.AsyncClient,
+) -> None:
+    asking = await waiting_task(http, "task-cancel")
+    acked = await task_call(http, "tasks/cancel", asking["taskId"])
+    assert acked.status_code == 200, acked.text
+    ended = await task_until(http, asking["taskId"], {"completed", "failed", "cancelled"})
+    assert ended["status"] == "cancelled"
+    assert ended["statusMessage"].startswith("ana cancelled the run"), ended  # who, in the log
+    status = result(await call(http, "run_status", {"run_id": asking["taskId"]}))
+    assert status["structuredContent"]["failure"]["error_code"] == "RUN_CANCELLED"
+    again = await task_call(http, "tasks/cancel", asking["taskId"])  # over: acknowledged
+    assert again.status_code == 200
+
+
+async def test_another_users_task_answers_as_an_unknown_one(http: httpx.AsyncClient) -> None:
+    asking = await waiting_task(http, "task-theirs")
+    key = next(iter(asking["inputRequests"]))
+    answer = {key: {"action": "accept"}}
+    tries = [
+        await task_call(http, "tasks/get", asking["taskId"], BEN),
+        await task_call(http, "tasks/update", asking["taskId"], BEN, inputResponses=answer),
+        await task_call(http, "tasks/cancel", asking["taskId"], BEN),
+    ]
+    unknown = await task_call(http, "tasks/get", "run-nobody-has-this")
+    bad_id = await task_call(http, "tasks/get", "../*")
+    for refused in [*tries, unknown, bad_id]:
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["error"]["code"] == -32602
+        assert "no task" in refused.json()["error"]["message"]
+    assert tries[0].json()["error"]["message"].replace(asking["taskId"], "X") == unknown.json()[
+        "error"
+    ]["message"].replace("run-nobody-has-this", "X")
+    still = await task_until(http, asking["taskId"], {"input_required", "working"})
+    assert still["status"] == "input_required"  # nothing of Ben's reached the run
+
+
+async def test_tasks_methods_need_the_extension_and_well_formed_params(
+    http: httpx.AsyncClient,
+) -> None:
+    undeclared = await post(http, "tasks/get", {"taskId": "run-x"})
+    no_id = await post(http, "tasks/get", {}, capabilities=TASKS)
+    no_answers = await post(http, "tasks/update", {"taskId": "run-x"}, capabilities=TASKS)
+    assert undeclared.status_code == 400
+    assert undeclared.json()["error"]["code"] == -32021
+    assert "io.modelcontextprotocol/tasks" in undeclared.json()["error"]["message"]
+    assert no_id.status_code == 400 and "taskId" in no_id.json()["error"]["message"]
+    assert no_answers.status_code == 400
+    assert "inputResponses" in no_answers.json()["error"]["message"]
+    asking = await waiting_task(http, "task-malformed")
+    key = next(iter(asking["inputRequests"]))
+    malformed = await task_call(
+        http, "tasks/update", asking["taskId"], inputResponses={key: {"action": "always"}}
+    )
+    assert malformed.status_code == 400 and "action" in malformed.json()["error"]["message"]

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import mcp.types as types
@@ -216,6 +218,13 @@ async def _view(door: Door, user: str, args: dict[str, Any], ctx: Context) -> An
 
 
 async def _import(door: Door, user: str, args: dict[str, Any], ctx: Context) -> Any:
+    # Submitted as its plan through `run`: the same approval, progress and answer.
+    return await submit(door, user, await import_plan(door, user, args), ctx)
+
+
+async def import_plan(door: Door, user: str, args: dict[str, Any]) -> dict[str, Any]:
+    """The ``run`` arguments an ``import_asset`` call's checked arguments come to: the
+    file's bytes read (from ``data`` or the staged ``upload``) into a one-step plan."""
     if ("data" in args) == ("upload" in args):
         raise ValidationError(
             "give exactly one of `data` (the file base64-encoded) or `upload` (the blob "
@@ -231,9 +240,18 @@ async def _import(door: Door, user: str, args: dict[str, Any], ctx: Context) -> 
     request = await _looks(door).asset_request(
         user, args["scene_id"], data, args["filename"], args["collection"]
     )
-    # Submitted as its plan through `run`: the same approval, progress and answer.
-    plan_args = {"scene_id": request.scene_id, "plan": request.plan}
-    return await submit(door, user, plan_args, ctx)
+    return {"scene_id": request.scene_id, "plan": request.plan}
+
+
+@contextlib.contextmanager
+def _refusals() -> Iterator[None]:
+    """The scene door's refusals as tool errors: another user's scene as an unknown one."""
+    try:
+        yield
+    except (NoScene, NoUpload) as exc:
+        raise NotFound(str(exc)) from None
+    except (AssetRefused, BadView, UploadTooLarge) as exc:
+        raise ValidationError(str(exc)) from None
 
 
 async def call(door: Door, user: str, name: str, args: Any, ctx: Context) -> types.CallToolResult:
@@ -241,10 +259,14 @@ async def call(door: Door, user: str, name: str, args: Any, ctx: Context) -> typ
     schema = {t.name: t.inputSchema for t in TOOLS}[name]
     checked = check(args, schema)
     handler = {"inspect_object": _inspect, "render_view": _view, "import_asset": _import}[name]
-    try:
+    with _refusals():
         result: types.CallToolResult = await handler(door, user, checked, ctx)
-    except (NoScene, NoUpload) as exc:
-        raise NotFound(str(exc)) from None
-    except (AssetRefused, BadView, UploadTooLarge) as exc:
-        raise ValidationError(str(exc)) from None
     return result
+
+
+async def import_args(door: Door, user: str, args: Any) -> dict[str, Any]:
+    """The ``run`` arguments an ``import_asset`` call comes to (a door that starts the run
+    itself, as an MCP task does); bad input as tool errors, as ``call`` answers them."""
+    checked = check(args, IMPORT_ASSET.inputSchema)
+    with _refusals():
+        return await import_plan(door, user, checked)

@@ -28,13 +28,14 @@ from mcp_types import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
     PROTOCOL_VERSION_META_KEY,
     SERVER_INFO_META_KEY,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from mcp_types import methods as wire
 
-from services.doors.mcp import cards, mrtr, prompts, tools
+from services.doors.mcp import cards, mrtr, prompts, tasks, tools
 from services.doors.mcp.door import Door
 from services.doors.mcp.errors import ValidationError
 from services.doors.mcp.server import (
@@ -113,7 +114,12 @@ def _listed(key: str, items: list[Any]) -> dict[str, Any]:
 def _discover() -> dict[str, Any]:
     return {
         "supportedVersions": list(VERSIONS),
-        "capabilities": {"tools": {}, "resources": {}, "prompts": {}},
+        "capabilities": {
+            "tools": {},
+            "resources": {},
+            "prompts": {},
+            "extensions": {tasks.EXTENSION: {}},
+        },
         "instructions": INSTRUCTIONS,
         "ttlMs": LIST_TTL_MS,
         "cacheScope": "public",
@@ -173,6 +179,10 @@ class Modern:
         if not isinstance(method, str) or not isinstance(params, Mapping):
             raise Refused(INVALID_REQUEST, "a request names its method and has params with _meta")
         version = _version_of(params, header)
+        meta = params.get("_meta") or {}
+        capabilities = meta.get(CLIENT_CAPABILITIES_META_KEY) or {}
+        if method in tasks.METHODS:  # the extension's, beside the revision's own methods
+            return self._stamped(await self._task_method(user, method, params, capabilities))
         try:
             wire.validate_client_request(method, version, params)
         except KeyError:
@@ -182,14 +192,53 @@ class Modern:
             raise Refused(
                 INVALID_PARAMS, f"params of {method} do not match its schema at {where}"
             ) from None
-        meta = params.get("_meta") or {}
-        capabilities = meta.get(CLIENT_CAPABILITIES_META_KEY) or {}
-        result = {
+        result = await self._method(user, request_id, method, params, capabilities)
+        if result.get("resultType") == "task":  # the extension's result, beside the revision's
+            return self._stamped(result)
+        shaped = wire.serialize_server_result(method, version, {"resultType": "complete", **result})
+        return self._stamped(shaped)
+
+    @staticmethod
+    def _stamped(result: dict[str, Any]) -> dict[str, Any]:
+        """``result`` with the server's name in its ``_meta``, as 2026-07-28 results carry."""
+        meta = result.get("_meta") or {}
+        return {
             "resultType": "complete",
-            **await self._method(user, request_id, method, params, capabilities),
+            **result,
+            "_meta": {**meta, SERVER_INFO_META_KEY: SERVER_INFO},
         }
-        result["_meta"] = {**result.get("_meta", {}), SERVER_INFO_META_KEY: SERVER_INFO}
-        return wire.serialize_server_result(method, version, result)
+
+    async def _task_method(
+        self, user: str, method: str, params: Mapping[str, Any], capabilities: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        if not tasks.declared(capabilities):
+            raise Refused(
+                MISSING_REQUIRED_CLIENT_CAPABILITY,
+                f"{method} is the tasks extension's: declare {tasks.EXTENSION} in _meta "
+                f"{CLIENT_CAPABILITIES_META_KEY}.extensions",
+                tasks.CAPABILITY_ERROR,
+            )
+        task_id = params.get("taskId")
+        if not isinstance(task_id, str) or not task_id:
+            raise Refused(
+                INVALID_PARAMS, f"{method} takes params.taskId, the id tools/call answered"
+            )
+        responses = params.get("inputResponses")
+        if method == "tasks/update" and not isinstance(responses, Mapping):
+            raise Refused(INVALID_PARAMS, "tasks/update takes params.inputResponses, an object")
+        try:
+            match method:
+                case "tasks/get":
+                    return await tasks.get(self.door, user, task_id)
+                case "tasks/update":
+                    await tasks.update(self.door, user, task_id, responses)
+                case _:
+                    await tasks.cancel(self.door, user, task_id)
+        except tasks.UnknownTask as exc:
+            raise Refused(INVALID_PARAMS, str(exc)) from None
+        except mrtr.BadAnswer as exc:
+            raise Refused(INVALID_PARAMS, str(exc)) from None
+        return {}
 
     async def _method(
         self,
@@ -262,6 +311,9 @@ class Modern:
 
             answer = await guarded(name, resume)
             waiting = resumed[0] if resumed else None
+        elif name in RUN_TOOLS and tasks.declared(capabilities):
+            started = await guarded(name, lambda: tasks.start(self.door, user, name, arguments))
+            return started if isinstance(started, dict) else _wire(started)
         else:
             ctx = _context(request_id, capabilities)
             answer = await call_safely(self.door, local_user(user), name, arguments, ctx)
@@ -293,6 +345,7 @@ HTTP_STATUS = {  # the revision's HTTP status for a JSON-RPC error code
     INVALID_REQUEST: 400,
     INVALID_PARAMS: 400,
     HEADER_MISMATCH: 400,
+    MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
     UNSUPPORTED_PROTOCOL_VERSION: 400,
     METHOD_NOT_FOUND: 404,
 }

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from importlib.metadata import version
-from typing import Any
+from typing import Any, TypeVar
 
 import mcp.types as types
 from mcp.server.lowlevel import Server
@@ -58,6 +58,7 @@ LISTED = [cards.carded(t) for t in [*tools.TOOLS, *looks.TOOLS]]
 
 
 USER_KEY = "blendmesh.user"
+T = TypeVar("T")
 
 
 def local_user(user: str) -> UserOf:
@@ -144,9 +145,7 @@ async def call_safely(
     return await guarded(name, lambda: _call(door, user_of(ctx), name, args, ctx))
 
 
-async def guarded(
-    name: str, work: Callable[[], Awaitable[types.CallToolResult]]
-) -> types.CallToolResult:
+async def guarded(name: str, work: Callable[[], Awaitable[T]]) -> T | types.CallToolResult:
     """``work``'s answer, or its failure as a tool error with a safe message."""
     try:
         return await work()
