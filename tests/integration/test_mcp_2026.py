@@ -6,6 +6,7 @@ replayed or another user's state is refused while the run keeps waiting."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import itertools
 import json
 import os
@@ -71,21 +72,24 @@ async def post(
     who: dict[str, str] = ANA,
     capabilities: dict[str, Any] | None = None,
     version: str = VERSION,
+    headers: dict[str, str] | None = None,
+    body_meta: dict[str, Any] | None = None,
 ) -> httpx.Response:
     body = {
         "jsonrpc": "2.0",
         "id": next(ids),
         "method": method,
-        "params": {**params, "_meta": meta(capabilities)},
+        "params": {**params, "_meta": meta(capabilities) if body_meta is None else body_meta},
     }
-    headers = {
+    sent = {
         **who,
         "MCP-Protocol-Version": version,
         "Mcp-Method": method,
         "Accept": "application/json, text/event-stream",
     }
-    if "name" in params:
-        headers["Mcp-Name"] = params["name"]
+    if "name" in params or "uri" in params:
+        sent["Mcp-Name"] = params.get("name") or params["uri"]
+    headers = {**sent, **(headers or {})}
     return await http.post("/mcp", json=body, headers=headers)
 
 
@@ -230,6 +234,7 @@ async def test_malformed_requests_get_the_revisions_errors(http: httpx.AsyncClie
     )
     bad_args = await call(http, "run", {"scene_id": "x", "nope": 1})
     assert mismatch.status_code == 400  # the header is not the version its body names
+    assert mismatch.json()["error"]["code"] == -32020
     assert unknown.status_code == 404 and unknown.json()["error"]["code"] == -32601
     assert no_token.status_code == 401
     assert garbage.status_code == 400 and garbage.json()["error"]["code"] == -32700
@@ -394,3 +399,35 @@ async def test_tasks_methods_need_the_extension_and_well_formed_params(
         http, "tasks/update", asking["taskId"], inputResponses={key: {"action": "always"}}
     )
     assert malformed.status_code == 400 and "action" in malformed.json()["error"]["message"]
+
+
+async def test_headers_that_contradict_the_body_are_refused(http: httpx.AsyncClient) -> None:
+    other_method = await post(http, "tools/list", {}, headers={"Mcp-Method": "prompts/list"})
+    other_name = await call(http, "runs", {}, headers={"Mcp-Name": "run"})
+    encoded = base64.b64encode(b"runs").decode()
+    as_base64 = await call(http, "runs", {}, headers={"Mcp-Name": f"=?base64?{encoded}?="})
+    no_meta = await post(http, "tools/list", {}, body_meta={})
+    unknown_version = await post(
+        http,
+        "server/discover",
+        {},
+        version="v999",
+        body_meta={**meta(), "io.modelcontextprotocol/protocolVersion": "v999"},
+    )
+    no_method = await http.post(
+        "/mcp",
+        json={"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"_meta": meta()}},
+        headers={**ANA, "MCP-Protocol-Version": VERSION},
+    )
+    for refused in (other_method, other_name, no_method):
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["error"]["code"] == -32020
+    assert result(as_base64)["structuredContent"]["runs"] is not None
+    assert no_meta.status_code == 400 and no_meta.json()["error"]["code"] == -32602
+    assert unknown_version.status_code == 400
+    error = unknown_version.json()["error"]
+    assert error["code"] == -32022 and error["data"] == {
+        "supported": [VERSION],
+        "requested": "v999",
+    }
+    assert unknown_version.json()["id"] is not None  # every error names its request

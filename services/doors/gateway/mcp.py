@@ -25,6 +25,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS as HANDSHAKE_VERSIONS
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
@@ -32,7 +33,7 @@ from starlette.types import Receive, Scope, Send
 from contracts.session import MCP_HTTP
 from services.doors.gateway.auth import Tokens
 from services.doors.gateway.errors import AuthError, BadRequest, error_response
-from services.doors.mcp.modern import VERSIONS, Modern, http_status
+from services.doors.mcp.modern import Modern, http_status
 from services.doors.mcp.server import USER_KEY, authenticated_user, build_server, door_for
 from services.runtime.host import Bus
 from services.runtime.settings import Settings, SettingsError
@@ -85,12 +86,19 @@ def served(host: str, port: int) -> tuple[list[str], list[str]]:
     return [f"{n}:{port}" for n in names], [f"http://{n}:{port}" for n in names]
 
 
-def _version(scope: Scope) -> str | None:
-    """The request's MCP-Protocol-Version header, if it sent one."""
-    for name, value in scope.get("headers") or []:
-        if name == b"mcp-protocol-version":
-            return bytes(value).decode("latin-1").strip()
-    return None
+def _headers(scope: Scope) -> dict[str, str]:
+    return {
+        bytes(k).decode("latin-1").lower(): bytes(v).decode("latin-1").strip()
+        for k, v in scope.get("headers") or []
+    }
+
+
+def _modern(headers: dict[str, str]) -> bool:
+    """Whether the request is not for the 1.x SDK's transport: its MCP-Protocol-Version
+    is 2026-07-28, or a version no revision of the handshake era has (which the modern
+    server answers with the versions it does speak)."""
+    version = headers.get("mcp-protocol-version")
+    return version is not None and version not in HANDSHAKE_VERSIONS
 
 
 class McpEndpoint:
@@ -141,7 +149,7 @@ class McpEndpoint:
             response = error_response(AuthError, 401, "send Authorization: Bearer <token>")
             await response(scope, receive, send)
             return
-        if _version(scope) in VERSIONS:
+        if _modern(_headers(scope)):
             await self._answer_modern(user, scope, receive, send)
             return
         # The session manager binds a session to the client_id that opened it.
@@ -168,7 +176,7 @@ class McpEndpoint:
                 scope, receive, send
             )
             return
-        answer = await self._modern.answer(user, message, _version(scope))
+        answer = await self._modern.answer(user, message, _headers(scope))
         status = http_status(answer)
         response = Response(status_code=202) if answer is None else JSONResponse(answer, status)
         await response(scope, receive, send)

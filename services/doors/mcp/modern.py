@@ -12,7 +12,9 @@ resource that is not there (or is another user's) is -32602, as the revision say
 
 from __future__ import annotations
 
+import base64
 import logging
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -54,6 +56,8 @@ VERSION = "2026-07-28"
 VERSIONS = (VERSION,)
 SERVER_INFO = {"name": SERVER_NAME, "version": SERVER_VERSION}  # in every result's _meta
 LIST_TTL_MS = 60_000  # tools, prompts and resources change with a release, not a call
+NAMED_METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
+BASE64_HEADER = re.compile(r"=\?base64\?([A-Za-z0-9+/=]*)\?=")
 RUN_TOOLS = frozenset({"run", "import_asset"})  # the tools whose runs may wait on a person
 log = logging.getLogger("blendmesh.mcp")
 
@@ -129,19 +133,58 @@ def _discover() -> dict[str, Any]:
 def _version_of(params: Mapping[str, Any], header: str | None) -> str:
     meta = params.get("_meta")
     said = meta.get(PROTOCOL_VERSION_META_KEY) if isinstance(meta, Mapping) else None
+    if not isinstance(said, str):
+        raise Refused(
+            INVALID_PARAMS,
+            f"params._meta must name the protocol version in {PROTOCOL_VERSION_META_KEY} "
+            "(with the client's capabilities and name): this revision has no initialize",
+        )
     if header is not None and said != header:
         raise Refused(
             HEADER_MISMATCH,
             f"MCP-Protocol-Version is {header[:32]!r} but _meta "
-            f"{PROTOCOL_VERSION_META_KEY} is {str(said)[:32]!r}; send the same version in both",
+            f"{PROTOCOL_VERSION_META_KEY} is {said[:32]!r}; send the same version in both",
         )
     if said not in VERSIONS:
         raise Refused(
             UNSUPPORTED_PROTOCOL_VERSION,
             "Unsupported protocol version",
-            {"supported": list(VERSIONS), "requested": str(said)[:32]},
+            {"supported": list(VERSIONS), "requested": said[:64]},
         )
-    return cast(str, said)
+    return said
+
+
+def _header_value(value: str) -> str:
+    """A routing header's value, decoded when it is in the revision's base64 form."""
+    match = BASE64_HEADER.fullmatch(value)
+    if match is None:
+        return value
+    try:
+        return base64.b64decode(match.group(1), validate=True).decode()
+    except (ValueError, UnicodeDecodeError):
+        return value  # not decodable: it cannot match, and the mismatch says so
+
+
+def _check_headers(method: str, params: Mapping[str, Any], headers: Mapping[str, str]) -> None:
+    """The routing headers (Mcp-Method, Mcp-Name) say what the body says, or -32020: an
+    intermediary routes by them, so a request whose headers lie is refused."""
+    said = headers.get("mcp-method")
+    if said != method:
+        raise Refused(
+            HEADER_MISMATCH,
+            f"Mcp-Method is {str(said)[:64]!r} but the body's method is {method[:64]!r}; "
+            "send the body's method in it",
+        )
+    if method not in NAMED_METHODS:
+        return
+    field = "uri" if method == "resources/read" else "name"
+    named = headers.get("mcp-name")
+    if named is None or _header_value(named) != params.get(field):
+        raise Refused(
+            HEADER_MISMATCH,
+            f"Mcp-Name must be the body's params.{field} (as =?base64?...?= when it is not "
+            "plain ASCII)",
+        )
 
 
 @dataclass(frozen=True)
@@ -151,9 +194,10 @@ class Modern:
     door: Door
 
     async def answer(
-        self, user: str, message: Any, header_version: str | None = None
+        self, user: str, message: Any, headers: Mapping[str, str] | None = None
     ) -> dict[str, Any] | None:
-        """The JSON-RPC response to ``message``; None for a notification (nothing to say)."""
+        """The JSON-RPC response to ``message``; None for a notification (nothing to say).
+        ``headers`` (lower-case names) are an HTTP request's; None on stdio."""
         if not isinstance(message, Mapping) or message.get("jsonrpc") != "2.0":
             return _error(None, Refused(INVALID_REQUEST, "send one JSON-RPC 2.0 request"))
         request_id = message.get("id")
@@ -164,7 +208,7 @@ class Modern:
                 None, Refused(INVALID_REQUEST, "the request id must be a string or integer")
             )
         try:
-            result = await self._answer(user, request_id, message, header_version)
+            result = await self._answer(user, request_id, message, headers)
         except Refused as exc:
             return _error(request_id, exc)
         except Exception as exc:  # the server outlives any one request
@@ -173,12 +217,20 @@ class Modern:
         return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
     async def _answer(
-        self, user: str, request_id: Any, message: Mapping[str, Any], header: str | None
+        self,
+        user: str,
+        request_id: Any,
+        message: Mapping[str, Any],
+        headers: Mapping[str, str] | None,
     ) -> dict[str, Any]:
         method, params = message.get("method"), message.get("params")
         if not isinstance(method, str) or not isinstance(params, Mapping):
             raise Refused(INVALID_REQUEST, "a request names its method and has params with _meta")
-        version = _version_of(params, header)
+        if headers is None:  # stdio: the body alone says it
+            version = _version_of(params, None)
+        else:  # HTTP: the headers an intermediary routes by must say the same
+            version = _version_of(params, headers.get("mcp-protocol-version"))
+            _check_headers(method, params, headers)
         meta = params.get("_meta") or {}
         capabilities = meta.get(CLIENT_CAPABILITIES_META_KEY) or {}
         if method in tasks.METHODS:  # the extension's, beside the revision's own methods
@@ -278,13 +330,15 @@ class Modern:
     async def _read(self, user: str, request_id: Any, uri: str) -> dict[str, Any]:
         if uri == cards.CARD_URI:
             page = {"uri": uri, "mimeType": cards.APP_MIME, "text": cards.card_html()}
-            return {"contents": [page]}
+            return {"contents": [page], "ttlMs": LIST_TTL_MS, "cacheScope": "public"}
         try:
             data = await read_safely(self.door, local_user(user), uri, _context(request_id, {}))
         except McpError as exc:
             # 2026-07-28 names -32602 for a resource that is not there (2025-11-25: -32002).
             raise Refused(INVALID_PARAMS, exc.error.message, exc.error.data) from None
-        return {"contents": [{"uri": uri, "mimeType": "application/json", "text": data.decode()}]}
+        content = {"uri": uri, "mimeType": "application/json", "text": data.decode()}
+        # A scene's inspection changes with each run: fresh only now, and only for its owner.
+        return {"contents": [content], "ttlMs": 0, "cacheScope": "private"}
 
     async def _call(
         self,
@@ -294,7 +348,9 @@ class Modern:
         capabilities: Mapping[str, Any],
     ) -> dict[str, Any]:
         name, arguments = str(params["name"]), params.get("arguments") or {}
-        if params.get("requestState") is not None or params.get("inputResponses") is not None:
+        # Input responses without a state answer nothing this server asked: ignored, as
+        # the revision says of parameters a server does not expect.
+        if params.get("requestState") is not None:
             try:
                 sealed = mrtr.opened(
                     self.door, user, name, arguments, params.get("requestState"), time.time()
