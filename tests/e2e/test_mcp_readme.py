@@ -23,13 +23,17 @@ def readme_blocks() -> list[tuple[str, dict[str, Any]]]:
     section = text.split("\n## MCP\n", 1)[1].split("\n## ", 1)[0]
     found = []
     for host, block in re.findall(r"\n([^\n]+):\n\n```json\n(.*?)\n```", section, re.S):
-        found.append((host.split(" (")[0], json.loads(block)["mcpServers"]["blendmesh"]))
+        servers = json.loads(block)
+        # VS Code names the map `servers`; the other hosts `mcpServers`.
+        found.append(
+            (host.split(" (")[0], (servers.get("mcpServers") or servers["servers"])["blendmesh"])
+        )
     return found
 
 
 def test_readme_when_read_has_a_block_for_each_host() -> None:
     hosts = [host for host, _ in readme_blocks()]
-    assert hosts == ["Claude Desktop", "Gemini CLI", "Cursor"]
+    assert hosts == ["Claude Desktop", "Claude Code", "Cursor", "VS Code", "Gemini CLI"]
 
 
 @pytest.mark.parametrize(("host", "entry"), readme_blocks())
