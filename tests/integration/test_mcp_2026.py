@@ -23,6 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import methods as wire
 
 from services.runtime.settings import Settings
+from tests.support.asset_files import glb
 from tests.support.gateways import gateway_fixture
 from tests.support.mcp_plans import create, delete
 from tests.support.meshes import mesh_fixture
@@ -431,3 +432,30 @@ async def test_headers_that_contradict_the_body_are_refused(http: httpx.AsyncCli
         "requested": "v999",
     }
     assert unknown_version.json()["id"] is not None  # every error names its request
+
+
+async def test_import_asset_as_task_is_followed_to_its_result(http: httpx.AsyncClient) -> None:
+    data = base64.b64encode(glb()).decode()
+    arguments = {
+        "scene_id": "task-import",
+        "filename": "tri.glb",
+        "data": data,
+        "collection": "Props",
+    }
+    started = (await call(http, "import_asset", arguments, capabilities=TASKS)).json()["result"]
+    assert started["resultType"] == "task", started
+    done = await task_until(http, started["taskId"], {"completed", "failed", "cancelled"})
+    assert done["status"] == "completed"
+    assert done["result"]["structuredContent"]["status"] == "completed", done["result"]
+    refused = await call(http, "import_asset", {**arguments, "data": "%%"}, capabilities=TASKS)
+    answer = result(refused)  # bad input is the call's own answer, no task made
+    assert answer["isError"] is True and "base64" in answer["structuredContent"]["error"]["message"]
+
+
+async def test_a_body_over_the_limit_is_refused_before_it_is_read(
+    http: httpx.AsyncClient,
+) -> None:
+    huge = "x" * (2 * 1024 * 1024)
+    refused = await call(http, "run", {"scene_id": "big", "request": huge})
+    assert refused.status_code == 413
+    assert "BLENDMESH_MAX_BODY_BYTES" in refused.text
