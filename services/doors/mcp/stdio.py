@@ -28,6 +28,8 @@ from services.doors.mcp.server import build_server, door_for, local_user
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 
+CANCELLED = "notifications/cancelled"
+_UNREADABLE = object()  # a line that is not JSON
 MAX_IN_FLIGHT = 16  # requests answered at once; a host sends a few, a runaway one waits
 
 
@@ -68,36 +70,56 @@ class _Replayed:
             yield line
 
 
+def _cancelled(message: Any) -> Any:
+    """The request id a ``notifications/cancelled`` names; None for any other message."""
+    if not isinstance(message, dict) or message.get("method") != CANCELLED:
+        return None
+    params = message.get("params")
+    return params.get("requestId") if isinstance(params, dict) else None
+
+
 async def serve_modern(modern: Modern, user: str, first: str, rest: Lines, out: Out) -> None:
     """Answer ``first`` and every line after it until stdin closes; answers in any order,
-    each on one line, as each request's id says whose it is."""
+    each on one line, as each request's id says whose it is. ``notifications/cancelled``
+    (stdio's way to cancel on 2026-07-28) stops answering its request: the call stops
+    waiting, and a run it started goes on (``cancel_run`` or ``tasks/cancel`` stop runs)."""
     writing = asyncio.Lock()
     room = asyncio.Semaphore(MAX_IN_FLIGHT)
-    pending: set[asyncio.Task[None]] = set()
+    pending: dict[asyncio.Task[None], Any] = {}
 
-    async def answer(line: str) -> None:
-        try:
-            try:
-                message = json.loads(line)
-            except ValueError:
-                parse = {"code": -32700, "message": "a line is not JSON; send one JSON-RPC request"}
-                response: dict[str, Any] | None = {"jsonrpc": "2.0", "id": None, "error": parse}
-            else:
-                response = await modern.answer(user, message)
-            if response is not None:
-                async with writing:
-                    await out.write(json.dumps(response, separators=(",", ":")) + "\n")
-                    await out.flush()
-        finally:
-            room.release()
+    async def answer(message: Any) -> None:
+        if message is _UNREADABLE:
+            parse = {"code": -32700, "message": "a line is not JSON; send one JSON-RPC request"}
+            response: dict[str, Any] | None = {"jsonrpc": "2.0", "id": None, "error": parse}
+        else:
+            response = await modern.answer(user, message)
+        if response is not None:
+            async with writing:
+                await out.write(json.dumps(response, separators=(",", ":")) + "\n")
+                await out.flush()
+
+    def finished(task: asyncio.Task[None]) -> None:
+        # Here, not in `answer`: a task cancelled before it ran never enters it.
+        pending.pop(task, None)
+        room.release()
 
     async def start(line: str) -> None:
         if not line.strip():
             return
+        try:
+            message = json.loads(line)
+        except ValueError:
+            message = _UNREADABLE
+        cancelled = _cancelled(message)
+        if cancelled is not None:
+            for task, request_id in list(pending.items()):
+                if request_id == cancelled:
+                    task.cancel()
+            return
         await room.acquire()
-        task = asyncio.create_task(answer(line))
-        pending.add(task)
-        task.add_done_callback(pending.discard)
+        task = asyncio.create_task(answer(message))
+        pending[task] = message.get("id") if isinstance(message, dict) else None
+        task.add_done_callback(finished)
 
     await start(first)
     async for line in rest:

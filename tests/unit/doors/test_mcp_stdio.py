@@ -4,12 +4,13 @@ naming 2026-07-28 the stateless loop, with answers one a line."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any, cast
 
 from services.doors.mcp.door import Door
-from services.doors.mcp.stdio import is_modern, serve
+from services.doors.mcp.stdio import CANCELLED, MAX_IN_FLIGHT, is_modern, serve
 
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -94,3 +95,24 @@ def test_a_request_is_modern_only_when_its_meta_names_2026() -> None:
     assert not is_modern(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
     assert not is_modern("[1, 2")
     assert not is_modern("[]")
+
+
+class Waiting:
+    """A door whose runs never answer, as a mesh with a run waiting on a person."""
+
+    async def runs(self, user: str, limit: int) -> list[Any]:
+        await asyncio.Event().wait()
+        raise AssertionError("never answered")
+
+
+async def test_a_cancelled_request_is_not_answered_and_frees_its_room() -> None:
+    out = Out()
+    call = {**request(1, "tools/call"), "params": {"name": "runs", "_meta": META}}
+    lines = [call]
+    for n in range(MAX_IN_FLIGHT + 2):  # more than fit at once: each cancel frees its room
+        lines.append({**call, "id": 100 + n})
+        lines.append({"jsonrpc": "2.0", "method": CANCELLED, "params": {"requestId": 100 + n}})
+    lines.append({"jsonrpc": "2.0", "method": CANCELLED, "params": {"requestId": 1}})
+    lines.append(request(2, "tools/list"))
+    await asyncio.wait_for(serve(cast(Door, Waiting()), "ana", Lines(*lines), out), 10)
+    assert list(out.answers()) == [2]
