@@ -459,3 +459,44 @@ async def test_a_body_over_the_limit_is_refused_before_it_is_read(
     refused = await call(http, "run", {"scene_id": "big", "request": huge})
     assert refused.status_code == 413
     assert "BLENDMESH_MAX_BODY_BYTES" in refused.text
+
+
+async def approve_in_console(http: httpx.AsyncClient, run_id: str, decision: str) -> None:
+    """The person answers on the console's page: its API, with their own token."""
+    pending = (await http.get("/api/agent/approvals/pending", headers=ANA)).json()["approvals"]
+    [asked] = [a for a in pending if a["runId"] == run_id]
+    keys = ("approvalId", "requestHash", "codeSha256")
+    body = {"decision": decision, **{k: asked[k] for k in keys}}
+    answered = await http.post("/api/agent/approvals/resolve", json=body, headers=ANA)
+    assert answered.status_code == 200, answered.text
+
+
+async def test_url_only_client_is_sent_to_the_console_and_follows_its_answer(
+    http: httpx.AsyncClient, gateway: str
+) -> None:
+    made = result(await call(http, "run", {"scene_id": "mrtr-url", "plan": create("Box")}))
+    assert not made.get("isError"), made
+    arguments = {"scene_id": "mrtr-url", "plan": delete("Box")}
+    urls = {"elicitation": {"url": {}}}
+    asked = result(await call(http, "run", arguments, capabilities=urls))
+    assert asked["resultType"] == "input_required", asked
+    page = asked["inputRequests"]["approval"]["params"]
+    run_id = asked["_meta"]["blendmesh/run_id"]
+    assert page["mode"] == "url" and page["url"] == f"{gateway}/?run={run_id}"
+    await approve_in_console(http, run_id, "approve_once")
+    done_there = retry(arguments, asked["requestState"])  # accept: "I answered on the page"
+    done = result(await post(http, "tools/call", done_there, capabilities=urls))
+    assert done["resultType"] == "complete", done
+    assert done["structuredContent"]["status"] == "completed", done
+    assert done["structuredContent"]["receipts"][0]["tool_name"] == "object.delete"
+
+
+async def test_url_only_client_declining_the_page_rejects_the_run(http: httpx.AsyncClient) -> None:
+    made = result(await call(http, "run", {"scene_id": "mrtr-url-no", "plan": create("Box")}))
+    assert not made.get("isError"), made
+    arguments = {"scene_id": "mrtr-url-no", "plan": delete("Box")}
+    urls = {"elicitation": {"url": {}}}
+    asked = result(await call(http, "run", arguments, capabilities=urls))
+    declined = retry(arguments, asked["requestState"], "decline")
+    answer = result(await post(http, "tools/call", declined, capabilities=urls))
+    assert answer["structuredContent"]["failure"]["error_code"] == "APPROVAL_REJECTED"

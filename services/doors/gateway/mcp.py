@@ -176,7 +176,8 @@ class McpEndpoint:
                 scope, receive, send
             )
             return
-        answer = await self._modern.answer(user, message, _headers(scope))
+        console = str(request.base_url).rstrip("/")  # where a URL-mode approval sends people
+        answer = await self._modern.answer(user, message, _headers(scope), console)
         status = http_status(answer)
         response = Response(status_code=202) if answer is None else JSONResponse(answer, status)
         await response(scope, receive, send)

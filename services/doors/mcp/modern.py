@@ -38,6 +38,7 @@ from mcp_types import (
 from mcp_types import methods as wire
 
 from services.doors.mcp import cards, mrtr, prompts, tasks, tools
+from services.doors.mcp.asking import CONSOLE_VAR
 from services.doors.mcp.door import Door
 from services.doors.mcp.errors import ValidationError
 from services.doors.mcp.server import (
@@ -194,10 +195,15 @@ class Modern:
     door: Door
 
     async def answer(
-        self, user: str, message: Any, headers: Mapping[str, str] | None = None
+        self,
+        user: str,
+        message: Any,
+        headers: Mapping[str, str] | None = None,
+        console: str | None = None,
     ) -> dict[str, Any] | None:
         """The JSON-RPC response to ``message``; None for a notification (nothing to say).
-        ``headers`` (lower-case names) are an HTTP request's; None on stdio."""
+        ``headers`` (lower-case names) are an HTTP request's; None on stdio. ``console``:
+        the web console's address, where a URL-mode approval sends the person."""
         if not isinstance(message, Mapping) or message.get("jsonrpc") != "2.0":
             return _error(None, Refused(INVALID_REQUEST, "send one JSON-RPC 2.0 request"))
         request_id = message.get("id")
@@ -208,7 +214,7 @@ class Modern:
                 None, Refused(INVALID_REQUEST, "the request id must be a string or integer")
             )
         try:
-            result = await self._answer(user, request_id, message, headers)
+            result = await self._answer(user, request_id, message, headers, console)
         except Refused as exc:
             return _error(request_id, exc)
         except Exception as exc:  # the server outlives any one request
@@ -222,6 +228,7 @@ class Modern:
         request_id: Any,
         message: Mapping[str, Any],
         headers: Mapping[str, str] | None,
+        console: str | None,
     ) -> dict[str, Any]:
         method, params = message.get("method"), message.get("params")
         if not isinstance(method, str) or not isinstance(params, Mapping):
@@ -244,7 +251,7 @@ class Modern:
             raise Refused(
                 INVALID_PARAMS, f"params of {method} do not match its schema at {where}"
             ) from None
-        result = await self._method(user, request_id, method, params, capabilities)
+        result = await self._method(user, request_id, method, params, capabilities, console)
         if result.get("resultType") == "task":  # the extension's result, beside the revision's
             return self._stamped(result)
         shaped = wire.serialize_server_result(method, version, {"resultType": "complete", **result})
@@ -299,6 +306,7 @@ class Modern:
         method: str,
         params: Mapping[str, Any],
         capabilities: Mapping[str, Any],
+        console: str | None,
     ) -> dict[str, Any]:
         match method:
             case "server/discover":
@@ -311,7 +319,7 @@ class Modern:
                 ) else []  # fmt: skip
                 return _listed("tools", [*LISTED, *extra])
             case "tools/call":
-                return await self._call(user, request_id, params, capabilities)
+                return await self._call(user, request_id, params, capabilities, console)
             case "resources/list":
                 return _listed("resources", [*tools.RESOURCES, cards.CARD])
             case "resources/templates/list":
@@ -346,13 +354,14 @@ class Modern:
         request_id: Any,
         params: Mapping[str, Any],
         capabilities: Mapping[str, Any],
+        console: str | None,
     ) -> dict[str, Any]:
         name, arguments = str(params["name"]), params.get("arguments") or {}
         # Input responses without a state answer nothing this server asked: ignored, as
         # the revision says of parameters a server does not expect.
         if params.get("requestState") is not None:
             try:
-                sealed = mrtr.opened(
+                sealed, asked_by = mrtr.opened(
                     self.door, user, name, arguments, params.get("requestState"), time.time()
                 )
                 decision = mrtr.decision_of(params.get("inputResponses"))
@@ -361,7 +370,7 @@ class Modern:
             resumed: list[Any] = []
 
             async def resume() -> types.CallToolResult:
-                answer, waiting = await mrtr.resume(self.door, user, sealed, decision)
+                answer, waiting = await mrtr.resume(self.door, user, sealed, decision, asked_by)
                 resumed.append(waiting)
                 return answer
 
@@ -374,9 +383,18 @@ class Modern:
             ctx = _context(request_id, capabilities)
             answer = await call_safely(self.door, local_user(user), name, arguments, ctx)
             waiting = await self._waiting(user, name, answer)
-        if waiting is not None and mrtr.asks_by_form(capabilities):
-            return mrtr.input_required(self.door, user, name, arguments, waiting)
+        ask = mrtr.mode_for(capabilities, self._console(console))
+        if waiting is not None and ask is not None:
+            return mrtr.input_required(
+                self.door, user, name, arguments, waiting, ask, self._console(console)
+            )
         return _wire(answer)
+
+    def _console(self, console: str | None) -> str | None:
+        """The web console's address: the gateway's a request came to, else (stdio)
+        BLENDMESH_CONSOLE_URL; None when neither is known."""
+        configured = self.door.settings.env.get(CONSOLE_VAR, "").strip().rstrip("/")
+        return console or configured or None
 
     async def _waiting(self, user: str, name: str, answer: types.CallToolResult) -> Any:
         """The approval a run tool's answer waits on, unless its card was sealed for it."""

@@ -33,7 +33,14 @@ def _state(door: _Door, name: str = "run", args: dict[str, Any] = ARGS) -> str:
 
 def test_state_when_opened_on_its_own_call_names_the_approval() -> None:
     door = _Door()
-    assert mrtr.opened(door, "ana", "run", ARGS, _state(door), 999.0) == SEALED  # type: ignore[arg-type]
+    opened = mrtr.opened(door, "ana", "run", ARGS, _state(door), 999.0)  # type: ignore[arg-type]
+    assert opened == (SEALED, "form")
+
+
+def test_state_of_a_url_ask_opens_as_one() -> None:
+    door = _Door()
+    state = door.sealer.seal(SEALED, mrtr.PURPOSES["url"], mrtr.request_digest("run", ARGS))
+    assert mrtr.opened(door, "ana", "run", ARGS, state, 999.0) == (SEALED, "url")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -116,3 +123,18 @@ def test_forms_are_asked_only_of_clients_that_declare_them(
     capabilities: dict[str, Any], forms: bool
 ) -> None:
     assert mrtr.asks_by_form(capabilities) is forms
+
+
+@pytest.mark.parametrize(
+    ("capabilities", "console", "mode"),
+    [
+        ({"elicitation": {"form": {}}}, None, "form"),
+        ({"elicitation": {"url": {}}}, "http://127.0.0.1:8000", "url"),
+        ({"elicitation": {"url": {}}}, None, None),  # nowhere to send the person
+        ({}, "http://127.0.0.1:8000", None),
+    ],
+)
+def test_a_2026_client_is_asked_the_way_it_declares(
+    capabilities: dict[str, Any], console: str | None, mode: str | None
+) -> None:
+    assert mrtr.mode_for(capabilities, console) == mode
