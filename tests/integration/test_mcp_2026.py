@@ -500,3 +500,28 @@ async def test_url_only_client_declining_the_page_rejects_the_run(http: httpx.As
     declined = retry(arguments, asked["requestState"], "decline")
     answer = result(await post(http, "tools/call", declined, capabilities=urls))
     assert answer["structuredContent"]["failure"]["error_code"] == "APPROVAL_REJECTED"
+
+
+async def test_reads_as_tasks_answer_what_their_calls_would(http: httpx.AsyncClient) -> None:
+    made = result(await call(http, "run", {"scene_id": "task-reads", "plan": create("Box")}))
+    assert not made.get("isError"), made
+    looks = {
+        "inspect_object": {"scene_id": "task-reads", "name": "Box"},
+        "render_view": {"scene_id": "task-reads", "width": 64, "height": 64},
+    }
+    done = {}
+    for name, arguments in looks.items():
+        started = (await call(http, name, arguments, capabilities=TASKS)).json()["result"]
+        assert started["resultType"] == "task", started
+        done[name] = await task_until(http, started["taskId"], {"completed", "failed"})
+    inspected = done["inspect_object"]["result"]
+    assert inspected["structuredContent"]["name"] == "Box", inspected
+    viewed = done["render_view"]["result"]
+    assert [c["type"] for c in viewed["content"]] == ["text", "image"], viewed
+    someone_elses = await call(
+        http, "render_view", looks["render_view"], who=BEN, capabilities=TASKS
+    )
+    refused = result(someone_elses)  # another user's scene: no task, an unknown scene
+    assert (
+        refused["isError"] is True and refused["structuredContent"]["error"]["type"] == "NotFound"
+    )

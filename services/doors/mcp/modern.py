@@ -376,7 +376,7 @@ class Modern:
 
             answer = await guarded(name, resume)
             waiting = resumed[0] if resumed else None
-        elif name in RUN_TOOLS and tasks.declared(capabilities):
+        elif name in tasks.RUN_TOOLS and tasks.declared(capabilities):
             started = await guarded(name, lambda: tasks.start(self.door, user, name, arguments))
             return started if isinstance(started, dict) else _wire(started)
         else:

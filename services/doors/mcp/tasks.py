@@ -1,14 +1,16 @@
 """Runs as MCP tasks: the extension ``io.modelcontextprotocol/tasks`` on 2026-07-28.
 
-A client that declares the extension gets its ``run`` or ``import_asset`` call answered
-at once with a task instead of a call held open until the run ends: the run is
-submitted (in the log before the answer goes out) and the task's id is the run's id, so
-a task is exactly as durable as its run, and its state is read from the run's events:
+A client that declares the extension gets each call that starts a run (``run``,
+``import_asset``, ``inspect_object``, ``render_view``) answered at once with a task
+instead of a call held open until the run ends: the run is submitted (in the log before
+the answer goes out) and the task's id is the run's id, so a task is exactly as durable
+as its run, and its state is read from the run's events:
 
     queued, planning, executing   -> working
     awaiting_confirmation         -> input_required, the approval's form in inputRequests
-    completed, failed             -> completed, result: the call's answer (a failed run
-                                     is a tool error, not a JSON-RPC one)
+    completed, failed             -> completed, result: the call's answer (a read's object
+                                     or image; a failed run is a tool error, not a
+                                     JSON-RPC one)
     failed RUN_CANCELLED          -> cancelled
 
 ``tasks/update`` answers the approval through the mesh like every door, and
@@ -23,6 +25,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+import mcp.types as types
 from mcp_types import methods as wire
 
 from contracts.cancels import CANCELLED
@@ -37,6 +40,7 @@ from services.runtime.history import read_run
 VERSION = "2026-07-28"  # the revision the extension is of
 EXTENSION = "io.modelcontextprotocol/tasks"
 METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
+RUN_TOOLS = frozenset({"run", "import_asset", *looks.READS})  # each call starts one run
 POLL_MS = 1000  # a run's steps take a second or more; polling faster learns nothing
 APPROVAL_KEY = "approval-"  # + the approval's id: a key unique over the task's life
 
@@ -73,12 +77,15 @@ def _task(
 
 
 async def start(door: Door, user: str, name: str, arguments: Any) -> dict[str, Any]:
-    """Submit the run a ``run``/``import_asset`` call asks for; its ``CreateTaskResult``."""
-    if name == "run":
-        args = tools.with_request_id(check(arguments, tools.RUN.inputSchema))
+    """Submit the run a call of ``RUN_TOOLS`` asks for; its ``CreateTaskResult``."""
+    if name in looks.READS:
+        request = await looks.read_request(door, user, name, arguments)
+    elif name == "run":
+        request = await prepare(
+            door, user, tools.with_request_id(check(arguments, tools.RUN.inputSchema))
+        )
     else:
-        args = await looks.import_args(door, user, arguments)
-    request = await prepare(door, user, args)
+        request = await prepare(door, user, await looks.import_args(door, user, arguments))
     await door.client.submit(request)  # in the log: tasks/get finds it from now on
     message = f"run {request.run_id} on scene {request.scene_id} is queued"
     return {
@@ -108,9 +115,9 @@ async def get(door: Door, user: str, task_id: str) -> dict[str, Any]:
     if failure is not None and failure.code == CANCELLED:
         return _task(task_id, "cancelled", failure.message or failure.hint, created, updated)
     if view.status in ("completed", "failed"):
-        scene = await door.scene(view.scene_id, user)
-        preview = await door.preview(view.scene_id, user) if scene is not None else None
-        answer = answers.run_answer(view.result, view.pending, scene, preview)
+        answer = await looks.read_answer(door, user, view.result) or await _run_answer(
+            door, user, view
+        )
         dumped = answer.model_dump(by_alias=True, mode="json", exclude_none=True)
         # What the call would have answered had it waited: a 2026-07-28 CallToolResult.
         result = wire.serialize_server_result(
@@ -134,6 +141,12 @@ async def get(door: Door, user: str, task_id: str) -> dict[str, Any]:
             "inputRequests": asked,
         }
     return _task(task_id, "working", f"run {task_id} is {view.status}", created, updated)
+
+
+async def _run_answer(door: Door, user: str, view: RunView) -> types.CallToolResult:
+    scene = await door.scene(view.scene_id, user)
+    preview = await door.preview(view.scene_id, user) if scene is not None else None
+    return answers.run_answer(view.result, view.pending, scene, preview)
 
 
 async def update(door: Door, user: str, task_id: str, responses: Any) -> None:
