@@ -6,7 +6,8 @@ sends the client no requests. ``answer`` serves such a request with the same too
 resources and prompts as the 2025-11-25 server (``server.py``), over the same ``Door``:
 it checks the request against the revision's schema (the ``mcp-types`` package's wire
 models), calls the same handlers, and shapes their results for the revision. An approval
-is a Multi Round-Trip Request (``mrtr.py``). Lists carry ``ttlMs``/``cacheScope``; a
+is a Multi Round-Trip Request (``mrtr.py``); a client declaring the tasks extension gets
+its runs as tasks (``tasks.py``). Lists and reads carry ``ttlMs``/``cacheScope``; a
 resource that is not there (or is another user's) is -32602, as the revision says.
 """
 
