@@ -38,6 +38,7 @@ from mcp_types import (
 )
 from mcp_types import methods as wire
 
+from contracts.errors import BlendmeshError
 from services.doors.mcp import cards, mrtr, prompts, tasks, tools
 from services.doors.mcp.asking import CONSOLE_VAR
 from services.doors.mcp.door import Door
@@ -64,7 +65,7 @@ RUN_TOOLS = frozenset({"run", "import_asset"})  # the tools whose runs may wait 
 log = logging.getLogger("blendmesh.mcp")
 
 
-class Refused(Exception):
+class Refused(BlendmeshError):
     """A JSON-RPC error answer: the code the revision names and a message saying what
     was wrong and what to send instead."""
 

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 import mcp.types as types
 
+from contracts.errors import BlendmeshError
 from contracts.resolutions import Resolution
 from services.doors.core.run_view import Pending, RunView
 from services.doors.mcp import answers
@@ -46,7 +47,7 @@ REFUSED = (
 )
 
 
-class BadAnswer(Exception):
+class BadAnswer(BlendmeshError):
     """The retry's state or answer is unusable; ``str(exc)`` says why and what to do.
     The MCP spec's -32602 (invalid params) for the protocol field that was wrong."""
 

@@ -29,6 +29,7 @@ import mcp.types as types
 from mcp_types import methods as wire
 
 from contracts.cancels import CANCELLED
+from contracts.errors import BlendmeshError
 from services.doors.core.cancels import NoSuchRun, RunOver, ask_cancel
 from services.doors.core.ownership import NotOwned
 from services.doors.core.run_view import RunView
@@ -45,7 +46,7 @@ POLL_MS = 1000  # a run's steps take a second or more; polling faster learns not
 APPROVAL_KEY = "approval-"  # + the approval's id: a key unique over the task's life
 
 
-class UnknownTask(Exception):
+class UnknownTask(BlendmeshError):
     """No such task for this caller (unknown, or another user's: the same answer)."""
 
     def __init__(self, task_id: str) -> None:
