@@ -21,7 +21,11 @@ import pytest_asyncio
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import methods as wire
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from services.runtime import tracing
 from services.runtime.settings import Settings
 from tests.support.asset_files import glb
 from tests.support.gateways import gateway_fixture
@@ -525,3 +529,26 @@ async def test_reads_as_tasks_answer_what_their_calls_would(http: httpx.AsyncCli
     assert (
         refused["isError"] is True and refused["structuredContent"]["error"]["type"] == "NotFound"
     )
+
+
+async def test_traceparent_in_meta_continues_the_callers_trace(http: httpx.AsyncClient) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracing.configure_tracing(Settings(home=Path("unused")), provider=provider)
+    trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"
+    try:
+        traced = {**meta(), "traceparent": f"00-{trace_id}-00f067aa0ba902b7-01"}
+        arguments = {"scene_id": "traced", "plan": create("Box")}
+        answer = await post(
+            http, "tools/call", {"name": "run", "arguments": arguments}, body_meta=traced
+        )
+        bogus = {**meta(), "traceparent": "not-a-traceparent" * 100}
+        still = await post(http, "tools/list", {}, body_meta=bogus)
+        runs = [s for s in exporter.get_finished_spans() if s.name == "blendmesh run"]
+    finally:
+        tracing.shutdown_tracing()
+        provider.shutdown()
+    assert result(answer)["structuredContent"]["status"] == "completed"
+    assert [format(s.context.trace_id, "032x") for s in runs] == [trace_id]
+    assert result(still, "tools/list")["tools"]  # a malformed one continues nothing, harms nothing

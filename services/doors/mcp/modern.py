@@ -54,11 +54,13 @@ from services.doors.mcp.server import (
     local_user,
     read_safely,
 )
+from services.runtime import tracing
 
 VERSION = "2026-07-28"
 VERSIONS = (VERSION,)
 SERVER_INFO = {"name": SERVER_NAME, "version": SERVER_VERSION}  # in every result's _meta
 LIST_TTL_MS = 60_000  # tools, prompts and resources change with a release, not a call
+TRACE_KEYS = ("traceparent", "tracestate")  # W3C trace context, as a 2026-07-28 _meta holds it
 NAMED_METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
 BASE64_HEADER = re.compile(r"=\?base64\?([A-Za-z0-9+/=]*)\?=")
 RUN_TOOLS = frozenset({"run", "import_asset"})  # the tools whose runs may wait on a person
@@ -242,6 +244,23 @@ class Modern:
             _check_headers(method, params, headers)
         meta = params.get("_meta") or {}
         capabilities = meta.get(CLIENT_CAPABILITIES_META_KEY) or {}
+        # The caller's W3C trace context in _meta: the run's trace continues the caller's.
+        carried = {k: v for k in TRACE_KEYS if isinstance(v := meta.get(k), str) and len(v) < 512}
+        with tracing.continuing(carried):
+            return await self._traced(
+                user, request_id, method, params, version, capabilities, console
+            )
+
+    async def _traced(
+        self,
+        user: str,
+        request_id: Any,
+        method: str,
+        params: Mapping[str, Any],
+        version: str,
+        capabilities: Mapping[str, Any],
+        console: str | None,
+    ) -> dict[str, Any]:
         if method in tasks.METHODS:  # the extension's, beside the revision's own methods
             return self._stamped(await self._task_method(user, method, params, capabilities))
         try:
