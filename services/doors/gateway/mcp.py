@@ -33,7 +33,8 @@ from starlette.types import Receive, Scope, Send
 from contracts.session import MCP_HTTP
 from services.doors.gateway.auth import Tokens
 from services.doors.gateway.errors import AuthError, BadRequest, error_response
-from services.doors.mcp.modern import Modern, http_status
+from services.doors.mcp.envelope import http_status
+from services.doors.mcp.modern import Modern
 from services.doors.mcp.server import USER_KEY, authenticated_user, build_server, door_for
 from services.runtime.host import Bus
 from services.runtime.settings import Settings, SettingsError

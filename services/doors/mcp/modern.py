@@ -13,9 +13,7 @@ resource that is not there (or is another user's) is -32602, as the revision say
 
 from __future__ import annotations
 
-import base64
 import logging
-import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -26,22 +24,26 @@ import pydantic
 from mcp.shared.exceptions import McpError
 from mcp_types import (
     CLIENT_CAPABILITIES_META_KEY,
-    HEADER_MISMATCH,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
-    PROTOCOL_VERSION_META_KEY,
     SERVER_INFO_META_KEY,
-    UNSUPPORTED_PROTOCOL_VERSION,
 )
 from mcp_types import methods as wire
 
-from contracts.errors import BlendmeshError
 from services.doors.mcp import cards, mrtr, prompts, tasks, tools
 from services.doors.mcp.asking import CONSOLE_VAR
 from services.doors.mcp.door import Door
+from services.doors.mcp.envelope import (
+    VERSION,
+    VERSIONS,
+    Refused,
+    check_headers,
+    error,
+    version_of,
+)
 from services.doors.mcp.errors import ValidationError
 from services.doors.mcp.server import (
     INSTRUCTIONS,
@@ -56,24 +58,11 @@ from services.doors.mcp.server import (
 )
 from services.runtime import tracing
 
-VERSION = "2026-07-28"
-VERSIONS = (VERSION,)
 SERVER_INFO = {"name": SERVER_NAME, "version": SERVER_VERSION}  # in every result's _meta
 LIST_TTL_MS = 60_000  # tools, prompts and resources change with a release, not a call
 TRACE_KEYS = ("traceparent", "tracestate")  # W3C trace context, as a 2026-07-28 _meta holds it
-NAMED_METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
-BASE64_HEADER = re.compile(r"=\?base64\?([A-Za-z0-9+/=]*)\?=")
 RUN_TOOLS = frozenset({"run", "import_asset"})  # the tools whose runs may wait on a person
 log = logging.getLogger("blendmesh.mcp")
-
-
-class Refused(BlendmeshError):
-    """A JSON-RPC error answer: the code the revision names and a message saying what
-    was wrong and what to send instead."""
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(message)
-        self.code, self.message, self.data = code, message, data
 
 
 @dataclass(frozen=True)
@@ -135,63 +124,6 @@ def _discover() -> dict[str, Any]:
     }
 
 
-def _version_of(params: Mapping[str, Any], header: str | None) -> str:
-    meta = params.get("_meta")
-    said = meta.get(PROTOCOL_VERSION_META_KEY) if isinstance(meta, Mapping) else None
-    if not isinstance(said, str):
-        raise Refused(
-            INVALID_PARAMS,
-            f"params._meta must name the protocol version in {PROTOCOL_VERSION_META_KEY} "
-            "(with the client's capabilities and name): this revision has no initialize",
-        )
-    if header is not None and said != header:
-        raise Refused(
-            HEADER_MISMATCH,
-            f"MCP-Protocol-Version is {header[:32]!r} but _meta "
-            f"{PROTOCOL_VERSION_META_KEY} is {said[:32]!r}; send the same version in both",
-        )
-    if said not in VERSIONS:
-        raise Refused(
-            UNSUPPORTED_PROTOCOL_VERSION,
-            "Unsupported protocol version",
-            {"supported": list(VERSIONS), "requested": said[:64]},
-        )
-    return said
-
-
-def _header_value(value: str) -> str:
-    """A routing header's value, decoded when it is in the revision's base64 form."""
-    match = BASE64_HEADER.fullmatch(value)
-    if match is None:
-        return value
-    try:
-        return base64.b64decode(match.group(1), validate=True).decode()
-    except (ValueError, UnicodeDecodeError):
-        return value  # not decodable: it cannot match, and the mismatch says so
-
-
-def _check_headers(method: str, params: Mapping[str, Any], headers: Mapping[str, str]) -> None:
-    """The routing headers (Mcp-Method, Mcp-Name) say what the body says, or -32020: an
-    intermediary routes by them, so a request whose headers lie is refused."""
-    said = headers.get("mcp-method")
-    if said != method:
-        raise Refused(
-            HEADER_MISMATCH,
-            f"Mcp-Method is {str(said)[:64]!r} but the body's method is {method[:64]!r}; "
-            "send the body's method in it",
-        )
-    if method not in NAMED_METHODS:
-        return
-    field = "uri" if method == "resources/read" else "name"
-    named = headers.get("mcp-name")
-    if named is None or _header_value(named) != params.get(field):
-        raise Refused(
-            HEADER_MISMATCH,
-            f"Mcp-Name must be the body's params.{field} (as =?base64?...?= when it is not "
-            "plain ASCII)",
-        )
-
-
 @dataclass(frozen=True)
 class Modern:
     """The 2026-07-28 server of one door; ``user`` is the caller its transport vouched for."""
@@ -209,21 +141,21 @@ class Modern:
         ``headers`` (lower-case names) are an HTTP request's; None on stdio. ``console``:
         the web console's address, where a URL-mode approval sends the person."""
         if not isinstance(message, Mapping) or message.get("jsonrpc") != "2.0":
-            return _error(None, Refused(INVALID_REQUEST, "send one JSON-RPC 2.0 request"))
+            return error(None, Refused(INVALID_REQUEST, "send one JSON-RPC 2.0 request"))
         request_id = message.get("id")
         if "id" not in message:
             return None  # this revision defines no notification a server acts on
         if not isinstance(request_id, str | int) or isinstance(request_id, bool):
-            return _error(
+            return error(
                 None, Refused(INVALID_REQUEST, "the request id must be a string or integer")
             )
         try:
             result = await self._answer(user, request_id, message, headers, console)
         except Refused as exc:
-            return _error(request_id, exc)
+            return error(request_id, exc)
         except Exception as exc:  # the server outlives any one request
             log.error("an MCP %s request failed: %s", VERSION, type(exc).__name__, exc_info=True)
-            return _error(request_id, Refused(INTERNAL_ERROR, "the MCP server failed; see its log"))
+            return error(request_id, Refused(INTERNAL_ERROR, "the MCP server failed; see its log"))
         return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
     async def _answer(
@@ -238,10 +170,10 @@ class Modern:
         if not isinstance(method, str) or not isinstance(params, Mapping):
             raise Refused(INVALID_REQUEST, "a request names its method and has params with _meta")
         if headers is None:  # stdio: the body alone says it
-            version = _version_of(params, None)
+            version = version_of(params, None)
         else:  # HTTP: the headers an intermediary routes by must say the same
-            version = _version_of(params, headers.get("mcp-protocol-version"))
-            _check_headers(method, params, headers)
+            version = version_of(params, headers.get("mcp-protocol-version"))
+            check_headers(method, params, headers)
         meta = params.get("_meta") or {}
         capabilities = meta.get(CLIENT_CAPABILITIES_META_KEY) or {}
         # The caller's W3C trace context in _meta: the run's trace continues the caller's.
@@ -426,29 +358,3 @@ class Modern:
             return None  # the person answers in the card
         view = await self.door.client.view(str(data["run_id"]))
         return view.pending if view is not None else None
-
-
-def _error(request_id: Any, exc: Refused) -> dict[str, Any]:
-    error: dict[str, Any] = {"code": exc.code, "message": exc.message}
-    if exc.data is not None:
-        error["data"] = exc.data
-    return {"jsonrpc": "2.0", "id": request_id, "error": error}
-
-
-HTTP_STATUS = {  # the revision's HTTP status for a JSON-RPC error code
-    -32700: 400,
-    INVALID_REQUEST: 400,
-    INVALID_PARAMS: 400,
-    HEADER_MISMATCH: 400,
-    MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
-    UNSUPPORTED_PROTOCOL_VERSION: 400,
-    METHOD_NOT_FOUND: 404,
-}
-
-
-def http_status(response: Mapping[str, Any] | None) -> int:
-    """The HTTP status of ``response`` on streamable HTTP (202: a notification's)."""
-    if response is None:
-        return 202
-    error = response.get("error")
-    return HTTP_STATUS.get(error["code"], 200) if isinstance(error, Mapping) else 200

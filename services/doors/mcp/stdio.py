@@ -23,7 +23,8 @@ from mcp.server.stdio import stdio_server
 from mcp_types import PROTOCOL_VERSION_META_KEY
 
 from services.doors.mcp.door import Door
-from services.doors.mcp.modern import VERSIONS, Modern
+from services.doors.mcp.envelope import VERSIONS
+from services.doors.mcp.modern import Modern
 from services.doors.mcp.server import build_server, door_for, local_user
 from services.runtime.host import Bus
 from services.runtime.settings import Settings

@@ -36,9 +36,9 @@ from services.doors.core.run_view import RunView
 from services.doors.mcp import answers, looks, mrtr, tools
 from services.doors.mcp.approval import APPROVE_SCHEMA, prepare
 from services.doors.mcp.door import Door, check
+from services.doors.mcp.envelope import VERSION
 from services.runtime.history import read_run
 
-VERSION = "2026-07-28"  # the revision the extension is of
 EXTENSION = "io.modelcontextprotocol/tasks"
 METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 RUN_TOOLS = frozenset({"run", "import_asset", *looks.READS})  # each call starts one run
