@@ -9,6 +9,7 @@ import asyncio
 import base64
 import itertools
 import json
+import logging
 import os
 import subprocess
 from collections.abc import AsyncIterator
@@ -552,3 +553,36 @@ async def test_traceparent_in_meta_continues_the_callers_trace(http: httpx.Async
     assert result(answer)["structuredContent"]["status"] == "completed"
     assert [format(s.context.trace_id, "032x") for s in runs] == [trace_id]
     assert result(still, "tools/list")["tools"]  # a malformed one continues nothing, harms nothing
+
+
+async def test_a_request_whose_client_hangs_up_stops_being_answered(
+    http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="blendmesh.gateway")
+    made = result(await call(http, "run", {"scene_id": "hang-up", "plan": create("Box")}))
+    assert not made.get("isError"), made
+    arguments = {"scene_id": "hang-up", "plan": delete("Box")}
+    urls = {"elicitation": {"url": {}}}
+    asked = result(await call(http, "run", arguments, capabilities=urls))
+    # "Done on the page" while the approval still waits: the server would wait for it.
+    body = {**retry(arguments, asked["requestState"]), "_meta": meta(urls)}
+    sent = {**ANA, "MCP-Protocol-Version": VERSION, "Mcp-Method": "tools/call", "Mcp-Name": "run"}
+    payload = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": body}
+    with pytest.raises(httpx.ReadTimeout):
+        await http.post("/mcp", json=payload, headers=sent, timeout=httpx.Timeout(5, read=0.5))
+    said = "ended unanswered: its client hung up"
+    for _ in range(40):  # well within the 10 s the server would have waited
+        if any(said in r.getMessage() for r in caplog.records):
+            break
+        await asyncio.sleep(0.1)
+    assert any(said in r.getMessage() for r in caplog.records)
+    assert await status(http, asked["_meta"]["blendmesh/run_id"]) == "awaiting_confirmation"
+
+
+async def test_2026_takes_posts_only(http: httpx.AsyncClient) -> None:
+    for method in ("GET", "DELETE"):
+        answer = await http.request(
+            method, "/mcp", headers={**ANA, "MCP-Protocol-Version": VERSION}
+        )
+        assert answer.status_code == 405, answer.text
+        assert "one JSON-RPC request per POST" in answer.text

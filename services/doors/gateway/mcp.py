@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
@@ -39,6 +40,7 @@ from services.doors.mcp.server import USER_KEY, authenticated_user, build_server
 from services.runtime.host import Bus
 from services.runtime.settings import Settings, SettingsError
 
+log = logging.getLogger("blendmesh.gateway")
 HOSTS_VAR = "BLENDMESH_MCP_ALLOWED_HOSTS"
 ORIGINS_VAR = "BLENDMESH_MCP_ALLOWED_ORIGINS"
 LOOPBACK = ("localhost", "127.0.0.1", "[::1]")
@@ -100,6 +102,12 @@ def _modern(headers: dict[str, str]) -> bool:
     server answers with the versions it does speak)."""
     version = headers.get("mcp-protocol-version")
     return version is not None and version not in HANDSHAKE_VERSIONS
+
+
+async def _hung_up(receive: Receive) -> None:
+    """Until the client closes its request (its body has been read already)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 class McpEndpoint:
@@ -178,7 +186,21 @@ class McpEndpoint:
             )
             return
         console = str(request.base_url).rstrip("/")  # where a URL-mode approval sends people
-        answer = await self._modern.answer(user, message, _headers(scope), console)
+        answering = asyncio.create_task(
+            self._modern.answer(user, message, _headers(scope), console)
+        )
+        leaving = asyncio.create_task(_hung_up(receive))
+        await asyncio.wait({answering, leaving}, return_when=asyncio.FIRST_COMPLETED)
+        leaving.cancel()
+        if not answering.done():
+            # The revision's cancellation on HTTP: the client closed its request. The call
+            # stops waiting; a run it started goes on (cancel_run stops runs).
+            answering.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await answering
+            log.info("an MCP 2026-07-28 request ended unanswered: its client hung up")
+            return
+        answer = answering.result()
         status = http_status(answer)
         response = Response(status_code=202) if answer is None else JSONResponse(answer, status)
         await response(scope, receive, send)
