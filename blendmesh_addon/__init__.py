@@ -26,10 +26,11 @@ bl_info = {
 def register() -> None:
     import bpy
 
-    from . import actions, operators, panel, prefs
+    from . import actions, content, operators, panel, prefs
 
     for cls in (prefs.BlendmeshPreferences, *operators.CLASSES, *panel.CLASSES):
         bpy.utils.register_class(cls)
+    content.watch()
     bpy.types.Scene.blendmesh_scene = bpy.props.StringProperty(
         name="Scene id",
         description="The blendmesh scene this file is pushed to and pulled from "
@@ -48,10 +49,11 @@ def register() -> None:
 def unregister() -> None:
     import bpy
 
-    from . import actions, operators, panel, prefs
+    from . import actions, content, operators, panel, prefs
 
     if bpy.app.timers.is_registered(actions.tick):
         bpy.app.timers.unregister(actions.tick)
+    content.unwatch()
     del bpy.types.WindowManager.blendmesh_prompt
     del bpy.types.Scene.blendmesh_scene
     for cls in reversed((prefs.BlendmeshPreferences, *operators.CLASSES, *panel.CLASSES)):

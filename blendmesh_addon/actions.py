@@ -106,11 +106,13 @@ def push(context: Any) -> bool:
 
     def job(progress: Any) -> tuple[dict[str, Any], dict[str, Any] | None, int]:
         status, answer = gw.import_blend(scene, data)
+        progress(_sent(gw.sent, len(data)))
         run, approval = answer["run"], answer.get("approval")
         return run, approval, _head_revision(gw, scene) if status == 200 else 0
 
     def done(result: tuple[dict[str, Any], dict[str, Any] | None, int]) -> None:
         run, approval, revision = result
+        SESSION.pushed_bytes = gw.sent
         SESSION.push_run_id = run.get("runId", "")
         if approval:
             SESSION.approvals = [approval, *SESSION.approvals]
@@ -118,6 +120,11 @@ def push(context: Any) -> bool:
 
     WORKER.submit(job, done, SESSION.failed, SESSION.add_progress)
     return True
+
+
+def _sent(sent: int, size: int) -> str:
+    mib = 1024 * 1024
+    return f"sent {sent / mib:.2f} MiB of the {size / mib:.1f} MiB file: the parts the mesh lacked"
 
 
 # -- ask, approve, reject --------------------------------------------------------------
@@ -145,6 +152,7 @@ def ask(context: Any, prompt: str) -> bool:
                 return "pushed", pushed, 0
             imported.append(_head_revision(gw, scene))
             progress(f"pushed your changes as revision {imported[0]}")
+            progress(_sent(gw.sent, len(changes)))
         answer = gw.run(scene, prompt.strip(), progress, chosen)
         waiting = answer.get("status") == "awaiting_confirmation"
         approvals = gw.pending() if waiting else []
@@ -265,7 +273,9 @@ def pull(context: Any, keep_copy: bool = False) -> bool:
     if begun is None:
         return False
     gw, scene = begun
-    now = content.fingerprint()
+    # Every part hashed again: a pull replaces the session, so no change may hide in a
+    # part kept from before (a script's edit that told the depsgraph nothing).
+    now = content.fingerprint(full=True)
     if SESSION.local_changes(scene, now):
         if not keep_copy:
             SESSION.busy, SESSION.changed_locally = "", True
@@ -304,7 +314,7 @@ def pull(context: Any, keep_copy: bool = False) -> bool:
 
 def _pulled(scene: str, checked: str, data: bytes, revision: int) -> None:
     # The artist may have worked on while the file came: check again before replacing.
-    if content.fingerprint() != checked:
+    if content.fingerprint(full=True) != checked:
         SESSION.busy, SESSION.changed_locally = "", True
         return
     kept = SESSION.notice

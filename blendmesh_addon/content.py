@@ -11,6 +11,9 @@ object, modes, the view and the add-on's own prompt.
 
 Only this add-on compares these fingerprints, each with one it took itself, so they need
 not equal the mesh's scene hash; they need to change with the content and only with it.
+On a big scene most of a fingerprint is objects' and meshes' parts that did not change
+since the last one; those are kept between fingerprints and forgotten when a depsgraph
+update, undo, redo, a load or a rename says they may have (``Cache``, ADR 0052).
 """
 
 from __future__ import annotations
@@ -41,35 +44,129 @@ SKIPPED = frozenset(
 )
 
 
-Geometry = dict[tuple[Any, ...], tuple[Any, ...]]  # a mesh's identity -> its geometry's hashes
+class Cache:
+    """Each object's and mesh's hashed part by the address of its data, kept from one
+    fingerprint to the next (docs/adr/0052-fingerprints-reuse-what-the-depsgraph-did-not-touch.md).
+
+    On a big scene the parts of thousands of objects and meshes are almost all of a
+    fingerprint's time, and almost none of them change between two. A part is reused only
+    while its block has the same address, name and sizes, no depsgraph update has named it
+    since, no name it could refer to has gone, and Blender has not undone, redone or loaded;
+    only blocks of the view layer's objects are kept, since only their updates are seen."""
+
+    def __init__(self) -> None:
+        self.parts: dict[int, tuple[tuple[Any, ...], str]] = {}
+        self.names: frozenset[tuple[str, str]] = frozenset()
+
+    def clear(self) -> None:
+        self.parts.clear()
+        self.names = frozenset()
+
+    def forget(self, pointer: int) -> None:
+        self.parts.pop(pointer, None)
+
+    def digest(self, block: Any, key: tuple[Any, ...], make: Any) -> str:
+        """The digest of ``make()``'s parts for ``block``: kept, while ``key`` is the same
+        and nothing made us forget it, or made now."""
+        pointer = block.as_pointer()
+        kept = self.parts.get(pointer)
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        made = _digest(make())
+        self.parts[pointer] = (key, made)
+        return made
 
 
-def fingerprint(geometry: Geometry | None = None) -> str:
-    """``content:<sha256>`` of the open session's scene content.
+class _Whole:
+    """No cache: every part hashed again (a pull, which replaces the session, asks this)."""
 
-    ``geometry`` keeps each mesh's geometry hashes, by its session id, name and sizes, for
-    a second fingerprint taken in the same tick of Blender's thread, when nothing but the
-    caller could have changed the scene; a caller that changed a mesh's geometry drops
-    its entries first (``forget``). Hashing a big scene's geometry is most of a
-    fingerprint's time. Blender before 4 has no session ids (an address can be reused by
-    the next mesh), so there every fingerprint hashes all of it."""
+    def digest(self, block: Any, key: tuple[Any, ...], make: Any) -> str:
+        return _digest(make())
+
+
+CACHE = Cache()
+
+
+def fingerprint(full: bool = False) -> str:
+    """``content:<sha256>`` of the open session's scene content; ``full`` hashes every
+    part again instead of reusing what no update touched (``CACHE``)."""
+    cache: Cache | _Whole = _Whole() if full else _checked(CACHE)
+    return "content:" + _digest(_parts(cache))
+
+
+def _digest(parts: Iterable[Any]) -> str:
     h = hashlib.sha256()
-    for part in _parts({} if geometry is None else geometry):
+    for part in parts:
         h.update(repr(part).encode("utf-8", "backslashreplace"))
         h.update(b"\0")
-    return "content:" + h.hexdigest()
+    return h.hexdigest()
 
 
-def forget(geometry: Geometry, names: Iterable[str]) -> None:
-    """Drop the kept geometry of the meshes named ``names``."""
-    gone = set(names)
-    for key in [k for k in geometry if k[1] in gone]:
-        del geometry[key]
+def watch() -> None:
+    """Keep ``CACHE`` true: forget a block each depsgraph update names, and everything
+    on undo, redo and load (the add-on's ``register``)."""
+    handlers = bpy.app.handlers
+    if _updated not in handlers.depsgraph_update_post:
+        handlers.depsgraph_update_post.append(_updated)
+    for kind in (handlers.undo_post, handlers.redo_post, handlers.load_post):
+        if _reset not in kind:
+            kind.append(_reset)
+    CACHE.clear()
 
 
-def _parts(geometry: Geometry) -> Iterable[Any]:
+def unwatch() -> None:
+    handlers = bpy.app.handlers
+    for kind in (handlers.depsgraph_update_post, handlers.undo_post, handlers.redo_post,
+                 handlers.load_post):  # fmt: skip
+        for handler in (_updated, _reset):
+            if handler in kind:
+                kind.remove(handler)
+    CACHE.clear()
+
+
+@bpy.app.handlers.persistent
+def _updated(scene: Any, depsgraph: Any) -> None:
+    for update in depsgraph.updates:
+        # What a kept part holds changes with a transform or geometry update. An update
+        # without either names every object when one is added (its relations): honoured,
+        # it would make each run that adds one hash the whole scene again.
+        if not (update.is_updated_transform or update.is_updated_geometry):
+            continue
+        block = getattr(update.id, "original", update.id)
+        CACHE.forget(block.as_pointer())
+        geometry = update.is_updated_geometry and isinstance(block, bpy.types.Object)
+        if geometry and block.data is not None:
+            CACHE.forget(block.data.as_pointer())
+
+
+@bpy.app.handlers.persistent
+def _reset(*args: Any) -> None:
+    CACHE.clear()
+
+
+def _checked(cache: Cache) -> Cache:
+    """``cache`` once every update pending is applied to it and every part that could
+    name a block that is gone is dropped."""
+    layer = getattr(bpy.context, "view_layer", None)
+    if layer is not None:
+        layer.update()  # pending updates reach ``_updated`` now, not at the next redraw
+    names = frozenset((kind, b.name_full) for kind in _NAMED for b in getattr(bpy.data, kind, ()))
+    if cache.names - names:  # a rename or a deletion: a kept part may name the old one
+        cache.clear()
+    cache.names = names
+    return cache
+
+
+# The blocks a kept part may refer to by name (a parent, a modifier's target, a material).
+_NAMED = ("objects", "meshes", "materials", "collections", "node_groups", "images", "texts",
+          "actions", "curves", "lights", "cameras")  # fmt: skip
+
+
+def _parts(cache: Cache | _Whole) -> Iterable[Any]:
     data = bpy.data
     member = _membership(data)
+    seen = _in_view_layer()
+    whole = _Whole()
     for scene in _sorted(data.scenes):
         yield "scene", scene.name, _props(scene)
         yield "render", _props(scene.render)
@@ -79,9 +176,10 @@ def _parts(geometry: Geometry) -> Iterable[Any]:
         yield sorted(o.name for o in collection.objects)
         yield sorted(c.name for c in collection.children)
     for ob in _sorted(data.objects):
-        yield from _object(ob, member.get(ob.name_full, []))
+        kept = cache if ob.as_pointer() in seen else whole
+        yield from _object(ob, member.get(ob.name_full, []), kept)
     for mesh in _sorted(data.meshes):
-        yield from _mesh(mesh, geometry)
+        yield from _mesh(mesh, cache if mesh.as_pointer() in seen else whole)
     for kind in ("lights", "cameras", "curves", "metaballs", "lattices", "armatures"):
         for block in _sorted(getattr(data, kind, ())):
             yield (
@@ -104,6 +202,18 @@ def _parts(geometry: Geometry) -> Iterable[Any]:
         yield "library", library.name, library.filepath
 
 
+def _in_view_layer() -> set[int]:
+    """The addresses of the view layer's objects and their data: the blocks whose
+    updates the depsgraph reports, so the only ones whose parts are kept."""
+    seen: set[int] = set()
+    layer = getattr(bpy.context, "view_layer", None)
+    for ob in layer.objects if layer is not None else ():
+        seen.add(ob.as_pointer())
+        if ob.data is not None:
+            seen.add(ob.data.as_pointer())
+    return seen
+
+
 def _membership(data: Any) -> dict[str, list[str]]:
     """Each object's collections by name, the scenes' own among them, sorted: what
     ``users_collection`` answers, read in one pass (it walks every collection per object)."""
@@ -117,23 +227,33 @@ def _membership(data: Any) -> dict[str, list[str]]:
     return member
 
 
-def _object(ob: Any, collections: list[str]) -> Iterable[Any]:
-    yield "object", ob.name, ob.type, ob.data.name if ob.data else None
-    yield ob.parent.name if ob.parent else None, ob.parent_type, ob.parent_bone
+def _object(ob: Any, collections: list[str], cache: Cache | _Whole) -> Iterable[Any]:
+    anim = ob.animation_data
+    # Modifiers and constraints by name and type: renaming one tags no update.
+    stack = [(m.name, m.type) for m in ob.modifiers] + [(c.name, c.type) for c in ob.constraints]
+    yield (
+        "object", ob.name, ob.type, ob.data.name if ob.data else None,
+        ob.parent.name if ob.parent else None, ob.parent_type, ob.parent_bone,
+        ob.hide_viewport, ob.hide_render, _hidden(ob), ob.display_type, collections,
+        [(s.link, s.material.name if s.material else None) for s in ob.material_slots],
+        anim.action.name if anim and anim.action else None, ob.rotation_mode,
+        # Set from Python, a custom property tags no update: read every time.
+        _custom(ob), [_custom(mod) for mod in ob.modifiers],
+        # The rest is most of an object's time, and changes only with a transform or
+        # geometry update that names the object.
+        cache.digest(ob, ("object", ob.name_full, *stack), lambda: _object_settings(ob)),
+    )  # fmt: skip
+
+
+def _object_settings(ob: Any) -> Iterable[Any]:
     # The basis, not matrix_world: that one is stale until the depsgraph next evaluates.
-    yield _floats(v for row in ob.matrix_basis for v in row), ob.rotation_mode
+    yield _floats(v for row in ob.matrix_basis for v in row)
     yield _floats((*ob.delta_location, *ob.delta_rotation_euler, *ob.delta_scale))
     yield _floats(v for row in ob.matrix_parent_inverse for v in row)
-    yield ob.hide_viewport, ob.hide_render, _hidden(ob), ob.display_type
-    yield collections
-    yield [(s.link, s.material.name if s.material else None) for s in ob.material_slots]
     for mod in ob.modifiers:
-        yield "modifier", mod.name, mod.type, _props(mod), _custom(mod)
+        yield "modifier", mod.name, mod.type, _props(mod)
     for con in ob.constraints:
         yield "constraint", con.name, con.type, _props(con)
-    anim = ob.animation_data
-    yield anim.action.name if anim and anim.action else None
-    yield _custom(ob)
 
 
 def _hidden(ob: Any) -> bool | None:
@@ -143,25 +263,23 @@ def _hidden(ob: Any) -> bool | None:
         return None
 
 
-def _mesh(mesh: Any, geometry: Geometry) -> Iterable[Any]:
-    sizes = (len(mesh.vertices), len(mesh.edges), len(mesh.polygons), len(mesh.loops))
-    yield "mesh", mesh.name, *sizes[:3]
-    uid = getattr(mesh, "session_uid", None)
-    key = (uid, mesh.name_full, *sizes, len(mesh.uv_layers))
-    kept = geometry.get(key) if uid is not None else None
-    if kept is None:
-        kept = geometry[key] = (
-            _bulk(mesh.vertices, "co", "f", 3),
-            _bulk(mesh.edges, "vertices", "i", 2),
-            _bulk(mesh.polygons, "loop_total", "i", 1),
-            _bulk(mesh.polygons, "use_smooth", "b", 1),
-            _bulk(mesh.polygons, "material_index", "i", 1),
-            _bulk(mesh.loops, "vertex_index", "i", 1),
-            *(("uv", layer.name, _bulk(layer.data, "uv", "f", 2)) for layer in mesh.uv_layers),
-        )
-    yield from kept
-    yield sorted((a.name, a.domain, a.data_type) for a in mesh.attributes)
+def _mesh(mesh: Any, cache: Cache | _Whole) -> Iterable[Any]:
+    # Its sizes and materials change only with a geometry update, as its vertices do.
+    yield "mesh", mesh.name, cache.digest(mesh, ("mesh", mesh.name_full), lambda: _geometry(mesh))
+
+
+def _geometry(mesh: Any) -> Iterable[Any]:
+    yield len(mesh.vertices), len(mesh.edges), len(mesh.polygons), len(mesh.loops)
     yield [m.name if m else None for m in mesh.materials]
+    yield _bulk(mesh.vertices, "co", "f", 3)
+    yield _bulk(mesh.edges, "vertices", "i", 2)
+    yield _bulk(mesh.polygons, "loop_total", "i", 1)
+    yield _bulk(mesh.polygons, "use_smooth", "b", 1)
+    yield _bulk(mesh.polygons, "material_index", "i", 1)
+    yield _bulk(mesh.loops, "vertex_index", "i", 1)
+    for layer in mesh.uv_layers:
+        yield "uv", layer.name, _bulk(layer.data, "uv", "f", 2)
+    yield sorted((a.name, a.domain, a.data_type) for a in mesh.attributes)
 
 
 def _action(action: Any) -> Iterable[Any]:

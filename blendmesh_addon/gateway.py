@@ -19,6 +19,8 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any
 
+from . import chunks
+
 MAX_JSON_BYTES = 16 * 1024 * 1024  # a run answer lists at most 500 operations
 MAX_BLEND_BYTES = 1024 * 1024 * 1024  # a pulled revision
 MAX_LINE_BYTES = 1024 * 1024  # one line of a streamed run
@@ -26,6 +28,11 @@ SCENE_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 RUN_ID = SCENE_ID  # the gateway's pattern for both
 CHUNK = 1024 * 1024
 MIB = 1024 * 1024
+# A push by changed chunks: contracts/pushed_chunks.py's limits (the add-on imports
+# nothing of the mesh; a unit test holds the two equal).
+MAX_CHUNKS = 8192
+MAX_BATCH_BYTES = 16 * 1024 * 1024
+FRAME = 4
 
 
 class GatewayError(Exception):
@@ -62,6 +69,7 @@ class Gateway:
                 "preferences"
             )
         self.url, self._token, self.timeout = url, token.strip(), timeout
+        self.sent = 0  # bytes of request bodies sent since the last import began
 
     def token_hash(self) -> str:
         """Which token this is, without keeping it twice."""
@@ -74,11 +82,14 @@ class Gateway:
 
     def import_blend(self, scene_id: str, data: bytes) -> tuple[int, dict[str, Any]]:
         """The open file as the scene's next revision: 200 ran, 202 waits for approval.
+        Only the chunks the mesh lacks travel (``push_chunks``); ``sent`` says how many
+        bytes did.
 
         Asked first who the token is and how large a body the gateway takes: a gateway
         refuses a wrong token or a body too large before reading it and closes the
         connection mid-send, which would read as a gateway that cannot be reached."""
-        path = f"/api/scenes/{check_scene_id(scene_id)}/import"
+        check_scene_id(scene_id)
+        self.sent = 0
         limit = self.me().get("maxUploadBytes")
         if isinstance(limit, int) and len(data) > limit:
             raise GatewayError(
@@ -87,6 +98,64 @@ class Gateway:
                 "the mesh); nothing was sent",
                 413,
             )
+        cut = chunks.cut(data)
+        if len(cut.chunks) > MAX_CHUNKS:  # more than a manifest may name: sent whole
+            return self._import_whole(scene_id, data)
+        try:
+            lacking = self._missing(cut)
+        except GatewayError as exc:
+            if exc.status != 404:
+                raise
+            return self._import_whole(scene_id, data)  # a gateway without the chunk routes
+        return self.push_chunks(scene_id, data, cut, lacking)
+
+    def push_chunks(
+        self, scene_id: str, data: bytes, cut: chunks.Cut, lacking: set[str]
+    ) -> tuple[int, dict[str, Any]]:
+        """Send the chunks of ``cut`` the user's store lacks (``lacking``, as the gateway
+        said), then import the file they spell (docs/http-api.md, "A push by changed
+        chunks")."""
+        path = f"/api/scenes/{check_scene_id(scene_id)}/import/chunks"
+        manifest = {
+            "bytes": cut.size,
+            "sha256": cut.sha256,
+            "chunks": [{"sha256": c.sha256, "size": c.size} for c in cut.chunks],
+        }
+        self._send(data, cut, lacking)
+        try:
+            return self._post_json(path, manifest, long=True)
+        except GatewayError as exc:
+            if exc.status != 409:
+                raise
+        # A chunk found a moment ago expired since: the gateway said so; ask again, once.
+        self._send(data, cut, self._missing(cut))
+        return self._post_json(path, manifest, long=True)
+
+    def _missing(self, cut: chunks.Cut) -> set[str]:
+        names = [c.sha256 for c in cut.chunks]
+        return set(self._post_json("/api/uploads/chunks/missing", {"chunks": names})[1]["missing"])
+
+    def _send(self, data: bytes, cut: chunks.Cut, lacking: set[str]) -> None:
+        batch: list[bytes] = []
+        size = 0
+        for c in cut.chunks:
+            if c.sha256 not in lacking:
+                continue
+            lacking.discard(c.sha256)  # a chunk the file holds twice travels once
+            if size + c.size + FRAME > MAX_BATCH_BYTES:
+                self._send_batch(batch)
+                batch, size = [], 0
+            batch.append(data[c.offset : c.offset + c.size])
+            size += c.size + FRAME
+        if batch:
+            self._send_batch(batch)
+
+    def _send_batch(self, batch: list[bytes]) -> None:
+        body = b"".join(len(c).to_bytes(FRAME, "big") + c for c in batch)
+        self._call("POST", "/api/uploads/chunks", body, "application/octet-stream", True)
+
+    def _import_whole(self, scene_id: str, data: bytes) -> tuple[int, dict[str, Any]]:
+        path = f"/api/scenes/{check_scene_id(scene_id)}/import"
         return self._call("POST", path, data, "application/octet-stream", long=True)
 
     def run(
@@ -172,6 +241,11 @@ class Gateway:
     def _json(self, method: str, path: str) -> dict[str, Any]:
         return self._call(method, path, None, None, False)[1]
 
+    def _post_json(
+        self, path: str, body: dict[str, Any], long: bool = False
+    ) -> tuple[int, dict[str, Any]]:
+        return self._call("POST", path, json.dumps(body).encode(), "application/json", long)
+
     def _call(
         self, method: str, path: str, body: bytes | None, kind: str | None, long: bool
     ) -> tuple[int, dict[str, Any]]:
@@ -182,6 +256,7 @@ class Gateway:
         self, method: str, path: str, body: bytes | None, kind: str | None, long: bool
     ) -> Any:
         request = urllib.request.Request(self.url + path, data=body, method=method)
+        self.sent += len(body or b"")
         request.add_header("Authorization", f"Bearer {self._token}")
         request.add_header("Accept", "application/json")
         if kind:

@@ -72,8 +72,7 @@ def applied(
             "are back in Object Mode."
         )
         return
-    geometry: content.Geometry = {}  # hashed once for the fingerprints of this tick
-    if session.local_changes(scene, content.fingerprint(geometry)):
+    if session.local_changes(scene, content.fingerprint()):
         session.notice = (
             f"Revision {runs[-1][0]} is on the mesh, but you changed the scene since "
             f"revision {synced.revision}: push your changes, or pull (yours is kept aside)."
@@ -95,8 +94,7 @@ def applied(
                 "session is as it was. Pull brings it in."
             )
             return
-        content.forget(geometry, _named(ran))
-        session.synced, at = Synced(scene, revision, content.fingerprint(geometry)), revision
+        session.synced, at = Synced(scene, revision, content.fingerprint()), revision
         session.newer = [r for r in session.newer if int(r.get("revision", 0)) > revision]
         said.append(f"revision {revision} ({undo_label(ran)[11:]})")
     session.notice = f"In your session: {', '.join(said)}. Ctrl-Z undoes it."
@@ -111,16 +109,6 @@ def applied(
                 f"{summary.get('revision')} on the mesh: {'; '.join(wrong)}. Pull brings "
                 "the mesh's version; Push makes yours the next revision."
             )
-
-
-def _named(ran: dict[str, Any]) -> list[str]:
-    """Every name a run's arguments give: the meshes a replay of it may have changed."""
-    return [
-        value
-        for op in ran.get("operations") or []
-        for value in (op.get("args") or {}).values()
-        if isinstance(value, str)
-    ]
 
 
 def _offer_pull(session: Session, revision: int, why: str) -> None:

@@ -49,6 +49,7 @@ class Session:
     synced: Synced | None = None
     pushed_digest: str = ""  # the content a push sent, synced once its import ran
     push_run_id: str = ""  # the import run of the last push
+    pushed_bytes: int = 0  # what the last push sent: only the chunks the mesh lacked
     changed_locally: bool = False  # a pull found local changes: push first, or keep
     user: str = ""  # who the token is, as the gateway said
     user_at: tuple[str, str] = ("", "")  # the gateway and token that said it

@@ -226,7 +226,7 @@ def tool_entry() -> dict[str, Any]:
     return {
         "name": ASSET_TOOL,
         "description": "Add the objects of an uploaded asset file (glTF/GLB, FBX, OBJ, "
-        "USD as .usda, STL; staged by `blendmesh scenes import-asset`, POST "
+        "USD as .usda, STL; staged by `blendmesh import-asset`, POST "
         "/api/scenes/{id}/assets or the MCP `import_asset` tool) to a collection of the "
         "scene, made when missing. Files that refer to other files are refused.",
         "inputSchema": {

@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from contracts import event_kinds
 from contracts.audit import AuditRecorded
 from contracts.door import DoorReply, FileRef, FileUpload, ListQuery, RunRef
 from contracts.events import (
@@ -29,31 +30,9 @@ from contracts.events import (
 VERSION = "1.0.0"
 EVENT_TYPES: tuple[type[msgspec.Struct], ...] = (*typing.get_args(AnyEvent), AuditRecorded)
 
-# Which NATS roles may publish each run event (the server enforces it:
-# services/runtime/access.py; a test keeps the two tables equal). The door publishes the
-# requests and resolutions of users' own logins, as those users (docs/adr/0015).
-RUN_PUBLISHERS: dict[str, tuple[str, ...]] = {
-    "requested": ("client", "door"),
-    "approval_resolved": ("client", "door"),
-    "cancel_requested": ("client", "door"),
-    "planning": ("planner",),
-    "replied": ("planner",),
-    "planned": ("planner",),
-    "plan_rejected": ("planner",),
-    "completed": ("planner",),
-    "failed": ("planner",),
-    "policy_decided": ("policy",),
-    "approval_requested": ("policy",),
-    "approved": ("policy",),
-    "denied": ("policy",),
-    "op_started": ("executor",),
-    "op_succeeded": ("executor",),
-    "op_failed": ("executor",),
-    "op_rolled_back": ("executor",),
-    "op_skipped": ("executor",),
-    "executed": ("executor",),
-    "gates_evaluated": ("guardians",),
-}
+# Which NATS roles may publish each run event, and what a door sends: both from the one
+# table of run event kinds, which the server's permissions read too.
+RUN_PUBLISHERS: dict[str, tuple[str, ...]] = event_kinds.publishers()
 # What a user's own login asks the bus door (contracts/door.py): verb -> request body.
 DOOR_VERBS: dict[str, type[msgspec.Struct]] = {
     "run.submit": RunRequested,
@@ -66,7 +45,7 @@ DOOR_VERBS: dict[str, type[msgspec.Struct]] = {
     "files.stage": FileUpload,
     "files.get": FileRef,
 }
-CLIENT_SENDS = ("requested", "approval_resolved", "cancel_requested")
+CLIENT_SENDS = event_kinds.asked()
 
 _PARAMETERS = {
     "prefix": "BLENDMESH_PREFIX of the mesh (default `blendmesh`).",

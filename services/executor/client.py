@@ -20,6 +20,7 @@ from services.executor.adapters.catalog import KvCatalog, KvNodeCatalog
 from services.executor.adapters.collector import Collected, Collector, retention_of
 from services.executor.adapters.exports import SceneExports as ExportedScenes
 from services.executor.adapters.previews import ObjectStorePreviews
+from services.executor.adapters.pushed_chunks import PushedChunks
 from services.executor.adapters.scene_store import JetStreamSceneStore
 from services.executor.adapters.scene_summaries import KvSceneSummaries
 from services.executor.adapters.tags import KvSceneTags
@@ -44,6 +45,7 @@ __all__ = [
     "KvSceneTags",
     "NodeCatalogSource",
     "ObjectStoreUploads",
+    "PushedChunks",
     "RevisionDamaged",
     "SceneFiles",
     "SceneSummaries",

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from contracts import subjects
+from contracts import event_kinds, subjects
 from contracts.errors import BlendmeshError
 
 ADMIN = "admin"  # creates the streams (log, buckets, stores) before the services start
@@ -49,22 +49,10 @@ ROLES = (ADMIN, CLIENT, DOOR, GATEWAY, *SERVICE_ROLES)
 SERVICES_API = "$SRV.>"  # the NATS services API (nats.micro): PING, INFO, STATS
 INBOX_USERS = "_INBOX.u"  # users' inboxes: ``_INBOX.u.<user token>``; "u" is no role
 
-# Run events each role may append (the subject's last token).
+# The run events each role may append (the subject's last token), from the one table of
+# run event kinds (contracts/event_kinds.py).
 _RUN_EVENTS: dict[str, tuple[str, ...]] = {
-    CLIENT: ("requested", "approval_resolved", "cancel_requested"),
-    DOOR: ("requested", "approval_resolved", "cancel_requested"),  # for the user who asked
-    "planner": ("planning", "replied", "planned", "plan_rejected", "completed", "failed"),
-    "policy": ("policy_decided", "approval_requested", "approved", "denied"),
-    "executor": (
-        "op_started",
-        "op_succeeded",
-        "op_failed",
-        "op_rolled_back",
-        "op_skipped",
-        "executed",
-    ),
-    "guardians": ("gates_evaluated",),
-    "audit": (),
+    role: event_kinds.published_by(role) for role in (CLIENT, DOOR, *SERVICE_ROLES)
 }
 _KV_BUCKETS: dict[str, tuple[str, ...]] = {
     "policy": ("allowlist",),

@@ -4,7 +4,7 @@ Three (or five) nats-server processes, each with its own store, find each other 
 ``routes`` and elect leaders by Raft; with ``BLENDMESH_REPLICAS=3`` every stream keeps a
 copy on three of them and outlives the loss of any one. ``nats_setup.render_config`` adds
 this block to the config every blendmesh server gets (``sync_interval: always``, the role
-users); README shows a rendered node.
+users); docs/running.md shows a rendered node.
 """
 
 from __future__ import annotations

@@ -360,7 +360,7 @@ def _node(args: argparse.Namespace, settings: Settings) -> ClusterNode | None:
 
 def main() -> None:
     """``python -m services.runtime.embedded``: the Procfile's nats process, or one server
-    of a cluster (``--name``, ``--routes``; README: several machines)."""
+    of a cluster (``--name``, ``--routes``; docs/running.md: several machines)."""
     settings = Settings.from_env()
     parser = argparse.ArgumentParser(description="nats-server with blendmesh's JetStream config")
     parser.add_argument("--store", type=Path, default=settings.nats_store)

@@ -268,6 +268,11 @@ def _meta_subject(bucket: str, name: str) -> str:
     return f"$O.{bucket}.M.{base64.urlsafe_b64encode(name.encode()).decode()}"
 
 
+async def meta(js: JetStreamContext, bucket: str, name: str) -> api.ObjectInfo | None:
+    """The meta of object ``name`` (its size, digest and time); None when there is none."""
+    return await _meta(js, bucket, name)
+
+
 async def _meta(js: JetStreamContext, bucket: str, name: str) -> api.ObjectInfo | None:
     """The meta of object ``name``; None when there is none, or it is deleted, or there
     is no such store (nothing answers a direct get on a stream that does not exist)."""

@@ -1,4 +1,5 @@
-"""README's MCP configuration blocks, started exactly as a host would start them."""
+"""The MCP configuration blocks of README and docs/mcp.md, started exactly as a host would
+start them."""
 
 from __future__ import annotations
 
@@ -17,12 +18,9 @@ ROOT = Path(__file__).resolve().parents[2]
 PLACEHOLDER = "/path/to/blendmesh"
 
 
-def readme_blocks() -> list[tuple[str, dict[str, Any]]]:
-    """(host, its blendmesh server entry) for each JSON block of README's MCP section."""
-    text = (ROOT / "README.md").read_text()
-    section = text.split("\n## MCP\n", 1)[1].split("\n## ", 1)[0]
+def _blocks(text: str) -> list[tuple[str, dict[str, Any]]]:
     found = []
-    for host, block in re.findall(r"\n([^\n]+):\n\n```json\n(.*?)\n```", section, re.S):
+    for host, block in re.findall(r"\n([^\n]+):\n\n```json\n(.*?)\n```", text, re.S):
         servers = json.loads(block)
         # VS Code names the map `servers`; the other hosts `mcpServers`.
         found.append(
@@ -31,9 +29,20 @@ def readme_blocks() -> list[tuple[str, dict[str, Any]]]:
     return found
 
 
+def readme_blocks() -> list[tuple[str, dict[str, Any]]]:
+    """(host, its blendmesh server entry) for each JSON block of docs/mcp.md."""
+    return _blocks((ROOT / "docs" / "mcp.md").read_text())
+
+
 def test_readme_when_read_has_a_block_for_each_host() -> None:
     hosts = [host for host, _ in readme_blocks()]
     assert hosts == ["Claude Desktop", "Claude Code", "Cursor", "VS Code", "Gemini CLI"]
+
+
+def test_readme_quickstart_when_read_shows_a_block_of_the_mcp_page() -> None:
+    text = (ROOT / "README.md").read_text()
+    section = text.split("\n## From an MCP host\n", 1)[1].split("\n## ", 1)[0]
+    assert _blocks(section) and all(block in readme_blocks() for block in _blocks(section))
 
 
 @pytest.mark.parametrize(("host", "entry"), readme_blocks())

@@ -1,6 +1,8 @@
 """The add-on tells an unchanged session from a changed one by its content, on each
 Blender it supports: Debian's 3.4 (where two saves of one session differ in their bytes,
-so a file digest never matched and a pull always refused) and the bpy 5.0 the mesh runs."""
+so a file digest never matched and a pull always refused) and the bpy 5.0 the mesh runs;
+the parts it keeps between fingerprints never hide a change a depsgraph update, undo,
+redo or a load announces."""
 
 from __future__ import annotations
 
@@ -46,3 +48,14 @@ def test_fingerprint_when_session_saved_reopened_or_selected_is_unchanged_and_ed
     assert set(result["changed"]) == {
         "moved", "light", "material", "modifier", "vertex", "hidden", "renamed", "keyframe"
     }  # fmt: skip
+    # The parts kept between fingerprints are forgotten when they must be: after each step
+    # above and each of these, the kept fingerprint is the one hashed in full.
+    assert result["forgets"] == {
+        "edit mode": True, "modifier applied": True, "script with update()": True,
+        "undo": True, "redo": True,
+    }  # fmt: skip
+    assert all(result["agreed"].values()), result["agreed"]
+    assert result["reused"] == {
+        "nothing changed": True, "an object moved": True, "its mesh edited": True
+    }  # fmt: skip
+    assert len(result["agreed"]) >= 20

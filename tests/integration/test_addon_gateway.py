@@ -10,6 +10,8 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
+from blendmesh_addon import chunks
+from blendmesh_addon.chunks import cut
 from blendmesh_addon.gateway import Gateway, GatewayError
 from contracts.python_steps import code_sha256
 from services.doors.cli.mesh import Mesh
@@ -18,6 +20,7 @@ from services.doors.gateway.auth import Tokens
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 from tests.support.trusted_runs import CODE, audit_mesh_fixtures, resolutions, waiting_run
+from tests.unit.contracts.test_pushed_chunks import blend, scene
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 
@@ -129,3 +132,25 @@ async def test_push_when_file_is_over_the_gateways_limit_says_so_before_sending(
         await asyncio.to_thread(Gateway(small_url, "tok-ana").import_blend, "big", BIG)
     assert caught.value.status == 413 and "BLENDMESH_MAX_UPLOAD_BYTES" in str(caught.value)
     assert "9.0 MiB" in str(caught.value)
+
+
+async def test_push_when_one_block_changed_sends_only_its_chunk(url: str) -> None:
+    blocks = scene(5, 4000)
+    first = blend(blocks)
+    gw = Gateway(url, "tok-ana")
+    with pytest.raises(GatewayError, match=r"HTTP 504"):  # no policy runs here
+        await asyncio.to_thread(gw.import_blend, "chunked", first)
+    assert len(first) < gw.sent < len(first) * 1.01  # every chunk, framed, and the manifest
+    assert await asyncio.to_thread(gw._missing, cut(first)) == set()
+    blocks[2000] = bytes(len(blocks[2000]))
+    second = blend(blocks)
+    with pytest.raises(GatewayError, match=r"HTTP 504"):
+        await asyncio.to_thread(gw.import_blend, "chunked", second)
+    had = {c.sha256 for c in cut(first).chunks}
+    moved = sum(c.size for c in cut(second).chunks if c.sha256 not in had)
+    asked = 200 * len(cut(second).chunks)  # the question and the manifest, per chunk
+    assert 0 < moved <= chunks.MAXIMUM
+    assert moved < gw.sent < moved + asked
+    assert await asyncio.to_thread(Gateway(url, "tok-ben")._missing, cut(second)) == {
+        c.sha256 for c in cut(second).chunks
+    }  # another user has none of them

@@ -110,6 +110,7 @@ def state(addon: Any) -> dict[str, Any]:
         "filepath": bpy.data.filepath,
         "scene": bpy.context.scene.blendmesh_scene,
         "longestTickMs": round(LONGEST["tick"] * 1000, 1),
+        "pushedBytes": session.pushed_bytes,
     }
 
 

@@ -5,7 +5,10 @@
 small scene with what artists change (a mesh with a material and a modifier, a light, a
 camera, a keyframe), saves it twice and opens it again, changes what is not content, then
 makes one change of each kind and undoes none of them; writes JSON of which fingerprints
-equalled the first one.
+equalled the first one. Every fingerprint is taken with the kept parts (``content.CACHE``,
+watched as the add-on watches it) and again in full, and each pair must agree; then the
+changes that must make the cache forget a mesh (an edit in Edit Mode, a modifier applied,
+undo, a script's geometry change with ``update()``) are made and checked the same way.
 """
 
 from __future__ import annotations
@@ -72,29 +75,99 @@ def edits() -> dict[str, tuple[Callable[[], Any], Callable[[], Any]]]:
     }
 
 
+AGREED: dict[str, bool] = {}  # each step: the kept parts' fingerprint is the full one
+
+
+def taken(step: str) -> str:
+    kept, full = content.fingerprint(), content.fingerprint(full=True)
+    AGREED[step] = kept == full
+    return str(kept)
+
+
+def forgets() -> dict[str, bool]:
+    """Each change that must make the cache forget a mesh's geometry changes the
+    fingerprint (and ``taken`` checks the kept one agrees with the full one)."""
+    found, ape = {}, monkey()
+    layer = bpy.context.view_layer
+    layer.objects.active = ape
+    before = taken("before edit mode")
+    bpy.ops.object.mode_set(mode="EDIT")
+    bpy.ops.mesh.select_all(action="SELECT")
+    bpy.ops.transform.translate(value=(0.0, 0.0, 0.5))
+    bpy.ops.object.mode_set(mode="OBJECT")
+    found["edit mode"] = taken("edit mode") != before
+    before = taken("before apply")
+    bpy.ops.object.modifier_apply(modifier="Bevel")
+    found["modifier applied"] = taken("modifier applied") != before
+    before = taken("before script")
+    mesh = ape.data
+    co = [0.0] * (len(mesh.vertices) * 3)
+    mesh.vertices.foreach_get("co", co)
+    mesh.vertices.foreach_set("co", [v * 1.5 for v in co])
+    mesh.update()
+    found["script with update()"] = taken("script with update()") != before
+    bpy.ops.ed.undo_push(message="before the move")
+    before = taken("before undo")
+    mesh.vertices[0].co.x += 2.0
+    bpy.ops.ed.undo_push(message="the move")
+    moved = taken("moved, to undo")
+    bpy.ops.ed.undo()
+    after = taken("undone")
+    found["undo"] = moved != before and after == before
+    bpy.ops.ed.redo()
+    found["redo"] = taken("redone") == moved
+    return found
+
+
+def reused() -> dict[str, bool]:
+    """What the cache is for: a fingerprint with nothing changed, or after an object was
+    only moved, hashes no mesh's geometry again."""
+    hashed = []
+    geometry = content._geometry
+    content._geometry = lambda mesh: hashed.append(mesh.name) or geometry(mesh)
+    try:
+        content.fingerprint()
+        hashed.clear()
+        content.fingerprint()
+        found = {"nothing changed": hashed == []}
+        monkey().location.y += 1.0
+        content.fingerprint()
+        found["an object moved"] = hashed == []
+        monkey().data.vertices[1].co.y += 1.0
+        content.fingerprint()
+        found["its mesh edited"] = hashed == [monkey().data.name]
+    finally:
+        content._geometry = geometry
+    return found
+
+
 def main() -> None:
+    content.watch()  # as the add-on's register does
     build()
-    first = content.fingerprint()
+    first = taken("built")
     bpy.ops.wm.save_as_mainfile(filepath=os.path.join(folder, "a.blend"))
     bpy.ops.wm.save_as_mainfile(filepath=os.path.join(folder, "b.blend"), copy=True)
-    unchanged = {"saved twice": content.fingerprint()}
+    unchanged = {"saved twice": taken("saved twice")}
     bpy.ops.wm.open_mainfile(filepath=os.path.join(folder, "b.blend"))
-    unchanged["opened again"] = content.fingerprint()
+    unchanged["opened again"] = taken("opened again")
     for ob in bpy.data.objects:
         ob.select_set(not ob.select_get())
     bpy.context.view_layer.objects.active = bpy.data.objects["Key"]
     bpy.context.scene.frame_current = 7
-    unchanged["selected, active, frame"] = content.fingerprint()
+    unchanged["selected, active, frame"] = taken("selected, active, frame")
     changed = {}
     for name, (apply, revert) in edits().items():
         apply()
-        changed[name] = content.fingerprint()
+        changed[name] = taken(name)
         revert()
-    unchanged["each edit reverted"] = content.fingerprint()
+    unchanged["each edit reverted"] = taken("each edit reverted")
     result = {
         "version": list(bpy.app.version),
         "unchanged": {k: v == first for k, v in unchanged.items()},
         "changed": {k: v != first for k, v in changed.items()},
+        "reused": reused(),
+        "forgets": forgets(),
+        "agreed": AGREED,
     }
     with open(args[1], "w", encoding="utf-8") as out:
         json.dump(result, out)

@@ -17,9 +17,11 @@ import importlib
 import json
 import logging
 import os
+import socket
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
+from urllib.parse import urlparse
 
 from contracts.errors import BlendmeshError
 from services.runtime import heap
@@ -95,13 +97,7 @@ class Mesh:
             self.limits = await asyncio.to_thread(
                 store_limits, self.settings.nats_store, self.settings.env
             )
-            self._server = EmbeddedNats.secured(
-                self.settings.nats_store,
-                self.settings.credentials_path,
-                self.settings.prefix,
-                limits=self.limits,
-            )
-            self.url = await self._server.start()
+            self.url = await self._start_server(EmbeddedNats)
             self._write_info()
             # The admin user creates every stream; the services' users may not.
             await prepare_streams(
@@ -157,6 +153,35 @@ class Mesh:
                 raise ServiceFailed(name, exc, starting=True) from exc
             raise
         self._running.append((service, bus))
+
+    async def _start_server(self, server_type: type[EmbeddedNats]) -> str:
+        """Start the embedded nats-server on the port this home's mesh had last time, when
+        that port is free, so the login files handed out (``blendmesh users add``) and a
+        ``NATS_URL`` someone exported keep working across restarts; on any other port
+        otherwise (a port taken in between: the server then cannot listen, and starts
+        again on a free one)."""
+        from services.runtime.nats_setup import EmbeddedServerError
+
+        last = await asyncio.to_thread(last_port, self.settings.home)
+        for port in ([last] if last else []) + [-1]:
+            self._server = server_type.secured(
+                self.settings.nats_store,
+                self.settings.credentials_path,
+                self.settings.prefix,
+                port=port,
+                limits=self.limits,
+            )
+            try:
+                url = await self._server.start()
+            except EmbeddedServerError:
+                await self._server.stop()  # its files; the process has exited
+                if port == -1:
+                    raise
+                log.info("port %s of the last start is taken; taking a free one", port)
+                continue
+            await asyncio.to_thread(remember_port, self.settings.home, url)
+            return url
+        raise AssertionError("unreachable: the last try takes any free port")
 
     async def wait(self) -> str:
         """Wait until the mesh can no longer work, and say why: its nats-server exited, or a
@@ -250,6 +275,31 @@ async def _all_or_none(starts: Sequence[Coroutine[Any, Any, None]]) -> None:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
+
+
+PORT_FILE = "nats-port"  # the embedded server's port, kept across starts of one home
+
+
+def last_port(home: Path) -> int | None:
+    """The port the mesh on ``home`` listened on last time, if it is free now."""
+    try:
+        port = int((home / PORT_FILE).read_text().strip())
+    except (OSError, ValueError):
+        return None
+    if not 1024 <= port <= 65535:
+        return None
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return None
+    return port
+
+
+def remember_port(home: Path, url: str) -> None:
+    port = urlparse(url).port
+    if port:
+        (home / PORT_FILE).write_text(f"{port}\n")
 
 
 def _read_info(home: Path) -> dict[str, str]:

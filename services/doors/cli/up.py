@@ -75,8 +75,11 @@ async def cmd_up(settings: Settings, err: Console, port: int) -> int:
                 err.print(f"NATS users: {settings.credentials_path}", markup=False, highlight=False)
             if mesh.limits is not None:
                 err.print(mesh.limits.report(), markup=False, highlight=False)
-            if not len(app.state.tokens):
-                err.print("no BLENDMESH_API_TOKENS are set: every /api request answers 401")
+            if not len(app.state.auth):
+                err.print(
+                    "neither BLENDMESH_API_TOKENS nor BLENDMESH_OAUTH_ISSUER is set: "
+                    "every /api request answers 401"
+                )
             died = await _until(stop, server, mesh, bus)
             if died is not None:
                 # Without its server, or one of its services, the mesh cannot do its work.

@@ -32,6 +32,8 @@ from services.doors.gateway import (
     health,
     me,
     metrics,
+    protected_resource,
+    pushed_chunks,
     reads,
     scene_looks,
     scene_runs,
@@ -39,11 +41,14 @@ from services.doors.gateway import (
     scenes,
     uploads,
 )
-from services.doors.gateway.auth import Tokens
+from services.doors.gateway.auth import Authenticator, Tokens
 from services.doors.gateway.context import Gateway
 from services.doors.gateway.fair_share import FairShare
 from services.doors.gateway.limits import BodyLimit
 from services.doors.gateway.mcp import McpEndpoint
+from services.doors.gateway.oauth.keys import FetchJson
+from services.doors.gateway.oauth.settings import oauth_settings
+from services.doors.gateway.oauth.verifier import OAuthVerifier
 from services.doors.gateway.protocol import HEADER_SECONDS, HeadTimedH11
 from services.doors.gateway.query import known_query
 from services.runtime.host import Bus, never
@@ -64,8 +69,11 @@ def create_app(
     *,
     run_timeout: float = 600.0,
     static: Path = STATIC,
+    fetch: FetchJson | None = None,
 ) -> FastAPI:
-    """The gateway over ``bus``; tokens default to BLENDMESH_API_TOKENS(_FILE)."""
+    """The gateway over ``bus``; tokens default to BLENDMESH_API_TOKENS(_FILE), and
+    access tokens of BLENDMESH_OAUTH_ISSUER count too when it is set in ``settings.env``
+    (their keys fetched over HTTP, or by ``fetch``)."""
     app = FastAPI(
         title="blendmesh",
         version="0.1.0",
@@ -75,6 +83,9 @@ def create_app(
         responses=errors.responses(429),
     )
     app.state.tokens = tokens if tokens is not None else Tokens.from_env(os.environ)
+    rules = oauth_settings(settings.env)
+    verifier = OAuthVerifier(rules, fetch) if rules is not None else None
+    app.state.auth = Authenticator(app.state.tokens, verifier)
     app.state.gateway = Gateway(
         settings=settings,
         bus=bus,
@@ -87,7 +98,7 @@ def create_app(
     # the limit too. The import routes alone take a larger body, streamed (scene_runs,
     # scene_looks).
     fairness = Fairness(Limits.from_env(settings.env), time.monotonic)
-    app.add_middleware(FairShare, tokens=lambda: app.state.tokens, fairness=fairness)
+    app.add_middleware(FairShare, auth=lambda: app.state.auth, fairness=fairness)
     app.add_middleware(
         BodyLimit,
         max_bytes=settings.max_body_bytes,
@@ -95,18 +106,20 @@ def create_app(
             scene_runs.upload_limit(settings),
             scene_looks.asset_limit(settings),
             uploads.upload_limit(settings),
+            pushed_chunks.batch_limit(),
         ],
     )
     routers = (
         *(agent, approvals, cancels, me, reads, scenes, scene_runs, scene_looks, scene_tags),
-        uploads,
-        *(health, metrics),
+        *(uploads, pushed_chunks),
+        *(health, metrics, protected_resource),
     )
     for module in routers:
-        app.include_router(module.router)  # /metrics, like /readyz, takes no API token
+        # /metrics, like /readyz and the OAuth metadata, takes no API token
+        app.include_router(module.router)
     app.state.readiness = health.ReadinessProbe(bus)  # /readyz, without a token
     # The MCP front door, as the token's user (services/doors/mcp).
-    app.state.mcp = McpEndpoint(settings, bus, app.state.tokens, run_timeout)
+    app.state.mcp = McpEndpoint(settings, bus, app.state.auth, run_timeout)
     app.add_route("/mcp", app.state.mcp, include_in_schema=False)
     if static.is_dir():  # the web console, when it is there
         app.mount("/static", StaticFiles(directory=static), name="static")
@@ -210,6 +223,9 @@ class GatewayServer:
         with contextlib.suppress(Exception, asyncio.CancelledError):
             await self._task
         self._task = None
+        auth: Authenticator | None = getattr(self.app.state, "auth", None)
+        if auth is not None:  # the HTTP client that fetches the issuer's keys
+            await auth.close()
 
 
 class ServedGateway:
@@ -245,6 +261,9 @@ async def start(settings: Settings, bus: Bus) -> ServedGateway:
     server = GatewayServer(app, port=int(raw))
     url = await server.start()
     log.warning("gateway: serving %s", url)
-    if not len(app.state.tokens):
-        log.warning("gateway: no BLENDMESH_API_TOKENS are set: every /api request answers 401")
+    if not len(app.state.auth):
+        log.warning(
+            "gateway: neither BLENDMESH_API_TOKENS nor BLENDMESH_OAUTH_ISSUER is set: "
+            "every /api request answers 401"
+        )
     return ServedGateway(server)

@@ -3,7 +3,8 @@
     ApiError
     ├── ValidationError      422 (BadRequest 400: a body that is not JSON at all;
     │                             TooLarge 413: a body or a plan over a size limit)
-    ├── AuthError            401, with WWW-Authenticate
+    ├── AuthError            401, with WWW-Authenticate (InvalidToken: a token was sent
+    │                             and refused; InsufficientScope 403: it lacks a scope)
     ├── NotFound             404: unknown, or someone else's (the two look the same)
     ├── PolicyError          403
     ├── Conflict             409
@@ -60,6 +61,19 @@ class AuthError(ApiError):
     """No bearer token, or one that maps to no user."""
 
 
+class InvalidToken(AuthError):
+    """A bearer token was sent and refused (RFC 6750 ``error="invalid_token"``)."""
+
+
+class InsufficientScope(AuthError):
+    """The token is good but lacks a scope blendmesh requires (RFC 6750, 403)."""
+
+
+class OperatorAuthError(AuthError):
+    """``/metrics`` without BLENDMESH_METRICS_TOKEN: no OAuth token grants it, so its
+    challenge names no protected-resource metadata."""
+
+
 class NotFound(ApiError):
     """Unknown, or owned by another user: a caller cannot tell which."""
 
@@ -101,6 +115,7 @@ STATUS: dict[type[ApiError], int] = {
     BadRequest: 400,
     TooLarge: 413,
     ValidationError: 422,
+    InsufficientScope: 403,
     AuthError: 401,
     NotFound: 404,
     PolicyError: 403,
@@ -163,6 +178,9 @@ def type_name(kind: type[ApiError]) -> str:
         BadRequest: "ValidationError",
         TooLarge: "ValidationError",
         ModelUnavailable: "ModelError",
+        InvalidToken: "AuthError",
+        InsufficientScope: "AuthError",
+        OperatorAuthError: "AuthError",
     }
     return names.get(kind, kind.__name__)
 
@@ -181,7 +199,7 @@ class ErrorBody(BaseModel):
 _DESCRIPTIONS = {
     400: "The body is not JSON (ValidationError)",
     401: "No or unknown bearer token (AuthError)",
-    403: "Blocked by policy (PolicyError)",
+    403: "Blocked by policy (PolicyError), or the token lacks a scope (AuthError)",
     404: "Unknown, or another user's (NotFound)",
     409: "Conflicts with the current state (Conflict)",
     413: "The body or its plan is over a size limit (ValidationError)",
@@ -208,9 +226,21 @@ def responses(*codes: int, by_ref: bool = False) -> dict[int | str, dict[str, An
     return {code: {"model": ErrorBody, "description": _DESCRIPTIONS[code]} for code in codes}
 
 
-def error_response(kind: type[ApiError], status: int, message: str) -> JSONResponse:
+def challenge_error(kind: type[ApiError]) -> str | None:
+    """The RFC 6750 ``error`` of an AuthError's challenge: none when no token was sent."""
+    if issubclass(kind, InsufficientScope):
+        return "insufficient_scope"
+    return "invalid_token" if issubclass(kind, InvalidToken) else None
+
+
+def error_response(
+    kind: type[ApiError], status: int, message: str, challenge: str | None = None
+) -> JSONResponse:
+    """The error body; an AuthError's answer carries ``challenge`` as WWW-Authenticate."""
     body = ErrorBody(error=ErrorDetail(type=type_name(kind), message=message))
-    headers = {"WWW-Authenticate": 'Bearer realm="blendmesh"'} if status == 401 else None
+    if challenge is None and issubclass(kind, AuthError):
+        challenge = 'Bearer realm="blendmesh"'
+    headers = {"WWW-Authenticate": challenge} if challenge is not None else None
     return JSONResponse(body.model_dump(), status_code=status, headers=headers)
 
 
@@ -237,7 +267,13 @@ def install(app: FastAPI) -> None:
         status = status_of(exc)
         if status >= 500:
             log.warning("%s %s: %s", request.method, request.url.path, type(exc).__name__)
-        return error_response(type(exc), status, str(exc))
+        auth = getattr(request.app.state, "auth", None)
+        challenge = None
+        operator = isinstance(exc, OperatorAuthError)
+        if isinstance(exc, AuthError) and auth is not None and not operator:
+            # names the protected-resource metadata, when OAuth is on
+            challenge = auth.challenge(type(exc))
+        return error_response(type(exc), status, str(exc), challenge)
 
     async def on_validation(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)

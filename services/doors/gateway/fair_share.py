@@ -16,7 +16,7 @@ from collections.abc import Callable
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from services.doors.core.fairness import Fairness
-from services.doors.gateway.auth import Tokens
+from services.doors.gateway.auth import Authenticator
 from services.doors.gateway.errors import TooMany, error_response
 
 
@@ -33,9 +33,9 @@ def _size(scope: Scope) -> int:
 
 
 class FairShare:
-    def __init__(self, app: ASGIApp, tokens: Callable[[], Tokens], fairness: Fairness) -> None:
+    def __init__(self, app: ASGIApp, auth: Callable[[], Authenticator], fairness: Fairness) -> None:
         self.app = app
-        self.tokens = tokens
+        self.auth = auth
         self.fairness = fairness
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -43,7 +43,9 @@ class FairShare:
             await self.app(scope, receive, send)
             return
         scheme, _, token = (_header(scope, b"authorization") or "").partition(" ")
-        user = self.tokens().user(token.strip()) if scheme.lower() == "bearer" else None
+        # An access token is verified here and again by the route: a signature check is
+        # far cheaper than a request, and its keys are cached (oauth/keys.py).
+        user = await self.auth().known(token.strip()) if scheme.lower() == "bearer" else None
         if user is None:
             await self.app(scope, receive, send)
             return

@@ -1,5 +1,8 @@
 """``/mcp``: the MCP front door over streamable HTTP, behind the same bearer tokens as /api.
 
+A request without a token, or with one refused, is 401 with the challenge that names the
+protected-resource metadata when OAuth is on (the MCP authorization spec's discovery).
+
 The token's user is the MCP user: this wrapper authenticates every request, puts the user
 in the ASGI scope for the server's tools, and binds each MCP session to that user so
 another token cannot use it. The SDK's session manager needs a running task group; it
@@ -32,8 +35,14 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from contracts.session import MCP_HTTP
-from services.doors.gateway.auth import Tokens
-from services.doors.gateway.errors import AuthError, BadRequest, error_response
+from services.doors.gateway.auth import Authenticator
+from services.doors.gateway.errors import (
+    ApiError,
+    AuthError,
+    BadRequest,
+    error_response,
+    status_of,
+)
 from services.doors.mcp.envelope import http_status
 from services.doors.mcp.modern import Modern
 from services.doors.mcp.server import USER_KEY, authenticated_user, build_server, door_for
@@ -114,8 +123,10 @@ class McpEndpoint:
     """An ASGI app: 421/403 for a foreign Host/Origin, 401 without a valid bearer token,
     the MCP transport otherwise."""
 
-    def __init__(self, settings: Settings, bus: Bus, tokens: Tokens, run_timeout: float) -> None:
-        self._tokens = tokens
+    def __init__(
+        self, settings: Settings, bus: Bus, auth: Authenticator, run_timeout: float
+    ) -> None:
+        self._auth = auth
         self._extra = (extra_hosts(settings.env), extra_origins(settings.env))
         self._allowed = TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
@@ -137,12 +148,14 @@ class McpEndpoint:
         self._allowed.allowed_hosts = [*hosts, *self._extra[0]]
         self._allowed.allowed_origins = [*origins, *self._extra[1]]
 
-    def _user(self, scope: Scope) -> str | None:
+    async def _user(self, scope: Scope) -> str | ApiError:
         headers = dict(scope.get("headers") or [])
-        scheme, _, token = headers.get(b"authorization", b"").decode("latin-1").partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            return None
-        return self._tokens.user(token.strip())
+        try:
+            return await self._auth.header_user(
+                headers.get(b"authorization", b"").decode("latin-1")
+            )
+        except ApiError as exc:
+            return exc
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -153,9 +166,11 @@ class McpEndpoint:
         if refused is not None:
             await refused(scope, receive, send)
             return
-        user = self._user(scope)
-        if user is None:
-            response = error_response(AuthError, 401, "send Authorization: Bearer <token>")
+        user = await self._user(scope)
+        if isinstance(user, ApiError):
+            kind = type(user)
+            challenge = self._auth.challenge(kind) if isinstance(user, AuthError) else None
+            response = error_response(kind, status_of(user), str(user), challenge)
             await response(scope, receive, send)
             return
         if _modern(_headers(scope)):

@@ -3,7 +3,7 @@
 The gateway knows a person only by the token they send (``BLENDMESH_API_TOKENS``); the
 CLI knows them by ``BLENDMESH_USER``. Scenes, runs and approvals belong to a user name, so
 the console shows both names: when they differ, the console's user sees none of what the
-CLI's user made (README, "The console's user and the CLI's").
+CLI's user made (docs/running.md, "The console's user and the CLI's").
 """
 
 from __future__ import annotations

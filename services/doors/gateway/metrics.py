@@ -26,7 +26,9 @@ async def metrics_page(request: Request) -> Response:
     """Every series this process records; in ``blendmesh up``, the whole mesh's."""
     token = gateway(request).settings.metrics_token
     if not authorized(request.headers.get("authorization"), token):
-        raise errors.AuthError("send Authorization: Bearer <BLENDMESH_METRICS_TOKEN> for /metrics")
+        raise errors.OperatorAuthError(
+            "send Authorization: Bearer <BLENDMESH_METRICS_TOKEN> for /metrics"
+        )
     # The exposition computes every aggregate: off the loop, which serves the runs.
     body = await asyncio.to_thread(metrics.exposition)
     return Response(content=body, media_type=metrics.CONTENT_TYPE)

@@ -67,6 +67,17 @@ async def received(
         await asyncio.to_thread(file.close)
 
 
+@asynccontextmanager
+async def scratch(where: Path) -> AsyncIterator[IO[bytes]]:
+    """An empty private temporary file in ``where``, gone when the block ends: where the
+    gateway builds a file it did not receive whole."""
+    file = await asyncio.to_thread(_open, where)
+    try:
+        yield file
+    finally:
+        await asyncio.to_thread(file.close)
+
+
 def _open(where: Path) -> IO[bytes]:
     where.mkdir(mode=0o700, parents=True, exist_ok=True)
     # Unnamed (O_TMPFILE where the system has it) and 0600: no one else reads the upload,

@@ -61,6 +61,10 @@ class ObjectStoreUploads:
                 self._store = await self._js.create_object_store(self.bucket, config)
         return self._store
 
+    async def ensure(self) -> None:
+        """Make the bucket (with its TTL) if no one has yet."""
+        await self._objects()
+
     async def stage(self, user: str, data: bytes | IO[bytes], sha256: bytes | None = None) -> str:
         """Store ``data`` (bytes, or a seekable binary file read from where it stands) for
         ``user``'s import; returns its blob id (``sha256:<hex>``). ``sha256`` is the

@@ -2,7 +2,7 @@
 
 The model gets exactly this: system instructions (persona and policy), the tool catalog,
 the thread's recent messages, a summary of the target scene, the request, and on a repair
-its earlier answers with their failure contracts. README "Planning with Gemini" lists the
+its earlier answers with their failure contracts. docs/gemini.md lists the
 same, so a user can see everything that leaves the machine.
 """
 

@@ -123,6 +123,7 @@ def test_status_when_tests_or_adr_or_neither() -> None:
     plain, differs = Clause("000-§a.1", "t"), Clause("000-§a.2", "t", "docs/adr/0011-x.md")
     assert status(plain, [Marked("t.py::x", True)]) == "tested"
     assert status(differs, []) == "differs"
+    assert status(differs, [Marked("t.py::x", True)]) == "differs"  # tests of the departure
     assert status(plain, []) == "untested"
 
 

@@ -4,6 +4,7 @@ each at a version the declared range allows: a range changed without a new lock 
 
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
 
@@ -49,3 +50,12 @@ def test_the_lock_pins_exact_versions_only() -> None:
         if line.strip() and not line.startswith(("#", " ")) and "==" not in line
     ]
     assert loose == []
+
+
+def test_the_test_openid_provider_is_locked_at_the_version_its_package_names() -> None:
+    # tests/support/oidc: CI installs it with `npm ci`, which installs the lock alone.
+    here = ROOT / "tests" / "support" / "oidc"
+    package = json.loads((here / "package.json").read_text())
+    lock = json.loads((here / "package-lock.json").read_text())
+    wanted = package["dependencies"]["oidc-provider"]
+    assert lock["packages"]["node_modules/oidc-provider"]["version"] == wanted

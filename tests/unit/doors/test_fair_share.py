@@ -12,12 +12,12 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
 from services.doors.core.fairness import SETTINGS, Fairness, Limits
-from services.doors.gateway.auth import Tokens
+from services.doors.gateway.auth import Authenticator, Tokens
 from services.doors.gateway.fair_share import FairShare
 
 pytestmark = pytest.mark.asyncio
 
-TOKENS = Tokens({"tok-mallory": "mallory", "tok-bob": "bob"})
+AUTH = Authenticator(Tokens({"tok-mallory": "mallory", "tok-bob": "bob"}))
 
 
 def client(limits: Limits, hold: asyncio.Event | None = None) -> httpx.AsyncClient:
@@ -28,7 +28,7 @@ def client(limits: Limits, hold: asyncio.Event | None = None) -> httpx.AsyncClie
 
     app = FairShare(
         Starlette(routes=[Route("/x", answer, methods=["GET", "POST"])]),
-        tokens=lambda: TOKENS,
+        auth=lambda: AUTH,
         fairness=Fairness(limits, asyncio.get_running_loop().time),
     )
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gw")

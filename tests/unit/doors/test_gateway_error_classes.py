@@ -20,6 +20,8 @@ from services.doors.gateway.errors import (
     ApiError,
     AuthError,
     Conflict,
+    InsufficientScope,
+    InvalidToken,
     ModelError,
     NotFound,
     PolicyError,
@@ -60,6 +62,8 @@ def test_policy_blocked_when_answered_is_a_403_policy_error() -> None:
     [
         (ValidationError("bad"), "ValidationError", 422),
         (AuthError("who"), "AuthError", 401),
+        (InvalidToken("expired"), "AuthError", 401),
+        (InsufficientScope("scope"), "AuthError", 403),
         (NotFound("none"), "NotFound", 404),
         (PolicyError("no"), "PolicyError", 403),
         (Conflict("stale"), "Conflict", 409),

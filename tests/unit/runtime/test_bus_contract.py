@@ -11,7 +11,7 @@ import msgspec
 import pytest
 from jsonschema import Draft202012Validator
 
-from contracts import asyncapi, door
+from contracts import asyncapi, door, event_kinds
 from contracts.audit import AuditRecorded
 from contracts.events import encode_event, event_kind
 from contracts.schema_gen import SCHEMA_DIR
@@ -28,11 +28,32 @@ def schema_of(type_tag: str) -> Draft202012Validator:
 
 
 def test_run_publishers_when_compared_with_server_permissions_are_the_same() -> None:
+    """What the AsyncAPI document says against what the server is given, read back from
+    each role's rendered permissions rather than from the table both derive from."""
     enforced: dict[str, tuple[str, ...]] = {}
-    for role, kinds in access._RUN_EVENTS.items():  # the table the server is given
-        for kind in kinds:
-            enforced[kind] = (*enforced.get(kind, ()), role)
+    for role in access._RUN_EVENTS:
+        allow = access.permissions(role, "bm")["publish"]["allow"]
+        for subject in allow:
+            if subject.startswith("bm.run.*.") and subject != "bm.run.*.>":
+                kind = subject.removeprefix("bm.run.*.")
+                enforced[kind] = (*enforced.get(kind, ()), role)
     assert enforced == asyncapi.RUN_PUBLISHERS
+
+
+def test_event_kinds_when_the_union_grows_hold_a_row_for_every_run_event_once() -> None:
+    rows = [kind.event for kind in event_kinds.RUN_EVENT_KINDS]
+    assert sorted(t.__name__ for t in rows) == sorted(
+        t.__name__ for t in event_kinds.run_event_types()
+    )
+    assert len(set(rows)) == len(rows)
+    assert all(kind.publishers for kind in event_kinds.RUN_EVENT_KINDS)
+    roles = set(access.ROLES)
+    assert {p for kind in event_kinds.RUN_EVENT_KINDS for p in kind.publishers} <= roles
+
+
+def test_event_kinds_when_asked_by_doors_are_the_requests_people_make() -> None:
+    assert event_kinds.asked() == ("requested", "approval_resolved", "cancel_requested")
+    assert event_kinds.asked() == asyncapi.CLIENT_SENDS
 
 
 def test_door_channels_when_compared_with_a_users_permissions_are_what_it_may_send() -> None:
