@@ -14,13 +14,14 @@ passed on to the events a handler publishes.
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import trace
-from opentelemetry.context import Context
+from opentelemetry.context import Context, attach, detach
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from contracts.receipts import Receipt
@@ -107,6 +108,17 @@ def inject(headers: dict[str, str]) -> dict[str, str]:
 def extract(headers: Mapping[str, str] | None) -> Context:
     """The trace context a message carries; an empty context when it carries none."""
     return _PROPAGATOR.extract(dict(headers or {}))
+
+
+@contextlib.contextmanager
+def continuing(carrier: Mapping[str, str]) -> Iterator[None]:
+    """Spans opened inside are children of the trace ``carrier`` names (``traceparent``,
+    ``tracestate``): a caller's trace, continued. A malformed one continues nothing."""
+    token = attach(extract(carrier))
+    try:
+        yield
+    finally:
+        detach(token)
 
 
 def receipt_attributes(receipt: Receipt) -> dict[str, Any]:

@@ -21,7 +21,11 @@ PLACEHOLDER = "/path/to/blendmesh"
 def _blocks(text: str) -> list[tuple[str, dict[str, Any]]]:
     found = []
     for host, block in re.findall(r"\n([^\n]+):\n\n```json\n(.*?)\n```", text, re.S):
-        found.append((host.split(" (")[0], json.loads(block)["mcpServers"]["blendmesh"]))
+        servers = json.loads(block)
+        # VS Code names the map `servers`; the other hosts `mcpServers`.
+        found.append(
+            (host.split(" (")[0], (servers.get("mcpServers") or servers["servers"])["blendmesh"])
+        )
     return found
 
 
@@ -32,7 +36,7 @@ def readme_blocks() -> list[tuple[str, dict[str, Any]]]:
 
 def test_readme_when_read_has_a_block_for_each_host() -> None:
     hosts = [host for host, _ in readme_blocks()]
-    assert hosts == ["Claude Desktop", "Gemini CLI", "Cursor"]
+    assert hosts == ["Claude Desktop", "Claude Code", "Cursor", "VS Code", "Gemini CLI"]
 
 
 def test_readme_quickstart_when_read_shows_a_block_of_the_mcp_page() -> None:

@@ -200,7 +200,7 @@ async def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
             await serve_stdio()
             return EXIT_OK
         case "blendmesh":
-            from services.doors.mcp.server import serve_stdio as serve_door
+            from services.doors.mcp.stdio import serve_stdio as serve_door
 
             async with connected(settings, tuple(Mesh.all_services()), session=True) as bus:
                 await serve_door(settings, bus)

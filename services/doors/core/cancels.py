@@ -63,3 +63,12 @@ async def cancel_run(
     events = await read_run(client.bus.js, client.bus.prefix, run_id)
     cancel = cancel_of(events, by, reason, time.time())
     return await client.cancel(cancel, on_event, timeout)
+
+
+async def ask_cancel(client: MeshClient, run_id: str, by: str, reason: str = "") -> CancelRequested:
+    """Cancel ``run_id`` as ``by`` without following it (an MCP task's ``tasks/cancel``
+    answers at once; the run's view says later how it ended)."""
+    events = await read_run(client.bus.js, client.bus.prefix, run_id)
+    cancel = cancel_of(events, by, reason, time.time())
+    await client.bus.publisher.publish(cancel)
+    return cancel

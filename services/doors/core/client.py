@@ -181,6 +181,17 @@ class MeshClient:
             span.set_attribute("blendmesh.status", view.status)
             return view.result
 
+    async def submit(self, request: RunRequested) -> None:
+        """Submit a request and return once it is in the log, without following it: for a
+        door that answers with the run's id at once (an MCP task) and reads its view later."""
+        if self.quota is not None:
+            await self.quota.check(self.bus.nc, self.bus.prefix, request.user)
+        attributes = {**_run_attributes(request), "blendmesh.scene_id": request.scene_id}
+        with tracing.tracer().start_as_current_span(
+            "blendmesh run", kind=SpanKind.CLIENT, attributes=attributes
+        ):
+            await self.bus.publisher.publish(request)
+
     async def resolve(
         self,
         run_id: str,
@@ -215,6 +226,62 @@ class MeshClient:
         ``code_sha256`` are the hashes of the trusted Python the person read: an approval
         that misses one is refused (``CodeNotQuoted``) and nothing is published.
         """
+        resolution = await self._resolution(run_id, decision, user, request_hash, code_sha256)
+        if resolution is None:
+            # Another resolution won the race and the run goes on: this answer is its
+            # outcome, exactly as the winner will see it.
+            return await self._follow(run_id, await self._subscribe(run_id), on_event, timeout)
+        # The approval continues the run's trace, from where the policy asked for it.
+        with tracing.tracer().start_as_current_span(
+            "blendmesh approval",
+            context=await self._trace_context(run_id, "approval_requested"),
+            kind=SpanKind.CLIENT,
+            attributes=_run_attributes(resolution),
+        ) as span:
+            span.set_attributes(
+                {
+                    "blendmesh.approval_id": resolution.approval_id,
+                    "blendmesh.decision": resolution.decision,
+                }
+            )
+            follower = await self._publish_following(run_id, resolution)
+            view = await self._follow(
+                run_id, follower, on_event, timeout, after=resolution.event_id
+            )
+            span.set_attribute("blendmesh.status", view.status)
+            return view
+
+    async def answer(
+        self,
+        run_id: str,
+        decision: Resolution,
+        user: str,
+        request_hash: str | None = None,
+        code_sha256: Sequence[str] | None = None,
+    ) -> None:
+        """Approve or reject like ``resolve_view``, without following the run: for a door
+        that reads the run's view later (an MCP task's ``tasks/update``)."""
+        resolution = await self._resolution(run_id, decision, user, request_hash, code_sha256)
+        if resolution is None:
+            return  # another resolution won the race: the run goes on with it
+        with tracing.tracer().start_as_current_span(
+            "blendmesh approval",
+            context=await self._trace_context(run_id, "approval_requested"),
+            kind=SpanKind.CLIENT,
+            attributes=_run_attributes(resolution),
+        ):
+            await self.bus.publisher.publish(resolution)
+
+    async def _resolution(
+        self,
+        run_id: str,
+        decision: Resolution,
+        user: str,
+        request_hash: str | None,
+        code_sha256: Sequence[str] | None,
+    ) -> ApprovalResolved | None:
+        """The resolution to publish for ``run_id``'s pending approval (the checks
+        ``resolve_view`` names); None when another resolution answered it already."""
         quoted = _quoted(code_sha256)
         decision = canonical_resolution(decision)  # the log carries one name per decision
         view = await self.view(run_id)
@@ -224,9 +291,7 @@ class MeshClient:
             raise ClientError(f"run {run_id} is {view.status}, not awaiting approval")
         pending = view.asked
         if pending is None:
-            # Another resolution won the race and the run goes on: this answer is its
-            # outcome, exactly as the winner will see it.
-            return await self._follow(run_id, await self._subscribe(run_id), on_event, timeout)
+            return None
         if request_hash is not None and request_hash != pending.request_hash:
             raise RequestMismatch(
                 f"run {run_id} waits on a different request than the one answered; "
@@ -235,7 +300,7 @@ class MeshClient:
         problem = quote_problem(pending.operations, quoted) if decision != "reject" else None
         if problem is not None:
             raise CodeNotQuoted(f"run {run_id}: {problem}")
-        resolution = follow(
+        return follow(
             pending,
             ApprovalResolved,
             time.time(),
@@ -245,22 +310,6 @@ class MeshClient:
             request_hash=pending.request_hash,
             code_sha256=quoted if decision != "reject" else [],
         )
-        # The approval continues the run's trace, from where the policy asked for it.
-        with tracing.tracer().start_as_current_span(
-            "blendmesh approval",
-            context=await self._trace_context(run_id, "approval_requested"),
-            kind=SpanKind.CLIENT,
-            attributes=_run_attributes(resolution),
-        ) as span:
-            span.set_attributes(
-                {"blendmesh.approval_id": pending.approval_id, "blendmesh.decision": decision}
-            )
-            follower = await self._publish_following(run_id, resolution)
-            view = await self._follow(
-                run_id, follower, on_event, timeout, after=resolution.event_id
-            )
-            span.set_attribute("blendmesh.status", view.status)
-            return view
 
     async def result(self, run_id: str) -> RunResult | None:
         """The run as its events fold today; None when there is no such run."""

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import logging
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
@@ -27,16 +29,27 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
-from starlette.requests import HTTPConnection
+from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS as HANDSHAKE_VERSIONS
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from contracts.session import MCP_HTTP
 from services.doors.gateway.auth import Authenticator
-from services.doors.gateway.errors import ApiError, AuthError, error_response, status_of
+from services.doors.gateway.errors import (
+    ApiError,
+    AuthError,
+    BadRequest,
+    error_response,
+    status_of,
+)
+from services.doors.mcp.envelope import http_status
+from services.doors.mcp.modern import Modern
 from services.doors.mcp.server import USER_KEY, authenticated_user, build_server, door_for
 from services.runtime.host import Bus
 from services.runtime.settings import Settings, SettingsError
 
+log = logging.getLogger("blendmesh.gateway")
 HOSTS_VAR = "BLENDMESH_MCP_ALLOWED_HOSTS"
 ORIGINS_VAR = "BLENDMESH_MCP_ALLOWED_ORIGINS"
 LOOPBACK = ("localhost", "127.0.0.1", "[::1]")
@@ -85,6 +98,27 @@ def served(host: str, port: int) -> tuple[list[str], list[str]]:
     return [f"{n}:{port}" for n in names], [f"http://{n}:{port}" for n in names]
 
 
+def _headers(scope: Scope) -> dict[str, str]:
+    return {
+        bytes(k).decode("latin-1").lower(): bytes(v).decode("latin-1").strip()
+        for k, v in scope.get("headers") or []
+    }
+
+
+def _modern(headers: dict[str, str]) -> bool:
+    """Whether the request is not for the 1.x SDK's transport: its MCP-Protocol-Version
+    is 2026-07-28, or a version no revision of the handshake era has (which the modern
+    server answers with the versions it does speak)."""
+    version = headers.get("mcp-protocol-version")
+    return version is not None and version not in HANDSHAKE_VERSIONS
+
+
+async def _hung_up(receive: Receive) -> None:
+    """Until the client closes its request (its body has been read already)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
 class McpEndpoint:
     """An ASGI app: 421/403 for a foreign Host/Origin, 401 without a valid bearer token,
     the MCP transport otherwise."""
@@ -100,7 +134,9 @@ class McpEndpoint:
             allowed_origins=list(self._extra[1]),
         )
         self._guard = TransportSecurityMiddleware(self._allowed)
-        server = build_server(door_for(settings, bus, run_timeout, MCP_HTTP), authenticated_user)
+        door = door_for(settings, bus, run_timeout, MCP_HTTP)
+        server = build_server(door, authenticated_user)
+        self._modern = Modern(door)  # 2026-07-28 requests: one POST, one answer, no session
         self._manager = StreamableHTTPSessionManager(server, security_settings=self._allowed)
         self._task: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
@@ -137,12 +173,52 @@ class McpEndpoint:
             response = error_response(kind, status_of(user), str(user), challenge)
             await response(scope, receive, send)
             return
+        if _modern(_headers(scope)):
+            await self._answer_modern(user, scope, receive, send)
+            return
         # The session manager binds a session to the client_id that opened it.
         principal = AuthenticatedUser(AccessToken(token="bearer", client_id=user, scopes=[]))
         await self._started()
         await self._manager.handle_request(
             {**scope, "user": principal, USER_KEY: user}, receive, send
         )
+
+    async def _answer_modern(self, user: str, scope: Scope, receive: Receive, send: Send) -> None:
+        """A 2026-07-28 request: a POST of one JSON-RPC message, answered in JSON."""
+        request = Request(scope, receive)
+        if request.method != "POST":
+            response: Response = error_response(
+                BadRequest, 405, "MCP 2026-07-28 takes one JSON-RPC request per POST"
+            )
+            await response(scope, receive, send)
+            return
+        try:
+            message = json.loads(await request.body())
+        except ValueError:
+            parse = {"code": -32700, "message": "the body is not JSON; send one JSON-RPC request"}
+            await JSONResponse({"jsonrpc": "2.0", "id": None, "error": parse}, 400)(
+                scope, receive, send
+            )
+            return
+        console = str(request.base_url).rstrip("/")  # where a URL-mode approval sends people
+        answering = asyncio.create_task(
+            self._modern.answer(user, message, _headers(scope), console)
+        )
+        leaving = asyncio.create_task(_hung_up(receive))
+        await asyncio.wait({answering, leaving}, return_when=asyncio.FIRST_COMPLETED)
+        leaving.cancel()
+        if not answering.done():
+            # The revision's cancellation on HTTP: the client closed its request. The call
+            # stops waiting; a run it started goes on (cancel_run stops runs).
+            answering.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await answering
+            log.info("an MCP 2026-07-28 request ended unanswered: its client hung up")
+            return
+        answer = answering.result()
+        status = http_status(answer)
+        response = Response(status_code=202) if answer is None else JSONResponse(answer, status)
+        await response(scope, receive, send)
 
     async def _started(self) -> None:
         async with self._starting:

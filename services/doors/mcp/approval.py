@@ -110,13 +110,19 @@ def run_request(door: Door, user: str, args: dict[str, Any]) -> RunRequested:
         raise ValidationError(str(exc)) from None
 
 
-async def submit(door: Door, user: str, args: dict[str, Any], ctx: Context) -> types.CallToolResult:
+async def prepare(door: Door, user: str, args: dict[str, Any]) -> RunRequested:
+    """The request a ``run`` call's checked arguments ask for, once they hold together
+    (one of words or a plan; a thread the caller's own)."""
     prompt, plan = args.get("request"), args.get("plan")
     if (prompt is None) == (plan is None):
         raise ValidationError("give exactly one of `request` (words) or `plan` (JSON object)")
     if args.get("thread_id"):
         await door.check_thread(args["thread_id"], user)
-    request = run_request(door, user, args)
+    return run_request(door, user, args)
+
+
+async def submit(door: Door, user: str, args: dict[str, Any], ctx: Context) -> types.CallToolResult:
+    request = await prepare(door, user, args)
     console = asking.console_of(door, ctx)
     ask = asking.how_to_ask(ctx.session, console)
     before = await door.scene(request.scene_id, user)

@@ -127,6 +127,16 @@ async def answer_approval(door: Door, user: str, args: Any) -> types.CallToolRes
         sealed = door.sealer.open(checked["approval"], user, time.time())
     except BadSeal as exc:
         raise ValidationError(str(exc)) from None
+    decision: Resolution = "approve_once" if checked["decision"] == "approve" else "reject"
+    ended = await resolve_sealed(door, user, sealed, decision)
+    scene = await door.scene(ended.scene_id, user)
+    return answers.run_answer(ended.result, ended.pending, scene, None)
+
+
+async def resolve_sealed(door: Door, user: str, sealed: Sealed, decision: Resolution) -> RunView:
+    """Answer the approval ``sealed`` names, once, as ``user``, through the mesh like every
+    door (one ``approval_resolved`` the policy checks); the run as it then stands. A run
+    that no longer waits on it (answered already, replayed, cancelled) is ``NotWaiting``."""
     await door.own_run(sealed.run_id, user)
     view = await door.client.view(sealed.run_id)
     waiting = view.pending if view is not None else None
@@ -136,7 +146,6 @@ async def answer_approval(door: Door, user: str, args: Any) -> types.CallToolRes
             f"run {sealed.run_id} no longer waits on this approval (it is {status}); "
             "`run_status` shows where it is"
         )
-    decision: Resolution = "approve_once" if checked["decision"] == "approve" else "reject"
     result = await door.client.resolve(
         sealed.run_id,
         decision,
@@ -144,8 +153,6 @@ async def answer_approval(door: Door, user: str, args: Any) -> types.CallToolRes
         None,
         door.run_timeout,
         request_hash=sealed.request_hash,
-        code_sha256=sealed.code_sha256,  # of the code the card showed
+        code_sha256=sealed.code_sha256,  # of the code the person was shown
     )
-    ended = RunView.of_result(result)
-    scene = await door.scene(ended.scene_id, user)
-    return answers.run_answer(ended.result, ended.pending, scene, None)
+    return RunView.of_result(result)

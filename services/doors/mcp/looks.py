@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import mcp.types as types
 from mcp.shared.context import RequestContext
 
 from contracts.assets import COLLECTION_PATTERN, EXTENSIONS
+from contracts.events import RunRequested
 from contracts.receipts import RunResult
 from contracts.scene_files import DEFAULT_MAX_UPLOAD_BYTES
 from contracts.tool_answers import output_schema
@@ -23,10 +26,12 @@ from contracts.views import (
     DEFAULT_AZIMUTH,
     DEFAULT_ELEVATION,
     DEFAULT_SHADING,
+    INSPECT_TOOL,
     MAX_RENDERED_SIDE,
     MAX_SIDE,
     MIN_SIDE,
     SHADINGS,
+    VIEW_TOOL,
 )
 from services.doors.core.client import ClientError
 from services.doors.core.run_view import RunView
@@ -162,6 +167,7 @@ IMPORT_ASSET = types.Tool(
 )
 TOOLS = [INSPECT_OBJECT, RENDER_VIEW, IMPORT_ASSET]
 NAMES = frozenset(t.name for t in TOOLS)
+READS = frozenset({"inspect_object", "render_view"})  # one read-only operation each
 
 
 def _looks(door: Door) -> SceneLooks:
@@ -190,15 +196,12 @@ async def _read_answer(
     return answers.result(summary, data, [image] if image else None)
 
 
-async def _inspect(door: Door, user: str, args: dict[str, Any], ctx: Context) -> Any:
-    request = await _looks(door).inspect_request(user, args["scene_id"], args["name"])
-    result = await _run(door, ctx, request)
-    return await _read_answer(door, user, result, f"object {args['name']!r}")
+async def _inspect_request(door: Door, user: str, args: dict[str, Any]) -> RunRequested:
+    return await _looks(door).inspect_request(user, args["scene_id"], args["name"])
 
 
-async def _view(door: Door, user: str, args: dict[str, Any], ctx: Context) -> Any:
-    looks = _looks(door)
-    request = await looks.view_request(
+async def _view_request(door: Door, user: str, args: dict[str, Any]) -> RunRequested:
+    return await _looks(door).view_request(
         user,
         args["scene_id"],
         args.get("width", 512),
@@ -208,14 +211,43 @@ async def _view(door: Door, user: str, args: dict[str, Any], ctx: Context) -> An
         args.get("camera"),
         args.get("shading", DEFAULT_SHADING),
     )
-    result = await _run(door, ctx, request)
-    png = await looks.image(user, result)
+
+
+async def read_answer(door: Door, user: str, result: RunResult) -> types.CallToolResult | None:
+    """A read run's answer as its tool gives it (the object, or the view's image); None
+    when ``result`` is no read's run (its one operation is no read of these tools')."""
+    tools = {receipt.tool_name for receipt in result.receipts}  # none ran: a run's answer
+    if tools == {INSPECT_TOOL}:
+        answered = operation_result(result) or {}
+        return await _read_answer(door, user, result, f"object {answered.get('name', '')!r}")
+    if tools != {VIEW_TOOL}:
+        return None
+    png = await _looks(door).image(user, result)
     if result.status == "completed" and png is None:
         raise NotFound("the rendered view has expired from the store; render it again")
-    return await _read_answer(door, user, result, f"a view of scene {args['scene_id']}", png)
+    return await _read_answer(door, user, result, f"a view of scene {result.scene_id}", png)
+
+
+async def _inspect(door: Door, user: str, args: dict[str, Any], ctx: Context) -> Any:
+    result = await _run(door, ctx, await _inspect_request(door, user, args))
+    return await _read_answer(door, user, result, f"object {args['name']!r}")
+
+
+async def _view(door: Door, user: str, args: dict[str, Any], ctx: Context) -> Any:
+    result = await _run(door, ctx, await _view_request(door, user, args))
+    answer = await read_answer(door, user, result)
+    assert answer is not None  # a view's run
+    return answer
 
 
 async def _import(door: Door, user: str, args: dict[str, Any], ctx: Context) -> Any:
+    # Submitted as its plan through `run`: the same approval, progress and answer.
+    return await submit(door, user, await import_plan(door, user, args), ctx)
+
+
+async def import_plan(door: Door, user: str, args: dict[str, Any]) -> dict[str, Any]:
+    """The ``run`` arguments an ``import_asset`` call's checked arguments come to: the
+    file's bytes read (from ``data`` or the staged ``upload``) into a one-step plan."""
     if ("data" in args) == ("upload" in args):
         raise ValidationError(
             "give exactly one of `data` (the file base64-encoded) or `upload` (the blob "
@@ -231,9 +263,18 @@ async def _import(door: Door, user: str, args: dict[str, Any], ctx: Context) -> 
     request = await _looks(door).asset_request(
         user, args["scene_id"], data, args["filename"], args["collection"]
     )
-    # Submitted as its plan through `run`: the same approval, progress and answer.
-    plan_args = {"scene_id": request.scene_id, "plan": request.plan}
-    return await submit(door, user, plan_args, ctx)
+    return {"scene_id": request.scene_id, "plan": request.plan}
+
+
+@contextlib.contextmanager
+def _refusals() -> Iterator[None]:
+    """The scene door's refusals as tool errors: another user's scene as an unknown one."""
+    try:
+        yield
+    except (NoScene, NoUpload) as exc:
+        raise NotFound(str(exc)) from None
+    except (AssetRefused, BadView, UploadTooLarge) as exc:
+        raise ValidationError(str(exc)) from None
 
 
 async def call(door: Door, user: str, name: str, args: Any, ctx: Context) -> types.CallToolResult:
@@ -241,10 +282,23 @@ async def call(door: Door, user: str, name: str, args: Any, ctx: Context) -> typ
     schema = {t.name: t.inputSchema for t in TOOLS}[name]
     checked = check(args, schema)
     handler = {"inspect_object": _inspect, "render_view": _view, "import_asset": _import}[name]
-    try:
+    with _refusals():
         result: types.CallToolResult = await handler(door, user, checked, ctx)
-    except (NoScene, NoUpload) as exc:
-        raise NotFound(str(exc)) from None
-    except (AssetRefused, BadView, UploadTooLarge) as exc:
-        raise ValidationError(str(exc)) from None
     return result
+
+
+async def read_request(door: Door, user: str, name: str, args: Any) -> RunRequested:
+    """The run an ``inspect_object`` or ``render_view`` call asks for (a door that starts
+    the run itself, as an MCP task does); bad input as tool errors, as ``call`` answers."""
+    checked = check(args, {t.name: t.inputSchema for t in TOOLS}[name])
+    making = {"inspect_object": _inspect_request, "render_view": _view_request}[name]
+    with _refusals():
+        return await making(door, user, checked)
+
+
+async def import_args(door: Door, user: str, args: Any) -> dict[str, Any]:
+    """The ``run`` arguments an ``import_asset`` call comes to (a door that starts the run
+    itself, as an MCP task does); bad input as tool errors, as ``call`` answers them."""
+    checked = check(args, IMPORT_ASSET.inputSchema)
+    with _refusals():
+        return await import_plan(door, user, checked)

@@ -24,6 +24,8 @@ from typing import Any
 from contracts.errors import BlendmeshError
 
 MAX_SEAL_CHARS = 4096  # a seal names a few ids and hashes; anything longer is not one
+CARD = "approval"  # an approval card's seal (its label predates the other purposes)
+REQUEST_STATE = "request-state"  # MCP 2026-07-28's requestState of a waiting run
 
 
 class BadSeal(BlendmeshError):
@@ -59,10 +61,13 @@ class Sealer:
     def fresh(cls) -> Sealer:
         return cls(secrets.token_bytes(32))
 
-    def _mac(self, body: bytes) -> bytes:
-        return hmac.new(self.key, b"blendmesh.approval\0" + body, hashlib.sha256).digest()
+    def _mac(self, body: bytes, purpose: str, bound: str) -> bytes:
+        # The purpose and what the seal is bound to are under the MAC: a card's seal is
+        # no requestState, and a requestState opens only on the request it was made on.
+        label = f"blendmesh.{purpose}\0{bound + chr(0) if bound else ''}".encode()
+        return hmac.new(self.key, label + body, hashlib.sha256).digest()
 
-    def seal(self, sealed: Sealed) -> str:
+    def seal(self, sealed: Sealed, purpose: str = CARD, bound: str = "") -> str:
         fields: dict[str, Any] = {
             "u": sealed.user,
             "r": sealed.run_id,
@@ -72,11 +77,14 @@ class Sealer:
             "e": sealed.expires_at,
         }
         body = json.dumps(fields, separators=(",", ":"), sort_keys=True).encode()
-        return f"{_b64(body)}.{_b64(self._mac(body))}"
+        return f"{_b64(body)}.{_b64(self._mac(body, purpose, bound))}"
 
-    def open(self, seal: str, user: str, now: float) -> Sealed:
-        """The approval ``seal`` names, when this server sealed it for ``user`` and it has
-        not expired; ``BadSeal`` otherwise (one message for every way it is wrong)."""
+    def open(
+        self, seal: str, user: str, now: float, purpose: str = CARD, bound: str = ""
+    ) -> Sealed:
+        """The approval ``seal`` names, when this server sealed it for ``user``, for
+        ``purpose`` and ``bound``, and it has not expired; ``BadSeal`` otherwise (one
+        message for every way it is wrong)."""
         refused = BadSeal(
             "this approval card is not valid for you (altered, expired or another user's); "
             "ask `run_status` for the run and approve it in a new card or with the CLI"
@@ -91,7 +99,7 @@ class Sealer:
         # One spelling per seal: padding or other base64 variants of a good seal are not it.
         if (_b64(body), _b64(mac)) != (body_text, mac_text):
             raise refused
-        if not hmac.compare_digest(mac, self._mac(body)):
+        if not hmac.compare_digest(mac, self._mac(body, purpose, bound)):
             raise refused
         fields = json.loads(body)  # ours: the MAC holds
         sealed = Sealed(

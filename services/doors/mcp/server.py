@@ -1,5 +1,5 @@
-"""The MCP server: eleven tools, three resources and two prompts over one ``Door``, on
-stdio or HTTP.
+"""The MCP server of 2025-11-25: twelve tools, three resources and two prompts over one
+``Door``, on stdio or HTTP (``modern.py`` serves the same to 2026-07-28 clients).
 
 Built on the SDK's low-level ``Server`` (as ``blendmesh mcp guardians`` is) so that every
 answer, including a bad argument or a failed run, is a ``CallToolResult`` this module
@@ -11,14 +11,13 @@ comes from ``user_of``: the local user on stdio, the bearer token's user over HT
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from importlib.metadata import version
-from typing import Any
+from typing import Any, TypeVar
 
 import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp.server.lowlevel.helper_types import ReadResourceContents
-from mcp.server.stdio import stdio_server
 from mcp.shared.context import RequestContext
 from mcp.shared.exceptions import McpError
 from nats.errors import Error as NatsError
@@ -59,6 +58,7 @@ LISTED = [cards.carded(t) for t in [*tools.TOOLS, *looks.TOOLS]]
 
 
 USER_KEY = "blendmesh.user"
+T = TypeVar("T")
 
 
 def local_user(user: str) -> UserOf:
@@ -142,8 +142,13 @@ async def call_safely(
     door: Door, user_of: UserOf, name: str, args: Any, ctx: Context
 ) -> types.CallToolResult:
     """Every outcome as a tool result; mesh trouble and surprises get safe messages."""
+    return await guarded(name, lambda: _call(door, user_of(ctx), name, args, ctx))
+
+
+async def guarded(name: str, work: Callable[[], Awaitable[T]]) -> T | types.CallToolResult:
+    """``work``'s answer, or its failure as a tool error with a safe message."""
     try:
-        return await _call(door, user_of(ctx), name, args, ctx)
+        return await work()
     except ToolError as exc:
         return answers.tool_error(exc)
     except NotOwned as exc:
@@ -258,21 +263,14 @@ def door_for(
     )
 
 
-async def serve_stdio(settings: Settings, bus: Bus) -> None:
-    """Serve on this process's stdin/stdout, as ``settings.user``, until the host closes them."""
-    server = build_server(door_for(settings, bus), local_user(settings.user))
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
-
-
 __all__ = [
     "USER_KEY",
     "authenticated_user",
     "build_server",
     "call_safely",
     "door_for",
+    "guarded",
     "local_user",
     "plain",
     "read_safely",
-    "serve_stdio",
 ]
