@@ -41,7 +41,7 @@ VERSION = "2026-07-28"
 FORMS: dict[str, Any] = {"elicitation": {"form": {}}}
 ids = itertools.count(1)
 ROOT = Path(__file__).resolve().parents[2]
-# The official SDK's 2.x client lives in an environment of its own (ADR 0053).
+# The official SDK's 2.x client lives in an environment of its own (ADR 0055).
 MCP2_PYTHON = Path(os.environ.get("BLENDMESH_MCP2_PYTHON", ROOT / ".venv-mcp2" / "bin" / "python"))
 HAS_MCP2 = MCP2_PYTHON.exists()
 
