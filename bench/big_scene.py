@@ -54,7 +54,8 @@ from plan25 import op
 
 from contracts.events import RunRequested
 from services.doors.cli.mesh import Mesh
-from services.doors.core.client import MeshClient, build_request
+from services.doors.core.client import MeshClient
+from services.doors.core.requests import build_request
 from services.doors.core.scene_client import SceneDoor
 from services.doors.gateway.app import GatewayServer, create_app
 from services.doors.gateway.auth import Tokens

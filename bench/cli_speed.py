@@ -39,7 +39,8 @@ from pathlib import Path
 import services.doors.cli.main, services.doors.cli.scenes  # the rest `blendmesh run` imports
 from services.doors.cli.commands import load_plan
 from services.doors.cli.common import connected
-from services.doors.core.client import MeshClient, build_request
+from services.doors.core.client import MeshClient
+from services.doors.core.requests import build_request
 from services.runtime.settings import Settings
 t1 = time.perf_counter()
 async def main():

@@ -23,7 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from contracts.events import Executed, GatesEvaluated, RunCompleted
 from services.doors.cli.mesh import Mesh
-from services.doors.core.client import MeshClient, build_request
+from services.doors.core.client import MeshClient
+from services.doors.core.requests import build_request
 from services.runtime.history import read_run
 from services.runtime.host import Bus
 from services.runtime.settings import Settings

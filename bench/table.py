@@ -38,7 +38,8 @@ from stages import Spans, Stopwatch, report
 from contracts import subjects
 from services.audit import client as audit
 from services.doors.cli.mesh import Mesh
-from services.doors.core.client import MeshClient, build_request
+from services.doors.core.client import MeshClient
+from services.doors.core.requests import build_request
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 

@@ -26,7 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from big_scene import MIB, build, move
 
 from services.doors.cli.mesh import Mesh
-from services.doors.core.client import MeshClient, build_request
+from services.doors.core.client import MeshClient
+from services.doors.core.requests import build_request
 from services.doors.core.scene_client import SceneDoor
 from services.runtime.host import Bus
 from services.runtime.settings import Settings

@@ -21,7 +21,8 @@ from contracts import subjects
 from contracts.events import AnyEvent, OperationStarted, OperationSucceeded
 from contracts.queries import RunDetail
 from services.audit import client as audit
-from services.doors.core.client import MeshClient, build_request
+from services.doors.core.client import MeshClient
+from services.doors.core.requests import build_request
 from services.executor.adapters.kv_journal import KvJournal
 from services.executor.domain.journal import op_key
 from services.runtime import access

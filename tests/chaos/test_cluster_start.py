@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 
 from contracts.receipts import RunResult
-from services.doors.core.client import MeshClient, build_request
+from services.doors.core.client import MeshClient
+from services.doors.core.requests import build_request
 from services.runtime.settings import Settings
 from tests.support.clusters import NatsCluster
 from tests.support.meshes import client_mesh

@@ -32,7 +32,8 @@ from services.doors.cli.common import EXIT_MESH, watch
 from services.doors.cli.main import main
 from services.doors.cli.mesh import Mesh
 from services.doors.cli.screen import Piped
-from services.doors.core.client import MeshClient, build_request
+from services.doors.core.client import MeshClient
+from services.doors.core.requests import build_request
 from services.executor.client import SceneFiles
 from services.runtime.host import Bus
 from services.runtime.retry import poll

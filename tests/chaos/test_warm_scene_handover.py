@@ -27,7 +27,8 @@ from contracts.events import Executed
 from contracts.receipts import RunResult
 from services.audit import client as audit
 from services.doors.cli.mesh import Mesh
-from services.doors.core.client import MeshClient, build_request
+from services.doors.core.client import MeshClient
+from services.doors.core.requests import build_request
 from services.executor.domain.ports import Lease
 from services.executor.domain.session import TAKEOVER_AFTER
 from services.runtime.embedded import EmbeddedNats

@@ -21,7 +21,8 @@ from contracts import subjects
 from contracts.events import AnyEvent, DeadLettered, Executed, OperationStarted, decode_event
 from services.audit import client as audit
 from services.doors.cli.mesh import Mesh
-from services.doors.core.client import MeshClient, build_request
+from services.doors.core.client import MeshClient
+from services.doors.core.requests import build_request
 from services.executor.adapters.supervisor import SupervisedBridge
 from services.executor.domain.ports import Lease
 from services.runtime.embedded import EmbeddedNats

@@ -16,7 +16,8 @@ import pytest_asyncio
 from contracts.events import CancelRequested, Executed, OperationStarted
 from services.doors.cli import main as cli
 from services.doors.cli.mesh import Mesh
-from services.doors.core.client import MeshClient, build_request
+from services.doors.core.client import MeshClient
+from services.doors.core.requests import build_request
 from services.doors.gateway.app import create_app
 from services.doors.gateway.auth import Tokens
 from services.runtime.history import read_run

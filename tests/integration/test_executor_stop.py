@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from services.doors.cli.mesh import Mesh
-from services.doors.core.client import MeshClient, build_request
+from services.doors.core.client import MeshClient
+from services.doors.core.requests import build_request
 from services.executor.adapters.previews import ObjectStorePreviews
 from services.executor.adapters.supervisor import SupervisedBridge
 from services.runtime.host import Bus

@@ -17,7 +17,8 @@ import pytest
 from contracts.events import GatesEvaluated, Planned, RunCompleted
 from contracts.receipts import RunResult
 from services.doors.cli.mesh import Mesh
-from services.doors.core.client import MeshClient, build_request
+from services.doors.core.client import MeshClient
+from services.doors.core.requests import build_request
 from services.executor.client import KvCatalog
 from services.planner.handlers import PlannerHandlers
 from services.runtime.consumer_spec import Delivery

@@ -20,7 +20,8 @@ from contracts.fold import fold_run
 from contracts.receipts import RunResult
 from services.doors.cli.mesh import Mesh
 from services.doors.core.cancels import cancel_run
-from services.doors.core.client import MeshClient, build_request
+from services.doors.core.client import MeshClient
+from services.doors.core.requests import build_request
 from services.executor.adapters.catalog import KvCatalog
 from services.planner.threads import read_thread
 from services.runtime.history import read_run

@@ -17,7 +17,8 @@ from contracts.geonodes import step_of
 from contracts.python_steps import code_sha256
 from contracts.receipts import RunResult
 from services.doors.cli.mesh import Mesh
-from services.doors.core.client import CodeNotQuoted, MeshClient, build_request
+from services.doors.core.client import CodeNotQuoted, MeshClient
+from services.doors.core.requests import build_request
 from services.runtime.history import read_run
 from services.runtime.host import Bus
 from services.runtime.settings import Settings

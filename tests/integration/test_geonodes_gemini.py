@@ -11,7 +11,8 @@ import pytest
 
 from contracts.events import GatesEvaluated, Planned
 from services.doors.cli.mesh import Mesh
-from services.doors.core.client import MeshClient, build_request
+from services.doors.core.client import MeshClient
+from services.doors.core.requests import build_request
 from services.runtime.history import read_run
 from services.runtime.host import Bus
 from services.runtime.settings import Settings

@@ -14,7 +14,8 @@ import pytest_asyncio
 from contracts.health import MeshStatus
 from services.doors.cli.mesh import Mesh
 from services.doors.cli.status import service_rows
-from services.doors.core.client import MeshClient, build_request
+from services.doors.core.client import MeshClient
+from services.doors.core.requests import build_request
 from services.runtime import health
 from services.runtime.host import Bus
 from services.runtime.settings import Settings

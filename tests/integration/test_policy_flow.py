@@ -11,7 +11,8 @@ from contracts import subjects
 from contracts.events import AllowlistRevoked, ApprovalRequested, PolicyDecided, RunFailed
 from contracts.receipts import RunResult
 from services.doors.cli.mesh import Mesh
-from services.doors.core.client import MeshClient, RequestMismatch, build_request
+from services.doors.core.client import MeshClient, RequestMismatch
+from services.doors.core.requests import build_request
 from services.policy import client as allowlist
 from services.runtime.history import read_run, read_subject
 from services.runtime.host import Bus

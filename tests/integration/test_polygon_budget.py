@@ -20,7 +20,8 @@ import pytest_asyncio
 from contracts.events import GatesEvaluated
 from contracts.receipts import RunResult
 from services.doors.cli.mesh import Mesh
-from services.doors.core.client import MeshClient, build_request
+from services.doors.core.client import MeshClient
+from services.doors.core.requests import build_request
 from services.doors.core.scene_client import SceneDoor
 from services.runtime.history import read_run
 from services.runtime.host import Bus

@@ -16,7 +16,8 @@ from contracts.events import Executed
 from contracts.receipts import RunResult
 from services.audit import client as audit
 from services.doors.cli.mesh import Mesh
-from services.doors.core.client import MeshClient, build_request
+from services.doors.core.client import MeshClient
+from services.doors.core.requests import build_request
 from services.executor.adapters.previews import ObjectStorePreviews
 from services.executor.client import SceneFiles
 from services.executor.domain.preview_worker import PREVIEW_SIZE

@@ -7,7 +7,8 @@ import logging
 import pytest
 
 from services.doors.cli.mesh import Mesh
-from services.doors.core.client import MeshClient, build_request
+from services.doors.core.client import MeshClient
+from services.doors.core.requests import build_request
 from services.runtime.host import Bus
 from services.runtime.log_context import LOG_FORMAT, install
 from services.runtime.settings import Settings

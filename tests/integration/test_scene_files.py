@@ -14,7 +14,8 @@ from contracts import inspection
 from contracts.receipts import RunResult
 from contracts.scene_files import import_plan, revert_plan
 from services.doors.cli.mesh import Mesh
-from services.doors.core.client import ClientError, MeshClient, build_request
+from services.doors.core.client import ClientError, MeshClient
+from services.doors.core.requests import build_request
 from services.doors.core.scene_client import (
     NoScene,
     NotABlend,

@@ -24,7 +24,8 @@ from contracts import inspection
 from services.doors.cli.common import EXIT_MESH
 from services.doors.cli.main import main
 from services.doors.cli.mesh import Mesh
-from services.doors.core.client import MeshClient, build_request
+from services.doors.core.client import MeshClient
+from services.doors.core.requests import build_request
 from services.executor.client import SceneFiles
 from services.runtime.access import ADMIN
 from services.runtime.host import Bus

@@ -15,7 +15,8 @@ from opentelemetry.trace import SpanKind, StatusCode
 from contracts import subjects
 from contracts.events import AnyEvent, Event, RunRequested
 from services.doors.cli.mesh import Mesh
-from services.doors.core.client import MeshClient, build_request
+from services.doors.core.client import MeshClient
+from services.doors.core.requests import build_request
 from services.runtime import tracing
 from services.runtime.consumer import ConsumerLoop
 from services.runtime.consumer_spec import ConsumerSpec, Delivery

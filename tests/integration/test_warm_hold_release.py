@@ -12,7 +12,8 @@ import msgspec
 import pytest
 
 from services.doors.cli.mesh import Mesh
-from services.doors.core.client import MeshClient, build_request
+from services.doors.core.client import MeshClient
+from services.doors.core.requests import build_request
 from services.executor.domain.ports import Lease
 from services.runtime.host import Bus
 from services.runtime.settings import Settings

@@ -16,7 +16,8 @@ import pytest
 from contracts.assets import asset_problem, collection_problem, import_asset_plan
 from contracts.receipts import RunResult
 from services.doors.cli.mesh import Mesh
-from services.doors.core.client import MeshClient, build_request
+from services.doors.core.client import MeshClient
+from services.doors.core.requests import build_request
 from services.doors.core.scene_client import UploadTooLarge
 from services.doors.core.scene_looks import AssetRefused, check_asset
 from services.executor.adapters.uploads import ObjectStoreUploads

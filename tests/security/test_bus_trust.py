@@ -16,7 +16,8 @@ import pytest
 from contracts.events import Approved, Executed, Planned, RunRequested, follow
 from contracts.operations import convert_operation_set
 from services.doors.cli.mesh import Mesh
-from services.doors.core.client import MeshClient, build_request
+from services.doors.core.client import MeshClient
+from services.doors.core.requests import build_request
 from services.executor.client import SceneFiles
 from services.runtime.history import read_run
 from services.runtime.host import Bus

@@ -22,7 +22,8 @@ import pytest_asyncio
 from contracts.events import RunRequested, derive_event_id
 from contracts.receipts import RunResult
 from services.doors.cli.mesh import Mesh
-from services.doors.core.client import MeshClient, build_request
+from services.doors.core.client import MeshClient
+from services.doors.core.requests import build_request
 from services.doors.gateway.app import create_app
 from services.doors.gateway.auth import Tokens
 from services.runtime.host import Bus

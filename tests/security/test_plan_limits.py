@@ -25,7 +25,7 @@ from contracts.limits import (
 )
 from services.doors.cli import main as cli
 from services.doors.cli.common import EXIT_USAGE
-from services.doors.core.client import build_request
+from services.doors.core.requests import build_request
 from services.planner.graph import PlanInvalid, validate
 from services.runtime.settings import Settings, SettingsError
 from tests.support.catalog_fixture import CATALOG

@@ -35,7 +35,7 @@ from services.audit import app as audit_app
 from services.audit.handlers import AuditHandlers
 from services.audit.store import SqliteStore
 from services.doors.core.cancels import cancel_of
-from services.doors.core.client import build_request
+from services.doors.core.requests import build_request
 from services.executor import app as executor_app
 from services.executor.adapters.exports import SceneExports
 from services.executor.domain.ports import INSPECTION_SUFFIX

@@ -15,7 +15,7 @@ from contracts.limits import RequestRefused
 from contracts.receipts import Receipt, RunResult
 from services.doors.cli.commands import load_plan
 from services.doors.cli.console import receipt_table
-from services.doors.core.client import build_request
+from services.doors.core.requests import build_request
 from services.doors.gateway.schemas import RunBody, run_out
 from services.planner.geonodes.compile import compile_response
 from services.planner.settings import PlanLimits

@@ -19,7 +19,8 @@ from services.doors.cli.common import EXIT_FAILED, EXIT_OK, connected, progress,
 from services.doors.cli.mesh import Mesh
 from services.doors.cli.screen import rich, screen
 from services.doors.cli.threads import scene_thread
-from services.doors.core.client import ClientError, MeshClient, build_request
+from services.doors.core.client import ClientError, MeshClient
+from services.doors.core.requests import build_request
 from services.planner.client import fallback_notice, planner_for
 from services.runtime.settings import Settings
 from services.runtime.tracing import configure_tracing, shutdown_tracing

@@ -19,7 +19,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from services.doors.core.client import new_id
+from services.doors.core.requests import new_id
 
 FILE_NAME = "threads.json"
 LOCK_NAME = "threads.lock"

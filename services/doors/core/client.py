@@ -9,9 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-import uuid
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from nats.js import JetStreamContext
 from nats.js.api import DeliverPolicy
@@ -28,22 +26,17 @@ from contracts.events import (
     CancelRequested,
     Denied,
     PlanRejected,
-    RollbackBoundary,
     RunCompleted,
     RunEvent,
     RunFailed,
     RunRequested,
     decode_event,
-    derive_event_id,
     follow,
 )
-from contracts.focus import Focus
 from contracts.fold import fold_run, is_terminal
-from contracts.limits import DEFAULT_MAX_OPERATIONS, check_plan
 from contracts.python_steps import CODE_SHA256_RE
 from contracts.receipts import RunResult
 from contracts.resolutions import Resolution, canonical_resolution
-from contracts.session import BUS, DeterminismRequest, HostProfile
 from contracts.trusted_code import quote_problem
 from services.doors.core.quota import RunQuota
 from services.doors.core.run_view import RunView
@@ -51,7 +44,6 @@ from services.doors.core.run_watch import Waiting, Watch
 from services.runtime import delivered, tracing
 from services.runtime.history import read_run
 from services.runtime.host import Bus
-from services.runtime.limits import encode_bounded
 
 OnEvent = Callable[[AnyEvent], None]
 # Events after which a run may be over (or waiting for a person).
@@ -94,60 +86,6 @@ def _run_attributes(event: RunEvent) -> dict[str, str]:
         "blendmesh.thread_id": event.thread_id,
         "blendmesh.user": event.user,
     }
-
-
-def new_id(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:20]}"
-
-
-def build_request(
-    *,
-    user: str,
-    scene_id: str,
-    prompt: str | None = None,
-    plan: Any = None,
-    planner: str = "rules",
-    thread_id: str | None = None,
-    pre_approved: bool = False,
-    rollback_boundary: RollbackBoundary = "operation",
-    max_operations: int = DEFAULT_MAX_OPERATIONS,
-    host: HostProfile = BUS,
-    determinism: DeterminismRequest = "any",
-    focus: Focus | None = None,
-) -> RunRequested:
-    """A RunRequested with fresh ids; a plan's own request_id is kept for idempotency.
-
-    Raises ``ValueError``: ``LimitExceeded`` for a plan or request too large to enter the
-    mesh, ``RequestRefused`` for a plan no service should see (it names the argument).
-    The plan is checked here, before encoding turns its NaN and infinities into null.
-    """
-    subjects.check_token(scene_id, "scene id")
-    check_plan(plan, max_operations)
-    if thread_id is not None:
-        subjects.check_token(thread_id, "thread id")
-    run_id = new_id("run")
-    request_id = new_id("req")
-    if isinstance(plan, dict) and isinstance(plan.get("request_id"), str) and plan["request_id"]:
-        request_id = plan["request_id"]
-    request = RunRequested(
-        event_id=derive_event_id(run_id, "run.requested"),
-        at=time.time(),
-        run_id=run_id,
-        request_id=request_id,
-        thread_id=thread_id or new_id("thread"),
-        user=user,
-        scene_id=scene_id,
-        prompt=prompt,
-        plan=plan,
-        planner=planner,
-        pre_approved=pre_approved,
-        rollback_boundary=rollback_boundary,
-        host=host,
-        determinism=determinism,
-        focus=focus,
-    )
-    encode_bounded(request)
-    return request
 
 
 class RunTimedOut(ClientError):

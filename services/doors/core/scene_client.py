@@ -22,7 +22,8 @@ from contracts.scene_files import blend_problem, import_plan, revert_plan
 from contracts.scene_report import RevisionEntry, scene_report
 from contracts.scenes import Head
 from services.doors.core import ownership
-from services.doors.core.client import ClientError, build_request, new_id
+from services.doors.core.client import ClientError
+from services.doors.core.requests import build_request, new_id
 from services.runtime.host import Bus
 from services.runtime.settings import Settings
 

@@ -25,7 +25,8 @@ from contracts.events import RunRequested
 from contracts.receipts import RunResult
 from contracts.scene_files import is_blob_id
 from contracts.views import DEFAULT_SHADING, Shading, inspect_plan, view_plan, view_problem
-from services.doors.core.client import ClientError, build_request, new_id
+from services.doors.core.client import ClientError
+from services.doors.core.requests import build_request, new_id
 from services.doors.core.scene_client import NoScene, SceneDoor, UploadTooLarge
 from services.executor.client import ObjectStoreUploads
 

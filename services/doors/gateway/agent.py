@@ -17,7 +17,8 @@ from contracts.focus import Focus
 from contracts.limits import LimitExceeded
 from contracts.progress import progress_line
 from contracts.session import HTTP
-from services.doors.core.client import ClientError, OnEvent, RequestMismatch, build_request
+from services.doors.core.client import ClientError, OnEvent, RequestMismatch
+from services.doors.core.requests import build_request
 from services.doors.core.run_view import Gathered, RunView
 from services.doors.gateway import exports
 from services.doors.gateway.auth import current_user

@@ -22,7 +22,8 @@ from contracts.events import AnyEvent, RunRequested
 from contracts.progress import progress_line
 from contracts.receipts import RunResult
 from contracts.resolutions import Resolution
-from services.doors.core.client import ClientError, OnEvent, build_request
+from services.doors.core.client import ClientError, OnEvent
+from services.doors.core.requests import build_request
 from services.doors.core.run_view import RunView
 from services.doors.mcp import answers, asking, cards
 from services.doors.mcp.door import Door

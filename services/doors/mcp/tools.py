@@ -12,7 +12,7 @@ from typing import Any
 import mcp.types as types
 
 from contracts.tool_answers import output_schema
-from services.doors.core.client import new_id
+from services.doors.core.requests import new_id
 
 ID_PATTERN = r"^[A-Za-z0-9_-]{1,128}$"
 SCENE_ID: dict[str, Any] = {

@@ -11,7 +11,7 @@ from rich.console import Console
 from contracts.events import AnyEvent, RunRequested
 from contracts.receipts import RunResult, RunState
 from services.doors.cli import scenes as cli_scenes
-from services.doors.core.client import build_request
+from services.doors.core.requests import build_request
 from services.runtime.settings import Settings
 
 

@@ -18,7 +18,7 @@ from contracts.operations import convert_operation_set
 from contracts.receipts import Receipt, RunResult
 from contracts.session import BUS, CLI, HTTP, MCP_HTTP, MCP_STDIO
 from services.doors.bus.handlers import DoorHandlers
-from services.doors.core.client import build_request
+from services.doors.core.requests import build_request
 from services.doors.gateway.schemas import RunBody, run_out
 from services.doors.mcp.tools import RUN
 from services.runtime.identity import UserEntry
