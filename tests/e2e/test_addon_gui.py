@@ -118,8 +118,8 @@ def test_live_session_in_blender_window_when_driven_by_pointer_and_keys_does_eac
     # add-on's own longest piece of work on its thread meanwhile.
     print(f"add-on following, frame gaps: {gaps}")
     print(
-        "seconds from the first step to the end of each:",
-        {s["step"]: s["at"] for s in steps.values()},
+        "from the first step to each step's end, and the looks for buttons so far:",
+        {s["step"]: f"{s['at']} s, {s['looks']} looks" for s in steps.values()},
     )
     assert gaps["count"] > 100, gaps  # the loop ran all along: the sampler was not starved
     assert said[-1]["approvals"] == [], said[-1]

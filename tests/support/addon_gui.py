@@ -198,33 +198,48 @@ def sidebar():
     return gui.view3d()[2]
 
 
-def click(command, what, x=gui.left):
-    """Click the button whose Python command is ``command``, or holds it."""
-    yield from gui.click(lambda c: command in c, x(sidebar()), what)
+def click(command, what, x=gui.left, top=None):
+    """Click the button whose Python command is ``command``, or holds it, looking down
+    the sidebar from ``top``."""
+    yield from gui.click(lambda c: command in c, x(sidebar()), what, top)
 
 
 def ask_for(text, shot=""):
-    """Type ``text`` into the panel's request box and click Ask."""
+    """Type ``text`` into the panel's request box and click Ask, the button under it."""
     wm = bpy.context.window_manager
-    field = yield from gui.find(
-        lambda c: c == wm.blendmesh_prompt, gui.left(sidebar()), "request box"
-    )
+    x = gui.left(sidebar())
+    field = yield from gui.spot(lambda c: c == wm.blendmesh_prompt, x, "request box")
     yield from gui.type_at(field, text, "the request box", lambda: wm.blendmesh_prompt == text)
     if shot:
         yield from screenshot(shot)
-    yield from click(ASK, "Ask")
+    yield from click(ASK, "Ask", top=field[1] - 4)
+
+
+def below_ask():
+    """Where to start looking for what the panel shows under Ask (an approval's buttons):
+    Ask's last place, or the sidebar's top before it was found."""
+    ask = gui.KNOWN.get("Ask")
+    return None if ask is None else ask[1] - 4
 
 
 def token_field():
     """Where the Token field is. Blender copies no password, so it is found as the row
     above the Scene field, one row pitch up: the pitch from the request box to Ask, the
-    next rows of the same column."""
+    next rows of the same column. Each is found anew, and the Scene field looked at
+    again just before: a click beside the field would send the token's letters to the
+    viewport as shortcuts."""
     wm = bpy.context.window_manager
     x, field = gui.left(sidebar()), gui.right(sidebar())  # a labelled field is on the right
     scene = yield from gui.find(lambda c: c == SCENE, field, "Scene field")
     box = yield from gui.find(lambda c: c == wm.blendmesh_prompt, x, "request box", scene[1] - 8)
     ask = yield from gui.find(lambda c: c == ASK, x, "Ask", box[1] - 4)
-    return field, scene[1] + box[1] - ask[1]
+    pitch = box[1] - ask[1]
+    if not 18 <= pitch <= 40:
+        raise LookupError(f"rows {pitch} pixels apart (request box {box}, Ask {ask})")
+    token = (field, scene[1] + pitch)
+    if (yield from gui.copied(*scene)) != SCENE or (yield from gui.copied(*token)) != gui.NOTHING:
+        raise LookupError(f"the panel moved while the Token field was looked for ({token})")
+    return token
 
 
 def type_token(token):
@@ -271,6 +286,7 @@ def main():
             lambda c: "blendmesh.approve(" in c and approval["approvalId"] in c,
             gui.left(sidebar()),
             "Approve",
+            below_ask(),
         )
 
     def cancel(run_id):
@@ -278,6 +294,7 @@ def main():
             lambda c: "blendmesh.cancel_run(" in c and run_id in c,
             gui.left(sidebar()),
             "Cancel Run",
+            below_ask(),
         )
 
     def cancelled():
@@ -382,7 +399,15 @@ def main():
                 objects = sorted(o.name for o in bpy.data.objects)
                 name = steps[state["step"]][0]
                 at = round(time.monotonic() - BEGUN, 1)
-                say(step=name, at=at, error=session.error, notice=session.notice, objects=objects)
+                looks = gui.LOOKS[0]
+                say(
+                    step=name,
+                    at=at,
+                    looks=looks,
+                    error=session.error,
+                    notice=session.notice,
+                    objects=objects,
+                )
                 state["step"] += 1
                 state["tries"], state["since"] = 0, time.monotonic()
                 if state["step"] == len(steps):

@@ -22,7 +22,8 @@ from collections.abc import Callable, Iterator
 import bpy
 
 NOTHING = "@@ nothing was copied @@"  # the clipboard before each look
-STEP = 6  # pixels between looks down the sidebar; every button is 20 tall at scale 1
+STEP = 12  # pixels between looks down the sidebar: under a button's height (20 at scale 1)
+FINE = 4  # pixels between looks for a found button's edges
 WAIT = 30.0  # seconds Blender may take to handle events sent, on CI's loaded cores
 TABS = 22  # the sidebar's tab strip at its right edge, in pixels
 
@@ -127,14 +128,21 @@ def until(done: Callable[[], bool], what: str, limit: float = WAIT) -> Iterator[
 # -- finding, clicking and typing ----------------------------------------------------
 
 
+LOOKS = [0]  # how many looks the test took, for its timings
+
+
 def copied(x, y):
     """What Ctrl-C copies with the pointer on (x, y): NOTHING where no button is."""
     wm = bpy.context.window_manager
     wm.clipboard = NOTHING
     since = mark()
-    pointer_to(x, y)
-    xdo("key", "ctrl+c")
-    yield from until(lambda: handled(since, "C"), f"Blender handling Ctrl-C at {x},{y}")
+    LOOKS[0] += 1
+    xdo("mousemove", *on_screen(x, y), "key", "ctrl+c")  # one xdotool, two events
+    # Ctrl is let go after C: once Blender handled that, it handled the copy.
+    yield from until(
+        lambda: handled(since, "C") and handled(since, "LEFT_CTRL", "RELEASE"),
+        f"Blender handling Ctrl-C at {x},{y}",
+    )
     return wm.clipboard
 
 
@@ -143,31 +151,46 @@ def find(wants: Callable[[str], bool], x, what, top=None):
     ``wants`` accepts."""
     _, _, sidebar = view3d()
     y = sidebar.y + sidebar.height - 4 if top is None else top
-    hits: list[int] = []
     seen: list[str] = []  # what was copied on the way, for the error
     while y > sidebar.y + 4:
         copy = yield from copied(x, y)
         if wants(copy):
-            hits.append(y)
-        elif hits:
             break
-        elif copy != NOTHING and (not seen or not seen[-1].endswith(f" {copy[:60]!r}")):
+        if copy != NOTHING and (not seen or not seen[-1].endswith(f" {copy[:60]!r}")):
             seen.append(f"y {y}: {copy[:60]!r}")
         y -= STEP
-    if not hits:
+    else:
         found = "; ".join(seen) or "nothing"
         raise LookupError(f"no {what} down the sidebar at x {x}; copied there: {found}")
-    return x, (hits[0] + hits[-1]) // 2
+    upper = lower = y
+    while upper - y < STEP * 2 and wants((yield from copied(x, upper + FINE))):
+        upper += FINE
+    while y - lower < STEP * 2 and wants((yield from copied(x, lower - FINE))):
+        lower -= FINE
+    return x, (upper + lower) // 2
+
+
+KNOWN: dict[str, tuple[int, int]] = {}  # where each button was last found, by name
+
+
+def spot(wants: Callable[[str], bool], x, what, top=None):
+    """Where the button ``wants`` accepts is now, looked at there: where it was last
+    found (one look, as the panel mostly stays put), else found anew down the sidebar."""
+    for _ in range(3):  # the panel may grow a line between two looks
+        at = KNOWN.get(what)
+        if at is not None and at[0] == x and wants((yield from copied(*at))):
+            return at
+        at = KNOWN[what] = yield from find(wants, x, what, top)
+        if wants((yield from copied(*at))):
+            return at
+    raise LookupError(f"{what} moved each time it was about to be clicked")
 
 
 def click(wants: Callable[[str], bool], x, what, top=None):
     """Click the button ``wants`` accepts, as a mouse does; where it was clicked."""
-    for _ in range(3):  # the panel may grow a line between the look and the click
-        at = yield from find(wants, x, what, top)
-        if wants((yield from copied(*at))):
-            yield from press(at, what)
-            return at
-    raise LookupError(f"{what} moved each time it was about to be clicked")
+    at = yield from spot(wants, x, what, top)
+    yield from press(at, what)
+    return at
 
 
 def press(at, what):
@@ -186,4 +209,4 @@ def type_at(at, text, what, typed: Callable[[], bool]):
     xdo("key", "ctrl+a")
     xdo("type", "--delay", "15", text)
     xdo("key", "Return")
-    yield from until(typed, f"{what} holding {text!r} once typed")
+    yield from until(typed, f"{what} at {at} holding {text!r} once typed")
