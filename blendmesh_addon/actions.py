@@ -371,11 +371,7 @@ def follow(context: Any) -> None:
         if _live():
             replaying.start(gw, scene, SESSION, WORKER)
 
-    def failed(message: str) -> None:
-        if not SESSION.error and "404" not in message:  # a scene not pushed yet is no error
-            SESSION.error = message
-
-    WORKER.submit(job, done, failed, SESSION.add_progress)
+    WORKER.submit(job, done, SESSION.follow_failed, SESSION.add_progress)
 
 
 def tick() -> float:

@@ -5,6 +5,7 @@ import textwrap
 import bpy
 
 from . import actions
+from .prefs import preferences
 from .session import approval_lines
 
 CHAR_PX = 7.5  # roughly the width of one character of Blender's UI font at scale 1
@@ -38,6 +39,8 @@ class BLENDMESH_PT_panel(bpy.types.Panel):
         _measure(context)
         if session.user:
             layout.label(text=f"You are {session.user} on the mesh", icon="USER")
+        # Beside who the token is: a refused token is fixed where the panel says so.
+        layout.prop(preferences(context), "token", text="Token")
         layout.prop(context.scene, "blendmesh_scene", text="Scene")
         synced = session.synced
         if synced is not None:

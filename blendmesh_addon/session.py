@@ -25,6 +25,8 @@ REPLAYED = frozenset(
     ]
 )  # fmt: skip
 LOOKS = frozenset({"object.inspect", "scene.snapshot"})
+UNREACHABLE = "cannot reach the blendmesh gateway"  # how gateway.py words either cause
+REFUSED_TOKEN = "refused the token"
 
 
 @dataclass
@@ -102,9 +104,18 @@ class Session:
         )  # fmt: skip
 
     def reached(self) -> None:
-        """The gateway answered: an error that said it cannot be reached is over."""
-        if self.error.startswith("cannot reach the blendmesh gateway"):
+        """The gateway answered the token: an error that said it cannot be reached, or
+        that it refused the token, is over."""
+        if self.error.startswith(UNREACHABLE) or REFUSED_TOKEN in self.error:
             self.error = ""
+
+    def follow_failed(self, message: str) -> None:
+        """A look at the scene failed. A scene not pushed yet (404) is no error, and an
+        error on show stays; a refused token is nobody the panel can name any more."""
+        if REFUSED_TOKEN in message:
+            self.user = ""
+        if not self.error and "404" not in message:
+            self.error = message
 
     def to_replay(self, scene_id: str) -> list[dict[str, Any]]:
         """The newer revisions a replay brings into the session, oldest first: each one

@@ -146,9 +146,26 @@ def test_reached_when_the_gateway_answers_again_clears_only_its_unreachable_erro
     session.failed("cannot reach the blendmesh gateway at http://x (refused): start it")
     session.reached()
     assert session.error == ""
+    session.failed("the gateway at http://x refused the token (bad token): put your token")
+    session.reached()  # answered the token typed since
+    assert session.error == ""
     session.failed("the open file is 80.0 MiB, more than the 64.0 MiB the gateway takes")
     session.reached()
     assert session.error.startswith("the open file")
+
+
+def test_follow_failed_when_token_refused_forgets_the_user_and_names_the_refusal() -> None:
+    session = Session(user="ana")
+    session.follow_failed("the gateway at http://x refused the token (bad token): put yours")
+    assert session.user == "" and "refused the token" in session.error
+    session.follow_failed("cannot reach the blendmesh gateway at http://x (refused)")
+    assert "refused the token" in session.error  # the error on show stays
+
+
+def test_follow_failed_when_scene_not_pushed_yet_shows_no_error() -> None:
+    session = Session(user="ana")
+    session.follow_failed("scene gui not found (HTTP 404)")
+    assert session.error == "" and session.user == "ana"
 
 
 @pytest.mark.parametrize(
