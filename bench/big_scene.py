@@ -60,8 +60,8 @@ from services.doors.core.scene_client import SceneDoor
 from services.doors.gateway.app import GatewayServer, create_app
 from services.doors.gateway.auth import Tokens
 from services.executor.domain.chunking import cut
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 
 MIB = 1024 * 1024
 FACE_BYTES = 71  # bytes of an uncompressed .blend per grid face (6.7 M faces: 454 MiB)

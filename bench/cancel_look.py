@@ -22,10 +22,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from contracts.events import CancelRequested, RunRequested, follow
-from services.runtime.embedded import EmbeddedNats
-from services.runtime.history import last_of
-from services.runtime.host import Bus
-from services.runtime.publishers import JetStreamPipeline
+from services.runtime.nats.history import last_of
+from services.runtime.server.embedded import EmbeddedNats
+from services.runtime.service.host import Bus
+from services.runtime.service.publishers import JetStreamPipeline
 
 PREFIX = "bench"
 

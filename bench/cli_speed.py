@@ -41,7 +41,7 @@ from services.doors.cli.commands import load_plan
 from services.doors.cli.common import connected
 from services.doors.core.client import MeshClient
 from services.doors.core.requests import build_request
-from services.runtime.settings import Settings
+from services.runtime.service.settings import Settings
 t1 = time.perf_counter()
 async def main():
     settings = Settings.from_env()

@@ -43,8 +43,8 @@ from contracts import subjects
 from services.doors.cli.mesh import Mesh
 from services.doors.core.client import MeshClient
 from services.doors.core.requests import build_request
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 READY_WITHIN = 120.0  # seconds for executor processes to load Blender and bind

@@ -52,7 +52,8 @@ from contracts.door import run_prefix
 from contracts.views import AssetParams
 from services.doors.cli.users import new_seed, public_key
 from services.executor.adapters.bridge_client import BridgeError, BridgeProcess
-from services.runtime import access, users
+from services.runtime.nats import access
+from services.runtime.server import users
 
 BLENDMESH = str(Path(sys.executable).parent / "blendmesh")
 PREFIX = "blendmesh"

@@ -29,8 +29,8 @@ from geonodes_plan import response
 from services.doors.cli.mesh import Mesh
 from services.doors.core.client import MeshClient
 from services.doors.core.requests import build_request
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 
 # Previews as every blendmesh process has them: on unless BLENDMESH_PREVIEWS=0 (the
 # tests' quick runs of this bench set it; the figures are measured with previews on).

@@ -28,8 +28,8 @@ from contracts.receipts import Receipt
 from services.executor.adapters.kv_journal import KvJournal
 from services.executor.adapters.supervisor import SupervisedBridge
 from services.executor.domain.journal import JournalEntry, op_key
-from services.runtime.embedded import EmbeddedNats
-from services.runtime.host import Bus
+from services.runtime.server.embedded import EmbeddedNats
+from services.runtime.service.host import Bus
 
 MAX_OBJECTS = 5000  # objects built in the larger scene, one tool call each
 PRIMS = ["cube", "uv_sphere", "ico_sphere", "cylinder", "cone", "plane", "torus", "monkey"]

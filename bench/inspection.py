@@ -29,8 +29,8 @@ from contracts.scenes import Head
 from services.executor.adapters.scene_store import JetStreamSceneStore
 from services.executor.adapters.supervisor import SupervisedBridge
 from services.executor.domain.inspection import document
-from services.runtime.embedded import EmbeddedNats
-from services.runtime.host import Bus
+from services.runtime.server.embedded import EmbeddedNats
+from services.runtime.service.host import Bus
 
 MAX_OBJECTS = 5000  # objects built in the larger scene, a few tool calls each
 PRIMS = ["cube", "uv_sphere", "ico_sphere", "cylinder", "cone", "plane", "torus", "monkey"]

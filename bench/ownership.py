@@ -26,10 +26,10 @@ from nats.js.api import DeliverPolicy
 
 from contracts import subjects
 from contracts.events import RunRequested, decode_event
-from services.runtime.embedded import EmbeddedNats
-from services.runtime.host import Bus
-from services.runtime.owners import LogOwners
-from services.runtime.publishers import JetStreamPipeline
+from services.runtime.server.embedded import EmbeddedNats
+from services.runtime.service.host import Bus
+from services.runtime.service.owners import LogOwners
+from services.runtime.service.publishers import JetStreamPipeline
 
 PREFIX = "bench"
 REPEAT = 9

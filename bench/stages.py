@@ -27,9 +27,10 @@ from services.executor.adapters.previews import ObjectStorePreviews
 from services.executor.adapters.scene_store import JetStreamSceneStore
 from services.executor.adapters.scene_summaries import KvSceneSummaries
 from services.executor.adapters.supervisor import SupervisedBridge
-from services.runtime import history, tracing
-from services.runtime.publishers import JetStreamPipeline, JetStreamPublisher
-from services.runtime.settings import Settings
+from services.runtime.nats import history
+from services.runtime.service import tracing
+from services.runtime.service.publishers import JetStreamPipeline, JetStreamPublisher
+from services.runtime.service.settings import Settings
 
 # stage -> (class, method names): the executor's ports, and the bus every service shares.
 PORTS: dict[str, tuple[type, tuple[str, ...]]] = {

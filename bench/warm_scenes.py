@@ -29,8 +29,8 @@ from services.doors.cli.mesh import Mesh
 from services.doors.core.client import MeshClient
 from services.doors.core.requests import build_request
 from services.doors.core.scene_client import SceneDoor
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 
 
 class Loads(logging.Handler):

@@ -1,11 +1,11 @@
 """Every kind of run event and who may publish it: the one table the rest derives from.
 
-The NATS server's publish permissions (services/runtime/access.py), the AsyncAPI document's
+The NATS server's publish permissions (services/runtime/nats/access.py), the AsyncAPI document's
 channels and its send operations (contracts/asyncapi.py) all read this table. A new run
 event is a type in contracts/events.py and a row here; a test fails while a type of the
 events union has no row, so it cannot reach the log unpermitted or undocumented.
 
-Publishers are NATS roles, named as services/runtime/access.py names them. ``client`` (the
+Publishers are NATS roles, named as services/runtime/nats/access.py names them. ``client`` (the
 CLI, the gateway, the MCP server) and ``door`` (the bus door, for the users' own logins,
 docs/adr/0015) send what a person or program asks for; each service publishes the events
 it owns, and no other role may.

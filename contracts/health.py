@@ -1,7 +1,7 @@
 """The mesh's health: what each service says of itself, and the snapshot that judges it.
 
 Every service answers the NATS services API (``$SRV.PING``, ``$SRV.INFO``, ``$SRV.STATS``)
-as ``blendmesh-<role>`` (``services/runtime/health.py``). Its STATS reply carries
+as ``blendmesh-<role>`` (``services/runtime/service/health.py``). Its STATS reply carries
 ``data``: an ``InstanceData``, the state of its durable consumers and, for an executor,
 of its Blender. ``assess`` folds those replies and JetStream's own state into one
 ``MeshStatus``; ``blendmesh status`` prints it and the gateway's ``/readyz`` serves it, so

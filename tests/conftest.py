@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from services.runtime.embedded import EmbeddedNats
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.server.embedded import EmbeddedNats
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.conformance.marker import refuse_unknown_clauses
 
 TESTS = Path(__file__).parent

@@ -8,11 +8,11 @@ from services.audit.replay import JetStreamLog
 from services.audit.run_metrics import WAITING, RunMetrics
 from services.audit.store import SqliteStore
 from services.audit.stream import JetStreamAuditPublisher
-from services.runtime import health
-from services.runtime.audit_log import ensure_audit_log
-from services.runtime.consumer_spec import ConsumerSpec
-from services.runtime.host import Bus, ConsumerService
-from services.runtime.settings import Settings
+from services.runtime.nats.audit_log import ensure_audit_log
+from services.runtime.service import health
+from services.runtime.service.consumer_spec import ConsumerSpec
+from services.runtime.service.host import Bus, ConsumerService
+from services.runtime.service.settings import Settings
 
 DURABLE = "audit"
 BATCH = 64  # events one transaction of the live views applies at most

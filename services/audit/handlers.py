@@ -23,7 +23,7 @@ from services.audit.projections import project
 from services.audit.run_metrics import Measure, RunMetrics
 from services.audit.store import Applied, Project, ViewStore
 from services.audit.stream import AuditPublisher
-from services.runtime.consumer_spec import Delivery, Handler
+from services.runtime.service.consumer_spec import Delivery, Handler
 
 log = logging.getLogger("blendmesh.audit")
 

@@ -38,9 +38,9 @@ from contracts.request_limits import MAX_PROMPT
 from services.audit.rebuild_store import RebuildStore
 from services.audit.replay import replay
 from services.audit.store import SqliteStore
-from services.runtime import delivered
-from services.runtime.host import Bus
-from services.runtime.retry import poll
+from services.runtime.nats import delivered
+from services.runtime.nats.retry import poll
+from services.runtime.service.host import Bus
 
 log = logging.getLogger("blendmesh.audit")
 

@@ -17,7 +17,7 @@ from contracts.errors import BlendmeshError
 from contracts.events import AnyEvent, decode_event
 from services.audit.handlers import projection
 from services.audit.rebuild_store import RebuildStore
-from services.runtime.consumer_spec import Delivery
+from services.runtime.service.consumer_spec import Delivery
 
 # Events one transaction applies at most; twice as many are read ahead, and beyond that
 # the ordered consumer's flow control holds the server back.

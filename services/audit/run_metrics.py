@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from contracts import events as ev
 from contracts.fold import FINAL, run_state_after
 from services.audit.projections import Change, Row, RunView
-from services.runtime import metrics
+from services.runtime.service import metrics
 
 WAITING = "awaiting_confirmation"
 

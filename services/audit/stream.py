@@ -17,7 +17,7 @@ from nats.js import JetStreamContext
 
 from contracts import subjects
 from contracts.audit import AuditRecorded, message_id
-from services.runtime import tracing
+from services.runtime.service import tracing
 
 
 class AuditPublisher(Protocol):

@@ -1,4 +1,4 @@
 from services.executor.app import start
-from services.runtime.host import run_service
+from services.runtime.service.host import run_service
 
 run_service("executor", start)

@@ -31,14 +31,15 @@ from services.executor.domain.runner import PlanRunner
 from services.executor.domain.scene_tools import SceneTools
 from services.executor.domain.session import Scenes
 from services.executor.handlers import ExecutorHandlers, filter_subjects
-from services.runtime import access, health, metrics
-from services.runtime.consumer_spec import ConsumerSpec
-from services.runtime.history import last_of, read_run
-from services.runtime.host import Bus, ConsumerService
-from services.runtime.publishers import JetStreamPipeline
-from services.runtime.ready import until_ready
-from services.runtime.settings import Settings
-from services.runtime.version import BLENDMESH_VERSION
+from services.runtime.nats import access
+from services.runtime.nats.history import last_of, read_run
+from services.runtime.nats.ready import until_ready
+from services.runtime.service import health, metrics
+from services.runtime.service.consumer_spec import ConsumerSpec
+from services.runtime.service.host import Bus, ConsumerService
+from services.runtime.service.publishers import JetStreamPipeline
+from services.runtime.service.settings import Settings
+from services.runtime.service.version import BLENDMESH_VERSION
 
 # Waiting for another executor's lease is a nak per try: allow many before dead-lettering.
 LEASE_PATIENCE = 20

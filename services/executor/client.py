@@ -32,7 +32,7 @@ from services.executor.domain.ports import (
     NodeCatalogSource,
     SceneSummaries,
 )
-from services.runtime.objects import ObjectTooLarge
+from services.runtime.nats.objects import ObjectTooLarge
 
 __all__ = [
     "CatalogSource",

@@ -24,10 +24,10 @@ from services.executor.domain.inspection import run_record
 from services.executor.domain.pinning import Leave, pinned_elsewhere
 from services.executor.domain.ports import LeaseHeld
 from services.executor.domain.runner import PlanRunner
-from services.runtime import metrics
-from services.runtime.consumer_spec import Delivery
-from services.runtime.errors import Retry
-from services.runtime.publishers import PipelinedPublisher
+from services.runtime.service import metrics
+from services.runtime.service.consumer_spec import Delivery
+from services.runtime.service.errors import Retry
+from services.runtime.service.publishers import PipelinedPublisher
 
 log = logging.getLogger("blendmesh.executor")
 # A handed-back run comes round every 5 s at most (pinning.MAX_DELAY), to one executor of

@@ -8,10 +8,10 @@ from services.executor.client import SceneFiles
 from services.guardians.client import revision_artifacts
 from services.guardians.config import gates_file, load
 from services.guardians.handlers import GuardiansHandlers, filter_subjects
-from services.runtime import health
-from services.runtime.consumer_spec import ConsumerSpec
-from services.runtime.host import Bus, ConsumerService
-from services.runtime.settings import Settings
+from services.runtime.service import health
+from services.runtime.service.consumer_spec import ConsumerSpec
+from services.runtime.service.host import Bus, ConsumerService
+from services.runtime.service.settings import Settings
 
 
 async def start(settings: Settings, bus: Bus) -> ConsumerService:

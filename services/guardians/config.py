@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from services.guardians.routing import GUARDIAN_ROUTING_TABLE
-from services.runtime.settings import SettingsError
+from services.runtime.service.settings import SettingsError
 
 DEFAULT = Path(__file__).parent / "gates" / "blendmesh.v1.toml"
 MAX_GUARDIANS = 64  # a gate set longer than this is a mistake, not a policy

@@ -15,7 +15,7 @@ from services.guardians.baseline import KnownFaces, Revision, faces_before
 from services.guardians.config import GatesConfig, params_for
 from services.guardians.envelope import envelope
 from services.guardians.judge import as_json, judge_counting
-from services.runtime.consumer_spec import Delivery
+from services.runtime.service.consumer_spec import Delivery
 
 Artifact = Callable[[str], Awaitable[bytes | None]]  # object name -> the artifact's bytes
 

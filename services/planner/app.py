@@ -13,11 +13,11 @@ from services.planner.model.runs import ModelRuns
 from services.planner.recall import RulesThreads
 from services.planner.settings import GeminiSettings, PlanLimits
 from services.planner.threads import read_thread
-from services.runtime import health
-from services.runtime.consumer_spec import ConsumerSpec
-from services.runtime.history import read_run, run_kinds
-from services.runtime.host import Bus, ConsumerService
-from services.runtime.settings import Settings
+from services.runtime.nats.history import read_run, run_kinds
+from services.runtime.service import health
+from services.runtime.service.consumer_spec import ConsumerSpec
+from services.runtime.service.host import Bus, ConsumerService
+from services.runtime.service.settings import Settings
 
 # A request waits this long for the first executor's tool catalog before it is retried: a
 # mesh whose executor starts late (a Procfile, a cluster) still plans what came early.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from services.planner.settings import default_planner, fallback_notice
-from services.runtime.settings import Settings
+from services.runtime.service.settings import Settings
 
 __all__ = ["fallback_notice", "planner_for"]
 

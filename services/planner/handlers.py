@@ -51,9 +51,9 @@ from services.planner.recent import RECENT_EXECUTIONS, RECENT_RUNS, Recent
 from services.planner.run_events import ended, last_plan, planned_operations
 from services.planner.settings import PlanLimits
 from services.planner.versions import planned_by
-from services.runtime.consumer_spec import Delivery
-from services.runtime.errors import Retry
-from services.runtime.retry import poll
+from services.runtime.nats.retry import poll
+from services.runtime.service.consumer_spec import Delivery
+from services.runtime.service.errors import Retry
 
 # The services whose dead letters leave a run open; audit's only miss a projection.
 log = logging.getLogger("blendmesh.planner")

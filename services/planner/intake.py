@@ -22,7 +22,7 @@ from services.planner.geonodes.check import check_response
 from services.planner.geonodes.compile import compile_response, parse_response
 from services.planner.graph import PlanInvalid, Reply, ValidPlan, loaded, validate
 from services.planner.settings import DEFAULT_LIMITS, PlanLimits
-from services.runtime.errors import Retry
+from services.runtime.service.errors import Retry
 
 GN_PROBE = "gn.add_node"  # a Geometry Nodes tool every bridge that has them registers
 

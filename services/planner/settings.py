@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from contracts.geonodes import DEFAULT_MAX_PYTHON_CHARS, PYTHON_CHARS_CEILING
 from contracts.limits import DEFAULT_MAX_OPERATIONS
-from services.runtime.settings import SettingsError
+from services.runtime.service.settings import SettingsError
 
 _N = TypeVar("_N", int, float)
 

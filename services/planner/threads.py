@@ -6,7 +6,7 @@ from nats.js import JetStreamContext
 
 from contracts import subjects
 from contracts.events import ThreadMessage
-from services.runtime.history import read_subject
+from services.runtime.nats.history import read_subject
 
 
 async def read_thread(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TypedDict
 
 from contracts.tools import ToolCatalog
-from services.runtime.version import BLENDMESH_VERSION
+from services.runtime.service.version import BLENDMESH_VERSION
 
 
 class PlannedBy(TypedDict):

@@ -31,9 +31,9 @@ from contracts.allowlist import (
 )
 from contracts.events import AllowlistRevoked, derive_event_id
 from services.policy.ports import Allowlist
-from services.runtime import delivered
-from services.runtime.kv import TypedKv
-from services.runtime.publishers import EventPublisher
+from services.runtime.nats import delivered
+from services.runtime.nats.kv import TypedKv
+from services.runtime.service.publishers import EventPublisher
 
 log = logging.getLogger(__name__)
 BUCKET = "allowlist"

@@ -8,12 +8,12 @@ from services.executor.client import KvCatalog, SceneFiles
 from services.policy.allowlist import AllowlistResponders, KvAllowlist
 from services.policy.cedar import PROFILE_ENV, CedarPolicy, policy_folder
 from services.policy.handlers import PolicyHandlers, expiry_subjects, filter_subjects
-from services.runtime import health
-from services.runtime.consumer_spec import ConsumerSpec
-from services.runtime.history import read_run, run_kinds
-from services.runtime.host import Bus, ConsumerService
-from services.runtime.settings import Settings
-from services.runtime.users import FILE_NAME, UsersFile
+from services.runtime.nats.history import read_run, run_kinds
+from services.runtime.server.users import FILE_NAME, UsersFile
+from services.runtime.service import health
+from services.runtime.service.consumer_spec import ConsumerSpec
+from services.runtime.service.host import Bus, ConsumerService
+from services.runtime.service.settings import Settings
 
 # An approval is looked at again at most every 30 s until it expires: enough deliveries
 # for a TTL of weeks, so the expiry timer never becomes a dead letter.

@@ -43,9 +43,9 @@ from services.executor.client import CatalogSource
 from services.policy.arguments import unsafe_argument
 from services.policy.engine import PolicyEngine
 from services.policy.ports import Allowlist
-from services.runtime.consumer_spec import Delivery
-from services.runtime.errors import Retry
-from services.runtime.identity import may_resolve
+from services.runtime.server.identity import may_resolve
+from services.runtime.service.consumer_spec import Delivery
+from services.runtime.service.errors import Retry
 
 security = logging.getLogger("blendmesh.security")
 
@@ -80,7 +80,7 @@ class PolicyHandlers:
     approval_ttl: float = 3600.0  # seconds a pending approval waits for a person
     # Who besides a run's own user may resolve its approvals (the registry's approvers).
     approvers: Callable[[], frozenset[str]] = field(default=frozenset)
-    # Which kinds of event a run has (services.runtime.history.run_kinds); None: not asked.
+    # Which kinds of event a run has (services.runtime.nats.history.run_kinds); None: not asked.
     kinds: RunKinds | None = None
 
     async def _closed(self, run_id: str) -> bool:

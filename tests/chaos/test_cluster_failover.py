@@ -25,11 +25,11 @@ from services.doors.core.client import MeshClient
 from services.doors.core.requests import build_request
 from services.executor.adapters.kv_journal import KvJournal
 from services.executor.domain.journal import op_key
-from services.runtime import access
-from services.runtime.embedded import prepare_streams
-from services.runtime.history import read_run
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.nats import access
+from services.runtime.nats.history import read_run
+from services.runtime.server.embedded import prepare_streams
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.clusters import NatsCluster, stream_leader
 from tests.support.meshes import client_mesh
 

@@ -17,10 +17,10 @@ import pytest
 
 from contracts import subjects
 from contracts.events import RunRequested
-from services.runtime import access
-from services.runtime.host import Bus
-from services.runtime.nats_setup import prepare_streams
-from services.runtime.quorum import JetStreamUnavailable
+from services.runtime.nats import access
+from services.runtime.nats.quorum import JetStreamUnavailable
+from services.runtime.server.nats_setup import prepare_streams
+from services.runtime.service.host import Bus
 from tests.support.clusters import NatsCluster, stream_leader
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]

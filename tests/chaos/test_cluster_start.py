@@ -23,7 +23,7 @@ import pytest
 from contracts.receipts import RunResult
 from services.doors.core.client import MeshClient
 from services.doors.core.requests import build_request
-from services.runtime.settings import Settings
+from services.runtime.service.settings import Settings
 from tests.support.clusters import NatsCluster
 from tests.support.meshes import client_mesh
 

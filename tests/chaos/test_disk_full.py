@@ -35,10 +35,10 @@ from services.doors.cli.screen import Piped
 from services.doors.core.client import MeshClient
 from services.doors.core.requests import build_request
 from services.executor.client import SceneFiles
-from services.runtime.host import Bus
-from services.runtime.retry import poll
-from services.runtime.settings import Settings
-from services.runtime.store_guard import REFUSING
+from services.runtime.nats.retry import poll
+from services.runtime.server.store_guard import REFUSING
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.meshes import client_mesh
 
 DISK = "48m"  # room for the mesh's store (8 MiB), its scenes and a few runs

@@ -20,9 +20,9 @@ from nats.js.errors import NotFoundError
 
 from contracts import subjects
 from services.executor.adapters.supervisor import RESTART_LIMIT
-from services.runtime import access
-from services.runtime.embedded import EmbeddedNats, prepare_streams
-from services.runtime.host import Bus
+from services.runtime.nats import access
+from services.runtime.server.embedded import EmbeddedNats, prepare_streams
+from services.runtime.service.host import Bus
 from tests.support.bridges import bridge_pids
 from tests.support.clusters import NatsCluster, free_ports
 from tests.support.meshes import command_env
@@ -147,7 +147,7 @@ async def test_planner_process_when_jetstream_never_answers_gives_up_at_its_dead
 
 async def test_nats_process_when_its_server_dies_exits_naming_it(tmp_path: Path) -> None:
     (port,) = free_ports(1)
-    command = [sys.executable, "-m", "services.runtime.embedded", "--port", str(port)]
+    command = [sys.executable, "-m", "services.runtime.server.embedded", "--port", str(port)]
     proc = subprocess.Popen(
         [*command, "--store", str(tmp_path / "nats")],
         cwd=ROOT,

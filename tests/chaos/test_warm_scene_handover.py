@@ -31,11 +31,11 @@ from services.doors.core.client import MeshClient
 from services.doors.core.requests import build_request
 from services.executor.domain.ports import Lease
 from services.executor.domain.session import TAKEOVER_AFTER
-from services.runtime.embedded import EmbeddedNats
-from services.runtime.history import read_run
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
-from services.runtime.streams import ensure_kv
+from services.runtime.nats.history import read_run
+from services.runtime.nats.streams import ensure_kv
+from services.runtime.server.embedded import EmbeddedNats
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.bridges import bridge_pids
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]

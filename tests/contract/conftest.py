@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from services.doors.cli.mesh import Mesh
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.meshes import bare_mesh, role_bus
 
 

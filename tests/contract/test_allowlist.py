@@ -9,7 +9,7 @@ from contracts.allowlist import AllowlistEntry, entry_id
 from services.policy.allowlist import KvAllowlist
 from services.policy.memory import MemoryAllowlist
 from services.policy.ports import Allowlist
-from services.runtime.host import Bus
+from services.runtime.service.host import Bus
 
 
 def entry(

@@ -11,7 +11,7 @@ from services.executor.adapters.collector import Collector
 from services.executor.adapters.scene_store import JetStreamSceneStore
 from services.executor.adapters.uploads import ObjectStoreUploads
 from services.executor.domain.retention import Retention
-from services.runtime.host import Bus
+from services.runtime.service.host import Bus
 
 pytestmark = pytest.mark.integration
 

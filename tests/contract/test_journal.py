@@ -9,7 +9,7 @@ from services.executor.adapters.kv_journal import KvJournal
 from services.executor.domain.journal import JournalEntry, args_digest
 from services.executor.domain.ports import Journal
 from services.executor.memory import MemoryJournal
-from services.runtime.host import Bus
+from services.runtime.service.host import Bus
 
 
 def entry(operation_id: str, after: str = "h1") -> JournalEntry:

@@ -13,7 +13,7 @@ import pytest
 from services.executor.adapters.leases import KvLeases
 from services.executor.domain.ports import Lease, LeaseHeld, LeaseLost, Leases
 from services.executor.memory import MemoryLeases
-from services.runtime.host import Bus
+from services.runtime.service.host import Bus
 
 TTL = 5.0
 

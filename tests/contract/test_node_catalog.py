@@ -7,7 +7,7 @@ import pytest
 
 from contracts.nodes import NodeCatalog, NodeSpec, SocketSpec
 from services.executor.client import KvNodeCatalog
-from services.runtime.host import Bus
+from services.runtime.service.host import Bus
 
 pytestmark = pytest.mark.integration
 

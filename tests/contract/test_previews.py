@@ -10,7 +10,7 @@ import pytest
 from services.executor.adapters.previews import ObjectStorePreviews
 from services.executor.domain.ports import KEPT_REVISION_PREVIEWS, Previews
 from services.executor.memory import MemoryPreviews
-from services.runtime.host import Bus
+from services.runtime.service.host import Bus
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
 

@@ -10,7 +10,7 @@ import pytest
 from services.executor.adapters.scene_store import JetStreamSceneStore
 from services.executor.domain.ports import SceneStore, StaleCommit
 from services.executor.memory import MemorySceneStore
-from services.runtime.host import Bus
+from services.runtime.service.host import Bus
 
 
 def blend(tmp_path: Path, data: bytes) -> Path:

@@ -9,7 +9,7 @@ from contracts.scenes import ObjectSummary, SceneSummary
 from services.executor.adapters.scene_summaries import KvSceneSummaries
 from services.executor.domain.ports import SceneSummaries
 from services.executor.memory import MemorySceneSummaries
-from services.runtime.host import Bus
+from services.runtime.service.host import Bus
 
 
 def summary(scene_id: str, *names: str) -> SceneSummary:

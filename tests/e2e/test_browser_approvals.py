@@ -21,8 +21,8 @@ from contracts.python_steps import code_sha256
 from services.doors.cli.mesh import Mesh
 from services.doors.gateway.app import GatewayServer, create_app
 from services.doors.gateway.auth import Tokens
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.e2e.test_browser import CHROMIUM
 from tests.support.trusted_runs import audit_mesh_fixtures, resolutions, waiting_run
 

@@ -17,7 +17,7 @@ import pytest
 import pytest_asyncio
 
 from services.doors.mcp.cards import CARD_URI, SEAL_KEY
-from services.runtime.settings import Settings
+from services.runtime.service.settings import Settings
 from tests.e2e.test_browser import CHROMIUM
 from tests.integration.test_mcp_host_approvals import ANA, host, waiting_delete
 from tests.support.checked_session import APPS, HostSession

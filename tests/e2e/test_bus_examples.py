@@ -24,9 +24,9 @@ from services.audit import client as audit
 from services.doors.cli.main import main as blendmesh
 from services.doors.cli.mesh import Mesh
 from services.executor.client import SceneFiles
-from services.runtime.history import read_run
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.nats.history import read_run
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.meshes import mesh_fixture
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]

@@ -25,10 +25,10 @@ from services.doors.core.client import MeshClient
 from services.doors.core.requests import build_request
 from services.executor.adapters.supervisor import SupervisedBridge
 from services.executor.domain.ports import Lease
-from services.runtime.embedded import EmbeddedNats
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
-from services.runtime.streams import ensure_kv
+from services.runtime.nats.streams import ensure_kv
+from services.runtime.server.embedded import EmbeddedNats
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 
 PREFIX = "bmcrash"
 ROOT = Path(__file__).resolve().parents[2]
@@ -284,7 +284,7 @@ async def test_malformed_executor_message_when_dead_lettered_next_run_unaffected
 async def _poll_result(bus: Bus, run_id: str, timeout: float) -> Any:
     """Fold the run from the log until it ends, riding out a server restart."""
     from contracts.fold import fold_run, is_terminal
-    from services.runtime.history import read_run
+    from services.runtime.nats.history import read_run
 
     deadline = asyncio.get_running_loop().time() + timeout
     while asyncio.get_running_loop().time() < deadline:
@@ -366,6 +366,6 @@ def _trace(events: list[AnyEvent]) -> str:
 
 
 async def _history(bus: Bus, run_id: str) -> list[AnyEvent]:
-    from services.runtime.history import read_run
+    from services.runtime.nats.history import read_run
 
     return await read_run(bus.js, PREFIX, run_id)

@@ -19,7 +19,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.context import RequestContext
 
-from services.runtime.retry import poll
+from services.runtime.nats.retry import poll
 from tests.support.checked_session import CheckedSession
 from tests.support.joined_mesh import Joined
 from tests.support.mcp_plans import create, delete, error_type, op, plan, structured

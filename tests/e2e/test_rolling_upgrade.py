@@ -17,9 +17,9 @@ from pathlib import Path
 
 from contracts.events import AnyEvent, Approved, Executed, Planned
 from services.executor.adapters.catalog import KvCatalog
-from services.runtime.access import ADMIN, login_for
-from services.runtime.history import read_run
-from services.runtime.host import Bus
+from services.runtime.nats.access import ADMIN, login_for
+from services.runtime.nats.history import read_run
+from services.runtime.service.host import Bus
 from tests.e2e.test_scaling import waiting_executors
 from tests.support.meshes import BLENDMESH, blendmesh_up, command_env
 

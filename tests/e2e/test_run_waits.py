@@ -16,9 +16,9 @@ import sys
 import time
 from pathlib import Path
 
-from services.runtime import health
-from services.runtime.access import CLIENT, login_for
-from services.runtime.host import Bus
+from services.runtime.nats.access import CLIENT, login_for
+from services.runtime.service import health
+from services.runtime.service.host import Bus
 from tests.e2e.test_scaling import BIN, ROOT, free_port
 from tests.support.meshes import BLENDMESH, command_env
 

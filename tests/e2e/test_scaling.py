@@ -16,8 +16,8 @@ import urllib.request
 from pathlib import Path
 
 from contracts import subjects
-from services.runtime.access import ADMIN, login_for
-from services.runtime.host import Bus
+from services.runtime.nats.access import ADMIN, login_for
+from services.runtime.service.host import Bus
 from tests.support.meshes import BLENDMESH, blendmesh_up, command_env
 
 ROOT = Path(__file__).resolve().parents[2]

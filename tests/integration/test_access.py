@@ -14,13 +14,13 @@ import pytest
 from nats.js.errors import NoStreamResponseError
 
 from contracts import subjects
-from services.runtime import access
-from services.runtime.bus import connect
-from services.runtime.embedded import EmbeddedNats, prepare_streams
-from services.runtime.history import read_run
-from services.runtime.host import Bus
-from services.runtime.login import LoginRefused
-from services.runtime.streams import ensure_event_log, ensure_kv
+from services.runtime.nats import access
+from services.runtime.nats.bus import connect
+from services.runtime.nats.history import read_run
+from services.runtime.nats.login import LoginRefused
+from services.runtime.nats.streams import ensure_event_log, ensure_kv
+from services.runtime.server.embedded import EmbeddedNats, prepare_streams
+from services.runtime.service.host import Bus
 
 pytestmark = pytest.mark.integration
 

@@ -17,8 +17,8 @@ from contracts.python_steps import code_sha256
 from services.doors.cli.mesh import Mesh
 from services.doors.gateway.app import GatewayServer, create_app
 from services.doors.gateway.auth import Tokens
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.trusted_runs import CODE, audit_mesh_fixtures, resolutions, waiting_run
 from tests.unit.contracts.test_pushed_chunks import blend, scene
 

@@ -28,9 +28,9 @@ from services.audit.handlers import AuditHandlers, apply_event, projection
 from services.audit.projections import Change, RunView
 from services.audit.rebuild_store import RebuildStore
 from services.audit.store import SqliteStore
-from services.runtime.consumer_spec import Delivery
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.service.consumer_spec import Delivery
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 
 pytestmark = pytest.mark.integration
 

@@ -25,8 +25,8 @@ from services.audit.rebuild_store import RebuildStore
 from services.audit.replay import ReplayStalled, replay
 from services.audit.run_cache import RunCache, RunRows
 from services.audit.store import SqliteStore
-from services.runtime.host import Bus, ConsumerService
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus, ConsumerService
+from services.runtime.service.settings import Settings
 
 pytestmark = pytest.mark.integration
 

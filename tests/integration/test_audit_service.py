@@ -26,9 +26,9 @@ from services.audit.client import (
 from services.audit.handlers import AuditHandlers
 from services.audit.queries import QueryResponders
 from services.audit.store import SqliteStore
-from services.runtime.durables import DurableConsumer
-from services.runtime.host import Bus, ConsumerService
-from services.runtime.settings import Settings
+from services.runtime.nats.durables import DurableConsumer
+from services.runtime.service.host import Bus, ConsumerService
+from services.runtime.service.settings import Settings
 
 pytestmark = pytest.mark.integration
 

@@ -24,8 +24,8 @@ from contracts.events import (
 from contracts.queries import AuditRecord
 from services.audit import app as audit_app
 from services.audit.client import query_run, rebuild
-from services.runtime.host import Bus, ConsumerService
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus, ConsumerService
+from services.runtime.service.settings import Settings
 
 pytestmark = pytest.mark.integration
 

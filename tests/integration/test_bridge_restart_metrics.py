@@ -10,7 +10,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from services.executor.adapters.supervisor import SupervisedBridge
-from services.runtime import metrics
+from services.runtime.service import metrics
 from tests.integration.test_bridge_supervisor import _one_bridge, _started_again
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]

@@ -20,9 +20,9 @@ from services.doors.core.client import MeshClient
 from services.doors.core.requests import build_request
 from services.doors.gateway.app import create_app
 from services.doors.gateway.auth import Tokens
-from services.runtime.history import read_run
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.nats.history import read_run
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.mcp_plans import op
 from tests.support.meshes import mesh_fixture
 

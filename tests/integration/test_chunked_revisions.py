@@ -15,8 +15,8 @@ from contracts.scenes import Head
 from services.executor.adapters import packing
 from services.executor.adapters.scene_store import JetStreamSceneStore
 from services.executor.domain.chunking import RevisionDamaged
-from services.runtime.host import Bus
-from services.runtime.objects import put_object, read_object
+from services.runtime.nats.objects import put_object, read_object
+from services.runtime.service.host import Bus
 
 
 def scene_bytes(seed: int, size: int = 3 * 1024 * 1024) -> bytes:

@@ -14,9 +14,9 @@ import pytest_asyncio
 from services.doors.cli import main as cli
 from services.doors.cli.mesh import Mesh
 from services.executor.adapters.scene_store import JetStreamSceneStore
-from services.runtime import access
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.nats import access
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 
 PREFIX = "bmkeep"
 

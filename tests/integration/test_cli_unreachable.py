@@ -18,8 +18,8 @@ import pytest
 
 from services.doors.cli.common import CLI_CONNECT_WAIT, CLI_READY_WAIT, EXIT_MESH, connected
 from services.doors.cli.main import main
-from services.runtime.bus import JetStreamUnavailable
-from services.runtime.settings import Settings
+from services.runtime.nats.bus import JetStreamUnavailable
+from services.runtime.service.settings import Settings
 
 pytestmark = pytest.mark.integration
 

@@ -15,7 +15,7 @@ from services.executor.adapters.collector import Collected, Collector
 from services.executor.adapters.scene_store import JetStreamSceneStore
 from services.executor.adapters.uploads import ObjectStoreUploads
 from services.executor.domain.retention import Retention
-from services.runtime.host import Bus
+from services.runtime.service.host import Bus
 
 BASE = b"BLENDER-v500" + random.Random(21).randbytes(1_200_000)
 # A few edits at a few places: revisions come back to content an earlier one had, so a

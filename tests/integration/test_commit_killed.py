@@ -14,7 +14,7 @@ import textwrap
 from pathlib import Path
 
 from services.executor.adapters.scene_store import JetStreamSceneStore
-from services.runtime.host import Bus
+from services.runtime.service.host import Bus
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMIT = textwrap.dedent(
@@ -22,7 +22,7 @@ COMMIT = textwrap.dedent(
     import asyncio, sys
     from pathlib import Path
     from services.executor.adapters.scene_store import JetStreamSceneStore
-    from services.runtime.host import Bus
+    from services.runtime.service.host import Bus
 
     async def main() -> None:
         bus = await Bus.open(sys.argv[1], sys.argv[2], "killed-executor")

@@ -10,9 +10,9 @@ import pytest
 
 from contracts import subjects
 from contracts.events import AnyEvent, Event, RunRequested
-from services.runtime.consumer import ConsumerLoop
-from services.runtime.consumer_spec import ConsumerSpec, Delivery
-from services.runtime.host import Bus
+from services.runtime.service.consumer import ConsumerLoop
+from services.runtime.service.consumer_spec import ConsumerSpec, Delivery
+from services.runtime.service.host import Bus
 from tests.integration.test_runtime_bus import _dead_letters, requested
 
 pytestmark = pytest.mark.integration

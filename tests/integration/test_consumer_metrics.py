@@ -10,10 +10,10 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from contracts.events import AnyEvent, Event
-from services.runtime import metrics
-from services.runtime.consumer_spec import Delivery
-from services.runtime.errors import Reject, Retry
-from services.runtime.host import Bus
+from services.runtime.service import metrics
+from services.runtime.service.consumer_spec import Delivery
+from services.runtime.service.errors import Reject, Retry
+from services.runtime.service.host import Bus
 from tests.integration.test_runtime_bus import _loop, requested
 
 pytestmark = pytest.mark.integration

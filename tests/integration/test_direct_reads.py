@@ -1,5 +1,5 @@
-"""Batched direct gets (services/runtime/direct.py), and objects read by them and
-written pipelined (services/runtime/objects.py), on a real nats-server."""
+"""Batched direct gets (services/runtime/nats/direct.py), and objects read by them and
+written pipelined (services/runtime/nats/objects.py), on a real nats-server."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 from nats.js.api import KeyValueConfig, ObjectStoreConfig, StorageType, StreamConfig
 from nats.js.errors import APIError, DigestMismatchError
 
-from services.runtime import access, direct
-from services.runtime.host import Bus
-from services.runtime.objects import CHUNK, ObjectTooLarge, put_object, read_object
-from services.runtime.stores import ensure_stores
+from services.runtime.nats import access, direct
+from services.runtime.nats.objects import CHUNK, ObjectTooLarge, put_object, read_object
+from services.runtime.nats.stores import ensure_stores
+from services.runtime.service.host import Bus
 
 STREAM = "DIRECT"
 

@@ -21,10 +21,10 @@ from nats.errors import Error as NatsError
 from contracts import subjects
 from contracts.door import run_prefix
 from services.doors.cli.mesh import Mesh
-from services.runtime import access
-from services.runtime.history import read_run
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.nats import access
+from services.runtime.nats.history import read_run
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.mcp_plans import create, delete
 from tests.support.meshes import mesh_fixture, role_bus
 from tests.support.signing import register

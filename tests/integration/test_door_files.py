@@ -20,9 +20,9 @@ from contracts.assets import import_asset_plan
 from contracts.door import MAX_FILE_CHUNK
 from contracts.views import view_plan
 from services.doors.cli.mesh import Mesh
-from services.runtime import access
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.nats import access
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.integration.test_door import PREFIX, User
 from tests.support.asset_files import glb
 from tests.support.meshes import mesh_fixture

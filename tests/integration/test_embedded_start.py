@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from services.runtime import embedded
-from services.runtime.embedded import EmbeddedNats, EmbeddedServerError
+from services.runtime.server import embedded
+from services.runtime.server.embedded import EmbeddedNats, EmbeddedServerError
 
 pytestmark = pytest.mark.integration
 

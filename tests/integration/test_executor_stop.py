@@ -16,8 +16,8 @@ from services.doors.core.client import MeshClient
 from services.doors.core.requests import build_request
 from services.executor.adapters.previews import ObjectStorePreviews
 from services.executor.adapters.supervisor import SupervisedBridge
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.bridges import bridge_pids
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]

@@ -21,10 +21,10 @@ from services.doors.core.client import MeshClient
 from services.doors.core.requests import build_request
 from services.executor.client import KvCatalog
 from services.planner.handlers import PlannerHandlers
-from services.runtime.consumer_spec import Delivery
-from services.runtime.history import read_run, run_kinds
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.nats.history import read_run, run_kinds
+from services.runtime.service.consumer_spec import Delivery
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.gemini_fake import FakeGemini, op, plan, running
 from tests.support.meshes import mesh_fixture
 

@@ -18,10 +18,10 @@ from contracts.events import Approved, Executed
 from services.doors.cli.mesh import Mesh
 from services.doors.gateway.app import create_app
 from services.doors.gateway.auth import Tokens
-from services.runtime.history import read_run
-from services.runtime.host import Bus
-from services.runtime.owners import LogOwners
-from services.runtime.settings import Settings
+from services.runtime.nats.history import read_run
+from services.runtime.service.host import Bus
+from services.runtime.service.owners import LogOwners
+from services.runtime.service.settings import Settings
 from tests.support.meshes import mesh_fixture
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]

@@ -24,9 +24,9 @@ from services.doors.core import revision_reader
 from services.doors.gateway.app import GatewayServer, create_app
 from services.doors.gateway.auth import Tokens
 from services.executor.adapters.scene_store import MAX_MANIFEST_BYTES, JetStreamSceneStore
-from services.runtime.host import Bus
-from services.runtime.objects import put_object
-from services.runtime.settings import Settings
+from services.runtime.nats.objects import put_object
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 
 pytestmark = pytest.mark.integration
 

@@ -27,9 +27,9 @@ from contracts.scenes import Head
 from services.doors.cli.mesh import Mesh
 from services.doors.gateway.app import GatewayServer, create_app
 from services.doors.gateway.auth import Tokens
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
-from services.runtime.streams import ensure_kv
+from services.runtime.nats.streams import ensure_kv
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.checked_session import CheckedSession
 from tests.support.mcp_plans import create, delete, error_type, structured
 from tests.support.meshes import mesh_fixture, role_bus

@@ -9,8 +9,8 @@ import pytest
 from nats.aio.msg import Msg
 
 from contracts.events import ApprovalRequested, RunRequested
-from services.runtime.host import Bus
-from services.runtime.owners import IndexBehind, LogOwners, OwnerIndex
+from services.runtime.service.host import Bus
+from services.runtime.service.owners import IndexBehind, LogOwners, OwnerIndex
 
 pytestmark = pytest.mark.integration
 

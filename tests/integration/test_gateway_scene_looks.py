@@ -16,8 +16,8 @@ import pytest_asyncio
 from services.doors.cli.mesh import Mesh
 from services.doors.gateway.app import create_app
 from services.doors.gateway.auth import Tokens
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.asset_files import OBJ, STL, glb, gltf_document
 from tests.support.meshes import mesh_fixture
 

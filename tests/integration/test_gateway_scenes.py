@@ -19,8 +19,8 @@ from services.doors.core.scene_client import exported
 from services.doors.gateway.app import create_app
 from services.doors.gateway.auth import Tokens
 from services.executor.client import ObjectStoreUploads, SceneFiles
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.integration.test_scene_files import blend_with_cone
 from tests.support.meshes import mesh_fixture
 

@@ -21,8 +21,8 @@ from services.doors.cli.mesh import Mesh
 from services.doors.core.fairness import SETTINGS
 from services.doors.gateway.app import GatewayServer, create_app
 from services.doors.gateway.auth import Tokens
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 
 pytestmark = pytest.mark.integration
 

@@ -11,8 +11,8 @@ import pytest_asyncio
 
 from services.doors.cli.mesh import Mesh
 from services.executor.client import KvSceneTags
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.integration.test_gateway_scenes import ANA, BEN, added, client_of
 from tests.support.meshes import mesh_fixture
 

@@ -24,9 +24,9 @@ from services.doors.core.client import MeshClient
 from services.doors.core.requests import build_request
 from services.executor.adapters.catalog import KvCatalog
 from services.planner.threads import read_thread
-from services.runtime.history import read_run
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.nats.history import read_run
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.gemini_fake import FakeGemini, answer, error, op, plan, running, safety_blocked
 from tests.support.meshes import mesh_fixture
 

@@ -19,9 +19,9 @@ from contracts.receipts import RunResult
 from services.doors.cli.mesh import Mesh
 from services.doors.core.client import CodeNotQuoted, MeshClient
 from services.doors.core.requests import build_request
-from services.runtime.history import read_run
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.nats.history import read_run
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.geonode_fixture import EXAMPLE_9
 from tests.support.meshes import mesh_fixture
 

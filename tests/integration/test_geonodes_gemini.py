@@ -13,9 +13,9 @@ from contracts.events import GatesEvaluated, Planned
 from services.doors.cli.mesh import Mesh
 from services.doors.core.client import MeshClient
 from services.doors.core.requests import build_request
-from services.runtime.history import read_run
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.nats.history import read_run
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.gemini_fake import FakeGemini, answer, running
 from tests.support.meshes import mesh_fixture
 

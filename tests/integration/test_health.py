@@ -21,9 +21,10 @@ from services.doors.core.requests import build_request
 from services.doors.gateway.app import GatewayServer, create_app
 from services.doors.gateway.auth import Tokens
 from services.doors.gateway.health import ReadinessProbe
-from services.runtime import access, health
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.nats import access
+from services.runtime.service import health
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.meshes import mesh_fixture, role_bus
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]

@@ -21,11 +21,12 @@ from services.doors.cli.mesh import Mesh
 from services.doors.gateway.app import create_app
 from services.doors.gateway.auth import Tokens
 from services.doors.gateway.health import ReadinessProbe
-from services.runtime import access, health
-from services.runtime.bus import connect
-from services.runtime.embedded import EmbeddedNats, prepare_streams, server_binary
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.nats import access
+from services.runtime.nats.bus import connect
+from services.runtime.server.embedded import EmbeddedNats, prepare_streams, server_binary
+from services.runtime.service import health
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.clusters import free_ports
 
 pytestmark = pytest.mark.integration

@@ -16,9 +16,9 @@ from services.doors.cli.mesh import Mesh
 from services.doors.cli.status import service_rows
 from services.doors.core.client import MeshClient
 from services.doors.core.requests import build_request
-from services.runtime import health
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.service import health
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.bridges import bridge_pids
 from tests.support.meshes import mesh_fixture
 

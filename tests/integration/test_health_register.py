@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from nats.aio.msg import Msg
 
-from services.runtime import health
-from services.runtime.embedded import EmbeddedNats
-from services.runtime.host import Bus
+from services.runtime.server.embedded import EmbeddedNats
+from services.runtime.service import health
+from services.runtime.service.host import Bus
 
 pytestmark = pytest.mark.integration
 

@@ -8,9 +8,9 @@ import msgspec
 import pytest
 
 from contracts import subjects
-from services.runtime.history import read_run, run_kinds
-from services.runtime.publishers import JetStreamPublisher
-from services.runtime.settings import Settings
+from services.runtime.nats.history import read_run, run_kinds
+from services.runtime.service.publishers import JetStreamPublisher
+from services.runtime.service.settings import Settings
 from tests.support.meshes import bare_mesh, role_bus
 from tests.unit.test_handlers import requested
 
@@ -23,7 +23,7 @@ async def test_read_run_when_an_event_is_unreadable_keeps_the_rest_and_warns(
         await JetStreamPublisher(bus.js, settings.prefix).publish(first)
         subject = subjects.run_events(settings.prefix, first.run_id, "requested")
         await bus.js.publish(subject, b'{"type": "run.requested", "from": "the future"}')
-        with caplog.at_level(logging.WARNING, logger="services.runtime.history"):
+        with caplog.at_level(logging.WARNING, logger="services.runtime.nats.history"):
             events = await read_run(bus.js, settings.prefix, first.run_id)
     assert events == [first]
     assert "cannot be read by this version and is left out" in caplog.text

@@ -15,8 +15,8 @@ from pathlib import Path
 import nats
 import pytest
 
-from services.runtime.embedded import EmbeddedNats, server_binary
-from services.runtime.jetstream_watch import stopped, write_failed
+from services.runtime.server.embedded import EmbeddedNats, server_binary
+from services.runtime.server.jetstream_watch import stopped, write_failed
 
 pytestmark = pytest.mark.integration
 

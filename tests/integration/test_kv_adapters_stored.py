@@ -21,9 +21,9 @@ from services.executor.adapters.tags import KvSceneTags, RevisionTag, TooManyTag
 from services.executor.domain.journal import JournalEntry, args_digest
 from services.policy import allowlist as allowlist_module
 from services.policy.allowlist import KvAllowlist
-from services.runtime.host import Bus
-from services.runtime.kv import KvKeyInvalid, KvTooManyKeys, KvValueUnreadable
-from services.runtime.streams import ensure_kv
+from services.runtime.nats.kv import KvKeyInvalid, KvTooManyKeys, KvValueUnreadable
+from services.runtime.nats.streams import ensure_kv
+from services.runtime.service.host import Bus
 
 
 def journal_entry(after: str = "h1") -> JournalEntry:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from services.runtime.host import Bus
-from services.runtime.kv_keys import live_keys
-from services.runtime.streams import ensure_kv
+from services.runtime.nats.kv_keys import live_keys
+from services.runtime.nats.streams import ensure_kv
+from services.runtime.service.host import Bus
 
 
 async def test_live_keys_when_bucket_empty_is_empty(bus: Bus) -> None:

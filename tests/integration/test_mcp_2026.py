@@ -26,8 +26,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from services.runtime import tracing
-from services.runtime.settings import Settings
+from services.runtime.service import tracing
+from services.runtime.service.settings import Settings
 from tests.support.asset_files import glb
 from tests.support.gateways import gateway_fixture
 from tests.support.mcp_plans import create, delete

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from services.runtime.settings import Settings
+from services.runtime.service.settings import Settings
 from tests.support.bearer_proxy import bearer_proxy
 from tests.support.gateways import gateway_fixture
 from tests.support.meshes import mesh_fixture

@@ -19,8 +19,8 @@ from services.doors.mcp import approval
 from services.doors.mcp.door import Door
 from services.executor.adapters.previews import ObjectStorePreviews
 from services.executor.adapters.scene_store import JetStreamSceneStore
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 
 pytestmark = pytest.mark.integration
 

@@ -19,7 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.context import RequestContext
 
 from services.doors.mcp.cards import CARD_URI, SEAL_KEY
-from services.runtime.settings import Settings
+from services.runtime.service.settings import Settings
 from tests.support.checked_session import APPS, URL_ONLY, HostSession
 from tests.support.gateways import gateway_fixture
 from tests.support.mcp_plans import error_type, op, plan, structured

@@ -22,8 +22,8 @@ from mcp.shared.exceptions import McpError
 from services.doors.cli.mesh import Mesh
 from services.doors.gateway.app import GatewayServer, create_app
 from services.doors.gateway.auth import Tokens
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.asset_files import OBJ, OBJ_WITH_LIBRARY, glb, gltf_document
 from tests.support.checked_session import CheckedSession
 from tests.support.mcp_plans import error_type, op, structured

@@ -15,7 +15,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from services.runtime.settings import Settings
+from services.runtime.service.settings import Settings
 from tests.support.asset_files import POSITIONS, glb, gltf_document
 from tests.support.checked_session import CheckedSession
 from tests.support.gateways import gateway_fixture

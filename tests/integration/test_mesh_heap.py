@@ -1,5 +1,5 @@
 """A mesh that is up leaves what it holds out of the garbage collector's passes, and
-puts it back when it stops (``services.runtime.heap``)."""
+puts it back when it stops (``services.runtime.service.heap``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from services.doors.cli.mesh import Mesh
-from services.runtime.settings import Settings
+from services.runtime.service.settings import Settings
 
 pytestmark = pytest.mark.integration
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from services.doors.cli.mesh import PORT_FILE, Mesh, last_port
-from services.runtime.settings import Settings
+from services.runtime.service.settings import Settings
 
 pytestmark = pytest.mark.integration
 

@@ -19,8 +19,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from services.doors.cli.mesh import Mesh
 from services.doors.gateway.app import GatewayServer, create_app
 from services.doors.gateway.auth import Tokens
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.meshes import mesh_fixture
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]

@@ -29,8 +29,8 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from services.doors.cli.mesh import Mesh
 from services.doors.gateway.app import GatewayServer, create_app
 from services.doors.gateway.auth import Tokens
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.checked_session import CheckedSession
 from tests.support.meshes import mesh_fixture
 from tests.support.oidc_provider import Client, OidcProvider

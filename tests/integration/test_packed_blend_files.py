@@ -12,8 +12,8 @@ from services.executor.adapters import packing
 from services.executor.adapters.bridge_client import BridgeProcess
 from services.executor.adapters.scene_store import WHOLE_BELOW, JetStreamSceneStore
 from services.executor.domain.results import ResultImages
-from services.runtime.host import Bus
-from services.runtime.objects import read_stored
+from services.runtime.nats.objects import read_stored
+from services.runtime.service.host import Bus
 from tests.support.bridges import ok
 
 

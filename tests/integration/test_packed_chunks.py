@@ -20,8 +20,8 @@ from services.executor.adapters import packing, scene_store
 from services.executor.adapters.scene_store import JetStreamSceneStore
 from services.executor.client import SceneFiles
 from services.executor.domain.chunking import RevisionDamaged, cut
-from services.runtime.host import Bus
-from services.runtime.objects import put_object, read_stored
+from services.runtime.nats.objects import put_object, read_stored
+from services.runtime.service.host import Bus
 
 
 def blend_like(seed: int, size: int = 3 * 1024 * 1024) -> bytes:

@@ -14,9 +14,9 @@ from services.doors.cli.mesh import Mesh
 from services.doors.core.client import MeshClient, RequestMismatch
 from services.doors.core.requests import build_request
 from services.policy import client as allowlist
-from services.runtime.history import read_run, read_subject
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.nats.history import read_run, read_subject
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.meshes import mesh_fixture
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]

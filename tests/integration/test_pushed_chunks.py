@@ -20,8 +20,8 @@ from contracts.pushed_chunks import MAX_BATCH_BYTES, MAX_CHUNK_BYTES, MAX_CHUNKS
 from contracts.scene_files import blob_id
 from services.doors.cli.mesh import Mesh
 from services.executor.client import ObjectStoreUploads, PushedChunks, SceneFiles
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.integration.test_gateway_scenes import approve, client_of, error, object_names, waiting
 from tests.integration.test_scene_files import blend_with_cone
 from tests.support.meshes import mesh_fixture

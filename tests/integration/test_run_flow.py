@@ -21,9 +21,9 @@ from services.doors.core.requests import build_request
 from services.executor.adapters.previews import ObjectStorePreviews
 from services.executor.client import SceneFiles
 from services.executor.domain.preview_worker import PREVIEW_SIZE
-from services.runtime.history import read_run
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.nats.history import read_run
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.meshes import mesh_fixture
 from tests.support.signing import register
 

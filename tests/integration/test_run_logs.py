@@ -9,9 +9,9 @@ import pytest
 from services.doors.cli.mesh import Mesh
 from services.doors.core.client import MeshClient
 from services.doors.core.requests import build_request
-from services.runtime.host import Bus
-from services.runtime.log_context import LOG_FORMAT, install
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus
+from services.runtime.service.log_context import LOG_FORMAT, install
+from services.runtime.service.settings import Settings
 from tests.support.meshes import mesh_fixture
 
 pytestmark = [

@@ -15,12 +15,12 @@ from nats.js.errors import APIError
 from contracts import subjects
 from contracts.events import AnyEvent, DeadLettered, Event, RunFailed, RunRequested
 from contracts.failures import failure
-from services.runtime.bus import connect
-from services.runtime.consumer import ConsumerLoop
-from services.runtime.consumer_spec import ConsumerSpec, Delivery, Handler
-from services.runtime.errors import Reject, Retry
-from services.runtime.history import read_run
-from services.runtime.host import Bus
+from services.runtime.nats.bus import connect
+from services.runtime.nats.history import read_run
+from services.runtime.service.consumer import ConsumerLoop
+from services.runtime.service.consumer_spec import ConsumerSpec, Delivery, Handler
+from services.runtime.service.errors import Reject, Retry
+from services.runtime.service.host import Bus
 from tests.support.clusters import free_ports
 
 pytestmark = pytest.mark.integration
@@ -245,8 +245,8 @@ async def test_consumer_when_ack_reply_is_lost_keeps_consuming_and_redelivers(
 async def test_event_log_when_older_subject_set_is_widened_in_place(nats_url: str) -> None:
     from nats.js.api import StreamConfig
 
-    from services.runtime.bus import connect
-    from services.runtime.streams import ensure_event_log
+    from services.runtime.nats.bus import connect
+    from services.runtime.nats.streams import ensure_event_log
 
     nc = await connect(nats_url, "old")
     js = nc.jetstream()
@@ -277,9 +277,9 @@ async def test_log_when_found_allowing_deletes_is_refused_naming_it(
 ) -> None:
     from nats.js.api import StreamConfig
 
-    from services.runtime.audit_log import ensure_audit_log
-    from services.runtime.bus import connect
-    from services.runtime.streams import ensure_event_log
+    from services.runtime.nats.audit_log import ensure_audit_log
+    from services.runtime.nats.bus import connect
+    from services.runtime.nats.streams import ensure_event_log
 
     nc = await connect(nats_url, "old")
     js = nc.jetstream()

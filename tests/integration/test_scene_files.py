@@ -26,8 +26,8 @@ from services.doors.core.scene_client import (
     guard_export,
 )
 from services.executor.client import SceneFiles
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.meshes import mesh_fixture
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]

@@ -19,11 +19,11 @@ from contracts.events import AnyEvent, Event
 from services.doors.cli.mesh import Mesh
 from services.doors.gateway.app import GatewayServer, ServedGateway, create_app
 from services.doors.gateway.auth import Tokens
-from services.runtime.bus import JetStreamUnavailable
-from services.runtime.consumer import ConsumerLoop
-from services.runtime.consumer_spec import ConsumerSpec, Delivery
-from services.runtime.host import Bus, ConsumerService, ServiceFailed
-from services.runtime.settings import Settings
+from services.runtime.nats.bus import JetStreamUnavailable
+from services.runtime.service.consumer import ConsumerLoop
+from services.runtime.service.consumer_spec import ConsumerSpec, Delivery
+from services.runtime.service.host import Bus, ConsumerService, ServiceFailed
+from services.runtime.service.settings import Settings
 from tests.support.bridges import bridge_pids
 from tests.support.clusters import NatsCluster
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from services.runtime import access
-from services.runtime.embedded import EmbeddedNats, prepare_streams
-from services.runtime.host import _open_service_bus
-from services.runtime.login import LoginRefused
-from services.runtime.settings import Settings
+from services.runtime.nats import access
+from services.runtime.nats.login import LoginRefused
+from services.runtime.server.embedded import EmbeddedNats, prepare_streams
+from services.runtime.service.host import _open_service_bus
+from services.runtime.service.settings import Settings
 
 pytestmark = pytest.mark.integration
 

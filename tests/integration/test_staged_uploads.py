@@ -16,8 +16,8 @@ from nats.js.errors import DigestMismatchError
 
 from contracts.scene_files import blob_id
 from services.executor.adapters.uploads import ObjectStoreUploads
-from services.runtime.host import Bus
-from services.runtime.objects import ObjectTooLarge
+from services.runtime.nats.objects import ObjectTooLarge
+from services.runtime.service.host import Bus
 
 DATA = b"BLENDER-v500" + random.Random(24).randbytes(3 * 1024 * 1024 + 17)
 

@@ -3,10 +3,10 @@ back with nothing it acknowledged lost (real nats-server, real bpy).
 
 Reproduced with JetStream's own limit, not a small disk: the mesh runs with
 ``BLENDMESH_MAX_FILE_STORE`` low, and a stream the admin fills stands in for whatever
-filled the store (revisions, uploads). That is the state ``services.runtime.store_limits``
+filled the store (revisions, uploads). That is the state ``services.runtime.service.store_limits``
 keeps a real disk in: JetStream refuses writes at its limit instead of stopping when the
 disk itself is full. A disk filled past the limit by something else is put in the same
-state by ``services.runtime.store_guard``; tests/chaos/test_disk_full.py fills a real one.
+state by ``services.runtime.server.store_guard``; tests/chaos/test_disk_full.py fills a real one.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from services.doors.cli.mesh import Mesh
 from services.doors.core.client import MeshClient
 from services.doors.core.requests import build_request
 from services.executor.client import SceneFiles
-from services.runtime.access import ADMIN
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
-from services.runtime.store_limits import MIB, store_full
+from services.runtime.nats.access import ADMIN
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
+from services.runtime.service.store_limits import MIB, store_full
 from tests.support.meshes import mesh_fixture, role_bus
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]

@@ -10,9 +10,9 @@ import nats
 import pytest
 from nats.js.errors import APIError
 
-from services.runtime.embedded import EmbeddedNats, EmbeddedServerError
-from services.runtime.store_guard import REFUSING
-from services.runtime.store_limits import MIB, StoreLimits, store_full
+from services.runtime.server.embedded import EmbeddedNats, EmbeddedServerError
+from services.runtime.server.store_guard import REFUSING
+from services.runtime.service.store_limits import MIB, StoreLimits, store_full
 
 pytestmark = pytest.mark.integration
 

@@ -24,8 +24,8 @@ from services.doors.gateway import received
 from services.doors.gateway.app import GatewayServer, create_app
 from services.doors.gateway.auth import Tokens
 from services.executor.client import ObjectStoreUploads, SceneFiles
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.meshes import mesh_fixture
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]

@@ -17,12 +17,12 @@ from contracts.events import AnyEvent, Event, RunRequested
 from services.doors.cli.mesh import Mesh
 from services.doors.core.client import MeshClient
 from services.doors.core.requests import build_request
-from services.runtime import tracing
-from services.runtime.consumer import ConsumerLoop
-from services.runtime.consumer_spec import ConsumerSpec, Delivery
-from services.runtime.errors import Reject
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.service import tracing
+from services.runtime.service.consumer import ConsumerLoop
+from services.runtime.service.consumer_spec import ConsumerSpec, Delivery
+from services.runtime.service.errors import Reject
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.meshes import mesh_fixture
 
 pytestmark = pytest.mark.integration

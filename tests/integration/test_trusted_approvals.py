@@ -23,8 +23,8 @@ from services.doors.gateway.app import create_app
 from services.doors.gateway.auth import Tokens
 from services.doors.mcp.approval import _decide
 from services.doors.mcp.door import Door
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.meshes import BLENDMESH, command_env
 from tests.support.trusted_runs import CODE, audit_mesh_fixtures, resolutions, waiting_run
 

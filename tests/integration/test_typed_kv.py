@@ -9,8 +9,7 @@ import msgspec
 import pytest
 
 from contracts.errors import BlendmeshError
-from services.runtime.host import Bus
-from services.runtime.kv import (
+from services.runtime.nats.kv import (
     MAX_KEY_LENGTH,
     Entry,
     KvConflict,
@@ -20,7 +19,8 @@ from services.runtime.kv import (
     KvValueUnreadable,
     TypedKv,
 )
-from services.runtime.streams import ensure_kv
+from services.runtime.nats.streams import ensure_kv
+from services.runtime.service.host import Bus
 
 
 class Point(msgspec.Struct, frozen=True, kw_only=True):

@@ -15,9 +15,9 @@ from services.doors.cli.mesh import Mesh
 from services.doors.core.client import MeshClient
 from services.doors.core.requests import build_request
 from services.executor.domain.ports import Lease
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
-from services.runtime.streams import ensure_kv
+from services.runtime.nats.streams import ensure_kv
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 
 pytestmark = pytest.mark.timeout(240)
 

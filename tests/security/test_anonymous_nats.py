@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from services.runtime import login
-from services.runtime.embedded import EmbeddedNats
-from services.runtime.settings import Settings, SettingsError
+from services.runtime.nats import login
+from services.runtime.server.embedded import EmbeddedNats
+from services.runtime.service.settings import Settings, SettingsError
 from tests.support.meshes import client_mesh
 
 pytestmark = pytest.mark.integration

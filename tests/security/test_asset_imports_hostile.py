@@ -22,8 +22,8 @@ from services.doors.core.scene_client import UploadTooLarge
 from services.doors.core.scene_looks import AssetRefused, check_asset
 from services.executor.adapters.uploads import ObjectStoreUploads
 from services.executor.client import SceneFiles
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.asset_files import (
     OBJ,
     OBJ_WITH_LIBRARY,

@@ -16,9 +16,9 @@ from nats.js.api import DeliverPolicy
 from nats.js.errors import NoStreamResponseError
 
 from contracts import subjects
-from services.runtime import access
-from services.runtime.embedded import EmbeddedNats, prepare_streams
-from services.runtime.host import Bus
+from services.runtime.nats import access
+from services.runtime.server.embedded import EmbeddedNats, prepare_streams
+from services.runtime.service.host import Bus
 
 pytestmark = pytest.mark.integration
 

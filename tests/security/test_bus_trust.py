@@ -19,10 +19,10 @@ from services.doors.cli.mesh import Mesh
 from services.doors.core.client import MeshClient
 from services.doors.core.requests import build_request
 from services.executor.client import SceneFiles
-from services.runtime.history import read_run
-from services.runtime.host import Bus
-from services.runtime.publishers import JetStreamPublisher
-from services.runtime.settings import Settings
+from services.runtime.nats.history import read_run
+from services.runtime.service.host import Bus
+from services.runtime.service.publishers import JetStreamPublisher
+from services.runtime.service.settings import Settings
 from tests.support.meshes import mesh_fixture, role_bus
 from tests.unit.executor.test_executor_authority import forge
 

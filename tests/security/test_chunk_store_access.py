@@ -12,7 +12,7 @@ from nats.errors import TimeoutError as NatsTimeoutError
 from contracts.revisions import chunk_name
 from services.executor.adapters.scene_store import JetStreamSceneStore
 from services.executor.adapters.tags import KvSceneTags
-from services.runtime.settings import Settings
+from services.runtime.service.settings import Settings
 from tests.support.meshes import bare_mesh, role_bus
 
 PREFIX = "bmchunks"

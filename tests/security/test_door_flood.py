@@ -33,9 +33,10 @@ from services.doors.bus.app import MAX_QUEUED
 from services.doors.cli.mesh import Mesh
 from services.doors.core.fairness import SETTINGS
 from services.doors.core.quota import SETTINGS as QUOTA
-from services.runtime import access, suspensions
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.nats import access
+from services.runtime.server import suspensions
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.mcp_plans import create, delete
 from tests.support.meshes import mesh_fixture
 from tests.support.signing import register

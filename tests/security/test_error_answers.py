@@ -30,9 +30,9 @@ from contracts.door import run_prefix
 from services.doors.cli.mesh import Mesh
 from services.doors.gateway.app import GatewayServer, create_app
 from services.doors.gateway.auth import Tokens
-from services.runtime import access
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.nats import access
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.asset_files import glb, gltf_document
 from tests.support.checked_session import CheckedSession
 from tests.support.mcp_plans import plan

@@ -19,12 +19,12 @@ from contracts.events import AnyEvent, DeadLettered, Event, RunRequested, decode
 from contracts.limits import MAX_EVENT_BYTES, LimitExceeded
 from contracts.operations import decode_operation_set
 from services.doors.core.client import MeshClient
-from services.runtime.consumer import ConsumerLoop
-from services.runtime.consumer_spec import ConsumerSpec, Delivery
-from services.runtime.errors import EventTooLarge, Reject
-from services.runtime.history import read_run
-from services.runtime.host import Bus
-from services.runtime.limits import encode_bounded
+from services.runtime.nats.history import read_run
+from services.runtime.service.consumer import ConsumerLoop
+from services.runtime.service.consumer_spec import ConsumerSpec, Delivery
+from services.runtime.service.errors import EventTooLarge, Reject
+from services.runtime.service.host import Bus
+from services.runtime.service.limits import encode_bounded
 
 DEEP = b"[" * 5000 + b"]" * 5000
 DEEP_EVENT = b'{"type": "run.requested", "plan": ' + DEEP + b"}"

@@ -19,10 +19,10 @@ from contracts.allowlist import AllowlistEntry
 from contracts.events import ApprovalRequested, RunRequested, encode_event
 from services.doors.cli.mesh import Mesh
 from services.policy.allowlist import AllowlistResponders, KvAllowlist
-from services.runtime import access
-from services.runtime.delivered import from_stream
-from services.runtime.owners import LogOwners
-from services.runtime.settings import Settings
+from services.runtime.nats import access
+from services.runtime.nats.delivered import from_stream
+from services.runtime.service.owners import LogOwners
+from services.runtime.service.settings import Settings
 from tests.support.meshes import bare_mesh_fixture, role_bus
 
 pytestmark = pytest.mark.integration
@@ -182,6 +182,6 @@ async def test_responders_when_the_reply_subject_is_not_an_inbox_answer_nothing(
     [("_INBOX.client.x", True), ("bmforge.run.x.approved", False), ("$JS.ACK.S.c.1", False)],
 )
 def test_answerable_when_the_reply_is_an_inbox_only_says_yes(reply: str, expected: bool) -> None:
-    from services.runtime.delivered import answerable
+    from services.runtime.nats.delivered import answerable
 
     assert answerable(reply, None) is expected

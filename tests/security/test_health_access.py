@@ -13,11 +13,12 @@ from nats.aio.client import Client
 
 from contracts import subjects
 from services.doors.cli.mesh import Mesh
-from services.runtime import access, health
-from services.runtime.bus import connect
-from services.runtime.host import Bus
-from services.runtime.retry import poll
-from services.runtime.settings import Settings
+from services.runtime.nats import access
+from services.runtime.nats.bus import connect
+from services.runtime.nats.retry import poll
+from services.runtime.service import health
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.meshes import bare_mesh_fixture, role_bus
 
 PREFIX = "bmsrv"

@@ -32,11 +32,11 @@ from nats.js.errors import KeyNotFoundError, NotFoundError
 
 from contracts import subjects
 from contracts.events import AnyEvent, Event, RunRequested
-from services.runtime import access
-from services.runtime.consumer import ConsumerLoop
-from services.runtime.consumer_spec import ConsumerSpec, Delivery
-from services.runtime.embedded import EmbeddedNats
-from services.runtime.host import Bus
+from services.runtime.nats import access
+from services.runtime.server.embedded import EmbeddedNats
+from services.runtime.service.consumer import ConsumerLoop
+from services.runtime.service.consumer_spec import ConsumerSpec, Delivery
+from services.runtime.service.host import Bus
 
 pytestmark = pytest.mark.integration
 

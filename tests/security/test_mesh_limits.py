@@ -26,8 +26,8 @@ from services.doors.core.client import MeshClient
 from services.doors.core.requests import build_request
 from services.doors.gateway.app import create_app
 from services.doors.gateway.auth import Tokens
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 from tests.support.meshes import mesh_fixture
 
 pytestmark = [

@@ -27,7 +27,7 @@ from services.doors.cli import main as cli
 from services.doors.cli.common import EXIT_USAGE
 from services.doors.core.requests import build_request
 from services.planner.graph import PlanInvalid, validate
-from services.runtime.settings import Settings, SettingsError
+from services.runtime.service.settings import Settings, SettingsError
 from tests.support.catalog_fixture import CATALOG
 from tests.support.planners import planner
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from services.runtime.home import private_home
+from services.runtime.service.home import private_home
 
 
 @pytest.fixture(autouse=True)

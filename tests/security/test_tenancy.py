@@ -27,9 +27,11 @@ from nats.js.api import AckPolicy, ConsumerConfig
 
 from contracts import subjects
 from contracts.events import RunRequested
-from services.runtime import access, health, users
-from services.runtime.embedded import EmbeddedNats, prepare_streams
-from services.runtime.host import Bus
+from services.runtime.nats import access
+from services.runtime.server import users
+from services.runtime.server.embedded import EmbeddedNats, prepare_streams
+from services.runtime.service import health
+from services.runtime.service.host import Bus
 from tests.support.signing import register
 
 pytestmark = pytest.mark.integration

@@ -1,9 +1,9 @@
 """A JetStream cluster for tests: three nats-server processes on loopback.
 
 Each server is an ``EmbeddedNats`` with the product's own cluster config
-(``services.runtime.cluster.ClusterNode``, the one README shows): its own store,
+(``services.runtime.server.cluster.ClusterNode``, the one README shows): its own store,
 ``sync_interval: always``, a distinct ``server_name``, the role users of
-``services.runtime.access`` and routes to every server, which log in with a password.
+``services.runtime.nats.access`` and routes to every server, which log in with a password.
 Without credentials the servers are plain ones, as an operator might run them: anyone may
 connect, and the services create the streams they use.
 """
@@ -19,9 +19,9 @@ from pathlib import Path
 
 from nats.js import JetStreamContext
 
-from services.runtime import access
-from services.runtime.cluster import ClusterNode
-from services.runtime.embedded import EmbeddedNats
+from services.runtime.nats import access
+from services.runtime.server.cluster import ClusterNode
+from services.runtime.server.embedded import EmbeddedNats
 
 PORT_ATTEMPTS = 3  # cluster starts on fresh ports after one lost a port to another process
 

@@ -11,7 +11,7 @@ import pytest_asyncio
 from services.doors.cli.mesh import Mesh
 from services.doors.gateway.app import GatewayServer, create_app
 from services.doors.gateway.auth import Tokens
-from services.runtime.host import Bus
+from services.runtime.service.host import Bus
 
 
 def gateway_fixture(tokens: dict[str, str], run_timeout: float = 120) -> Any:

@@ -3,7 +3,7 @@ services' handlers work together (FastStream's TestNatsBroker, for blendmesh).
 
 It takes the services' own ``ConsumerSpec``s and delivers each published event to every
 durable whose filter matches, in log order, with what the consumer loop
-(services/runtime/consumer.py) promises a handler: the events a handler returns are
+(services/runtime/service/consumer.py) promises a handler: the events a handler returns are
 appended before its message is acknowledged, once; a raised ``Retry`` (or any other
 error) delivers the message again later, until ``max_deliver``; ``Reject``, an
 undecodable message and an exhausted message become a ``DeadLettered`` event in the log.
@@ -38,9 +38,9 @@ from contracts.events import (
     decode_event,
     derive_event_id,
 )
-from services.runtime.consumer_spec import ConsumerSpec, Delivery, backoff
-from services.runtime.errors import Reject, Retry
-from services.runtime.limits import encode_bounded
+from services.runtime.service.consumer_spec import ConsumerSpec, Delivery, backoff
+from services.runtime.service.errors import Reject, Retry
+from services.runtime.service.limits import encode_bounded
 
 PAYLOAD_EXCERPT = 4096  # as the consumer loop keeps of a dead letter's message
 MAX_STEPS = 10_000  # deliveries one call makes at most before the bus is said to cycle

@@ -58,7 +58,7 @@ from services.policy import app as policy_app
 from services.policy.cedar import CedarPolicy
 from services.policy.handlers import PolicyHandlers
 from services.policy.memory import MemoryAllowlist
-from services.runtime.settings import Settings
+from services.runtime.service.settings import Settings
 from tests.support.catalog_fixture import CATALOG
 from tests.support.fake_bridge import FakeBridge
 from tests.support.memory_bus import MemoryBus

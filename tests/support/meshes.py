@@ -22,9 +22,9 @@ from typing import Any, Literal
 import pytest_asyncio
 
 from services.doors.cli.mesh import Mesh
-from services.runtime.access import CLIENT
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.nats.access import CLIENT
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 
 BLENDMESH = str(Path(sys.executable).parent / "blendmesh")
 
@@ -95,7 +95,7 @@ def bare_mesh_fixture(scope: Scope = "module") -> Any:
 
 @asynccontextmanager
 async def role_bus(mesh: Mesh, role: str) -> AsyncIterator[Bus]:
-    """A bus logged in as ``role`` (``services.runtime.access``), closed on exit."""
+    """A bus logged in as ``role`` (``services.runtime.nats.access``), closed on exit."""
     bus = await Bus.open(mesh.url, mesh.settings.prefix, f"test-{role}", mesh.login(role))
     try:
         yield bus

@@ -12,7 +12,7 @@ from typing import Any
 
 from contracts.tools import ToolCatalog, catalog_from_mcp
 from services.executor import app
-from services.runtime.host import run_service
+from services.runtime.service.host import run_service
 
 ADDED: dict[str, Any] = {
     "name": "scene.release_notes",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import nkeys
 
-from services.runtime import users
+from services.runtime.server import users
 
 
 def new_seed() -> bytes:

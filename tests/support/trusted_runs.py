@@ -17,8 +17,8 @@ import pytest_asyncio
 from contracts.events import ApprovalRequested, ApprovalResolved, PendingOperation, RunRequested
 from contracts.python_steps import code_sha256
 from services.doors.cli.mesh import Mesh
-from services.runtime.history import read_run
-from services.runtime.host import Bus
+from services.runtime.nats.history import read_run
+from services.runtime.service.host import Bus
 from tests.support.meshes import mesh_fixture, role_bus
 
 CODE = "import bpy\nbpy.ops.mesh.primitive_cube_add()\n"

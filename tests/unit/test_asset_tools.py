@@ -13,7 +13,7 @@ from contracts.bridge import INVALID_PARAMS, Preview
 from contracts.views import AssetImported, AssetParams, ViewParams
 from services.executor.adapters.bridge_client import BridgeCrashed, BridgeError
 from services.executor.domain.asset_tools import import_asset, render_view
-from services.runtime.objects import ObjectTooLarge
+from services.runtime.nats.objects import ObjectTooLarge
 from tests.support.asset_files import glb, gltf_document
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 32

@@ -9,7 +9,7 @@ from contracts.events import Executed, GatesEvaluated, Planned, RunCompleted, Ru
 from contracts.gates import GateEnvelope, awaits_gates
 from contracts.operations import convert_operation_set
 from services.planner.gates import gates_failure
-from services.runtime.errors import Retry
+from services.runtime.service.errors import Retry
 from tests.support.planners import planner
 from tests.unit.test_handlers import History, requested
 from tests.unit.test_model_handlers import (

@@ -19,7 +19,7 @@ from services.doors.core.requests import build_request
 from services.doors.gateway.schemas import RunBody, run_out
 from services.planner.geonodes.compile import compile_response
 from services.planner.settings import PlanLimits
-from services.runtime.settings import SettingsError
+from services.runtime.service.settings import SettingsError
 from tests.support.geonode_fixture import GN_CATALOG, subdivide
 
 

@@ -32,7 +32,7 @@ from services.planner.model.port import ModelReply, ModelRequest
 from services.planner.model.prompt import PlanContext, build_request
 from services.planner.model.prompt_geonodes import node_section
 from services.planner.outcomes import naming_step
-from services.runtime.errors import Retry
+from services.runtime.service.errors import Retry
 from tests.support.geonode_fixture import EXAMPLE_9, GN_CATALOG, NODES, subdivide
 from tests.support.planners import model_planner, planner
 

@@ -29,7 +29,7 @@ from services.executor.memory import StaticCatalog
 from services.policy.cedar import CedarPolicy
 from services.policy.handlers import PolicyHandlers
 from services.policy.memory import MemoryAllowlist
-from services.runtime.errors import Retry
+from services.runtime.service.errors import Retry
 from tests.support.catalog_fixture import CATALOG
 from tests.support.planners import planner
 

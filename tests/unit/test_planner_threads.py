@@ -12,7 +12,7 @@ import pytest
 from contracts.events import Planned, PlanRejected, RunEvent
 from services.executor.memory import StaticCatalog
 from services.planner import handlers as planner_handlers
-from services.runtime.errors import Retry
+from services.runtime.service.errors import Retry
 from tests.support.catalog_fixture import CATALOG
 from tests.support.planners import planner
 from tests.unit.test_handlers import requested

@@ -12,7 +12,7 @@ from contracts.scene_files import blob_id
 from contracts.scenes import Head
 from services.executor.adapters.bridge_client import BridgeError
 from services.executor.domain.scene_tools import SceneTools
-from services.runtime.objects import ObjectTooLarge
+from services.runtime.nats.objects import ObjectTooLarge
 
 DATA = b"BLENDER17-01v0500" + b"\0" * 64
 BLOB = blob_id(DATA)

@@ -35,13 +35,15 @@ from services.doors.core.client import MeshClient
 from services.doors.core.fairness import Fairness, Limits
 from services.doors.core.quota import RunQuota
 from services.executor.client import ObjectStoreUploads, SceneFiles
-from services.runtime import access, delivered, health, suspensions
-from services.runtime.history import read_run
-from services.runtime.host import Bus, never
-from services.runtime.owners import IndexBehind, LogOwners
-from services.runtime.quorum import JetStreamUnavailable
-from services.runtime.settings import Settings
-from services.runtime.users import FILE_NAME, UsersFile, UsersFileError
+from services.runtime.nats import access, delivered
+from services.runtime.nats.history import read_run
+from services.runtime.nats.quorum import JetStreamUnavailable
+from services.runtime.server import suspensions
+from services.runtime.server.users import FILE_NAME, UsersFile, UsersFileError
+from services.runtime.service import health
+from services.runtime.service.host import Bus, never
+from services.runtime.service.owners import IndexBehind, LogOwners
+from services.runtime.service.settings import Settings
 
 log = logging.getLogger("blendmesh.door")
 QUEUE = "door"

@@ -21,9 +21,9 @@ from nats.js.api import DeliverPolicy
 
 from contracts import subjects
 from contracts.events import RunRequested, event_kind
-from services.runtime import delivered
-from services.runtime.host import Bus
-from services.runtime.ready import until_ready
+from services.runtime.nats import delivered
+from services.runtime.nats.ready import until_ready
+from services.runtime.service.host import Bus
 
 log = logging.getLogger("blendmesh.door")
 

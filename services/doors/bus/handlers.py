@@ -45,7 +45,7 @@ from services.doors.bus.ports import DoorUnavailable, Files, MeshReads, RunWrite
 from services.doors.core import ownership
 from services.doors.core.cancels import RunOver, cancel_of
 from services.doors.core.quota import QuotaExceeded
-from services.runtime.identity import UserEntry, may_resolve
+from services.runtime.server.identity import UserEntry, may_resolve
 
 log = logging.getLogger("blendmesh.security")
 

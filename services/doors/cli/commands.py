@@ -22,8 +22,8 @@ from services.doors.cli.threads import scene_thread
 from services.doors.core.client import ClientError, MeshClient
 from services.doors.core.requests import build_request
 from services.planner.client import fallback_notice, planner_for
-from services.runtime.settings import Settings
-from services.runtime.tracing import configure_tracing, shutdown_tracing
+from services.runtime.service.settings import Settings
+from services.runtime.service.tracing import configure_tracing, shutdown_tracing
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -19,11 +19,11 @@ from services.doors.cli.mesh import Mesh
 from services.doors.cli.screen import Piped
 from services.doors.core.client import OnEvent
 from services.doors.core.run_watch import Watch
-from services.runtime.access import CLIENT, Login
-from services.runtime.bus import JetStreamUnavailable
-from services.runtime.host import Bus
-from services.runtime.ready import NotReady
-from services.runtime.settings import Settings
+from services.runtime.nats.access import CLIENT, Login
+from services.runtime.nats.bus import JetStreamUnavailable
+from services.runtime.nats.ready import NotReady
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 
 if TYPE_CHECKING:
     from services.doors.cli.screen import Screen
@@ -107,12 +107,12 @@ def watch(bus: Bus, err: Screen) -> Watch:
     says what keeps it (a store that refuses its writes)."""
 
     async def presence(role: str) -> int:
-        from services.runtime import health  # only a run that waits needs it
+        from services.runtime.service import health  # only a run that waits needs it
 
         return len(await health.ping(bus.nc, role, prefix=bus.prefix))
 
     async def problems(role: str) -> list[str]:
-        from services.runtime import health
+        from services.runtime.service import health
 
         replies = await health.stats(bus.nc, role, prefix=bus.prefix)
         return [problem for reply in replies for problem in reply.data.problems]

@@ -20,11 +20,11 @@ def exit_code_for(exc: Exception) -> tuple[int, str] | None:
     from services.doors.cli.mesh import MeshBusy
     from services.doors.core.client import ClientError, RunTimedOut
     from services.policy.client import AllowlistError
-    from services.runtime.access import CredentialsError
-    from services.runtime.embedded import EmbeddedServerError
-    from services.runtime.host import ServiceFailed
-    from services.runtime.settings import SettingsError
-    from services.runtime.store_limits import STORE_FULL, store_full
+    from services.runtime.nats.access import CredentialsError
+    from services.runtime.server.embedded import EmbeddedServerError
+    from services.runtime.service.host import ServiceFailed
+    from services.runtime.service.settings import SettingsError
+    from services.runtime.service.store_limits import STORE_FULL, store_full
 
     if isinstance(exc, RunTimedOut):  # the mesh did not finish in time: not a usage error
         return EXIT_MESH, str(exc)

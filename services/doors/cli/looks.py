@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from services.doors.cli.screen import Screen
-    from services.runtime.settings import Settings
+    from services.runtime.service.settings import Settings
 
 
 async def dispatch(args: argparse.Namespace, settings: Settings, out: Screen, err: Screen) -> int:

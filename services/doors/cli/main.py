@@ -29,7 +29,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    from services.runtime import log_context  # after parsing: `--help` stays quick
+    from services.runtime.service import log_context  # after parsing: `--help` stays quick
 
     log_context.configure(logging.INFO if args.verbose else logging.ERROR)
     if not args.verbose:

@@ -24,19 +24,19 @@ from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from contracts.errors import BlendmeshError
-from services.runtime import heap
-from services.runtime.access import ADMIN, CLIENT, Login, login_for
-from services.runtime.host import Bus, Running, ServiceFailed, StartFn, first_of
-from services.runtime.login import joins_anonymously, refuse_anonymous
-from services.runtime.settings import Settings
+from services.runtime.nats.access import ADMIN, CLIENT, Login, login_for
+from services.runtime.nats.login import joins_anonymously, refuse_anonymous
+from services.runtime.service import heap
+from services.runtime.service.host import Bus, Running, ServiceFailed, StartFn, first_of
+from services.runtime.service.settings import Settings
 
 # What starts a mesh's parts (nats-server, its stores, their limits, the home) is imported
 # where they are started: a command that joins a running mesh (NATS_URL) starts none of
 # them, and a person waits for its answer (tests/unit/doors/test_cli_imports.py).
 if TYPE_CHECKING:
-    from services.runtime.embedded import EmbeddedNats
-    from services.runtime.store_guard import StoreGuard
-    from services.runtime.store_limits import StoreLimits
+    from services.runtime.server.embedded import EmbeddedNats
+    from services.runtime.server.store_guard import StoreGuard
+    from services.runtime.service.store_limits import StoreLimits
 
 log = logging.getLogger("blendmesh.mesh")
 
@@ -86,9 +86,9 @@ class Mesh:
         if not self.embedded and not self.services:  # a command joins the mesh at NATS_URL
             refuse_anonymous(self.url, self.login(CLIENT), self.settings.require_auth)
             return self.url
-        from services.runtime.embedded import EmbeddedNats, prepare_streams
-        from services.runtime.home import private_home
-        from services.runtime.store_limits import store_limits
+        from services.runtime.server.embedded import EmbeddedNats, prepare_streams
+        from services.runtime.service.home import private_home
+        from services.runtime.service.store_limits import store_limits
 
         # Before the first file is written in it.
         await asyncio.to_thread(private_home, self.settings.home)
@@ -160,7 +160,7 @@ class Mesh:
         ``NATS_URL`` someone exported keep working across restarts; on any other port
         otherwise (a port taken in between: the server then cannot listen, and starts
         again on a free one)."""
-        from services.runtime.nats_setup import EmbeddedServerError
+        from services.runtime.server.nats_setup import EmbeddedServerError
 
         last = await asyncio.to_thread(last_port, self.settings.home)
         for port in ([last] if last else []) + [-1]:
@@ -195,7 +195,7 @@ class Mesh:
 
         waits = [died(service.name, service) for service, _ in self._running]
         if self._server is not None:
-            from services.runtime.store_guard import StoreGuard, disk_free, limits_for
+            from services.runtime.server.store_guard import StoreGuard, disk_free, limits_for
 
             store = self.settings.nats_store
             self.guard = StoreGuard(

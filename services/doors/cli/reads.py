@@ -12,8 +12,8 @@ from services.doors.cli import console as show
 from services.doors.cli.common import EXIT_OK, READ_SERVICES, connected
 from services.doors.cli.tables import Column, fitted_table, plan_text, request_texts
 from services.doors.core.client import ClientError, MeshClient
-from services.runtime.history import read_run
-from services.runtime.settings import Settings
+from services.runtime.nats.history import read_run
+from services.runtime.service.settings import Settings
 
 RUNS: list[Column] = [
     ("run_id", 0),

@@ -21,8 +21,8 @@ from services.doors.cli.common import EXIT_OK, connected
 from services.doors.core.client import ClientError
 from services.doors.core.scene_client import SceneDoor
 from services.executor.client import Collector, KvSceneTags, retention_of
-from services.runtime.access import ADMIN
-from services.runtime.settings import Settings
+from services.runtime.nats.access import ADMIN
+from services.runtime.service.settings import Settings
 
 VERBS = ("gc", "tag", "untag", "tags")  # their arguments: services/doors/cli/args.py
 

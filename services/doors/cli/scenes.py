@@ -26,8 +26,8 @@ from services.doors.cli.screen import rich
 from services.doors.core import scene_client
 from services.doors.core.client import ClientError, MeshClient, OnEvent
 from services.doors.core.scene_client import Choice, SceneDoor
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 
 # `blendmesh run` imports this module for its guard, and prints without rich when piped;
 # the tables the scene commands draw import rich where they are drawn.

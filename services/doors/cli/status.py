@@ -2,7 +2,7 @@
 
 It joins the mesh on NATS_URL, or the one ``blendmesh up`` runs on ``--home``, and never
 starts one: a status of a mesh started for the question would say nothing. Each service
-answers the NATS services API (``services/runtime/health.py``); JetStream says its own
+answers the NATS services API (``services/runtime/service/health.py``); JetStream says its own
 state. Exit 0 when ready, 3 when a service a run needs is missing or unhealthy, or NATS or
 JetStream does not answer.
 """
@@ -19,11 +19,11 @@ from rich.console import Console
 
 from contracts.health import Instance, MeshStatus, ServiceStatus, unreachable
 from services.doors.cli import console as show
-from services.runtime import health
-from services.runtime.access import CLIENT, login_for
-from services.runtime.bus import connect
-from services.runtime.login import LoginRefused, refuse_anonymous
-from services.runtime.settings import Settings
+from services.runtime.nats.access import CLIENT, login_for
+from services.runtime.nats.bus import connect
+from services.runtime.nats.login import LoginRefused, refuse_anonymous
+from services.runtime.service import health
+from services.runtime.service.settings import Settings
 
 EXIT_READY, EXIT_NOT_READY = 0, 3
 MESH_INFO = "mesh.json"  # where an embedded mesh writes its NATS_URL (services/doors/cli/mesh.py)

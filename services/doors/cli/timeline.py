@@ -24,7 +24,7 @@ from services.doors.cli.common import EXIT_OK, READ_SERVICES, connected
 from services.doors.core import timeline
 from services.doors.core.client import ClientError, MeshClient
 from services.doors.core.ownership import NotOwned, own_run
-from services.runtime.settings import Settings
+from services.runtime.service.settings import Settings
 
 HASH_SHOWN = 12  # characters of a scene hash in the table; --json has them whole
 

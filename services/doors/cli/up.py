@@ -13,10 +13,10 @@ from rich.console import Console
 from services.doors.cli.common import EXIT_MESH, EXIT_OK
 from services.doors.cli.mesh import Mesh
 from services.doors.gateway.app import GatewayServer, create_app
-from services.runtime import jetstream_watch
-from services.runtime.access import CLIENT
-from services.runtime.host import Bus, first_of
-from services.runtime.settings import Settings
+from services.runtime.nats.access import CLIENT
+from services.runtime.server import jetstream_watch
+from services.runtime.service.host import Bus, first_of
+from services.runtime.service.settings import Settings
 
 
 @contextmanager

@@ -20,10 +20,10 @@ from rich.console import Console
 
 from contracts.door import run_prefix
 from contracts.subjects import subject_token
-from services.runtime import access
-from services.runtime.home import private_home
-from services.runtime.settings import Settings
-from services.runtime.users import FILE_NAME, UsersFileError, add, load, remove
+from services.runtime.nats import access
+from services.runtime.server.users import FILE_NAME, UsersFileError, add, load, remove
+from services.runtime.service.home import private_home
+from services.runtime.service.settings import Settings
 
 
 def dispatch(args: argparse.Namespace, settings: Settings, out: Console) -> int:

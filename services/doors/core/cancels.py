@@ -16,7 +16,7 @@ from contracts.events import AnyEvent, CancelRequested, RunRequested, follow
 from contracts.fold import FINAL, fold_run, latest
 from services.doors.core.client import ClientError, MeshClient, OnEvent
 from services.doors.core.run_view import RunView
-from services.runtime.history import read_run
+from services.runtime.nats.history import read_run
 
 MAX_REASON = 500  # as CancelRequested.reason holds
 

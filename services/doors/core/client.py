@@ -41,9 +41,10 @@ from contracts.trusted_code import quote_problem
 from services.doors.core.quota import RunQuota
 from services.doors.core.run_view import RunView
 from services.doors.core.run_watch import Waiting, Watch
-from services.runtime import delivered, tracing
-from services.runtime.history import read_run
-from services.runtime.host import Bus
+from services.runtime.nats import delivered
+from services.runtime.nats.history import read_run
+from services.runtime.service import tracing
+from services.runtime.service.host import Bus
 
 OnEvent = Callable[[AnyEvent], None]
 # Events after which a run may be over (or waiting for a person).
@@ -330,7 +331,7 @@ class MeshClient:
         after ``after``, the resolution just published)."""
         events: list[AnyEvent] = []
         seen_after = after is None
-        # Not a retry (services.runtime.retry): nothing is tried again, the run is followed.
+        # Not a retry (services.runtime.nats.retry): nothing is tried again, the run is followed.
         deadline = asyncio.get_running_loop().time() + timeout
         wait = Waiting(run_id, self.watch)
         try:

@@ -84,7 +84,7 @@ class Refusal:
     retry_after: float
     told: bool = True
     # Past even that, by ``FLOOD_FACTOR`` times the share: a login to suspend at the server
-    # (services/runtime/suspensions.py), since the door must read all that it sends.
+    # (services/runtime/server/suspensions.py), since the door must read all that it sends.
     flooding: bool = False
 
 

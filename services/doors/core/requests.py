@@ -12,7 +12,7 @@ from contracts.events import RollbackBoundary, RunRequested, derive_event_id
 from contracts.focus import Focus
 from contracts.limits import DEFAULT_MAX_OPERATIONS, check_plan
 from contracts.session import BUS, DeterminismRequest, HostProfile
-from services.runtime.limits import encode_bounded
+from services.runtime.service.limits import encode_bounded
 
 
 def new_id(prefix: str) -> str:

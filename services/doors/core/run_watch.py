@@ -13,7 +13,7 @@ from nats.errors import Error as NatsError
 from contracts.events import AnyEvent, event_kind
 from services.doors.core import waiting
 
-# How many instances of a role answer a ping now (``services/runtime/health.py``).
+# How many instances of a role answer a ping now (``services/runtime/service/health.py``).
 Presence = Callable[[str], Awaitable[int]]
 # What the instances of a role say is wrong with their work now (their STATS' problems).
 Problems = Callable[[str], Awaitable[list[str]]]

@@ -24,8 +24,8 @@ from contracts.scenes import Head
 from services.doors.core import ownership
 from services.doors.core.client import ClientError
 from services.doors.core.requests import build_request, new_id
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 
 # The executor's stores are imported where a scene is read or staged: `blendmesh run`
 # imports this module only for the guard on the exported file, which reads no store.

@@ -51,9 +51,9 @@ from services.doors.gateway.oauth.settings import oauth_settings
 from services.doors.gateway.oauth.verifier import OAuthVerifier
 from services.doors.gateway.protocol import HEADER_SECONDS, HeadTimedH11
 from services.doors.gateway.query import known_query
-from services.runtime.host import Bus, never
-from services.runtime.owners import LogOwners
-from services.runtime.settings import Settings, SettingsError
+from services.runtime.service.host import Bus, never
+from services.runtime.service.owners import LogOwners
+from services.runtime.service.settings import Settings, SettingsError
 
 STATIC = Path(__file__).parent / "static"
 DEFAULT_PORT = 8000

@@ -30,7 +30,7 @@ from services.doors.gateway.oauth.resource import challenge
 from services.doors.gateway.oauth.settings import OAuthSettings
 from services.doors.gateway.oauth.tokens import ScopeMissing, TokenRefused, looks_like_jwt
 from services.doors.gateway.oauth.verifier import OAuthVerifier
-from services.runtime.settings import SettingsError
+from services.runtime.service.settings import SettingsError
 
 _bearer = HTTPBearer(
     auto_error=False,

@@ -16,7 +16,7 @@ from services.doors.gateway.context import Gateway, gateway
 from services.doors.gateway.errors import Conflict, NotFound, responses
 from services.doors.gateway.reads import RunId
 from services.doors.gateway.schemas import RunResponse
-from services.runtime.history import read_run
+from services.runtime.nats.history import read_run
 
 router = APIRouter(prefix="/api/runs", tags=["runs"])
 User = Annotated[str, Depends(current_user)]

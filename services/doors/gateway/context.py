@@ -18,9 +18,9 @@ from services.doors.core import ownership
 from services.doors.core.client import MeshClient
 from services.doors.gateway.errors import Unavailable
 from services.executor.client import SceneFiles
-from services.runtime.host import Bus
-from services.runtime.owners import IndexBehind, LogOwners, OwnerIndex
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus
+from services.runtime.service.owners import IndexBehind, LogOwners, OwnerIndex
+from services.runtime.service.settings import Settings
 
 
 @dataclass

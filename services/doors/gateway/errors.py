@@ -36,7 +36,7 @@ from contracts.failures import ErrorCode
 from services.doors.core.ownership import NotOwned
 from services.doors.core.quota import QuotaExceeded
 from services.doors.core.scene_client import NoScene, NotABlend, SceneFileChanged, UploadTooLarge
-from services.runtime.quorum import JetStreamUnavailable
+from services.runtime.nats.quorum import JetStreamUnavailable
 
 log = logging.getLogger("blendmesh.gateway")
 

@@ -29,11 +29,11 @@ from pydantic.alias_generators import to_camel
 from contracts.health import ConsumerState, Instance, MeshStatus, ServiceStatus, StreamStatus
 from services.doors.gateway.context import Gateway, gateway
 from services.doors.gateway.errors import responses
-from services.runtime import health
-from services.runtime.access import GATEWAY, login_for
-from services.runtime.bus import connect
-from services.runtime.host import Bus
-from services.runtime.metrics_server import authorized
+from services.runtime.nats.access import GATEWAY, login_for
+from services.runtime.nats.bus import connect
+from services.runtime.service import health
+from services.runtime.service.host import Bus
+from services.runtime.service.metrics_server import authorized
 
 FRESH_FOR = 1.0  # seconds a snapshot is served again before the mesh is asked anew
 ASK_WAIT = 1.0  # seconds the snapshot waits for the services' answers

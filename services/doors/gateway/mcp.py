@@ -46,8 +46,8 @@ from services.doors.gateway.errors import (
 from services.doors.mcp.envelope import http_status
 from services.doors.mcp.modern import Modern
 from services.doors.mcp.server import USER_KEY, authenticated_user, build_server, door_for
-from services.runtime.host import Bus
-from services.runtime.settings import Settings, SettingsError
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings, SettingsError
 
 log = logging.getLogger("blendmesh.gateway")
 HOSTS_VAR = "BLENDMESH_MCP_ALLOWED_HOSTS"

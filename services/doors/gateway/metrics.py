@@ -1,7 +1,7 @@
 """``GET /metrics``: the process's ``blendmesh_*`` series for Prometheus.
 
 No API token: a scraper is an operator's tool, not a user, and the series hold no
-user's data (no run, scene or user ids, no free text; services/runtime/metrics.py bounds
+user's data (no run, scene or user ids, no free text; services/runtime/service/metrics.py bounds
 every label). An operator who serves the gateway beyond a trusted network sets
 BLENDMESH_METRICS_TOKEN, and then ``/metrics`` asks for it as a bearer token of its own,
 never one of the users' (docs/operations.md).
@@ -15,8 +15,8 @@ from fastapi import APIRouter, Request, Response
 
 from services.doors.gateway import errors
 from services.doors.gateway.context import gateway
-from services.runtime import metrics
-from services.runtime.metrics_server import authorized
+from services.runtime.service import metrics
+from services.runtime.service.metrics_server import authorized
 
 router = APIRouter()
 

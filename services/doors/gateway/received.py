@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from services.runtime.settings import Settings
+from services.runtime.service.settings import Settings
 
 FLUSH = 1024 * 1024  # bytes kept before a write: one thread hop per MiB, not per packet
 FOLDER = "uploads"

@@ -37,7 +37,7 @@ from services.doors.gateway.limits import Streamed
 from services.doors.gateway.scene_runs import follow
 from services.doors.gateway.scene_schemas import SceneRun
 from services.doors.gateway.schemas import RunResponse, run_response
-from services.runtime.settings import Settings
+from services.runtime.service.settings import Settings
 
 router = APIRouter(prefix="/api/scenes", tags=["scenes"])
 User = Annotated[str, Depends(current_user)]

@@ -26,7 +26,7 @@ from services.doors.gateway.limits import Streamed
 from services.doors.gateway.scene_schemas import RevertBody, SceneRun
 from services.doors.gateway.schemas import pending_out, run_response
 from services.executor.client import SceneFiles
-from services.runtime.settings import Settings
+from services.runtime.service.settings import Settings
 
 router = APIRouter(prefix="/api/scenes", tags=["scenes"])
 User = Annotated[str, Depends(current_user)]

@@ -22,8 +22,8 @@ from services.doors.gateway.auth import current_user
 from services.doors.gateway.context import Gateway, gateway
 from services.doors.gateway.errors import ValidationError, responses
 from services.doors.gateway.limits import Streamed
-from services.runtime.access import store_ttl
-from services.runtime.settings import Settings
+from services.runtime.nats.access import store_ttl
+from services.runtime.service.settings import Settings
 
 router = APIRouter(prefix="/api/uploads", tags=["uploads"])
 User = Annotated[str, Depends(current_user)]

@@ -21,7 +21,7 @@ from services.doors.core.run_view import Pending, RunView
 from services.doors.mcp.cards import renders_apps
 from services.doors.mcp.door import Door
 from services.doors.mcp.errors import Timeout, Unavailable
-from services.runtime.retry import poll
+from services.runtime.nats.retry import poll
 
 Context = RequestContext[Any, Any, Any]
 Ask = Literal["card", "form", "url", "command"]

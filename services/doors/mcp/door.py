@@ -26,9 +26,9 @@ from services.doors.core.run_view import RunView
 from services.doors.mcp.errors import NotFound, Unavailable, ValidationError
 from services.doors.mcp.sealed import Sealer
 from services.executor.client import KvCatalog, KvNodeCatalog, KvSceneSummaries, SceneFiles
-from services.runtime.host import Bus
-from services.runtime.retry import poll
-from services.runtime.settings import Settings
+from services.runtime.nats.retry import poll
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 
 # Paths on the mesh's host say nothing a remote caller may know.
 HIDDEN = ("blend_path",)

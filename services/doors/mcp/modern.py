@@ -56,7 +56,7 @@ from services.doors.mcp.server import (
     local_user,
     read_safely,
 )
-from services.runtime import tracing
+from services.runtime.service import tracing
 
 SERVER_INFO = {"name": SERVER_NAME, "version": SERVER_VERSION}  # in every result's _meta
 LIST_TTL_MS = 60_000  # tools, prompts and resources change with a release, not a call

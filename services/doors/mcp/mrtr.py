@@ -30,7 +30,7 @@ from services.doors.mcp.asking import approval_page
 from services.doors.mcp.cards import NotWaiting, resolve_sealed
 from services.doors.mcp.door import Door
 from services.doors.mcp.sealed import MAX_SEAL_CHARS, REQUEST_STATE, BadSeal, Sealed
-from services.runtime.retry import poll
+from services.runtime.nats.retry import poll
 
 INPUT_KEY = "approval"  # the one input request an approval asks
 Mode = Literal["form", "url"]

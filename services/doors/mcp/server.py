@@ -33,9 +33,9 @@ from services.doors.mcp import answers, cards, looks, prompts, tools
 from services.doors.mcp.approval import submit
 from services.doors.mcp.door import Door, check, plain
 from services.doors.mcp.errors import AuthError, NotFound, ToolError, Unavailable, ValidationError
-from services.runtime.host import Bus
-from services.runtime.quorum import JetStreamUnavailable
-from services.runtime.settings import Settings
+from services.runtime.nats.quorum import JetStreamUnavailable
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 
 SERVER_NAME = "blendmesh"
 SERVER_VERSION = version("blendmesh")  # a host's serverInfo.version: blendmesh's, not the SDK's

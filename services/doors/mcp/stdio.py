@@ -26,8 +26,8 @@ from services.doors.mcp.door import Door
 from services.doors.mcp.envelope import VERSIONS
 from services.doors.mcp.modern import Modern
 from services.doors.mcp.server import build_server, door_for, local_user
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 
 CANCELLED = "notifications/cancelled"
 _UNREADABLE = object()  # a line that is not JSON

@@ -37,7 +37,7 @@ from services.doors.mcp import answers, looks, mrtr, tools
 from services.doors.mcp.approval import APPROVE_SCHEMA, prepare
 from services.doors.mcp.door import Door, check
 from services.doors.mcp.envelope import VERSION
-from services.runtime.history import read_run
+from services.runtime.nats.history import read_run
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})

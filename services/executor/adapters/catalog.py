@@ -12,7 +12,7 @@ from nats.js import JetStreamContext
 
 from contracts.nodes import NodeCatalog
 from contracts.tools import ToolCatalog
-from services.runtime.kv import Entry, TypedKv
+from services.runtime.nats.kv import Entry, TypedKv
 
 BUCKET = "catalog"
 KEY = "tools"

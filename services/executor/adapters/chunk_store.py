@@ -34,8 +34,8 @@ from nats.js.errors import (
 from contracts.revisions import MAX_CHUNK_BYTES, chunk_name
 from services.executor.adapters import packing
 from services.executor.domain.chunking import Piece, RevisionDamaged
-from services.runtime.objects import CHUNK, DIGEST, ObjectTooLarge, read_stored
-from services.runtime.streams import object_store_config
+from services.runtime.nats.objects import CHUNK, DIGEST, ObjectTooLarge, read_stored
+from services.runtime.nats.streams import object_store_config
 
 NAME = "chunks"
 PARALLEL = 64  # chunk reads or writes in flight at once: one connection, a bounded queue

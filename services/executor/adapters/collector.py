@@ -27,7 +27,7 @@ from services.executor.adapters.uploads import ObjectStoreUploads
 from services.executor.domain.chunking import RevisionDamaged
 from services.executor.domain.ports import INSPECTION_SUFFIX
 from services.executor.domain.retention import Retention, Stored, age, doomed
-from services.runtime.settings import Settings
+from services.runtime.service.settings import Settings
 
 log = logging.getLogger("blendmesh.executor")
 RESULTS = "_results/"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from nats.js import JetStreamContext
 
 from services.executor.domain.journal import JournalEntry
-from services.runtime.kv import TypedKv
+from services.runtime.nats.kv import TypedKv
 
 
 class KvJournal:

@@ -21,7 +21,7 @@ from nats.js.errors import KeyDeletedError, KeyNotFoundError, KeyWrongLastSequen
 from nats.js.kv import KeyValue
 
 from services.executor.domain.ports import Lease, LeaseHeld, LeaseLost
-from services.runtime.streams import ensure_kv
+from services.runtime.nats.streams import ensure_kv
 
 
 class KvLeases:

@@ -27,8 +27,8 @@ from nats.js.errors import (
 from nats.js.object_store import ObjectStore
 
 from services.executor.domain.ports import KEPT_REVISION_PREVIEWS
-from services.runtime.objects import put_object, read_object
-from services.runtime.streams import object_store_config
+from services.runtime.nats.objects import put_object, read_object
+from services.runtime.nats.streams import object_store_config
 
 _GONE = (ObjectNotFoundError, ObjectDeletedError, NotFoundError)
 # A picture is 960x720 and a revision's glTF at most 16 MiB (the preview worker's limits).

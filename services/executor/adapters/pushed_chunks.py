@@ -23,8 +23,8 @@ from nats.js.errors import DigestMismatchError
 
 from contracts.pushed_chunks import MAX_CHUNK_BYTES
 from services.executor.adapters.uploads import ObjectStoreUploads
-from services.runtime.access import store_ttl
-from services.runtime.objects import meta, put_object, read_object
+from services.runtime.nats.access import store_ttl
+from services.runtime.nats.objects import meta, put_object, read_object
 
 FRESH_FOR = (store_ttl("uploads") or 24 * 3600.0) / 2
 PARALLEL = 16  # chunks looked up, read or stored at once

@@ -53,8 +53,8 @@ from services.executor.adapters.revision_files import (
 )
 from services.executor.domain.chunking import ChunkWriter, Piece, RevisionDamaged, assemble, cut
 from services.executor.domain.ports import INSPECTION_SUFFIX, StaleCommit, inspection_name
-from services.runtime.objects import put_object, read_object, read_stored
-from services.runtime.streams import ensure_kv, object_store_config
+from services.runtime.nats.objects import put_object, read_object, read_stored
+from services.runtime.nats.streams import ensure_kv, object_store_config
 
 # What one read of an inspection artifact takes into memory at most (the guardians refuse
 # larger ones anyway); a .blend's bound is revision_files.MAX_BLEND_BYTES.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from nats.js import JetStreamContext
 
 from contracts.scenes import SceneSummary
-from services.runtime.kv import TypedKv
+from services.runtime.nats.kv import TypedKv
 
 
 class KvSceneSummaries:

@@ -34,7 +34,7 @@ from contracts.nodes import NodeCatalog
 from contracts.scenes import SceneSummary
 from contracts.views import AssetImported, AssetParams, ViewParams
 from services.executor.adapters.bridge_client import BridgeProcess
-from services.runtime import metrics
+from services.runtime.service import metrics
 
 log = logging.getLogger("blendmesh.executor")
 

@@ -12,7 +12,7 @@ from nats.js import JetStreamContext
 
 from contracts.errors import BlendmeshError
 from contracts.subjects import check_token
-from services.runtime.kv import KvTooManyKeys, TypedKv
+from services.runtime.nats.kv import KvTooManyKeys, TypedKv
 
 BUCKET = "scene_tags"
 MAX_TAGS = 10_000  # tags the collector reads at most; past it, it keeps everything

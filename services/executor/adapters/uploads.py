@@ -25,9 +25,9 @@ from nats.js.errors import BucketNotFoundError, DigestMismatchError
 from nats.js.object_store import ObjectStore
 
 from contracts.scene_files import DEFAULT_MAX_UPLOAD_BYTES
-from services.runtime.access import store_ttl
-from services.runtime.objects import copy_object, put_file, read_object
-from services.runtime.streams import object_store_config
+from services.runtime.nats.access import store_ttl
+from services.runtime.nats.objects import copy_object, put_file, read_object
+from services.runtime.nats.streams import object_store_config
 
 NAME = "uploads"
 HASHED = 1024 * 1024  # bytes read at a time to hash a file

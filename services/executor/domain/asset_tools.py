@@ -34,7 +34,7 @@ from contracts.views import (
     view_problem,
 )
 from services.executor.domain.ports import Bridge, BridgeCrashed, BridgeError
-from services.runtime.objects import ObjectTooLarge
+from services.runtime.nats.objects import ObjectTooLarge
 
 _VIEW = jsonschema.Draft202012Validator(VIEW_SCHEMA)
 _ASSET_ARGS = {"blob", "bytes", "format", "collection"}

@@ -33,7 +33,7 @@ from services.executor.domain.ordered import OrderedEvents
 from services.executor.domain.ports import Bridge, Journal
 from services.executor.domain.results import ResultImages, repeatable
 from services.executor.domain.session import SceneSession
-from services.runtime.log_context import correlated
+from services.runtime.service.log_context import correlated
 
 log = logging.getLogger("blendmesh.executor")
 

@@ -51,7 +51,7 @@ from services.executor.domain.revision_notes import Described, RevisionNotes, di
 from services.executor.domain.scene_tools import SceneTools
 from services.executor.domain.session import Scenes, SceneSession
 from services.executor.domain.undo import undo_run
-from services.runtime import tracing
+from services.runtime.service import tracing
 
 log = logging.getLogger("blendmesh.executor")
 

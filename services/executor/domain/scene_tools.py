@@ -37,7 +37,7 @@ from contracts.scenes import Head, SceneSummary
 from contracts.views import VIEW_TOOL, AssetImported, AssetParams, ViewParams
 from services.executor.domain.asset_tools import import_asset, render_view
 from services.executor.domain.ports import Bridge, BridgeCrashed, BridgeError
-from services.runtime.objects import ObjectTooLarge
+from services.runtime.nats.objects import ObjectTooLarge
 
 
 class Revisions(Protocol):

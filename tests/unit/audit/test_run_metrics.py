@@ -19,8 +19,8 @@ from services.audit.projections import Row, RunView, project
 from services.audit.run_metrics import Measure, RunMetrics, measure
 from services.audit.store import SqliteStore
 from services.audit.tables import Batch
-from services.runtime import metrics
-from services.runtime.consumer_spec import Delivery
+from services.runtime.service import metrics
+from services.runtime.service.consumer_spec import Delivery
 from tests.unit.audit.test_audit_projections import HISTORY, MemoryStore
 
 T0 = 1767225600.0  # the recorded history's first event

@@ -43,6 +43,6 @@ def test_every_error_blendmesh_defines_derives_from_the_root() -> None:
 
 
 def test_an_error_keeps_the_builtin_class_callers_caught_before() -> None:
-    from services.runtime.settings import SettingsError
+    from services.runtime.service.settings import SettingsError
 
     assert issubclass(SettingsError, BlendmeshError) and issubclass(SettingsError, ValueError)

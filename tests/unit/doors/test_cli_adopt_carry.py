@@ -12,7 +12,7 @@ from contracts.events import AnyEvent, RunRequested
 from contracts.receipts import RunResult, RunState
 from services.doors.cli import scenes as cli_scenes
 from services.doors.core.requests import build_request
-from services.runtime.settings import Settings
+from services.runtime.service.settings import Settings
 
 
 class Runs:

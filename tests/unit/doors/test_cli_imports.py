@@ -49,9 +49,9 @@ RUN_HEAVY = (
     "mcp",
     "aiosqlite",
     "rich",
-    "services.runtime.embedded",
-    "services.runtime.jetstream_watch",
-    "services.runtime.store_limits",
+    "services.runtime.server.embedded",
+    "services.runtime.server.jetstream_watch",
+    "services.runtime.service.store_limits",
     "services.executor.client",
     "services.executor.app",
     "services.executor.domain.ports",
@@ -131,7 +131,7 @@ from pathlib import Path
 import services.doors.cli.commands, services.doors.cli.failures
 from services.doors.cli import screen
 from services.doors.core import scene_client
-from services.runtime.settings import Settings
+from services.runtime.service.settings import Settings
 screen.screen(), screen.screen(stderr=True)
 settings = Settings.from_env().with_(home=Path(tempfile.mkdtemp()))
 assert scene_client.guard_export(settings, "s", None) is False  # the run's guard, as it runs

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from services.doors.cli.common import one_command_mesh
-from services.runtime.settings import Settings
+from services.runtime.service.settings import Settings
 
 
 def test_one_command_mesh_when_previews_asked_for_starts_without_them(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import pytest
 
 from contracts.events import CancelRequested, RunCompleted, encode_event, follow
 from services.doors.bus.handlers import DoorHandlers
-from services.runtime.identity import UserEntry
+from services.runtime.server.identity import UserEntry
 from tests.unit.doors.test_door_decisions import ANA, REQUESTED, Log
 
 BEN = UserEntry(name="ben", keys=())

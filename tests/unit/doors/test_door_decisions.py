@@ -18,7 +18,7 @@ from contracts.events import (
     follow,
 )
 from services.doors.bus.handlers import DoorHandlers
-from services.runtime.identity import UserEntry
+from services.runtime.server.identity import UserEntry
 
 REQUESTED = RunRequested(
     event_id="e0", at=0.0, run_id="r1", request_id="q1", thread_id="t1", user="ana",

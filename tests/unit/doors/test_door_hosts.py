@@ -21,8 +21,8 @@ from services.doors.bus.handlers import DoorHandlers
 from services.doors.core.requests import build_request
 from services.doors.gateway.schemas import RunBody, run_out
 from services.doors.mcp.tools import RUN
-from services.runtime.identity import UserEntry
-from services.runtime.settings import Settings
+from services.runtime.server.identity import UserEntry
+from services.runtime.service.settings import Settings
 
 ANA = UserEntry(name="ana", keys=())
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from services.doors.gateway.auth import Tokens
-from services.runtime.settings import SettingsError
+from services.runtime.service.settings import SettingsError
 
 
 def test_tokens_when_listed_map_each_token_to_its_user() -> None:

@@ -11,8 +11,8 @@ import pytest
 from services.doors.gateway.app import create_app
 from services.doors.gateway.auth import Tokens
 from services.doors.gateway.mcp import extra_hosts, extra_origins, served
-from services.runtime.host import Bus
-from services.runtime.settings import Settings, SettingsError
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings, SettingsError
 
 HOSTS = "BLENDMESH_MCP_ALLOWED_HOSTS"
 ORIGINS = "BLENDMESH_MCP_ALLOWED_ORIGINS"

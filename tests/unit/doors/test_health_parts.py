@@ -34,10 +34,11 @@ from contracts.health import (
 )
 from services.doors.cli import status as cli_status
 from services.doors.gateway.health import ReadinessProbe, readiness_out
-from services.runtime import access, health
-from services.runtime.host import Bus
-from services.runtime.jetstream_state import jetstream_state, jetstream_status, stream_status
-from services.runtime.settings import Settings
+from services.runtime.nats import access
+from services.runtime.nats.jetstream_state import jetstream_state, jetstream_status, stream_status
+from services.runtime.service import health
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 
 PREFIX = "bm"
 LOG = "BM_EVENTS"

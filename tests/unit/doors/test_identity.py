@@ -12,8 +12,14 @@ import pytest
 from contracts.door import run_prefix
 from contracts.subjects import subject_token
 from services.doors.cli.main import main
-from services.runtime import access, users
-from services.runtime.identity import IdentityRefused, UserEntry, check_public_key, may_resolve
+from services.runtime.nats import access
+from services.runtime.server import users
+from services.runtime.server.identity import (
+    IdentityRefused,
+    UserEntry,
+    check_public_key,
+    may_resolve,
+)
 from tests.support.signing import new_seed, public_key
 
 

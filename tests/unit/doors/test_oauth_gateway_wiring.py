@@ -16,8 +16,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from services.doors.gateway.app import create_app
 from services.doors.gateway.auth import Tokens
-from services.runtime.host import Bus
-from services.runtime.settings import Settings
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
 
 pytestmark = pytest.mark.asyncio
 

@@ -8,7 +8,7 @@ import pytest
 
 from services.doors.gateway.oauth.resource import challenge, document, metadata_url
 from services.doors.gateway.oauth.settings import ASYMMETRIC, OAuthSettings, oauth_settings
-from services.runtime.settings import SettingsError
+from services.runtime.service.settings import SettingsError
 
 ON = {
     "BLENDMESH_OAUTH_ISSUER": "https://id.example",

@@ -15,8 +15,8 @@ from contracts.health import MAX_WAITING
 from services.executor.domain.pinning import MAX_DELAY, Leave, Unserved, pinned_elsewhere
 from services.executor.domain.runner import PlanRunner
 from services.executor.handlers import LEFT_SHOWN, ExecutorHandlers
-from services.runtime.errors import Retry
-from services.runtime.publishers import PipelinedPublisher
+from services.runtime.service.errors import Retry
+from services.runtime.service.publishers import PipelinedPublisher
 from tests.support.fake_bridge import FakeBridge
 from tests.support.runner_contract import runner
 from tests.unit.executor.test_executor_handlers import Untouchable, allowed

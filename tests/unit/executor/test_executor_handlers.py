@@ -10,7 +10,7 @@ import pytest
 from contracts.events import AnyEvent, Approved, Executed, follow
 from services.executor.domain.runner import PlanRunner
 from services.executor.handlers import ExecutorHandlers
-from services.runtime.publishers import PipelinedPublisher
+from services.runtime.service.publishers import PipelinedPublisher
 from tests.unit.test_handlers import History, plan_event, policy, requested
 
 

@@ -11,8 +11,8 @@ from services.executor.domain.ports import LeaseHeld
 from services.executor.domain.runner import PlanRunner
 from services.executor.domain.session import WARM_RETRY
 from services.executor.handlers import ExecutorHandlers
-from services.runtime.errors import Retry
-from services.runtime.publishers import PipelinedPublisher
+from services.runtime.service.errors import Retry
+from services.runtime.service.publishers import PipelinedPublisher
 from tests.unit.executor.test_executor_handlers import allowed
 from tests.unit.test_handlers import History
 

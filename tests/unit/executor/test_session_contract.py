@@ -19,7 +19,7 @@ from services.executor.domain.capability import gate
 from services.executor.domain.failures import contract_code, tool_failure
 from services.executor.domain.runner import PlanRunner
 from services.executor.handlers import ExecutorHandlers
-from services.runtime.publishers import PipelinedPublisher
+from services.runtime.service.publishers import PipelinedPublisher
 from tests.support.registry_tools import RegistryBridge, registered
 from tests.support.runner_contract import PROFILE, Recorder, approved, runner
 from tests.unit.test_handlers import History, policy, requested

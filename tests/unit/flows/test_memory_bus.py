@@ -9,8 +9,8 @@ import pytest
 
 from contracts import subjects
 from contracts.events import AnyEvent, Event, RunRequested, ThreadMessage
-from services.runtime.consumer_spec import ConsumerSpec, Delivery
-from services.runtime.errors import EventTooLarge, Reject, Retry
+from services.runtime.service.consumer_spec import ConsumerSpec, Delivery
+from services.runtime.service.errors import EventTooLarge, Reject, Retry
 from tests.support import memory_bus
 from tests.support.memory_bus import HORIZON, START, MemoryBus, NeverQuiet, matches
 

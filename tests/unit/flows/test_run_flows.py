@@ -16,7 +16,7 @@ from services.audit.handlers import AuditHandlers
 from services.audit.store import SqliteStore
 from services.executor.memory import StaticCatalog
 from services.planner.handlers import PlannerHandlers, filter_subjects
-from services.runtime.consumer_spec import ConsumerSpec
+from services.runtime.service.consumer_spec import ConsumerSpec
 from tests.support.catalog_fixture import CATALOG
 from tests.support.memory_mesh import MemoryMesh
 

@@ -14,7 +14,7 @@ from contracts.failures import failure
 from contracts.inspection import encode
 from services.guardians.config import DEFAULT, GatesConfig, load
 from services.guardians.handlers import GuardiansHandlers
-from services.runtime.settings import SettingsError
+from services.runtime.service.settings import SettingsError
 from tests.support.guardian_scenes import good_scene, scatter_group
 from tests.unit.test_handlers import requested
 

@@ -15,7 +15,7 @@ from services.guardians.baseline import KnownFaces, faces_before
 from services.guardians.checks.budget import evaluated_faces, polygon_budget
 from services.guardians.config import load, params_for
 from services.guardians.judge import judge_counting
-from services.runtime.settings import SettingsError
+from services.runtime.service.settings import SettingsError
 from tests.support.guardian_scenes import good_scene, write_repo
 
 FACES = 519  # good_scene()'s evaluated faces

@@ -23,7 +23,7 @@ from contracts.resolutions import canonical_resolution
 from services.policy.allowlist import AllowlistResponders, revoked
 from services.policy.handlers import PolicyHandlers
 from services.policy.memory import MemoryAllowlist
-from services.runtime.errors import Retry
+from services.runtime.service.errors import Retry
 from tests.unit.test_handlers import History, plan_event, policy, requested
 
 TTL = 60.0

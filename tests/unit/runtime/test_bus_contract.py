@@ -15,7 +15,7 @@ from contracts import asyncapi, door, event_kinds
 from contracts.audit import AuditRecorded
 from contracts.events import encode_event, event_kind
 from contracts.schema_gen import SCHEMA_DIR
-from services.runtime import access
+from services.runtime.nats import access
 from tests.unit.audit.test_audit_projections import load_history
 
 DOCS = Path(__file__).parents[3] / "docs"

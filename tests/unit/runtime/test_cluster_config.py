@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from services.runtime import access
-from services.runtime.cluster import ClusterConfigError, ClusterNode, parse_routes
-from services.runtime.embedded import render_config
-from services.runtime.login import servers
+from services.runtime.nats import access
+from services.runtime.nats.login import servers
+from services.runtime.server.cluster import ClusterConfigError, ClusterNode, parse_routes
+from services.runtime.server.embedded import render_config
 
 ROUTES = ("10.0.0.1:6222", "10.0.0.2:6222", "10.0.0.3:6222")
 

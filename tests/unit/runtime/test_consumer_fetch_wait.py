@@ -12,8 +12,8 @@ from nats.js.api import ConsumerConfig, ConsumerInfo, SequenceInfo
 from nats.js.errors import NotFoundError
 
 from contracts.events import AnyEvent, Event
-from services.runtime.consumer import FETCH_WAIT, ConsumerLoop
-from services.runtime.consumer_spec import ConsumerSpec, Delivery
+from services.runtime.service.consumer import FETCH_WAIT, ConsumerLoop
+from services.runtime.service.consumer_spec import ConsumerSpec, Delivery
 
 
 async def _ignore(event: AnyEvent, delivery: Delivery) -> list[Event]:

@@ -1,6 +1,6 @@
 """A consumer loop whose handler's writes the store refuses says so in its service's STATS
 (``ConsumerLoop.problem``), for as long as it does: a followed run that stops on a full
-store is explained, not just slow (services/runtime/consumer.py)."""
+store is explained, not just slow (services/runtime/service/consumer.py)."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from nats.aio.msg import Msg
 from nats.js.errors import ServiceUnavailableError
 
 from contracts.events import AnyEvent, Event
-from services.runtime.consumer import ConsumerLoop
-from services.runtime.consumer_spec import ConsumerSpec, Delivery
-from services.runtime.host import ConsumerService
-from services.runtime.retry import poll
+from services.runtime.nats.retry import poll
+from services.runtime.service.consumer import ConsumerLoop
+from services.runtime.service.consumer_spec import ConsumerSpec, Delivery
+from services.runtime.service.host import ConsumerService
 from tests.unit.test_handlers import requested
 
 FULL = ServiceUnavailableError(code=503, err_code=10023, description="insufficient resources")

@@ -9,7 +9,7 @@ import pytest
 from nats.js.api import ConsumerConfig, ConsumerInfo, SequenceInfo
 from nats.js.errors import ServiceUnavailableError
 
-from services.runtime.durables import DurableConsumer
+from services.runtime.nats.durables import DurableConsumer
 
 CONFIG = ConsumerConfig(durable_name="planner", filter_subject="bm.run.*.requested")
 

@@ -19,7 +19,7 @@ from contracts.health import (
     jetstream_problems,
     unreachable,
 )
-from services.runtime import access
+from services.runtime.nats import access
 
 LOG = "BM_EVENTS"
 UP = BlenderState(up=True, version="5.0.1", scene="demo", revision=3)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import gc
 import weakref
 
-from services.runtime import heap
+from services.runtime.service import heap
 
 
 class Held:

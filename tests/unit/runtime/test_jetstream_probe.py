@@ -11,8 +11,8 @@ import pytest
 from nats.js import JetStreamContext
 from nats.js.errors import ServiceUnavailableError
 
-from services.runtime import ready
-from services.runtime.bus import PROBE_WITHIN, JetStreamUnavailable, wait_for_jetstream
+from services.runtime.nats import ready
+from services.runtime.nats.bus import PROBE_WITHIN, JetStreamUnavailable, wait_for_jetstream
 
 
 class Electing:

@@ -21,9 +21,9 @@ from nats.js import JetStreamContext
 
 from contracts import events as ev
 from contracts.events import Event
-from services.runtime.consumer import ConsumerLoop
-from services.runtime.consumer_spec import ConsumerSpec, Delivery, Handler
-from services.runtime.log_context import (
+from services.runtime.service.consumer import ConsumerLoop
+from services.runtime.service.consumer_spec import ConsumerSpec, Delivery, Handler
+from services.runtime.service.log_context import (
     IDS,
     LOG_FORMAT,
     MAX_ID_CHARS,
@@ -293,7 +293,7 @@ def test_install_adds_the_filter_once() -> None:
 
 PROCESS = """
 import logging
-from services.runtime.log_context import configure, correlated
+from services.runtime.service.log_context import configure, correlated
 configure(logging.INFO)
 configure(logging.INFO)  # twice: still one filter, one line per record
 with correlated(run_id="run-p", request_id="req-p"):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from services.runtime import metrics
+from services.runtime.service import metrics
 
 ROOT = Path(__file__).resolve().parents[3]
 HOSTILE = [

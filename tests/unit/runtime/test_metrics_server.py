@@ -10,9 +10,14 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from services.runtime import metrics
-from services.runtime.metrics_server import MAX_HEAD, MetricsServer, authorized, serve_metrics
-from services.runtime.settings import Settings, SettingsError
+from services.runtime.service import metrics
+from services.runtime.service.metrics_server import (
+    MAX_HEAD,
+    MetricsServer,
+    authorized,
+    serve_metrics,
+)
+from services.runtime.service.settings import Settings, SettingsError
 
 
 @pytest.fixture
@@ -49,7 +54,7 @@ async def test_metrics_when_head_is_larger_than_the_limit_answers_400(
 async def test_metrics_when_client_never_ends_its_head_closes_with_400(
     server: MetricsServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("services.runtime.metrics_server.READ_WITHIN", 0.2)
+    monkeypatch.setattr("services.runtime.service.metrics_server.READ_WITHIN", 0.2)
     status, _ = await ask(server, b"GET /metrics HTTP/1.1\r\n")
     assert status == "HTTP/1.1 400 Bad Request"
 

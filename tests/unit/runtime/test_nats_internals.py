@@ -1,6 +1,6 @@
 """The nats-py internals blendmesh depends on, checked on the installed nats-py.
 
-``services.runtime.naming`` overrides ``JetStreamContext._jsm``, a private property, because
+``services.runtime.nats.naming`` overrides ``JetStreamContext._jsm``, a private property, because
 nats-py creates ephemeral and ordered consumers through it and offers no public hook. If a
 nats-py release renames it, stops creating consumers through it, or changes the manager's
 constructor, these tests fail here instead of consumers going out unnamed (and refused by
@@ -16,14 +16,14 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext, JetStreamManager, api
 from nats.js.api import ConsumerConfig
 
-from services.runtime.naming import Connection, NamingJetStream, _ephemeral, _NamingManager
+from services.runtime.nats.naming import Connection, NamingJetStream, _ephemeral, _NamingManager
 
 
 def test_jsm_is_a_property_of_the_installed_jetstream_context() -> None:
     jsm = inspect.getattr_static(JetStreamContext, "_jsm", None)
     assert isinstance(jsm, property), (
         "nats-py no longer has JetStreamContext._jsm as a property; "
-        "services/runtime/naming.py must find another way to name consumers"
+        "services/runtime/nats/naming.py must find another way to name consumers"
     )
 
 
@@ -38,7 +38,7 @@ def test_nats_py_creates_every_consumer_through_jsm_add_consumer() -> None:
         source = inspect.getsource(where)
         assert re.search(r"_jsm\.add_consumer\(", source), (
             f"nats-py's {where.__qualname__} no longer creates consumers through "
-            "_jsm.add_consumer; services/runtime/naming.py would not name them"
+            "_jsm.add_consumer; services/runtime/nats/naming.py would not name them"
         )
         # Any other way to send a consumer create request would bypass the override.
         assert "CONSUMER.CREATE" not in source, where.__qualname__

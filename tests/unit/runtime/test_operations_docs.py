@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from services.runtime import metrics
+from services.runtime.service import metrics
 
 ROOT = Path(__file__).resolve().parents[3]
 DOCS = ROOT / "docs" / "operations.md"

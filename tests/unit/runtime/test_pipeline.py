@@ -1,6 +1,6 @@
 """The executor's pipelined publisher: acks awaited together, a refused write raised, and
 acks lost to a reconnect given up on as soon as the reconnect is seen, not after the
-timeout (services/runtime/publishers.py)."""
+timeout (services/runtime/service/publishers.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from nats.js.errors import ServiceUnavailableError
 
-from services.runtime.publishers import JetStreamPipeline
+from services.runtime.service.publishers import JetStreamPipeline
 from tests.unit.test_handlers import requested
 
 

@@ -18,8 +18,8 @@ from nats.js.errors import (
     ServiceUnavailableError,
 )
 
-from services.runtime import ready
-from services.runtime.ready import NoLeaderYet, NotReady, elected, not_yet, until_ready
+from services.runtime.nats import ready
+from services.runtime.nats.ready import NoLeaderYet, NotReady, elected, not_yet, until_ready
 
 
 class Flaky:

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from contracts.errors import BlendmeshError
-from services.runtime.retry import GaveUp, poll, until
+from services.runtime.nats.retry import GaveUp, poll, until
 
 
 class FakeClock:

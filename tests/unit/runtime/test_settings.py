@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from services.runtime.settings import Settings, SettingsError
+from services.runtime.service.settings import Settings, SettingsError
 
 
 def test_settings_when_env_empty_uses_defaults() -> None:

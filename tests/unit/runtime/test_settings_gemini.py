@@ -6,7 +6,7 @@ import pytest
 
 from services.planner.client import fallback_notice, planner_for
 from services.planner.settings import GeminiSettings
-from services.runtime.settings import Settings, SettingsError
+from services.runtime.service.settings import Settings, SettingsError
 
 
 @pytest.mark.parametrize(

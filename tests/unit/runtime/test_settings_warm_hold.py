@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.runtime.settings import Settings, SettingsError
+from services.runtime.service.settings import Settings, SettingsError
 
 
 @pytest.mark.parametrize(

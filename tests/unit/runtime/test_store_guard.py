@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from services.runtime.embedded import EmbeddedServerError
-from services.runtime.retry import poll
-from services.runtime.store_guard import LOW_FREE, REFUSING, RESUME_FREE, StoreGuard
-from services.runtime.store_limits import MIB, StoreLimits
+from services.runtime.nats.retry import poll
+from services.runtime.server.embedded import EmbeddedServerError
+from services.runtime.server.store_guard import LOW_FREE, REFUSING, RESUME_FREE, StoreGuard
+from services.runtime.service.store_limits import MIB, StoreLimits
 
 pytestmark = pytest.mark.asyncio
 

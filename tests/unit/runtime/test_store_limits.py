@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from nats.js.errors import ServiceUnavailableError
 
-from services.runtime.embedded import render_config
-from services.runtime.settings import SettingsError
-from services.runtime.store_limits import (
+from services.runtime.server.embedded import render_config
+from services.runtime.service.settings import SettingsError
+from services.runtime.service.store_limits import (
     MIB,
     MIN_HEADROOM,
     StoreLimits,

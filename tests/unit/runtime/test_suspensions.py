@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from services.runtime import suspensions
+from services.runtime.server import suspensions
 
 
 def test_suspend_when_written_is_active_until_its_time(tmp_path: Path) -> None:

@@ -13,8 +13,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from contracts.receipts import Receipt
-from services.runtime import tracing
-from services.runtime.settings import Settings, SettingsError
+from services.runtime.service import tracing
+from services.runtime.service.settings import Settings, SettingsError
 
 OTLP_MODULE = "opentelemetry.exporter.otlp.proto.http.trace_exporter"
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from services.runtime.settings import SettingsError
-from services.runtime.users import UsersFileError, check_name
+from services.runtime.server.users import UsersFileError, check_name
+from services.runtime.service.settings import SettingsError
 
 ISSUER = "BLENDMESH_OAUTH_ISSUER"
 RESOURCE = "BLENDMESH_OAUTH_RESOURCE"
