@@ -32,8 +32,12 @@ PROBES = {
         "Domain logic does no I/O of its own",
     ),
     "services/bridge/probe_bus.py": (
-        "from services.runtime import bus",
+        "from services.runtime.nats import bus",
         "The bridge runs inside Blender",
+    ),
+    "services/runtime/nats/probe_server.py": (
+        "from services.runtime.server import embedded",
+        "The runtime's rooms are layered",
     ),
     "services/probe_loose.py": (
         "from services.doors.core import client",
