@@ -12,6 +12,7 @@ from typing import Any
 import bpy
 
 from . import Done, ToolFailure, primitives
+from .defaults import DEFAULT_NAMES
 
 # Data the object tools create per object, removed with its object when nothing else uses it.
 OWNED_DATA = (
@@ -49,7 +50,7 @@ def transform_of(ob: Any) -> dict[str, list[float]]:
 def create(args: dict[str, Any]) -> Done:
     """Build the primitive with bmesh and link a new object to the scene."""
     primitive = args["primitive"]
-    name = args.get("name", primitives.DEFAULT_NAMES[primitive])
+    name = args.get("name", DEFAULT_NAMES[primitive])
     require_free_name(name)
     try:
         mesh = primitives.build_mesh(primitive, name, args.get("dimensions"))

@@ -13,17 +13,7 @@ from collections.abc import Callable
 import bmesh
 import bpy
 
-# Blender's default object name for each primitive.
-DEFAULT_NAMES: dict[str, str] = {
-    "cube": "Cube",
-    "uv_sphere": "Sphere",
-    "ico_sphere": "Icosphere",
-    "cylinder": "Cylinder",
-    "cone": "Cone",
-    "plane": "Plane",
-    "torus": "Torus",
-    "monkey": "Suzanne",
-}
+from .defaults import DEFAULT_SIZES
 
 
 def _cube(bm: bmesh.types.BMesh) -> None:
@@ -120,20 +110,6 @@ BUILDERS: dict[str, Callable[[bmesh.types.BMesh], None]] = {
     "plane": _plane,
     "torus": _torus,
     "monkey": _monkey,
-}
-
-
-# Each primitive's size along x, y, z as built (Blender's Add-menu defaults; Suzanne's
-# rounded): planners size things with it, and a 0 marks an axis the primitive is flat along.
-DEFAULT_SIZES: dict[str, tuple[float, float, float]] = {
-    "cube": (2, 2, 2),
-    "uv_sphere": (2, 2, 2),
-    "ico_sphere": (2, 2, 2),
-    "cylinder": (2, 2, 2),
-    "cone": (2, 2, 2),
-    "plane": (2, 2, 0),
-    "torus": (2.5, 2.5, 0.5),
-    "monkey": (2.73, 1.7, 1.97),
 }
 
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from blendmesh_addon.tools.defaults import DEFAULT_NAMES
 from services.planner.rules import places, sizes
 from services.planner.rules.cursor import Cursor, NoParse, Number, Plan, once
 from services.planner.rules.readers import MAX_COUNT, adjectives, along, amount, axis, count
 from services.planner.rules.sizes import rounded
 from services.planner.rules.vocab import MATERIAL_WORDS
-from services.planner.rules.words import DEFAULT_NAMES, ROW_SPACING, UNIT_WORDS
+from services.planner.rules.words import ROW_SPACING, UNIT_WORDS
 
 
 def above(cur: Cursor) -> list[Number]:

@@ -14,10 +14,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from blendmesh_addon.tools.defaults import DEFAULT_NAMES
 from services.planner.rules.cursor import Cursor, NoParse, Number
 from services.planner.rules.scene import Stage, base_name
 from services.planner.rules.sizes import HALF, NOUNS, rounded
-from services.planner.rules.words import DEFAULT_NAMES, UNIT_WORDS
+from services.planner.rules.words import UNIT_WORDS
 
 MIDDLE = ("middle", "center", "centre")
 CENTRED = ("centred", "centered")

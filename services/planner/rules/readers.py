@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from blendmesh_addon.tools.defaults import DEFAULT_NAMES
 from services.planner.rules.cursor import Cursor, NoParse, Number
 from services.planner.rules.lexer import Token
 from services.planner.rules.places import shape_of
@@ -13,7 +14,6 @@ from services.planner.rules.vocab import COLORS, CONNECTORS, PRIMITIVES
 from services.planner.rules.words import (
     AXES,
     DARK,
-    DEFAULT_NAMES,
     DIRECTIONS,
     EVERYTHING,
     LIGHT,

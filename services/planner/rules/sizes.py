@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import re
 
+from blendmesh_addon.tools.defaults import DEFAULT_NAMES, DEFAULT_SIZES
 from services.planner.rules.cursor import Cursor, NoParse, Number
 from services.planner.rules.lexer import Token
 from services.planner.rules.vocab import MODIFIERS, PRIMITIVES
-from services.planner.rules.words import DEFAULT_NAMES, LENGTH_UNITS, PLURALS, UNIT_WORDS
+from services.planner.rules.words import LENGTH_UNITS, PLURALS, UNIT_WORDS
 
 # Everyday nouns people block a scene out with: the primitive each stands for.
 NOUNS: dict[str, str] = {
@@ -106,16 +107,9 @@ NOT_NAMES = frozenset(
     | {"thin", "thick", "narrow", "named", "called", "of", "with", "at", "and"}
 )
 
-# Half of each primitive's size along x, y, z at scale 1 (Blender's defaults).
+# Half of each primitive's size along x, y, z at scale 1, from the table the tools build by.
 HALF: dict[str, tuple[float, float, float]] = {
-    "cube": (1, 1, 1),
-    "uv_sphere": (1, 1, 1),
-    "ico_sphere": (1, 1, 1),
-    "cylinder": (1, 1, 1),
-    "cone": (1, 1, 1),
-    "plane": (1, 1, 0),
-    "torus": (1.25, 1.25, 0.25),
-    "monkey": (1.3672, 0.8516, 0.9844),
+    primitive: (x / 2, y / 2, z / 2) for primitive, (x, y, z) in DEFAULT_SIZES.items()
 }
 ROUND = ("cylinder", "cone")  # radius sets x and y
 BALL = ("uv_sphere", "ico_sphere")  # any one size sets all three

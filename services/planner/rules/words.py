@@ -26,18 +26,6 @@ NUMBER_WORDS: dict[str, int] = {
 }
 TIMES_WORDS: dict[str, int] = {"once": 1, "twice": 2, "thrice": 3}
 
-# The name Blender (and the bridge's object.create) gives each primitive.
-DEFAULT_NAMES: dict[str, str] = {
-    "cube": "Cube",
-    "uv_sphere": "Sphere",
-    "ico_sphere": "Icosphere",
-    "cylinder": "Cylinder",
-    "cone": "Cone",
-    "plane": "Plane",
-    "torus": "Torus",
-    "monkey": "Suzanne",
-}
-
 # Plural primitive words: "three cubes", "all spheres".
 PLURALS: dict[tuple[str, ...], str] = {
     ("cubes",): "cube",
