@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -184,3 +185,36 @@ async def test_host_that_cannot_ask_is_told_the_cli_command(gateway: str) -> Non
     )
     assert structured(answer)["status"] == "awaiting_confirmation"
     assert structured(answer)["approval"]["approve_command"].startswith("blendmesh approve")
+
+
+FORMS = types.ClientCapabilities(
+    elicitation=types.ElicitationCapability(form=types.FormElicitationCapability())
+)
+
+
+@pytest.mark.parametrize("capabilities", [FORMS, URL_ONLY], ids=["form", "url"])
+async def test_host_whose_run_is_cancelled_while_it_asks_answers_the_cancelled_run(
+    gateway: str, capabilities: types.ClientCapabilities
+) -> None:
+    # The person stops the run elsewhere while the host's question is open, then
+    # dismisses the question: the call answers the run as it ended, not a timeout.
+    cancelled: list[types.CallToolResult] = []
+
+    async def cancel_then_decline(_ctx: RequestContext[Any, Any], params: Any) -> Any:
+        asked = re.search(r"approve run (\S+):", params.message)
+        assert asked is not None, params.message
+        run_id = asked.group(1)
+        async with host(gateway, ANA, types.ClientCapabilities()) as other:
+            cancelled.append(await other.call_tool("cancel_run", {"run_id": run_id}))
+        return types.ElicitResult(action="decline")
+
+    scene = f"cancel-asked-{'url' if capabilities is URL_ONLY else 'form'}"
+    async with host(
+        gateway, ANA, capabilities, elicitation_callback=cancel_then_decline
+    ) as session:
+        answer = await waiting_delete(session, scene)
+    [stopped] = cancelled
+    assert structured(stopped)["failure"]["error_code"] == "RUN_CANCELLED", stopped.content
+    assert structured(answer)["run_id"] == structured(stopped)["run_id"]
+    assert structured(answer)["status"] == "failed", answer.content
+    assert structured(answer)["failure"]["error_code"] == "RUN_CANCELLED", answer.content

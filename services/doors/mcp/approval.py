@@ -165,15 +165,8 @@ async def _decide(
     if ask == "url" and console is not None:
         return await asking.ask_by_url(door, user, ctx, pending, console, on_event)
     decision = await ask_person(ctx, answers.approval_question(pending))
-    return await door.client.resolve(
-        result.run_id,
-        decision,
-        user,
-        on_event,
-        door.run_timeout,
-        request_hash=pending.request_hash,
-        code_sha256=pending.code_sha256,  # of the code the question showed
-    )
+    # The resolution quotes the hashes of the code the question showed.
+    return await asking.resolve_asked(door, user, pending, decision, on_event)
 
 
 async def answer_run(

@@ -16,7 +16,8 @@ from mcp.server.session import ServerSession
 from mcp.shared.context import RequestContext
 
 from contracts.receipts import RunResult
-from services.doors.core.client import OnEvent
+from contracts.resolutions import Resolution
+from services.doors.core.client import ClientError, OnEvent, RunTimedOut
 from services.doors.core.run_view import Pending, RunView
 from services.doors.mcp.cards import renders_apps
 from services.doors.mcp.door import Door
@@ -51,6 +52,26 @@ def console_of(door: Door, ctx: Context) -> str | None:
     return configured or None
 
 
+async def resolve_asked(
+    door: Door, user: str, pending: Pending, decision: Resolution, on_event: OnEvent | None
+) -> RunResult:
+    """Answer ``pending`` with the person's ``decision`` and follow the run. A run that
+    ended while the person was asked (cancelled, or answered at another door and
+    finished) answers as it ended: their answer came too late to change it."""
+    try:
+        return await door.client.resolve(
+            pending.run_id, decision, user, on_event, door.run_timeout,
+            request_hash=pending.request_hash, code_sha256=pending.code_sha256,
+        )  # fmt: skip
+    except RunTimedOut:
+        raise
+    except ClientError:
+        view = await door.client.view(pending.run_id)
+        if view is None or view.status not in ("completed", "failed"):
+            raise
+        return view.result
+
+
 def approval_page(console: str, run_id: str) -> str:
     return f"{console}/?run={quote(run_id, safe='')}"
 
@@ -69,10 +90,7 @@ async def ask_by_url(
         message, url, pending.approval_id, related_request_id=ctx.request_id
     )
     if opened.action != "accept":
-        return await door.client.resolve(
-            pending.run_id, "reject", user, on_event, door.run_timeout,
-            request_hash=pending.request_hash, code_sha256=pending.code_sha256,
-        )  # fmt: skip
+        return await resolve_asked(door, user, pending, "reject", on_event)
 
     async def look() -> RunView | None:
         return await door.client.view(pending.run_id)
