@@ -1,9 +1,10 @@
 // An MCP host's session with blendmesh, driven by the official TypeScript SDK: either
 // client line, on stdio or at /mcp. It lists the tools and compiles every schema they
 // declare, runs a request in words, reads resources, inspects and renders, and answers
-// approvals as a host's person would: accept approves, decline rejects. Prints one JSON
+// approvals as a host's person would: accept approves, decline rejects, and a run the
+// person cancels (cancel_run) while its question is open ends cancelled. Prints one JSON
 // report of what it did and saw; the tests (tests/e2e/test_mcp_ts_stdio.py,
-// tests/integration/test_mcp_ts.py) assert on it.
+// tests/integration/test_mcp_ts.py, checks in tests/support/ts_mcp.py) assert on it.
 //
 //   tsx mcp_client.ts LINE SCENE stdio '{"command": ..., "args": [...], "env": {...}, "cwd": ...}'
 //   tsx mcp_client.ts LINE SCENE http URL TOKEN
@@ -28,7 +29,9 @@ import { StdioClientTransport as Stdio2 } from "@modelcontextprotocol/client/std
 import { AjvJsonSchemaValidator as Ajv2 } from "@modelcontextprotocol/client/validators/ajv";
 
 type Json = Record<string, unknown>;
-type Answer = "accept" | "decline";
+// "cancel-run": the person stops the run elsewhere (cancel_run) while the question is
+// open, then dismisses the question.
+type Answer = "accept" | "decline" | "cancel-run";
 interface Tool {
   name: string;
   inputSchema: unknown;
@@ -49,10 +52,20 @@ const FORMS = { elicitation: { form: {} } };
 // What the person answers to the next question the server asks; each answer is used once.
 const answers: Answer[] = [];
 const asked: string[] = [];
+const cancelledWhileAsked: Json[] = [];
 
-function answerNext(message: string): { action: Answer; content?: { approve: boolean } } {
+async function answerNext(
+  message: string,
+  callTool: (name: string, args: Json) => Promise<ToolResult>,
+): Promise<{ action: "accept" | "decline"; content?: { approve: boolean } }> {
   asked.push(message);
   const action = answers.shift() ?? "decline"; // a question nobody expected: rejected
+  if (action === "cancel-run") {
+    const runId = /approve run (\S+):/.exec(message)?.[1] ?? "";
+    const stopped = await callTool("cancel_run", { run_id: runId });
+    cancelledWhileAsked.push({ run_id: runId, ...(stopped.structuredContent as Json) });
+    return { action: "decline" };
+  }
   return action === "accept" ? { action, content: { approve: true } } : { action };
 }
 
@@ -79,8 +92,10 @@ interface Where {
 
 async function line1(where: Where): Promise<Session> {
   const client = new Client1(HOST, { capabilities: FORMS, jsonSchemaValidator: new Ajv1() });
+  const callTool = async (name: string, args: Json) =>
+    (await client.callTool({ name, arguments: args })) as ToolResult;
   client.setRequestHandler(ElicitRequestSchema, async (request) =>
-    answerNext(request.params.message),
+    answerNext(request.params.message, callTool),
   );
   const transport =
     where.kind === "stdio"
@@ -130,9 +145,11 @@ async function line2(where: Where): Promise<Session> {
     jsonSchemaValidator: new Ajv2(),
     versionNegotiation: { mode: "auto" }, // probe server/discover, as a 2026 host does
   });
+  const callTool = async (name: string, args: Json) =>
+    (await client.callTool({ name, arguments: args })) as ToolResult;
   client.setRequestHandler("elicitation/create", async (request) => {
     const params = request.params as { message: string };
-    return answerNext(params.message);
+    return answerNext(params.message, callTool);
   });
   const transport =
     where.kind === "stdio"
@@ -249,6 +266,7 @@ async function drive(session: Session, scene: string): Promise<Json> {
       tools_run: ((data.receipts as { tool_name: string }[] | undefined) ?? []).map(
         (r) => r.tool_name,
       ),
+      error: (data.error as { message?: string } | null | undefined)?.message ?? null,
     };
   }
 
@@ -283,10 +301,25 @@ async function drive(session: Session, scene: string): Promise<Json> {
   report.approved = { ...approved, asked: asked.length - askedOnDecline };
   report.asked = asked;
 
+  // The person stops the run (cancel_run) while its question is open, then dismisses it.
+  await run("add a cube named Crate");
+  answers.push("cancel-run");
+  const askedBefore = asked.length;
+  const stoppedCall = await run("delete Crate");
+  report.cancelled_while_asked = {
+    answer: stoppedCall,
+    asked: asked.length - askedBefore,
+    cancel_run: cancelledWhileAsked.map((c) => ({
+      run_id: c.run_id,
+      status: c.status,
+      failure: failure(c),
+    })),
+  };
+
   // A run nobody answers, cancelled: where the line hands the waiting call back unanswered.
   if (session.line === "@modelcontextprotocol/client") {
-    await run("add a cube named Crate");
-    const waiting = await session.callUnanswered("run", { scene_id: scene, request: "delete Crate" });
+    await run("add a cube named Pallet");
+    const waiting = await session.callUnanswered("run", { scene_id: scene, request: "delete Pallet" });
     const cancelled = waiting.runId
       ? structured(await call("cancel_run", { run_id: waiting.runId }))
       : {};
