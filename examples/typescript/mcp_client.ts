@@ -54,15 +54,19 @@ const answers: Answer[] = [];
 const asked: string[] = [];
 const cancelledWhileAsked: Json[] = [];
 
+// The session's tool call, its answer checked and recorded (set once the session runs).
+let callChecked: (name: string, args: Json) => Promise<ToolResult> = async () => {
+  throw new Error("asked before the session began");
+};
+
 async function answerNext(
   message: string,
-  callTool: (name: string, args: Json) => Promise<ToolResult>,
 ): Promise<{ action: "accept" | "decline"; content?: { approve: boolean } }> {
   asked.push(message);
   const action = answers.shift() ?? "decline"; // a question nobody expected: rejected
   if (action === "cancel-run") {
     const runId = /approve run (\S+):/.exec(message)?.[1] ?? "";
-    const stopped = await callTool("cancel_run", { run_id: runId });
+    const stopped = await callChecked("cancel_run", { run_id: runId });
     cancelledWhileAsked.push({ run_id: runId, ...(stopped.structuredContent as Json) });
     return { action: "decline" };
   }
@@ -92,10 +96,8 @@ interface Where {
 
 async function line1(where: Where): Promise<Session> {
   const client = new Client1(HOST, { capabilities: FORMS, jsonSchemaValidator: new Ajv1() });
-  const callTool = async (name: string, args: Json) =>
-    (await client.callTool({ name, arguments: args })) as ToolResult;
   client.setRequestHandler(ElicitRequestSchema, async (request) =>
-    answerNext(request.params.message, callTool),
+    answerNext(request.params.message),
   );
   const transport =
     where.kind === "stdio"
@@ -145,11 +147,9 @@ async function line2(where: Where): Promise<Session> {
     jsonSchemaValidator: new Ajv2(),
     versionNegotiation: { mode: "auto" }, // probe server/discover, as a 2026 host does
   });
-  const callTool = async (name: string, args: Json) =>
-    (await client.callTool({ name, arguments: args })) as ToolResult;
   client.setRequestHandler("elicitation/create", async (request) => {
     const params = request.params as { message: string };
-    return answerNext(params.message, callTool);
+    return answerNext(params.message);
   });
   const transport =
     where.kind === "stdio"
@@ -255,6 +255,7 @@ async function drive(session: Session, scene: string): Promise<Json> {
     });
     return result;
   }
+  callChecked = call;
 
   async function run(request: string): Promise<Json> {
     const data = structured(await call("run", { scene_id: scene, request }));
@@ -340,6 +341,8 @@ async function drive(session: Session, scene: string): Promise<Json> {
   const status = structured(await call("run_status", { run_id: approved.run_id as string }));
   report.approved_status = status.status;
   await call("scene", { scene_id: scene });
+  await call("scenes", {});
+  await call("preview", { scene_id: scene });
   await call("scene_history", { scene_id: scene });
   await call("audit", {});
   report.tasks = await session.tasks();

@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+CLIENT_WAIT = 150  # seconds a session may take; under the tests' own timeout (180)
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "typescript"
 TSX = EXAMPLES / "node_modules" / ".bin" / "tsx"
 LINES = {  # the argument the program takes, the package it drives, the revision it speaks
@@ -43,7 +44,7 @@ async def drive(line: str, scene: str, *where: str) -> dict[str, Any]:
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(EXAMPLES),
     )  # fmt: skip
     try:
-        out, err = await asyncio.wait_for(process.communicate(), 240)
+        out, err = await asyncio.wait_for(process.communicate(), CLIENT_WAIT)
     except TimeoutError:
         process.kill()
         raise
@@ -67,7 +68,7 @@ def check(report: dict[str, Any], line: str) -> None:
         assert tool["input_schema"] == {"ok": True}, tool
         assert tool["output_schema"] == {"ok": True}, tool
     called = {c["tool"] for c in report["calls"]}
-    assert {"run", "inspect_object", "render_view", "runs", "run_status", "audit"} <= called
+    assert set(tools) - {"import_asset"} <= called, called  # every tool but the upload
     assert all(c["matches_output_schema"] is True for c in report["calls"]), report["calls"]
     assert any(c["is_error"] for c in report["calls"])  # the declined run: its error answer too
 
