@@ -142,8 +142,11 @@ def blendmesh_up(
     so a chatty mesh never blocks on a full pipe; with ``log``, copied there line by line
     as it comes, for a mesh that outlives many tests.
     """
+    # Any free port unless the test names one: two tests' meshes on the default 8000, run
+    # at once by xdist, would otherwise race for it.
+    port = () if any(a == "--port" or a.startswith("--port=") for a in args) else ("--port", "0")
     proc = subprocess.Popen(
-        [BLENDMESH, "--home", str(home), "up", *args],
+        [BLENDMESH, "--home", str(home), "up", *args, *port],
         stderr=subprocess.PIPE,
         text=True,
         env=command_env(env),
