@@ -168,8 +168,12 @@ class MeshClient:
         resolution = await self._resolution(run_id, decision, user, request_hash, code_sha256)
         if resolution is None:
             # Another resolution won the race and the run goes on: this answer is its
-            # outcome, exactly as the winner will see it.
-            return await self._follow(run_id, await self._subscribe(run_id), on_event, timeout)
+            # outcome, exactly as the winner will see it. Followed from that resolution:
+            # the approval it answered is earlier in the log, and is no end any more.
+            sub = await self._subscribe(run_id)
+            return await self._follow(
+                run_id, sub, on_event, timeout, after=await self._last_resolution(run_id)
+            )
         # The approval continues the run's trace, from where the policy asked for it.
         with tracing.tracer().start_as_current_span(
             "blendmesh approval",
@@ -249,6 +253,12 @@ class MeshClient:
             request_hash=pending.request_hash,
             code_sha256=quoted if decision != "reject" else [],
         )
+
+    async def _last_resolution(self, run_id: str) -> str | None:
+        """The event id of the run's latest approval resolution, if it has one."""
+        events = await read_run(self.bus.js, self.bus.prefix, run_id)
+        resolutions = [e.event_id for e in events if isinstance(e, ApprovalResolved)]
+        return resolutions[-1] if resolutions else None
 
     async def result(self, run_id: str) -> RunResult | None:
         """The run as its events fold today; None when there is no such run."""
