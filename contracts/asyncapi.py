@@ -17,7 +17,6 @@ from contracts import event_kinds
 from contracts.audit import AuditRecorded
 from contracts.door import DoorReply, FileRef, FileUpload, ListQuery, RunRef
 from contracts.events import (
-    AllowlistRevoked,
     AnyEvent,
     ApprovalResolved,
     CancelRequested,
@@ -109,9 +108,10 @@ def _channel(kind: type[msgspec.Struct]) -> tuple[str, dict[str, Any]]:
     elif kind is DeadLettered:
         address, params = "{prefix}.deadletter.{consumer}", ("prefix", "consumer")
         who = "any service's consumer loop"
-    elif kind is AllowlistRevoked:
-        address = "{prefix}.scene.{scene_id}.allowlist_revoked"
-        params, who = ("prefix", "scene_id"), "NATS role `policy`"
+    elif (scene := event_kinds.scene_event_kind(kind)) is not None:
+        address = f"{{prefix}}.scene.{{scene_id}}.{scene.token}"
+        params = ("prefix", "scene_id")
+        who = " or ".join(f"NATS role `{role}`" for role in scene.publishers)
     else:
         address = "{prefix}.audit.{user}.{scene_id}.{run_id}"
         params = ("prefix", "user", "scene_id", "run_id")

@@ -144,6 +144,18 @@ class InspectedMaterial(msgspec.Struct, frozen=True, kw_only=True, forbid_unknow
     base_color: list[float] = []
 
 
+class InspectedData(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One mesh or curve datablock an object of the scene uses, counted as saved (before
+    modifiers), so a change list can tell an edit of the geometry from one of its object."""
+
+    name: str
+    type: str  # MESH or CURVE
+    vertices: int = 0  # a curve's control points
+    edges: int = 0
+    faces: int = 0  # a curve's splines
+    users: int = 0
+
+
 class RunOperation(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """One operation of the run that committed the revision, as it was approved."""
 
@@ -196,6 +208,9 @@ class Inspection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     materials: list[InspectedMaterial] = []
     active_camera: str | None = None  # the camera object the scene renders through
     run: RunRecord | None = None
+    # The mesh and curve datablocks its objects use; empty in artifacts written before
+    # they were recorded.
+    data: list[InspectedData] = []
 
 
 class SceneInspection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -206,6 +221,7 @@ class SceneInspection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     node_groups: list[InspectedNodeGroup] = []
     materials: list[InspectedMaterial] = []
     active_camera: str | None = None
+    data: list[InspectedData] = []
 
 
 def encode(inspection: Inspection) -> bytes:

@@ -33,6 +33,7 @@ import msgspec
 from contracts.inspection import (
     DIGITS,
     InspectedCamera,
+    InspectedData,
     InspectedLight,
     InspectedLink,
     InspectedMaterial,
@@ -292,6 +293,31 @@ def _material(mat: bpy.types.Material) -> InspectedMaterial:
     )
 
 
+def _datablock(data: Any) -> InspectedData | None:
+    """A mesh or curve as saved; counts are lengths of its arrays, cheap at any size."""
+    if isinstance(data, bpy.types.Mesh):
+        return InspectedData(
+            name=data.name,
+            type="MESH",
+            vertices=len(data.vertices),
+            edges=len(data.edges),
+            faces=len(data.polygons),
+            users=data.users,
+        )
+    if isinstance(data, bpy.types.Curve):
+        points = sum(len(s.bezier_points) + len(s.points) for s in data.splines)
+        return InspectedData(
+            name=data.name, type="CURVE", vertices=points, faces=len(data.splines), users=data.users
+        )
+    return None
+
+
+def _data(objects: Any) -> list[InspectedData]:
+    # By pointer: two objects sharing one mesh describe it once.
+    found = {ob.data.as_pointer(): _datablock(ob.data) for ob in objects if ob.data is not None}
+    return sorted((d for d in found.values() if d is not None), key=lambda d: d.name)
+
+
 def _users(part: _Counted, users: int) -> _Counted:
     # Who uses a datablock changes with other datablocks (a modifier added elsewhere), so
     # a kept part has the count of now put in.
@@ -330,4 +356,5 @@ def inspect(full: bool = False) -> SceneInspection:
         node_groups=groups,
         materials=materials,
         active_camera=scene.camera.name if scene.camera is not None else None,
+        data=_data(scene.objects),
     )
