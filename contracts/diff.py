@@ -2,9 +2,10 @@
 
 Pure: two ``Inspection``s in, one ``ChangeList`` out, the same on every machine (the
 artifacts are rounded, and every list here is sorted). Datablocks are matched by name, so a
-rename reads as one removed and one added. A mesh's vertices are compared by count, as
-the artifact records them; moving vertices without adding any shows on the object's
-``dimensions`` when it moves its bounds.
+rename reads as one removed and one added. A material or node group no user holds is
+left out on both sides, as Blender leaves it out of the saved file. A mesh's vertices are
+compared by count, as the artifact records them; moving vertices without adding any shows
+on the object's ``dimensions`` when it moves its bounds.
 
 Libraries: the artifact records no linked libraries yet. ``diff`` takes each side's
 ``name -> revision`` mapping when its caller has one, and lists what changed between
@@ -40,6 +41,7 @@ from contracts.inspection import (
 )
 
 T = TypeVar("T")
+U = TypeVar("U", InspectedMaterial, InspectedNodeGroup)
 Props = dict[str, Any]
 _encoder = msgspec.json.Encoder(order="sorted")
 
@@ -70,6 +72,7 @@ def object_props(obj: InspectedObject) -> Props:
 
 def modifier_props(mod: InspectedModifier) -> Props:
     return {
+        **mod.properties,
         "type": mod.type,
         "show_viewport": mod.show_viewport,
         "node_group": mod.node_group,
@@ -82,7 +85,12 @@ def data_props(data: InspectedData) -> Props:
 
 
 def material_props(mat: InspectedMaterial) -> Props:
-    return {"use_nodes": mat.use_nodes, "base_color": mat.base_color}
+    return {
+        "use_nodes": mat.use_nodes,
+        "base_color": mat.base_color,
+        "metallic": mat.metallic,
+        "roughness": mat.roughness,
+    }
 
 
 def node_group_props(group: InspectedNodeGroup) -> Props:
@@ -156,6 +164,12 @@ def _by_name(items: Iterable[T], name: Callable[[T], str], props: Callable[[T], 
     return {name(item): props(item) for item in items}
 
 
+def _used(items: Iterable[U]) -> list[U]:
+    # A material or node group nobody uses is not saved with the file: to the revision it
+    # is gone, although the description made before the save still counts it.
+    return [item for item in items if item.users > 0]
+
+
 def _modifiers(inspection: Inspection | None) -> dict[str, Props]:
     if inspection is None:
         return {}
@@ -172,9 +186,9 @@ def _sides(inspection: Inspection | None) -> dict[Kind, dict[str, Props]]:
     return {
         "object": _by_name(inspection.objects, lambda o: o.name, object_props),
         "data": _by_name(inspection.data, lambda d: d.name, data_props),
-        "material": _by_name(inspection.materials, lambda m: m.name, material_props),
+        "material": _by_name(_used(inspection.materials), lambda m: m.name, material_props),
         "modifier": _modifiers(inspection),
-        "node_group": _by_name(inspection.node_groups, lambda g: g.name, node_group_props),
+        "node_group": _by_name(_used(inspection.node_groups), lambda g: g.name, node_group_props),
         "library": {},
     }
 

@@ -88,6 +88,9 @@ class InspectedModifier(msgspec.Struct, frozen=True, kw_only=True, forbid_unknow
     show_viewport: bool = True
     node_group: str | None = None  # for NODES: the group it evaluates
     error: str | None = None  # what evaluating it reported, or None when it evaluated
+    # Its settings (segments, width, count, ...) as the scene hash covers them; empty in
+    # artifacts written before they were recorded.
+    properties: dict[str, Any] = {}
 
 
 class InspectedCamera(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -142,6 +145,8 @@ class InspectedMaterial(msgspec.Struct, frozen=True, kw_only=True, forbid_unknow
     # Linear RGBA of its Principled BSDF's Base Color (the viewport colour without one);
     # empty in artifacts written before it was recorded.
     base_color: list[float] = []
+    metallic: float | None = None  # None in artifacts written before it was recorded
+    roughness: float | None = None
 
 
 class InspectedData(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -47,7 +47,7 @@ from contracts.inspection import (
 )
 
 from . import digests, inspect_parts
-from .fingerprint import material_values
+from .fingerprint import material_values, modifier_values
 from .inspect_parts import PARTS
 from .scene_state import LIGHT_SIZE_PROPS
 
@@ -216,6 +216,7 @@ def _modifier(mod: bpy.types.Modifier) -> InspectedModifier:
         show_viewport=mod.show_viewport,
         node_group=None if group is None else group.name,
         error=_modifier_error(mod),
+        properties=modifier_values(mod),
     )
 
 
@@ -285,11 +286,14 @@ def _material(mat: bpy.types.Material) -> InspectedMaterial:
         # Deprecated in 5.0 (every new material has nodes) and due to go in 6.0.
         warnings.simplefilter("ignore", DeprecationWarning)
         use_nodes = getattr(mat, "use_nodes", mat.node_tree is not None)
+    values = material_values(mat)
     return InspectedMaterial(
         name=mat.name,
         use_nodes=bool(use_nodes),
         users=mat.users,
-        base_color=material_values(mat)["base_color"],
+        base_color=values["base_color"],
+        metallic=values["metallic"],
+        roughness=values["roughness"],
     )
 
 

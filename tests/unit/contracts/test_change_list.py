@@ -52,7 +52,11 @@ def group(value: float, linked: bool = True) -> InspectedNodeGroup:
         valid=True,
     )
     return InspectedNodeGroup(
-        name="Lift", bl_idname="GeometryNodeTree", nodes=nodes, links=[link] if linked else []
+        name="Lift",
+        bl_idname="GeometryNodeTree",
+        nodes=nodes,
+        links=[link] if linked else [],
+        users=1,
     )
 
 
@@ -62,21 +66,23 @@ def test_diff_when_every_kind_changes_names_each_with_before_and_after() -> None
         type="MESH",
         location=[0.0, 0.0, 0.0],
         data="CubeMesh",
-        modifiers=[InspectedModifier(name="Bevel", type="BEVEL")],
+        modifiers=[InspectedModifier(name="Bevel", type="BEVEL", properties={"segments": 1})],
         materials=["Red"],
     )
     before = scene(
         3,
         objects=[cube, InspectedObject(name="Old", type="EMPTY")],
         data=[InspectedData(name="CubeMesh", type="MESH", vertices=8, edges=12, faces=6)],
-        materials=[InspectedMaterial(name="Red", base_color=[1.0, 0.0, 0.0, 1.0])],
+        materials=[InspectedMaterial(name="Red", base_color=[1.0, 0.0, 0.0, 1.0], users=1)],
         node_groups=[group(0.5)],
     )
     moved = msgspec.structs.replace(
         cube,
         location=[1.0, 0.0, 0.0],
         modifiers=[
-            InspectedModifier(name="Bevel", type="BEVEL", show_viewport=False),
+            InspectedModifier(
+                name="Bevel", type="BEVEL", show_viewport=False, properties={"segments": 3}
+            ),
             InspectedModifier(name="Array", type="ARRAY"),
         ],
     )
@@ -87,7 +93,7 @@ def test_diff_when_every_kind_changes_names_each_with_before_and_after() -> None
             InspectedData(name="CubeMesh", type="MESH", vertices=26, edges=48, faces=24),
             InspectedData(name="NewMesh", type="MESH", vertices=4, edges=4, faces=1),
         ],
-        materials=[InspectedMaterial(name="Red", base_color=[0.0, 0.0, 1.0, 1.0])],
+        materials=[InspectedMaterial(name="Red", base_color=[0.0, 0.0, 1.0, 1.0], users=1)],
         node_groups=[group(2.0, linked=False)],
     )
 
@@ -120,9 +126,22 @@ def test_diff_when_every_kind_changes_names_each_with_before_and_after() -> None
     assert lift["node Set Position input Offset"] == ([0.0, 0.0, 0.5], [0.0, 0.0, 2.0])
     assert lift["link Group Input.Socket_0 -> Set Position.Geometry"] == ("valid", None)
     bevel = entries[("modifier", "Cube/Bevel")].properties
-    assert [(p.name, p.before, p.after) for p in bevel] == [("show_viewport", True, False)]
+    assert [(p.name, p.before, p.after) for p in bevel] == [
+        ("segments", 1, 3),
+        ("show_viewport", True, False),
+    ]
     assert found.base == 3 and found.revision == 4
     assert found.counts["object"] == {"changed": 1, "added": 1, "removed": 1}
+
+
+def test_diff_when_a_material_loses_its_last_user_lists_it_removed() -> None:
+    red = InspectedMaterial(name="Red", users=1)
+    before = scene(1, materials=[red])
+    after = scene(2, materials=[msgspec.structs.replace(red, users=0)])
+
+    [gone] = diff(before, after).changes
+
+    assert (gone.kind, gone.name, gone.action) == ("material", "Red", "removed")
 
 
 def test_diff_when_the_scene_is_new_lists_everything_as_added() -> None:
@@ -195,7 +214,10 @@ objects = st.builds(
     hide_render=st.booleans(),
 )
 materials = st.builds(
-    InspectedMaterial, name=names, base_color=st.lists(st.floats(0, 1), max_size=4)
+    InspectedMaterial,
+    name=names,
+    base_color=st.lists(st.floats(0, 1), max_size=4),
+    users=st.integers(0, 2),
 )
 data = st.builds(InspectedData, name=names, type=st.just("MESH"), vertices=st.integers(0, 10**6))
 
