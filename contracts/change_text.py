@@ -10,6 +10,7 @@ from contracts.changes import ACTIONS, KINDS, Change, ChangeList
 
 _SIGN = {"added": "+", "removed": "-", "changed": "~"}
 _WORD = {"node_group": "node group"}
+_PLURAL = {"data": "data", "library": "libraries", "node_group": "node groups"}
 
 
 def _value(value: Any) -> str:
@@ -37,7 +38,7 @@ def summary(changes: ChangeList) -> str:
         found = changes.counts.get(kind, {})
         words = [f"{found[a]} {a}" for a in ACTIONS if found.get(a)]
         if words:
-            parts.append(f"{_WORD.get(kind, kind)}s {', '.join(words)}")
+            parts.append(f"{_PLURAL.get(kind, kind + 's')} {', '.join(words)}")
     what = "; ".join(parts) or "no changes"
     return f"scene {changes.scene_id} revision {changes.revision} against {base}: {what}"
 

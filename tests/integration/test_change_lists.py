@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
+import httpx
 import pytest
 import pytest_asyncio
 
@@ -22,6 +24,8 @@ from services.doors.core.client import MeshClient
 from services.doors.core.requests import build_request
 from services.doors.core.reviews import NoRevision, Revisions, registry_approvers
 from services.doors.core.scene_client import NoScene
+from services.doors.gateway.app import create_app
+from services.doors.gateway.auth import Tokens
 from services.runtime.nats.history import read_subject
 from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
@@ -273,3 +277,124 @@ async def test_review_when_not_allowed_or_malformed_is_refused_and_nothing_is_lo
         mesh[1].js, mesh[1].prefix, subjects.scene_events(mesh[1].prefix, SCENE, "reviewed")
     )
     assert all(e.revision != 7 and e.reviewer != "bob" for e in logged)
+
+
+# -- the gateway --------------------------------------------------------------------------
+
+TOKENS = {"tok-ana": "ana", "tok-bob": "bob", "tok-lee": "lee"}
+
+
+def as_(user: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer tok-{user}"}
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def api(revisions: Revisions, mesh: tuple[Mesh, Bus]) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(mesh[0].settings, mesh[1], Tokens(TOKENS), run_timeout=120)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as client:
+        yield client
+
+
+async def test_changes_route_when_owner_asks_lists_the_changes_and_their_text(
+    api: httpx.AsyncClient,
+) -> None:
+    response = await api.get(f"/api/scenes/{SCENE}/changes?base=1&revision=2", headers=as_("ana"))
+
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert (body["base"], body["revision"]) == (1, 2)
+    found = {(c["kind"], c["name"]): c for c in body["changes"]}
+    bevel = {
+        p["name"]: (p["before"], p["after"]) for p in found[("modifier", "Box/Bevel")]["properties"]
+    }
+    assert bevel["segments"] == (2, 4)
+    assert found[("object", "Old")]["action"] == "removed"
+    assert body["counts"]["object"] == {"changed": 1, "added": 1, "removed": 1}
+    assert "  ~ modifier Box/Bevel changed" in body["text"]
+
+
+@pytest.mark.parametrize(
+    ("user", "query", "status", "said"),
+    [
+        ("bob", "", 404, "no scene shot"),
+        ("ana", "?revision=99", 404, "has no revision 99"),
+        ("ana", "?base=0", 422, None),
+        ("ana", "?revision=-1", 422, None),
+        ("ana", f"?revision={2**40}", 422, None),
+        ("ana", "?revision=two", 422, None),
+    ],
+)
+async def test_changes_route_when_scene_or_revision_is_not_the_callers_is_refused(
+    api: httpx.AsyncClient, user: str, query: str, status: int, said: str | None
+) -> None:
+    response = await api.get(f"/api/scenes/{SCENE}/changes{query}", headers=as_(user))
+
+    assert response.status_code == status, response.text
+    if said is not None:
+        assert said in response.json()["error"]["message"]
+
+
+async def test_changes_route_when_another_users_scene_is_asked_answers_like_an_unknown_one(
+    api: httpx.AsyncClient,
+) -> None:
+    theirs = await api.get("/api/scenes/other/changes", headers=as_("ana"))
+    unknown = await api.get("/api/scenes/nothing/changes", headers=as_("ana"))
+    assert theirs.status_code == unknown.status_code == 404
+    assert theirs.json()["error"]["type"] == unknown.json()["error"]["type"]
+    traversal = await api.get("/api/scenes/..%2Fother/changes", headers=as_("ana"))
+    assert traversal.status_code in (404, 422)
+
+
+async def test_review_route_when_an_approver_reviews_shows_it_with_the_changes(
+    api: httpx.AsyncClient,
+) -> None:
+    body = {"verdict": "request_changes", "note": "lift the ground less"}
+    response = await api.post(
+        f"/api/scenes/{SCENE}/revisions/3/review", json=body, headers=as_("lee")
+    )
+
+    assert response.status_code == 200, response.text
+    assert response.json()["reviewer"] == "lee"
+    listed = (await api.get(f"/api/scenes/{SCENE}/changes", headers=as_("ana"))).json()
+    assert listed["reviews"][-1] == {
+        "reviewer": "lee",
+        "verdict": "request_changes",
+        "note": "lift the ground less",
+        "at": listed["reviews"][-1]["at"],
+    }
+    assert "review: lee requested changes: lift the ground less" in listed["text"]
+
+
+@pytest.mark.parametrize(
+    ("user", "path", "body", "status"),
+    [
+        ("bob", "revisions/1/review", {"verdict": "approve"}, 404),
+        ("ana", "revisions/99/review", {"verdict": "approve"}, 404),
+        ("ana", "revisions/0/review", {"verdict": "approve"}, 422),
+        ("ana", "revisions/x/review", {"verdict": "approve"}, 422),
+        ("ana", "revisions/1/review", {"verdict": "merge"}, 422),
+        (
+            "ana",
+            "revisions/1/review",
+            {"verdict": "approve", "note": "n" * (MAX_NOTE_CHARS + 1)},
+            422,
+        ),
+        ("ana", "revisions/1/review", {"verdict": "approve", "note": 7}, 422),
+    ],
+)
+async def test_review_route_when_hostile_is_refused_and_logs_nothing(
+    api: httpx.AsyncClient,
+    mesh: tuple[Mesh, Bus],
+    user: str,
+    path: str,
+    body: dict[str, Any],
+    status: int,
+) -> None:
+    subject = subjects.scene_events(mesh[1].prefix, SCENE, "reviewed")
+    before = len(await read_subject(mesh[1].js, mesh[1].prefix, subject))
+
+    response = await api.post(f"/api/scenes/{SCENE}/{path}", json=body, headers=as_(user))
+
+    assert response.status_code == status, response.text
+    assert len(await read_subject(mesh[1].js, mesh[1].prefix, subject)) == before
