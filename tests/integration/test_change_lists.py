@@ -9,11 +9,14 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
 import pytest
 import pytest_asyncio
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 from contracts import subjects
 from contracts.changes import ChangeList
@@ -24,12 +27,13 @@ from services.doors.core.client import MeshClient
 from services.doors.core.requests import build_request
 from services.doors.core.reviews import NoRevision, Revisions, registry_approvers
 from services.doors.core.scene_client import NoScene
-from services.doors.gateway.app import create_app
+from services.doors.gateway.app import GatewayServer, create_app
 from services.doors.gateway.auth import Tokens
 from services.runtime.nats.history import read_subject
 from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
-from tests.support.mcp_plans import plan
+from tests.support.checked_session import CheckedSession
+from tests.support.mcp_plans import error_type, plan, structured
 from tests.support.meshes import mesh_fixture
 from tests.support.signing import register
 
@@ -398,3 +402,64 @@ async def test_review_route_when_hostile_is_refused_and_logs_nothing(
 
     assert response.status_code == status, response.text
     assert len(await read_subject(mesh[1].js, mesh[1].prefix, subject)) == before
+
+
+# -- MCP, at the gateway's /mcp ---------------------------------------------------------
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def mcp_url(revisions: Revisions, mesh: tuple[Mesh, Bus]) -> AsyncIterator[str]:
+    app = create_app(mesh[0].settings, mesh[1], Tokens(TOKENS), run_timeout=120)
+    server = GatewayServer(app, port=0)
+    url = await server.start()
+    try:
+        yield f"{url}/mcp"
+    finally:
+        await server.stop()
+
+
+@asynccontextmanager
+async def mcp_door(url: str, user: str) -> AsyncIterator[ClientSession]:
+    async with (
+        httpx.AsyncClient(headers=as_(user), timeout=httpx.Timeout(30, read=120)) as http,
+        streamable_http_client(url, http_client=http) as (read, write, _),
+        CheckedSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+async def test_scene_changes_tool_when_owner_asks_answers_the_list_read_only(mcp_url: str) -> None:
+    async with mcp_door(mcp_url, "ana") as session:
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        answer = await session.call_tool(
+            "scene_changes", {"scene_id": SCENE, "base": 1, "revision": 2}
+        )
+
+    assert tools["scene_changes"].annotations is not None
+    assert tools["scene_changes"].annotations.readOnlyHint is True
+    content = structured(answer)
+    assert (content["base"], content["revision"]) == (1, 2)
+    found = {(c["kind"], c["name"]): c["action"] for c in content["changes"]}
+    assert found[("modifier", "Box/Array")] == "removed"
+    assert found[("node_group", "Twist_Group")] == "added"
+
+
+@pytest.mark.parametrize(
+    ("user", "args", "kind"),
+    [
+        ("bob", {"scene_id": SCENE}, "NotFound"),
+        ("ana", {"scene_id": "other"}, "NotFound"),
+        ("ana", {"scene_id": SCENE, "revision": 99}, "NotFound"),
+        ("ana", {"scene_id": SCENE, "revision": -1}, "ValidationError"),
+        ("ana", {"scene_id": SCENE, "base": "1"}, "ValidationError"),
+        ("ana", {"scene_id": "../other"}, "ValidationError"),
+    ],
+)
+async def test_scene_changes_tool_when_hostile_answers_an_error_naming_the_kind(
+    mcp_url: str, user: str, args: dict[str, Any], kind: str
+) -> None:
+    async with mcp_door(mcp_url, user) as session:
+        answer = await session.call_tool("scene_changes", args)
+
+    assert error_type(answer) == kind
