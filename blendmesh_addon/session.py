@@ -57,6 +57,7 @@ class Session:
     user_at: tuple[str, str] = ("", "")  # the gateway and token that said it
     too_new: str = ""  # the newer Blender ("5.0") the mesh's revisions are saved by
     tried: tuple[str, int] = ("", 0)  # the newest revision a replay looked at, per scene
+    changes: list[str] = field(default_factory=list)  # what the synced revision changed
 
     def start(self, what: str) -> None:
         self.busy, self.error, self.notice = what, "", ""
@@ -100,7 +101,7 @@ class Session:
         return (
             self.busy, self.error, self.notice, tuple(self.progress), repr(self.run),
             repr(self.approvals), repr(self.newer), repr(self.others), self.synced,
-            self.changed_locally, self.too_new, self.user,
+            self.changed_locally, self.too_new, self.user, tuple(self.changes),
         )  # fmt: skip
 
     def reached(self) -> None:

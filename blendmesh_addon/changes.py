@@ -1,0 +1,40 @@
+"""What the revision this session is in sync with changed against the one before it, as
+the mesh lists it (``GET /api/scenes/{id}/changes``), and its reviews: fetched when the
+artist asks, shown in the panel, the same lines ``blendmesh scenes diff`` prints."""
+
+from typing import Any
+
+from . import actions
+
+MAX_SHOWN = 40  # lines the panel draws; the rest are counted
+
+
+def shown_lines(listed: dict[str, Any]) -> list[str]:
+    """The change list's text, cut to what a sidebar holds, saying how much was left."""
+    text = [str(line) for line in listed.get("text") or []]
+    if len(text) <= MAX_SHOWN:
+        return text
+    return [*text[:MAX_SHOWN], f"... and {len(text) - MAX_SHOWN} more lines (scenes diff)"]
+
+
+def show(context: Any) -> bool:
+    """Fetch the change list of the revision last pulled, pushed or applied here."""
+    synced = actions.SESSION.synced
+    if synced is None:
+        actions.SESSION.failed("push or pull first: the list is of the revision you have")
+        return False
+    begun = actions._begin(context, f"reading what revision {synced.revision} changed")
+    if begun is None:
+        return False
+    gw, _ = begun
+    scene, revision = synced.scene_id, synced.revision
+
+    def job(progress: Any) -> dict[str, Any]:
+        return gw.changes(scene, revision)
+
+    def done(listed: dict[str, Any]) -> None:
+        actions.SESSION.busy = ""
+        actions.SESSION.changes = shown_lines(listed)
+
+    actions.WORKER.submit(job, done, actions.SESSION.failed, actions.SESSION.add_progress)
+    return True
