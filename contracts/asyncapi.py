@@ -15,7 +15,15 @@ import msgspec
 
 from contracts import event_kinds
 from contracts.audit import AuditRecorded
-from contracts.door import DoorReply, FileRef, FileUpload, ListQuery, RunRef
+from contracts.door import (
+    ChangesQuery,
+    DoorReply,
+    FileRef,
+    FileUpload,
+    ListQuery,
+    ReviewAsk,
+    RunRef,
+)
 from contracts.events import (
     AnyEvent,
     ApprovalResolved,
@@ -41,6 +49,8 @@ DOOR_VERBS: dict[str, type[msgspec.Struct]] = {
     "run.audit": RunRef,
     "runs.list": ListQuery,
     "scenes.list": ListQuery,
+    "scenes.changes": ChangesQuery,
+    "scenes.review": ReviewAsk,
     "files.stage": FileUpload,
     "files.get": FileRef,
 }
