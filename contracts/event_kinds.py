@@ -16,6 +16,8 @@ from __future__ import annotations
 import typing
 from dataclasses import dataclass
 
+import msgspec
+
 from contracts.events import (
     AllowlistRevoked,
     AnyEvent,
@@ -107,7 +109,7 @@ SCENE_EVENT_KINDS: tuple[SceneEventKind, ...] = (
 )
 
 
-def scene_event_kind(event: type[Event]) -> SceneEventKind | None:
+def scene_event_kind(event: type[msgspec.Struct]) -> SceneEventKind | None:
     """The row of a scene event type; None for any other event."""
     return next((kind for kind in SCENE_EVENT_KINDS if kind.event is event), None)
 
