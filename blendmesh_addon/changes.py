@@ -5,16 +5,7 @@ artist asks, shown in the panel, the same lines ``blendmesh scenes diff`` prints
 from typing import Any
 
 from . import actions
-
-MAX_SHOWN = 40  # lines the panel draws; the rest are counted
-
-
-def shown_lines(listed: dict[str, Any]) -> list[str]:
-    """The change list's text, cut to what a sidebar holds, saying how much was left."""
-    text = [str(line) for line in listed.get("text") or []]
-    if len(text) <= MAX_SHOWN:
-        return text
-    return [*text[:MAX_SHOWN], f"... and {len(text) - MAX_SHOWN} more lines (scenes diff)"]
+from .session import shown_changes
 
 
 def show(context: Any) -> bool:
@@ -34,7 +25,7 @@ def show(context: Any) -> bool:
 
     def done(listed: dict[str, Any]) -> None:
         actions.SESSION.busy = ""
-        actions.SESSION.changes = shown_lines(listed)
+        actions.SESSION.changes = shown_changes(listed)
 
     actions.WORKER.submit(job, done, actions.SESSION.failed, actions.SESSION.add_progress)
     return True

@@ -159,6 +159,19 @@ class Session:
         return synced is None or synced.scene_id != scene_id or synced.digest != digest_now
 
 
+MAX_CHANGE_LINES = 40  # lines of a change list the panel draws; the rest are counted
+
+
+def shown_changes(listed: dict[str, Any]) -> list[str]:
+    """A change list's text (``GET .../changes``), cut to what a sidebar holds, saying
+    how much was left and where the rest is."""
+    text = [str(line)[:300] for line in (listed.get("text") or [])[:10_000]]
+    if len(text) <= MAX_CHANGE_LINES:
+        return text
+    left = len(text) - MAX_CHANGE_LINES
+    return [*text[:MAX_CHANGE_LINES], f"... and {left} more lines: `blendmesh scenes diff`"]
+
+
 def unreplayable(ran: dict[str, Any]) -> str:
     """Why a run (``GET /api/runs/{id}/operations``) cannot be replayed in the session, in
     words; '' when it can."""
