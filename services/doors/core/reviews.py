@@ -157,7 +157,8 @@ class Revisions:
             scene_id, check_revision(revision, "revision"), await self._numbers(scene_id)
         )
         found = await self.files.revision_inspection(scene_id, number)
-        scene_hash = artifacts.decode(found[1]).scene_hash if found else ""
+        decoded = await asyncio.to_thread(artifacts.decode, found[1]) if found else None
+        scene_hash = decoded.scene_hash if decoded else ""
         event = RevisionReviewed(
             event_id=str(uuid.uuid4()),
             at=time.time(),
