@@ -241,6 +241,35 @@ async def test_scenes_diff_when_scene_or_revision_is_not_the_callers_exits_2_nam
     assert said in capsys.readouterr().err
 
 
+async def test_scenes_review_when_run_by_cli_records_it_and_refuses_a_long_note(
+    revisions: Revisions,
+    mesh: tuple[Mesh, Bus],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("NATS_URL", mesh[0].url)
+    monkeypatch.setenv("BLENDMESH_PREFIX", mesh[0].settings.prefix)
+    monkeypatch.setenv("BLENDMESH_USER", "lee")  # an approver, reviewing ana's scene
+    home = ["--home", str(mesh[0].settings.home)]
+    review = [*home, "scenes", "review", SCENE]
+
+    code = await asyncio.to_thread(cli.main, [*review, "1", "approve", "--note", "clean start"])
+
+    assert code == 0
+    assert capsys.readouterr().out.strip() == "lee approved scene shot revision 1"
+    listed = await revisions.changes(SCENE, "ana", revision=1)
+    assert [(r.reviewer, r.note) for r in listed.reviews] == [("lee", "clean start")]
+    long_note = "n" * (MAX_NOTE_CHARS + 1)
+    code = await asyncio.to_thread(
+        cli.main, [*review, "head", "request-changes", "--note", long_note]
+    )
+    assert code == 2
+    assert f"more than the {MAX_NOTE_CHARS} a review keeps" in capsys.readouterr().err
+    monkeypatch.setenv("BLENDMESH_USER", "bob")
+    assert await asyncio.to_thread(cli.main, [*review, "1", "approve"]) == 2
+    assert "no scene shot" in capsys.readouterr().err
+
+
 async def test_review_when_owner_and_approver_review_records_both_in_the_log(
     revisions: Revisions, mesh: tuple[Mesh, Bus]
 ) -> None:
