@@ -26,6 +26,7 @@ def show(context: Any) -> bool:
     def done(listed: dict[str, Any]) -> None:
         actions.SESSION.busy = ""
         actions.SESSION.changes = shown_changes(listed)
+        actions.SESSION.changes_of = (scene, revision)
 
     actions.WORKER.submit(job, done, actions.SESSION.failed, actions.SESSION.add_progress)
     return True

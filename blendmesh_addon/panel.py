@@ -75,11 +75,12 @@ class BLENDMESH_PT_panel(bpy.types.Panel):
             for line in session.progress[-4:]:
                 _text(column, line)
         self.draw_followed(layout, session)
-        if session.changes:
+        listed = session.listed_changes()
+        if listed:
             box = layout.box()
             box.label(text="What changed", icon="TEXT")
             column = box.column(align=True)
-            for line in session.changes:
+            for line in listed:
                 _text(column, line)
 
     def draw_changed(self, layout: bpy.types.UILayout) -> None:

@@ -57,7 +57,8 @@ class Session:
     user_at: tuple[str, str] = ("", "")  # the gateway and token that said it
     too_new: str = ""  # the newer Blender ("5.0") the mesh's revisions are saved by
     tried: tuple[str, int] = ("", 0)  # the newest revision a replay looked at, per scene
-    changes: list[str] = field(default_factory=list)  # what the synced revision changed
+    changes: list[str] = field(default_factory=list)  # what revision ``changes_of`` changed
+    changes_of: tuple[str, int] = ("", 0)  # (scene, revision) the listed changes are of
 
     def start(self, what: str) -> None:
         self.busy, self.error, self.notice = what, "", ""
@@ -103,6 +104,14 @@ class Session:
             repr(self.approvals), repr(self.newer), repr(self.others), self.synced,
             self.changed_locally, self.too_new, self.user, tuple(self.changes),
         )  # fmt: skip
+
+    def listed_changes(self) -> list[str]:
+        """The change list fetched for the revision the session holds now; none once the
+        session moved to another revision (it would describe one it no longer has)."""
+        synced = self.synced
+        if synced is None or self.changes_of != (synced.scene_id, synced.revision):
+            return []
+        return self.changes
 
     def reached(self) -> None:
         """The gateway answered the token: an error that said it cannot be reached, or

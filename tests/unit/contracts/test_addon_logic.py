@@ -279,3 +279,12 @@ def test_shown_changes_when_the_list_is_long_cuts_it_and_says_where_the_rest_is(
     assert shown_changes({"text": text[:3]}) == text[:3]
     assert shown_changes({}) == []
     assert len(shown_changes({"text": ["x" * 5000]})[0]) == 300
+
+
+def test_listed_changes_when_the_session_moves_on_are_no_longer_shown() -> None:
+    session = Session()
+    session.synced = Synced("room", 2, "digest")
+    session.changes, session.changes_of = ["scene room revision 2 ..."], ("room", 2)
+    assert session.listed_changes() == ["scene room revision 2 ..."]
+    session.synced = Synced("room", 3, "digest")
+    assert session.listed_changes() == []
