@@ -60,7 +60,9 @@ class BLENDMESH_PT_panel(bpy.types.Panel):
         layout.prop(context.scene, "blendmesh_scene", text="Scene")
         synced = session.synced
         if synced is not None:
-            layout.label(text=f"In sync with revision {synced.revision}", icon="CHECKMARK")
+            row = layout.row()
+            row.label(text=f"In sync with revision {synced.revision}", icon="CHECKMARK")
+            row.operator("blendmesh.changes", text="", icon="TEXT")
         else:
             layout.label(text="Not pushed or pulled yet", icon="INFO")
         row = layout.row(align=True)
@@ -94,6 +96,13 @@ class BLENDMESH_PT_panel(bpy.types.Panel):
             for line in session.progress[-4:]:
                 _text(column, line)
         self.draw_followed(layout, session)
+        listed = session.listed_changes()
+        if listed:
+            box = layout.box()
+            box.label(text="What changed", icon="TEXT")
+            column = box.column(align=True)
+            for line in listed:
+                _text(column, line)
 
     def draw_changed(self, layout: bpy.types.UILayout) -> None:
         box = layout.box()

@@ -22,6 +22,7 @@ from contracts.gates import GateEnvelope
 from contracts.operations import OperationSet, SafetyLevel
 from contracts.receipts import Receipt
 from contracts.resolutions import CodeHash, Resolution
+from contracts.reviews import RevisionReviewed
 from contracts.session import BUS, DeterminismRequest, HostProfile
 
 _E = TypeVar("_E", bound="RunEvent")
@@ -345,6 +346,7 @@ AnyEvent = (
     | DeadLettered
     | ThreadMessage
     | AllowlistRevoked
+    | RevisionReviewed
 )
 
 _decoder = msgspec.json.Decoder(AnyEvent)

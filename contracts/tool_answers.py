@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from contracts.bridge import PreviewEngine
+from contracts.changes import ChangeList
 from contracts.queries import ActionRow, AuditRecord, RunRow, TimelineEntry
 from contracts.receipts import AskedOperation, RunResult
 from contracts.scenes import MaterialSummary, ObjectSummary
@@ -140,6 +141,7 @@ ANSWERS: dict[str, tuple[type[msgspec.Struct], ...]] = {
     "scene": (SceneAnswer,),
     "scenes": (ScenesAnswer,),
     "scene_history": (HistoryAnswer,),
+    "scene_changes": (ChangeList,),
     "preview": (PreviewAnswer,),
     "inspect_object": (InspectAnswer, RunAnswer),
     "render_view": (ViewAnswer, RunAnswer),

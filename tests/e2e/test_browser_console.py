@@ -461,3 +461,30 @@ async def test_console_when_a_run_is_shown_lays_out_its_timeline(
         await expect(revision).to_contain_text("gates passed on revision 2")
         await snap(page, tmp_path, "timeline-shown")
         await expect(page.get_by_test_id("error")).to_be_hidden()
+
+
+async def test_console_when_changes_are_asked_shows_the_change_list_and_records_a_review(
+    browser: Any, console_url: str, tmp_path: Path
+) -> None:
+    assert (await api_run(console_url, ANA, "diffed", "add a cube named First"))["status"] == (
+        "completed"
+    )
+    made = await api_run(console_url, ANA, "diffed", "add a cube named Second at 2 0 0")
+    assert made["status"] == "completed", made
+    async with console(browser, console_url, ANA, tmp_path, "changes") as page:
+        picker = page.get_by_label("Pick a scene")
+        await expect(picker.locator("option", has_text="diffed")).to_have_count(1, timeout=30_000)
+        await picker.select_option("diffed")
+        rows = page.get_by_test_id("history-row")
+        await expect(rows).to_have_count(2, timeout=30_000)
+        await rows.first.get_by_test_id("changes").click()  # the newest first
+        text = page.get_by_test_id("changes-text")
+        await expect(text).to_contain_text("revision 2 against revision 1", timeout=30_000)
+        await expect(text).to_contain_text("+ object Second added")
+        await expect(text).to_contain_text("location: [2.0,0.0,0.0]")
+        await page.get_by_label("Review").select_option("request_changes")
+        await page.get_by_label("Note").fill("move it closer")
+        await page.get_by_test_id("review-submit").click()
+        await expect(text).to_contain_text("review: ana requested changes: move it closer")
+        await expect(page.get_by_test_id("error")).to_be_hidden()
+        await snap(page, tmp_path, "changes-reviewed")

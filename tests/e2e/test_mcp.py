@@ -133,6 +133,7 @@ async def test_mcp_when_listed_and_run_answers_tools_resources_and_preview(
         "scene",
         "scenes",
         "scene_history",
+        "scene_changes",
         "preview",
         "inspect_object",
         "render_view",

@@ -17,16 +17,19 @@ from typing import TypeVar
 
 import msgspec
 
+from contracts.changes import to_data
 from contracts.door import (
     MAX_FILE_CHUNK,
     MAX_LIST,
     VERBS,
+    ChangesQuery,
     DoorError,
     DoorReply,
     ErrorCode,
     FileRef,
     FileUpload,
     ListQuery,
+    ReviewAsk,
     RunRef,
     run_prefix,
 )
@@ -40,8 +43,16 @@ from contracts.events import (
 )
 from contracts.request_limits import request_problem
 from contracts.resolutions import canonical_resolution
+from contracts.reviews import ReviewRefused
 from contracts.session import BUS
-from services.doors.bus.ports import DoorUnavailable, Files, MeshReads, RunWriter
+from services.doors.bus.ports import (
+    DoorUnavailable,
+    Files,
+    MeshReads,
+    NotTheirs,
+    RunWriter,
+    SceneReviews,
+)
 from services.doors.core import ownership
 from services.doors.core.cancels import RunOver, cancel_of
 from services.doors.core.quota import QuotaExceeded
@@ -93,6 +104,7 @@ class DoorHandlers:
     clock: Callable[[], float] = time.time
     # Raises QuotaExceeded when the user may not start another run now (quota.py).
     room: Callable[[str], Awaitable[None]] | None = None
+    reviews: SceneReviews | None = None  # scenes.changes, scenes.review
 
     def table(self) -> dict[str, Verb]:
         """Verb -> handler: what a user's login may ask (``contracts.door.VERBS``)."""
@@ -104,6 +116,8 @@ class DoorHandlers:
             "run.audit": self.audit,
             "runs.list": self.runs,
             "scenes.list": self.scenes,
+            "scenes.changes": self.changes,
+            "scenes.review": self.review,
             "files.stage": self.stage,
             "files.get": self.file,
         }
@@ -245,6 +259,34 @@ class DoorHandlers:
     async def scenes(self, user: UserEntry, data: bytes) -> DoorReply:
         query = _decode(data, ListQuery, f'{{"limit": {MAX_LIST}}}')
         return DoorReply(ok=True, scenes=await self.reads.scenes_of(user.name, query.limit))
+
+    def _reviews(self) -> SceneReviews:
+        if self.reviews is None:
+            raise DoorUnavailable("this door reads no change lists; ask the gateway instead")
+        return self.reviews
+
+    async def changes(self, user: UserEntry, data: bytes) -> DoorReply:
+        query = _decode(data, ChangesQuery, '{"scene_id": "shot", "revision": 2}')
+        try:
+            listed = await self._reviews().changes(
+                query.scene_id, user.name, query.base, query.revision
+            )
+        except NotTheirs as exc:
+            raise Refused("NOT_FOUND", str(exc)) from None
+        return DoorReply(ok=True, changes=to_data(listed))
+
+    async def review(self, user: UserEntry, data: bytes) -> DoorReply:
+        example = '{"scene_id": "shot", "revision": 2, "verdict": "approve", "note": ""}'
+        ask = _decode(data, ReviewAsk, example)
+        try:
+            event = await self._reviews().review(
+                ask.scene_id, user.name, ask.revision, ask.verdict, ask.note
+            )
+        except NotTheirs as exc:
+            raise Refused("NOT_FOUND", str(exc)) from None
+        except ReviewRefused as exc:
+            raise Refused("INVALID", str(exc)) from None
+        return DoorReply(ok=True, review=msgspec.to_builtins(event))
 
     def _files(self) -> Files:
         if self.files is None:

@@ -5,12 +5,32 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from contracts.changes import ChangeList
 from contracts.errors import BlendmeshError
 from contracts.events import AnyEvent, ApprovalResolved, CancelRequested, RunRequested
+from contracts.reviews import RevisionReviewed
 
 
 class DoorUnavailable(BlendmeshError):
     """A service the answer needs did not answer; the message says which."""
+
+
+class NotTheirs(BlendmeshError):
+    """No such scene or revision, or not one the asker may see: the two look the same."""
+
+
+class SceneReviews(Protocol):
+    """Change lists and reviews of scenes (the doors' core ``reviews.Revisions``); both
+    raise ``NotTheirs`` for a scene or revision the user may not see, and ``review``
+    ``contracts.reviews.ReviewRefused`` for a review it cannot record."""
+
+    async def changes(
+        self, scene_id: str, user: str, base: int | None, revision: int | None
+    ) -> ChangeList: ...
+
+    async def review(
+        self, scene_id: str, user: str, revision: int, verdict: str, note: str
+    ) -> RevisionReviewed: ...
 
 
 class MeshReads(Protocol):

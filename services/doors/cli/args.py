@@ -166,13 +166,16 @@ def _scenes(sub: Any, run: argparse.ArgumentParser) -> None:
         action="store_true",
         help="the exported .blend was changed by hand: keep a copy beside it and replace it",
     )
-    scenes = sub.add_parser("scenes", help="your scenes; `scenes show|history|import|tag|gc`")
+    scenes = sub.add_parser(
+        "scenes", help="your scenes; `scenes show|history|diff|review|import|tag|gc`"
+    )
     scenes.add_argument("--json", action="store_true", help="print JSON")
     verbs = scenes.add_subparsers(dest="scenes_command")
     for name, what in (("show", "what a scene holds"), ("history", "a scene's revisions")):
         verb = verbs.add_parser(name, help=what)
         verb.add_argument("scene", help="the scene id")
         verb.add_argument("--json", action="store_true", help="print JSON")
+    _changes(verbs)
     imp = verbs.add_parser("import", help="make a .blend file a new revision of a scene")
     imp.add_argument("file", type=Path, help="a .blend saved by Blender")
     imp.add_argument("--scene", required=True, help="the scene id (a new id makes a new scene)")
@@ -184,6 +187,22 @@ def _scenes(sub: Any, run: argparse.ArgumentParser) -> None:
     revert.add_argument("revision", type=int, help="the revision to go back to")
     revert.add_argument("--approve", action="store_true", help="pre-approve the revert")
     revert.add_argument("--json", action="store_true", help="print the run result as JSON")
+
+
+def _changes(verbs: Any) -> None:
+    """``scenes diff`` and ``scenes review`` (services/doors/cli/changes.py)."""
+    diff = verbs.add_parser("diff", help="what a revision changed: SCENE [A|parent] [B|head]")
+    diff.add_argument("scene", help="the scene id")
+    diff.add_argument("base", nargs="?", help="the revision to compare with (default: B's parent)")
+    diff.add_argument("revision", nargs="?", help="the revision to show (default: the head)")
+    diff.add_argument("--json", action="store_true", help="print JSON")
+    review = verbs.add_parser("review", help="approve a revision or request changes to it")
+    review.add_argument("scene", help="the scene id")
+    review.add_argument("revision", help="the revision reviewed (a number, or head)")
+    review.add_argument("verdict", choices=("approve", "request-changes"), help="the verdict")
+    review.add_argument("--note", default="", help="what the artist should read with it")
+    review.add_argument("--json", action="store_true", help="print the recorded review as JSON")
+    review.set_defaults(base=None)
 
 
 def _retention(verbs: Any) -> None:

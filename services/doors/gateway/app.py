@@ -28,6 +28,7 @@ from services.doors.gateway import (
     agent,
     approvals,
     cancels,
+    changes,
     errors,
     health,
     me,
@@ -111,7 +112,7 @@ def create_app(
     )
     routers = (
         *(agent, approvals, cancels, me, reads, scenes, scene_runs, scene_looks, scene_tags),
-        *(uploads, pushed_chunks),
+        *(uploads, pushed_chunks, changes),
         *(health, metrics, protected_resource),
     )
     for module in routers:

@@ -24,11 +24,15 @@ from nats.errors import Error as NatsError
 from pydantic import AnyUrl
 
 from contracts.cancels import CANCELLED
+from contracts.change_text import summary
+from contracts.changes import to_data
 from contracts.session import MCP_STDIO, HostProfile
 from services.doors.core.cancels import cancel_run
 from services.doors.core.client import ClientError, MeshClient
 from services.doors.core.ownership import NotOwned
 from services.doors.core.quota import QuotaExceeded, RunQuota
+from services.doors.core.reviews import NoRevision, Revisions, registry_approvers
+from services.doors.core.scene_client import NoScene
 from services.doors.mcp import answers, cards, looks, prompts, tools
 from services.doors.mcp.approval import submit
 from services.doors.mcp.door import Door, check, plain
@@ -126,6 +130,13 @@ async def _call(door: Door, user: str, name: str, args: Any, ctx: Context) -> ty
                 raise NotFound(f"no scene {scene_id}")
             n = len(history)
             return answers.result(f"scene {scene_id}: {n} revisions", {"revisions": history})
+        case "scene_changes":
+            checked = check(args, tools.SCENE_CHANGES.inputSchema)
+            revisions = Revisions(door.bus, registry_approvers(door.settings))
+            listed = await revisions.changes(
+                checked["scene_id"], user, checked.get("base"), checked.get("revision")
+            )
+            return answers.result(summary(listed), to_data(listed))
         case "preview":
             scene_id = check(args, tools.PREVIEW.inputSchema)["scene_id"]
             png = await door.preview(scene_id, user)
@@ -151,7 +162,7 @@ async def guarded(name: str, work: Callable[[], Awaitable[T]]) -> T | types.Call
         return await work()
     except ToolError as exc:
         return answers.tool_error(exc)
-    except NotOwned as exc:
+    except (NotOwned, NoScene, NoRevision) as exc:  # unknown and another's look the same
         return answers.tool_error(NotFound(str(exc)))
     except (QuotaExceeded, JetStreamUnavailable) as exc:  # their words name the limit
         return answers.tool_error(Unavailable(str(exc)))

@@ -456,6 +456,7 @@ async function showSceneDetails(sceneId) {
     cell(row, revision.sceneHashPrefix);
     const action = cell(row, "");
     action.appendChild(compareButton(sceneId, revision.revision, revision.runId));
+    action.appendChild(changesButton(sceneId, revision.revision));
     action.appendChild(modelButton(sceneId, revision.revision));
     // The head is the scene as it is: only an earlier revision can be gone back to.
     if (revision.revision !== summary.revision) {
