@@ -248,6 +248,10 @@ async def dispatch(args: argparse.Namespace, settings: Settings) -> int:
         case "runs" | "audit":
             from services.doors.cli import reads as cli_reads
 
+            if args.command == "runs" and args.runs_command in ("rerun", "fork", "replay"):
+                from services.doors.cli import steer as cli_steer
+
+                return await cli_steer.dispatch(args, settings, out, err)
             if args.command == "runs" and args.runs_command == "show":
                 from services.doors.cli import timeline as cli_timeline
 
