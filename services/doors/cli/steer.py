@@ -9,17 +9,19 @@ import argparse
 import json
 import sys
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contracts.receipts import RunResult
 from contracts.session import CLI
 from services.doors.cli.commands import load_plan
 from services.doors.cli.common import EXIT_FAILED, EXIT_OK, connected, progress, report, watch
 from services.doors.cli.mesh import Mesh
-from services.doors.cli.screen import Screen
 from services.doors.core.client import ClientError, MeshClient
 from services.doors.core.steer_client import Replayed, ReplayFilter, Steering
 from services.runtime.service.settings import Settings
+
+if TYPE_CHECKING:
+    from services.doors.cli.screen import Screen
 
 
 async def dispatch(args: argparse.Namespace, settings: Settings, out: Screen, err: Screen) -> int:

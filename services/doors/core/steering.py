@@ -177,13 +177,13 @@ def fork(
     request (``request_id``) whose first operation reverts the scene to that revision."""
     planned = ended_with_a_plan(original, "fork")
     run = original.run_id
+    ops = planned.operation_set if plan is None else edited(plan, "the edited plan")
     if started_from is None or started_from < 1:
         raise SteerRefused(
             f"run {run} started from no stored revision (it never executed, or its scene "
             "was new), so there is no parent to fork from; run its plan on a scene with "
             "`blendmesh run --plan FILE`"
         )
-    ops = planned.operation_set if plan is None else edited(plan, "the edited plan")
     if any(op.operation_id == FORK_BASE for op in ops.operations):
         raise SteerRefused(
             f"the plan has an operation named {FORK_BASE}, the id a fork gives its revert to "
