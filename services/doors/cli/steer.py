@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from contracts.receipts import RunResult
 from contracts.session import CLI
-from services.doors.cli.commands import load_plan
 from services.doors.cli.common import EXIT_FAILED, EXIT_OK, connected, progress, report, watch
 from services.doors.cli.mesh import Mesh
+from services.doors.cli.plans import load_plan
 from services.doors.core.client import ClientError, MeshClient
 from services.doors.core.steer_client import Replayed, ReplayFilter, Steering
 from services.runtime.service.settings import Settings

@@ -7,7 +7,7 @@ in ``steering.py``; this module only reads what they need.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
@@ -19,10 +19,20 @@ from services.audit import client as audit
 from services.doors.core import steering
 from services.doors.core.ownership import owns
 from services.doors.core.requests import build_request, new_id
-from services.doors.core.steering import MAX_REPLAY, Original, Steered, SteerRefused
+from services.doors.core.steering import (
+    MAX_REPLAY,
+    NoRun,
+    Original,
+    Steered,
+    SteerInvalid,
+    SteerRefused,
+)
 from services.runtime.nats.history import read_run
 from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
+
+if TYPE_CHECKING:
+    from services.executor.client import SceneFiles
 
 Status = Literal["completed", "failed"]
 
@@ -40,11 +50,11 @@ class ReplayFilter(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
 
     def check(self) -> None:
         if not 1 <= self.limit <= MAX_REPLAY:
-            raise SteerRefused(f"a replay selects 1 to {MAX_REPLAY} runs, not {self.limit}")
+            raise SteerInvalid(f"a replay selects 1 to {MAX_REPLAY} runs, not {self.limit}")
         if self.since is not None and self.until is not None and self.since > self.until:
-            raise SteerRefused("the replay's --since comes after its --until; swap them")
+            raise SteerInvalid("the replay's --since comes after its --until; swap them")
         if self.error_code is not None and not 1 <= len(self.error_code) <= 64:
-            raise SteerRefused("an error code has 1 to 64 characters, as `blendmesh runs` shows")
+            raise SteerInvalid("an error code has 1 to 64 characters, as `blendmesh runs` shows")
 
     def selects(self, row: RunRow) -> bool:
         return (
@@ -79,10 +89,10 @@ class Steering:
         try:
             subjects.check_token(run_id, "run id")
         except ValueError as exc:
-            raise SteerRefused(f"{exc}; `blendmesh runs` lists the runs") from None
+            raise SteerInvalid(f"{exc}; `blendmesh runs` lists the runs") from None
         found = Original.of(await read_run(self.bus.js, self.bus.prefix, run_id))
         if found is None or not owns(found.requested.user, user):
-            raise SteerRefused(f"no run {run_id}; `blendmesh runs` lists the runs")
+            raise NoRun(f"no run {run_id}; `blendmesh runs` lists the runs")
         return found
 
     async def rerun(
@@ -149,23 +159,22 @@ class Steering:
     def _request(
         self, original: Original, steered: Steered, user: str, pre_approved: bool
     ) -> RunRequested:
-        try:
-            return build_request(
-                user=user,
-                scene_id=steered.scene_id,
-                plan=steered.plan,
-                thread_id=original.requested.thread_id,
-                pre_approved=pre_approved,
-                rollback_boundary=original.requested.rollback_boundary,
-                max_operations=self.settings.max_operations,
-                host=self.host,
-                determinism=original.requested.determinism,
-                origin=steered.origin,
-            )
-        except ValueError as exc:
-            raise SteerRefused(f"the new run's plan is refused: {exc}") from None
+        """The new run's request, checked like any door's (a ``ValueError`` naming what is
+        too large or refused)."""
+        return build_request(
+            user=user,
+            scene_id=steered.scene_id,
+            plan=steered.plan,
+            thread_id=original.requested.thread_id,
+            pre_approved=pre_approved,
+            rollback_boundary=original.requested.rollback_boundary,
+            max_operations=self.settings.max_operations,
+            host=self.host,
+            determinism=original.requested.determinism,
+            origin=steered.origin,
+        )
 
-    def _files(self) -> Any:
+    def _files(self) -> SceneFiles:
         from services.executor.client import SceneFiles
 
         return SceneFiles(self.bus.js, self.bus.prefix)

@@ -35,7 +35,16 @@ Verdict = Literal["committed", "runs again"]
 
 
 class SteerRefused(ClientError):
-    """A re-run, fork or replay that cannot be made; the message says what to do instead."""
+    """A re-run, fork or replay that cannot be made now; the message says what to do."""
+
+
+class SteerInvalid(SteerRefused):
+    """An argument of a re-run, fork or replay that can never work: an operation out of
+    range, a plan that is not an operation set, a filter that selects nothing sensible."""
+
+
+class NoRun(SteerRefused):
+    """No run of the caller's has that id (another user's run answers the same)."""
 
 
 @dataclass(frozen=True)
@@ -113,7 +122,7 @@ def edited(plan: Any, what: str) -> OperationSet:
     try:
         return convert_operation_set(plan)
     except (msgspec.ValidationError, ValueError) as exc:
-        raise SteerRefused(f"{what} is not a valid operation set (spec 000): {exc}") from None
+        raise SteerInvalid(f"{what} is not a valid operation set (spec 000): {exc}") from None
 
 
 def rerun(
@@ -128,7 +137,7 @@ def rerun(
     planned = ended_with_a_plan(original, "re-run")
     schedule, run = planned.schedule, original.run_id
     if not 1 <= from_op <= min(len(schedule), MAX_OPERATION_INDEX):
-        raise SteerRefused(
+        raise SteerInvalid(
             f"operation {from_op} is out of range: run {run} has operations 1 to "
             f"{len(schedule)}; `blendmesh runs show {run}` lists them in order"
         )
@@ -137,7 +146,7 @@ def rerun(
     committed = original.committed()
     for index, op_id in enumerate(schedule[: from_op - 1], start=1):
         if new.get(op_id) != ops[op_id]:
-            raise SteerRefused(
+            raise SteerInvalid(
                 f"the edited plan changes operation {index} ({op_id}), which comes before "
                 f"operation {from_op}: a re-run keeps what came before N; re-run from "
                 f"{index}, or fork the run"
@@ -149,7 +158,7 @@ def rerun(
             )
     for index, op_id in enumerate(schedule, start=1):
         if op_id in committed and op_id in new and new[op_id] != ops[op_id]:
-            raise SteerRefused(
+            raise SteerInvalid(
                 f"the edited plan changes operation {index} ({op_id}), which run {run} "
                 "committed: its idempotency key holds the committed arguments; fork the run "
                 "to apply the change anew"
@@ -185,7 +194,7 @@ def fork(
             "`blendmesh run --plan FILE`"
         )
     if any(op.operation_id == FORK_BASE for op in ops.operations):
-        raise SteerRefused(
+        raise SteerInvalid(
             f"the plan has an operation named {FORK_BASE}, the id a fork gives its revert to "
             "the parent revision; rename that operation"
         )
