@@ -124,7 +124,7 @@ async def test_steering_routes_when_run_is_another_users_answer_404(
         response = await api.post(f"/api/runs/{done['runId']}/{path}", json=body, headers=BEN)
         assert response.status_code == 404, response.text
         assert f"no run {done['runId']}" in response.json()["error"]["message"]
-    replay = await api.post("/api/runs/replay", json={"dryRun": True}, headers=BEN)
+    replay = await api.post("/api/replays", json={"dryRun": True}, headers=BEN)
     assert replay.status_code == 200 and replay.json()["runs"] == []
 
 
@@ -170,13 +170,13 @@ async def test_replay_when_dry_run_then_real_both_say_the_same(
     since = time.time()
     run_id, _ = await failed_run(api, "gw_replay")
     window = {"since": since, "until": time.time(), "status": "failed"}
-    dry = await api.post("/api/runs/replay", json={**window, "dryRun": True}, headers=ANA)
+    dry = await api.post("/api/replays", json={**window, "dryRun": True}, headers=ANA)
     assert dry.status_code == 200, dry.text
     (planned,) = dry.json()["runs"]
     assert planned["runId"] == run_id and planned["rerunId"] is not None
     verdicts = {o["operationId"]: o["verdict"] for o in planned["operations"]}
     assert verdicts == {"a": "committed", "b": "committed", "c": "runs again"}
-    real = await api.post("/api/runs/replay", json=window, headers=ANA)
+    real = await api.post("/api/replays", json=window, headers=ANA)
     assert real.status_code == 200, real.text
     (done,) = real.json()["runs"]
     assert done["status"] == "failed"  # Ghost is still not there
@@ -184,5 +184,5 @@ async def test_replay_when_dry_run_then_real_both_say_the_same(
     assert await receipts(mesh[1], done["rerunId"]) == {
         "a": "skipped_idempotent", "b": "skipped_idempotent", "c": "rolled_back"
     }  # fmt: skip
-    too_many = await api.post("/api/runs/replay", json={"limit": 51}, headers=ANA)
+    too_many = await api.post("/api/replays", json={"limit": 51}, headers=ANA)
     assert too_many.status_code == 422

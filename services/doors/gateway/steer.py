@@ -1,4 +1,4 @@
-"""``POST /api/runs/{runId}/rerun``, ``/fork`` and ``POST /api/runs/replay``: steering the
+"""``POST /api/runs/{runId}/rerun``, ``/fork`` and ``POST /api/replays``: steering the
 caller's own runs (issue 42, ADR 0063; docs/http-api.md). Each re-run or fork is a new
 run through the planner and the policy; the HTTP door never pre-approves, so a fork's
 revert waits for a person as any destructive operation does."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends
-from pydantic import Field
+from pydantic import ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from contracts.limits import LimitExceeded
@@ -30,26 +30,31 @@ from services.doors.gateway.errors import (
 from services.doors.gateway.reads import RunId
 from services.doors.gateway.schemas import RunResponse, _Model
 
-router = APIRouter(prefix="/api/runs", tags=["runs"])
+router = APIRouter(tags=["runs"])
 User = Annotated[str, Depends(current_user)]
 Gw = Annotated[Gateway, Depends(gateway)]
 ERRORS = (400, 401, 404, 409, 413, 422, 503, 504)
 
 
-class RerunBody(_Model):
+class _Strict(_Model):
+    # No coercion: 0 is not false and "2" is not an operation, as the schema says.
+    model_config = ConfigDict(**_Model.model_config, strict=True)
+
+
+class RerunBody(_Strict):
     from_op: int = Field(ge=1, le=MAX_OPERATION_INDEX, description="1 for the first operation.")
     plan: dict[str, Any] | SkipJsonSchema[None] = Field(
         default=None, description="An edited operation set; operations before fromOp unchanged."
     )
 
 
-class ForkBody(_Model):
+class ForkBody(_Strict):
     plan: dict[str, Any] | SkipJsonSchema[None] = Field(
         default=None, description="An edited operation set instead of the run's own."
     )
 
 
-class ReplayBody(_Model):
+class ReplayBody(_Strict):
     since: float | None = Field(default=None, description="Created at or after (epoch s).")
     until: float | None = Field(default=None, description="Created at or before (epoch s).")
     status: Literal["completed", "failed"] | None = None
@@ -97,7 +102,7 @@ async def _steered(made: Any) -> Any:
         raise ValidationError(str(exc)) from None
 
 
-@router.post("/{runId}/rerun", response_model=RunResponse, responses=responses(*ERRORS))
+@router.post("/api/runs/{runId}/rerun", response_model=RunResponse, responses=responses(*ERRORS))
 async def rerun(run_id: RunId, body: RerunBody, user: User, gw: Gw) -> RunResponse:
     """Run the caller's failed or completed run again from operation ``fromOp``, under its
     request id: what it committed answers ``skipped_idempotent``. 409 when the scene moved
@@ -106,7 +111,7 @@ async def rerun(run_id: RunId, body: RerunBody, user: User, gw: Gw) -> RunRespon
     return await answer(gw, followed(gw, request), request.run_id)
 
 
-@router.post("/{runId}/fork", response_model=RunResponse, responses=responses(*ERRORS))
+@router.post("/api/runs/{runId}/fork", response_model=RunResponse, responses=responses(*ERRORS))
 async def fork(run_id: RunId, user: User, gw: Gw, body: ForkBody | None = None) -> RunResponse:
     """A new run of the run's plan (or ``plan``) on the revision the run started from: its
     first operation, ``fork.base``, reverts the scene there and asks for approval."""
@@ -115,7 +120,8 @@ async def fork(run_id: RunId, user: User, gw: Gw, body: ForkBody | None = None) 
     return await answer(gw, followed(gw, request), request.run_id)
 
 
-@router.post("/replay", response_model=ReplayResponse, responses=responses(*ERRORS))
+# Not under /api/runs/: a path there is a run's id to GET.
+@router.post("/api/replays", response_model=ReplayResponse, responses=responses(*ERRORS))
 async def replay(body: ReplayBody, user: User, gw: Gw) -> ReplayResponse:
     """Re-run from their first operation the caller's runs the filter selects, oldest
     first, one after another; ``dryRun`` says what would run again and what is committed."""
