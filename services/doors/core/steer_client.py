@@ -120,17 +120,8 @@ class Steering:
         return self._request(original, steered, user, pre_approved), steered
 
     async def started_from(self, original: Original) -> int | None:
-        """The newest revision up to the one the original left whose hash is the scene its
-        first operation met; None when no stored revision is (a new scene)."""
-        executed = original.executed
-        if executed is None or executed.revision is None:
-            return None
-        met = next((r.scene_hash_before for r in executed.receipts if r.scene_hash_before), None)
-        if met is None:
-            return None
         history = await self._files().history(original.requested.scene_id)
-        matching = [n for n, prefix in history if n <= executed.revision and met.startswith(prefix)]
-        return max(matching) if matching else None
+        return steering.parent_revision(original, history)
 
     async def select(self, user: str, chosen: ReplayFilter) -> list[RunRow]:
         """The runs a replay's filter selects among ``user``'s, oldest first."""

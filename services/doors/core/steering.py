@@ -97,6 +97,20 @@ class Steered:
     verdicts: dict[str, Verdict] = field(default_factory=dict)  # per operation, in order
 
 
+def parent_revision(original: Original, history: Sequence[tuple[int, str]]) -> int | None:
+    """The revision ``original`` started from: the newest, up to the one it left, whose
+    hash (``history``: revision and hash prefix, as the store names them) is the scene its
+    first operation met; None when no stored revision is (a new scene, or no execution)."""
+    executed = original.executed
+    if executed is None or executed.revision is None:
+        return None
+    met = next((r.scene_hash_before for r in executed.receipts if r.scene_hash_before), None)
+    if met is None:
+        return None
+    matching = [n for n, prefix in history if n <= executed.revision and met.startswith(prefix)]
+    return max(matching) if matching else None
+
+
 def ended_with_a_plan(original: Original, verb: str) -> Planned:
     """The original's plan, if a run that ended may be re-run or forked; refused otherwise."""
     run = original.run_id
