@@ -75,12 +75,16 @@ def test_rerun_from_n_of_a_failed_run_completes_and_skips_what_was_committed(
     # The timeline links the re-run to its origin and shows the no-ops as such.
     account = shown(joined, result["run_id"])
     requested = account["timeline"][0]
+    assert account["door"] == "cli" and account["origin"] == requested["facts"]["origin"]
     assert requested["facts"]["origin"] == {"run": original["run_id"], "kind": "rerun",
                                             "from_op": 3, "base_revision": None}  # fmt: skip
     assert f"rerun of {original['run_id']} from operation 3" in requested["detail"]
     assert {o["operation_id"]: o["status"] for o in account["operations"]}["a"] == (
         "skipped_idempotent"
     )
+    table = blendmesh(home, "runs", "show", result["run_id"], env=env).stdout
+    assert f"rerun of run {original['run_id']} from operation 3" in table
+    assert "asked through cli" in table
     # Nothing committed twice: one Here and one There in the scene.
     scene_now = objects(joined, scene)
     assert scene_now.count("Here [MESH]") == 1 and scene_now.count("There [MESH]") == 1

@@ -98,6 +98,12 @@ async def test_rerun_when_failed_completes_with_committed_operations_skipped(
         run_id, "rerun", 2
     )  # fmt: skip
     assert requested.host.transport == "http"
+    # The run detail names the door and the origin beside the timeline.
+    detail = await api.get(f"/api/runs/{answer['runId']}", headers=ANA)
+    assert detail.status_code == 200, detail.text
+    assert detail.json()["door"] == "http"
+    assert detail.json()["origin"] == {"run": run_id, "kind": "rerun", "fromOp": 2,
+                                       "baseRevision": None}  # fmt: skip
 
 
 async def test_fork_when_asked_over_http_waits_for_a_person_to_approve_the_revert(
