@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.e2e.test_cli import as_json, blendmesh
 from tests.support.joined_mesh import Joined
 
@@ -48,6 +50,7 @@ def objects(joined: Joined, scene: str) -> str:
     return proc.stdout
 
 
+@pytest.mark.clause("000-§executor-guarantees.5", "000-§executor-guarantees.6")
 def test_rerun_from_n_of_a_failed_run_completes_and_skips_what_was_committed(
     joined: Joined, tmp_path: Path
 ) -> None:

@@ -78,6 +78,7 @@ async def failed_run(api: httpx.AsyncClient, scene: str) -> tuple[str, list[dict
     return answer["runId"], ops
 
 
+@pytest.mark.clause("000-§executor-guarantees.5", "000-§executor-guarantees.6")
 async def test_rerun_when_failed_completes_with_committed_operations_skipped(
     api: httpx.AsyncClient, mesh: tuple[Mesh, Bus]
 ) -> None:
