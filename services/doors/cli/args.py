@@ -327,8 +327,12 @@ def _steering(shown: Any) -> None:
     replay = shown.add_parser(
         "replay", help="re-run the runs a filter selects, after an incident; --dry-run first"
     )
-    replay.add_argument("--since", help="runs created at or after: ISO 8601, or seconds")
-    replay.add_argument("--until", help="runs created at or before: ISO 8601, or seconds")
+    replay.add_argument(
+        "--since", help="runs created at or after: ISO 8601 (UTC unless it says), or seconds"
+    )
+    replay.add_argument(
+        "--until", help="runs created at or before: ISO 8601 (UTC unless it says), or seconds"
+    )
     replay.add_argument("--status", choices=("completed", "failed"), help="only runs that ended so")
     replay.add_argument("--error-code", help="only runs that failed with this code")
     replay.add_argument("--limit", type=int, default=10, help="at most this many runs (1-50)")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from contracts.receipts import RunResult
@@ -68,8 +68,8 @@ def when(text: str | None, flag: str) -> float | None:
         raise ClientError(
             f"{flag} {text!r} is not a time: give ISO 8601 (2026-12-06T14:00) or seconds"
         ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=datetime.now().astimezone().tzinfo).astimezone()
+    if moment.tzinfo is None:  # as `blendmesh runs` shows times: UTC
+        moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
 
 
