@@ -193,3 +193,17 @@ async def test_replay_when_dry_run_then_real_both_say_the_same(
     }  # fmt: skip
     too_many = await api.post("/api/replays", json={"limit": 51}, headers=ANA)
     assert too_many.status_code == 422
+
+
+async def test_rerun_when_edited_plan_is_over_the_operation_limit_answers_413(
+    api: httpx.AsyncClient,
+) -> None:
+    done = await run(api, {"prompt": "add a cube named Big", "sceneId": "gw_big"})
+    many = [create(f"op{i:04d}", f"C{i}") for i in range(501)]
+    response = await api.post(
+        f"/api/runs/{done['runId']}/rerun",
+        json={"fromOp": 1, "plan": {"request_id": "x", "operations": many}},
+        headers=ANA,
+    )
+    assert response.status_code == 413, response.text
+    assert "500" in response.json()["error"]["message"]
