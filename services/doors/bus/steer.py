@@ -30,8 +30,9 @@ async def steered(reads: MeshReads, user: str, event: RunRequested) -> RunReques
     if event.scene_id != scene:
         raise SteerInvalid(f"run {origin.run} ran on scene {scene}; a re-run or fork names it")
     if origin.kind == "fork":
-        parent = steering.parent_revision(original, await reads.scene_history(scene))
-        made = steering.fork(original, parent, event.request_id, event.plan)
+        history = await reads.scene_history(scene)
+        parent = steering.parent_revision(original, history, origin.from_op)
+        made = steering.fork(original, parent, event.request_id, event.plan, origin.from_op)
     else:
         head = await reads.scene_head(scene)
         made = steering.rerun(original, origin.from_op, head, event.plan, origin.kind)

@@ -324,6 +324,11 @@ def _steering(shown: Any) -> None:
         "fork", help="a new run of a run's plan, or an edited one, on the revision it started from"
     )
     fork.add_argument("run_id", help="your run, as `blendmesh runs` lists it")
+    fork.add_argument(
+        "--from", dest="from_op", type=int, default=1, metavar="N",
+        help="start from the revision operation N met (default 1: the one the run started "
+        "from) and run the plan from N on",
+    )  # fmt: skip
     replay = shown.add_parser(
         "replay", help="re-run the runs a filter selects, after an incident; --dry-run first"
     )

@@ -35,7 +35,9 @@ async def dispatch(args: argparse.Namespace, settings: Settings, out: Screen, er
                 args.run_id, settings.user, args.from_op, plan, args.approve
             )
         else:
-            request, steered = await steering.fork(args.run_id, settings.user, plan, args.approve)
+            request, steered = await steering.fork(
+                args.run_id, settings.user, plan, args.approve, args.from_op
+            )
         if not args.json:
             origin = steered.origin
             start = (

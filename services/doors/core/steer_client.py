@@ -111,17 +111,19 @@ class Steering:
         return self._request(original, steered, user, pre_approved), steered
 
     async def fork(
-        self, run_id: str, user: str, plan: Any = None, pre_approved: bool = False
+        self,
+        run_id: str,
+        user: str,
+        plan: Any = None,
+        pre_approved: bool = False,
+        from_op: int = 1,
     ) -> tuple[RunRequested, Steered]:
         original = await self.original(run_id, user)
         steering.ended_with_a_plan(original, "fork")
-        started = await self.started_from(original)
-        steered = steering.fork(original, started, new_id("req"), plan)
-        return self._request(original, steered, user, pre_approved), steered
-
-    async def started_from(self, original: Original) -> int | None:
         history = await self._files().history(original.requested.scene_id)
-        return steering.parent_revision(original, history)
+        started = steering.parent_revision(original, history, from_op)
+        steered = steering.fork(original, started, new_id("req"), plan, from_op)
+        return self._request(original, steered, user, pre_approved), steered
 
     async def select(self, user: str, chosen: ReplayFilter) -> list[RunRow]:
         """The runs a replay's filter selects among ``user``'s, oldest first."""

@@ -97,14 +97,26 @@ class Steered:
     verdicts: dict[str, Verdict] = field(default_factory=dict)  # per operation, in order
 
 
-def parent_revision(original: Original, history: Sequence[tuple[int, str]]) -> int | None:
-    """The revision ``original`` started from: the newest, up to the one it left, whose
-    hash (``history``: revision and hash prefix, as the store names them) is the scene its
-    first operation met; None when no stored revision is (a new scene, or no execution)."""
-    executed = original.executed
-    if executed is None or executed.revision is None:
+def parent_revision(
+    original: Original, history: Sequence[tuple[int, str]], from_op: int = 1
+) -> int | None:
+    """The revision a fork of ``original`` from operation ``from_op`` starts from: the
+    newest, up to the one the run left, whose hash (``history``: revision and hash prefix,
+    as the store names them) is the scene that operation met (for 1, the scene the run's
+    first operation met). None when no stored revision is: a new scene, a run that never
+    executed, or an operation that met a scene no run committed."""
+    executed, planned = original.executed, original.planned
+    if executed is None or executed.revision is None or planned is None:
         return None
-    met = next((r.scene_hash_before for r in executed.receipts if r.scene_hash_before), None)
+    if from_op == 1:
+        met = next((r.scene_hash_before for r in executed.receipts if r.scene_hash_before), None)
+    elif from_op <= len(planned.schedule):
+        op_id = planned.schedule[from_op - 1]
+        met = next(
+            (r.scene_hash_before for r in executed.receipts if r.operation_id == op_id), None
+        )
+    else:
+        return None
     if met is None:
         return None
     matching = [n for n, prefix in history if n <= executed.revision and met.startswith(prefix)]
@@ -194,14 +206,31 @@ def rerun(
 
 
 def fork(
-    original: Original, started_from: int | None, request_id: str, plan: Any = None
+    original: Original,
+    started_from: int | None,
+    request_id: str,
+    plan: Any = None,
+    from_op: int = 1,
 ) -> Steered:
-    """A fork of ``original`` on ``started_from``, the revision it started from: a new
-    request (``request_id``) whose first operation reverts the scene to that revision."""
+    """A fork of ``original`` from operation ``from_op`` on ``started_from``, the revision
+    that operation met (``parent_revision``): a new request (``request_id``) whose first
+    operation reverts the scene there, then the plan's operations from ``from_op`` on (or
+    the edited ``plan`` whole)."""
     planned = ended_with_a_plan(original, "fork")
-    run = original.run_id
+    run, schedule = original.run_id, planned.schedule
+    if not 1 <= from_op <= min(len(schedule), MAX_OPERATION_INDEX):
+        raise SteerInvalid(
+            f"operation {from_op} is out of range: run {run} has operations 1 to "
+            f"{len(schedule)}; `blendmesh runs show {run}` lists them in order"
+        )
     ops = planned.operation_set if plan is None else edited(plan, "the edited plan")
     if started_from is None or started_from < 1:
+        if from_op > 1:
+            raise SteerRefused(
+                f"no stored revision holds the scene operation {from_op} of run {run} met: "
+                "revisions are what runs commit, and an operation meets one only when the "
+                "run committed just before it (as a run that failed there does); fork from 1"
+            )
         raise SteerRefused(
             f"run {run} started from no stored revision (it never executed, or its scene "
             "was new), so there is no parent to fork from; run its plan on a scene with "
@@ -212,6 +241,9 @@ def fork(
             f"the plan has an operation named {FORK_BASE}, the id a fork gives its revert to "
             "the parent revision; rename that operation"
         )
+    kept = (
+        set(schedule[from_op - 1 :]) if plan is None else {o.operation_id for o in ops.operations}
+    )
     base: dict[str, Any] = {
         "operation_id": FORK_BASE,
         "tool_name": REVERT_TOOL,
@@ -221,10 +253,13 @@ def fork(
     }
     body = [base]
     for op in ops.operations:
+        if op.operation_id not in kept:
+            continue
         row = _builtins(op)
-        row["depends_on"] = row["depends_on"] or [FORK_BASE]
+        # What came before operation N is in the parent revision already.
+        row["depends_on"] = [d for d in row["depends_on"] if d in kept] or [FORK_BASE]
         body.append(row)
-    origin = RunOrigin(run=run, kind="fork", base_revision=started_from)
+    origin = RunOrigin(run=run, kind="fork", from_op=from_op, base_revision=started_from)
     return Steered({"request_id": request_id, "operations": body}, origin, planned.scene_id)
 
 

@@ -49,6 +49,12 @@ class RerunBody(_Strict):
 
 
 class ForkBody(_Strict):
+    from_op: int = Field(
+        default=1,
+        ge=1,
+        le=MAX_OPERATION_INDEX,
+        description="Start from the revision this operation met; 1: the run's parent.",
+    )
     plan: dict[str, Any] | SkipJsonSchema[None] = Field(
         default=None, description="An edited operation set instead of the run's own."
     )
@@ -115,8 +121,8 @@ async def rerun(run_id: RunId, body: RerunBody, user: User, gw: Gw) -> RunRespon
 async def fork(run_id: RunId, user: User, gw: Gw, body: ForkBody | None = None) -> RunResponse:
     """A new run of the run's plan (or ``plan``) on the revision the run started from: its
     first operation, ``fork.base``, reverts the scene there and asks for approval."""
-    plan = body.plan if body else None
-    request, _ = await _steered(_steering(gw).fork(run_id, user, plan))
+    plan, from_op = (body.plan, body.from_op) if body else (None, 1)
+    request, _ = await _steered(_steering(gw).fork(run_id, user, plan, from_op=from_op))
     return await answer(gw, followed(gw, request), request.run_id)
 
 

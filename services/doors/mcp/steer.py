@@ -51,10 +51,23 @@ FORK_RUN = types.Tool(
     title="Fork a run",
     description=(
         "A new run of one of your runs' plan, or an edited `plan`, on the revision that run "
-        "started from: its first operation, fork.base, reverts the scene there (a person "
-        "approves it), then the plan runs under a request id of its own."
+        "started from (or, with `from_op`, the one that operation met): its first operation, "
+        "fork.base, reverts the scene there (a person approves it), then the plan from "
+        "`from_op` on runs under a request id of its own."
     ),
-    inputSchema=_schema({"run_id": RUN_ID, "plan": _PLAN}, ["run_id"]),
+    inputSchema=_schema(
+        {
+            "run_id": RUN_ID,
+            "from_op": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_OPERATION_INDEX,
+                "default": 1,
+            },
+            "plan": _PLAN,
+        },
+        ["run_id"],
+    ),
     outputSchema=output_schema("fork_run"),
     annotations=_WRITES,
 )
@@ -73,7 +86,9 @@ async def call(door: Door, user: str, name: str, args: Any, ctx: Context) -> typ
             )
         else:
             checked = check(args, FORK_RUN.inputSchema)
-            request, _ = await steering.fork(checked["run_id"], user, checked.get("plan"))
+            request, _ = await steering.fork(
+                checked["run_id"], user, checked.get("plan"), from_op=checked.get("from_op", 1)
+            )
     except NoRun as exc:
         raise NotFound(str(exc)) from None
     except (SteerInvalid, ValueError) as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 
 from contracts.events import Executed, Planned, RunCompleted, RunFailed, RunRequested
@@ -12,7 +13,7 @@ from contracts.failures import failure
 from contracts.operations import Operation, OperationSet
 from contracts.receipts import Receipt
 from services.doors.core import steering
-from services.doors.core.steering import FORK_BASE, Original, SteerRefused
+from services.doors.core.steering import FORK_BASE, Original, SteerInvalid, SteerRefused
 
 IDS = {"run_id": "run-a", "request_id": "req-a", "thread_id": "th-a", "user": "ann"}
 
@@ -159,3 +160,43 @@ def test_rerun_when_edited_plan_changes_a_committed_operation_after_n_points_to_
         for i, n, d in (("a", "A", []), ("b", "B", ["a"]), ("c", "Other", ["b"]))]}  # fmt: skip
     with pytest.raises(SteerRefused, match=r"changes operation 3 \(c\), which run run-a committed"):
         steering.rerun(done, 2, 4, edited)
+
+
+def hashed(
+    statuses: tuple[str, ...], befores: tuple[str | None, ...], code: str | None
+) -> Original:
+    """``original`` whose receipts name the scene each operation met."""
+    base = original(statuses, code=code)
+    assert base.executed is not None
+    receipts = [
+        msgspec.structs.replace(r, scene_hash_before=h)
+        for r, h in zip(base.executed.receipts, befores, strict=True)
+    ]
+    executed = msgspec.structs.replace(base.executed, receipts=receipts)
+    return Original(base.requested, base.planned, executed, base.ended)
+
+
+def test_parent_revision_is_the_newest_stored_scene_the_operation_met() -> None:
+    failed_at_b = hashed(("succeeded", "rolled_back", "skipped"), ("h1", "h2", None), "X")
+    history = [(1, "h1"), (2, "h9"), (3, "h2"), (4, "h2"), (5, "h1")]
+    assert steering.parent_revision(failed_at_b, history) == 1  # 5 is past what it left (4)
+    assert steering.parent_revision(failed_at_b, history, 2) == 4
+    assert steering.parent_revision(failed_at_b, history, 3) is None  # c never ran
+    assert steering.parent_revision(failed_at_b, [(1, "h9")], 1) is None
+
+
+def test_fork_from_n_keeps_the_operations_from_n_on_its_parent() -> None:
+    steered = steering.fork(original(), 4, "req-new", from_op=2)
+    ids = [o["operation_id"] for o in steered.plan["operations"]]
+    assert ids == [FORK_BASE, "b", "c"]
+    # b's dependency on a is in the parent revision already.
+    assert steered.plan["operations"][1]["depends_on"] == [FORK_BASE]
+    assert steered.plan["operations"][2]["depends_on"] == ["b"]
+    assert steered.origin.from_op == 2 and steered.origin.base_revision == 4
+
+
+def test_fork_from_n_when_no_revision_holds_what_it_met_or_n_is_out_of_range_refuses() -> None:
+    with pytest.raises(SteerRefused, match="no stored revision holds the scene operation 2"):
+        steering.fork(original(), None, "req-new", from_op=2)
+    with pytest.raises(SteerInvalid, match="has operations 1 to 3"):
+        steering.fork(original(), 4, "req-new", from_op=4)
