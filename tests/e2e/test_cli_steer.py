@@ -210,3 +210,37 @@ def test_steering_refuses_another_users_run_a_bad_n_a_bad_plan_and_a_cancelled_r
     assert proc.returncode == 2 and "1 to 50 runs" in proc.stderr
     proc = blendmesh(home, "runs", "replay", "--since", "yesterday", env=env)
     assert proc.returncode == 2 and "--since 'yesterday' is not a time" in proc.stderr
+
+
+def test_fork_from_n_of_a_failed_run_starts_from_the_revision_that_operation_met(
+    joined: Joined, tmp_path: Path
+) -> None:
+    home, env, scene = joined.home, joined.env(), joined.scene("s")
+    ops = [create("a", "Here"), move("b", "Ghost", ["a"]), move("c", "Here", ["b"])]
+    first = plan_file(tmp_path, "first", f"req-{joined.tag}", *ops)
+    failed = blendmesh(home, "run", "--json", "--scene", scene, "--plan", first, env=env)
+    assert failed.returncode == 1, failed.stderr
+    original = as_json(failed)
+    later = blendmesh(home, "run", "--scene", scene, "add a cube named Later", env=env)
+    assert later.returncode == 0, later.stderr
+    history = json.loads(blendmesh(home, "scenes", "history", scene, "--json", env=env).stdout)
+    assert [r["revision"] for r in history] == [1, 2]  # 1: Here, kept when b failed
+    # Operation 2 met revision 1; the fork moves the object that is there instead.
+    fixed = plan_file(tmp_path, "fixed", "ignored", move("b", "Here", []))
+    fork = blendmesh(
+        home, "runs", "fork", original["run_id"], "--from", "2", "--plan", fixed, "--approve",
+        "--json", env=env,
+    )  # fmt: skip
+    assert fork.returncode == 0, fork.stderr
+    result = as_json(fork)
+    assert statuses(result) == {"fork.base": "succeeded", "b": "succeeded"}
+    base = next(r for r in result["receipts"] if r["operation_id"] == "fork.base")
+    assert base["scene_hash_after"].startswith(history[0]["scene_hash_prefix"])
+    scene_now = objects(joined, scene)
+    assert scene_now.count("Here [MESH]") == 1 and "Later" not in scene_now
+    origin = shown(joined, result["run_id"])["origin"]
+    assert origin == {"run": original["run_id"], "kind": "fork", "from_op": 2,
+                      "base_revision": 1}  # fmt: skip
+    # Operation 3 never ran, so no stored scene is known to be what it met.
+    proc = blendmesh(home, "runs", "fork", original["run_id"], "--from", "3", env=env)
+    assert proc.returncode == 2 and "no stored revision holds the scene operation 3" in proc.stderr
