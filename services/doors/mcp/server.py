@@ -1,4 +1,4 @@
-"""The MCP server of 2025-11-25: twelve tools, three resources and two prompts over one
+"""The MCP server of 2025-11-25: fourteen tools, three resources and two prompts over one
 ``Door``, on stdio or HTTP (``modern.py`` serves the same to 2026-07-28 clients).
 
 Built on the SDK's low-level ``Server`` (as ``blendmesh mcp guardians`` is) so that every
