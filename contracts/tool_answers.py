@@ -65,7 +65,8 @@ class ApprovalAnswer(_Answer, frozen=True, kw_only=True):
 
 
 class RunAnswer(RunResult, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """A run as ``run``, ``run_status``, ``cancel_run`` and ``import_asset`` answer it."""
+    """A run as ``run``, ``run_status``, ``cancel_run``, ``rerun_run``, ``fork_run`` and
+    ``import_asset`` answer it."""
 
     ok: bool  # completed
     scene: SceneAnswer | None
@@ -134,6 +135,8 @@ ANSWERS: dict[str, tuple[type[msgspec.Struct], ...]] = {
     "run": (RunAnswer,),
     "run_status": (RunAnswer,),
     "cancel_run": (RunAnswer,),
+    "rerun_run": (RunAnswer,),
+    "fork_run": (RunAnswer,),
     "import_asset": (RunAnswer,),
     "answer_approval": (RunAnswer,),  # the approval card's, not the model's
     "runs": (RunsAnswer,),

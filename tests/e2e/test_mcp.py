@@ -129,6 +129,8 @@ async def test_mcp_when_listed_and_run_answers_tools_resources_and_preview(
         "runs",
         "run_status",
         "cancel_run",
+        "rerun_run",
+        "fork_run",
         "audit",
         "scene",
         "scenes",

@@ -86,6 +86,13 @@ class BusReads:
     async def scene_owner(self, scene_id: str) -> str | None:
         return await self._scenes.owner(scene_id)
 
+    async def scene_head(self, scene_id: str) -> int | None:
+        head = await self._scenes.head(scene_id)
+        return head.revision if head is not None else None
+
+    async def scene_history(self, scene_id: str) -> list[tuple[int, str]]:
+        return await self._scenes.history(scene_id)
+
     async def audit_records(self, run_id: str) -> list[dict[str, Any]]:
         try:
             detail = await audit.query_run(self._bus.nc, self._bus.prefix, run_id)

@@ -53,9 +53,11 @@ from services.doors.bus.ports import (
     RunWriter,
     SceneReviews,
 )
+from services.doors.bus.steer import steered
 from services.doors.core import ownership
 from services.doors.core.cancels import RunOver, cancel_of
 from services.doors.core.quota import QuotaExceeded
+from services.doors.core.steering import NoRun, SteerInvalid, SteerRefused
 from services.runtime.server.identity import UserEntry, may_resolve
 
 log = logging.getLogger("blendmesh.security")
@@ -186,6 +188,8 @@ class DoorHandlers:
         owner = await self.reads.scene_owner(event.scene_id)
         if owner is not None and not ownership.owns(owner, user.name):  # None: a new scene
             raise Refused("NOT_FOUND", f"no scene {event.scene_id}")
+        if event.origin is not None:
+            event = await self._steered(user, event)
         if self.room is not None:
             try:
                 await self.room(user.name)
@@ -194,6 +198,20 @@ class DoorHandlers:
         # The door, not the client, says what host the request came through (spec 001).
         await self.writer.publish(msgspec.structs.replace(event, host=BUS))
         return DoorReply(ok=True, run_id=event.run_id)
+
+    async def _steered(self, user: UserEntry, event: RunRequested) -> RunRequested:
+        try:
+            event = await steered(self.reads, user.name, event)
+        except NoRun as exc:
+            raise Refused("NOT_FOUND", str(exc)) from None
+        except (SteerInvalid, ValueError) as exc:
+            raise Refused("INVALID", str(exc)) from None
+        except SteerRefused as exc:
+            raise Refused("CONFLICT", str(exc)) from None
+        problem = request_problem(event, self.clock())
+        if problem is not None:
+            raise Refused("INVALID", problem)
+        return event
 
     async def resolve(self, user: UserEntry, data: bytes) -> DoorReply:
         event = _event(data, ApprovalResolved, "run.resolve", "run.approval_resolved")

@@ -22,9 +22,11 @@ def add_commands(sub: Any) -> None:
     """Every command, onto ``blendmesh``'s subparsers."""
     run = _run(sub)
     _up(sub)
-    runs = sub.add_parser("runs", help="list recent runs, or `runs show RUN`: one's timeline")
+    runs = sub.add_parser(
+        "runs", help="list recent runs, or `runs show|rerun|fork|replay`: one's timeline, steering"
+    )
     runs.add_argument("--limit", type=int, default=20)
-    shown = runs.add_subparsers(dest="runs_command", metavar="show")
+    shown = runs.add_subparsers(dest="runs_command", metavar="show|rerun|fork|replay")
     one = shown.add_parser(
         "show",
         help="a run's timeline: every event, each operation with its arguments and receipt, "
@@ -32,6 +34,7 @@ def add_commands(sub: Any) -> None:
     )
     one.add_argument("run_id", help="the run, as `blendmesh runs` lists it")
     one.add_argument("--json", action="store_true", help="print the timeline as JSON")
+    _steering(shown)
     aud = sub.add_parser("audit", help="show a run's audit trail, or `audit rebuild`")
     aud.add_argument("run_id", help="a run id, or `rebuild` to replay the log into the views")
     _resolve(sub)
@@ -322,3 +325,55 @@ def _addon(sub: Any) -> None:
         type=Path,
         help="the zip to write (default: ./blendmesh-addon-<version>.zip)",
     )
+
+
+def _steering(shown: Any) -> None:
+    """``runs rerun``, ``runs fork`` and ``runs replay`` (ADR 0063)."""
+    rerun = shown.add_parser(
+        "rerun",
+        help="run a failed or completed run again from operation N: what it committed is "
+        "skipped as idempotent, the rest runs",
+    )
+    rerun.add_argument("run_id", help="your run, as `blendmesh runs` lists it")
+    rerun.add_argument(
+        "--from", dest="from_op", type=int, required=True, metavar="N",
+        help="the operation to run again from, 1 for the first, in `runs show` order",
+    )  # fmt: skip
+    fork = shown.add_parser(
+        "fork", help="a new run of a run's plan, or an edited one, on the revision it started from"
+    )
+    fork.add_argument("run_id", help="your run, as `blendmesh runs` lists it")
+    fork.add_argument(
+        "--from", dest="from_op", type=int, default=1, metavar="N",
+        help="start from the revision operation N met (default 1: the one the run started "
+        "from) and run the plan from N on",
+    )  # fmt: skip
+    replay = shown.add_parser(
+        "replay", help="re-run the runs a filter selects, after an incident; --dry-run first"
+    )
+    replay.add_argument(
+        "--since", help="runs created at or after: ISO 8601 (UTC unless it says), or seconds"
+    )
+    replay.add_argument(
+        "--until", help="runs created at or before: ISO 8601 (UTC unless it says), or seconds"
+    )
+    replay.add_argument("--status", choices=("completed", "failed"), help="only runs that ended so")
+    replay.add_argument("--error-code", help="only runs that failed with this code")
+    replay.add_argument("--limit", type=int, default=10, help="at most this many runs (1-50)")
+    replay.add_argument(
+        "--dry-run", action="store_true",
+        help="list what would run again and what is already committed; run nothing",
+    )  # fmt: skip
+    for cmd in (rerun, fork):
+        cmd.add_argument(
+            "--plan", type=Path, metavar="FILE",
+            help="an edited plan (a spec 000 operation set) instead of the run's own",
+        )  # fmt: skip
+    for cmd in (rerun, fork, replay):
+        cmd.add_argument(
+            "--approve", action="store_true", help="pre-approve destructive operations"
+        )
+        cmd.add_argument("--json", action="store_true", help="print the result as JSON")
+        cmd.add_argument(
+            "--timeout", type=float, default=600.0, help="seconds to wait for each result"
+        )

@@ -40,6 +40,7 @@ from services.doors.gateway import (
     scene_runs,
     scene_tags,
     scenes,
+    steer,
     uploads,
 )
 from services.doors.gateway.auth import Authenticator, Tokens
@@ -112,6 +113,7 @@ def create_app(
     )
     routers = (
         *(agent, approvals, cancels, me, reads, scenes, scene_runs, scene_looks, scene_tags),
+        steer,
         *(uploads, pushed_chunks, changes),
         *(health, metrics, protected_resource),
     )
