@@ -182,7 +182,7 @@ def create(args: dict[str, Any]) -> Outcome:
     kind = args["kind"]
     default = {"bezier": "BezierCurve", "circle": "BezierCircle", "path": "NurbsPath"}[kind]
     name = args.get("name", default)
-    misplaced = [k for k in ("points", "cyclic") if k in args and kind == "circle"]
+    misplaced: list[str] = [k for k in ("points", "cyclic") if k in args and kind == "circle"]
     misplaced += ["radius"] if "radius" in args and kind != "circle" else []
     if misplaced:
         raise ToolError(
