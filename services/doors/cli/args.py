@@ -16,6 +16,7 @@ ADOPT, DISCARD = "--adopt", "--discard"
 # (tests/unit/doors/test_cli_imports.py), and a test holds the two equal.
 MIN_SIDE, MAX_SIDE = 64, 2048
 SHADINGS = ("material", "solid", "rendered")  # contracts.views.SHADINGS, likewise
+EXPORT_FORMATS = ("fbx", "glb", "obj", "stl", "usd")  # contracts.exports.FORMATS, likewise
 
 
 def add_commands(sub: Any) -> None:
@@ -166,7 +167,9 @@ def _scenes(sub: Any, run: argparse.ArgumentParser) -> None:
         action="store_true",
         help="the exported .blend was changed by hand: keep a copy beside it and replace it",
     )
-    scenes = sub.add_parser("scenes", help="your scenes; `scenes show|history|import|tag|gc`")
+    scenes = sub.add_parser(
+        "scenes", help="your scenes; `scenes show|history|import|export|tag|gc`"
+    )
     scenes.add_argument("--json", action="store_true", help="print JSON")
     verbs = scenes.add_subparsers(dest="scenes_command")
     for name, what in (("show", "what a scene holds"), ("history", "a scene's revisions")):
@@ -178,6 +181,11 @@ def _scenes(sub: Any, run: argparse.ArgumentParser) -> None:
     imp.add_argument("--scene", required=True, help="the scene id (a new id makes a new scene)")
     imp.add_argument("--approve", action="store_true", help="pre-approve the import")
     imp.add_argument("--json", action="store_true", help="print the run result as JSON")
+    exp = verbs.add_parser("export", help="download a scene as a glb, fbx, obj, usd or stl file")
+    exp.add_argument("scene", help="the scene id")
+    exp.add_argument("--format", required=True, choices=EXPORT_FORMATS, help="the file format")
+    exp.add_argument("--output", "-o", type=Path, required=True, help="the file to write")
+    exp.add_argument("--json", action="store_true", help="print the answer as JSON")
     _retention(verbs)
     revert = sub.add_parser("revert", help="make a new revision equal to an earlier one")
     revert.add_argument("scene", help="the scene id")

@@ -118,6 +118,10 @@ async def dispatch(args: argparse.Namespace, settings: Settings, out: Screen, er
         )
 
         return await cli_retention.dispatch(args, settings, rich(out))
+    if args.command == "scenes" and args.scenes_command == "export":
+        from services.doors.cli import looks as cli_looks
+
+        return await cli_looks.export(args, settings, out, err)
     services = tuple(Mesh.all_services())
     if args.command == "revert":
         async with connected(settings, services) as bus:
