@@ -48,10 +48,15 @@ def _image(name: str) -> bpy.types.Image:
     path = os.path.join(folder(), name + SUFFIX)
     if os.path.getsize(path) > MAX_HDRI_BYTES:
         raise ToolError("invalid_input", f"the studio light {name!r} is larger than an HDRI may be")
-    image = bpy.data.images.load(path, check_existing=False)
-    image.pack()
-    image.filepath = f"//{name}{SUFFIX}"  # the packed copy is what renders; no host path kept
-    image.name = label
+    with open(path, "rb") as file:
+        data = file.read()
+    # Packed from its bytes, never loaded by path: Blender keeps a loaded image's path in
+    # a fixed buffer that a later, shorter path only partly overwrites, and the saved
+    # scene would carry the rest of it. The stand-in path is what a packed copy names.
+    image = bpy.data.images.new(label, 1, 1, float_buffer=True)
+    image.filepath_raw = f"//{name}{SUFFIX}"
+    image.source = "FILE"
+    image.pack(data=data, data_len=len(data))
     return image
 
 

@@ -54,7 +54,7 @@ BODY_SCHEMA: dict[str, Any] = {
     "type": "string",
     "minLength": 1,
     "maxLength": MAX_BODY,
-    "description": f"The text, 1 to {MAX_BODY} characters; newlines start lines.",
+    "description": f"The text, 1 to {MAX_BODY} printable characters on one line.",
 }
 FONT_SCHEMA = name_schema(
     "A font already in the scene, built in or packed into the file (default: Blender's "
