@@ -188,7 +188,14 @@ def _verb_make(cur: Cursor) -> Plans:
 
 def _verb_set(cur: Cursor) -> Plans:
     return first(
-        cur, stage.world, stage.set_lens, stage.active_camera, stage.set_light, forms.verb_set
+        cur,
+        stage.world,
+        stage.set_lens,
+        stage.active_camera,
+        stage.set_light,
+        forms.verb_set,
+        output.set_samples,
+        output.set_view,
     )
 
 

@@ -36,6 +36,8 @@ _REFERS: dict[str, tuple[str, ...]] = {
     "curve.to_mesh": ("name",),
     "constraint.track_to": ("object", "target"),
     "constraint.follow_path": ("object", "target"),
+    "constraint.copy_location": ("object", "target"),
+    "constraint.copy_rotation": ("object", "target"),
     "armature.bind": ("object", "armature"),
 }
 _CREATES: dict[str, str] = {

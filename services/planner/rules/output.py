@@ -172,10 +172,64 @@ def export_as(cur: Cursor) -> Plan:
     return "scene.export", {"format": FORMATS[fmt]}
 
 
+VIEWS = {
+    ("agx",): "AgX",
+    ("standard",): "Standard",
+    ("filmic",): "Filmic",
+    ("filmic", "log"): "Filmic Log",
+    ("khronos",): "Khronos PBR Neutral",
+    ("pbr", "neutral"): "Khronos PBR Neutral",
+    ("false", "color"): "False Color",
+    ("raw",): "Raw",
+}
+
+
+def set_samples(cur: Cursor) -> Plan:
+    """set|change [the] [render] samples to <n>"""
+    cur.skip_article()
+    cur.word("render")
+    cur.expect("samples")
+    cur.expect("to")
+    samples = cur.number()
+    cur.end()
+    return "render.set", {"samples": samples}
+
+
+def set_view(cur: Cursor) -> Plan:
+    """set|change [the] view transform to <view> [with [the|a] <look> look]"""
+    cur.skip_article()
+    cur.word("color", "colour")
+    cur.expect("view")
+    cur.expect("transform")
+    cur.expect("to")
+    view = cur.phrase(VIEWS)
+    if view is None:
+        raise NoParse("Say a view transform: agx, standard, filmic, khronos, raw, false color.")
+    args: dict[str, Any] = {"view_transform": view}
+    if cur.word("with"):
+        cur.skip_article()
+        words = []
+        while (token := cur.peek()) is not None and token.lower != "look":
+            words.append(token.text.capitalize())
+            cur.pos += 1
+        cur.expect("look")
+        args["look"] = " ".join(words) or "None"
+    cur.end()
+    return "render.color", args
+
+
 def make_track(cur: Cursor) -> Plan:
-    """make <Name> (track|face|look at|point at) <Target> | make <Name> follow [the path]
-    <Curve>"""
+    """make <Name> (track|face) <Target> | make <Name> follow [the path|the curve] <Curve> |
+    make <Name> copy [the] location|rotation of <Target>"""
     obj = cur.name()
+    if cur.word("copy"):
+        cur.word("the")
+        what = cur.expect("location", "position", "rotation")
+        cur.expect("of", "from")
+        target = cur.name()
+        cur.end()
+        tool = "constraint.copy_rotation" if what == "rotation" else "constraint.copy_location"
+        return tool, {"object": obj, "target": target}
     if cur.word("follow"):
         cur.word("the")
         cur.word("path", "curve")

@@ -23,6 +23,9 @@ OUTPUT_TOOLS: dict[str, SafetyLevel] = {
     "armature.bind": "safe_write",
     "constraint.track_to": "safe_write",
     "constraint.follow_path": "safe_write",
+    "constraint.copy_location": "safe_write",
+    "constraint.copy_rotation": "safe_write",
+    "render.color": "safe_write",
     "render.set": "safe_write",
     "world.hdri": "safe_write",
     "scene.export": "read_only",
@@ -91,6 +94,20 @@ def planned(text: str) -> list[tuple[str, dict[str, Any]]]:
         ),
         ("export it as glb", [("scene.export", {"format": "glb"})]),
         ("export the scene to an stl file", [("scene.export", {"format": "stl"})]),
+        ("set the samples to 128", [("render.set", {"samples": 128})]),
+        ("set the view transform to filmic", [("render.color", {"view_transform": "Filmic"})]),
+        (
+            "set the view transform to agx with a punchy look",
+            [("render.color", {"view_transform": "AgX", "look": "Punchy"})],
+        ),
+        (
+            "make Box copy the rotation of Camera",
+            [("constraint.copy_rotation", {"object": "Box", "target": "Camera"})],
+        ),
+        (
+            "make Box copy the location of Key",
+            [("constraint.copy_location", {"object": "Box", "target": "Key"})],
+        ),
         ("make Camera track Box", [("constraint.track_to", {"object": "Camera", "target": "Box"})]),
     ],
 )
