@@ -230,3 +230,32 @@ async def test_cli_scenes_export_when_run_writes_the_file_and_refuses_a_folder(
     folder = [*home, "scenes", "export", SCENE, "--format", "glb", "-o", str(tmp_path)]
     assert await asyncio.to_thread(cli.main, folder) != 0
     assert "is a folder" in capsys.readouterr().err
+
+
+async def test_request_when_typed_as_an_artist_plans_and_runs_every_new_tool(
+    api: httpx.AsyncClient,
+) -> None:
+    """The offline planner reads the request, the policy allows it, the executor runs it
+    on real Blender, and the export reads what the steps before it made."""
+    prompt = (
+        'add text "Open" named Word extruded by 0.1, add an empty named Aim at 0 5 0, '
+        "make Word track Aim, render with cycles at 32 samples, use the studio hdri, "
+        "export it as glb"
+    )
+    answer = await api.post(
+        "/api/agent/run", json={"prompt": prompt, "sceneId": "typed"}, headers=ANA
+    )
+    assert answer.status_code == 200, answer.text
+    run = answer.json()
+    assert run["ok"] is True and run["status"] == "completed", run
+    tools = [a["tool"] for a in run["actions"]]
+    assert tools == [
+        "text.create",
+        "empty.create",
+        "constraint.track_to",
+        "render.set",
+        "world.hdri",
+        "scene.export",
+    ]
+    got = await api.get("/api/scenes/typed/export/glb", headers=ANA)
+    assert got.status_code == 200 and got.content[:4] == b"glTF"
