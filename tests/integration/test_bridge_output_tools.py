@@ -13,7 +13,7 @@ import pytest
 
 from contracts.exports import ExportParams
 from services.executor.adapters.bridge_client import BridgeError, BridgeProcess
-from tests.support.bridges import bridge_fixtures, call, ok
+from tests.support.bridges import SERVER_PRELUDE, bridge_fixtures, call, ok, script_result
 
 pytestmark = [
     pytest.mark.integration,
@@ -305,3 +305,26 @@ async def test_export_when_over_its_bound_is_refused_and_writes_nothing(
     with pytest.raises(BridgeError):
         await bridge.export_scene(ExportParams(path=str(wrong), format="glb", max_bytes=10**8))
     assert not wrong.exists()
+
+
+async def test_text_when_its_font_is_a_host_path_refuses_and_a_packed_one_is_taken() -> None:
+    """A font read from a path (only Blender's own or a file a scene was loaded with could
+    put one there) is refused; the same font packed into the scene is taken."""
+    answered_lines, _ = await script_result(
+        SERVER_PRELUDE
+        + """
+import os
+import bpy
+from services.bridge import registry
+folder = bpy.utils.system_resource("DATAFILES", path="fonts")
+font = bpy.data.fonts.load(os.path.join(folder, "Inter.woff2"))
+outside = registry.call("text.create", {"body": "x", "font": font.name}, (5, 0, 1))
+font.pack()
+packed = registry.call("text.create", {"body": "x", "font": font.name}, (5, 0, 1))
+print("RESULT " + json.dumps([outside.ok, outside.error_code, outside.message, packed.ok]))
+"""
+    )
+    ok_outside, code, message, ok_packed = answered_lines
+    assert not ok_outside and code == "invalid_input"
+    assert "outside the scene" in message and "pack" in message and "/" not in message
+    assert ok_packed
