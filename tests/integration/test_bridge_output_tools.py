@@ -60,7 +60,10 @@ async def answered(bridge: BridgeProcess, tool: str, /, **arguments: Any) -> dic
     assert result.data is not None
     jsonschema.validate(result.data, schemas[tool])
     if OUTPUT_TOOLS[tool][0] != "read_only":
-        assert await bridge.fingerprint() != before, f"{tool} left the scene hash as it was"
+        after = await bridge.fingerprint()
+        assert after != before, f"{tool} left the scene hash as it was"
+        # The cached hash (digests of what the call declared it touches) is the full one.
+        assert after == await bridge.fingerprint_full(), f"{tool} touched more than it said"
     return result.data
 
 
