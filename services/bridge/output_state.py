@@ -101,6 +101,9 @@ def object_entries(ob: bpy.types.Object) -> dict[str, Any]:
     if ob.type == "ARMATURE":
         bones = ob.data.bones
         entry["bones"] = [[b.name, b.parent.name if b.parent else None] for b in bones]
+        posed = [_posed(b) for b in ob.pose.bones]
+        if any(posed):
+            entry["pose"] = [p for p in posed if p]
     elif ob.type == "FONT":
         data = ob.data
         font = data.font.name if data.font is not None else None
@@ -109,3 +112,15 @@ def object_entries(ob: bpy.types.Object) -> dict[str, Any]:
         data = ob.data
         entry["curve"] = [len(data.splines), r(data.bevel_depth), r(data.extrude)]
     return entry
+
+
+def _posed(bone: bpy.types.PoseBone) -> list[Any] | None:
+    """A bone's pose off its rest position, or None at rest."""
+    values = [
+        [r(v) for v in bone.location],
+        [r(v) for v in bone.rotation_euler],
+        [r(v) for v in bone.rotation_quaternion],
+        [r(v) for v in bone.scale],
+    ]
+    rest = [[0.0] * 3, [0.0] * 3, [1.0, 0.0, 0.0, 0.0], [1.0] * 3]
+    return None if values == rest else [bone.name, *values]

@@ -30,8 +30,8 @@ OUTPUT_TOOLS = {
     "constraint.track_to", "constraint.damped_track", "constraint.child_of",
     "constraint.follow_path", "constraint.copy_location", "constraint.copy_rotation",
     "constraint.limit_location", "constraint.limit_rotation", "constraint.limit_scale",
-    "constraint.remove", "empty.create", "armature.create", "armature.bind", "render.set",
-    "render.color", "world.hdri", "world.hdris",
+    "constraint.remove", "empty.create", "armature.create", "armature.bind", "armature.pose",
+    "render.set", "render.color", "world.hdri", "world.hdris",
 }  # fmt: skip
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]

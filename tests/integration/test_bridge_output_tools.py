@@ -43,6 +43,7 @@ OUTPUT_TOOLS = {
     "empty.create": ("safe_write", "non_idempotent", "object.delete"),
     "armature.create": ("safe_write", "non_idempotent", "object.delete"),
     "armature.bind": ("safe_write", "non_idempotent", "checkpoint"),
+    "armature.pose": ("safe_write", "idempotent", "checkpoint"),
     "render.set": ("safe_write", "idempotent", "checkpoint"),
     "render.color": ("safe_write", "idempotent", "checkpoint"),
     "world.hdri": ("safe_write", "idempotent", "checkpoint"),
@@ -233,6 +234,16 @@ async def test_armature_when_created_and_bound_weights_the_mesh_by_bone(
     assert bound["groups"] == ["Root", "Tip"] and bound["weighted_vertices"] == 8
     # Back in object mode: a later call edits the scene as usual.
     await ok(bridge, "object.transform", name="Rig", location=[1, 0, 0])
+    before = await ok(bridge, "object.inspect", name="Body")
+    posed = await answered(bridge, "armature.pose", armature="Rig", bone="Tip", rotation=[45, 0, 0])
+    assert posed["rotation"] == [45.0, 0.0, 0.0]
+    after = await ok(bridge, "object.inspect", name="Body")
+    assert before.data is not None and after.data is not None
+    assert after.data["world_bounds"] != before.data["world_bounds"]  # the mesh follows
+    said = await refused(
+        bridge, "not_found", "armature.pose", armature="Rig", bone="Nope", rotation=[1, 0, 0]
+    )
+    assert "'Nope'" in said and "Tip" in said
 
 
 async def test_armature_when_bones_are_wrong_refuses_naming_the_bone(bridge: BridgeProcess) -> None:

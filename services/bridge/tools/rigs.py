@@ -9,6 +9,7 @@ when it fails, so no later call finds the scene in edit mode.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -18,8 +19,8 @@ from mathutils import Vector
 
 from blendmesh_addon.tools.objects import require_free_name
 
-from ..registry import Outcome, ToolError, Touches, name_schema, tool
-from .answers import INTEGER, NAMES, NUMBER, STRING, answer, deleting
+from ..registry import Outcome, ToolError, Touches, name_schema, tool, vec3
+from .answers import INTEGER, NAMES, NUMBER, STRING, VECTOR, answer, deleting
 from .placing import LOCATION_LIMIT, link_new, location_schema, require_kind, rotation_schema
 
 MAX_BONES = 64
@@ -239,4 +240,66 @@ def bind(args: dict[str, Any]) -> Outcome:
         },
         mutated=True,
         message=f"bound {mesh.name!r} to {rig.name!r}: {weighted} vertices weighted",
+    )
+
+
+@tool(
+    name="armature.pose",
+    touches=Touches(("armature",)),
+    description=(
+        "Pose one bone of an armature: its rotation (degrees, XYZ Euler), location and/or "
+        "scale relative to its rest position; what the bound mesh follows."
+    ),
+    input_schema={
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["armature", "bone"],
+        "anyOf": [{"required": ["rotation"]}, {"required": ["location"]}, {"required": ["scale"]}],
+        "properties": {
+            "armature": name_schema("The armature object."),
+            "bone": name_schema("The bone's name."),
+            "rotation": rotation_schema("Relative to the bone's rest pose."),
+            "location": location_schema("Offset from the bone's rest position, in its space."),
+            "scale": vec3("Scale factors of the bone, each 0.001..1000.", 1000),
+        },
+    },
+    output_schema=answer(
+        {
+            "armature": STRING,
+            "bone": STRING,
+            "rotation": VECTOR,
+            "location": VECTOR,
+            "scale": VECTOR,
+        }
+    ),
+    safety_level="safe_write",
+    idempotence_class="idempotent",
+    compensation="checkpoint",
+)
+def pose(args: dict[str, Any]) -> Outcome:
+    rig = require_kind(args["armature"], "ARMATURE", "armature.pose")
+    bone = rig.pose.bones.get(args["bone"])
+    if bone is None:
+        have = [b.name for b in rig.pose.bones][:20]
+        raise ToolError("not_found", f"{rig.name!r} has no bone {args['bone']!r}; it has {have}")
+    if "scale" in args and any(abs(v) < 0.001 for v in args["scale"]):
+        raise ToolError("invalid_input", "scale: each factor must be at least 0.001 away from 0")
+    if "rotation" in args:
+        bone.rotation_mode = "XYZ"
+        bone.rotation_euler = [math.radians(v) for v in args["rotation"]]
+    if "location" in args:
+        bone.location = args["location"]
+    if "scale" in args:
+        bone.scale = args["scale"]
+    return Outcome(
+        data={
+            "armature": rig.name,
+            "bone": bone.name,
+            # Four places: a float32 angle is 90.000003 degrees back, not 90.
+            "rotation": [round(math.degrees(v), 4) + 0.0 for v in bone.rotation_euler],
+            "location": [round(v, 6) for v in bone.location],
+            "scale": [round(v, 6) for v in bone.scale],
+        },
+        mutated=True,
+        message=f"posed {bone.name!r} of {rig.name!r}",
     )
