@@ -39,6 +39,7 @@ _REFERS: dict[str, tuple[str, ...]] = {
     "constraint.copy_location": ("object", "target"),
     "constraint.copy_rotation": ("object", "target"),
     "armature.bind": ("object", "armature"),
+    "armature.pose": ("armature",),
 }
 _CREATES: dict[str, str] = {
     "object.create": "name",

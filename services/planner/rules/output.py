@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from services.planner.rules.cursor import Cursor, NoParse, Plan, once
+from services.planner.rules.readers import axis
 
 CURVE_KINDS: dict[tuple[str, ...], str] = {
     ("bezier", "curve"): "bezier",
@@ -264,3 +265,22 @@ def bind(cur: Cursor) -> Plan:
         cur.expect("weights")
     cur.end()
     return "armature.bind", {"object": obj, "armature": rig}
+
+
+def pose_bone(cur: Cursor) -> Plan:
+    """rotate|turn [the] bone <B> of <armature> [by] <n> [degrees] around|about|on <axis>:
+    the bone's pose, set absolutely about that axis"""
+    cur.word("the")
+    cur.expect("bone")
+    bone = cur.literal_name()
+    cur.expect("of", "in")
+    rig = cur.name()
+    cur.word("by")
+    angle = cur.number()
+    cur.word("degrees", "degree", "deg")
+    cur.expect("around", "about", "on")
+    index = axis(cur)
+    cur.end()
+    rotation: list[Any] = [0, 0, 0]
+    rotation[index] = angle
+    return "armature.pose", {"armature": rig, "bone": bone, "rotation": rotation}

@@ -21,6 +21,7 @@ OUTPUT_TOOLS: dict[str, SafetyLevel] = {
     "empty.create": "safe_write",
     "armature.create": "safe_write",
     "armature.bind": "safe_write",
+    "armature.pose": "safe_write",
     "constraint.track_to": "safe_write",
     "constraint.follow_path": "safe_write",
     "constraint.copy_location": "safe_write",
@@ -122,6 +123,17 @@ def test_rig_request_when_typed_in_one_line_binds_what_it_made() -> None:
     assert ops == [
         ("armature.create", {"name": "Rig"}),
         ("armature.bind", {"object": "Box", "armature": "Rig"}),
+    ]
+
+
+def test_pose_when_typed_rotates_the_bone_of_the_rig_it_made() -> None:
+    ops = planned("add an armature named Rig, rotate the bone Bone of Rig by 30 degrees around x")
+    assert ops[1] == (
+        "armature.pose",
+        {"armature": "Rig", "bone": "Bone", "rotation": [30, 0, 0]},
+    )
+    assert planned("rotate Box by 45 around z") == [
+        ("object.transform", {"name": "Box", "rotation": [0, 0, 45], "mode": "relative"})
     ]
 
 
