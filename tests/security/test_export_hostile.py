@@ -116,3 +116,15 @@ async def test_export_when_the_bridge_dies_leaves_it_to_the_runner(tmp_path: Pat
             {"format": "stl"},
         )
     assert left(tmp_path) == []
+
+
+def test_formats_when_spelled_by_each_door_are_the_exporters_own() -> None:
+    """The gateway's route and the CLI's parser spell the formats without importing the
+    contracts' table (a parser imports nothing a command needs): the same five."""
+    from typing import get_args
+
+    from contracts.exports import FORMATS
+    from services.doors.cli.args import EXPORT_FORMATS
+    from services.doors.gateway.scene_exports import Format
+
+    assert set(get_args(Format)) == set(FORMATS) == set(EXPORT_FORMATS)
