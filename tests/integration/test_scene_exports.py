@@ -259,3 +259,22 @@ async def test_request_when_typed_as_an_artist_plans_and_runs_every_new_tool(
     ]
     got = await api.get("/api/scenes/typed/export/glb", headers=ANA)
     assert got.status_code == 200 and got.content[:4] == b"glTF"
+
+
+async def test_cli_scenes_export_when_the_scene_is_another_users_writes_nothing(
+    mesh: tuple[Mesh, Bus],
+    sign: dict[str, Any],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    running = mesh[0]
+    monkeypatch.setenv("NATS_URL", running.url)
+    monkeypatch.setenv("BLENDMESH_PREFIX", running.settings.prefix)
+    monkeypatch.setenv("BLENDMESH_USER", "ben")
+    out = tmp_path / "theirs.glb"
+    args = ["--home", str(running.settings.home), "scenes", "export", SCENE, "--format", "glb"]
+    assert await asyncio.to_thread(cli.main, [*args, "-o", str(out)]) != 0
+    said = capsys.readouterr().err
+    assert SCENE in said and "Sign" not in said
+    assert not out.exists()
