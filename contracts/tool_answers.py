@@ -129,6 +129,17 @@ class ViewAnswer(_Answer, frozen=True, kw_only=True):
     shading: Shading
 
 
+class ExportAnswer(_Answer, frozen=True, kw_only=True):
+    """An exported file: the answer's embedded resource holds it, ``file`` its address."""
+
+    run_id: str
+    scene_id: str
+    file: str
+    bytes: int
+    format: str
+    objects: int
+
+
 # Each tool's answers, besides ErrorAnswer. A read that policy holds for a person, or
 # whose run fails, answers like ``run``.
 ANSWERS: dict[str, tuple[type[msgspec.Struct], ...]] = {
@@ -148,6 +159,7 @@ ANSWERS: dict[str, tuple[type[msgspec.Struct], ...]] = {
     "preview": (PreviewAnswer,),
     "inspect_object": (InspectAnswer, RunAnswer),
     "render_view": (ViewAnswer, RunAnswer),
+    "export_scene": (ExportAnswer, RunAnswer),
 }
 
 

@@ -16,6 +16,7 @@ ADOPT, DISCARD = "--adopt", "--discard"
 # (tests/unit/doors/test_cli_imports.py), and a test holds the two equal.
 MIN_SIDE, MAX_SIDE = 64, 2048
 SHADINGS = ("material", "solid", "rendered")  # contracts.views.SHADINGS, likewise
+EXPORT_FORMATS = ("fbx", "glb", "obj", "stl", "usd")  # contracts.exports.FORMATS, likewise
 
 
 def add_commands(sub: Any) -> None:
@@ -170,7 +171,7 @@ def _scenes(sub: Any, run: argparse.ArgumentParser) -> None:
         help="the exported .blend was changed by hand: keep a copy beside it and replace it",
     )
     scenes = sub.add_parser(
-        "scenes", help="your scenes; `scenes show|history|diff|review|import|tag|gc`"
+        "scenes", help="your scenes; `scenes show|history|diff|review|import|export|tag|gc`"
     )
     scenes.add_argument("--json", action="store_true", help="print JSON")
     verbs = scenes.add_subparsers(dest="scenes_command")
@@ -184,6 +185,11 @@ def _scenes(sub: Any, run: argparse.ArgumentParser) -> None:
     imp.add_argument("--scene", required=True, help="the scene id (a new id makes a new scene)")
     imp.add_argument("--approve", action="store_true", help="pre-approve the import")
     imp.add_argument("--json", action="store_true", help="print the run result as JSON")
+    exp = verbs.add_parser("export", help="download a scene as a glb, fbx, obj, usd or stl file")
+    exp.add_argument("scene", help="the scene id")
+    exp.add_argument("--format", required=True, choices=EXPORT_FORMATS, help="the file format")
+    exp.add_argument("--output", "-o", type=Path, required=True, help="the file to write")
+    exp.add_argument("--json", action="store_true", help="print the answer as JSON")
     _retention(verbs)
     revert = sub.add_parser("revert", help="make a new revision equal to an earlier one")
     revert.add_argument("scene", help="the scene id")

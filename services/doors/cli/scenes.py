@@ -123,6 +123,10 @@ async def dispatch(args: argparse.Namespace, settings: Settings, out: Screen, er
         from services.doors.cli import changes as cli_changes
 
         return await cli_changes.dispatch(args, settings, out)
+    if args.command == "scenes" and args.scenes_command == "export":
+        from services.doors.cli import looks as cli_looks
+
+        return await cli_looks.export(args, settings, out, err)
     services = tuple(Mesh.all_services())
     if args.command == "revert":
         async with connected(settings, services) as bus:

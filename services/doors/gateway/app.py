@@ -36,6 +36,7 @@ from services.doors.gateway import (
     protected_resource,
     pushed_chunks,
     reads,
+    scene_exports,
     scene_looks,
     scene_runs,
     scene_tags,
@@ -114,7 +115,7 @@ def create_app(
     routers = (
         *(agent, approvals, cancels, me, reads, scenes, scene_runs, scene_looks, scene_tags),
         steer,
-        *(uploads, pushed_chunks, changes),
+        *(uploads, pushed_chunks, changes, scene_exports),
         *(health, metrics, protected_resource),
     )
     for module in routers:

@@ -33,7 +33,7 @@ from services.doors.core.ownership import NotOwned
 from services.doors.core.quota import QuotaExceeded, RunQuota
 from services.doors.core.reviews import NoRevision, Revisions, registry_approvers
 from services.doors.core.scene_client import NoScene
-from services.doors.mcp import answers, cards, looks, prompts, steer, tools
+from services.doors.mcp import answers, cards, exports, looks, prompts, steer, tools
 from services.doors.mcp.approval import submit
 from services.doors.mcp.door import Door, check, plain
 from services.doors.mcp.errors import AuthError, NotFound, ToolError, Unavailable, ValidationError
@@ -58,7 +58,7 @@ Context = RequestContext[Any, Any, Any]
 UserOf = Callable[[Context], str]
 # The tools a model may call; the runs they start show in the approval card where the
 # host renders MCP Apps.
-LISTED = [cards.carded(t) for t in [*tools.TOOLS, *steer.TOOLS, *looks.TOOLS]]
+LISTED = [cards.carded(t) for t in [*tools.TOOLS, *steer.TOOLS, *looks.TOOLS, *exports.TOOLS]]
 
 
 USER_KEY = "blendmesh.user"
@@ -147,6 +147,8 @@ async def _call(door: Door, user: str, name: str, args: Any, ctx: Context) -> ty
         return await looks.call(door, user, name, args, ctx)
     if name in steer.NAMES:
         return await steer.call(door, user, name, args, ctx)
+    if name in exports.NAMES:
+        return await exports.call(door, user, name, args, ctx)
     names = ", ".join(t.name for t in LISTED)
     raise ValidationError(f"unknown tool; this server has: {names}")
 
