@@ -46,6 +46,10 @@ DOOR_VERBS: dict[str, type[msgspec.Struct]] = {
     "files.get": FileRef,
 }
 CLIENT_SENDS = event_kinds.asked()
+# Project and lock events, sent by the doors alone (contracts/projects.py).
+STUDIO_PUBLISHERS: dict[type[msgspec.Struct], tuple[str, ...]] = {
+    kind.event: kind.publishers for kind in event_kinds.STUDIO_EVENT_KINDS
+}
 
 _PARAMETERS = {
     "prefix": "BLENDMESH_PREFIX of the mesh (default `blendmesh`).",
@@ -54,6 +58,7 @@ _PARAMETERS = {
     "consumer": "The durable consumer that gave up on a message.",
     "user": "The user the record is about (a non-token user id: `=` and 32 hex of its sha256).",
     "scene_id": "The run's scene (`=` while the run has none).",
+    "project_id": "A shared project's id: 1-64 letters, digits, `_` or `-`.",
 }
 HEADERS = {
     "type": "object",
@@ -112,6 +117,11 @@ def _channel(kind: type[msgspec.Struct]) -> tuple[str, dict[str, Any]]:
     elif kind is AllowlistRevoked:
         address = "{prefix}.scene.{scene_id}.allowlist_revoked"
         params, who = ("prefix", "scene_id"), "NATS role `policy`"
+    elif kind in STUDIO_PUBLISHERS:
+        family, _, event = name.partition(".")
+        key = "project_id" if family == "project" else "scene_id"
+        address, params = f"{{prefix}}.{family}.{{{key}}}.{event}", ("prefix", key)
+        who = " or ".join(f"NATS role `{role}`" for role in STUDIO_PUBLISHERS[kind])
     else:
         address = "{prefix}.audit.{user}.{scene_id}.{run_id}"
         params = ("prefix", "user", "scene_id", "run_id")

@@ -20,6 +20,16 @@ from contracts.failures import FailureContract
 from contracts.focus import Focus
 from contracts.gates import GateEnvelope
 from contracts.operations import OperationSet, SafetyLevel
+from contracts.projects import (
+    LockBroken,
+    LockExpired,
+    LockReleased,
+    LockTaken,
+    MemberAdded,
+    MemberRemoved,
+    ProjectCreated,
+    SceneFiled,
+)
 from contracts.receipts import Receipt
 from contracts.resolutions import CodeHash, Resolution
 from contracts.session import BUS, DeterminismRequest, HostProfile
@@ -345,6 +355,14 @@ AnyEvent = (
     | DeadLettered
     | ThreadMessage
     | AllowlistRevoked
+    | ProjectCreated
+    | MemberAdded
+    | MemberRemoved
+    | SceneFiled
+    | LockTaken
+    | LockReleased
+    | LockBroken
+    | LockExpired
 )
 
 _decoder = msgspec.json.Decoder(AnyEvent)
