@@ -149,6 +149,9 @@ class ApprovalRequested(RunEvent, frozen=True, kw_only=True, tag="run.approval_r
     request_hash: str = ""
     operations: list[PendingOperation] = []
     expires_at: float | None = None  # seconds since the epoch; then the run fails
+    # Set when the run's user is an artist of the scene's project: the run waits for a
+    # lead (or supervisor) of this project, and its own user's answer does not count.
+    lead_of: str | None = None
 
 
 class ApprovalResolved(RunEvent, frozen=True, kw_only=True, tag="run.approval_resolved"):

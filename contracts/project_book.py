@@ -90,11 +90,13 @@ class ProjectBook:
     ended: set[str] = field(default_factory=set)  # lock ids released, broken or expired
 
     def apply(self, event: StudioEvent) -> None:
+        project: Project | None
         match event:
             case ProjectCreated():
                 if event.project_id not in self.projects and len(self.projects) < MAX_PROJECTS:
-                    project = Project(event.project_id, event.by, {event.by: "lead"})
-                    self.projects[event.project_id] = project
+                    self.projects[event.project_id] = Project(
+                        event.project_id, event.by, {event.by: "lead"}
+                    )
             case MemberAdded():
                 project = self.projects.get(event.project_id)
                 if project is None or not may_manage(project.members.get(event.by)):

@@ -20,6 +20,7 @@ from services.doors.gateway.errors import Unavailable
 from services.executor.client import SceneFiles
 from services.runtime.service.host import Bus
 from services.runtime.service.owners import IndexBehind, LogOwners, OwnerIndex
+from services.runtime.service.projects import projects_of
 from services.runtime.service.settings import Settings
 
 
@@ -37,7 +38,9 @@ class Gateway:
 
     @property
     def _recorded(self) -> ownership.Owners:
-        return ownership.Owners(self.client, SceneFiles(self.bus.js, self.prefix))
+        return ownership.Owners(
+            self.client, SceneFiles(self.bus.js, self.prefix), projects_of(self.bus)
+        )
 
     async def own_run(self, run_id: str, user: str) -> RunRequested:
         return await self._recorded.run(run_id, user)

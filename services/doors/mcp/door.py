@@ -28,6 +28,7 @@ from services.doors.mcp.sealed import Sealer
 from services.executor.client import KvCatalog, KvNodeCatalog, KvSceneSummaries, SceneFiles
 from services.runtime.nats.retry import poll
 from services.runtime.service.host import Bus
+from services.runtime.service.projects import projects_of
 from services.runtime.service.settings import Settings
 
 # Paths on the mesh's host say nothing a remote caller may know.
@@ -77,7 +78,7 @@ class Door:
 
     @property
     def owners(self) -> Owners:
-        return Owners(self.client, SceneFiles(self.bus.js, self.prefix))
+        return Owners(self.client, SceneFiles(self.bus.js, self.prefix), projects_of(self.bus))
 
     async def own_run(self, run_id: str, user: str) -> RunRequested:
         return await self.owners.run(run_id, user)
