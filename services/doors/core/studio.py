@@ -137,6 +137,25 @@ class Studio:
         if held is not None and held.holder != user:
             raise SceneLocked(locked_message(held, scene_id))
 
+    async def answers_for(
+        self, asked_user: str, lead_of: str | None, scene_id: str, user: str
+    ) -> bool:
+        """Whether ``user`` may answer an approval of ``asked_user``'s run on the scene: the
+        run's own user (``Forbidden`` when the run waits for a lead), or a lead of the
+        scene's project. False: not the user's to see at all."""
+        head = await self.heads.head(scene_id)
+        book = await self.book.current()
+        role = book.scene_role(scene_id, head.owner if head else asked_user, user)
+        if user == asked_user:
+            if lead_of is not None and not may_manage(role):
+                leads = ", ".join(book.leads_of(scene_id)) or "a lead"
+                raise Forbidden(
+                    f"this approval waits for a lead of project {lead_of}; you are its "
+                    f"{role} and may not approve your own destructive operations: ask {leads}"
+                )
+            return True
+        return may_manage(role)
+
     async def create(self, project_id: str, user: str) -> ProjectBook:
         book = await self.book.current()
         if _project_id(project_id) in book.projects:

@@ -32,6 +32,7 @@ from services.doors.gateway import (
     health,
     me,
     metrics,
+    projects,
     protected_resource,
     pushed_chunks,
     reads,
@@ -111,7 +112,7 @@ def create_app(
     )
     routers = (
         *(agent, approvals, cancels, me, reads, scenes, scene_runs, scene_looks, scene_tags),
-        *(uploads, pushed_chunks),
+        *(uploads, pushed_chunks, projects),
         *(health, metrics, protected_resource),
     )
     for module in routers:

@@ -7,6 +7,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends
 
+from contracts.project_book import may_manage
+from contracts.queries import RunRow
 from contracts.trusted_code import quote_problem
 from services.doors.core.client import CodeNotQuoted, RequestMismatch
 from services.doors.gateway.agent import answer
@@ -29,17 +31,39 @@ Gw = Annotated[Gateway, Depends(gateway)]
 STALE = "requestHash does not match the pending request; read /api/agent/approvals/pending again"
 
 
-async def _pending(gw: Gateway, run_id: str) -> PendingApproval | None:
-    view = await gw.client.view(run_id)
+async def _pending(gw: Gateway, row: RunRow) -> PendingApproval | None:
+    view = await gw.client.view(row.run_id)
     waiting = view.pending if view is not None else None
-    return pending_out(waiting) if waiting is not None else None
+    if waiting is None:
+        return None
+    return pending_out(waiting).model_copy(update={"user": row.user})
+
+
+async def _waiting_for(gw: Gateway, user: str) -> list[RunRow]:
+    """The runs of the artists of the projects ``user`` leads that wait on the projects'
+    scenes: what waits for the lead. Bounded by the members of a project."""
+    book = await gw.studio.book.current()
+    rows: list[RunRow] = []
+    for project in book.visible(user):
+        if not may_manage(project.members[user]):
+            continue
+        for member, role in sorted(project.members.items()):
+            if role == "artist":
+                rows += [
+                    r
+                    for r in await own_rows(gw, member)
+                    if r.state == "awaiting_confirmation" and r.scene_id in project.scenes
+                ]
+    return rows
 
 
 @router.get("/pending", response_model=PendingApprovals, responses=responses(401, 503))
 async def pending(user: User, gw: Gw) -> PendingApprovals:
-    """The approvals the caller's runs wait on, newest run first."""
+    """The approvals the caller's runs wait on, newest run first, then those of the
+    artists of the projects the caller leads."""
     rows = [r for r in await own_rows(gw, user) if r.state == "awaiting_confirmation"]
-    found = await asyncio.gather(*(_pending(gw, r.run_id) for r in rows))
+    rows += await _waiting_for(gw, user)
+    found = await asyncio.gather(*(_pending(gw, r) for r in rows))
     return PendingApprovals(approvals=[p for p in found if p is not None])
 
 
