@@ -20,16 +20,7 @@ from contracts.failures import FailureContract
 from contracts.focus import Focus
 from contracts.gates import GateEnvelope
 from contracts.operations import OperationSet, SafetyLevel
-from contracts.projects import (
-    LockBroken,
-    LockExpired,
-    LockReleased,
-    LockTaken,
-    MemberAdded,
-    MemberRemoved,
-    ProjectCreated,
-    SceneFiled,
-)
+from contracts.projects import StudioEvent
 from contracts.receipts import Receipt
 from contracts.resolutions import CodeHash, Resolution
 from contracts.session import BUS, DeterminismRequest, HostProfile
@@ -358,14 +349,7 @@ AnyEvent = (
     | DeadLettered
     | ThreadMessage
     | AllowlistRevoked
-    | ProjectCreated
-    | MemberAdded
-    | MemberRemoved
-    | SceneFiled
-    | LockTaken
-    | LockReleased
-    | LockBroken
-    | LockExpired
+    | StudioEvent  # projects and locks (contracts/projects.py)
 )
 
 _decoder = msgspec.json.Decoder(AnyEvent)

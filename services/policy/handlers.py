@@ -35,7 +35,7 @@ from contracts.events import (
 from contracts.failures import RepairAction, failure
 from contracts.fold import latest
 from contracts.operations import Operation
-from contracts.project_book import ProjectBook, approves_own, may_manage
+from contracts.project_book import ProjectBook, approves_own
 from contracts.projects import Role
 from contracts.python_approvals import TRUSTED_TOOL, code_problem, standing_key, unquoted
 from contracts.resolutions import canonical_resolution
@@ -45,7 +45,7 @@ from services.executor.client import CatalogSource
 from services.policy.arguments import unsafe_argument
 from services.policy.engine import PolicyEngine
 from services.policy.ports import Allowlist
-from services.runtime.server.identity import may_resolve
+from services.policy.roles import may_answer, run_role
 from services.runtime.service.consumer_spec import Delivery
 from services.runtime.service.errors import Retry
 
@@ -94,21 +94,11 @@ class PolicyHandlers:
         return ProjectBook() if self.projects is None else await self.projects()
 
     def _role(self, book: ProjectBook, planned: Planned, owner: str | None) -> Role | None:
-        """The run's user's role on its scene; a scene with no head yet is the user's own."""
-        return book.scene_role(planned.scene_id, owner or planned.user, planned.user)
+        return run_role(book, planned.scene_id, owner, planned.user)
 
     async def _may_answer(self, resolver: str, planned: Planned) -> bool:
-        """The run's user (unless an artist, who waits for a lead), a lead of the scene's
-        project, or one the registry marks approver."""
         book, owner = await asyncio.gather(self._book(), self.scene_owner(planned.scene_id))
-        role = self._role(book, planned, owner)
-        if resolver == planned.user and not approves_own(role):
-            return resolver in self.approvers()
-        if resolver != planned.user and may_manage(
-            book.scene_role(planned.scene_id, owner or planned.user, resolver)
-        ):
-            return True
-        return may_resolve(resolver, planned.user, self.approvers())
+        return may_answer(book, planned.scene_id, owner, planned.user, resolver, self.approvers())
 
     async def _closed(self, run_id: str) -> bool:
         return self.kinds is not None and bool(CLOSED & await self.kinds(run_id))
