@@ -52,6 +52,7 @@ def add_commands(sub: Any) -> None:
         "user on the mesh; guardians: spec 003's one tool, run_guardians",
     )
     _scenes(sub, run)
+    _projects(sub)
     _looks(sub)
     _users(sub)
     _status(sub)
@@ -166,7 +167,9 @@ def _scenes(sub: Any, run: argparse.ArgumentParser) -> None:
         action="store_true",
         help="the exported .blend was changed by hand: keep a copy beside it and replace it",
     )
-    scenes = sub.add_parser("scenes", help="your scenes; `scenes show|history|import|tag|gc`")
+    scenes = sub.add_parser(
+        "scenes", help="your scenes; `scenes show|history|import|tag|gc|lock|unlock`"
+    )
     scenes.add_argument("--json", action="store_true", help="print JSON")
     verbs = scenes.add_subparsers(dest="scenes_command")
     for name, what in (("show", "what a scene holds"), ("history", "a scene's revisions")):
@@ -179,6 +182,7 @@ def _scenes(sub: Any, run: argparse.ArgumentParser) -> None:
     imp.add_argument("--approve", action="store_true", help="pre-approve the import")
     imp.add_argument("--json", action="store_true", help="print the run result as JSON")
     _retention(verbs)
+    _locks(verbs)
     revert = sub.add_parser("revert", help="make a new revision equal to an earlier one")
     revert.add_argument("scene", help="the scene id")
     revert.add_argument("revision", type=int, help="the revision to go back to")
@@ -202,6 +206,52 @@ def _retention(verbs: Any) -> None:
     tags = verbs.add_parser("tags", help="a scene's tags and the revisions they keep")
     tags.add_argument("scene", help="the scene id")
     tags.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _locks(verbs: Any) -> None:
+    """``scenes lock|unlock`` (services/doors/cli/projects.py)."""
+    lock = verbs.add_parser(
+        "lock", help="keep a scene yours: other users' runs on it are refused until it ends"
+    )
+    lock.add_argument("scene", help="the scene id")
+    lock.add_argument(
+        "--ttl", type=float, default=3600.0, help="seconds it lasts (default 3600, at most 86400)"
+    )
+    lock.add_argument("--note", default="", help="why, for whoever finds it locked")
+    lock.add_argument(
+        "--break",
+        dest="breaking",
+        action="store_true",
+        help="take another user's lock away (a lead of the scene's project)",
+    )
+    unlock = verbs.add_parser("unlock", help="release your lock on a scene")
+    unlock.add_argument("scene", help="the scene id")
+
+
+def _projects(sub: Any) -> None:
+    """``projects list|show|create|add-member|remove-member|file`` (cli/projects.py)."""
+    projects = sub.add_parser(
+        "projects", help="your projects and roles; `projects create|add-member|remove-member|show`"
+    )
+    projects.add_argument("--json", action="store_true", help="print JSON")
+    verbs = projects.add_subparsers(dest="projects_command")
+    listed = verbs.add_parser("list", help="the projects you are a member of, and your role")
+    listed.add_argument("--json", action="store_true", help="print JSON")
+    show = verbs.add_parser("show", help="a project's members, scenes and locks")
+    show.add_argument("project", help="the project id")
+    show.add_argument("--json", action="store_true", help="print JSON")
+    create = verbs.add_parser("create", help="a new project, with you as its lead")
+    create.add_argument("project", help="1-64 letters, digits, '_' or '-'")
+    add = verbs.add_parser("add-member", help="add a member, or change its role (a lead's)")
+    add.add_argument("project", help="the project id")
+    add.add_argument("member", help="the user's name")
+    add.add_argument("role", choices=("viewer", "artist", "lead", "supervisor"))
+    remove = verbs.add_parser("remove-member", help="remove a member (a lead's), or leave")
+    remove.add_argument("project", help="the project id")
+    remove.add_argument("member", help="the user's name")
+    filed = verbs.add_parser("file", help="file a scene of yours in the project")
+    filed.add_argument("project", help="the project id")
+    filed.add_argument("scene", help="your scene's id")
 
 
 def _side(text: str) -> int:
