@@ -15,7 +15,18 @@ import msgspec
 
 from contracts import event_kinds
 from contracts.audit import AuditRecorded
-from contracts.door import DoorReply, FileRef, FileUpload, ListQuery, RunRef
+from contracts.door import (
+    DoorReply,
+    FileRef,
+    FileUpload,
+    ListQuery,
+    LockRef,
+    LockRequest,
+    MemberChange,
+    ProjectRef,
+    RunRef,
+    SceneFiling,
+)
 from contracts.events import (
     AllowlistRevoked,
     AnyEvent,
@@ -44,6 +55,14 @@ DOOR_VERBS: dict[str, type[msgspec.Struct]] = {
     "scenes.list": ListQuery,
     "files.stage": FileUpload,
     "files.get": FileRef,
+    "projects.list": ListQuery,
+    "projects.show": ProjectRef,
+    "projects.create": ProjectRef,
+    "projects.member": MemberChange,
+    "projects.file": SceneFiling,
+    "locks.take": LockRequest,
+    "locks.release": LockRef,
+    "locks.break": LockRef,
 }
 CLIENT_SENDS = event_kinds.asked()
 # Project and lock events, sent by the doors alone (contracts/projects.py).
