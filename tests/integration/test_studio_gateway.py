@@ -5,20 +5,25 @@ another member's run and a lead's break of it is in the log (docs/studio.md)."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
+import mcp.types as types
 import pytest
 import pytest_asyncio
+from mcp.client.streamable_http import streamable_http_client
 
 from contracts import subjects
 from contracts.projects import LockBroken, LockTaken
 from services.doors.cli.mesh import Mesh
-from services.doors.gateway.app import create_app
+from services.doors.gateway.app import GatewayServer, create_app
 from services.doors.gateway.auth import Tokens
 from services.runtime.nats.history import read_subject
 from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
+from tests.support.checked_session import CheckedSession
+from tests.support.mcp_plans import create, error_type, structured
 from tests.support.meshes import mesh_fixture
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
@@ -214,3 +219,42 @@ async def test_hostile_inputs_when_sent_are_refused_with_what_was_wrong(
     assert (
         await api.get("/api/projects", headers={"Authorization": "Bearer nope"})
     ).status_code == 401
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def mcp_url(mesh: tuple[Mesh, Bus]) -> AsyncIterator[str]:
+    app = create_app(mesh[0].settings, mesh[1], Tokens(TOKENS), run_timeout=120)
+    server = GatewayServer(app, port=0)
+    url = await server.start()
+    try:
+        yield f"{url}/mcp"
+    finally:
+        await server.stop()
+
+
+@asynccontextmanager
+async def mcp_as(url: str, who: str) -> AsyncIterator[CheckedSession]:
+    headers = as_(who)
+    async with (
+        httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(30, read=300)) as http,
+        streamable_http_client(url, http_client=http) as (read, write, _),
+        CheckedSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+async def test_mcp_when_each_role_asks_gets_what_the_policy_says(mcp_url: str, shot: str) -> None:
+    async with mcp_as(mcp_url, "zed") as zed:
+        assert error_type(await zed.call_tool("scene", {"scene_id": shot})) == "NotFound"
+        assert shot not in str(structured(await zed.call_tool("scenes", {})))
+    async with mcp_as(mcp_url, "vic") as vic:
+        assert structured(await vic.call_tool("scene", {"scene_id": shot}))["revision"] >= 1
+        peek = await vic.call_tool("run", {"plan": create("Peek"), "scene_id": shot})
+        assert error_type(peek) == "PolicyError" and "viewer" in str(peek.content)
+    async with mcp_as(mcp_url, "ben") as ben:
+        made = await ben.call_tool("run", {"plan": create("McpProp"), "scene_id": shot})
+        assert structured(made)["status"] == "completed", made.content
+        listed = structured(await ben.call_tool("scenes", {}))["scenes"]
+        assert shot in str(listed)
+        assert isinstance(made, types.CallToolResult)

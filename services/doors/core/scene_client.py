@@ -24,6 +24,7 @@ from contracts.scenes import Head
 from services.doors.core import ownership
 from services.doors.core.client import ClientError
 from services.doors.core.requests import build_request, new_id
+from services.doors.core.studio import visible_heads
 from services.runtime.service.host import Bus
 from services.runtime.service.projects import projects_of
 from services.runtime.service.settings import Settings
@@ -170,13 +171,8 @@ class SceneDoor:
     async def scenes(self, user: str, limit: int = MAX_LISTED_SCENES) -> list[dict[str, Any]]:
         """``user``'s scenes: head revision, object count, last change and by whom."""
         rows = []
-        limit = min(limit, MAX_LISTED_SCENES)
         book = await projects_of(self.bus).current()
-        owned = [h for h in await self.files.scenes_of(user, limit) if h.scene_id not in book.filed]
-        # A filed scene is listed to every member of its project, its owner included.
-        filed = sorted(s for p in book.visible(user) for s in p.scenes)[: limit - len(owned)]
-        heads = [h for h in [*owned, *[await self.files.head(s) for s in filed]] if h is not None]
-        for head in heads:
+        for head in await visible_heads(self.files, book, user, min(limit, MAX_LISTED_SCENES)):
             log = await self.files.revision_log(head.scene_id, limit=1)
             last = log[-1] if log else None
             found = await self.files.revision_inspection(head.scene_id)

@@ -59,6 +59,21 @@ class Heads(Protocol):
     async def head(self, scene_id: str) -> Head | None: ...
 
 
+class SceneLister(Heads, Protocol):
+    """Port: the scenes a user owns, by head (``SceneFiles.scenes_of``)."""
+
+    async def scenes_of(self, user: str, limit: int) -> list[Head]: ...
+
+
+async def visible_heads(files: SceneLister, book: ProjectBook, user: str, limit: int) -> list[Head]:
+    """The heads of the scenes ``user`` reaches, at most ``limit``: its own in no project,
+    then those filed in its projects (its own filed ones among them), by id."""
+    owned = [h for h in await files.scenes_of(user, limit) if h.scene_id not in book.filed]
+    filed = sorted(s for p in book.visible(user) for s in p.scenes)[: max(0, limit - len(owned))]
+    found = [await files.head(scene_id) for scene_id in filed]
+    return [*owned, *[h for h in found if h is not None]]
+
+
 class Publisher(Protocol):
     async def publish(self, event: Event) -> int: ...
 

@@ -119,6 +119,7 @@ async def prepare(door: Door, user: str, args: dict[str, Any]) -> RunRequested:
         raise ValidationError("give exactly one of `request` (words) or `plan` (JSON object)")
     if args.get("thread_id"):
         await door.check_thread(args["thread_id"], user)
+    await door.may_start(args["scene_id"], user)
     return run_request(door, user, args)
 
 
