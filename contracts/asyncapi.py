@@ -239,7 +239,7 @@ def asyncapi_document() -> dict[str, Any]:
     """The AsyncAPI 3.0 document of the bus, from a client's point of view: what it may
     send (run requests, approval resolutions) and every event it may receive."""
     _, schemas = msgspec.json.schema_components(
-        (*EVENT_TYPES, RunRef, ListQuery, FileUpload, FileRef, DoorReply),
+        (*EVENT_TYPES, *dict.fromkeys(DOOR_VERBS.values()), DoorReply),
         ref_template="#/components/schemas/{name}",
     )
     return {
