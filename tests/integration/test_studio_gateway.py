@@ -166,6 +166,12 @@ async def test_artist_when_deleting_waits_for_a_lead_and_cannot_approve_itself(
     assert ok(await api.get("/api/agent/approvals/pending", headers=as_("zed")))["approvals"] == []
     done = ok(await api.post("/api/agent/approvals/resolve", json=body, headers=as_("lea")))
     assert done["status"] == "completed", done
+    run_path = f"/api/runs/{approval['runId']}"
+    ok(await api.get(run_path, headers=as_("lea")))  # a lead follows what it approved
+    for who in ("vic", "zed"):
+        assert refused(await api.get(run_path, headers=as_(who)), 404) == (
+            f"no run {approval['runId']}"
+        )
 
 
 async def test_lock_when_held_blocks_another_member_until_a_lead_breaks_it(

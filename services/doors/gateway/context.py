@@ -51,7 +51,16 @@ class Gateway:
         )
 
     async def own_run(self, run_id: str, user: str) -> RunRequested:
-        return await self._recorded.run(run_id, user)
+        """The user's own run, or one on a scene of a project the user leads (a lead
+        follows what it approves); any other is 404."""
+        requested = await self.client.requested(run_id)
+        if (
+            requested is not None
+            and requested.user != user
+            and await self.studio.answers_for(requested.user, None, requested.scene_id, user)
+        ):
+            return requested
+        return ownership.own_run(requested, run_id, user)
 
     async def _owners(self) -> OwnerIndex:
         try:
