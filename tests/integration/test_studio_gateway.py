@@ -115,8 +115,8 @@ async def test_non_member_when_naming_the_project_or_its_scene_gets_not_found(
     assert "no scene" in refused(
         await api.post(f"/api/scenes/{shot}/lock", json={}, headers=zed), 404
     )
-    denied = ok(await run(api, "zed", "add a cube named Intruder", shot))
-    assert denied["status"] == "failed" and "another user" in str(denied)
+    intruder = await run(api, "zed", "add a cube named Intruder", shot)
+    assert refused(intruder, 404) == f"no scene {shot}"
 
 
 async def test_member_of_one_project_when_naming_anothers_scene_gets_not_found(
@@ -128,6 +128,8 @@ async def test_member_of_one_project_when_naming_anothers_scene_gets_not_found(
     filing = await api.put(f"/api/projects/{SHOT}/scenes/st_other", headers=ben)
     assert "no scene st_other" in refused(filing, 404)
     assert "no project" in refused(await api.get("/api/projects/zedshow", headers=ben), 404)
+    stray = await run(api, "ben", "add a cube named Stray", "st_other")
+    assert refused(stray, 404) == "no scene st_other"
 
 
 async def test_viewer_when_running_or_managing_is_refused_naming_its_role(
@@ -253,6 +255,8 @@ async def mcp_as(url: str, who: str) -> AsyncIterator[CheckedSession]:
 async def test_mcp_when_each_role_asks_gets_what_the_policy_says(mcp_url: str, shot: str) -> None:
     async with mcp_as(mcp_url, "zed") as zed:
         assert error_type(await zed.call_tool("scene", {"scene_id": shot})) == "NotFound"
+        intruder = await zed.call_tool("run", {"plan": create("Intruder"), "scene_id": shot})
+        assert error_type(intruder) == "NotFound" and f"no scene {shot}" in str(intruder.content)
         assert shot not in str(structured(await zed.call_tool("scenes", {})))
     async with mcp_as(mcp_url, "vic") as vic:
         assert structured(await vic.call_tool("scene", {"scene_id": shot}))["revision"] >= 1

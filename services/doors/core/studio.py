@@ -141,8 +141,10 @@ class Studio:
             return
         book = await self.book.current()
         role = book.scene_role(scene_id, head.owner, user)
+        if role is None and scene_id in book.filed:
+            raise NotOwned(f"no scene {scene_id}")  # another project's: like an unknown one
         if role is None:
-            return  # another user's scene: the policy denies it as it always has
+            return  # another user's personal scene: the policy denies it as it always has
         if not may_run(role):
             raise Forbidden(
                 f"you are a {role} of scene {scene_id}'s project and may only read it; "

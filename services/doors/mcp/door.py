@@ -109,6 +109,8 @@ class Door:
         )
         try:
             await studio.may_start(scene_id, user)
+        except NotOwned as exc:
+            raise NotFound(str(exc)) from None
         except Forbidden as exc:
             raise PolicyRefused(str(exc)) from None
         except SceneLocked as exc:
