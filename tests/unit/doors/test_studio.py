@@ -136,7 +136,7 @@ async def test_lock_when_a_lead_breaks_it_records_who_and_why(studio: Studio) ->
 async def test_answers_for_when_an_artist_answers_its_own_waiting_run_is_forbidden(
     studio: Studio,
 ) -> None:
-    with pytest.raises(Forbidden, match="waits for a lead of project shot010.*ask lea"):
+    with pytest.raises(Forbidden, match=r"waits for a lead of project shot010.*ask lea"):
         await studio.answers_for("ben", "shot010", "shot", "ben")
     assert await studio.answers_for("ben", "shot010", "shot", "lea")
     assert not await studio.answers_for("ben", "shot010", "shot", "vic")
