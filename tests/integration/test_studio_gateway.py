@@ -204,6 +204,13 @@ async def test_lock_when_held_blocks_another_member_until_a_lead_breaks_it(
     broken = [e for e in log if isinstance(e, LockBroken)]
     assert [(e.holder, e.by, e.note) for e in broken] == [("ben", "lea", "review")]
     assert [e.holder for e in log if isinstance(e, LockTaken)] == ["ben"]
+    history = ok(await api.get(f"/api/scenes/{shot}/lock/history", headers=as_("vic")))
+    assert [(e["type"], e["holder"], e["by"], e["note"]) for e in history["events"]] == [
+        ("lock.taken", "ben", None, "animating"),
+        ("lock.broken", "ben", "lea", "review"),
+    ]
+    outsider = await api.get(f"/api/scenes/{shot}/lock/history", headers=as_("zed"))
+    assert refused(outsider, 404) == f"no scene {shot}"
 
 
 async def test_hostile_inputs_when_sent_are_refused_with_what_was_wrong(

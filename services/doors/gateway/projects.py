@@ -14,11 +14,22 @@ from fastapi import APIRouter, Depends, Path
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from contracts import subjects
+from contracts.events import event_kind
 from contracts.project_book import Lock, ProjectBook
-from contracts.projects import LOCK_TTL, MAX_LOCK_TTL, MAX_NOTE, Role, personal_project
+from contracts.projects import (
+    LOCK_TTL,
+    MAX_LOCK_TTL,
+    MAX_NOTE,
+    LockEvent,
+    Role,
+    personal_project,
+)
 from services.doors.gateway.auth import current_user
 from services.doors.gateway.context import Gateway, gateway
-from services.doors.gateway.errors import NotFound, responses
+from services.doors.gateway.errors import NotFound, Unavailable, responses
+from services.runtime.nats.direct import DirectGetError
+from services.runtime.nats.history import read_subject
 
 router = APIRouter(tags=["projects"])
 User = Annotated[str, Depends(current_user)]
@@ -27,6 +38,10 @@ ProjectId = Annotated[str, Path(alias="projectId", pattern=r"^[A-Za-z0-9_-]{1,64
 SceneId = Annotated[str, Path(alias="sceneId", pattern=r"^[A-Za-z0-9_-]{1,128}$")]
 Member = Annotated[str, Path(pattern=r"^[^/\s]{1,128}$", description="A user name")]
 ERRORS = responses(401, 403, 404, 409, 422, 503)
+MAX_HISTORY = 200  # lock events one answer lists
+# Lock events read from the log at most: a scene locked and released every minute for a
+# week; a log holding more answers 503 instead of reading without bound.
+MAX_LOCK_EVENTS = 20_000
 
 
 class _Model(BaseModel):
@@ -81,6 +96,20 @@ class ProjectList(_Model):
 class SceneLock(_Model):
     scene_id: str
     lock: LockOut | None
+
+
+class LockEventOut(_Model):
+    type: str = Field(description="lock.taken, lock.released, lock.broken or lock.expired")
+    at: float
+    lock_id: str
+    holder: str
+    by: str | None = Field(default=None, description="Who broke the lock")
+    note: str = ""
+
+
+class LockHistory(_Model):
+    scene_id: str
+    events: list[LockEventOut] = Field(description=f"The newest {MAX_HISTORY}, oldest first")
 
 
 def lock_out(lock: Lock) -> LockOut:
@@ -197,3 +226,28 @@ async def break_lock(scene_id: SceneId, body: BreakBody, user: User, gw: Gw) -> 
     """Take another user's lock away: a lead's (or supervisor's) to do, recorded in the log."""
     await gw.studio.break_lock(scene_id, user, body.note)
     return SceneLock(scene_id=scene_id, lock=None)
+
+
+@router.get("/api/scenes/{sceneId}/lock/history", response_model=LockHistory, responses=ERRORS)
+async def lock_history(scene_id: SceneId, user: User, gw: Gw) -> LockHistory:
+    """Every take, release, break and expiry of the scene's locks, as the log holds them:
+    who broke whose lock, when and why."""
+    await gw.studio.scene_role(scene_id, user)
+    subject = subjects.lock_events(gw.prefix, scene_id)
+    try:
+        events = await read_subject(gw.bus.js, gw.prefix, subject, limit=MAX_LOCK_EVENTS)
+    except DirectGetError as exc:
+        raise Unavailable(f"the log did not give the scene's lock history: {exc}") from None
+    shown = [
+        LockEventOut(
+            type=event_kind(e),
+            at=e.at,
+            lock_id=e.lock_id,
+            holder=e.holder,
+            by=getattr(e, "by", None),
+            note=getattr(e, "note", ""),
+        )
+        for e in events
+        if isinstance(e, LockEvent)
+    ]
+    return LockHistory(scene_id=scene_id, events=shown[-MAX_HISTORY:])
