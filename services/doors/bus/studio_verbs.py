@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import msgspec
 
@@ -27,9 +27,16 @@ from contracts.door import (
     SceneFiling,
 )
 from contracts.errors import BlendmeshError
-from contracts.project_book import Lock, ProjectBook
+from contracts.project_book import ProjectBook
 from services.doors.core.ownership import NotOwned
-from services.doors.core.studio import BadStudioRequest, Forbidden, SceneLocked, Studio
+from services.doors.core.studio import (
+    BadStudioRequest,
+    Forbidden,
+    SceneLocked,
+    Studio,
+    lock_fields,
+    project_fields,
+)
 from services.runtime.server.identity import UserEntry
 from services.runtime.service.projects import BookBehind
 
@@ -52,28 +59,6 @@ def _refused(code: ErrorCode, message: str) -> DoorReply:
 
 def _decode(data: bytes, kind: type[_T]) -> _T:
     return msgspec.json.decode(data or b"{}", type=kind)
-
-
-def lock_fields(lock: Lock) -> dict[str, Any]:
-    return {
-        "lock_id": lock.lock_id, "scene_id": lock.scene_id, "holder": lock.holder,
-        "held_by": lock.held_by, "expires_at": lock.expires_at, "note": lock.note,
-    }  # fmt: skip
-
-
-def project_fields(book: ProjectBook, project_id: str, user: str, now: float) -> dict[str, Any]:
-    project = book.projects.get(project_id)
-    role = book.role(project_id, user)
-    if project is None or role is None:
-        raise NotOwned(f"no project {project_id}")
-    locks = [book.lock(scene, now) for scene in sorted(project.scenes)]
-    return {
-        "project_id": project_id,
-        "role": role,
-        "members": dict(sorted(project.members.items())),
-        "scenes": sorted(project.scenes)[:MAX_LIST],
-        "locks": [lock_fields(lock) for lock in locks if lock is not None][:MAX_LIST],
-    }
 
 
 @dataclass
@@ -106,7 +91,7 @@ class StudioVerbs:
         return answer
 
     def _project(self, book: ProjectBook, project_id: str, user: str) -> DoorReply:
-        fields = project_fields(book, project_id, user, self.studio.clock())
+        fields = project_fields(book, project_id, user, self.studio.clock(), MAX_LIST)
         return DoorReply(ok=True, project=fields)
 
     async def projects(self, user: UserEntry, data: bytes) -> DoorReply:
@@ -114,7 +99,8 @@ class StudioVerbs:
         book = await self.studio.book.current()
         now = self.studio.clock()
         listed = [
-            project_fields(book, p.project_id, user.name, now) for p in book.visible(user.name)
+            project_fields(book, p.project_id, user.name, now, MAX_LIST)
+            for p in book.visible(user.name)
         ]
         return DoorReply(ok=True, projects=listed[: query.limit])
 

@@ -14,11 +14,9 @@ from typing import Any
 import msgspec
 from rich.console import Console
 
-from contracts.project_book import Lock, ProjectBook
 from contracts.projects import personal_project
 from services.doors.cli.common import EXIT_OK, connected
-from services.doors.core.ownership import NotOwned
-from services.doors.core.studio import Studio
+from services.doors.core.studio import Studio, project_fields
 from services.executor.client import SceneFiles
 from services.runtime.service.projects import projects_of
 from services.runtime.service.settings import Settings
@@ -28,33 +26,6 @@ LOCK_VERBS = ("lock", "unlock")  # under `blendmesh scenes`; their arguments: ar
 
 def _studio(bus: Any) -> Studio:
     return Studio(projects_of(bus), SceneFiles(bus.js, bus.prefix), bus.publisher)
-
-
-def lock_fields(lock: Lock) -> dict[str, Any]:
-    return {
-        "lock_id": lock.lock_id,
-        "scene_id": lock.scene_id,
-        "holder": lock.holder,
-        "held_by": lock.held_by,
-        "expires_at": lock.expires_at,
-        "note": lock.note,
-    }
-
-
-def project_fields(book: ProjectBook, project_id: str, user: str) -> dict[str, Any]:
-    project = book.projects.get(project_id)
-    role = book.role(project_id, user)
-    if project is None or role is None:
-        raise NotOwned(f"no project {project_id}; `blendmesh projects` lists yours")
-    now = time.time()
-    locks = [book.lock(scene, now) for scene in sorted(project.scenes)]
-    return {
-        "project_id": project_id,
-        "role": role,
-        "members": dict(sorted(project.members.items())),
-        "scenes": sorted(project.scenes),
-        "locks": [lock_fields(lock) for lock in locks if lock is not None],
-    }
 
 
 def _print(out: Console, as_json: bool, fields: Any, lines: list[str]) -> None:
@@ -95,13 +66,14 @@ async def dispatch(args: argparse.Namespace, settings: Settings, out: Console) -
                 book = await studio.book.current()
             case _:
                 book = await studio.book.current()
-                listed = [project_fields(book, p.project_id, user) for p in book.visible(user)]
+                now = time.time()
+                listed = [project_fields(book, p.project_id, user, now) for p in book.visible(user)]
                 fields = {"personal": personal_project(user), "projects": listed}
                 lines = [f"{personal_project(user)}: your personal project (scenes in no other)"]
                 lines += [f"{p['project_id']}: {p['role']}" for p in listed]
                 _print(out, getattr(args, "json", False), fields, lines)
                 return EXIT_OK
-        fields = project_fields(book, args.project, user)
+        fields = project_fields(book, args.project, user, time.time())
         _print(out, getattr(args, "json", False), fields, _project_lines(fields))
     return EXIT_OK
 

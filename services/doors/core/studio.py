@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from contracts import subjects
 from contracts.events import Event
@@ -24,6 +24,7 @@ from contracts.projects import (
     MAX_LOCK_TTL,
     MAX_MEMBERS,
     MAX_NOTE,
+    MAX_SCENES,
     ROLES,
     Holder,
     LockBroken,
@@ -76,6 +77,34 @@ async def visible_heads(files: SceneLister, book: ProjectBook, user: str, limit:
 
 class Publisher(Protocol):
     async def publish(self, event: Event) -> int: ...
+
+
+def lock_fields(lock: Lock) -> dict[str, Any]:
+    """A lock as the CLI's JSON and the bus door's answers show it."""
+    return {
+        "lock_id": lock.lock_id, "scene_id": lock.scene_id, "holder": lock.holder,
+        "held_by": lock.held_by, "expires_at": lock.expires_at, "note": lock.note,
+    }  # fmt: skip
+
+
+def project_fields(
+    book: ProjectBook, project_id: str, user: str, now: float, limit: int = MAX_SCENES
+) -> dict[str, Any]:
+    """A project as its member ``user`` sees it: its role, the members, the scenes and the
+    locks held at ``now`` (at most ``limit`` of each list); ``NotOwned`` for anyone else."""
+    project = book.projects.get(project_id)
+    role = book.role(project_id, user)
+    if project is None or role is None:
+        raise NotOwned(f"no project {project_id}")
+    scenes = sorted(project.scenes)
+    locks = [held for held in (book.lock(scene, now) for scene in scenes) if held is not None]
+    return {
+        "project_id": project_id,
+        "role": role,
+        "members": dict(sorted(project.members.items())),
+        "scenes": scenes[:limit],
+        "locks": [lock_fields(held) for held in locks][:limit],
+    }
 
 
 def locked_message(lock: Lock, scene_id: str) -> str:
