@@ -8,14 +8,15 @@ from typing import Annotated
 from fastapi import APIRouter, Depends
 
 from contracts.project_book import may_manage
-from contracts.queries import RunRow
+from contracts.queries import MAX_RUNS, RunRow
 from contracts.trusted_code import quote_problem
+from services.audit import client as audit
 from services.doors.core.client import CodeNotQuoted, RequestMismatch
 from services.doors.gateway.agent import answer
 from services.doors.gateway.auth import current_user
 from services.doors.gateway.context import Gateway, gateway
 from services.doors.gateway.errors import Conflict, NotFound, responses
-from services.doors.gateway.reads import own_rows
+from services.doors.gateway.reads import ask, own_rows
 from services.doors.gateway.schemas import (
     PendingApproval,
     PendingApprovals,
@@ -41,20 +42,19 @@ async def _pending(gw: Gateway, row: RunRow) -> PendingApproval | None:
 
 async def _waiting_for(gw: Gateway, user: str) -> list[RunRow]:
     """The runs of the artists of the projects ``user`` leads that wait on the projects'
-    scenes: what waits for the lead. Bounded by the members of a project."""
+    scenes: what waits for the lead. One query of the runs under way (the newest
+    MAX_RUNS of the mesh), whatever the number of artists."""
     book = await gw.studio.book.current()
-    rows: list[RunRow] = []
-    for project in book.visible(user):
-        if not may_manage(project.members[user]):
-            continue
-        for member, role in sorted(project.members.items()):
-            if role == "artist":
-                rows += [
-                    r
-                    for r in await own_rows(gw, member)
-                    if r.state == "awaiting_confirmation" and r.scene_id in project.scenes
-                ]
-    return rows
+    led = [p for p in book.visible(user) if may_manage(p.members[user])]
+    if not led:
+        return []
+    active = await ask(audit.query_runs(gw.bus.nc, gw.prefix, limit=MAX_RUNS, active=True))
+    return [
+        r
+        for r in active
+        if r.state == "awaiting_confirmation"
+        and any(r.scene_id in p.scenes and p.members.get(r.user) == "artist" for p in led)
+    ]
 
 
 @router.get("/pending", response_model=PendingApprovals, responses=responses(401, 503))
