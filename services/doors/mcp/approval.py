@@ -135,6 +135,9 @@ async def submit(door: Door, user: str, args: dict[str, Any], ctx: Context) -> t
             for _ in range(MAX_QUESTIONS):
                 if result.status != "awaiting_confirmation" or ask not in ("form", "url"):
                     break
+                waiting = RunView.of_result(result).pending
+                if waiting is not None and waiting.ask.lead_of is not None:
+                    break  # an artist's run waits for a lead: asking the artist counts nothing
                 result = await _decide(door, user, ctx, result, on_event, console, ask)
     except ClientError as exc:
         raise Timeout(
