@@ -231,6 +231,17 @@ class Gateway:
         path = f"/api/scenes/{check_scene_id(scene_id)}/changes?revision={int(revision)}"
         return self._json("GET", path)
 
+    def lock(self, scene_id: str, ttl: float = 3600.0, note: str = "") -> dict[str, Any]:
+        """Lock the scene for this open session: other users' runs on it are refused until
+        it is released, broken by a lead, or ``ttl`` seconds pass (docs/studio.md)."""
+        body = {"ttlSeconds": ttl, "note": note[:200], "heldBy": "session"}
+        path = f"/api/scenes/{check_scene_id(scene_id)}/lock"
+        return dict(self._post_json(path, body)[1]["lock"])
+
+    def unlock(self, scene_id: str) -> None:
+        """Release the lock this artist holds on the scene."""
+        self._json("DELETE", f"/api/scenes/{check_scene_id(scene_id)}/lock")
+
     def runs(self) -> list[dict[str, Any]]:
         return list(self._json("GET", "/api/runs")["runs"])
 

@@ -21,8 +21,13 @@ from contracts.door import (
     FileRef,
     FileUpload,
     ListQuery,
+    LockRef,
+    LockRequest,
+    MemberChange,
+    ProjectRef,
     ReviewAsk,
     RunRef,
+    SceneFiling,
 )
 from contracts.events import (
     AnyEvent,
@@ -53,8 +58,20 @@ DOOR_VERBS: dict[str, type[msgspec.Struct]] = {
     "scenes.review": ReviewAsk,
     "files.stage": FileUpload,
     "files.get": FileRef,
+    "projects.list": ListQuery,
+    "projects.show": ProjectRef,
+    "projects.create": ProjectRef,
+    "projects.member": MemberChange,
+    "projects.file": SceneFiling,
+    "locks.take": LockRequest,
+    "locks.release": LockRef,
+    "locks.break": LockRef,
 }
 CLIENT_SENDS = event_kinds.asked()
+# Project and lock events, sent by the doors alone (contracts/projects.py).
+STUDIO_PUBLISHERS: dict[type[msgspec.Struct], tuple[str, ...]] = {
+    kind.event: kind.publishers for kind in event_kinds.STUDIO_EVENT_KINDS
+}
 
 _PARAMETERS = {
     "prefix": "BLENDMESH_PREFIX of the mesh (default `blendmesh`).",
@@ -63,6 +80,7 @@ _PARAMETERS = {
     "consumer": "The durable consumer that gave up on a message.",
     "user": "The user the record is about (a non-token user id: `=` and 32 hex of its sha256).",
     "scene_id": "The run's scene (`=` while the run has none).",
+    "project_id": "A shared project's id: 1-64 letters, digits, `_` or `-`.",
 }
 HEADERS = {
     "type": "object",
@@ -122,6 +140,11 @@ def _channel(kind: type[msgspec.Struct]) -> tuple[str, dict[str, Any]]:
         address = f"{{prefix}}.scene.{{scene_id}}.{scene.token}"
         params = ("prefix", "scene_id")
         who = " or ".join(f"NATS role `{role}`" for role in scene.publishers)
+    elif kind in STUDIO_PUBLISHERS:
+        family, _, event = name.partition(".")
+        key = "project_id" if family == "project" else "scene_id"
+        address, params = f"{{prefix}}.{family}.{{{key}}}.{event}", ("prefix", key)
+        who = " or ".join(f"NATS role `{role}`" for role in STUDIO_PUBLISHERS[kind])
     else:
         address = "{prefix}.audit.{user}.{scene_id}.{run_id}"
         params = ("prefix", "user", "scene_id", "run_id")
@@ -220,7 +243,7 @@ def asyncapi_document() -> dict[str, Any]:
     """The AsyncAPI 3.0 document of the bus, from a client's point of view: what it may
     send (run requests, approval resolutions) and every event it may receive."""
     _, schemas = msgspec.json.schema_components(
-        (*EVENT_TYPES, RunRef, ListQuery, ChangesQuery, ReviewAsk, FileUpload, FileRef, DoorReply),
+        (*EVENT_TYPES, *dict.fromkeys(DOOR_VERBS.values()), DoorReply),
         ref_template="#/components/schemas/{name}",
     )
     return {

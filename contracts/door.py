@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from contracts.projects import LOCK_TTL, MAX_LOCK_TTL, Holder, Note, ProjectId, Role, UserName
 from contracts.reviews import MAX_NOTE_CHARS, Verdict
 from contracts.scene_files import BLOB_PATTERN
 
@@ -29,6 +30,14 @@ VERBS = (
     "scenes.review",
     "files.stage",
     "files.get",
+    "projects.list",
+    "projects.show",
+    "projects.create",
+    "projects.member",
+    "projects.file",
+    "locks.take",
+    "locks.release",
+    "locks.break",
 )
 MAX_LIST = 200
 # Bytes of a file one message carries: base64 of it stays well under NATS's 1 MB payload.
@@ -111,6 +120,43 @@ class DoorError(msgspec.Struct, frozen=True, kw_only=True):
     message: str
 
 
+class ProjectRef(_Message, frozen=True, kw_only=True):
+    """``projects.show`` and ``projects.create``: one project by id."""
+
+    project_id: ProjectId
+
+
+class MemberChange(_Message, frozen=True, kw_only=True):
+    """``projects.member``: give ``member`` a role in the project; ``role: null`` removes it."""
+
+    project_id: ProjectId
+    member: UserName
+    role: Role | None
+
+
+class SceneFiling(_Message, frozen=True, kw_only=True):
+    """``projects.file``: file one of the asker's scenes in the project."""
+
+    project_id: ProjectId
+    scene_id: SceneId
+
+
+class LockRequest(_Message, frozen=True, kw_only=True):
+    """``locks.take``: lock a scene for the asker (``held_by: session`` for a live session)."""
+
+    scene_id: SceneId
+    ttl_seconds: Annotated[float, msgspec.Meta(gt=0, le=MAX_LOCK_TTL)] = LOCK_TTL
+    note: Note = ""
+    held_by: Holder = "person"
+
+
+class LockRef(_Message, frozen=True, kw_only=True):
+    """``locks.release`` (the asker's own lock) and ``locks.break`` (a lead's)."""
+
+    scene_id: SceneId
+    note: Note = ""
+
+
 class DoorReply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """The answer to every verb; only the fields of the verb asked are filled in.
 
@@ -131,3 +177,6 @@ class DoorReply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     data: str | None = None  # files.get: base64 of the bytes from the offset asked
     changes: dict[str, Any] | None = None  # scenes.changes: the change list
     review: dict[str, Any] | None = None  # scenes.review: the scene.reviewed event recorded
+    projects: list[dict[str, Any]] | None = None  # projects.list
+    project: dict[str, Any] | None = None  # projects.show|create|member|file
+    lock: dict[str, Any] | None = None  # locks.*: the lock taken, released or broken

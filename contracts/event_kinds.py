@@ -44,6 +44,7 @@ from contracts.events import (
     RunFailed,
     RunRequested,
 )
+from contracts.projects import StudioEvent
 from contracts.reviews import RevisionReviewed
 
 ASKERS = ("client", "door")  # the roles that carry a person's or a program's request
@@ -117,6 +118,35 @@ def scene_event_kind(event: type[msgspec.Struct]) -> SceneEventKind | None:
 def scene_published_by(role: str) -> tuple[str, ...]:
     """The subject tokens of the scene events ``role`` may publish (the server's rule)."""
     return tuple(kind.token for kind in SCENE_EVENT_KINDS if role in kind.publishers)
+
+
+@dataclass(frozen=True)
+class StudioEventKind:
+    """A project or lock event type (contracts/projects.py): its subject family
+    (``project`` or ``lock``), the subject's last token, and the roles that publish it."""
+
+    event: type[StudioEvent]
+    publishers: tuple[str, ...] = ASKERS
+
+    @property
+    def family(self) -> str:
+        return str(self.event.__struct_config__.tag).partition(".")[0]
+
+    @property
+    def name(self) -> str:
+        return str(self.event.__struct_config__.tag).partition(".")[2]
+
+
+# Only the doors publish these: each checks the asker's role in the project first, and
+# the projects book re-checks it when it folds the log (contracts/project_book.py).
+STUDIO_EVENT_KINDS: tuple[StudioEventKind, ...] = tuple(
+    StudioEventKind(kind) for kind in typing.get_args(StudioEvent)
+)
+
+
+def studio_published_by(role: str) -> tuple[tuple[str, str], ...]:
+    """``(family, name)`` of the project and lock events ``role`` may publish."""
+    return tuple((k.family, k.name) for k in STUDIO_EVENT_KINDS if role in k.publishers)
 
 
 def run_event_types() -> tuple[type[RunEvent], ...]:

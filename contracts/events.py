@@ -21,6 +21,7 @@ from contracts.focus import Focus
 from contracts.gates import GateEnvelope
 from contracts.operations import OperationSet, SafetyLevel
 from contracts.origins import RunOrigin
+from contracts.projects import StudioEvent
 from contracts.receipts import Receipt
 from contracts.resolutions import CodeHash, Resolution
 from contracts.reviews import RevisionReviewed
@@ -143,6 +144,9 @@ class ApprovalRequested(RunEvent, frozen=True, kw_only=True, tag="run.approval_r
     request_hash: str = ""
     operations: list[PendingOperation] = []
     expires_at: float | None = None  # seconds since the epoch; then the run fails
+    # Set when the run's user is an artist of the scene's project: the run waits for a
+    # lead (or supervisor) of this project, and its own user's answer does not count.
+    lead_of: str | None = None
 
 
 class ApprovalResolved(RunEvent, frozen=True, kw_only=True, tag="run.approval_resolved"):
@@ -350,6 +354,7 @@ AnyEvent = (
     | ThreadMessage
     | AllowlistRevoked
     | RevisionReviewed
+    | StudioEvent  # projects and locks (contracts/projects.py)
 )
 
 _decoder = msgspec.json.Decoder(AnyEvent)

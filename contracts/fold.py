@@ -259,6 +259,7 @@ def _ask(event: ApprovalRequested, planned: Sequence[Operation]) -> ApprovalAsk:
         expires_at=event.expires_at,
         operations=operations,
         code_sha256=code_hashes(operations),
+        lead_of=event.lead_of,
     )
 
 

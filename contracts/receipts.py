@@ -63,6 +63,7 @@ class ApprovalAsk(msgspec.Struct, frozen=True, kw_only=True):
     expires_at: float | None = None
     operations: list[AskedOperation] = []
     code_sha256: list[str] = []
+    lead_of: str | None = None  # the project whose lead the approval waits for
 
 
 class RunResult(msgspec.Struct, frozen=True, kw_only=True):

@@ -4,6 +4,8 @@ Layout (docs/architecture.md): ``<prefix>.run.<run_id>.<event>`` for run events,
 ``<prefix>.thread.<thread_id>.<event>`` for conversation threads,
 ``<prefix>.scene.<scene_id>.<event>`` for scene revisions,
 ``<prefix>.deadletter.<consumer>`` for dead letters,
+``<prefix>.project.<project_id>.<event>`` and ``<prefix>.lock.<scene_id>.<event>`` for
+projects and scene locks (contracts/projects.py),
 ``<prefix>.query.<name>`` for request/reply queries, which deliberately stay outside the
 event-log stream, ``<prefix>.api.<user>.<verb>`` for what a user's own login asks the bus
 door and ``<prefix>.feed.<user>.run.<run_id>.<event>`` for the run events the door passes
@@ -18,6 +20,7 @@ import hashlib
 import re
 
 from contracts.events import AllowlistRevoked, Event, RunEvent, ThreadMessage, event_kind
+from contracts.projects import LockEvent, ProjectEvent
 from contracts.reviews import RevisionReviewed
 
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
@@ -40,6 +43,8 @@ def stream_subjects(prefix: str) -> list[str]:
         f"{prefix}.thread.>",
         f"{prefix}.scene.>",
         f"{prefix}.deadletter.>",
+        f"{prefix}.project.>",
+        f"{prefix}.lock.>",
         # Legacy (ADR 0010): kept so the stream's config and older logs stay as they are;
         # no login may publish there any more (ADR 0015).
         f"{prefix}.signed.>",
@@ -88,6 +93,22 @@ def scene_events(prefix: str, scene_id: str, kind: str = "*") -> str:
 def any_scene(prefix: str, kind: str) -> str:
     """One kind of scene event across every scene: a permission or filter subject."""
     return f"{prefix}.scene.*.{kind}"
+
+
+def project_events(prefix: str, project_id: str = "*", kind: str = "*") -> str:
+    """The events of one shared project (``created``, ``member_added``...), or of all."""
+    return f"{prefix}.project.{project_id}.{kind}"
+
+
+def lock_events(prefix: str, scene_id: str | None = None, kind: str = "*") -> str:
+    """The lock events of one scene (``taken``, ``broken``...), or of every scene."""
+    scene = "*" if scene_id is None else subject_token(scene_id)
+    return f"{prefix}.lock.{scene}.{kind}"
+
+
+def studio_events(prefix: str) -> list[str]:
+    """Every project and lock event: what a projects book folds."""
+    return [project_events(prefix, "*", "*"), lock_events(prefix)]
 
 
 def any_run(prefix: str, kind: str) -> str:
@@ -158,5 +179,9 @@ def for_event(prefix: str, event: Event) -> str:
         return scene_events(prefix, event.entry.scene_id, "allowlist_revoked")
     if isinstance(event, RevisionReviewed):
         return scene_events(prefix, event.scene_id, "reviewed")
+    if isinstance(event, ProjectEvent):
+        return project_events(prefix, event.project_id, kind.removeprefix("project."))
+    if isinstance(event, LockEvent):
+        return lock_events(prefix, event.scene_id, kind.removeprefix("lock."))
     consumer = getattr(event, "consumer", "unknown")
     return deadletter(prefix, consumer)

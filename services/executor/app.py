@@ -7,6 +7,7 @@ import contextlib
 import os
 import shutil
 import socket
+import time
 import uuid
 from functools import partial
 from typing import Any
@@ -27,6 +28,7 @@ from services.executor.adapters.scene_summaries import KvSceneSummaries
 from services.executor.adapters.supervisor import SupervisedBridge
 from services.executor.adapters.uploads import ObjectStoreUploads
 from services.executor.domain.preview_worker import PreviewWorker
+from services.executor.domain.project_access import refusals
 from services.executor.domain.runner import PlanRunner
 from services.executor.domain.scene_tools import SceneTools
 from services.executor.domain.session import Scenes
@@ -37,6 +39,7 @@ from services.runtime.nats.ready import until_ready
 from services.runtime.service import health, metrics
 from services.runtime.service.consumer_spec import ConsumerSpec
 from services.runtime.service.host import Bus, ConsumerService
+from services.runtime.service.projects import projects_of
 from services.runtime.service.publishers import JetStreamPipeline
 from services.runtime.service.settings import Settings
 from services.runtime.service.version import BLENDMESH_VERSION
@@ -170,6 +173,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
                 max_upload_bytes=settings.max_upload_bytes,
             ),
             release=BLENDMESH_VERSION,
+            refusal=refusals(projects_of(bus).current, time.time),
         )
         handlers = ExecutorHandlers(
             runner=runner,

@@ -13,6 +13,7 @@ from services.runtime.server.users import FILE_NAME, UsersFile
 from services.runtime.service import health
 from services.runtime.service.consumer_spec import ConsumerSpec
 from services.runtime.service.host import Bus, ConsumerService
+from services.runtime.service.projects import projects_of
 from services.runtime.service.settings import Settings
 
 # An approval is looked at again at most every 30 s until it expires: enough deliveries
@@ -35,6 +36,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         approval_ttl=settings.approval_ttl,
         approvers=UsersFile(settings.home / FILE_NAME).approvers,
         kinds=partial(run_kinds, bus.js, bus.prefix),
+        projects=projects_of(bus).current,
     )
     service = ConsumerService("policy")
     responders = AllowlistResponders(bus.nc, bus.prefix, allowlist, bus.publisher)

@@ -173,7 +173,12 @@ class CedarPolicy:
         return cls(load_policies(directory or BUILTIN_DIR))
 
     def decide(
-        self, user: str, op: Operation, tool: ToolSpec | None, scene_id: str = "default"
+        self,
+        user: str,
+        op: Operation,
+        tool: ToolSpec | None,
+        scene_id: str = "default",
+        role: str = "lead",
     ) -> OperationDecision:
         if tool is None:
             level, group = op.safety_level, "unregistered"
@@ -185,7 +190,7 @@ class CedarPolicy:
             {"uid": _uid("Action", op.tool_name), "attrs": {}, "parents": [_uid("Action", group)]},
             {"uid": _uid("Action", group), "attrs": {}, "parents": []},
             {"uid": scene, "attrs": {}, "parents": []},
-            {"uid": _uid("User", user), "attrs": {}, "parents": []},
+            {"uid": _uid("User", user), "attrs": {"role": role}, "parents": []},
         ]
         resource = scene
         named = next((op.args[k] for k in OBJECT_KEYS if isinstance(op.args.get(k), str)), None)
@@ -200,6 +205,7 @@ class CedarPolicy:
                 "tool": op.tool_name,
                 "safety_level": level,
                 "scene": scene_id,
+                "role": role,
                 "args": cedar_value(op.args),
             },
         }

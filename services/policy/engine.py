@@ -22,5 +22,13 @@ class PolicyEngine(Protocol):
     policy_set_hash: str  # "sha256:<hex>" of the exact rules
 
     def decide(
-        self, user: str, op: Operation, tool: ToolSpec | None, scene_id: str = "default"
-    ) -> OperationDecision: ...
+        self,
+        user: str,
+        op: Operation,
+        tool: ToolSpec | None,
+        scene_id: str = "default",
+        role: str = "lead",
+    ) -> OperationDecision:
+        """``role`` is the user's role in the scene's project (contracts/project_book.py);
+        a scene's owner is the lead of its personal project."""
+        ...

@@ -35,6 +35,8 @@ from contracts.events import (
 from contracts.failures import RepairAction, failure
 from contracts.fold import latest
 from contracts.operations import Operation
+from contracts.project_book import ProjectBook, approves_own
+from contracts.projects import Role
 from contracts.python_approvals import TRUSTED_TOOL, code_problem, standing_key, unquoted
 from contracts.resolutions import canonical_resolution
 from contracts.scene_files import IMPORT_TOOL
@@ -43,7 +45,7 @@ from services.executor.client import CatalogSource
 from services.policy.arguments import unsafe_argument
 from services.policy.engine import PolicyEngine
 from services.policy.ports import Allowlist
-from services.runtime.server.identity import may_resolve
+from services.policy.roles import may_answer, run_role
 from services.runtime.service.consumer_spec import Delivery
 from services.runtime.service.errors import Retry
 
@@ -52,9 +54,11 @@ security = logging.getLogger("blendmesh.security")
 RunHistory = Callable[[str], Awaitable[Sequence[AnyEvent]]]
 SceneOwner = Callable[[str], Awaitable[str | None]]
 RunKinds = Callable[[str], Awaitable[set[str]]]
+Projects = Callable[[], Awaitable[ProjectBook]]
 # A run with one of these kinds is over, or going to be: nothing of it is decided now.
 CLOSED = frozenset({"cancel_requested", "completed", "failed"})
 OWNER_POLICY_ID = "blendmesh#scene-owner"
+LOCK_POLICY_ID = "blendmesh#scene-lock"
 ARGS_POLICY_ID = "blendmesh.args#unsafe-argument"
 EXPIRY_POLL = 30.0  # longest wait between two looks at a pending approval
 
@@ -82,14 +86,33 @@ class PolicyHandlers:
     approvers: Callable[[], frozenset[str]] = field(default=frozenset)
     # Which kinds of event a run has (services.runtime.nats.history.run_kinds); None: not asked.
     kinds: RunKinds | None = None
+    # The projects book (services/runtime/service/projects.py); None: every scene is its
+    # owner's personal project and nothing is locked.
+    projects: Projects | None = None
+
+    async def _book(self) -> ProjectBook:
+        return ProjectBook() if self.projects is None else await self.projects()
+
+    def _role(self, book: ProjectBook, planned: Planned, owner: str | None) -> Role | None:
+        return run_role(book, planned.scene_id, owner, planned.user)
+
+    async def _may_answer(self, resolver: str, planned: Planned) -> bool:
+        book, owner = await asyncio.gather(self._book(), self.scene_owner(planned.scene_id))
+        return may_answer(book, planned.scene_id, owner, planned.user, resolver, self.approvers())
 
     async def _closed(self, run_id: str) -> bool:
         return self.kinds is not None and bool(CLOSED & await self.kinds(run_id))
 
     async def _decide(
-        self, planned: Planned, op: Operation, tool: ToolSpec | None, owner: str | None
+        self,
+        planned: Planned,
+        op: Operation,
+        tool: ToolSpec | None,
+        owner: str | None,
+        book: ProjectBook,
     ) -> OperationDecision:
-        if owner and owner != planned.user:
+        role = self._role(book, planned, owner)
+        if role is None:
             # Naming a scene id never grants it: only its owner may change it.
             return OperationDecision(
                 operation_id=op.operation_id,
@@ -99,6 +122,17 @@ class PolicyHandlers:
                 reason=f"scene {planned.scene_id} belongs to another user; use a scene id "
                 "of your own",
                 policy_ids=[OWNER_POLICY_ID],
+            )
+        held = book.lock(planned.scene_id, self.clock())
+        if held is not None and held.holder != planned.user:
+            return OperationDecision(
+                operation_id=op.operation_id,
+                tool_name=op.tool_name,
+                safety_level=op.safety_level,
+                mode="deny",
+                reason=f"scene {planned.scene_id} is locked by {held.holder}; ask "
+                f"{held.holder} to unlock it, or a lead of its project to break the lock",
+                policy_ids=[LOCK_POLICY_ID],
             )
         problem = unsafe_argument(op.args, self.workspace) if tool is not None else None
         problem = problem or code_problem(op.tool_name, op.args)
@@ -117,7 +151,7 @@ class PolicyHandlers:
             # request's word; replacing an existing scene stays destructive.
             op = msgspec.structs.replace(op, safety_level="safe_write")
             tool = msgspec.structs.replace(tool, safety_level="safe_write")
-        decision = self.engine.decide(planned.user, op, tool, planned.scene_id)
+        decision = self.engine.decide(planned.user, op, tool, planned.scene_id, role)
         if decision.mode != "require_approval":
             return decision
         key = standing_key(op.tool_name, op.args)
@@ -136,15 +170,22 @@ class PolicyHandlers:
 
     async def on_planned(self, event: Planned) -> Sequence[Event]:
         # Two round trips at once: the handlers of every service share one event loop.
-        catalog, owner, closed = await asyncio.gather(
-            self.catalog.get(), self.scene_owner(event.scene_id), self._closed(event.run_id)
+        catalog, owner, closed, book = await asyncio.gather(
+            self.catalog.get(),
+            self.scene_owner(event.scene_id),
+            self._closed(event.run_id),
+            self._book(),
         )
         if closed:
             return []  # cancelled while it was planned: the planner ends it
         if catalog is None:
             raise Retry("no tool catalog yet", 0.5)
         ops = event.operation_set.operations
-        decisions = [await self._decide(event, op, catalog.get(op.tool_name), owner) for op in ops]
+        decisions = [
+            await self._decide(event, op, catalog.get(op.tool_name), owner, book) for op in ops
+        ]
+        role = self._role(book, event, owner)
+        lead_of = None if approves_own(role) else book.project_of(event.scene_id, owner or "")
         now = self.clock()
         out: list[Event] = [
             follow(
@@ -178,16 +219,17 @@ class PolicyHandlers:
                     operation_ids=[d.operation_id for d in denied],
                 )
             )
-        elif waiting and (not event.pre_approved or _trusted_code(waiting)):
-            # Approving up front covers destructive tools, never code nobody has read.
-            out.append(self._ask(event, waiting, now))
+        elif waiting and (not event.pre_approved or _trusted_code(waiting) or lead_of):
+            # Approving up front covers destructive tools, never code nobody has read, and
+            # never an artist's own: that waits for a lead.
+            out.append(self._ask(event, waiting, now, lead_of))
         else:
             approver = event.user if waiting else "policy"
             out.append(self._approved(event, now, approver))
         return out
 
     def _ask(
-        self, event: Planned, waiting: list[OperationDecision], now: float
+        self, event: Planned, waiting: list[OperationDecision], now: float, lead_of: str | None
     ) -> ApprovalRequested:
         by_id = {op.operation_id: op for op in event.operation_set.operations}
         pending = [
@@ -209,6 +251,7 @@ class PolicyHandlers:
             request_hash=request_hash(pending),
             operations=pending,
             expires_at=now + self.approval_ttl,
+            lead_of=lead_of,
         )
 
     def _approved(
@@ -262,10 +305,10 @@ class PolicyHandlers:
         if found is None:
             return []
         planned, pending = found
-        if not may_resolve(event.resolved_by, planned.user, self.approvers()):
+        if not await self._may_answer(event.resolved_by, planned):
             security.warning(
-                "refused %r's resolution of approval %s of run %s: only %r or an approver "
-                "may resolve it",
+                "refused %r's resolution of approval %s of run %s: only %r (unless an "
+                "artist), a lead of its scene's project or an approver may resolve it",
                 event.resolved_by,
                 event.approval_id,
                 event.run_id,

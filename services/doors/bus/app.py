@@ -38,6 +38,7 @@ from services.doors.core.fairness import Fairness, Limits
 from services.doors.core.quota import RunQuota
 from services.doors.core.reviews import NoRevision, Revisions
 from services.doors.core.scene_client import NoScene
+from services.doors.core.studio import Studio
 from services.executor.client import ObjectStoreUploads, SceneFiles
 from services.runtime.nats import access, delivered
 from services.runtime.nats.history import read_run
@@ -47,6 +48,7 @@ from services.runtime.server.users import FILE_NAME, UsersFile, UsersFileError
 from services.runtime.service import health
 from services.runtime.service.host import Bus, never
 from services.runtime.service.owners import IndexBehind, LogOwners
+from services.runtime.service.projects import projects_of
 from services.runtime.service.settings import Settings
 
 log = logging.getLogger("blendmesh.door")
@@ -111,7 +113,13 @@ class BusReads:
         ]
 
     async def scenes_of(self, user: str, limit: int) -> list[dict[str, Any]]:
-        heads = await self._scenes.scenes_of(user, limit)
+        book = await projects_of(self._bus).current()
+        owned = [
+            h for h in await self._scenes.scenes_of(user, limit) if h.scene_id not in book.filed
+        ]
+        # A filed scene is listed to every member of its project, its owner included.
+        filed = sorted(s for p in book.visible(user) for s in p.scenes)[: limit - len(owned)]
+        heads = [*owned, *[h for h in [await self._scenes.head(s) for s in filed] if h]]
         return [
             {"scene_id": h.scene_id, "revision": h.revision, "scene_hash": h.scene_hash}
             for h in heads
@@ -312,6 +320,7 @@ async def start(settings: Settings, bus: Bus) -> DoorService:
         files=ObjectStoreUploads(bus.js, bus.prefix),
         room=partial(RunQuota.from_env(settings.env).check, bus.nc, bus.prefix),
         reviews=BusReviews(bus, users.approvers),
+        studio=Studio(projects_of(bus), SceneFiles(bus.js, bus.prefix), bus.publisher),
     )
     fairness = Fairness(Limits.from_env(settings.env), time.monotonic)
     seconds = suspensions.seconds_from(settings.env)

@@ -54,10 +54,12 @@ from services.doors.bus.ports import (
     SceneReviews,
 )
 from services.doors.bus.steer import steered
+from services.doors.bus.studio_verbs import StudioVerbs
 from services.doors.core import ownership
 from services.doors.core.cancels import RunOver, cancel_of
 from services.doors.core.quota import QuotaExceeded
 from services.doors.core.steering import NoRun, SteerInvalid, SteerRefused
+from services.doors.core.studio import Forbidden, SceneLocked, Studio
 from services.runtime.server.identity import UserEntry, may_resolve
 
 log = logging.getLogger("blendmesh.security")
@@ -107,6 +109,9 @@ class DoorHandlers:
     # Raises QuotaExceeded when the user may not start another run now (quota.py).
     room: Callable[[str], Awaitable[None]] | None = None
     reviews: SceneReviews | None = None  # scenes.changes, scenes.review
+    # Projects, members and locks (services/doors/core/studio.py); None: scenes are their
+    # owners' alone and the project and lock verbs are not offered.
+    studio: Studio | None = None
 
     def table(self) -> dict[str, Verb]:
         """Verb -> handler: what a user's login may ask (``contracts.door.VERBS``)."""
@@ -122,6 +127,7 @@ class DoorHandlers:
             "scenes.review": self.review,
             "files.stage": self.stage,
             "files.get": self.file,
+            **(StudioVerbs(self.studio).table() if self.studio is not None else {}),
         }
 
     async def answer(self, user: UserEntry, verb: str, data: bytes) -> DoorReply:
@@ -143,15 +149,50 @@ class DoorHandlers:
         except ownership.NotOwned as exc:
             raise Refused("NOT_FOUND", str(exc)) from None
 
-    async def _answerable(self, user: UserEntry, run_id: str, field: str, by: str) -> RunRequested:
+    async def _answerable(
+        self, user: UserEntry, run_id: str, field: str, by: str, lead_of: str | None = None
+    ) -> RunRequested:
         """The run's request, when ``user`` is the one its event names as ``field`` and
-        may answer for the run (its user, or an approver); refused otherwise."""
+        may answer for the run (its user, an approver, or a lead of the scene's project);
+        refused otherwise."""
         if by != user.name:
             raise Refused("FORBIDDEN", f"{field} is {by!r}, but this login is {user.name!r}")
         requested = await self.reads.requested(run_id)
-        if requested is None or not may_resolve(user.name, requested.user, self.approvers()):
+        if requested is None:
             raise Refused("NOT_FOUND", f"no run {run_id}")
-        return requested
+        if may_resolve(user.name, requested.user, self.approvers()) and (
+            user.name != requested.user or lead_of is None or self.studio is None
+        ):
+            return requested
+        if self.studio is not None:
+            try:
+                if await self.studio.answers_for(
+                    requested.user, lead_of, requested.scene_id, user.name
+                ):
+                    return requested
+            except Forbidden as exc:
+                raise Refused("FORBIDDEN", str(exc)) from None
+        raise Refused("NOT_FOUND", f"no run {run_id}")
+
+    async def _may_start(self, user: UserEntry, scene_id: str) -> None:
+        """Refuse a run on a scene the user does not reach (NOT_FOUND), only reads
+        (FORBIDDEN) or another user has locked (CONFLICT)."""
+        owner = await self.reads.scene_owner(scene_id)
+        if owner is None:
+            return  # a new scene
+        if self.studio is None:
+            if not ownership.owns(owner, user.name):
+                raise Refused("NOT_FOUND", f"no scene {scene_id}")
+            return
+        try:
+            await self.studio.scene_role(scene_id, user.name)
+            await self.studio.may_start(scene_id, user.name)
+        except ownership.NotOwned as exc:
+            raise Refused("NOT_FOUND", str(exc)) from None
+        except Forbidden as exc:
+            raise Refused("FORBIDDEN", str(exc)) from None
+        except SceneLocked as exc:
+            raise Refused("CONFLICT", str(exc)) from None
 
     async def submit(self, user: UserEntry, data: bytes) -> DoorReply:
         try:
@@ -185,9 +226,7 @@ class DoorHandlers:
             ownership.own_thread(starter, event.thread_id, user.name)
         except ownership.NotOwned as exc:
             raise Refused("NOT_FOUND", str(exc)) from None
-        owner = await self.reads.scene_owner(event.scene_id)
-        if owner is not None and not ownership.owns(owner, user.name):  # None: a new scene
-            raise Refused("NOT_FOUND", f"no scene {event.scene_id}")
+        await self._may_start(user, event.scene_id)
         if event.origin is not None:
             event = await self._steered(user, event)
         if self.room is not None:
@@ -215,12 +254,17 @@ class DoorHandlers:
 
     async def resolve(self, user: UserEntry, data: bytes) -> DoorReply:
         event = _event(data, ApprovalResolved, "run.resolve", "run.approval_resolved")
-        requested = await self._answerable(user, event.run_id, "resolved_by", event.resolved_by)
+        if event.resolved_by != user.name:
+            await self._answerable(user, event.run_id, "resolved_by", event.resolved_by)
         pending = [
             e
             for e in await self.reads.events(event.run_id)
             if isinstance(e, ApprovalRequested) and e.approval_id == event.approval_id
         ]
+        lead_of = pending[0].lead_of if pending else None
+        requested = await self._answerable(
+            user, event.run_id, "resolved_by", event.resolved_by, lead_of
+        )
         if not pending:
             raise Refused("NOT_FOUND", f"no approval {event.approval_id} on run {event.run_id}")
         if event.user != requested.user:

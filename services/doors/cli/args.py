@@ -11,6 +11,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from services.doors.cli import studio_args
+
 ADOPT, DISCARD = "--adopt", "--discard"
 # contracts.views.MIN_SIDE / MAX_SIDE, spelled here: parsing imports no msgspec
 # (tests/unit/doors/test_cli_imports.py), and a test holds the two equal.
@@ -56,6 +58,7 @@ def add_commands(sub: Any) -> None:
         "user on the mesh; guardians: spec 003's one tool, run_guardians",
     )
     _scenes(sub, run)
+    studio_args.projects(sub)
     _looks(sub)
     _users(sub)
     _status(sub)
@@ -171,7 +174,8 @@ def _scenes(sub: Any, run: argparse.ArgumentParser) -> None:
         help="the exported .blend was changed by hand: keep a copy beside it and replace it",
     )
     scenes = sub.add_parser(
-        "scenes", help="your scenes; `scenes show|history|diff|review|import|export|tag|gc`"
+        "scenes",
+        help="your scenes; `scenes show|history|diff|review|import|export|tag|gc|lock|unlock`",
     )
     scenes.add_argument("--json", action="store_true", help="print JSON")
     verbs = scenes.add_subparsers(dest="scenes_command")
@@ -179,7 +183,7 @@ def _scenes(sub: Any, run: argparse.ArgumentParser) -> None:
         verb = verbs.add_parser(name, help=what)
         verb.add_argument("scene", help="the scene id")
         verb.add_argument("--json", action="store_true", help="print JSON")
-    _changes(verbs)
+    studio_args.changes(verbs)
     imp = verbs.add_parser("import", help="make a .blend file a new revision of a scene")
     imp.add_argument("file", type=Path, help="a .blend saved by Blender")
     imp.add_argument("--scene", required=True, help="the scene id (a new id makes a new scene)")
@@ -191,27 +195,12 @@ def _scenes(sub: Any, run: argparse.ArgumentParser) -> None:
     exp.add_argument("--output", "-o", type=Path, required=True, help="the file to write")
     exp.add_argument("--json", action="store_true", help="print the answer as JSON")
     _retention(verbs)
+    studio_args.locks(verbs)
     revert = sub.add_parser("revert", help="make a new revision equal to an earlier one")
     revert.add_argument("scene", help="the scene id")
     revert.add_argument("revision", type=int, help="the revision to go back to")
     revert.add_argument("--approve", action="store_true", help="pre-approve the revert")
     revert.add_argument("--json", action="store_true", help="print the run result as JSON")
-
-
-def _changes(verbs: Any) -> None:
-    """``scenes diff`` and ``scenes review`` (services/doors/cli/changes.py)."""
-    diff = verbs.add_parser("diff", help="what a revision changed: SCENE [A|parent] [B|head]")
-    diff.add_argument("scene", help="the scene id")
-    diff.add_argument("base", nargs="?", help="the revision to compare with (default: B's parent)")
-    diff.add_argument("revision", nargs="?", help="the revision to show (default: the head)")
-    diff.add_argument("--json", action="store_true", help="print JSON")
-    review = verbs.add_parser("review", help="approve a revision or request changes to it")
-    review.add_argument("scene", help="the scene id")
-    review.add_argument("revision", help="the revision reviewed (a number, or head)")
-    review.add_argument("verdict", choices=("approve", "request-changes"), help="the verdict")
-    review.add_argument("--note", default="", help="what the artist should read with it")
-    review.add_argument("--json", action="store_true", help="print the recorded review as JSON")
-    review.set_defaults(base=None)
 
 
 def _retention(verbs: Any) -> None:

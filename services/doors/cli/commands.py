@@ -223,6 +223,10 @@ async def dispatch(args: argparse.Namespace, settings: Settings) -> int:
             from services.doors.cli import scenes as cli_scenes
 
             return await cli_scenes.dispatch(args, settings, out, err)
+        case "projects":
+            from services.doors.cli import projects as cli_projects
+
+            return await cli_projects.dispatch(args, settings, rich(out))
         case "inspect" | "view" | "import-asset":
             from services.doors.cli import looks as cli_looks
 

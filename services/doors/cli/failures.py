@@ -23,6 +23,7 @@ def exit_code_for(exc: Exception) -> tuple[int, str] | None:
     from services.runtime.nats.access import CredentialsError
     from services.runtime.server.embedded import EmbeddedServerError
     from services.runtime.service.host import ServiceFailed
+    from services.runtime.service.projects import BookBehind
     from services.runtime.service.settings import SettingsError
     from services.runtime.service.store_limits import STORE_FULL, store_full
 
@@ -56,6 +57,7 @@ def exit_code_for(exc: Exception) -> tuple[int, str] | None:
             CredentialsError,
             AuditClientError,
             AllowlistError,
+            BookBehind,
         ),
     ):
         return EXIT_MESH, str(exc)

@@ -127,6 +127,10 @@ async def dispatch(args: argparse.Namespace, settings: Settings, out: Screen, er
         from services.doors.cli import looks as cli_looks
 
         return await cli_looks.export(args, settings, out, err)
+    if args.command == "scenes" and args.scenes_command in ("lock", "unlock"):
+        from services.doors.cli import projects as cli_projects
+
+        return await cli_projects.dispatch(args, settings, rich(out))
     services = tuple(Mesh.all_services())
     if args.command == "revert":
         async with connected(settings, services) as bus:

@@ -2,7 +2,8 @@
 
     a run        the user of its RunRequested
     a thread     the user whose run first used it; a thread nobody used yet is anyone's
-    a scene      the owner its first revision recorded (``Head.owner``)
+    a scene      the owner its first revision recorded (``Head.owner``), and, once it is
+                 filed in a project, every member of that project (docs/studio.md)
     an approval  the user of the run it waits in
 
 A scene with no recorded owner (committed before scenes had owners) is nobody's: no door
@@ -21,14 +22,21 @@ reading of the log).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from contracts.events import ApprovalRequested, RunRequested
 from contracts.scenes import Head
 from services.doors.core.client import ClientError, MeshClient
 
 if TYPE_CHECKING:  # a type only: the rules read no store; whoever builds ``Owners`` has one
+    from contracts.project_book import ProjectBook
     from services.executor.client import SceneFiles
+
+
+class Book(Protocol):
+    """Port: the projects book, current with the log (``services/runtime/service/projects``)."""
+
+    async def current(self) -> ProjectBook: ...
 
 
 class NotOwned(ClientError):
@@ -54,8 +62,16 @@ def own_thread(starter: str | None, thread_id: str, user: str) -> None:
         raise NotOwned(f"no thread {thread_id}")
 
 
-def own_scene(head: Head | None, scene_id: str, user: str) -> Head:
-    if head is None or not owns(head.owner, user):
+def own_scene(head: Head | None, scene_id: str, user: str, book: ProjectBook | None = None) -> Head:
+    """The head of a scene ``user`` reaches: its own, or one filed in a project it is a
+    member of (any role reads)."""
+    if head is None:
+        raise NotOwned(f"no scene {scene_id}")
+    if book is not None and book.scene_role(scene_id, head.owner, user) is not None:
+        return head
+    if book is not None and scene_id in book.filed:
+        raise NotOwned(f"no scene {scene_id}")  # filed: the project's members decide
+    if not owns(head.owner, user):
         raise NotOwned(f"no scene {scene_id}")
     return head
 
@@ -73,9 +89,12 @@ class Owners:
 
     client: MeshClient
     files: SceneFiles
+    book: Book | None = None  # the projects book; None: scenes are their owners' alone
 
     async def run(self, run_id: str, user: str) -> RunRequested:
         return own_run(await self.client.requested(run_id), run_id, user)
 
     async def scene(self, scene_id: str, user: str) -> Head:
-        return own_scene(await self.files.head(scene_id), scene_id, user)
+        head = await self.files.head(scene_id)
+        book = None if self.book is None else await self.book.current()
+        return own_scene(head, scene_id, user, book)

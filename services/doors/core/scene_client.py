@@ -24,7 +24,9 @@ from contracts.scenes import Head
 from services.doors.core import ownership
 from services.doors.core.client import ClientError
 from services.doors.core.requests import build_request, new_id
+from services.doors.core.studio import visible_heads
 from services.runtime.service.host import Bus
+from services.runtime.service.projects import projects_of
 from services.runtime.service.settings import Settings
 
 # The executor's stores are imported where a scene is read or staged: `blendmesh run`
@@ -112,9 +114,11 @@ class SceneDoor:
     async def own(self, scene_id: str, user: str) -> Head:
         """The head of ``user``'s scene; ``NoScene`` for a missing or another's scene."""
         head = await self.files.head(scene_id)
-        if head is None or not ownership.owns(head.owner, user):
-            raise NoScene(f"no scene {scene_id}; `blendmesh scenes` lists yours")
-        return head
+        book = await projects_of(self.bus).current()
+        try:
+            return ownership.own_scene(head, scene_id, user, book)
+        except ownership.NotOwned:
+            raise NoScene(f"no scene {scene_id}; `blendmesh scenes` lists yours") from None
 
     async def import_request(
         self,
@@ -167,7 +171,8 @@ class SceneDoor:
     async def scenes(self, user: str, limit: int = MAX_LISTED_SCENES) -> list[dict[str, Any]]:
         """``user``'s scenes: head revision, object count, last change and by whom."""
         rows = []
-        for head in await self.files.scenes_of(user, min(limit, MAX_LISTED_SCENES)):
+        book = await projects_of(self.bus).current()
+        for head in await visible_heads(self.files, book, user, min(limit, MAX_LISTED_SCENES)):
             log = await self.files.revision_log(head.scene_id, limit=1)
             last = log[-1] if log else None
             found = await self.files.revision_inspection(head.scene_id)

@@ -41,7 +41,7 @@ log = logging.getLogger("blendmesh.gateway")
 router = APIRouter(prefix="/api/agent", tags=["agent"])
 User = Annotated[str, Depends(current_user)]
 Gw = Annotated[Gateway, Depends(gateway)]
-RUN_ERRORS = (400, 401, 404, 409, 413, 422, 503, 504)
+RUN_ERRORS = (400, 401, 403, 404, 409, 413, 422, 503, 504)
 
 
 class NDJSONResponse(StreamingResponse):
@@ -54,6 +54,7 @@ async def start(body: RunBody, user: str, gw: Gateway) -> RunRequested:
     import of that file instead when the caller chose to adopt it."""
     if body.thread_id is not None:
         await gw.own_thread(body.thread_id, user)
+    await gw.studio.may_start(body.scene_id, user)  # a viewer's run, or a locked scene: 403/409
     request = _built(body, user, gw)  # a request that cannot be built changes no file
     adopted = await exports.guard(gw, user, body.scene_id, body.exported_file)
     return adopted if adopted is not None else request

@@ -33,6 +33,7 @@ from services.doors.gateway import (
     health,
     me,
     metrics,
+    projects,
     protected_resource,
     pushed_chunks,
     reads,
@@ -115,7 +116,7 @@ def create_app(
     routers = (
         *(agent, approvals, cancels, me, reads, scenes, scene_runs, scene_looks, scene_tags),
         steer,
-        *(uploads, pushed_chunks, changes, scene_exports),
+        *(uploads, pushed_chunks, changes, scene_exports, projects),
         *(health, metrics, protected_resource),
     )
     for module in routers:

@@ -7,13 +7,16 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends
 
+from contracts.project_book import may_manage
+from contracts.queries import MAX_RUNS, RunRow
 from contracts.trusted_code import quote_problem
+from services.audit import client as audit
 from services.doors.core.client import CodeNotQuoted, RequestMismatch
 from services.doors.gateway.agent import answer
 from services.doors.gateway.auth import current_user
 from services.doors.gateway.context import Gateway, gateway
 from services.doors.gateway.errors import Conflict, NotFound, responses
-from services.doors.gateway.reads import own_rows
+from services.doors.gateway.reads import ask, own_rows
 from services.doors.gateway.schemas import (
     PendingApproval,
     PendingApprovals,
@@ -29,17 +32,38 @@ Gw = Annotated[Gateway, Depends(gateway)]
 STALE = "requestHash does not match the pending request; read /api/agent/approvals/pending again"
 
 
-async def _pending(gw: Gateway, run_id: str) -> PendingApproval | None:
-    view = await gw.client.view(run_id)
+async def _pending(gw: Gateway, row: RunRow) -> PendingApproval | None:
+    view = await gw.client.view(row.run_id)
     waiting = view.pending if view is not None else None
-    return pending_out(waiting) if waiting is not None else None
+    if waiting is None:
+        return None
+    return pending_out(waiting).model_copy(update={"user": row.user})
+
+
+async def _waiting_for(gw: Gateway, user: str) -> list[RunRow]:
+    """The runs of the artists of the projects ``user`` leads that wait on the projects'
+    scenes: what waits for the lead. One query of the runs under way (the newest
+    MAX_RUNS of the mesh), whatever the number of artists."""
+    book = await gw.studio.book.current()
+    led = [p for p in book.visible(user) if may_manage(p.members[user])]
+    if not led:
+        return []
+    active = await ask(audit.query_runs(gw.bus.nc, gw.prefix, limit=MAX_RUNS, active=True))
+    return [
+        r
+        for r in active
+        if r.state == "awaiting_confirmation"
+        and any(r.scene_id in p.scenes and p.members.get(r.user) == "artist" for p in led)
+    ]
 
 
 @router.get("/pending", response_model=PendingApprovals, responses=responses(401, 503))
 async def pending(user: User, gw: Gw) -> PendingApprovals:
-    """The approvals the caller's runs wait on, newest run first."""
+    """The approvals the caller's runs wait on, newest run first, then those of the
+    artists of the projects the caller leads."""
     rows = [r for r in await own_rows(gw, user) if r.state == "awaiting_confirmation"]
-    found = await asyncio.gather(*(_pending(gw, r.run_id) for r in rows))
+    rows += await _waiting_for(gw, user)
+    found = await asyncio.gather(*(_pending(gw, r) for r in rows))
     return PendingApprovals(approvals=[p for p in found if p is not None])
 
 

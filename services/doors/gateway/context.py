@@ -16,10 +16,12 @@ from contracts.events import ApprovalRequested, RunRequested
 from contracts.scenes import Head
 from services.doors.core import ownership
 from services.doors.core.client import MeshClient
+from services.doors.core.studio import Studio
 from services.doors.gateway.errors import Unavailable
 from services.executor.client import SceneFiles
 from services.runtime.service.host import Bus
 from services.runtime.service.owners import IndexBehind, LogOwners, OwnerIndex
+from services.runtime.service.projects import projects_of
 from services.runtime.service.settings import Settings
 
 
@@ -37,10 +39,28 @@ class Gateway:
 
     @property
     def _recorded(self) -> ownership.Owners:
-        return ownership.Owners(self.client, SceneFiles(self.bus.js, self.prefix))
+        return ownership.Owners(
+            self.client, SceneFiles(self.bus.js, self.prefix), projects_of(self.bus)
+        )
+
+    @property
+    def studio(self) -> Studio:
+        """Projects, members and locks, for the routes (services/doors/core/studio.py)."""
+        return Studio(
+            projects_of(self.bus), SceneFiles(self.bus.js, self.prefix), self.bus.publisher
+        )
 
     async def own_run(self, run_id: str, user: str) -> RunRequested:
-        return await self._recorded.run(run_id, user)
+        """The user's own run, or one on a scene of a project the user leads (a lead
+        follows what it approves); any other is 404."""
+        requested = await self.client.requested(run_id)
+        if (
+            requested is not None
+            and requested.user != user
+            and await self.studio.answers_for(requested.user, None, requested.scene_id, user)
+        ):
+            return requested
+        return ownership.own_run(requested, run_id, user)
 
     async def _owners(self) -> OwnerIndex:
         try:
@@ -58,8 +78,16 @@ class Gateway:
         return await self._recorded.scene(scene_id, user)
 
     async def own_approval(self, approval_id: str, user: str) -> ApprovalRequested:
+        """An approval of the user's own run, or of a run on a scene of a project the user
+        leads; ``Forbidden`` when it is the user's own but waits for a lead."""
         found = (await self._owners()).approvals.get(approval_id)
-        return ownership.own_approval(found, approval_id, user)
+        if found is not None:
+            requested = await self.client.requested(found.run_id)
+            if requested is not None and await self.studio.answers_for(
+                requested.user, found.lead_of, requested.scene_id, user
+            ):
+                return found
+        return ownership.own_approval(None, approval_id, user)
 
 
 def gateway(request: Request) -> Gateway:

@@ -38,7 +38,9 @@ from services.doors.core.ownership import NotOwned
 from services.doors.core.quota import QuotaExceeded
 from services.doors.core.reviews import NoRevision
 from services.doors.core.scene_client import NoScene, NotABlend, SceneFileChanged, UploadTooLarge
+from services.doors.core.studio import BadStudioRequest, Forbidden, SceneLocked
 from services.runtime.nats.quorum import JetStreamUnavailable
+from services.runtime.service.projects import BookBehind
 
 log = logging.getLogger("blendmesh.gateway")
 
@@ -141,6 +143,10 @@ DOOR_ERRORS: dict[type[BlendmeshError], type[ApiError]] = {
     NotABlend: ValidationError,
     SceneFileChanged: Conflict,
     QuotaExceeded: TooMany,
+    Forbidden: PolicyError,
+    SceneLocked: Conflict,
+    BadStudioRequest: ValidationError,
+    BookBehind: Unavailable,
 }
 
 # The 002 class a failed run's error code belongs to: a run that ended failed is still a

@@ -196,6 +196,12 @@ class PendingApproval(_Model):
         description="The sha256 of each python.trusted operation's code (its args.code): "
         "a resolution that approves must quote every one"
     )
+    lead_of: str | None = Field(
+        default=None,
+        description="The project whose lead (or supervisor) must approve: the run's user "
+        "is an artist there, and its own approval does not count",
+    )
+    user: str | None = Field(default=None, description="Whose run waits")
 
 
 class PendingApprovals(_Model):
@@ -337,6 +343,7 @@ def pending_out(pending: Pending) -> PendingApproval:
             for op in pending.operations
         ],
         code_sha256=pending.code_sha256,
+        lead_of=pending.ask.lead_of,
     )
 
 

@@ -119,6 +119,7 @@ async def prepare(door: Door, user: str, args: dict[str, Any]) -> RunRequested:
         raise ValidationError("give exactly one of `request` (words) or `plan` (JSON object)")
     if args.get("thread_id"):
         await door.check_thread(args["thread_id"], user)
+    await door.may_start(args["scene_id"], user)
     return run_request(door, user, args)
 
 
@@ -141,6 +142,9 @@ async def follow_request(
             for _ in range(MAX_QUESTIONS):
                 if result.status != "awaiting_confirmation" or ask not in ("form", "url"):
                     break
+                waiting = RunView.of_result(result).pending
+                if waiting is not None and waiting.ask.lead_of is not None:
+                    break  # an artist's run waits for a lead: asking the artist counts nothing
                 result = await _decide(door, user, ctx, result, on_event, console, ask)
     except ClientError as exc:
         raise Timeout(

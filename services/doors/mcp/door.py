@@ -23,11 +23,19 @@ from services.audit import client as audit
 from services.doors.core.client import MeshClient
 from services.doors.core.ownership import NotOwned, Owners, own_thread
 from services.doors.core.run_view import RunView
-from services.doors.mcp.errors import NotFound, Unavailable, ValidationError
+from services.doors.core.studio import Forbidden, SceneLocked, Studio, visible_heads
+from services.doors.mcp.errors import (
+    Conflicted,
+    NotFound,
+    PolicyRefused,
+    Unavailable,
+    ValidationError,
+)
 from services.doors.mcp.sealed import Sealer
 from services.executor.client import KvCatalog, KvNodeCatalog, KvSceneSummaries, SceneFiles
 from services.runtime.nats.retry import poll
 from services.runtime.service.host import Bus
+from services.runtime.service.projects import projects_of
 from services.runtime.service.settings import Settings
 
 # Paths on the mesh's host say nothing a remote caller may know.
@@ -77,7 +85,7 @@ class Door:
 
     @property
     def owners(self) -> Owners:
-        return Owners(self.client, SceneFiles(self.bus.js, self.prefix))
+        return Owners(self.client, SceneFiles(self.bus.js, self.prefix), projects_of(self.bus))
 
     async def own_run(self, run_id: str, user: str) -> RunRequested:
         return await self.owners.run(run_id, user)
@@ -92,6 +100,21 @@ class Door:
 
     async def own_scene(self, scene_id: str, user: str) -> None:
         await self.owners.scene(scene_id, user)
+
+    async def may_start(self, scene_id: str, user: str) -> None:
+        """Refuse a viewer's run, or one on a scene another user has locked, before it
+        starts (services/doors/core/studio.py)."""
+        studio = Studio(
+            projects_of(self.bus), SceneFiles(self.bus.js, self.prefix), self.bus.publisher
+        )
+        try:
+            await studio.may_start(scene_id, user)
+        except NotOwned as exc:
+            raise NotFound(str(exc)) from None
+        except Forbidden as exc:
+            raise PolicyRefused(str(exc)) from None
+        except SceneLocked as exc:
+            raise Conflicted(str(exc)) from None
 
     async def check_thread(self, thread_id: str, user: str) -> None:
         """A thread is continued only by the user whose run started it."""
@@ -152,7 +175,8 @@ class Door:
 
     async def scenes(self, user: str, limit: int) -> list[dict[str, Any]]:
         """The user's scenes with their head revisions."""
-        heads = await SceneFiles(self.bus.js, self.prefix).scenes_of(user, limit)
+        files = SceneFiles(self.bus.js, self.prefix)
+        heads = await visible_heads(files, await projects_of(self.bus).current(), user, limit)
         return [
             {"scene_id": h.scene_id, "revision": h.revision, "scene_hash": h.scene_hash}
             for h in heads

@@ -4,6 +4,8 @@
     ├── ValidationError      arguments that do not match the tool's schema, a plan too large
     ├── AuthError            no authenticated user (HTTP)
     ├── NotFound             unknown, or another user's (the two look the same)
+    ├── PolicyRefused        a viewer's run, refused before it starts (PolicyError)
+    ├── Conflicted           a run on a scene another user has locked (Conflict)
     ├── Unavailable          the mesh or the audit service did not answer
     └── Timeout              no answer in time; the run goes on in the mesh
 
@@ -72,6 +74,18 @@ class AuthError(ToolError):
 
 class NotFound(ToolError):
     type_name = "NotFound"
+
+
+class PolicyRefused(ToolError):
+    """Refused before a run starts: the caller's role on the scene only reads."""
+
+    type_name = POLICY
+
+
+class Conflicted(ToolError):
+    """Refused before a run starts: another user holds the scene's lock."""
+
+    type_name = CONFLICT
 
 
 class Unavailable(ToolError):

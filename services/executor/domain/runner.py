@@ -30,6 +30,7 @@ from contracts.events import Approved, Event, Executed, OperationSkipped, RunReq
 from contracts.failures import FailureContract, failure
 from contracts.inspection import RunRecord
 from contracts.receipts import Receipt
+from contracts.scenes import Head
 from contracts.session import BUS, SessionContract, negotiate
 from contracts.tools import DeterminismClass, ToolCatalog
 from services.executor.domain.cancel_watch import CancelWatch, Look
@@ -75,6 +76,18 @@ class PlanRunner:
     allow_unsafe: bool = False  # the operator's opt-in to unsafe_ops tools (spec 001)
     cancels: Look | None = None  # a run's cancel in the log; None: runs are not cancelled
     release: str = ""  # the blendmesh version this executor runs, recorded in each result
+    # Why ``user`` may not change a scene ``owner`` owns (its role in the scene's project,
+    # another user's lock), or None when it may; None here: only the owner may.
+    refusal: Callable[[str, str, str], Awaitable[str | None]] | None = None
+
+    async def _refusal(self, head: Head | None, approved: Approved) -> str | None:
+        if head is None or not head.owner:
+            return None
+        if self.refusal is not None:
+            return await self.refusal(approved.scene_id, head.owner, approved.user)
+        if head.owner != approved.user:
+            return f"scene {approved.scene_id} belongs to another user; use a scene id of your own"
+        return None
 
     def contract(self, requested: RunRequested | None) -> SessionContract:
         """The run's session contract: the host its request came through x this bridge's
@@ -138,11 +151,12 @@ class PlanRunner:
             declared=self._declared,
         )
         head = session.head
-        if head is not None and head.owner and head.owner != approved.user:
+        refused = await self._refusal(head, approved)
+        if refused is not None:
             # Policy denies this before anyone is asked; this is the executor's own lock.
             contract = failure(
                 "POLICY_BLOCKED",
-                f"scene {approved.scene_id} belongs to another user; use a scene id of your own",
+                refused,
                 recoverable=False,
                 repair=[(op_id, "drop") for op_id in approved.schedule],
             )

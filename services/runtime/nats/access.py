@@ -161,6 +161,9 @@ def permissions(role: str, prefix: str) -> dict[str, Any]:
         raise ValueError(f"unknown role {role!r}; roles are {', '.join(ROLES)}")
     allow, deny = _jetstream(role, prefix)
     allow += [subjects.any_run(prefix, kind) for kind in _RUN_EVENTS[role]]
+    allow += [
+        f"{prefix}.{family}.*.{name}" for family, name in event_kinds.studio_published_by(role)
+    ]
     if role == "planner":
         allow.append(f"{prefix}.thread.>")
     # Scene events: a revoked standing approval (policy's, spec 002 §9), a review (a door's).

@@ -167,6 +167,13 @@ function approvalCard(approval) {
   const reason = document.createElement("p");
   reason.textContent = `Run ${approval.runId}: ${approval.reason}`;
   card.appendChild(reason);
+  if (approval.leadOf) {
+    // An artist's run: only a lead (or supervisor) of the project may answer it.
+    const lead = document.createElement("p");
+    lead.dataset.testid = "waits-for-lead";
+    lead.textContent = `${approval.user}'s run waits for a lead of ${approval.leadOf}.`;
+    card.appendChild(lead);
+  }
   const list = document.createElement("ul");
   for (const op of approval.operations) {
     const li = document.createElement("li");

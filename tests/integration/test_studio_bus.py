@@ -1,0 +1,211 @@
+"""Projects, roles and locks through the bus door on a real mesh (real nats-server, real
+bpy), each person logged in with its own NKey: each role gets what the policy says, a
+non-member is answered NOT_FOUND, and a lock names its holder (docs/bus.md §4)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from nats.aio.client import Client
+from nats.errors import Error as NatsError
+
+from contracts import subjects
+from contracts.door import run_prefix
+from services.doors.cli.mesh import Mesh
+from services.runtime.nats import access
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
+from tests.support.mcp_plans import create, delete
+from tests.support.meshes import mesh_fixture
+from tests.support.signing import register
+
+pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
+
+PREFIX = "bmstbus"
+PEOPLE = ("lea", "ben", "vic", "zed")  # lead, artist, viewer, outsider
+
+
+@pytest.fixture(scope="module")
+def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    home = tmp_path_factory.mktemp("home")
+    return Settings(home=home, prefix=PREFIX, user="lea", previews=False)
+
+
+mesh = mesh_fixture(client="test-studio-bus")
+
+
+class Login:
+    def __init__(self, name: str, nc: Client) -> None:
+        self.name = name
+        self.nc = nc
+
+    async def ask(self, verb: str, body: Any) -> dict[str, Any]:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        reply = await self.nc.request(subjects.door_api(PREFIX, self.name, verb), data, timeout=10)
+        answer: dict[str, Any] = json.loads(reply.data)
+        return answer
+
+    async def run(self, plan: dict[str, Any], scene: str) -> dict[str, Any]:
+        """Submit ``plan``: the door's refusal, or the event the run ends or waits with."""
+        run_id = f"{run_prefix(self.name)}-{uuid.uuid4().hex[:16]}"
+        request = {
+            "type": "run.requested", "event_id": str(uuid.uuid4()), "at": time.time(),
+            "run_id": run_id, "request_id": plan["request_id"],
+            "thread_id": f"thread-{uuid.uuid4().hex[:16]}", "user": self.name,
+            "scene_id": scene, "plan": plan, "planner": "plan",
+        }  # fmt: skip
+        sub = await self.nc.subscribe(subjects.feed(PREFIX, self.name, run_id))
+        try:
+            answer = await self.ask("run.submit", request)
+            if not answer["ok"]:
+                return answer
+            while True:
+                event = json.loads((await sub.next_msg(timeout=60)).data)
+                if event["type"] in ("run.completed", "run.failed", "run.approval_requested"):
+                    return event
+        finally:
+            await sub.unsubscribe()
+
+
+async def _quiet(exc: Exception) -> None:
+    pass
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def people(
+    mesh: tuple[Mesh, Bus], mesh_settings: Settings
+) -> AsyncIterator[dict[str, Login]]:
+    seeds = {name: register(mesh_settings.home, name) for name in PEOPLE}
+    out: dict[str, Login] = {}
+    for name, seed in seeds.items():
+        nc = Client()
+        for _ in range(50):  # the server admits keys registered after it started within ~1 s
+            try:
+                await nc.connect(
+                    mesh[0].url, nkeys_seed_str=seed.decode(), error_cb=_quiet,
+                    inbox_prefix=access.user_inbox_prefix(name), allow_reconnect=False,
+                )  # fmt: skip
+                break
+            except (NatsError, OSError):
+                await nc.close()
+                nc = Client()
+                await asyncio.sleep(0.1)
+        out[name] = Login(name, nc)
+    lea = out["lea"]
+    assert (await lea.run(create("Hero"), "bus_shot"))["type"] == "run.completed"
+    assert (await out["zed"].run(create("Zed"), "bus_zed"))["type"] == "run.completed"
+    assert (await lea.ask("projects.create", {"project_id": "busshot"}))["ok"]
+    for member, role in (("ben", "artist"), ("vic", "viewer")):
+        body = {"project_id": "busshot", "member": member, "role": role}
+        assert (await lea.ask("projects.member", body))["ok"]
+    filed = await lea.ask("projects.file", {"project_id": "busshot", "scene_id": "bus_shot"})
+    assert filed["project"]["scenes"] == ["bus_shot"], filed
+    try:
+        yield out
+    finally:
+        for login in out.values():
+            await login.nc.close()
+
+
+async def test_members_when_listing_see_their_roles_and_the_projects_scene(
+    people: dict[str, Login],
+) -> None:
+    for who, role in (("lea", "lead"), ("ben", "artist"), ("vic", "viewer")):
+        listed = await people[who].ask("projects.list", {})
+        assert [(p["project_id"], p["role"]) for p in listed["projects"]] == [("busshot", role)]
+        scenes = await people[who].ask("scenes.list", {"limit": 10})
+        assert "bus_shot" in [s["scene_id"] for s in scenes["scenes"]]
+
+
+async def test_non_member_when_naming_the_project_or_scene_is_answered_not_found(
+    people: dict[str, Login],
+) -> None:
+    zed = people["zed"]
+    assert (await zed.ask("projects.list", {}))["projects"] == []
+    for verb, body in (
+        ("projects.show", {"project_id": "busshot"}),
+        ("projects.member", {"project_id": "busshot", "member": "zed", "role": "lead"}),
+        ("locks.take", {"scene_id": "bus_shot"}),
+        ("locks.break", {"scene_id": "bus_shot"}),
+    ):
+        answer = await zed.ask(verb, body)
+        assert answer["error"]["code"] == "NOT_FOUND", (verb, answer)
+    refused = await zed.run(create("Intruder"), "bus_shot")
+    assert refused["error"] == {"code": "NOT_FOUND", "message": "no scene bus_shot"}
+    ben_on_zeds = await people["ben"].run(create("Stray"), "bus_zed")
+    assert ben_on_zeds["error"]["code"] == "NOT_FOUND"
+
+
+async def test_roles_when_running_get_what_the_policy_says(people: dict[str, Login]) -> None:
+    viewer = await people["vic"].run(create("Peek"), "bus_shot")
+    assert viewer["error"]["code"] == "FORBIDDEN" and "viewer" in viewer["error"]["message"]
+    assert (await people["ben"].run(create("Prop"), "bus_shot"))["type"] == "run.completed"
+    waiting = await people["ben"].run(delete("Prop"), "bus_shot")
+    assert waiting["type"] == "run.approval_requested" and waiting["lead_of"] == "busshot"
+    answer = {
+        "type": "run.approval_resolved", "event_id": str(uuid.uuid4()), "at": time.time(),
+        "run_id": waiting["run_id"], "request_id": waiting["request_id"],
+        "thread_id": waiting["thread_id"], "user": "ben", "causation_id": waiting["event_id"],
+        "approval_id": waiting["approval_id"], "decision": "approve_once",
+        "request_hash": waiting["request_hash"],
+    }  # fmt: skip
+    own = await people["ben"].ask("run.resolve", {**answer, "resolved_by": "ben"})
+    assert own["error"]["code"] == "FORBIDDEN" and "waits for a lead" in own["error"]["message"]
+    by_viewer = await people["vic"].ask("run.resolve", {**answer, "resolved_by": "vic"})
+    assert by_viewer["error"]["code"] == "NOT_FOUND"
+    lea = people["lea"]
+    sub = await lea.nc.subscribe(subjects.feed(PREFIX, "lea", waiting["run_id"]))
+    try:
+        assert (await lea.ask("run.resolve", {**answer, "resolved_by": "lea"}))["ok"]
+    finally:
+        await sub.unsubscribe()  # lea hears nothing of ben's run: the feed is ben's alone
+    events = await people["ben"].ask("run.events", {"run_id": waiting["run_id"]})
+    for _ in range(100):
+        if events["events"][-1]["type"] in ("run.completed", "run.failed"):
+            break
+        await asyncio.sleep(0.3)
+        events = await people["ben"].ask("run.events", {"run_id": waiting["run_id"]})
+    kinds = [e["type"] for e in events["events"]]
+    assert kinds[-1] == "run.completed" and "run.approved" in kinds
+    approved = next(e for e in events["events"] if e["type"] == "run.approved")
+    assert approved["approved_by"] == "lea"
+
+
+async def test_lock_when_held_refuses_another_members_run_naming_the_holder(
+    people: dict[str, Login],
+) -> None:
+    ben, lea = people["ben"], people["lea"]
+    taken = await ben.ask("locks.take", {"scene_id": "bus_shot", "note": "anim"})
+    assert taken["ok"] and taken["lock"]["holder"] == "ben", taken
+    blocked = await lea.run(create("Blocked"), "bus_shot")
+    assert blocked["error"]["code"] == "CONFLICT" and "locked by ben" in blocked["error"]["message"]
+    assert (await people["vic"].ask("locks.break", {"scene_id": "bus_shot"}))["error"]["code"] == (
+        "FORBIDDEN"
+    )
+    broke = await lea.ask("locks.break", {"scene_id": "bus_shot", "note": "review"})
+    assert broke["ok"] and broke["lock"]["holder"] == "ben"
+    assert (await lea.run(create("Free"), "bus_shot"))["type"] == "run.completed"
+
+
+async def test_hostile_bodies_when_sent_are_refused_as_invalid(people: dict[str, Login]) -> None:
+    lea = people["lea"]
+    for verb, body in (
+        ("projects.create", {"project_id": "a.>"}),
+        ("projects.create", {"project_id": "x" * 65}),
+        ("projects.member", {"project_id": "busshot", "member": "ben", "role": "owner"}),
+        ("projects.member", {"project_id": "busshot", "member": "", "role": "artist"}),
+        ("locks.take", {"scene_id": "bus_shot", "ttl_seconds": 10**9}),
+        ("locks.take", {"scene_id": "bus_shot", "note": "n" * 201}),
+        ("locks.take", {"scene_id": "../../etc"}),
+        ("locks.take", b"not json"),
+        ("projects.show", {"project_id": "busshot", "user": "zed"}),
+    ):
+        answer = await lea.ask(verb, body)
+        assert answer["error"]["code"] == "INVALID", (verb, body, answer)
