@@ -127,6 +127,34 @@ class ViewAnswer(_Answer, frozen=True, kw_only=True):
     shading: Shading
 
 
+class ToolEntry(_Answer, frozen=True, kw_only=True):
+    """A tool a plan may name (``contracts/tool_categories.py``): its schemas when listed
+    by category or found by search, and with the core set."""
+
+    name: str
+    category: str
+    description: str
+    safety_level: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None = None
+
+
+class CategoryEntry(_Answer, frozen=True, kw_only=True):
+    """A category of tools: what it holds and its tools' names."""
+
+    category: str
+    about: str
+    tools: list[str]
+
+
+class CatalogAnswer(_Answer, frozen=True, kw_only=True):
+    """Tools found in the catalog, and the categories to look in for more."""
+
+    catalog_version: str
+    tools: list[ToolEntry]
+    categories: list[CategoryEntry]
+
+
 # Each tool's answers, besides ErrorAnswer. A read that policy holds for a person, or
 # whose run fails, answers like ``run``.
 ANSWERS: dict[str, tuple[type[msgspec.Struct], ...]] = {
@@ -143,6 +171,8 @@ ANSWERS: dict[str, tuple[type[msgspec.Struct], ...]] = {
     "preview": (PreviewAnswer,),
     "inspect_object": (InspectAnswer, RunAnswer),
     "render_view": (ViewAnswer, RunAnswer),
+    "search_tools": (CatalogAnswer,),
+    "list_category": (CatalogAnswer,),
 }
 
 

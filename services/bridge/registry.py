@@ -145,10 +145,11 @@ class ToolSpec:
     determinism_class: DeterminismClass = "deterministic"
     min_blender_version: tuple[int, int, int] = (4, 2, 0)
     touches: Touches | None = None  # required unless read_only
+    output_schema: dict[str, Any] | None = None  # what a success's ``data`` holds
 
     def to_mcp(self) -> dict[str, Any]:
         """The MCP ``tools/list`` entry, with blendmesh metadata under ``_meta``."""
-        return {
+        listed = {
             "name": self.name,
             "description": self.description,
             "inputSchema": self.input_schema,
@@ -168,6 +169,9 @@ class ToolSpec:
                 }
             },
         }
+        if self.output_schema is not None:
+            listed["outputSchema"] = self.output_schema
+        return listed
 
 
 ToolFn = Callable[[dict[str, Any]], Outcome]
