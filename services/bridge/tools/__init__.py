@@ -10,11 +10,14 @@ from . import (
     keyframes,
     lights,
     materials,
+    modelling,
     modifiers,
     objects,
     python,
     relations,
     scene,
+    shading,
+    uv,
 )
 
 __all__ = [
@@ -27,9 +30,12 @@ __all__ = [
     "keyframes",
     "lights",
     "materials",
+    "modelling",
     "modifiers",
     "objects",
     "python",
     "relations",
     "scene",
+    "shading",
+    "uv",
 ]
