@@ -101,7 +101,7 @@ async def test_smart_project_when_cube_unwraps_into_the_unit_square(
 ) -> None:
     await ok(bridge, "object.create", primitive="cube", name="Box")
     result = data(await ok(bridge, "uv.smart_project", object="Box"))
-    assert result == {"object": "Box", "uv_map": "UVMap", "faces": 6}
+    assert result == {"object": "Box", "uv_map": "UVMap", "faces": 6, "islands": 6}
     islands = data(await ok(bridge, "uv.scale_islands", object="Box", scale=0.5))
     assert islands["islands"] == 6  # a cube's faces meet at 90 degrees: six islands
     again = data(await ok(bridge, "uv.smart_project", object="Box", uv_map="Second"))

@@ -1,23 +1,22 @@
 """UV tools on named mesh objects: smart UV project, cube and cylinder projection, and
 scaling each UV island about its centre.
 
-Smart UV project is Blender's own operator (there is no data API for it), run in edit
-mode on the one object and back to object mode whatever happens, with the selection
-and active object put back. The projections are computed here from the mesh, so they
-need no view. Each writes the named UV map (made when missing) and leaves the others.
+Every one is computed here from the mesh through bmesh, with no operator, edit mode or
+view: smart project splits the faces into islands by angle, flattens each on its own
+plane and packs them (``uv_layout``), as Blender's Smart UV Project does. Each writes
+the named UV map (made when missing) and leaves the others.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import bmesh
 import bpy
 from mathutils import Vector
 
+from .. import uv_layout
 from ..registry import Outcome, ToolError, Touches, name_schema, tool
 from .modelling.common import OBJECT, edited, require_mesh
 
@@ -70,44 +69,14 @@ def _done(ob: bpy.types.Object, layer: str, what: str, **more: Any) -> Outcome:
     )
 
 
-@contextmanager
-def _editing_alone(ob: bpy.types.Object) -> Iterator[None]:
-    """``ob`` alone selected, active and in edit mode with everything selected; the
-    selection, the active object and object mode are back afterwards."""
-    layer = bpy.context.view_layer
-    layer.update()  # objects linked since the last update are not in it before
-    if layer.objects.get(ob.name) is None:
-        raise ToolError("invalid_input", f"{ob.name!r} is not in the view layer; link it first")
-    active, selected = layer.objects.active, [o for o in layer.objects if o.select_get()]
-    hidden = ob.hide_get()
-    for other in selected:
-        other.select_set(False)
-    ob.hide_set(False)
-    ob.select_set(True)
-    layer.objects.active = ob
-    try:
-        with bpy.context.temp_override(active_object=ob, object=ob, selected_objects=[ob]):
-            bpy.ops.object.mode_set(mode="EDIT")
-            try:
-                bpy.ops.mesh.select_all(action="SELECT")
-                yield
-            finally:
-                bpy.ops.object.mode_set(mode="OBJECT")
-    finally:
-        ob.select_set(False)
-        ob.hide_set(hidden)
-        for other in selected:
-            other.select_set(True)
-        layer.objects.active = active
-
-
 @tool(
     name="uv.smart_project",
     touches=Touches(("object",)),
     description=(
-        "Unwrap a mesh object with Blender's Smart UV Project: faces are split into islands "
-        "where they meet at more than `angle_limit` degrees and packed into the unit square "
-        "with `island_margin` between them. Undo restores a checkpoint."
+        "Unwrap a mesh object as Blender's Smart UV Project does: faces are split into "
+        "islands where they turn more than `angle_limit` degrees, each island flattened on "
+        "its own plane, and all packed into the unit square at one scale with "
+        "`island_margin` between them. Undo restores a checkpoint."
     ),
     input_schema=_schema(
         angle_limit={"type": "number", "minimum": 1, "maximum": 89, "default": 66},
@@ -123,14 +92,56 @@ def smart_project(args: dict[str, Any]) -> Outcome:
     if len(ob.data.polygons) == 0:
         raise ToolError("invalid_input", f"{ob.name!r} has no faces to unwrap")
     layer = uv_layer(ob, args.get("uv_map"))
-    with _editing_alone(ob):
-        done = bpy.ops.uv.smart_project(
-            angle_limit=math.radians(args.get("angle_limit", 66)),
-            island_margin=args.get("island_margin", 0.0),
-        )
-    if "FINISHED" not in done:
-        raise ToolError("internal_error", f"Smart UV Project did not finish: {done}", True)
-    return _done(ob, layer, "unwrapped")
+    limit = math.cos(math.radians(args.get("angle_limit", 66)))
+    with edited(ob) as bm:
+        uv = bm.loops.layers.uv[layer]
+        islands = _flat_islands(bm, limit)
+        flat = [_flattened(island) for island in islands]
+        sizes = [(max(u for u, _ in pts), max(v for _, v in pts)) for pts in flat]
+        corners, scale = uv_layout.pack(sizes, args.get("island_margin", 0.0))
+        for island, pts, (cx, cy) in zip(islands, flat, corners, strict=True):
+            loops = [loop for face in island for loop in face.loops]
+            for loop, (u, v) in zip(loops, pts, strict=True):
+                loop[uv].uv = ((u + cx) * scale, (v + cy) * scale)
+    return _done(ob, layer, "unwrapped", islands=len(islands))
+
+
+def _flat_islands(bm: bmesh.types.BMesh, limit: float) -> list[list[bmesh.types.BMFace]]:
+    """Faces grouped into islands: joined across edges, each face within the angle limit
+    (``limit``: its cosine) of the normal of the face that started its island."""
+    seen: set[bmesh.types.BMFace] = set()
+    islands = []
+    for face in bm.faces:
+        if face in seen:
+            continue
+        seed, island, stack = face.normal.copy(), [face], [face]
+        seen.add(face)
+        while stack:
+            for edge in stack.pop().edges:
+                for near in edge.link_faces:
+                    if near not in seen and near.normal.dot(seed) >= limit:
+                        seen.add(near)
+                        island.append(near)
+                        stack.append(near)
+        islands.append(island)
+    return islands
+
+
+def _flattened(island: list[bmesh.types.BMFace]) -> list[tuple[float, float]]:
+    """Each corner of the island's faces projected on the plane of its area-weighted
+    normal, moved so the island's box starts at 0, 0."""
+    normal = sum((f.normal * f.calc_area() for f in island), Vector()).normalized()
+    if normal.length == 0:
+        normal = island[0].normal
+    tangent = normal.orthogonal().normalized()
+    bitangent = normal.cross(tangent)
+    points = [
+        (loop.vert.co.dot(tangent), loop.vert.co.dot(bitangent))
+        for face in island
+        for loop in face.loops
+    ]
+    low_u, low_v = min(u for u, _ in points), min(v for _, v in points)
+    return [(u - low_u, v - low_v) for u, v in points]
 
 
 @tool(
