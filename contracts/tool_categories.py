@@ -65,7 +65,11 @@ CORE: tuple[str, ...] = (
 # Words of a request that call for a category's tools in a model's prompt.
 WORDS: dict[str, tuple[str, ...]] = {
     "objects": ("collection", "parent", "hide", "show", "visib", "inspect", "rename"),
-    "modifiers": ("modifier", "subdiv", "array", "decimate", "remesh", "displace", "apply"),
+    # a bevel, mirror or solidify is a modifier as often as an edit of the mesh
+    "modifiers": (
+        "modifier", "subdiv", "array", "decimate", "remesh", "displace", "apply", "bevel",
+        "mirror", "solidify", "wireframe", "triangulate", "weld", "boolean",
+    ),
     "modelling": (
         "extrude", "inset", "bevel", "chamfer", "boolean", "union", "subtract", "cut",
         "intersect", "solidify", "thick", "mirror", "merge", "weld", "normal", "smooth",

@@ -10,7 +10,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from contracts.errors import BlendmeshError
-from services.planner.rules import create, dimensions, forms, geonodes, organize, stage, transform
+from services.planner.rules import (
+    create,
+    dimensions,
+    forms,
+    geonodes,
+    modelling,
+    organize,
+    stage,
+    transform,
+)
 from services.planner.rules.cursor import Cursor, Form, NoParse, Plan, Plans, first
 from services.planner.rules.lexer import Token
 from services.planner.rules.readers import targets
@@ -213,7 +222,7 @@ VERBS: dict[str, Form] = {
     "colour": lambda cur: first(cur, stage.light_looks, forms.verb_color),
     "paint": lambda cur: first(cur, stage.light_looks, forms.verb_color),
     "make": _verb_make,
-    "give": forms.verb_give,
+    "give": lambda cur: first(cur, modelling.brushed, forms.verb_give),
     "scatter": geonodes.scatter,
     "bevel": forms.shorthand("BEVEL"),
     "subdivide": forms.shorthand("SUBSURF"),
@@ -229,7 +238,7 @@ VERBS: dict[str, Form] = {
     "detach": organize.unparent,
     "clear": lambda cur: first(cur, organize.unparent, _clear_scene),
     "empty": _clear_scene,
-    "shade": organize.shade,
+    "shade": lambda cur: first(cur, modelling.shade_auto, organize.shade),
     "smooth": organize.smooth,
     "hide": organize.visibility(False),
     "unhide": organize.visibility(True),
@@ -245,7 +254,17 @@ VERBS: dict[str, Form] = {
     "duplicate": organize.duplicate,
     "copy": organize.duplicate,
     "clone": organize.duplicate,
-    "apply": organize.apply_modifier,
+    "apply": lambda cur: first(cur, modelling.apply_transform, organize.apply_modifier),
+    "unwrap": modelling.unwrap,
+    "extrude": modelling.extrude,
+    "inset": modelling.inset,
+    "recalculate": modelling.recalculate,
+    "fix": modelling.recalculate,
+    "join": modelling.join,
+    "merge": modelling.merge,
+    "separate": modelling.separate,
+    "cut": modelling.cut,
+    "subtract": modelling.cut,
     "keyframe": organize.keyframe,
     "key": organize.keyframe,
     "animate": organize.keyframe,
