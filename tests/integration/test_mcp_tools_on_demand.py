@@ -147,3 +147,23 @@ async def test_host_when_it_looks_finds_and_calls_a_tool_of_every_category(
     called = {category_of(r["tool_name"]) for r in result["receipts"]}
     assert called == categories - NOT_CALLED, (called, categories)
     assert not any(r["tool_name"].startswith("python.") for r in result["receipts"])
+
+
+async def test_issue_44_request_when_given_in_words_runs_with_no_python_step(
+    gateway: str,
+) -> None:
+    request = (
+        "add a cube named Box, bevel the edges of Box by 0.05, unwrap it and give it a "
+        "brushed-metal shader with a slight scratch texture"
+    )
+    async with door(gateway) as session:
+        ran = await session.call_tool("run", {"scene_id": "words", "request": request})
+        looked = await session.call_tool("inspect_object", {"scene_id": "words", "name": "Box"})
+    result = structured(ran)
+    assert result["status"] == "completed", json.dumps(result)[:3000]
+    tools = [r["tool_name"] for r in result["receipts"]]
+    assert {"modifier.add", "uv.smart_project", "shader.create", "shader.set_ramp"} <= set(tools)
+    assert not any(t.startswith("python.") for t in tools)
+    box = structured(looked)
+    assert [s["name"] for s in box["materials"]] == ["Box_BrushedMetal"]
+    assert [m["type"] for m in box["modifiers"]] == ["BEVEL"]
