@@ -201,3 +201,27 @@ async def test_edit_when_over_the_geometry_budget_refuses_before_making_it(
     assert not result.ok and result.error_code == "invalid_input", result
     assert "BLENDMESH_MAX_OBJECT_VERTICES" in result.message and not result.mutated
     assert await bridge.fingerprint() == before
+
+
+SEQUENCE: list[tuple[str, dict[str, Any]]] = [
+    ("object.create", {"primitive": "cube", "name": "Box"}),
+    ("object.create", {"primitive": "uv_sphere", "name": "Ball", "location": [1, 0, 1]}),
+    ("mesh.bevel", {"object": "Box", "width": 0.1, "segments": 3, "rule": "sharp"}),
+    ("mesh.boolean", {"object": "Box", "with": "Ball", "operation": "difference"}),
+    ("mesh.extrude", {"object": "Box", "distance": 0.3, "rule": "facing", "axis": "-Z"}),
+    ("uv.smart_project", {"object": "Box", "island_margin": 0.01}),
+    ("mesh.origin_set", {"object": "Box", "to": "geometry"}),
+]
+
+
+@pytest.mark.clause("001-§determinism.1")
+async def test_modelling_sequence_when_replayed_on_a_fresh_scene_hashes_the_same(
+    bridge: BridgeProcess,
+) -> None:
+    hashes = []
+    for _ in range(2):
+        await bridge.reset()
+        for tool, args in SEQUENCE:
+            await ok(bridge, tool, **args)
+        hashes.append(await bridge.fingerprint())
+    assert hashes[0] == hashes[1]

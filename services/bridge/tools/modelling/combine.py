@@ -61,11 +61,29 @@ def boolean(args: dict[str, Any]) -> Outcome:
     except ToolError as err:
         err.mutated = True
         raise
+    _canonical_order(ob)
     return Outcome(
         data=counts(ob),
         mutated=True,
         message=f"{args['operation']} of {ob.name!r} with {other.name!r}",
     )
+
+
+def _canonical_order(ob: bpy.types.Object) -> None:
+    """Sort the mesh's vertices by position, then its edges and faces by their vertices:
+    the exact solver's threads leave the same shape in an order that differs run to run,
+    and the scene hash (and with it a replay's check) would differ with it."""
+    with edited(ob) as bm:
+        _sort(bm.verts, lambda v: (v.co.x, v.co.y, v.co.z))
+        bm.verts.index_update()
+        _sort(bm.edges, lambda e: tuple(sorted(v.index for v in e.verts)))
+        _sort(bm.faces, lambda f: tuple(sorted(v.index for v in f.verts)))
+
+
+def _sort(elements: Any, key: Any) -> None:
+    # bmesh sorts by a number only: each element's rank in the order ``key`` gives.
+    rank = {e: i for i, e in enumerate(sorted(elements, key=key))}
+    elements.sort(key=lambda e: rank[e])
 
 
 @tool(
