@@ -167,3 +167,21 @@ async def test_issue_44_request_when_given_in_words_runs_with_no_python_step(
     box = structured(looked)
     assert [s["name"] for s in box["materials"]] == ["Box_BrushedMetal"]
     assert [m["type"] for m in box["modifiers"]] == ["BEVEL"]
+
+
+async def test_shader_plan_when_it_names_a_node_blender_lacks_is_refused_before_running(
+    gateway: str,
+) -> None:
+    plan = {
+        "request_id": "osl-node",
+        "operations": [
+            _op("op00", "shader.create", {"material": "M"}, None),
+            _op("op01", "shader.add_node",
+                {"material": "M", "node_id": "osl", "bl_idname": "ShaderNodeScript"}, "op00"),
+        ],
+    }  # fmt: skip
+    async with door(gateway) as session:
+        ran = await session.call_tool("run", {"scene_id": "osl", "plan": plan})
+    result = structured(ran)
+    assert result["status"] == "failed" and result["receipts"] == [], json.dumps(result)[:2000]
+    assert "bl_idname" in json.dumps(result["failure"])
