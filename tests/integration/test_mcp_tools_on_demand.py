@@ -5,6 +5,7 @@ issue 44's bevel, unwrap and brushed-metal shader among them, with no Python ste
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -23,9 +24,11 @@ from services.doors.gateway.auth import Tokens
 from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
 from tests.integration.test_bridge_shading_tools import BRUSHED_METAL
+from tests.support.asset_files import glb_with_image
 from tests.support.checked_session import CheckedSession
 from tests.support.mcp_plans import structured
 from tests.support.meshes import mesh_fixture
+from tests.support.png import solid_png
 
 pytestmark = [
     pytest.mark.integration,
@@ -185,3 +188,32 @@ async def test_shader_plan_when_it_names_a_node_blender_lacks_is_refused_before_
     result = structured(ran)
     assert result["status"] == "failed" and result["receipts"] == [], json.dumps(result)[:2000]
     assert "bl_idname" in json.dumps(result["failure"])
+
+
+async def test_image_texture_when_its_image_came_packed_in_an_import_is_used(
+    gateway: str,
+) -> None:
+    data = base64.b64encode(glb_with_image(solid_png(4, 4, (200, 180, 90)))).decode()
+    imported = {"scene_id": "img", "filename": "t.glb", "data": data, "collection": "Props"}
+    plan = {
+        "request_id": "image-texture",
+        "operations": [
+            _op("op00", "shader.create", {"material": "Decal"}, None),
+            _op("op01", "shader.add_node",
+                {"material": "Decal", "node_id": "img", "bl_idname": "ShaderNodeTexImage"},
+                "op00"),
+            _op("op02", "shader.set_property",
+                {"material": "Decal", "node_id": "img", "property": "image",
+                 "value": "Scratches"}, "op01"),
+            _op("op03", "shader.link",
+                {"material": "Decal", "from_node": "img", "from_socket": "Color",
+                 "to_node": "principled", "to_socket": "Base Color"}, "op02"),
+        ],
+    }  # fmt: skip
+    async with door(gateway) as session:
+        first = await session.call_tool("import_asset", imported)
+        ran = await session.call_tool("run", {"scene_id": "img", "plan": plan})
+    assert structured(first)["status"] == "completed", structured(first)
+    result = structured(ran)
+    assert result["status"] == "completed", json.dumps(result)[:3000]
+    assert result["receipts"][2]["result"]["value"] == "Scratches"
