@@ -93,6 +93,16 @@ async def test_extrude_when_top_face_moves_it_up_and_adds_four_sides(
     assert high[2] == pytest.approx(2.0)
 
 
+async def test_extrude_when_region_faces_every_way_refuses_naming_individual(
+    bridge: BridgeProcess,
+) -> None:
+    await cube(bridge)
+    said = await refused(bridge, "invalid_input", "mesh.extrude", object="Box", distance=1)
+    assert "face every way" in said and "individual=true" in said
+    result = data(await ok(bridge, "mesh.extrude", object="Box", distance=1, individual=True))
+    assert (result["vertices"], result["faces"]) == (32, 30)
+
+
 async def test_inset_when_individual_insets_every_face(bridge: BridgeProcess) -> None:
     await cube(bridge)
     result = data(await ok(bridge, "mesh.inset", object="Box", thickness=0.2, individual=True))

@@ -14,7 +14,7 @@ _SIDES = {
     "bottom": {"rule": "facing", "axis": "-Z"},
     "front": {"rule": "facing", "axis": "-Y"},
     "back": {"rule": "facing", "axis": "+Y"},
-    "faces": {"rule": "all"},
+    "faces": {"rule": "all", "individual": True},  # every face along its own normal
 }
 _TRANSFORMS = ("location", "rotation", "scale")
 

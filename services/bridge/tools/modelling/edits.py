@@ -12,7 +12,7 @@ from typing import Any
 
 import bmesh
 
-from ...registry import Outcome, Touches, tool
+from ...registry import Outcome, ToolError, Touches, tool
 from .common import (
     EDGE_RULE,
     FACE_RULE,
@@ -45,8 +45,9 @@ def _schema(required: list[str], **own: dict[str, Any]) -> dict[str, Any]:
     touches=Touches(("object",)),
     description=(
         "Extrude faces of a mesh object, picked by a rule (all, facing an axis, a material "
-        "slot, a vertex group), by `distance` along their normals: as one region (default) "
-        "or each face on its own. Undo restores a checkpoint."
+        "slot, a vertex group), by `distance`: as one region along its mean normal "
+        "(default; refused when the faces face every way, as a closed mesh's all do) or "
+        "each face on its own along its normal. Undo restores a checkpoint."
     ),
     input_schema=_schema(
         ["distance"],
@@ -72,7 +73,15 @@ def extrude(args: dict[str, Any]) -> Outcome:
             for face in made:
                 bmesh.ops.translate(bm, vec=face.normal * distance, verts=list(face.verts))
         else:
-            normal = sum((f.normal for f in faces), faces[0].normal * 0).normalized()
+            normal = sum((f.normal for f in faces), faces[0].normal * 0)
+            if normal.length < 1e-6:
+                raise ToolError(
+                    "invalid_input",
+                    f"the faces rule {args.get('rule', 'all')!r} picks of {ob.name!r} face every "
+                    "way, so the region has no one direction; give individual=true to extrude "
+                    "each face along its own normal, or pick faces facing an axis",
+                )
+            normal.normalize()
             made = bmesh.ops.extrude_face_region(bm, geom=faces)["geom"]
             moved = [g for g in made if isinstance(g, bmesh.types.BMVert)]
             bmesh.ops.translate(bm, vec=normal * distance, verts=moved)
