@@ -101,6 +101,8 @@ async def test_extrude_when_region_faces_every_way_refuses_naming_individual(
     assert "face every way" in said and "individual=true" in said
     result = data(await ok(bridge, "mesh.extrude", object="Box", distance=1, individual=True))
     assert (result["vertices"], result["faces"]) == (32, 30)
+    said = await refused(bridge, "invalid_input", "mesh.inset", object="Box", thickness=0.1)
+    assert "no border" in said and "individual=true" in said
 
 
 async def test_inset_when_individual_insets_every_face(bridge: BridgeProcess) -> None:

@@ -126,9 +126,16 @@ def inset(args: dict[str, Any]) -> Outcome:
                 bm, faces=faces, thickness=thickness, depth=depth, use_even_offset=True
             )
         else:
+            before = len(bm.verts)
             bmesh.ops.inset_region(
                 bm, faces=faces, thickness=thickness, depth=depth, use_even_offset=True
             )
+            if len(bm.verts) == before:  # a region without a border: nothing to inset
+                raise ToolError(
+                    "invalid_input",
+                    f"the faces picked of {ob.name!r} have no border as one region (a closed "
+                    "mesh's all); give individual=true to inset each face",
+                )
     return Outcome(
         data={**counts(ob), "inset": len(faces)},
         mutated=True,
