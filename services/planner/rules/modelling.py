@@ -4,12 +4,14 @@ transforms, cut one object out of another, and a brushed-metal shader."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from services.planner.rules.cursor import Cursor, NoParse, Plan
 from services.planner.rules.readers import targets
 from services.planner.rules.shaders import brushed_metal
 
 # which faces "the top of Box" names, as mesh.extrude's and mesh.inset's rule
-_SIDES = {
+_SIDES: dict[str, dict[str, Any]] = {
     "top": {"rule": "facing", "axis": "+Z"},
     "bottom": {"rule": "facing", "axis": "-Z"},
     "front": {"rule": "facing", "axis": "-Y"},
@@ -29,7 +31,7 @@ def unwrap(cur: Cursor) -> list[Plan]:
     return [("uv.smart_project", {"object": n}) for n in names]
 
 
-def _faces_of(cur: Cursor) -> tuple[str, dict[str, str]]:
+def _faces_of(cur: Cursor) -> tuple[str, dict[str, Any]]:
     """[the top|bottom|front|back|faces of] <object>: the object and its faces' rule."""
     start = cur.pos
     cur.skip_the()

@@ -17,7 +17,7 @@ import bpy
 from contracts.bridge import Compensation
 
 from ...fingerprint import node_props
-from ...nodes import describe, exact_json, find_socket, set_rna
+from ...nodes import UNREPRESENTABLE, describe, exact_json, find_socket, set_rna
 from ...registry import Outcome, ToolError, Touches, name_schema, tool
 from .catalog import MAX_LINKS, MAX_NODES, SHADER_NODES, require_material, require_shader_node
 
@@ -265,7 +265,10 @@ def set_input(args: dict[str, Any]) -> Outcome:
         },
         mutated=True,
         message=f"set {node.name!r} {socket.name!r} in {mat.name!r}",
-        compensation=Compensation(tool="shader.set_input", arguments=back),
+        # A value JSON cannot carry back leaves the undo to a checkpoint.
+        compensation=None
+        if previous is UNREPRESENTABLE
+        else Compensation(tool="shader.set_input", arguments=back),
     )
 
 
