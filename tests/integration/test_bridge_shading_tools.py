@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from services.bridge.references import references
 from services.executor.adapters.bridge_client import BridgeProcess
 from tests.integration.test_bridge_artist_tools import data, refused, unbounded_numbers
 from tests.support.bridges import bridge_fixtures, call, ok, script_result
@@ -254,3 +255,25 @@ assert all(-1e-6 <= c <= 1 + 1e-6 for uv in uvs for c in uv)
 print("RESULT " + json.dumps({{"slots": [s.material.name for s in ob.material_slots],
                               "uv_maps": [u.name for u in ob.data.uv_layers]}}))
 """
+
+
+async def test_scene_when_modelled_and_shaded_saves_with_nothing_outside_it(
+    bridge: BridgeProcess, tmp_path: Any
+) -> None:
+    """The outside-reference rule holds for what the new tools make: the saved scene
+    refers to no file, and a bridge opens it again."""
+    await ok(bridge, "object.create", primitive="cube", name="Box")
+    await ok(bridge, "object.create", primitive="uv_sphere", name="Ball", location=[1, 0, 1])
+    await ok(bridge, "mesh.boolean", object="Box", operation="difference", **{"with": "Ball"})
+    await ok(bridge, "uv.smart_project", object="Box")
+    await brushed_metal(bridge)
+    await ok(bridge, "shader.add_node", material="Brushed", node_id="img",
+             bl_idname="ShaderNodeTexImage")  # fmt: skip
+    await ok(bridge, "material.assign_faces", object="Box", material="Brushed")
+    path = tmp_path / "shaded.blend"
+    await bridge.save(str(path))
+    assert references(str(path)) == []
+    before = await bridge.fingerprint()
+    await bridge.reset()
+    await bridge.load(str(path))
+    assert await bridge.fingerprint() == before
