@@ -190,12 +190,12 @@ def cube_project(args: dict[str, Any]) -> Outcome:
 )
 def cylinder_project(args: dict[str, Any]) -> Outcome:
     ob = require_mesh(args["object"], "uv.cylinder_project")
+    if len(ob.data.vertices) == 0:  # refused before a UV map is made
+        raise ToolError("invalid_input", f"{ob.name!r} has no vertices to project")
     layer = uv_layer(ob, args.get("uv_map"))
     up = "XYZ".index(args.get("axis", "Z"))
     a, b = [i for i in range(3) if i != up]
     with edited(ob) as bm:
-        if not bm.verts:
-            raise ToolError("invalid_input", f"{ob.name!r} has no vertices to project")
         heights = [v.co[up] for v in bm.verts]
         low, span = min(heights), (max(heights) - min(heights)) or 1.0
         uv = bm.loops.layers.uv[layer]
