@@ -39,6 +39,7 @@ from services.doors.gateway import (
     scene_runs,
     scene_tags,
     scenes,
+    tools,
     uploads,
 )
 from services.doors.gateway.auth import Authenticator, Tokens
@@ -111,7 +112,7 @@ def create_app(
     )
     routers = (
         *(agent, approvals, cancels, me, reads, scenes, scene_runs, scene_looks, scene_tags),
-        *(uploads, pushed_chunks),
+        *(uploads, pushed_chunks, tools),
         *(health, metrics, protected_resource),
     )
     for module in routers:
