@@ -33,6 +33,12 @@ PREFIXES: dict[str, str] = {
     "keyframe": "animation",
     "gn": "geonodes",
     "python": "python",
+    "text": "text",
+    "curve": "text",
+    "constraint": "rigging",
+    "empty": "rigging",
+    "armature": "rigging",
+    "render": "render",
 }
 OTHER = "other"
 # category -> what it holds, for a host choosing where to look
@@ -47,6 +53,9 @@ ABOUT: dict[str, str] = {
     "animation": "keyframes",
     "geonodes": "Geometry Nodes graphs (spec 004 GN_OPS)",
     "python": "Python steps, sandboxed or approved",
+    "text": "text objects and curves (bezier, circle, path), curve to mesh",
+    "rigging": "constraints (track-to, follow-path, copy, limits), empties, armatures",
+    "render": "render settings and colour management",
     OTHER: "tools not yet given a category",
 }
 # Shown by default: what a first request about a scene most often needs.
@@ -80,10 +89,17 @@ WORDS: dict[str, tuple[str, ...]] = {
         "material", "shader", "metal", "texture", "noise", "voronoi", "wave", "brick",
         "bump", "scratch", "rough", "colour", "color", "ramp", "image", "glass", "paint",
     ),
-    "staging": ("light", "lamp", "sun", "camera", "world", "sky", "background"),
+    "staging": (
+        "light", "lamp", "sun", "camera", "world", "sky", "background", "hdri", "environment",
+    ),
     "animation": ("keyframe", "animat", "frame"),
     "geonodes": ("geometry node", "node", "scatter", "instance"),
     "python": ("python", "script"),
+    "text": ("text", "word", "letter", "font", "curve", "bezier", "circle", "path"),
+    "rigging": (
+        "constraint", "track", "follow", "aim", "empty", "armature", "bone", "rig", "limit",
+    ),
+    "render": ("render", "samples", "resolution", "engine", "cycles", "eevee", "exposure"),
 }  # fmt: skip
 MAX_QUERY = 200
 MAX_RESULTS = 20

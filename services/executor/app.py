@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from contracts import assets, scene_files, views
+from contracts import assets, exports, scene_files, views
 from contracts.health import BlenderState
 from contracts.tools import catalog_from_mcp
 from services.executor.adapters.catalog import KvCatalog, KvNodeCatalog
@@ -106,6 +106,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         # The executor's own tools join the bridge's: the planner, the policy and the
         # capability gate judge plans against one catalog.
         own = [*scene_files.tool_entries(), assets.tool_entry(), views.tool_entry()]
+        own.append(exports.tool_entry())
         catalog = catalog_from_mcp([*tools, *own], bridge.profile.version)
         metrics.known_tools(catalog.names)  # the only tool names metrics label operations with
         node_catalog = await bridge.node_catalog()

@@ -95,6 +95,9 @@ def every_category_plan() -> dict[str, Any]:
         ("light.create", {"kind": "point", "name": "Lamp", "location": [3, -3, 4]}),
         ("keyframe.insert", {"name": "Box", "property": "location", "frame": 1}),
         ("gn.ensure_target", {"object": "Box", "modifier": "GN", "allow_create_modifier": True}),
+        ("text.create", {"body": "Hi", "name": "Sign", "location": [0, 0, 3]}),
+        ("empty.create", {"name": "Aim", "location": [0, 2, 0]}),
+        ("render.set", {"samples": 8}),
     ]
     ops, before = [], None
     for n, (tool, args) in enumerate(calls):
@@ -139,7 +142,7 @@ async def test_host_when_it_looks_finds_and_calls_a_tool_of_every_category(
             assert listed["tools"], category
         found = {}
         for op in plan["operations"]:
-            words = op["tool_name"].split(".", 1)[1].replace("_", " ")
+            words = op["tool_name"].replace(".", " ").replace("_", " ")  # "text create"
             hits = structured(await session.call_tool("search_tools", {"query": words}))
             found[op["tool_name"]] = [t["name"] for t in hits["tools"]]
         ran = await session.call_tool("run", {"scene_id": "every", "plan": plan})

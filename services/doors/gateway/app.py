@@ -28,6 +28,7 @@ from services.doors.gateway import (
     agent,
     approvals,
     cancels,
+    changes,
     errors,
     health,
     me,
@@ -35,10 +36,12 @@ from services.doors.gateway import (
     protected_resource,
     pushed_chunks,
     reads,
+    scene_exports,
     scene_looks,
     scene_runs,
     scene_tags,
     scenes,
+    steer,
     tools,
     uploads,
 )
@@ -112,7 +115,8 @@ def create_app(
     )
     routers = (
         *(agent, approvals, cancels, me, reads, scenes, scene_runs, scene_looks, scene_tags),
-        *(uploads, pushed_chunks, tools),
+        steer,
+        *(uploads, pushed_chunks, changes, scene_exports, tools),
         *(health, metrics, protected_resource),
     )
     for module in routers:

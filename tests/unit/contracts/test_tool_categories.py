@@ -28,15 +28,15 @@ CATALOG = ToolCatalog(
         _spec("mesh.extrude", "Extrude faces of a mesh along their normals."),
         _spec("uv.unwrap", "Unwrap a mesh's UVs by smart projection."),
         _spec("shader.add_node", "Add a shader node to a material's node tree."),
-        _spec("text.create", "Add a text object."),
+        _spec("sculpt.grab", "Grab a mesh's vertices."),
     ],
 )
 
 
 def test_category_of_when_prefix_unknown_is_other_so_the_tool_is_still_found() -> None:
     assert found.category_of("mesh.bevel") == "modelling"
-    assert found.category_of("text.create") == found.OTHER
-    assert [t["name"] for t in found.category_listing(CATALOG, found.OTHER)] == ["text.create"]
+    assert found.category_of("sculpt.grab") == found.OTHER
+    assert [t["name"] for t in found.category_listing(CATALOG, found.OTHER)] == ["sculpt.grab"]
 
 
 def test_default_listing_when_built_has_core_schemas_and_every_category_by_name() -> None:
