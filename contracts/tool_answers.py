@@ -140,6 +140,34 @@ class ExportAnswer(_Answer, frozen=True, kw_only=True):
     objects: int
 
 
+class ToolEntry(_Answer, frozen=True, kw_only=True):
+    """A tool a plan may name (``contracts/tool_categories.py``): its schemas when listed
+    by category or found by search, and with the core set."""
+
+    name: str
+    category: str
+    description: str
+    safety_level: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None = None
+
+
+class CategoryEntry(_Answer, frozen=True, kw_only=True):
+    """A category of tools: what it holds and its tools' names."""
+
+    category: str
+    about: str
+    tools: list[str]
+
+
+class CatalogAnswer(_Answer, frozen=True, kw_only=True):
+    """Tools found in the catalog, and the categories to look in for more."""
+
+    catalog_version: str
+    tools: list[ToolEntry]
+    categories: list[CategoryEntry]
+
+
 # Each tool's answers, besides ErrorAnswer. A read that policy holds for a person, or
 # whose run fails, answers like ``run``.
 ANSWERS: dict[str, tuple[type[msgspec.Struct], ...]] = {
@@ -160,6 +188,8 @@ ANSWERS: dict[str, tuple[type[msgspec.Struct], ...]] = {
     "inspect_object": (InspectAnswer, RunAnswer),
     "render_view": (ViewAnswer, RunAnswer),
     "export_scene": (ExportAnswer, RunAnswer),
+    "search_tools": (CatalogAnswer,),
+    "list_category": (CatalogAnswer,),
 }
 
 

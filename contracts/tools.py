@@ -30,6 +30,8 @@ class ToolSpec(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     idempotence_class: IdempotenceClass = "idempotent"
     min_blender_version: tuple[int, int, int] = (4, 2, 0)
     compensation: str = "checkpoint"  # inverse tool name, "checkpoint" or "none"
+    # What a successful call's result data holds (MCP outputSchema), where the tool says.
+    output_schema: dict[str, Any] | None = None
 
 
 class ToolCatalog(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -58,6 +60,7 @@ def catalog_from_mcp(tools: list[dict[str, Any]], blender_version: str) -> ToolC
                     "name": entry["name"],
                     "description": entry.get("description", ""),
                     "input_schema": entry.get("inputSchema", {"type": "object"}),
+                    "output_schema": entry.get("outputSchema"),
                     **meta,
                 },
                 type=ToolSpec,

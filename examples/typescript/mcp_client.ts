@@ -345,6 +345,13 @@ async function drive(session: Session, scene: string): Promise<Json> {
   await call("preview", { scene_id: scene });
   await call("scene_history", { scene_id: scene });
   await call("audit", {});
+  // The catalog found on demand: the core set and the categories, then a search.
+  const core = structured(await call("list_category", {}));
+  const bevel = structured(await call("search_tools", { query: "bevel edges", limit: 3 }));
+  report.found = {
+    core: ((core.tools as { name: string }[] | undefined) ?? []).map((t) => t.name),
+    search: ((bevel.tools as { name: string }[] | undefined) ?? []).map((t) => t.name),
+  };
   report.tasks = await session.tasks();
   return report;
 }

@@ -140,6 +140,8 @@ async def test_mcp_when_listed_and_run_answers_tools_resources_and_preview(
         "inspect_object",
         "render_view",
         "import_asset",
+        "list_category",
+        "search_tools",
         "export_scene",
     }
     assert all(t.description and t.inputSchema["type"] == "object" for t in listed.tools)

@@ -122,11 +122,20 @@ async def test_tools_list_when_started_every_tool_has_metadata(bridge: BridgePro
         "collection.create", "collection.move", "object.visibility", "modifier.apply",
         "keyframe.insert", "python.safe", "python.trusted", "object.inspect",
         *OUTPUT_TOOLS,
+        # modelling, UV and shading (issue 44)
+        "mesh.extrude", "mesh.inset", "mesh.bevel", "mesh.solidify", "mesh.mirror",
+        "mesh.boolean", "mesh.merge_by_distance", "mesh.recalculate_normals",
+        "mesh.shade_auto_smooth", "mesh.join", "mesh.separate", "mesh.origin_set",
+        "mesh.apply_transform", "uv.smart_project", "uv.cube_project", "uv.cylinder_project",
+        "uv.scale_islands", "shader.create", "shader.add_node", "shader.remove_node",
+        "shader.link", "shader.set_input", "shader.set_property", "shader.set_ramp",
+        "material.assign_faces",
     }  # fmt: skip
     for entry in tools:
         meta = entry["_meta"]["blendmesh"]
         # The registry does not check schemas when Blender starts; each must be valid.
         jsonschema.Draft202012Validator.check_schema(entry["inputSchema"])
+        jsonschema.Draft202012Validator.check_schema(entry.get("outputSchema", {}))
         assert entry["inputSchema"]["type"] == "object"
         assert entry["inputSchema"]["additionalProperties"] is False
         assert meta["safety_level"] in {"read_only", "safe_write", "destructive"}

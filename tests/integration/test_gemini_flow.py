@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from contracts import tool_categories as found
 from contracts.events import Planned
 from contracts.fold import fold_run
 from contracts.receipts import RunResult
@@ -174,9 +175,14 @@ async def test_gemini_request_when_sent_carries_catalog_scene_and_thread(
     (sent,) = fake.requests
     catalog = await KvCatalog(mesh[1].js, PREFIX).get()
     assert catalog is not None
+    # The core tools and the categories the request's words call for carry their schemas;
+    # the others are named alone (ADR 0066).
+    wanted = found.needed("make it three times taller")
     for tool in catalog.tools:
         schema = json.dumps(tool.input_schema, separators=(",", ":"), ensure_ascii=False)
-        assert f'"name":"{tool.name}"' in sent.system and schema in sent.system
+        assert tool.name in sent.system
+        shown = tool.name in found.CORE or found.category_of(tool.name) in wanted
+        assert (f'"name":"{tool.name}"' in sent.system and schema in sent.system) == shown
     history, request = sent.turns[0], sent.turns[-1]
     assert history == "add a cube named Pillar"
     assert "Completed: 1 of 1 operations" in sent.turns[1] and "Pillar" in sent.turns[1]

@@ -93,6 +93,8 @@ def _minimal(schema: dict[str, Any]) -> Any:
     if kind in ("number", "integer"):
         return schema.get("minimum", 0)
     if kind == "array":
+        if schema.get("items", {}).get("type") == "string":  # names, e.g. mesh.join's
+            return [_minimal(schema["items"])] * schema.get("minItems", 0)
         return [0.0] * schema.get("minItems", 0)
     if kind == "object":
         return {"levels": 1}  # modifier.set needs one property; others take any object

@@ -36,6 +36,30 @@ TOOLS: dict[str, SafetyLevel] = {
     "collection.move": "safe_write",
     "object.visibility": "safe_write",
     "keyframe.insert": "safe_write",
+    # modelling, UV and shading
+    **dict.fromkeys(
+        (
+            "mesh.extrude",
+            "mesh.inset",
+            "mesh.bevel",
+            "mesh.boolean",
+            "mesh.merge_by_distance",
+            "mesh.recalculate_normals",
+            "mesh.shade_auto_smooth",
+            "mesh.separate",
+            "mesh.apply_transform",
+            "uv.smart_project",
+            "shader.create",
+            "shader.add_node",
+            "shader.link",
+            "shader.set_input",
+            "shader.set_property",
+            "shader.set_ramp",
+            "material.assign_faces",
+        ),
+        "safe_write",
+    ),
+    "mesh.join": "destructive",
 }
 DEFAULT_MODIFIER_NAMES = {"BEVEL": "Bevel", "SUBSURF": "Subdivision", "NODES": "GeometryNodes"}
 TOLERANCE = 1e-3

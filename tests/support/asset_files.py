@@ -56,6 +56,22 @@ def glb(doc: dict[str, Any] | None = None, binary: bytes = POSITIONS) -> bytes:
     return struct.pack("<4sII", b"glTF", 2, 12 + len(chunks)) + chunks
 
 
+def glb_with_image(png: bytes, name: str = "Scratches") -> bytes:
+    """The triangle as a GLB whose material's base colour is ``png``, embedded in the BIN
+    chunk (Blender imports it as a packed image named ``name``)."""
+    pad = b"\0" * (-len(POSITIONS) % 4)
+    doc = gltf_document()
+    doc["buffers"][0]["byteLength"] = len(POSITIONS) + len(pad) + len(png)
+    view = {"buffer": 0, "byteOffset": len(POSITIONS) + len(pad), "byteLength": len(png)}
+    doc["bufferViews"].append(view)
+    doc["images"] = [{"name": name, "bufferView": 1, "mimeType": "image/png"}]
+    doc["textures"] = [{"source": 0}]
+    pbr = {"baseColorTexture": {"index": 0}}
+    doc["materials"] = [{"name": "Painted", "pbrMetallicRoughness": pbr}]
+    doc["meshes"][0]["primitives"][0]["material"] = 0
+    return glb(doc, POSITIONS + pad + png)
+
+
 def gltf_embedded() -> bytes:
     """The triangle as a .gltf text with its buffer as a data: URI."""
     uri = "data:application/octet-stream;base64," + base64.b64encode(POSITIONS).decode()

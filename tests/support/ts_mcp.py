@@ -76,6 +76,7 @@ def check(report: dict[str, Any], line: str) -> None:
     assert made["status"] == "completed" and made["tools_run"] == ["object.create"], seen
     assert "Box" in made["objects"] and "Box" in report["resources"]["scene_objects"], seen
     assert report["resources"]["catalog_names_delete"] is True
+    assert "object.create" in report["found"]["core"], seen  # the catalog found on demand
     assert report["inspected"]["name"] == "Box", seen
     rendered = report["rendered"]
     assert "image" in rendered["content"] and rendered["mime_type"] == "image/png", seen

@@ -14,6 +14,7 @@ from . import (
     lights,
     limits,
     materials,
+    modelling,
     modifiers,
     objects,
     python,
@@ -21,7 +22,9 @@ from . import (
     render,
     rigs,
     scene,
+    shading,
     text,
+    uv,
 )
 
 __all__ = [
@@ -38,6 +41,7 @@ __all__ = [
     "lights",
     "limits",
     "materials",
+    "modelling",
     "modifiers",
     "objects",
     "python",
@@ -45,5 +49,7 @@ __all__ = [
     "render",
     "rigs",
     "scene",
+    "shading",
     "text",
+    "uv",
 ]

@@ -46,6 +46,7 @@ def add_commands(sub: Any) -> None:
     allow.add_argument("action", nargs="?", choices=("revoke",), help="revoke one entry")
     allow.add_argument("entry_id", nargs="?", help="the entry to revoke")
     _guardians(sub)
+    _tools(sub)
     mcp = sub.add_parser(
         "mcp", help="serve an MCP server on stdio: blendmesh's front door, or `mcp guardians`"
     )
@@ -144,6 +145,18 @@ def _cancel(sub: Any) -> None:
     cmd.add_argument("--reason", default="", help="why, for the log (at most 500 characters)")
     cmd.add_argument("--json", action="store_true", help="print the run result as JSON")
     cmd.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for its end")
+
+
+def _tools(sub: Any) -> None:
+    tools = sub.add_parser(
+        "tools",
+        help="the tools a plan may name: the core set and the categories, one category "
+        "(e.g. modelling), or --search WORDS",
+    )
+    tools.add_argument("category", nargs="?", help="one category, e.g. modelling, uv, shading")
+    tools.add_argument("--search", metavar="WORDS", help="find tools by words of what they do")
+    tools.add_argument("--limit", type=int, default=8, help="at most this many found (1..20)")
+    tools.add_argument("--json", action="store_true", help="print the tools with their schemas")
 
 
 def _guardians(sub: Any) -> None:

@@ -255,6 +255,10 @@ async def dispatch(args: argparse.Namespace, settings: Settings) -> int:
             return await cli_status.cmd_status(args, settings, rich(out))
         case "guardians":
             return await cmd_guardians(args, settings, rich(out))
+        case "tools":
+            from services.doors.cli import tools as cli_tools
+
+            return await cli_tools.cmd_tools(args, settings, rich(out))
         case "mcp":
             return await cmd_mcp(args, settings)
         case "addon":

@@ -43,6 +43,7 @@ from services.doors.gateway import (
     scene_tags,
     scenes,
     steer,
+    tools,
     uploads,
 )
 from services.doors.gateway.auth import Authenticator, Tokens
@@ -116,7 +117,7 @@ def create_app(
     routers = (
         *(agent, approvals, cancels, me, reads, scenes, scene_runs, scene_looks, scene_tags),
         steer,
-        *(uploads, pushed_chunks, changes, scene_exports, projects),
+        *(uploads, pushed_chunks, changes, scene_exports, projects, tools),
         *(health, metrics, protected_resource),
     )
     for module in routers:

@@ -1,4 +1,4 @@
-"""The MCP server of 2025-11-25: fourteen tools, three resources and two prompts over one
+"""The MCP server of 2025-11-25: sixteen tools, three resources and two prompts over one
 ``Door``, on stdio or HTTP (``modern.py`` serves the same to 2026-07-28 clients).
 
 Built on the SDK's low-level ``Server`` (as ``blendmesh mcp guardians`` is) so that every
@@ -33,7 +33,7 @@ from services.doors.core.ownership import NotOwned
 from services.doors.core.quota import QuotaExceeded, RunQuota
 from services.doors.core.reviews import NoRevision, Revisions, registry_approvers
 from services.doors.core.scene_client import NoScene
-from services.doors.mcp import answers, cards, exports, looks, prompts, steer, tools
+from services.doors.mcp import answers, cards, exports, finding, looks, prompts, steer, tools
 from services.doors.mcp.approval import submit
 from services.doors.mcp.door import Door, check, plain
 from services.doors.mcp.errors import AuthError, NotFound, ToolError, Unavailable, ValidationError
@@ -46,7 +46,8 @@ SERVER_VERSION = version("blendmesh")  # a host's serverInfo.version: blendmesh'
 RESOURCE_NOT_FOUND = -32002  # the MCP spec's code for a resource that is not there
 INSTRUCTIONS = (
     "blendmesh changes Blender scenes safely. Plan with the `run` tool (a request in words, "
-    "or a plan using the tools of blendmesh://catalog); blendmesh checks, decides and "
+    "or a plan naming tools that `list_category` and `search_tools` find); blendmesh "
+    "checks, decides and "
     "applies it. Look before you change: `inspect_object` and `render_view` read a scene; "
     "`import_asset` brings a glTF, FBX, OBJ, USD or STL file into it. Destructive "
     "operations need a person's approval, which the host asks "
@@ -58,7 +59,10 @@ Context = RequestContext[Any, Any, Any]
 UserOf = Callable[[Context], str]
 # The tools a model may call; the runs they start show in the approval card where the
 # host renders MCP Apps.
-LISTED = [cards.carded(t) for t in [*tools.TOOLS, *steer.TOOLS, *looks.TOOLS, *exports.TOOLS]]
+LISTED = [
+    cards.carded(t)
+    for t in [*tools.TOOLS, *steer.TOOLS, *looks.TOOLS, *exports.TOOLS, *finding.TOOLS]
+]
 
 
 USER_KEY = "blendmesh.user"
@@ -149,6 +153,8 @@ async def _call(door: Door, user: str, name: str, args: Any, ctx: Context) -> ty
         return await steer.call(door, user, name, args, ctx)
     if name in exports.NAMES:
         return await exports.call(door, user, name, args, ctx)
+    if name in finding.NAMES:
+        return await finding.call(door, name, args)
     names = ", ".join(t.name for t in LISTED)
     raise ValidationError(f"unknown tool; this server has: {names}")
 

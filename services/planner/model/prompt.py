@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 
+from contracts import tool_categories as found
 from contracts.events import ThreadMessage
 from contracts.focus import Focus
 from contracts.nodes import NodeCatalog
@@ -74,13 +75,22 @@ def system_instructions(
 ) -> str:
     """Persona, policy and the tool catalog; with a node catalog, also the Geometry Nodes
     response and the nodes relevant to ``request``."""
-    text = f"{PERSONA}\n\n{POLICY}\n\n{catalog_section(catalog)}"
+    text = f"{PERSONA}\n\n{POLICY}\n\n{catalog_section(catalog, request)}"
     if nodes is None:
         return text
     return f"{text}\n\n{GEONODES_RULES}\n\n{node_section(nodes, request)}"
 
 
-def catalog_section(catalog: ToolCatalog) -> str:
+def catalog_section(catalog: ToolCatalog, request: str = "") -> str:
+    """The tools with their schemas: with ``request``, only the core set and the
+    categories its words call for (``contracts/tool_categories.py``), the others by name,
+    so a prompt does not pay for a hundred schemas; without one, every tool."""
+    wanted = found.needed(request) if request else None
+    shown = [
+        t
+        for t in catalog.tools
+        if wanted is None or t.name in found.CORE or found.category_of(t.name) in wanted
+    ]
     tools = [
         {
             "name": t.name,
@@ -88,12 +98,19 @@ def catalog_section(catalog: ToolCatalog) -> str:
             "safety_level": t.safety_level,
             "input_schema": t.input_schema,
         }
-        for t in catalog.tools
+        for t in shown
     ]
-    return (
+    text = (
         f"Registered tools (catalog {catalog.version}, Blender {catalog.blender_version}):\n"
         + "\n".join(_compact(tool) for tool in tools)
     )
+    others = sorted(set(catalog.names) - {t.name for t in shown})
+    if others:
+        text += (
+            "\nAlso registered, their schemas left out as this request's words do not call "
+            f"for them: {', '.join(others)}"
+        )
+    return text
 
 
 def scene_section(scene_id: str, summary: SceneSummary | None) -> str:
