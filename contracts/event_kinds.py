@@ -40,6 +40,13 @@ from contracts.events import (
     RunFailed,
     RunRequested,
 )
+from contracts.render_events import (
+    FrameRendered,
+    RenderCancelRequested,
+    RenderEnded,
+    RenderQueued,
+    RenderRequested,
+)
 
 ASKERS = ("client", "door")  # the roles that carry a person's or a program's request
 
@@ -83,6 +90,11 @@ RUN_EVENT_KINDS: tuple[RunEventKind, ...] = (
     RunEventKind(OperationSkipped, ("executor",)),
     RunEventKind(Executed, ("executor",)),
     RunEventKind(GatesEvaluated, ("guardians",)),
+    RunEventKind(RenderRequested, ASKERS),
+    RunEventKind(RenderCancelRequested, ASKERS),
+    RunEventKind(RenderQueued, ("executor",)),
+    RunEventKind(FrameRendered, ("executor",)),
+    RunEventKind(RenderEnded, ("executor",)),
 )
 
 

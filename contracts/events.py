@@ -21,6 +21,13 @@ from contracts.focus import Focus
 from contracts.gates import GateEnvelope
 from contracts.operations import OperationSet, SafetyLevel
 from contracts.receipts import Receipt
+from contracts.render_events import (
+    FrameRendered,
+    RenderCancelRequested,
+    RenderEnded,
+    RenderQueued,
+    RenderRequested,
+)
 from contracts.resolutions import CodeHash, Resolution
 from contracts.session import BUS, DeterminismRequest, HostProfile
 
@@ -342,6 +349,11 @@ AnyEvent = (
     | CancelRequested
     | RunCompleted
     | RunFailed
+    | RenderRequested
+    | RenderQueued
+    | FrameRendered
+    | RenderCancelRequested
+    | RenderEnded
     | DeadLettered
     | ThreadMessage
     | AllowlistRevoked

@@ -44,9 +44,21 @@ from contracts.bridge import (
     ToolList,
 )
 from contracts.errors import BlendmeshError
+from contracts.renders import FrameParams
 from contracts.views import AssetParams, ViewParams
 
-from . import assets, digests, gltf, heap, inspect, node_catalog, preview, registry, touched
+from . import (
+    assets,
+    digests,
+    gltf,
+    heap,
+    inspect,
+    node_catalog,
+    preview,
+    registry,
+    render_frames,
+    touched,
+)
 from .said import plain
 from .tools import python as python_tools
 from .tools import scene
@@ -152,6 +164,9 @@ class Server:
             "blendmesh/scene.inspect": lambda p: inspect.inspect(),
             "blendmesh/scene.inspect_full": lambda p: inspect.inspect(full=True),
             "blendmesh/scene.render_view": lambda p: preview.render_view(_params(p, ViewParams)),
+            "blendmesh/scene.render_frame": lambda p: render_frames.render_frame(
+                _params(p, FrameParams)
+            ),
             "blendmesh/scene.import_asset": lambda p: assets.import_asset(_params(p, AssetParams)),
             "blendmesh/node_catalog": lambda p: node_catalog.node_catalog(),
             "shutdown": self._shutdown,

@@ -21,6 +21,7 @@ from services.executor.adapters.collector import Collected, Collector, retention
 from services.executor.adapters.exports import SceneExports as ExportedScenes
 from services.executor.adapters.previews import ObjectStorePreviews
 from services.executor.adapters.pushed_chunks import PushedChunks
+from services.executor.adapters.renders import ObjectStoreFrames
 from services.executor.adapters.scene_store import JetStreamSceneStore
 from services.executor.adapters.scene_summaries import KvSceneSummaries
 from services.executor.adapters.tags import KvSceneTags
@@ -156,3 +157,14 @@ class SceneFiles:
         """The inspection artifact ``Executed.inspection`` names (``contracts.inspection``
         decodes it); None when there is no such artifact."""
         return await self._scenes.read_inspection(object_name)
+
+
+class RenderFrames:
+    """Read side of render jobs' frames: a frame's PNG by its user and content hash (the
+    caller has checked that the job, hence the user, is the asker's)."""
+
+    def __init__(self, js: JetStreamContext, prefix: str) -> None:
+        self._frames = ObjectStoreFrames(js, prefix)
+
+    async def get(self, user: str, sha256: str) -> bytes | None:
+        return await self._frames.get(f"{user}/{sha256}.png")

@@ -31,6 +31,7 @@ from contracts.bridge import (
 from contracts.errors import BlendmeshError
 from contracts.inspection import SceneInspection
 from contracts.nodes import NodeCatalog
+from contracts.renders import FrameImage, FrameParams
 from contracts.scenes import SceneSummary
 from contracts.views import AssetImported, AssetParams, ViewParams
 from services.executor.adapters.bridge_client import BridgeProcess
@@ -306,6 +307,9 @@ class SupervisedBridge:
 
     async def import_asset(self, asset: AssetParams) -> AssetImported:
         return await self._use(lambda p: p.import_asset(asset))
+
+    async def render_frame(self, want: FrameParams, timeout: float | None = None) -> FrameImage:
+        return await self._use(lambda p: p.render_frame(want, timeout))
 
     async def node_catalog(self) -> NodeCatalog:
         return await self._use(lambda p: p.node_catalog())
