@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from contracts.errors import BlendmeshError
 from contracts.event_base import Event
 from contracts.events import AnyEvent, follow
 from contracts.render_events import (
@@ -72,7 +73,7 @@ class JobLog(Protocol):
     async def frames_logged(self, job_id: str) -> int: ...
 
 
-class FrameRefused(Exception):
+class FrameRefused(BlendmeshError):
     """A frame that can never render (its revision is gone): the job fails with it."""
 
 
