@@ -33,8 +33,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from contracts.errors import BlendmeshError
 from contracts.failures import ErrorCode
+from contracts.renders import RenderRefused
 from services.doors.core.ownership import NotOwned
 from services.doors.core.quota import QuotaExceeded
+from services.doors.core.renders import RenderQuotaExceeded
 from services.doors.core.scene_client import NoScene, NotABlend, SceneFileChanged, UploadTooLarge
 from services.runtime.nats.quorum import JetStreamUnavailable
 
@@ -137,6 +139,8 @@ DOOR_ERRORS: dict[type[BlendmeshError], type[ApiError]] = {
     NotABlend: ValidationError,
     SceneFileChanged: Conflict,
     QuotaExceeded: TooMany,
+    RenderRefused: ValidationError,
+    RenderQuotaExceeded: PolicyError,
 }
 
 # The 002 class a failed run's error code belongs to: a run that ended failed is still a
