@@ -18,6 +18,7 @@ import msgspec
 from contracts.bridge import PreviewEngine
 from contracts.queries import ActionRow, AuditRecord, RunRow, TimelineEntry
 from contracts.receipts import AskedOperation, RunResult
+from contracts.render_fold import RenderJob
 from contracts.scenes import MaterialSummary, ObjectSummary
 from contracts.schema_text import dedented
 from contracts.views import ObjectDetail, Shading
@@ -127,6 +128,15 @@ class ViewAnswer(_Answer, frozen=True, kw_only=True):
     shading: Shading
 
 
+class FrameAnswer(_Answer, frozen=True, kw_only=True):
+    """A stored frame of a render job; its PNG is the image content beside it."""
+
+    job_id: str
+    frame: int
+    sha256: str
+    bytes: int
+
+
 # Each tool's answers, besides ErrorAnswer. A read that policy holds for a person, or
 # whose run fails, answers like ``run``.
 ANSWERS: dict[str, tuple[type[msgspec.Struct], ...]] = {
@@ -143,6 +153,10 @@ ANSWERS: dict[str, tuple[type[msgspec.Struct], ...]] = {
     "preview": (PreviewAnswer,),
     "inspect_object": (InspectAnswer, RunAnswer),
     "render_view": (ViewAnswer, RunAnswer),
+    "render": (RenderJob,),
+    "render_job": (RenderJob,),
+    "cancel_render": (RenderJob,),
+    "render_frame": (FrameAnswer,),
 }
 
 

@@ -7,18 +7,27 @@ engine, a cost over the user's budget) is refused naming the limit."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
+import mcp.types as types
 import pytest
 import pytest_asyncio
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 from services.doors.cli.mesh import Mesh
+from services.doors.gateway.app import GatewayServer, create_app
+from services.doors.gateway.auth import Tokens
 from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
-from tests.integration.test_gateway_scenes import ANA, BEN, added, client_of
+from tests.integration.test_gateway_scenes import ANA, BEN, TOKENS, added, client_of
+from tests.support.checked_session import CheckedSession
+from tests.support.mcp_plans import error_type, structured
 from tests.support.meshes import mesh_fixture
 
 pytestmark = [
@@ -143,3 +152,59 @@ async def test_render_when_cancelled_ends_cancelled(api: httpx.AsyncClient) -> N
     assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
     job = await ended(api, job_id)
     assert job["status"] == "cancelled" and len(job["frames"]) < 40
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def mcp_url(mesh: tuple[Mesh, Bus], api: httpx.AsyncClient) -> AsyncIterator[str]:
+    app = create_app(mesh[0].settings, mesh[1], Tokens(TOKENS), run_timeout=120)
+    server = GatewayServer(app, port=0)
+    url = await server.start()
+    try:
+        yield f"{url}/mcp"
+    finally:
+        await server.stop()
+
+
+@asynccontextmanager
+async def mcp_door(url: str, token: str) -> AsyncIterator[ClientSession]:
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(30, read=120)) as http,
+        streamable_http_client(url, http_client=http) as (read, write, _),
+        CheckedSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+async def test_mcp_render_when_owner_asks_reads_the_job_and_its_frames(mcp_url: str) -> None:
+    async with mcp_door(mcp_url, "tok-ana") as ana, mcp_door(mcp_url, "tok-ben") as ben:
+        asked = await ana.call_tool(
+            "render",
+            {"scene_id": "shot", "frames": "1-2", "engine": "workbench", "samples": 1,
+             "size": "32x32"},
+        )  # fmt: skip
+        assert not asked.isError, asked
+        job_id = structured(asked)["job_id"]
+        for _ in range(600):
+            job = structured(await ana.call_tool("render_job", {"job_id": job_id}))
+            if job["status"] == "completed":
+                break
+            await asyncio.sleep(0.1)
+        assert job["status"] == "completed" and len(job["frames"]) == 2, job
+        frame = await ana.call_tool("render_frame", {"job_id": job_id, "frame": 2})
+        image = [c for c in frame.content if isinstance(c, types.ImageContent)]
+        assert len(image) == 1
+        data = base64.b64decode(image[0].data)
+        assert hashlib.sha256(data).hexdigest() == job["frames"][1]["sha256"]
+        for name, args in [
+            ("render_job", {"job_id": job_id}),
+            ("cancel_render", {"job_id": job_id}),
+            ("render_frame", {"job_id": job_id, "frame": 1}),
+            ("render", {"scene_id": "shot", "frames": "1-2"}),
+        ]:
+            refused = await ben.call_tool(name, args)
+            assert refused.isError and error_type(refused) == "NotFound", (name, refused)
+        huge = await ana.call_tool("render", {"scene_id": "shot", "frames": "1-999999999"})
+        assert huge.isError and error_type(huge) == "ValidationError"
+        assert "past Blender's last frame" in structured(huge)["error"]["message"]

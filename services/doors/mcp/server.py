@@ -1,4 +1,4 @@
-"""The MCP server of 2025-11-25: twelve tools, three resources and two prompts over one
+"""The MCP server of 2025-11-25: sixteen tools, three resources and two prompts over one
 ``Door``, on stdio or HTTP (``modern.py`` serves the same to 2026-07-28 clients).
 
 Built on the SDK's low-level ``Server`` (as ``blendmesh mcp guardians`` is) so that every
@@ -29,7 +29,7 @@ from services.doors.core.cancels import cancel_run
 from services.doors.core.client import ClientError, MeshClient
 from services.doors.core.ownership import NotOwned
 from services.doors.core.quota import QuotaExceeded, RunQuota
-from services.doors.mcp import answers, cards, looks, prompts, tools
+from services.doors.mcp import answers, cards, looks, prompts, render_tools, tools
 from services.doors.mcp.approval import submit
 from services.doors.mcp.door import Door, check, plain
 from services.doors.mcp.errors import AuthError, NotFound, ToolError, Unavailable, ValidationError
@@ -54,7 +54,7 @@ Context = RequestContext[Any, Any, Any]
 UserOf = Callable[[Context], str]
 # The tools a model may call; the runs they start show in the approval card where the
 # host renders MCP Apps.
-LISTED = [cards.carded(t) for t in [*tools.TOOLS, *looks.TOOLS]]
+LISTED = [cards.carded(t) for t in [*tools.TOOLS, *looks.TOOLS, *render_tools.TOOLS]]
 
 
 USER_KEY = "blendmesh.user"
@@ -134,6 +134,8 @@ async def _call(door: Door, user: str, name: str, args: Any, ctx: Context) -> ty
             return answers.result(f"preview of scene {scene_id}", {"scene_id": scene_id}, [png])
     if name in looks.NAMES:
         return await looks.call(door, user, name, args, ctx)
+    if name in render_tools.NAMES:
+        return await render_tools.call(door, user, name, args)
     names = ", ".join(t.name for t in LISTED)
     raise ValidationError(f"unknown tool; this server has: {names}")
 
