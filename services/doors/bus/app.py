@@ -31,10 +31,12 @@ from services.audit import client as audit
 from services.doors.bus.feed import Feed
 from services.doors.bus.handlers import MAX_REPLY_BYTES, DoorHandlers, refused
 from services.doors.bus.ports import DoorUnavailable
+from services.doors.bus.render_verbs import RenderVerbs
 from services.doors.core.client import MeshClient
 from services.doors.core.fairness import Fairness, Limits
 from services.doors.core.quota import RunQuota
-from services.executor.client import ObjectStoreUploads, SceneFiles
+from services.doors.core.renders import MeshRenderJobs, RenderQuota
+from services.executor.client import ObjectStoreUploads, RenderFrames, SceneFiles
 from services.runtime.nats import access, delivered
 from services.runtime.nats.history import read_run
 from services.runtime.nats.quorum import JetStreamUnavailable
@@ -277,6 +279,14 @@ async def start(settings: Settings, bus: Bus) -> DoorService:
         approvers=users.approvers,
         files=ObjectStoreUploads(bus.js, bus.prefix),
         room=partial(RunQuota.from_env(settings.env).check, bus.nc, bus.prefix),
+        more=RenderVerbs(
+            MeshRenderJobs(
+                MeshClient(bus),
+                SceneFiles(bus.js, bus.prefix),
+                RenderFrames(bus.js, bus.prefix),
+                RenderQuota.from_env(settings.env),
+            )
+        ).table(),
     )
     fairness = Fairness(Limits.from_env(settings.env), time.monotonic)
     seconds = suspensions.seconds_from(settings.env)

@@ -11,7 +11,7 @@ import base64
 import binascii
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -93,6 +93,8 @@ class DoorHandlers:
     clock: Callable[[], float] = time.time
     # Raises QuotaExceeded when the user may not start another run now (quota.py).
     room: Callable[[str], Awaitable[None]] | None = None
+    # Verbs answered elsewhere (render_verbs.py), by name.
+    more: Mapping[str, Verb] = field(default_factory=dict)
 
     def table(self) -> dict[str, Verb]:
         """Verb -> handler: what a user's login may ask (``contracts.door.VERBS``)."""
@@ -106,6 +108,7 @@ class DoorHandlers:
             "scenes.list": self.scenes,
             "files.stage": self.stage,
             "files.get": self.file,
+            **self.more,
         }
 
     async def answer(self, user: UserEntry, verb: str, data: bytes) -> DoorReply:

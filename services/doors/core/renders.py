@@ -152,3 +152,31 @@ async def frame_png(frames: RenderFrames, job: RenderJob, frame: int) -> bytes:
     if png is None:
         raise ClientError(f"frame {frame} of render job {job.job_id} is no longer stored")
     return png
+
+
+@dataclass
+class MeshRenderJobs:
+    """The rules above over one mesh, for a door that holds them as a port (the bus door's
+    ``RenderJobs``)."""
+
+    client: MeshClient
+    files: SceneFiles
+    frames: RenderFrames
+    quota: RenderQuota
+
+    async def request(
+        self, user: str, scene_id: str, revision: int | None, spec: RenderSpec
+    ) -> RenderJob:
+        asked = await request_render(
+            self.client, self.files, self.quota, user, scene_id, revision, spec
+        )
+        return await job_of(self.client, asked.run_id, user)
+
+    async def job(self, job_id: str, user: str) -> RenderJob:
+        return await job_of(self.client, job_id, user)
+
+    async def cancel(self, job_id: str, user: str) -> RenderJob:
+        return await cancel_render(self.client, job_id, user)
+
+    async def frame(self, job_id: str, frame: int, user: str) -> bytes:
+        return await frame_png(self.frames, await job_of(self.client, job_id, user), frame)
