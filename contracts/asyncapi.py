@@ -15,7 +15,7 @@ import msgspec
 
 from contracts import event_kinds
 from contracts.audit import AuditRecorded
-from contracts.door import DoorReply, FileRef, FileUpload, ListQuery, RunRef
+from contracts.door import DoorReply, FileRef, FileUpload, JobRef, ListQuery, RenderAsk, RunRef
 from contracts.events import (
     AllowlistRevoked,
     AnyEvent,
@@ -44,6 +44,10 @@ DOOR_VERBS: dict[str, type[msgspec.Struct]] = {
     "scenes.list": ListQuery,
     "files.stage": FileUpload,
     "files.get": FileRef,
+    "render.submit": RenderAsk,
+    "render.show": JobRef,
+    "render.cancel": JobRef,
+    "render.frame": JobRef,
 }
 CLIENT_SENDS = event_kinds.asked()
 
@@ -210,7 +214,7 @@ def asyncapi_document() -> dict[str, Any]:
     """The AsyncAPI 3.0 document of the bus, from a client's point of view: what it may
     send (run requests, approval resolutions) and every event it may receive."""
     _, schemas = msgspec.json.schema_components(
-        (*EVENT_TYPES, RunRef, ListQuery, FileUpload, FileRef, DoorReply),
+        (*EVENT_TYPES, RunRef, ListQuery, FileUpload, FileRef, RenderAsk, JobRef, DoorReply),
         ref_template="#/components/schemas/{name}",
     )
     return {
