@@ -18,7 +18,7 @@ from contracts.events import AnyEvent, follow
 from contracts.render_events import RenderQueued, RenderRequested
 from contracts.renders import FrameTask
 from contracts.scenes import Head
-from services.executor.domain.render_worker import ended
+from services.executor.domain.render_worker import QueueFull, ended
 from services.runtime.service.consumer_spec import Delivery
 
 
@@ -55,7 +55,10 @@ class RenderRequests:
             )
             for frame in event.spec.frames
         ]
-        await self.queue.enqueue(tasks)
+        try:
+            await self.queue.enqueue(tasks)
+        except QueueFull as full:  # frames queued before it are skipped: the job ended
+            return [ended(event, "failed", 0, time.time(), str(full))]
         return [follow(event, RenderQueued, time.time(), frames=len(tasks))]
 
     async def _problem(self, event: RenderRequested) -> str | None:

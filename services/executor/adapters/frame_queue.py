@@ -19,20 +19,26 @@ from nats.aio.msg import Msg
 from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from nats.js.errors import APIError
 
 from contracts import subjects
 from contracts.event_base import Event
 from contracts.renders import FrameTask, decode_task, encode_task
-from services.executor.domain.render_worker import FrameRefused, RenderWorker
+from services.executor.domain.render_worker import FrameRefused, QueueFull, RenderWorker
 from services.runtime.nats.access import RENDER_WORKERS
 from services.runtime.nats.durables import DurableConsumer
 from services.runtime.nats.ready import READY_WAIT, until_ready
+from services.runtime.nats.render_queue import RENDER_QUEUE_FRAMES
 from services.runtime.service.publishers import EventPublisher
 
 log = logging.getLogger("blendmesh.executor")
 
 ENQUEUE_AT_ONCE = 100  # frames published before waiting for the server's acks
 FETCH_WAIT = 5.0
+
+
+# JetStream's error codes for a stream at its max_msgs or max_bytes with discard=new.
+QUEUE_FULL_CODES = frozenset({10077, 10047})
 
 
 class FrameQueue:
@@ -48,12 +54,20 @@ class FrameQueue:
             await asyncio.gather(*(self._put(task) for task in tasks[at : at + ENQUEUE_AT_ONCE]))
 
     async def _put(self, task: FrameTask) -> None:
-        await self._js.publish(
-            subjects.render_frames(self._prefix, task.job_id, task.frame),
-            encode_task(task),
-            stream=self.stream,
-            headers={"Nats-Msg-Id": f"{task.request_event_id}/{task.frame}"},
-        )
+        try:
+            await self._js.publish(
+                subjects.render_frames(self._prefix, task.job_id, task.frame),
+                encode_task(task),
+                stream=self.stream,
+                headers={"Nats-Msg-Id": f"{task.request_event_id}/{task.frame}"},
+            )
+        except APIError as exc:
+            if exc.err_code in QUEUE_FULL_CODES:
+                raise QueueFull(
+                    f"the render queue holds as many frames as it may ({RENDER_QUEUE_FRAMES}); "
+                    "ask again when jobs under way have finished"
+                ) from None
+            raise
 
 
 class FrameTaker:
@@ -146,6 +160,10 @@ class FrameTaker:
                 events = await self._worker.finish(task)
         except FrameRefused as refused:
             events = await self._worker.fail(task, str(refused))
+        except asyncio.CancelledError:  # stopping: another executor takes it at once
+            with contextlib.suppress(Exception):
+                await asyncio.shield(msg.nak())
+            raise
         except Exception as exc:  # noqa: BLE001 - Blender failed or hung: try elsewhere
             log.warning("frame %d of job %s failed: %s", task.frame, task.job_id, exc)
             if msg.metadata.num_delivered < self._max_deliver:

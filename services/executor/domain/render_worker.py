@@ -73,6 +73,10 @@ class JobLog(Protocol):
     async def frames_logged(self, job_id: str) -> int: ...
 
 
+class QueueFull(BlendmeshError):
+    """The render queue refuses more frames: the job cannot be queued now."""
+
+
 class FrameRefused(BlendmeshError):
     """A frame that can never render (its revision is gone): the job fails with it."""
 
