@@ -107,7 +107,7 @@ def _answer(job: RenderJob) -> RenderJobResponse:
     "/api/scenes/{sceneId}/renders",
     response_model=RenderJobResponse,
     status_code=202,
-    responses=responses(401, 403, 404, 422, 503),
+    responses=responses(400, 401, 403, 404, 413, 422, 503),
 )
 async def render(scene_id: SceneId, body: RenderBody, user: User, gw: Gw) -> RenderJobResponse:
     """Render frames of a committed revision of the caller's scene across the executors.
@@ -138,7 +138,7 @@ async def show(job_id: JobId, user: User, gw: Gw) -> RenderJobResponse:
 @router.post(
     "/api/renders/{jobId}/cancel",
     response_model=RenderJobResponse,
-    responses=responses(401, 404, 409),
+    responses=responses(400, 401, 404, 409, 413, 422),
 )
 async def cancel(job_id: JobId, user: User, gw: Gw) -> RenderJobResponse:
     """Stop the job: frames no executor has taken are not rendered. A job that ended is 409."""
