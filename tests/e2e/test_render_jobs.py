@@ -76,13 +76,15 @@ class Farm:
         self.executors.append(proc)
         return proc
 
-    def blendmesh(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    def blendmesh(
+        self, *args: str, timeout: float = 300, user: str = USER
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [BLENDMESH, "--home", str(self.home / "client"), *args],
             capture_output=True,
             text=True,
             timeout=timeout,
-            env=self.env(),
+            env=self.env() | {"BLENDMESH_USER": user},
             stdin=subprocess.DEVNULL,
         )
 
@@ -203,6 +205,44 @@ async def test_render_when_two_executors_take_frames_stores_every_frame_once(far
     seventh = next(f for f in job["frames"] if f["frame"] == 7)
     assert hashlib.sha256(out.read_bytes()).hexdigest() == seventh["sha256"]
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["shot", "--frames", "1-999999999"], "past Blender's last frame"),
+        (["shot", "--frames", "-3"], "0 or more"),
+        (["shot", "--frames", "9-2"], "backwards"),
+        (["shot", "--size", "100000x100000"], "width 100000"),
+        (["shot", "--samples", "0"], "samples 0"),
+        (["shot", "--engine", "octane"], "engine 'octane' is unknown"),
+        (["shot", "--revision", "99"], "not 99"),
+        (["../../etc", "--frames", "1"], "scene id"),
+        (["show", "../../etc/passwd"], "no render job"),
+        (["frame", "render-x", "nope"], "no render job"),
+    ],
+)
+async def test_render_cli_when_input_is_hostile_exits_2_naming_the_limit(
+    farm: Farm, args: list[str], said: str
+) -> None:
+    refused = await asyncio.to_thread(farm.blendmesh, "render", *args)
+    assert refused.returncode == 2, (refused.stdout, refused.stderr)
+    assert said in refused.stderr
+
+
+async def test_render_cli_when_another_user_names_the_job_or_scene_it_is_unknown(
+    farm: Farm,
+) -> None:
+    job_id = job_id_of(
+        await asyncio.to_thread(
+            farm.blendmesh, "render", "shot", "--frames", "1", *TINY, "--no-wait"
+        )
+    )
+    for args in (["show", job_id], ["cancel", job_id], ["frame", job_id, "1"], ["shot"]):
+        refused = await asyncio.to_thread(farm.blendmesh, "render", *args, user="intruder")
+        assert refused.returncode == 2, (args, refused.stderr)
+        assert "no render job" in refused.stderr or "no scene shot" in refused.stderr
+    await farm.ended(job_id)
 
 
 async def test_render_when_cancelled_renders_no_more_frames(farm: Farm) -> None:
