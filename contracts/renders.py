@@ -29,6 +29,11 @@ MAX_JOB_FRAMES = 10_000  # the work queue holds at most this many frames of one 
 MAX_SIDE = 8192
 MIN_SIDE = 16
 MAX_SAMPLES = 4096
+# What one user's render job may cost, and their jobs under way at once, unless the
+# doors' and executors' settings say otherwise (docs/renders.md): 240 frames of 1920x1080
+# at 64 samples and a little room, and four such jobs.
+DEFAULT_JOB_COST = 32_000_000_000
+DEFAULT_COST_AT_ONCE = 4 * DEFAULT_JOB_COST
 # The PNG of one frame, at most: 8192 x 8192 RGBA at 8 bits, uncompressed, and headers.
 MAX_FRAME_BYTES = 8192 * 8192 * 4 + 1024 * 1024
 

@@ -21,7 +21,8 @@ from services.executor.adapters.collector import Collected, Collector, retention
 from services.executor.adapters.exports import SceneExports as ExportedScenes
 from services.executor.adapters.previews import ObjectStorePreviews
 from services.executor.adapters.pushed_chunks import PushedChunks
-from services.executor.adapters.renders import ObjectStoreFrames
+from services.executor.adapters.render_budgets import under_way
+from services.executor.adapters.renders import LoggedJobs, ObjectStoreFrames
 from services.executor.adapters.scene_store import JetStreamSceneStore
 from services.executor.adapters.scene_summaries import KvSceneSummaries
 from services.executor.adapters.tags import KvSceneTags
@@ -168,3 +169,8 @@ class RenderFrames:
 
     async def get(self, user: str, sha256: str) -> bytes | None:
         return await self._frames.get(f"{user}/{sha256}.png")
+
+
+async def render_cost_under_way(js: JetStreamContext, prefix: str, user: str) -> int:
+    """What ``user``'s render jobs under way cost (their budget's use, docs/renders.md)."""
+    return await under_way(js, prefix, user, LoggedJobs(js, prefix).stopped)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from contracts import subjects
 from services.executor.adapters.frame_queue import FrameQueue, FrameTaker
+from services.executor.adapters.render_budgets import KvRenderBudgets, at_once
 from services.executor.adapters.renders import LoggedJobs, ObjectStoreFrames, StoredRevisions
 from services.executor.adapters.scene_store import JetStreamSceneStore
 from services.executor.adapters.supervisor import SupervisedBridge
@@ -50,7 +51,9 @@ async def start_renders(
                 await bridge.start()
         return bridge
 
-    requests = RenderRequests(heads=store, queue=FrameQueue(bus.js, bus.prefix))
+    jobs = LoggedJobs(bus.js, bus.prefix)
+    budgets = KvRenderBudgets(bus.js, bus.prefix, jobs.stopped, at_once(settings.env))
+    requests = RenderRequests(heads=store, queue=FrameQueue(bus.js, bus.prefix), budgets=budgets)
     await service.add(
         bus,
         ConsumerSpec(
@@ -65,7 +68,7 @@ async def start_renders(
         open_bridge=open_bridge,
         revisions=StoredRevisions(store),
         store=ObjectStoreFrames(bus.js, bus.prefix),
-        jobs=LoggedJobs(bus.js, bus.prefix),
+        jobs=jobs,
         work_dir=work_dir / "renders",
         frame_timeout=settings.op_timeout,
         executor=owner,
@@ -77,6 +80,7 @@ async def start_renders(
         JetStreamPublisher(bus.js, bus.prefix, bus.nc),
         ack_wait=settings.ack_wait,
         max_deliver=settings.max_deliver,
+        release=budgets.release,
     )
     await taker.start(bus.ready_wait)
 

@@ -32,15 +32,26 @@ class Enqueue(Protocol):
     async def enqueue(self, tasks: Sequence[FrameTask]) -> None: ...
 
 
+class Budgets(Protocol):
+    """What each user's jobs under way cost (adapters/render_budgets.py)."""
+
+    async def claim(self, user: str, job_id: str, cost: int) -> str | None: ...
+
+    async def release(self, user: str, job_id: str) -> None: ...
+
+
 @dataclass
 class RenderRequests:
     heads: SceneHeads
     queue: Enqueue
+    budgets: Budgets | None = None  # None: no bound on a user's jobs at once
 
     async def handle(self, event: AnyEvent, delivery: Delivery) -> Sequence[Event]:
         if not isinstance(event, RenderRequested):
             return []
         problem = await self._problem(event)
+        if problem is None and self.budgets is not None:
+            problem = await self.budgets.claim(event.user, event.run_id, event.cost)
         if problem is not None:
             return [ended(event, "failed", 0, time.time(), problem)]
         tasks = [
@@ -58,6 +69,8 @@ class RenderRequests:
         try:
             await self.queue.enqueue(tasks)
         except QueueFull as full:  # frames queued before it are skipped: the job ended
+            if self.budgets is not None:
+                await self.budgets.release(event.user, event.run_id)
             return [ended(event, "failed", 0, time.time(), str(full))]
         return [follow(event, RenderQueued, time.time(), frames=len(tasks))]
 

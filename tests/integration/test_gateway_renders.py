@@ -36,6 +36,7 @@ pytestmark = [
     pytest.mark.timeout(300),
 ]
 BUDGET = 32 * 32 * 4 * 50  # 50 frames of 32x32 at 4 samples
+AT_ONCE = BUDGET + 512  # one job at the budget, and not one more frame of 32x32
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +46,10 @@ def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
         prefix="bmgrenders",
         user="ana",
         previews=False,
-        env={"BLENDMESH_USER_RENDER_COST": str(BUDGET)},
+        env={
+            "BLENDMESH_USER_RENDER_COST": str(BUDGET),
+            "BLENDMESH_USER_RENDER_COST_AT_ONCE": str(AT_ONCE),
+        },
     )
 
 
@@ -152,6 +156,29 @@ async def test_render_when_cancelled_ends_cancelled(api: httpx.AsyncClient) -> N
     assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
     job = await ended(api, job_id)
     assert job["status"] == "cancelled" and len(job["frames"]) < 40
+
+
+async def test_render_when_jobs_under_way_would_pass_the_budget_is_403_until_one_ends(
+    api: httpx.AsyncClient,
+) -> None:
+    big = {"engine": "cycles", "samples": 4, "size": "32x32", "frames": "1-50"}
+    first = await api.post("/api/scenes/shot/renders", json=big, headers=ANA)
+    assert first.status_code == 202, first.text
+    job_id = first.json()["jobId"]
+    for _ in range(600):  # a frame stored: an executor has counted the job (it queued it)
+        if (await api.get(f"/api/renders/{job_id}", headers=ANA)).json()["frames"]:
+            break
+        await asyncio.sleep(0.05)
+    small = {"engine": "workbench", "samples": 1, "size": "32x32", "frames": "1"}
+    second = await api.post("/api/scenes/shot/renders", json=small, headers=ANA)
+    assert second.status_code == 403, second.text
+    assert "BLENDMESH_USER_RENDER_COST_AT_ONCE" in second.text
+    assert f"under way cost {BUDGET:,}" in second.text
+    await api.post(f"/api/renders/{job_id}/cancel", headers=ANA)
+    await ended(api, job_id)
+    again = await api.post("/api/scenes/shot/renders", json=small, headers=ANA)
+    assert again.status_code == 202, again.text
+    assert (await ended(api, again.json()["jobId"]))["status"] == "completed"
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

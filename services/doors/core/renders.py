@@ -18,14 +18,14 @@ from contracts import subjects
 from contracts.events import follow
 from contracts.render_events import RenderCancelRequested, RenderRequested
 from contracts.render_fold import FINAL, RenderJob, fold_job
-from contracts.renders import RenderSpec
+from contracts.renders import DEFAULT_COST_AT_ONCE, DEFAULT_JOB_COST, RenderSpec
 from services.doors.core.client import ClientError, MeshClient
 from services.doors.core.fairness import whole_numbers
 from services.doors.core.ownership import NotOwned, own_scene
-from services.executor.client import RenderFrames, SceneFiles
+from services.executor.client import RenderFrames, SceneFiles, render_cost_under_way
 from services.runtime.nats.history import read_run
 
-SETTINGS = {"cost": "BLENDMESH_USER_RENDER_COST"}
+SETTINGS = {"cost": "BLENDMESH_USER_RENDER_COST", "at_once": "BLENDMESH_USER_RENDER_COST_AT_ONCE"}
 POLL = 0.25  # seconds between reads of a followed job's log
 
 
@@ -35,8 +35,8 @@ class RenderQuotaExceeded(ClientError):
 
 @dataclass(frozen=True)
 class RenderQuota:
-    # 240 frames of 1920x1080 at 64 samples, and a little room.
-    cost: int = 32_000_000_000
+    cost: int = DEFAULT_JOB_COST  # one job
+    at_once: int = DEFAULT_COST_AT_ONCE  # the user's jobs under way, this one with them
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> RenderQuota:
@@ -77,6 +77,15 @@ async def request_render(
             "committed revision (`blendmesh scenes history`)"
         )
     quota.check(spec)
+    # The executors count it again when they queue it; asking first refuses it unlogged.
+    under_way = await render_cost_under_way(client.bus.js, client.bus.prefix, user)
+    if under_way + spec.cost > quota.at_once:
+        raise RenderQuotaExceeded(
+            f"your render jobs under way cost {under_way:,}; with this one ({spec.cost:,}) "
+            f"they would pass the {quota.at_once:,} one user may have at once "
+            f"({SETTINGS['at_once']}): wait for them to finish, or cancel one "
+            "(`blendmesh render cancel JOB`)"
+        )
     job_id = f"render-{uuid.uuid4().hex[:16]}"
     request = RenderRequested(
         event_id=str(uuid.uuid4()),

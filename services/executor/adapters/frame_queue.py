@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from nats.aio.msg import Msg
 from nats.errors import TimeoutError as NatsTimeoutError
@@ -23,6 +23,7 @@ from nats.js.errors import APIError
 
 from contracts import subjects
 from contracts.event_base import Event
+from contracts.render_events import RenderEnded
 from contracts.renders import FrameTask, decode_task, encode_task
 from services.executor.domain.render_worker import FrameRefused, QueueFull, RenderWorker
 from services.runtime.nats.access import RENDER_WORKERS
@@ -81,8 +82,10 @@ class FrameTaker:
         publisher: EventPublisher,
         ack_wait: float,
         max_deliver: int,
+        release: Callable[[str, str], Awaitable[None]] | None = None,
     ) -> None:
         self._js = js
+        self._release = release  # a user's job no longer counts against their budget
         self._worker = worker
         self._publisher = publisher
         self._ack_wait = ack_wait
@@ -175,6 +178,8 @@ class FrameTaker:
         finally:
             beating.cancel()
         await self._publish(events)
+        if self._release is not None and any(isinstance(e, RenderEnded) for e in events):
+            await self._release(task.user, task.job_id)
         await msg.ack_sync()
 
     async def _publish(self, events: Sequence[Event]) -> None:

@@ -56,7 +56,15 @@ _RUN_EVENTS: dict[str, tuple[str, ...]] = {
 }
 _KV_BUCKETS: dict[str, tuple[str, ...]] = {
     "policy": ("allowlist",),
-    "executor": ("journal", "leases", "scene_heads", "scene_summaries", "catalog", "scene_tags"),
+    "executor": (
+        "journal",
+        "leases",
+        "scene_heads",
+        "scene_summaries",
+        "catalog",
+        "scene_tags",
+        "render_budgets",  # what each user's render jobs under way cost (docs/renders.md)
+    ),
     # The doors set a user's tags on revisions of the user's own scenes (they check that);
     # the executor's collector keeps the tagged revisions (docs/storage.md).
     CLIENT: ("scene_tags",),

@@ -86,3 +86,34 @@ async def test_request_when_it_slipped_past_a_door_ends_the_job_failed(
 async def test_request_when_the_queue_is_full_ends_the_job_failed_saying_so() -> None:
     out = await RenderRequests(HeadsPort(head(), {2}), Queue(full=True)).handle(asked(), DELIVERY)
     assert isinstance(out[0], RenderEnded) and "render queue holds" in out[0].message
+
+
+@dataclass
+class Budgets:
+    refuse: str | None = None
+    claimed: list[str] = field(default_factory=list)
+    released: list[str] = field(default_factory=list)
+
+    async def claim(self, user: str, job_id: str, cost: int) -> str | None:
+        if self.refuse is None:
+            self.claimed.append(job_id)
+        return self.refuse
+
+    async def release(self, user: str, job_id: str) -> None:
+        self.released.append(job_id)
+
+
+async def test_request_when_over_the_users_budget_ends_failed_queuing_nothing() -> None:
+    queue, budgets = Queue(), Budgets(refuse="would pass BLENDMESH_USER_RENDER_COST_AT_ONCE")
+    out = await RenderRequests(HeadsPort(head(), {2}), queue, budgets).handle(asked(), DELIVERY)
+    assert isinstance(out[0], RenderEnded) and "AT_ONCE" in out[0].message
+    assert queue.tasks == []
+
+
+async def test_request_when_queued_claims_and_when_the_queue_is_full_releases() -> None:
+    budgets = Budgets()
+    await RenderRequests(HeadsPort(head(), {2}), Queue(), budgets).handle(asked(), DELIVERY)
+    assert budgets.claimed == ["job"] and budgets.released == []
+    full = Budgets()
+    await RenderRequests(HeadsPort(head(), {2}), Queue(full=True), full).handle(asked(), DELIVERY)
+    assert full.claimed == ["job"] and full.released == ["job"]
