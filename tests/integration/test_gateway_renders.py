@@ -232,6 +232,16 @@ async def test_mcp_render_when_owner_asks_reads_the_job_and_its_frames(mcp_url: 
         ]:
             refused = await ben.call_tool(name, args)
             assert refused.isError and error_type(refused) == "NotFound", (name, refused)
-        huge = await ana.call_tool("render", {"scene_id": "shot", "frames": "1-999999999"})
-        assert huge.isError and error_type(huge) == "ValidationError"
-        assert "past Blender's last frame" in structured(huge)["error"]["message"]
+        for change, said in [
+            ({"frames": "1-999999999"}, "past Blender's last frame"),
+            ({"frames": "-2"}, "0 or more"),
+            ({"frames": "9-1"}, "backwards"),
+            ({"size": "100000x100000"}, "width 100000"),
+            ({"samples": 0}, "samples"),
+            ({"samples": 10**9}, "samples"),
+            ({"engine": "octane"}, "engine"),
+            ({"scene_id": "../../etc"}, "scene_id"),
+        ]:
+            refused = await ana.call_tool("render", {"scene_id": "shot", **change})
+            assert refused.isError and error_type(refused) == "ValidationError", change
+            assert said in structured(refused)["error"]["message"], (change, refused)
