@@ -20,11 +20,13 @@ from contracts.door import (
     DoorReply,
     FileRef,
     FileUpload,
+    JobRef,
     ListQuery,
     LockRef,
     LockRequest,
     MemberChange,
     ProjectRef,
+    RenderAsk,
     ReviewAsk,
     RunRef,
     SceneFiling,
@@ -66,6 +68,10 @@ DOOR_VERBS: dict[str, type[msgspec.Struct]] = {
     "locks.take": LockRequest,
     "locks.release": LockRef,
     "locks.break": LockRef,
+    "render.submit": RenderAsk,
+    "render.show": JobRef,
+    "render.cancel": JobRef,
+    "render.frame": JobRef,
 }
 CLIENT_SENDS = event_kinds.asked()
 # Project and lock events, sent by the doors alone (contracts/projects.py).

@@ -38,6 +38,10 @@ VERBS = (
     "locks.take",
     "locks.release",
     "locks.break",
+    "render.submit",
+    "render.show",
+    "render.cancel",
+    "render.frame",
 )
 MAX_LIST = 200
 # Bytes of a file one message carries: base64 of it stays well under NATS's 1 MB payload.
@@ -115,6 +119,27 @@ class FileRef(_Message, frozen=True, kw_only=True):
     offset: Annotated[int, msgspec.Meta(ge=0, le=1 << 31)] = 0
 
 
+class RenderAsk(_Message, frozen=True, kw_only=True):
+    """``render.submit``: frames of a committed revision of one of the asker's scenes, in
+    the words every door takes (docs/renders.md); ``revision`` None is the newest."""
+
+    scene_id: RunId
+    frames: Annotated[str, msgspec.Meta(max_length=40)] = "1"
+    engine: Annotated[str, msgspec.Meta(max_length=40)] = "cycles"
+    samples: Annotated[int, msgspec.Meta(ge=-(1 << 62), le=1 << 62)] = 16
+    size: Annotated[str, msgspec.Meta(max_length=40)] = "640x360"
+    revision: Annotated[int, msgspec.Meta(ge=1, le=1 << 31)] | None = None
+
+
+class JobRef(_Message, frozen=True, kw_only=True):
+    """``render.show``, ``render.cancel``: one of the asker's render jobs; ``render.frame``
+    also names the frame, handed out MAX_FILE_CHUNK bytes from ``offset``."""
+
+    job_id: RunId
+    frame: Annotated[int, msgspec.Meta(ge=0, le=1 << 31)] | None = None
+    offset: Annotated[int, msgspec.Meta(ge=0, le=1 << 31)] = 0
+
+
 class DoorError(msgspec.Struct, frozen=True, kw_only=True):
     code: ErrorCode
     message: str
@@ -174,9 +199,10 @@ class DoorReply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     scenes: list[dict[str, Any]] | None = None
     blob: str | None = None  # files.stage, files.get: the file's content address
     size: int | None = None  # files.stage, files.get: the whole file's bytes
-    data: str | None = None  # files.get: base64 of the bytes from the offset asked
+    data: str | None = None  # files.get, render.frame: base64 of the bytes from the offset
     changes: dict[str, Any] | None = None  # scenes.changes: the change list
     review: dict[str, Any] | None = None  # scenes.review: the scene.reviewed event recorded
     projects: list[dict[str, Any]] | None = None  # projects.list
     project: dict[str, Any] | None = None  # projects.show|create|member|file
     lock: dict[str, Any] | None = None  # locks.*: the lock taken, released or broken
+    job: dict[str, Any] | None = None  # render.*: the job as it stands (docs/renders.md)

@@ -45,6 +45,13 @@ from contracts.events import (
     RunRequested,
 )
 from contracts.projects import StudioEvent
+from contracts.render_events import (
+    FrameRendered,
+    RenderCancelRequested,
+    RenderEnded,
+    RenderQueued,
+    RenderRequested,
+)
 from contracts.reviews import RevisionReviewed
 
 ASKERS = ("client", "door")  # the roles that carry a person's or a program's request
@@ -89,6 +96,11 @@ RUN_EVENT_KINDS: tuple[RunEventKind, ...] = (
     RunEventKind(OperationSkipped, ("executor",)),
     RunEventKind(Executed, ("executor",)),
     RunEventKind(GatesEvaluated, ("guardians",)),
+    RunEventKind(RenderRequested, ASKERS),
+    RunEventKind(RenderCancelRequested, ASKERS),
+    RunEventKind(RenderQueued, ("executor",)),
+    RunEventKind(FrameRendered, ("executor",)),
+    RunEventKind(RenderEnded, ("executor",)),
 )
 
 

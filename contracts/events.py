@@ -23,6 +23,7 @@ from contracts.operations import OperationSet, SafetyLevel
 from contracts.origins import RunOrigin
 from contracts.projects import StudioEvent
 from contracts.receipts import Receipt
+from contracts.render_events import AnyRenderEvent
 from contracts.resolutions import CodeHash, Resolution
 from contracts.reviews import RevisionReviewed
 from contracts.session import BUS, DeterminismRequest, HostProfile
@@ -350,6 +351,7 @@ AnyEvent = (
     | CancelRequested
     | RunCompleted
     | RunFailed
+    | AnyRenderEvent  # render jobs (contracts/render_events.py)
     | DeadLettered
     | ThreadMessage
     | AllowlistRevoked

@@ -185,3 +185,17 @@ def for_event(prefix: str, event: Event) -> str:
         return lock_events(prefix, event.scene_id, kind.removeprefix("lock."))
     consumer = getattr(event, "consumer", "unknown")
     return deadletter(prefix, consumer)
+
+
+def render_queue_name(prefix: str) -> str:
+    """The render work queue: frames waiting for an executor, each taken by one."""
+    return f"{prefix.upper().replace('-', '_')}_RENDER_FRAMES"
+
+
+def render_frames(prefix: str, job_id: str = "*", frame: int | str = "*") -> str:
+    """One frame of a job on the render queue (``*`` matches every job or frame)."""
+    return f"{prefix}.frames.{job_id}.{frame}"
+
+
+def render_queue_subjects(prefix: str) -> list[str]:
+    return [f"{prefix}.frames.>"]

@@ -19,6 +19,7 @@ from contracts.bridge import PreviewEngine
 from contracts.changes import ChangeList
 from contracts.queries import ActionRow, AuditRecord, RunRow, TimelineEntry
 from contracts.receipts import AskedOperation, RunResult
+from contracts.render_fold import RenderJob
 from contracts.scenes import MaterialSummary, ObjectSummary
 from contracts.schema_text import dedented
 from contracts.views import ObjectDetail, Shading
@@ -168,6 +169,15 @@ class CatalogAnswer(_Answer, frozen=True, kw_only=True):
     categories: list[CategoryEntry]
 
 
+class FrameAnswer(_Answer, frozen=True, kw_only=True):
+    """A stored frame of a render job; its PNG is the image content beside it."""
+
+    job_id: str
+    frame: int
+    sha256: str
+    bytes: int
+
+
 # Each tool's answers, besides ErrorAnswer. A read that policy holds for a person, or
 # whose run fails, answers like ``run``.
 ANSWERS: dict[str, tuple[type[msgspec.Struct], ...]] = {
@@ -190,6 +200,10 @@ ANSWERS: dict[str, tuple[type[msgspec.Struct], ...]] = {
     "export_scene": (ExportAnswer, RunAnswer),
     "search_tools": (CatalogAnswer,),
     "list_category": (CatalogAnswer,),
+    "render": (RenderJob,),
+    "render_job": (RenderJob,),
+    "cancel_render": (RenderJob,),
+    "render_frame": (FrameAnswer,),
 }
 
 

@@ -17,6 +17,7 @@ import msgspec
 from contracts import events as ev
 from contracts.canonical import canonical_hash
 from contracts.fold import action_changes, run_state_after
+from contracts.render_events import RenderEvent
 from services.audit.timeline import detail
 from services.audit.timeline_facts import facts
 
@@ -46,8 +47,8 @@ def project(event: ev.AnyEvent, seq: int, view: RunView) -> list[Change]:
     """The row changes of the event at stream sequence ``seq``."""
     if isinstance(event, ev.DeadLettered):
         return [Change("dead_letters", _dead_letter(event, seq))]
-    if not isinstance(event, ev.RunEvent):
-        return []
+    if not isinstance(event, ev.RunEvent) or isinstance(event, RenderEvent):
+        return []  # a render job is no run: docs/renders.md says where it is shown
     changes = [Change("runs", _run_row(view.run, event), replace=True)]
     changes += [Change("actions", r, replace=True) for r in _action_rows(event, view.actions)]
     record = _audit_record(event, seq, view)

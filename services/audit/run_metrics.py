@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from contracts import events as ev
 from contracts.fold import FINAL, run_state_after
+from contracts.render_events import RenderEvent
 from services.audit.projections import Change, Row, RunView
 from services.runtime.service import metrics
 
@@ -34,7 +35,7 @@ class Measure:
 
 def measure(event: ev.AnyEvent, run: Row | None) -> Measure:
     """The metrics ``event`` moves, given the run's row before it (None: its first)."""
-    if not isinstance(event, ev.RunEvent):
+    if not isinstance(event, ev.RunEvent) or isinstance(event, RenderEvent):
         return Measure()
     before = run["state"] if run is not None else None
     after = run_state_after(before, event)

@@ -45,6 +45,7 @@ from contracts.bridge import (
 )
 from contracts.errors import BlendmeshError
 from contracts.exports import ExportParams
+from contracts.renders import FrameParams
 from contracts.views import AssetParams, ViewParams
 
 from . import (
@@ -57,6 +58,7 @@ from . import (
     node_catalog,
     preview,
     registry,
+    render_frames,
     touched,
 )
 from .said import plain
@@ -165,6 +167,9 @@ class Server:
             "blendmesh/scene.inspect": lambda p: inspect.inspect(),
             "blendmesh/scene.inspect_full": lambda p: inspect.inspect(full=True),
             "blendmesh/scene.render_view": lambda p: preview.render_view(_params(p, ViewParams)),
+            "blendmesh/scene.render_frame": lambda p: render_frames.render_frame(
+                _params(p, FrameParams)
+            ),
             "blendmesh/scene.import_asset": lambda p: assets.import_asset(_params(p, AssetParams)),
             "blendmesh/node_catalog": lambda p: node_catalog.node_catalog(),
             "shutdown": self._shutdown,

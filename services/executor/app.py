@@ -9,6 +9,7 @@ import shutil
 import socket
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
@@ -33,6 +34,7 @@ from services.executor.domain.runner import PlanRunner
 from services.executor.domain.scene_tools import SceneTools
 from services.executor.domain.session import Scenes
 from services.executor.handlers import ExecutorHandlers, filter_subjects
+from services.executor.render_app import start_renders
 from services.runtime.nats import access
 from services.runtime.nats.history import last_of, read_run
 from services.runtime.nats.ready import until_ready
@@ -81,7 +83,11 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
     collecting: asyncio.Task[None] | None = None
     scenes: Scenes | None = None
 
+    stop_renders: Callable[[], Awaitable[None]] | None = None
+
     async def cleanup() -> None:
+        if stop_renders is not None:  # a frame in hand comes back to another executor
+            await stop_renders()
         if collecting is not None:
             collecting.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -185,6 +191,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         )
         for spec in consumers(handlers, settings, bus.prefix):
             await service.add(bus, spec)
+        stop_renders = await start_renders(settings, bus, service, store, owner, work_dir)
         read_consumer = health.consumer_stats(bus.js, bus.prefix, ["executor"], service.problems)
 
         async def stats() -> dict[str, Any]:

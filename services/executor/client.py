@@ -21,6 +21,8 @@ from services.executor.adapters.collector import Collected, Collector, retention
 from services.executor.adapters.exports import SceneExports as ExportedScenes
 from services.executor.adapters.previews import ObjectStorePreviews
 from services.executor.adapters.pushed_chunks import PushedChunks
+from services.executor.adapters.render_budgets import under_way
+from services.executor.adapters.renders import LoggedJobs, ObjectStoreFrames
 from services.executor.adapters.scene_store import JetStreamSceneStore
 from services.executor.adapters.scene_summaries import KvSceneSummaries
 from services.executor.adapters.tags import KvSceneTags
@@ -156,3 +158,19 @@ class SceneFiles:
         """The inspection artifact ``Executed.inspection`` names (``contracts.inspection``
         decodes it); None when there is no such artifact."""
         return await self._scenes.read_inspection(object_name)
+
+
+class RenderFrames:
+    """Read side of render jobs' frames: a frame's PNG by its user and content hash (the
+    caller has checked that the job, hence the user, is the asker's)."""
+
+    def __init__(self, js: JetStreamContext, prefix: str) -> None:
+        self._frames = ObjectStoreFrames(js, prefix)
+
+    async def get(self, user: str, sha256: str) -> bytes | None:
+        return await self._frames.get(f"{user}/{sha256}.png")
+
+
+async def render_cost_under_way(js: JetStreamContext, prefix: str, user: str) -> int:
+    """What ``user``'s render jobs under way cost (their budget's use, docs/renders.md)."""
+    return await under_way(js, prefix, user, LoggedJobs(js, prefix).stopped)

@@ -28,6 +28,11 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
             "speed-up of two executors over one:",
             marks=pytest.mark.slow,
         ),
+        pytest.param(
+            ["render_frames.py", "--frames", "4", "--size", "32x32", "--samples", "1"],
+            "two executors / one:",
+            marks=pytest.mark.slow,
+        ),
         (["guarantees.py", "--repeat", "1", "--sizes", "8", "24"], "fingerprint"),
         (["inspection.py", "--repeat", "1", "--sizes", "8", "24"], "inspect+store per commit:"),
         (["snapshot.py", "--repeat", "1", "--sizes", "3", "6"], "scene.snapshot / full snapshot:"),

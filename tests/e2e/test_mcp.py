@@ -143,6 +143,10 @@ async def test_mcp_when_listed_and_run_answers_tools_resources_and_preview(
         "list_category",
         "search_tools",
         "export_scene",
+        "render",
+        "render_job",
+        "cancel_render",
+        "render_frame",
     }
     assert all(t.description and t.inputSchema["type"] == "object" for t in listed.tools)
     assert {str(r.uri) for r in resources.resources} == {

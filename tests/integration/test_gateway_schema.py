@@ -36,8 +36,13 @@ def excluded(case: schemathesis.Case) -> list[schemathesis.CheckFunction]:
     add up to its ``bytes`` (docs/http-api.md, a push by changed chunks). A view's
     query has a rule across its fields no schema holds: ``shading=rendered`` draws at most
     1024 pixels a side, while the other shadings take 2048, so a schema-valid rendered view
-    of 1025 and more is rightly refused 422 too."""
-    refused_rightly = case.operation.path.endswith(("/import", "/assets", "/chunks", "/view.png"))
+    of 1025 and more is rightly refused 422 too. A render job's frames and size are words
+    ("1-240", "640x360") every door parses alike (contracts/renders.py), with bounds across
+    their parts (a range that runs backwards, a cost over the user's budget) that no
+    schema holds, so a schema-valid job may be refused 422 (docs/renders.md)."""
+    refused_rightly = case.operation.path.endswith(
+        ("/import", "/assets", "/chunks", "/view.png", "/renders")
+    )
     return [positive_data_acceptance] if refused_rightly else []
 
 

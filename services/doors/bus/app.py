@@ -33,13 +33,15 @@ from services.audit import client as audit
 from services.doors.bus.feed import Feed
 from services.doors.bus.handlers import MAX_REPLY_BYTES, DoorHandlers, refused
 from services.doors.bus.ports import DoorUnavailable, NotTheirs
+from services.doors.bus.render_verbs import RenderVerbs
 from services.doors.core.client import MeshClient
 from services.doors.core.fairness import Fairness, Limits
 from services.doors.core.quota import RunQuota
+from services.doors.core.renders import MeshRenderJobs, RenderQuota
 from services.doors.core.reviews import NoRevision, Revisions
 from services.doors.core.scene_client import NoScene
 from services.doors.core.studio import Studio
-from services.executor.client import ObjectStoreUploads, SceneFiles
+from services.executor.client import ObjectStoreUploads, RenderFrames, SceneFiles
 from services.runtime.nats import access, delivered
 from services.runtime.nats.history import read_run
 from services.runtime.nats.quorum import JetStreamUnavailable
@@ -321,6 +323,14 @@ async def start(settings: Settings, bus: Bus) -> DoorService:
         room=partial(RunQuota.from_env(settings.env).check, bus.nc, bus.prefix),
         reviews=BusReviews(bus, users.approvers),
         studio=Studio(projects_of(bus), SceneFiles(bus.js, bus.prefix), bus.publisher),
+        more=RenderVerbs(
+            MeshRenderJobs(
+                MeshClient(bus),
+                SceneFiles(bus.js, bus.prefix),
+                RenderFrames(bus.js, bus.prefix),
+                RenderQuota.from_env(settings.env),
+            )
+        ).table(),
     )
     fairness = Fairness(Limits.from_env(settings.env), time.monotonic)
     seconds = suspensions.seconds_from(settings.env)

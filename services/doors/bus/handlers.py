@@ -11,7 +11,7 @@ import base64
 import binascii
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -112,6 +112,8 @@ class DoorHandlers:
     # Projects, members and locks (services/doors/core/studio.py); None: scenes are their
     # owners' alone and the project and lock verbs are not offered.
     studio: Studio | None = None
+    # Verbs answered elsewhere (render_verbs.py), by name.
+    more: Mapping[str, Verb] = field(default_factory=dict)
 
     def table(self) -> dict[str, Verb]:
         """Verb -> handler: what a user's login may ask (``contracts.door.VERBS``)."""
@@ -128,6 +130,7 @@ class DoorHandlers:
             "files.stage": self.stage,
             "files.get": self.file,
             **(StudioVerbs(self.studio).table() if self.studio is not None else {}),
+            **self.more,
         }
 
     async def answer(self, user: UserEntry, verb: str, data: bytes) -> DoorReply:

@@ -8,6 +8,8 @@ from typing import Any, Protocol
 from contracts.changes import ChangeList
 from contracts.errors import BlendmeshError
 from contracts.events import AnyEvent, ApprovalResolved, CancelRequested, RunRequested
+from contracts.render_fold import RenderJob
+from contracts.renders import RenderSpec
 from contracts.reviews import RevisionReviewed
 
 
@@ -76,3 +78,18 @@ class Files(Protocol):
         """``user``'s staged file ``blob``; None when there is none (never staged, expired,
         or another user's)."""
         ...
+
+
+class RenderJobs(Protocol):
+    """Render jobs as the doors share them (``services/doors/core/renders.py``): each
+    call is for ``user`` alone, and raises ``NotOwned`` for anything not theirs."""
+
+    async def request(
+        self, user: str, scene_id: str, revision: int | None, spec: RenderSpec
+    ) -> RenderJob: ...
+
+    async def job(self, job_id: str, user: str) -> RenderJob: ...
+
+    async def cancel(self, job_id: str, user: str) -> RenderJob: ...
+
+    async def frame(self, job_id: str, frame: int, user: str) -> bytes: ...

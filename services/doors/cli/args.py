@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from services.doors.cli import studio_args
+from services.doors.cli import render_args, studio_args
 
 ADOPT, DISCARD = "--adopt", "--discard"
 # contracts.views.MIN_SIDE / MAX_SIDE, spelled here: parsing imports no msgspec
@@ -60,6 +60,7 @@ def add_commands(sub: Any) -> None:
     )
     _scenes(sub, run)
     studio_args.projects(sub)
+    render_args.render(sub)
     _looks(sub)
     _users(sub)
     _status(sub)

@@ -227,6 +227,10 @@ async def dispatch(args: argparse.Namespace, settings: Settings) -> int:
             from services.doors.cli import projects as cli_projects
 
             return await cli_projects.dispatch(args, settings, rich(out))
+        case "render":
+            from services.doors.cli import renders as cli_renders
+
+            return await cli_renders.dispatch(args, settings, out, err)
         case "inspect" | "view" | "import-asset":
             from services.doors.cli import looks as cli_looks
 

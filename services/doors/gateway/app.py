@@ -37,6 +37,7 @@ from services.doors.gateway import (
     protected_resource,
     pushed_chunks,
     reads,
+    renders,
     scene_exports,
     scene_looks,
     scene_runs,
@@ -117,7 +118,7 @@ def create_app(
     routers = (
         *(agent, approvals, cancels, me, reads, scenes, scene_runs, scene_looks, scene_tags),
         steer,
-        *(uploads, pushed_chunks, changes, scene_exports, projects, tools),
+        *(uploads, pushed_chunks, changes, scene_exports, projects, tools, renders),
         *(health, metrics, protected_resource),
     )
     for module in routers:

@@ -33,9 +33,11 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from contracts.errors import BlendmeshError
 from contracts.failures import ErrorCode
+from contracts.renders import RenderRefused
 from contracts.reviews import ReviewRefused
 from services.doors.core.ownership import NotOwned
 from services.doors.core.quota import QuotaExceeded
+from services.doors.core.renders import RenderQuotaExceeded
 from services.doors.core.reviews import NoRevision
 from services.doors.core.scene_client import NoScene, NotABlend, SceneFileChanged, UploadTooLarge
 from services.doors.core.studio import BadStudioRequest, Forbidden, SceneLocked
@@ -147,6 +149,8 @@ DOOR_ERRORS: dict[type[BlendmeshError], type[ApiError]] = {
     SceneLocked: Conflict,
     BadStudioRequest: ValidationError,
     BookBehind: Unavailable,
+    RenderRefused: ValidationError,
+    RenderQuotaExceeded: PolicyError,
 }
 
 # The 002 class a failed run's error code belongs to: a run that ended failed is still a

@@ -33,7 +33,17 @@ from services.doors.core.ownership import NotOwned
 from services.doors.core.quota import QuotaExceeded, RunQuota
 from services.doors.core.reviews import NoRevision, Revisions, registry_approvers
 from services.doors.core.scene_client import NoScene
-from services.doors.mcp import answers, cards, exports, finding, looks, prompts, steer, tools
+from services.doors.mcp import (
+    answers,
+    cards,
+    exports,
+    finding,
+    looks,
+    prompts,
+    render_tools,
+    steer,
+    tools,
+)
 from services.doors.mcp.approval import submit
 from services.doors.mcp.door import Door, check, plain
 from services.doors.mcp.errors import AuthError, NotFound, ToolError, Unavailable, ValidationError
@@ -61,7 +71,14 @@ UserOf = Callable[[Context], str]
 # host renders MCP Apps.
 LISTED = [
     cards.carded(t)
-    for t in [*tools.TOOLS, *steer.TOOLS, *looks.TOOLS, *exports.TOOLS, *finding.TOOLS]
+    for t in [
+        *tools.TOOLS,
+        *steer.TOOLS,
+        *looks.TOOLS,
+        *exports.TOOLS,
+        *finding.TOOLS,
+        *render_tools.TOOLS,
+    ]
 ]
 
 
@@ -155,6 +172,8 @@ async def _call(door: Door, user: str, name: str, args: Any, ctx: Context) -> ty
         return await exports.call(door, user, name, args, ctx)
     if name in finding.NAMES:
         return await finding.call(door, name, args)
+    if name in render_tools.NAMES:
+        return await render_tools.call(door, user, name, args)
     names = ", ".join(t.name for t in LISTED)
     raise ValidationError(f"unknown tool; this server has: {names}")
 

@@ -53,6 +53,7 @@ from contracts.bridge import (
 from contracts.exports import ExportParams, SceneExported
 from contracts.inspection import SceneInspection
 from contracts.nodes import NodeCatalog
+from contracts.renders import FrameImage, FrameParams
 from contracts.scenes import SceneSummary
 from contracts.views import AssetImported, AssetParams, ViewParams
 from services.executor.domain.ports import BridgeCrashed, BridgeError
@@ -292,6 +293,10 @@ class BridgeProcess:
     async def render_view(self, view: ViewParams) -> Preview:
         """Render one view of the scene to ``view.path``; the scene is left as it was."""
         return await self.request("blendmesh/scene.render_view", Preview, view)
+
+    async def render_frame(self, want: FrameParams, timeout: float | None = None) -> FrameImage:
+        """Render one frame of the loaded scene to ``want.path``."""
+        return await self.request("blendmesh/scene.render_frame", FrameImage, want, timeout)
 
     async def import_asset(self, asset: AssetParams) -> AssetImported:
         """Import an asset file into a collection of the scene."""

@@ -32,6 +32,7 @@ from contracts.errors import BlendmeshError
 from contracts.exports import ExportParams, SceneExported
 from contracts.inspection import SceneInspection
 from contracts.nodes import NodeCatalog
+from contracts.renders import FrameImage, FrameParams
 from contracts.scenes import SceneSummary
 from contracts.views import AssetImported, AssetParams, ViewParams
 from services.executor.adapters.bridge_client import BridgeProcess
@@ -310,6 +311,9 @@ class SupervisedBridge:
 
     async def export_scene(self, want: ExportParams) -> SceneExported:
         return await self._use(lambda p: p.export_scene(want))
+
+    async def render_frame(self, want: FrameParams, timeout: float | None = None) -> FrameImage:
+        return await self._use(lambda p: p.render_frame(want, timeout))
 
     async def node_catalog(self) -> NodeCatalog:
         return await self._use(lambda p: p.node_catalog())

@@ -56,7 +56,15 @@ _RUN_EVENTS: dict[str, tuple[str, ...]] = {
 }
 _KV_BUCKETS: dict[str, tuple[str, ...]] = {
     "policy": ("allowlist",),
-    "executor": ("journal", "leases", "scene_heads", "scene_summaries", "catalog", "scene_tags"),
+    "executor": (
+        "journal",
+        "leases",
+        "scene_heads",
+        "scene_summaries",
+        "catalog",
+        "scene_tags",
+        "render_budgets",  # what each user's render jobs under way cost (docs/renders.md)
+    ),
     # The doors set a user's tags on revisions of the user's own scenes (they check that);
     # the executor's collector keeps the tagged revisions (docs/storage.md).
     CLIENT: ("scene_tags",),
@@ -64,7 +72,8 @@ _KV_BUCKETS: dict[str, tuple[str, ...]] = {
 # The doors stage the files of imports in ``uploads``; the executor loads them, and
 # stages there the views it draws, for the doors to hand to their users.
 _OBJECT_STORES: dict[str, tuple[str, ...]] = {
-    "executor": ("scenes", "chunks", "previews", "uploads"),
+    # ``renders``: the frames of render jobs, by content, per user (docs/renders.md).
+    "executor": ("scenes", "chunks", "previews", "uploads", "renders"),
     CLIENT: ("uploads",),
     DOOR: ("uploads",),
 }
@@ -78,10 +87,12 @@ OBJECT_STORES = tuple(dict.fromkeys(n for names in _OBJECT_STORES.values() for n
 DURABLES: dict[str, tuple[str, ...]] = {
     "planner": ("planner", "planner-cancels"),
     "policy": ("policy", "policy-expiry"),
-    "executor": ("executor",),
+    "executor": ("executor", "renders"),
     "guardians": ("guardians",),
     "audit": ("audit",),
 }
+# The executors' one consumer of the render queue: a work queue takes one per subject.
+RENDER_WORKERS = "render-workers"
 # Roles that answer request/reply queries (audit views, the allowlist; the door: users).
 _RESPONDERS = ("audit", "policy", DOOR)
 # Audit's replay pulls from consumers the server names, so it may pull from (and delete)
@@ -227,6 +238,17 @@ def _jetstream(role: str, prefix: str) -> tuple[list[str], list[str]]:
             f"{_CONSUMER}.MSG.NEXT.{log}.{durable}",
             f"{_CONSUMER}.DELETE.{log}.{durable}",  # to recreate it when it was tampered with
             f"$JS.ACK.{log}.{durable}.>",
+        ]
+    if role == "executor":  # puts a job's frames on the render queue and takes them
+        queue = subjects.render_queue_name(prefix)
+        allow += [
+            *subjects.render_queue_subjects(prefix),
+            f"{_CONSUMER}.INFO.{queue}.{RENDER_WORKERS}",
+            f"{_CONSUMER}.DURABLE.CREATE.{queue}.{RENDER_WORKERS}",
+            f"{_CONSUMER}.CREATE.{queue}.{RENDER_WORKERS}",
+            f"{_CONSUMER}.CREATE.{queue}.{RENDER_WORKERS}.>",
+            f"{_CONSUMER}.MSG.NEXT.{queue}.{RENDER_WORKERS}",
+            f"$JS.ACK.{queue}.{RENDER_WORKERS}.>",
         ]
     if role in _PULLS_EPHEMERALS:
         allow += [f"{_CONSUMER}.MSG.NEXT.{log}.*", f"{_CONSUMER}.DELETE.{log}.*"]

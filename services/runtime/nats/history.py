@@ -70,3 +70,11 @@ async def read_subject(
                 exc,
             )
     return events
+
+
+async def count_of(js: JetStreamContext, prefix: str, run_id: str, kind: str) -> int:
+    """How many events of ``kind`` the log holds for ``run_id``: one request, no reads."""
+    subjects.check_token(run_id, "run id")
+    subject = subjects.run_events(prefix, run_id, kind)
+    info = await js.stream_info(subjects.stream_name(prefix), subjects_filter=subject)
+    return sum((info.state.subjects or {}).values())

@@ -24,6 +24,7 @@ BEHIND = 100  # operations a replica may lag before the snapshot says so
 def mesh_streams(prefix: str) -> set[str]:
     """The streams of the mesh on ``prefix``: its logs, KV buckets and object stores."""
     names = {subjects.stream_name(prefix), subjects.audit_stream_name(prefix)}
+    names.add(subjects.render_queue_name(prefix))
     names |= {f"KV_{access.bucket(prefix, name)}" for name in access.KV_BUCKETS}
     names |= {f"OBJ_{access.bucket(prefix, name)}" for name in access.OBJECT_STORES}
     return names

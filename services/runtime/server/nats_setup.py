@@ -15,6 +15,7 @@ from contracts.errors import BlendmeshError
 from services.runtime.nats import access
 from services.runtime.nats.audit_log import ensure_audit_log
 from services.runtime.nats.ready import READY_WAIT
+from services.runtime.nats.render_queue import ensure_render_queue
 from services.runtime.nats.stores import ensure_stores
 from services.runtime.server.cluster import ClusterNode, render_cluster
 from services.runtime.service.host import Bus
@@ -92,5 +93,6 @@ async def prepare_streams(
     try:
         await ensure_stores(bus.js, prefix, wait)
         await ensure_audit_log(bus.js, prefix, wait)
+        await ensure_render_queue(bus.js, prefix, wait)
     finally:
         await bus.close()

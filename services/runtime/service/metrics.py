@@ -36,7 +36,7 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"  # Prometheus' text fo
 
 RunOutcome = Literal["completed", "failed"]
 DeadLetterReason = Literal["undecodable", "rejected", "exhausted"]
-BridgeRole = Literal["run", "preview"]
+BridgeRole = Literal["run", "preview", "render"]
 
 # The durable consumers blendmesh runs (services/*/app.py); a test checks the list is whole.
 CONSUMERS: Final = frozenset(

@@ -52,7 +52,13 @@ def test_event_kinds_when_the_union_grows_hold_a_row_for_every_run_event_once() 
 
 
 def test_event_kinds_when_asked_by_doors_are_the_requests_people_make() -> None:
-    assert event_kinds.asked() == ("requested", "approval_resolved", "cancel_requested")
+    assert event_kinds.asked() == (
+        "requested",
+        "approval_resolved",
+        "cancel_requested",
+        "render_requested",
+        "render_cancel_requested",
+    )
     assert event_kinds.asked() == asyncapi.CLIENT_SENDS
 
 
@@ -122,6 +128,8 @@ def test_asyncapi_when_generated_has_a_channel_message_and_receive_per_event() -
         "send run.requested",
         "send run.approval_resolved",
         "send run.cancel_requested",
+        "send run.render_requested",
+        "send run.render_cancel_requested",
     } | {f"send {name}" for name in doors}
     for channel in doc["channels"].values():
         for ref in channel["messages"].values():
