@@ -15,17 +15,20 @@ import msgspec
 
 from contracts import assets, scene_files, views
 from contracts.health import BlenderState
+from contracts.libraries import MAX_LIBRARY_BYTES
 from contracts.tools import catalog_from_mcp
 from services.executor.adapters.catalog import KvCatalog, KvNodeCatalog
 from services.executor.adapters.collector import Collector, collect_every, retention_of
 from services.executor.adapters.exports import SceneExports
 from services.executor.adapters.kv_journal import KvJournal
 from services.executor.adapters.leases import KvLeases
+from services.executor.adapters.libraries import BlendFileLinks, StoredLibraries, library_prefix
 from services.executor.adapters.previews import ObjectStorePreviews
 from services.executor.adapters.scene_store import JetStreamSceneStore
 from services.executor.adapters.scene_summaries import KvSceneSummaries
 from services.executor.adapters.supervisor import SupervisedBridge
 from services.executor.adapters.uploads import ObjectStoreUploads
+from services.executor.domain.library_shelf import LibraryShelf
 from services.executor.domain.preview_worker import PreviewWorker
 from services.executor.domain.runner import PlanRunner
 from services.executor.domain.scene_tools import SceneTools
@@ -125,6 +128,15 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         collector = Collector(bus.js, bus.prefix, retention_of(settings))
         collecting = asyncio.create_task(collect_every(collector, settings.gc_interval))
         files = SceneExports(settings.scenes_dir)
+        # Each project's libraries, kept as scenes are; a shot's revisions are put beside
+        # it before Blender opens it (ADR 0060).
+        library_store = JetStreamSceneStore(
+            bus.js, library_prefix(bus.prefix), whole_below=MAX_LIBRARY_BYTES + 1
+        )
+        shelf = LibraryShelf(
+            StoredLibraries(library_store), BlendFileLinks(), work_dir / "library-cache"
+        )
+        bridge.before_load = shelf.materialise
         scenes = Scenes(
             store=store,
             leases=KvLeases(bus.js, bus.prefix, owner, settings.lease_ttl),
@@ -135,6 +147,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
             # this Blender runs: one stopped for idling holds no scene.
             warm_for=settings.warm_hold,
             holds_scene=lambda: bridge.alive,
+            shelf=shelf,
         )
         # A run's unsaved scene lives in it; a warm hold's does not keep it running.
         bridge.keep_while(lambda: scenes is not None and scenes.open_sessions > 0)
@@ -167,6 +180,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
                 uploads=ObjectStoreUploads(bus.js, bus.prefix),
                 work_dir=work_dir / "imports",
                 max_upload_bytes=settings.max_upload_bytes,
+                shelf=shelf,
             ),
             release=BLENDMESH_VERSION,
         )

@@ -32,10 +32,13 @@ from contracts.bridge import (
     ToolResult,
 )
 from contracts.inspection import SceneInspection
+from contracts.libraries import libraries_problem, project_of
 from contracts.scene_files import IMPORT_TOOL, REVERT_TOOL, blend_problem, is_blob_id
 from contracts.scenes import Head, SceneSummary
 from contracts.views import VIEW_TOOL, AssetImported, AssetParams, ViewParams
 from services.executor.domain.asset_tools import import_asset, render_view
+from services.executor.domain.library_imports import publish_libraries
+from services.executor.domain.library_shelf import LibraryShelf
 from services.executor.domain.ports import Bridge, BridgeCrashed, BridgeError
 from services.runtime.nats.objects import ObjectTooLarge
 
@@ -76,8 +79,12 @@ class SceneTools:
     uploads: Uploads
     work_dir: Path
     max_upload_bytes: int
+    shelf: LibraryShelf | None = None  # where a shot's libraries are published and put
 
     def bind(self, bridge: Bridge, scene_id: str, user: str) -> SceneToolBridge:
+        if self.shelf is not None:
+            # A run's user owns its scene (the runner refuses any other): their project's.
+            self.shelf.project = project_of(user)
         return SceneToolBridge(bridge, self, scene_id, user)
 
 
@@ -113,12 +120,20 @@ class SceneToolBridge:
 
     async def _import(self, args: dict[str, Any]) -> ToolResult:
         blob, size = args.get("blob"), args.get("bytes")
-        if set(args) != {"blob", "bytes"} or not is_blob_id(blob) or not isinstance(size, int):
+        known = set(args) in ({"blob", "bytes"}, {"blob", "bytes", "libraries"})
+        if not known or not is_blob_id(blob) or not isinstance(size, int):
             return _refused(
                 "invalid_input",
                 'scene.import takes {"blob": "sha256:<64 hex digits>", "bytes": <size>} '
-                "naming a staged upload; stage the file with `blendmesh scenes import`",
+                'naming a staged upload, and "libraries" naming the staged libraries it '
+                "links; stage the file with `blendmesh scenes import`",
             )
+        staged = args.get("libraries", {})
+        problem = libraries_problem(staged)
+        if problem is not None:
+            return _refused("invalid_input", problem)
+        if staged and self._tools.shelf is None:
+            return _refused("invalid_input", "this executor keeps no libraries")
         limit = self._tools.max_upload_bytes
         if not 0 < size <= limit:
             return _refused(
@@ -135,6 +150,14 @@ class SceneToolBridge:
         except BaseException:
             await asyncio.to_thread(path.unlink, missing_ok=True)
             raise
+        if refusal is None and self._tools.shelf is not None:
+            try:
+                refusal = await publish_libraries(
+                    self._tools.shelf, self._tools.uploads, self.user, staged, path
+                )
+            except BaseException:
+                await asyncio.to_thread(path.unlink, missing_ok=True)
+                raise
         if refusal is not None:
             await asyncio.to_thread(path.unlink, missing_ok=True)
             return refusal

@@ -17,7 +17,9 @@ from pathlib import Path
 import msgspec
 
 from contracts.errors import BlendmeshError
+from contracts.libraries import project_of
 from contracts.scenes import Head
+from services.executor.domain.library_shelf import LibraryShelf
 from services.executor.domain.ports import (
     Bridge,
     Exports,
@@ -106,6 +108,9 @@ class Scenes:
     # (scene, warm holder, its epoch) -> when this executor first deferred a run to it.
     deferred: dict[tuple[str, str, int], float] = field(default_factory=dict)
     closing: bool = False  # shutting down: no new warm hold
+    # Puts a shot's library revisions beside it before each load (ADR 0060); told here
+    # whose project the scene being loaded is.
+    shelf: LibraryShelf | None = None
 
     async def open(self, scene_id: str) -> SceneSession:
         """Take the lease (``LeaseHeld`` if busy, or held warm by another executor that
@@ -184,6 +189,8 @@ class Scenes:
         if head is None:
             self.loaded = None
             return None, await self.bridge.reset()
+        if self.shelf is not None:
+            self.shelf.project = project_of(head.owner) if head.owner else None
         path = self.revision_path(scene_id, head.revision)
         if self.loaded is not None and self.loaded[:2] == (scene_id, head.revision):
             # The bridge still holds this revision from the last run: skip the reload.

@@ -56,7 +56,15 @@ _RUN_EVENTS: dict[str, tuple[str, ...]] = {
 }
 _KV_BUCKETS: dict[str, tuple[str, ...]] = {
     "policy": ("allowlist",),
-    "executor": ("journal", "leases", "scene_heads", "scene_summaries", "catalog", "scene_tags"),
+    "executor": (
+        "journal",
+        "leases",
+        "scene_heads",
+        "scene_summaries",
+        "catalog",
+        "scene_tags",
+        "lib_scene_heads",  # each project's libraries, kept as scenes are (ADR 0060)
+    ),
     # The doors set a user's tags on revisions of the user's own scenes (they check that);
     # the executor's collector keeps the tagged revisions (docs/storage.md).
     CLIENT: ("scene_tags",),
@@ -64,7 +72,7 @@ _KV_BUCKETS: dict[str, tuple[str, ...]] = {
 # The doors stage the files of imports in ``uploads``; the executor loads them, and
 # stages there the views it draws, for the doors to hand to their users.
 _OBJECT_STORES: dict[str, tuple[str, ...]] = {
-    "executor": ("scenes", "chunks", "previews", "uploads"),
+    "executor": ("scenes", "chunks", "previews", "uploads", "lib_scenes"),
     CLIENT: ("uploads",),
     DOOR: ("uploads",),
 }

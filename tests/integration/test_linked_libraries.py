@@ -1,0 +1,190 @@
+"""A studio's shot through the whole mesh (real nats-server, real bpy): it links a character
+from one library (with a library override) and a prop from another; it imports with its
+libraries, edits (its overridden location among them), reverts and downloads with its links
+intact and resolvable, and the executor puts exactly the named library revisions beside it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from contracts.receipts import RunResult
+from contracts.scene_files import import_plan
+from services.bridge.references import library_paths
+from services.doors.cli.mesh import Mesh
+from services.doors.core import shot_files
+from services.doors.core.client import MeshClient
+from services.doors.core.requests import build_request
+from services.doors.core.scene_client import SceneDoor
+from services.runtime.service.host import Bus
+from services.runtime.service.settings import Settings
+from tests.support.meshes import mesh_fixture
+from tests.support.shot_files import HERO_X, make_shot, opened
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.asyncio(loop_scope="module"),
+    pytest.mark.timeout(600),
+]
+
+LINKS = ["//libraries/characters@1.blend", "//libraries/props@1.blend"]
+
+
+@pytest.fixture(scope="module")
+def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return Settings(
+        home=tmp_path_factory.mktemp("home"), prefix="bmshots", user="ana", previews=False
+    )
+
+
+mesh = mesh_fixture()
+
+
+def door(mesh: tuple[Mesh, Bus]) -> SceneDoor:
+    return SceneDoor(mesh[1], mesh[0].settings)
+
+
+async def run(mesh: tuple[Mesh, Bus], request: Any) -> RunResult:
+    result = await MeshClient(mesh[1]).run(request, timeout=180)
+    if result.status == "awaiting_confirmation":
+        result = await MeshClient(mesh[1]).resolve(
+            result.run_id, "approve_once", "ana", timeout=180
+        )
+    return result
+
+
+async def import_shot(mesh: tuple[Mesh, Bus], scene: str, path: Path, user: str = "ana") -> Any:
+    shot = shot_files.gather(path)
+    try:
+        with shot.file.open("rb") as file:
+            request = await door(mesh).import_request(
+                user, scene, file, path.name, libraries=shot.libraries
+            )
+    finally:
+        shot.close()
+    return await run(mesh, request)
+
+
+def shelved(mesh: tuple[Mesh, Bus], beside: str = "imports") -> dict[str, int]:
+    """The files in the ``libraries`` folder beside the files the executor loads from
+    ``beside``, with their modes: what Blender could read next to the last one it loaded."""
+    found = {}
+    for folder in (mesh[0].settings.work_dir).glob(f"*/{beside}/libraries"):
+        for file in folder.iterdir():
+            found[file.name] = stat.S_IMODE(file.stat().st_mode)
+    return found
+
+
+async def downloaded(mesh: tuple[Mesh, Bus], scene: str, to: Path, revision: int) -> Any:
+    written = await door(mesh).download(scene, "ana", to, revision)
+    assert written[0] == to / f"{scene}.blend"
+    return await opened(written[0])
+
+
+def hero(found: dict[str, Any]) -> list[Any]:
+    return next(o for o in found["objects"] if o[0] == "Hero" and o[2])
+
+
+async def test_shot_when_imported_edited_reverted_and_downloaded_keeps_its_links(
+    mesh: tuple[Mesh, Bus], tmp_path: Path
+) -> None:
+    shot = await make_shot(tmp_path / "artist")
+    imported = await import_shot(mesh, "shot", shot)
+    assert imported.status == "completed", imported
+    head = await door(mesh).own("shot", "ana")
+    stored = tmp_path / "stored.blend"
+    stored.write_bytes(await door(mesh).files.blend(head))
+    assert sorted(library_paths(str(stored))) == LINKS  # project-relative, revision named
+    # Exactly the two named revisions, read-only, beside the revision Blender loaded.
+    assert shelved(mesh) == {"characters@1.blend": 0o444, "props@1.blend": 0o444}
+
+    moved = build_request(
+        user="ana",
+        scene_id="shot",
+        plan={
+            "request_id": "req-move-hero",
+            "operations": [
+                {
+                    "operation_id": "move",
+                    "tool_name": "object.transform",
+                    "args": {"name": "Hero", "location": [4.0, 1.0, 0.0]},
+                    "depends_on": [],
+                    "safety_level": "safe_write",
+                }
+            ],
+        },
+    )
+    edited = await run(mesh, moved)
+    assert edited.status == "completed", edited
+    reverted = await run(mesh, await door(mesh).revert_request("ana", "shot", 1, pre_approved=True))
+    assert reverted.status == "completed", reverted
+    assert (await door(mesh).own("shot", "ana")).revision == 3
+
+    for revision, x in ((2, 4.0), (3, HERO_X)):
+        found = await downloaded(mesh, "shot", tmp_path / f"r{revision}", revision)
+        assert sorted(path for path, _, _ in found["libraries"]) == LINKS
+        assert not any(missing for _, missing, _ in found["libraries"]), found
+        assert hero(found)[3] == x  # the override's location is the shot's, as edited
+        linked = {o[0]: o[1] for o in found["objects"] if o[1]}
+        assert linked == {"Hero": LINKS[0], "Lamp": LINKS[1]}
+        lamp = next(o for o in found["objects"] if o[0] == "Lamp")
+        assert lamp[4] > 100  # the prop's mesh, read from its library
+    assert shelved(mesh) == {"characters@1.blend": 0o444, "props@1.blend": 0o444}
+
+
+async def stored_links(mesh: tuple[Mesh, Bus], scene: str, to: Path) -> list[str]:
+    head = await door(mesh).own(scene, "ana")
+    await asyncio.to_thread(to.write_bytes, await door(mesh).files.blend(head))
+    return sorted(library_paths(str(to)))
+
+
+async def test_import_when_a_library_changes_publishes_a_new_revision_the_shot_links(
+    mesh: tuple[Mesh, Bus], tmp_path: Path
+) -> None:
+    first = await import_shot(mesh, "shot2", await make_shot(tmp_path / "a"))
+    assert first.status == "completed", first
+    before = await stored_links(mesh, "shot2", tmp_path / "before.blend")
+    shot = await make_shot(tmp_path / "b", hero_x=1.0)  # the library saved again: new bytes
+    (tmp_path / "b" / "lib" / "props.blend").write_bytes(
+        (tmp_path / "a" / "lib" / "props.blend").read_bytes()
+    )
+    second = await import_shot(mesh, "shot2", shot)
+    assert second.status == "completed", second
+    after = await stored_links(mesh, "shot2", tmp_path / "after.blend")
+    # The same props bytes publish nothing new; the character library, saved again, does.
+    assert after[1] == before[1]
+    name, revision = before[0].removesuffix(".blend").split("@")
+    assert after[0] == f"{name}@{int(revision) + 1}.blend"
+    head = await door(mesh).own("shot2", "ana")
+    found = await downloaded(mesh, "shot2", tmp_path / "down", head.revision)
+    assert hero(found)[3] == 1.0 and not any(m for _, m, _ in found["libraries"])
+
+
+async def test_import_when_shot_links_a_library_it_did_not_bring_refuses_it(
+    mesh: tuple[Mesh, Bus], tmp_path: Path
+) -> None:
+    shot = shot_files.gather(await make_shot(tmp_path))
+    try:
+        with shot.file.open("rb") as file:
+            data = file.read()
+    finally:
+        shot.close()
+    # Staged without its libraries: the links name libraries the run does not bring.
+    staged = await door(mesh).import_request("ana", "lone", data, "shot.blend")
+    result = await run(mesh, staged)
+    assert result.status == "failed", result
+    said = str(result.failure)
+    assert "did not bring" in said and "characters" in said
+    assert await door(mesh).files.head("lone") is None
+
+
+async def test_import_plan_when_libraries_argument_is_hostile_is_refused_naming_it() -> None:
+    plan = import_plan("req-x", "sha256:" + "0" * 64, 10, {"../etc": ("sha256:" + "1" * 64, 5)})
+    from contracts.libraries import libraries_problem
+
+    assert "library names" in (libraries_problem(plan["operations"][0]["args"]["libraries"]) or "")
