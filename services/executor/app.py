@@ -133,10 +133,11 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         library_store = JetStreamSceneStore(
             bus.js, library_prefix(bus.prefix), whole_below=MAX_LIBRARY_BYTES + 1
         )
-        shelf = LibraryShelf(
-            StoredLibraries(library_store), BlendFileLinks(), work_dir / "library-cache"
-        )
+        libraries = StoredLibraries(library_store)
+        shelf = LibraryShelf(libraries, BlendFileLinks(), work_dir / "library-cache")
         bridge.before_load = shelf.materialise
+        preview_shelf = LibraryShelf(libraries, BlendFileLinks(), work_dir / "library-cache")
+        preview_bridge.before_load = preview_shelf.materialise
         scenes = Scenes(
             store=store,
             leases=KvLeases(bus.js, bus.prefix, owner, settings.lease_ttl),
@@ -162,6 +163,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
                 files=files,
                 previews=ObjectStorePreviews(bus.js, bus.prefix),
                 work_dir=work_dir / "previews",
+                shelf=preview_shelf,
             )
             preview_bridge.keep_while(lambda: worker is not None and worker.rendering)
         runner = PlanRunner(

@@ -37,9 +37,8 @@ LINKS = ["//libraries/characters@1.blend", "//libraries/props@1.blend"]
 
 @pytest.fixture(scope="module")
 def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    return Settings(
-        home=tmp_path_factory.mktemp("home"), prefix="bmshots", user="ana", previews=False
-    )
+    # Previews on: the preview's own Blender loads the shot too, beside its libraries.
+    return Settings(home=tmp_path_factory.mktemp("home"), prefix="bmshots", user="ana")
 
 
 mesh = mesh_fixture()
@@ -163,6 +162,22 @@ async def test_import_when_a_library_changes_publishes_a_new_revision_the_shot_l
     head = await door(mesh).own("shot2", "ana")
     found = await downloaded(mesh, "shot2", tmp_path / "down", head.revision)
     assert hero(found)[3] == 1.0 and not any(m for _, m, _ in found["libraries"])
+
+
+async def test_preview_when_shot_links_libraries_pictures_the_revision(
+    mesh: tuple[Mesh, Bus], tmp_path: Path
+) -> None:
+    imported = await import_shot(mesh, "pictured", await make_shot(tmp_path))
+    assert imported.status == "completed", imported
+    files = door(mesh).files
+    for _ in range(240):
+        png = await files.revision_preview("pictured", 1)
+        if png is not None:
+            break
+        await asyncio.sleep(0.5)
+    assert png is not None and png.startswith(b"\x89PNG")
+    links = await stored_links(mesh, "pictured", tmp_path / "stored.blend")
+    assert shelved(mesh, "previews") == {p.removeprefix("//libraries/"): 0o444 for p in links}
 
 
 async def test_import_when_shot_links_a_library_it_did_not_bring_refuses_it(

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -88,7 +89,8 @@ class LibraryShelf:
 
     async def _fetch(self, project: str, name: str, revision: int, cached: Path) -> bool:
         await asyncio.to_thread(cached.parent.mkdir, parents=True, exist_ok=True)
-        part = cached.with_name(f".{cached.name}.part")
+        # Its own name: the run's and the preview's shelves may fetch one revision at once.
+        part = cached.with_name(f".{cached.name}.{uuid.uuid4().hex}.part")
         try:
             if not await self.store.fetch(project, name, revision, part):
                 return False
