@@ -48,12 +48,10 @@ def door(mesh: tuple[Mesh, Bus]) -> SceneDoor:
     return SceneDoor(mesh[1], mesh[0].settings)
 
 
-async def run(mesh: tuple[Mesh, Bus], request: Any) -> RunResult:
+async def run(mesh: tuple[Mesh, Bus], request: Any, user: str = "ana") -> RunResult:
     result = await MeshClient(mesh[1]).run(request, timeout=180)
     if result.status == "awaiting_confirmation":
-        result = await MeshClient(mesh[1]).resolve(
-            result.run_id, "approve_once", "ana", timeout=180
-        )
+        result = await MeshClient(mesh[1]).resolve(result.run_id, "approve_once", user, timeout=180)
     return result
 
 
@@ -198,8 +196,67 @@ async def test_import_when_shot_links_a_library_it_did_not_bring_refuses_it(
     assert await door(mesh).files.head("lone") is None
 
 
-async def test_import_plan_when_libraries_argument_is_hostile_is_refused_naming_it() -> None:
-    plan = import_plan("req-x", "sha256:" + "0" * 64, 10, {"../etc": ("sha256:" + "1" * 64, 5)})
-    from contracts.libraries import libraries_problem
+async def test_import_when_libraries_argument_names_a_path_refuses_it(
+    mesh: tuple[Mesh, Bus], tmp_path: Path
+) -> None:
+    data = await asyncio.to_thread((await make_shot(tmp_path)).read_bytes)
+    own = (await door(mesh).import_request("ana", "pathy", data, "shot.blend")).plan
+    args = own["operations"][0]["args"]
+    hostile = build_request(
+        user="ana",
+        scene_id="pathy",
+        plan=import_plan(
+            "req-pathy", args["blob"], args["bytes"], {"../etc": (args["blob"], args["bytes"])}
+        ),
+    )
+    result = await run(mesh, hostile)
+    assert result.status == "failed", result
+    assert "invalid args at libraries" in result.message and "'../etc'" in result.message
+    assert await door(mesh).files.head("pathy") is None
 
-    assert "library names" in (libraries_problem(plan["operations"][0]["args"]["libraries"]) or "")
+
+async def test_import_when_shot_links_another_users_library_revision_refuses_it(
+    mesh: tuple[Mesh, Bus], tmp_path: Path
+) -> None:
+    imported = await import_shot(mesh, "anas", await make_shot(tmp_path / "a"))
+    assert imported.status == "completed", imported
+    written = await door(mesh).download("anas", "ana", tmp_path / "down")
+    # Ana's shot as stored: its links name revisions of Ana's project, which Bob's lacks
+    # (or holds other bytes under: either way none of Ana's is put beside Bob's shot).
+    data = await asyncio.to_thread(written[0].read_bytes)
+    request = await door(mesh).import_request("bob", "bobs", data, "shot.blend")
+    result = await run(mesh, request, "bob")
+    assert result.status == "failed", result
+    said = str(result.failure)
+    assert "refers to data outside it" in said and "characters@" in said
+    assert str(tmp_path) not in said
+    assert await door(mesh).files.head("bobs") is None
+
+
+async def test_import_when_libraries_name_another_users_uploads_refuses_them(
+    mesh: tuple[Mesh, Bus], tmp_path: Path
+) -> None:
+    shot = shot_files.gather(await make_shot(tmp_path))
+    try:
+        with shot.file.open("rb") as file:
+            anas = await door(mesh).import_request(
+                "ana", "anas2", file, "shot.blend", libraries=shot.libraries
+            )
+        with shot.file.open("rb") as file:
+            bobs = await door(mesh).import_request("bob", "bobs2", file, "shot.blend")
+    finally:
+        shot.close()
+    # Bob's plan names the libraries Ana staged, by their content addresses.
+    args = anas.plan["operations"][0]["args"]
+    own = bobs.plan["operations"][0]["args"]
+    staged = {n: (u["blob"], u["bytes"]) for n, u in args["libraries"].items()}
+    hostile = build_request(
+        user="bob",
+        scene_id="bobs2",
+        plan=import_plan("req-bob-borrows", own["blob"], own["bytes"], staged),
+    )
+    result = await run(mesh, hostile, "bob")
+    assert result.status == "failed", result
+    said = str(result.failure)
+    assert "no staged upload" in said and "of bob" in said
+    assert await door(mesh).files.head("bobs2") is None
