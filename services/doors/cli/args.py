@@ -166,7 +166,9 @@ def _scenes(sub: Any, run: argparse.ArgumentParser) -> None:
         action="store_true",
         help="the exported .blend was changed by hand: keep a copy beside it and replace it",
     )
-    scenes = sub.add_parser("scenes", help="your scenes; `scenes show|history|import|tag|gc`")
+    scenes = sub.add_parser(
+        "scenes", help="your scenes; `scenes show|history|import|download|tag|gc`"
+    )
     scenes.add_argument("--json", action="store_true", help="print JSON")
     verbs = scenes.add_subparsers(dest="scenes_command")
     for name, what in (("show", "what a scene holds"), ("history", "a scene's revisions")):
@@ -178,6 +180,13 @@ def _scenes(sub: Any, run: argparse.ArgumentParser) -> None:
     imp.add_argument("--scene", required=True, help="the scene id (a new id makes a new scene)")
     imp.add_argument("--approve", action="store_true", help="pre-approve the import")
     imp.add_argument("--json", action="store_true", help="print the run result as JSON")
+    down = verbs.add_parser(
+        "download", help="write a revision of a scene and the library files it links to a folder"
+    )
+    down.add_argument("scene", help="the scene id")
+    down.add_argument("--revision", type=int, help="the revision (the newest when left out)")
+    down.add_argument("--to", type=Path, default=Path("."), help="the folder (default: here)")
+    down.add_argument("--json", action="store_true", help="print the files written as JSON")
     _retention(verbs)
     revert = sub.add_parser("revert", help="make a new revision equal to an earlier one")
     revert.add_argument("scene", help="the scene id")

@@ -184,6 +184,14 @@ async def dispatch(args: argparse.Namespace, settings: Settings, out: Screen, er
                         row["request"] = named.get(row["run_id"] or "")
                         row["stored_at"] = row["stored_at"][:19].replace("T", " ")
                     out.print(fitted_table("revisions", rows, HISTORY, out.width, "request"))
+            case "download":
+                if args.revision is not None and args.revision < 1:
+                    raise ClientError("--revision takes a revision number, 1 or more")
+                written = await door.download(args.scene, settings.user, args.to, args.revision)
+                if args.json:
+                    _json([str(path) for path in written])
+                else:
+                    _lines(out, [str(path) for path in written])
             case _:
                 rows = await door.scenes(settings.user)
                 if args.json:
