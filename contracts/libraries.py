@@ -130,3 +130,60 @@ def libraries_problem(value: Any) -> str | None:
             f"most {MAX_LIBRARIES_TOTAL_BYTES} bytes together"
         )
     return None
+
+
+UPDATE_TOOL = "library.update"
+
+
+def update_problem(args: Any) -> str | None:
+    """Why ``args`` are not ``library.update``'s; None when they are."""
+    if (
+        not isinstance(args, dict)
+        or set(args) != {"name", "revision"}
+        or not is_name(args["name"])
+        or not isinstance(args["revision"], int)
+        or isinstance(args["revision"], bool)
+        or not 1 <= args["revision"] <= MAX_REVISION
+    ):
+        return (
+            'library.update takes {"name": <a library the scene links>, "revision": <a '
+            "published revision, 1 or more>}; `blendmesh scenes download` shows the "
+            "revisions a scene links"
+        )
+    return None
+
+
+def update_plan(request_id: str, name: str, revision: int) -> dict[str, Any]:
+    """The plan that points a shot's links to library ``name`` at ``revision``."""
+    return {
+        "request_id": request_id,
+        "operations": [
+            {
+                "operation_id": "library_update",
+                "tool_name": UPDATE_TOOL,
+                "args": {"name": name, "revision": revision},
+                "depends_on": [],
+                "safety_level": "destructive",
+            }
+        ],
+    }
+
+
+def tool_entry() -> dict[str, Any]:
+    """``library.update`` as an MCP ``tools/list`` entry. Destructive: the library's data
+    in the scene changes wholesale, so the default policy asks a person."""
+    return {
+        "name": UPDATE_TOOL,
+        "description": "Point the scene's links to a library at another published revision "
+        "of it; overridden properties keep the scene's values.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "pattern": f"^{NAME_PATTERN}$"},
+                "revision": {"type": "integer", "minimum": 1, "maximum": MAX_REVISION},
+            },
+            "required": ["name", "revision"],
+            "additionalProperties": False,
+        },
+        "_meta": {"blendmesh": {"safety_level": "destructive", "compensation": "checkpoint"}},
+    }

@@ -166,7 +166,8 @@ def scene_collections(scene: bpy.types.Scene) -> list[bpy.types.Collection]:
 
 
 def scene_state(scene: bpy.types.Scene) -> dict[str, Any]:
-    """The scene's entries of this kind: active camera, world and collection tree."""
+    """The scene's entries of this kind: active camera, world, collection tree and the
+    libraries it links."""
     state: dict[str, Any] = {}
     if scene.camera is not None:
         state["active_camera"] = scene.camera.name
@@ -179,4 +180,10 @@ def scene_state(scene: bpy.types.Scene) -> dict[str, Any]:
             for child in parent.children:
                 parents.setdefault(child.name, []).append(parent.name)
         state["collections"] = [[c.name, sorted(parents[c.name])] for c in collections]
+    # The library revisions a shot links (ADR 0060): pointing it at another revision is a
+    # change even when that revision's data looks the same. Only when there are any, so the
+    # hash of a scene that links nothing is unchanged.
+    libraries = sorted(library.filepath for library in bpy.data.libraries)
+    if libraries:
+        state["libraries"] = libraries
     return state

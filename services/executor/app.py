@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from contracts import assets, scene_files, views
+from contracts import assets, libraries, scene_files, views
 from contracts.health import BlenderState
 from contracts.libraries import MAX_LIBRARY_BYTES
 from contracts.tools import catalog_from_mcp
@@ -108,7 +108,12 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         tools = await bridge.start()
         # The executor's own tools join the bridge's: the planner, the policy and the
         # capability gate judge plans against one catalog.
-        own = [*scene_files.tool_entries(), assets.tool_entry(), views.tool_entry()]
+        own = [
+            *scene_files.tool_entries(),
+            assets.tool_entry(),
+            views.tool_entry(),
+            libraries.tool_entry(),
+        ]
         catalog = catalog_from_mcp([*tools, *own], bridge.profile.version)
         metrics.known_tools(catalog.names)  # the only tool names metrics label operations with
         node_catalog = await bridge.node_catalog()
@@ -133,10 +138,10 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         library_store = JetStreamSceneStore(
             bus.js, library_prefix(bus.prefix), whole_below=MAX_LIBRARY_BYTES + 1
         )
-        libraries = StoredLibraries(library_store)
-        shelf = LibraryShelf(libraries, BlendFileLinks(), work_dir / "library-cache")
+        stored = StoredLibraries(library_store)
+        shelf = LibraryShelf(stored, BlendFileLinks(), work_dir / "library-cache")
         bridge.before_load = shelf.materialise
-        preview_shelf = LibraryShelf(libraries, BlendFileLinks(), work_dir / "library-cache")
+        preview_shelf = LibraryShelf(stored, BlendFileLinks(), work_dir / "library-cache")
         preview_bridge.before_load = preview_shelf.materialise
         scenes = Scenes(
             store=store,

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from contracts.libraries import update_plan
 from contracts.receipts import RunResult
 from contracts.scene_files import import_plan
 from services.bridge.references import library_paths
@@ -260,3 +261,54 @@ async def test_import_when_libraries_name_another_users_uploads_refuses_them(
     said = str(result.failure)
     assert "no staged upload" in said and "of bob" in said
     assert await door(mesh).files.head("bobs2") is None
+
+
+async def test_library_update_when_approved_links_the_newer_revision_and_keeps_the_override(
+    mesh: tuple[Mesh, Bus], tmp_path: Path
+) -> None:
+    first = await import_shot(mesh, "upd", await make_shot(tmp_path / "a"))
+    assert first.status == "completed", first
+    before = await stored_links(mesh, "upd", tmp_path / "before.blend")
+    # Another shot brings the character library saved again: its next revision.
+    other = await import_shot(mesh, "upd-other", await make_shot(tmp_path / "b"))
+    assert other.status == "completed", other
+    newer = (await stored_links(mesh, "upd-other", tmp_path / "other.blend"))[0]
+    name, revision = newer.removeprefix("//libraries/").removesuffix(".blend").split("@")
+    assert newer != before[0]
+
+    request = build_request(
+        user="ana", scene_id="upd", plan=update_plan("req-update", name, int(revision))
+    )
+    asked = await MeshClient(mesh[1]).run(request, timeout=180)
+    assert asked.status == "awaiting_confirmation", asked  # destructive: a person approves
+    updated = await MeshClient(mesh[1]).resolve(asked.run_id, "approve_once", "ana", timeout=180)
+    assert updated.status == "completed", updated
+    after = await stored_links(mesh, "upd", tmp_path / "after.blend")
+    assert after == [newer, before[1]]
+    head = await door(mesh).own("upd", "ana")
+    found = await downloaded(mesh, "upd", tmp_path / "down", head.revision)
+    assert [p for p, _, _ in found["libraries"]] == after
+    assert not any(missing for _, missing, _ in found["libraries"])
+    assert hero(found)[3] == HERO_X  # the shot's override survives the new revision
+
+
+@pytest.mark.parametrize(
+    ("name", "revision", "said"),
+    [
+        ("characters", 9999, "has no revision 9999"),
+        ("nobody", 1, "has no revision 1"),
+    ],
+)
+async def test_library_update_when_the_revision_is_not_the_projects_is_refused(
+    mesh: tuple[Mesh, Bus], tmp_path: Path, name: str, revision: int, said: str
+) -> None:
+    scene = f"upd-{name}"
+    imported = await import_shot(mesh, scene, await make_shot(tmp_path))
+    assert imported.status == "completed", imported
+    request = build_request(
+        user="ana", scene_id=scene, plan=update_plan(f"req-{name}", name, revision)
+    )
+    result = await run(mesh, request)
+    assert result.status == "failed", result
+    assert said in str(result.failure)
+    assert (await door(mesh).own(scene, "ana")).revision == 1

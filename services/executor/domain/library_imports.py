@@ -1,4 +1,5 @@
-"""``scene.import`` of a shot that brings its libraries along (ADR 0060).
+"""``scene.import`` of a shot that brings its libraries along, and ``library.update``,
+which points a shot's links at another revision of one (ADR 0060).
 
 The door staged the shot, its links rewritten to ``//libraries/<name>.blend``, and each
 library it links. Here each library is published as a revision of the project of the
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from contracts.bridge import ToolResult
-from contracts.libraries import link, parse_uploaded, project_of, uploaded_link
+from contracts.libraries import link, parse_link, parse_uploaded, project_of, uploaded_link
 from contracts.scene_files import blend_problem
 from services.executor.domain.library_shelf import LibraryShelf
 from services.runtime.nats.objects import ObjectTooLarge
@@ -121,3 +122,22 @@ def _private_file(folder: Path) -> Path:
 def _head(path: Path) -> bytes:
     with path.open("rb") as file:
         return file.read(HEAD_BYTES)
+
+
+async def relink(shelf: LibraryShelf, path: Path, name: str, revision: int) -> ToolResult | None:
+    """Point every link to library ``name`` in the scene saved at ``path`` at ``revision``
+    (``library.update``); a refusal when the scene links no revision of it."""
+    try:
+        linked = await asyncio.to_thread(shelf.links.read, path)
+    except ValueError as err:
+        return _refused(f"the scene cannot be read as a .blend: {err}")
+    old = [p for p in linked if (found := parse_link(p)) is not None and found[0] == name]
+    if not old:
+        names = sorted({found[0] for p in linked if (found := parse_link(p)) is not None})
+        return _refused(
+            f"the scene links no library {name!r}; it links "
+            f"{', '.join(names) if names else 'none'}",
+            "not_found",
+        )
+    await asyncio.to_thread(shelf.links.rewrite, path, dict.fromkeys(old, link(name, revision)))
+    return None

@@ -79,13 +79,19 @@ class LibraryShelf:
         placed = []
         # Past the bound the bridge refuses the shot; none beyond it is fetched for nothing.
         for name, revision in wanted[: MAX_LIBRARIES + 1]:
-            cached = self.cache / project / file_name(name, revision)
-            held = await asyncio.to_thread(cached.is_file)
-            if not held and not await self._fetch(project, name, revision, cached):
+            if not await self.has(project, name, revision):
                 continue  # not the project's: left out, so the bridge refuses the link
+            cached = self.cache / project / file_name(name, revision)
             await asyncio.to_thread(_place, cached, folder / cached.name)
             placed.append((name, revision))
         return placed
+
+    async def has(self, project: str, name: str, revision: int) -> bool:
+        """Whether ``project`` holds the revision; fetched into the cache when it does."""
+        cached = self.cache / project / file_name(name, revision)
+        if await asyncio.to_thread(cached.is_file):
+            return True
+        return await self._fetch(project, name, revision, cached)
 
     async def _fetch(self, project: str, name: str, revision: int, cached: Path) -> bool:
         await asyncio.to_thread(cached.parent.mkdir, parents=True, exist_ok=True)

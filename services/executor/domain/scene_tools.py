@@ -32,12 +32,12 @@ from contracts.bridge import (
     ToolResult,
 )
 from contracts.inspection import SceneInspection
-from contracts.libraries import libraries_problem, project_of
+from contracts.libraries import UPDATE_TOOL, libraries_problem, project_of, update_problem
 from contracts.scene_files import IMPORT_TOOL, REVERT_TOOL, blend_problem, is_blob_id
 from contracts.scenes import Head, SceneSummary
 from contracts.views import VIEW_TOOL, AssetImported, AssetParams, ViewParams
 from services.executor.domain.asset_tools import import_asset, render_view
-from services.executor.domain.library_imports import publish_libraries
+from services.executor.domain.library_imports import publish_libraries, relink
 from services.executor.domain.library_shelf import LibraryShelf
 from services.executor.domain.ports import Bridge, BridgeCrashed, BridgeError
 from services.runtime.nats.objects import ObjectTooLarge
@@ -109,6 +109,8 @@ class SceneToolBridge:
             return await self._import(arguments)
         if name == REVERT_TOOL:
             return await self._revert(arguments)
+        if name == UPDATE_TOOL:
+            return await self._update_library(arguments)
         tools = self._tools
         if name == ASSET_TOOL:
             work = tools.work_dir
@@ -183,6 +185,35 @@ class SceneToolBridge:
         if held != size:
             return _refused("invalid_input", f"the upload holds {held} bytes, the plan says {size}")
         return None
+
+    async def _update_library(self, args: dict[str, Any]) -> ToolResult:
+        """Save the scene as it is, point its links to the library at the revision asked
+        for, and open that: overridden properties keep the scene's values, the rest is the
+        library revision's."""
+        problem = update_problem(args)
+        if problem is not None:
+            return _refused("invalid_input", problem)
+        shelf = self._tools.shelf
+        project = shelf.project if shelf is not None else None
+        name, revision = args["name"], args["revision"]
+        if shelf is None or project is None or not await shelf.has(project, name, revision):
+            return _refused(
+                "not_found",
+                f"library {name!r} of your project has no revision {revision}; importing a "
+                "shot that brings a changed library publishes its next revision",
+            )
+        path = await asyncio.to_thread(_private_file, self._tools.work_dir)
+        try:
+            await self.inner.save(str(path))
+            refusal = await relink(shelf, path, name, revision)
+        except BaseException:
+            await asyncio.to_thread(path.unlink, missing_ok=True)
+            raise
+        if refusal is not None:
+            await asyncio.to_thread(path.unlink, missing_ok=True)
+            return refusal
+        what = f"scene {self.scene_id} with library {name} at revision {revision}"
+        return await self._load_file(path, what)
 
     async def _revert(self, args: dict[str, Any]) -> ToolResult:
         revision = args.get("revision")
