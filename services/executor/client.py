@@ -72,6 +72,10 @@ class LibraryFiles:
         """Write the revision to ``dest``; False when the project has no such revision."""
         return await self._libraries.fetch(project, name, revision, dest)
 
+    async def listing(self, project: str) -> list[tuple[str, int, str]]:
+        """(name, revision, content hash prefix) of each of ``project``'s library revisions."""
+        return await self._libraries.listing(project)
+
 
 class SceneFiles:
     """Read side of a scene's revisions: its head, the head's .blend bytes, its preview, and

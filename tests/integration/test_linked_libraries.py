@@ -20,8 +20,9 @@ from services.bridge.references import library_paths
 from services.doors.cli.mesh import Mesh
 from services.doors.core import shot_files
 from services.doors.core.client import MeshClient
+from services.doors.core.library_client import LibraryDoor, NotALibrary
 from services.doors.core.requests import build_request
-from services.doors.core.scene_client import SceneDoor
+from services.doors.core.scene_client import NoScene, SceneDoor
 from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
 from tests.support.meshes import mesh_fixture
@@ -312,3 +313,32 @@ async def test_library_update_when_the_revision_is_not_the_projects_is_refused(
     assert result.status == "failed", result
     assert said in str(result.failure)
     assert (await door(mesh).own(scene, "ana")).revision == 1
+
+
+async def test_libraries_door_when_listing_shows_only_the_users_project(
+    mesh: tuple[Mesh, Bus], tmp_path: Path
+) -> None:
+    imported = await import_shot(mesh, "listed", await make_shot(tmp_path))
+    assert imported.status == "completed", imported
+    links = await stored_links(mesh, "listed", tmp_path / "stored.blend")
+    anas = await LibraryDoor(mesh[1], mesh[0].settings).revisions("ana")
+    named = {f"//libraries/{r['library']}@{r['revision']}.blend" for r in anas}
+    assert set(links) <= named
+    assert all(len(str(r["sha256"])) == 16 for r in anas)
+    assert await LibraryDoor(mesh[1], mesh[0].settings).revisions("carol") == []
+
+
+async def test_libraries_door_when_update_names_another_users_scene_answers_not_found(
+    mesh: tuple[Mesh, Bus], tmp_path: Path
+) -> None:
+    imported = await import_shot(mesh, "guarded", await make_shot(tmp_path))
+    assert imported.status == "completed", imported
+    libraries = LibraryDoor(mesh[1], mesh[0].settings)
+    with pytest.raises(NoScene, match="no scene guarded"):
+        await libraries.update_request("bob", "guarded", "characters", 1)
+    with pytest.raises(NotALibrary, match="names no library"):
+        await libraries.update_request("ana", "guarded", "../characters", 1)
+    with pytest.raises(NotALibrary, match="1 or more"):
+        await libraries.update_request("ana", "guarded", "characters", 0)
+    with pytest.raises(ValueError, match="scene id"):
+        await libraries.update_request("ana", "../guarded", "characters", 1)

@@ -188,6 +188,17 @@ def _scenes(sub: Any, run: argparse.ArgumentParser) -> None:
     down.add_argument("--to", type=Path, default=Path("."), help="the folder (default: here)")
     down.add_argument("--json", action="store_true", help="print the files written as JSON")
     _retention(verbs)
+    libraries = sub.add_parser("libraries", help="your project's library revisions; `update`")
+    libraries.add_argument("--json", action="store_true", help="print JSON")
+    library_verbs = libraries.add_subparsers(dest="libraries_command")
+    update = library_verbs.add_parser(
+        "update", help="point a scene's links to a library at another revision of it"
+    )
+    update.add_argument("scene", help="the scene id")
+    update.add_argument("name", help="the library's name (`blendmesh libraries` lists them)")
+    update.add_argument("revision", type=int, help="the library revision to link")
+    update.add_argument("--approve", action="store_true", help="pre-approve the update")
+    update.add_argument("--json", action="store_true", help="print the run result as JSON")
     revert = sub.add_parser("revert", help="make a new revision equal to an earlier one")
     revert.add_argument("scene", help="the scene id")
     revert.add_argument("revision", type=int, help="the revision to go back to")

@@ -52,6 +52,16 @@ class StoredLibraries:
             return new.revision
         raise StaleCommit(f"library {name} was published by others {PUBLISH_TRIES} times meanwhile")
 
+    async def listing(self, project: str) -> list[tuple[str, int, str]]:
+        """(name, revision, content hash prefix) of each revision of ``project``'s
+        libraries, by name and revision."""
+        prefix = library_key(project, "")
+        return [
+            (key.removeprefix(prefix), revision, digest)
+            for key, revision, digest in await self._store.revisions()
+            if key.startswith(prefix)
+        ]
+
     async def fetch(self, project: str, name: str, revision: int, dest: Path) -> bool:
         key = library_key(project, name)
         head = await self._store.find_revision(key, revision)
