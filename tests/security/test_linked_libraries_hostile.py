@@ -17,8 +17,9 @@ import pytest_asyncio
 from blender_asset_tracer import blendfile as bat
 
 from contracts.bridge import INVALID_PARAMS
+from contracts.views import AssetParams
 from services.executor.adapters.bridge_client import BridgeError, BridgeProcess
-from tests.support.asset_files import zstd_blend_bomb
+from tests.support.asset_files import glb, zstd_blend_bomb
 from tests.support.bridges import bridge_fixtures, ok
 from tests.support.shot_files import HERO_X, make_shot
 
@@ -97,6 +98,19 @@ async def test_load_when_links_name_the_libraries_beside_it_opens_the_shot_with_
 
     # Saved elsewhere, the links still name the libraries beside the shot, not this folder.
     assert sorted(library_paths(str(saved))) == sorted(links)
+
+
+async def test_import_asset_when_the_scene_is_a_shot_keeps_its_own_links(
+    bridge: BridgeProcess, artist: Path, tmp_path: Path
+) -> None:
+    links = ("//libraries/characters@1.blend", "//libraries/props@1.blend")
+    shot = relinked(artist, tmp_path, links)
+    shelve(artist, tmp_path, "characters@1.blend", "props@1.blend")
+    await bridge.load(str(shot))
+    asset = tmp_path / "crate.glb"
+    asset.write_bytes(glb())
+    done = await bridge.import_asset(AssetParams(path=str(asset), format="glb", collection="P"))
+    assert done.objects  # the shot's own links are not the asset's outside references
 
 
 @pytest.mark.parametrize(
