@@ -342,3 +342,39 @@ async def test_libraries_door_when_update_names_another_users_scene_answers_not_
         await libraries.update_request("ana", "guarded", "characters", 0)
     with pytest.raises(ValueError, match="scene id"):
         await libraries.update_request("ana", "../guarded", "characters", 1)
+
+
+async def test_rollback_when_an_operation_fails_on_a_shot_restores_it_beside_its_libraries(
+    mesh: tuple[Mesh, Bus], tmp_path: Path
+) -> None:
+    imported = await import_shot(mesh, "rolled", await make_shot(tmp_path / "a"))
+    assert imported.status == "completed", imported
+    links = await stored_links(mesh, "rolled", tmp_path / "stored.blend")
+    source = await import_shot(mesh, "rolled-src", await make_shot(tmp_path / "b"))
+    assert source.status == "completed", source  # the character library's next revision
+    newer = (await stored_links(mesh, "rolled-src", tmp_path / "src.blend"))[0]
+    name, revision = newer.removeprefix("//libraries/").removesuffix(".blend").split("@")
+    # library.update is restored from its checkpoint (no inverse tool undoes it): the
+    # stored revision is loaded again when the operation after it fails.
+    operations = [
+        update_plan("req-x", name, int(revision))["operations"][0],
+        {
+            "operation_id": "missing",
+            "tool_name": "object.transform",
+            "args": {"name": "NoSuchObject", "location": [1.0, 0.0, 0.0]},
+            "depends_on": ["library_update"],
+            "safety_level": "safe_write",
+        },
+    ]
+    plan = {"request_id": "req-rolled", "operations": operations}
+    result = await run(mesh, build_request(user="ana", scene_id="rolled", plan=plan))
+    assert result.status == "failed", result
+    assert {r.status for r in result.receipts} >= {"rolled_back"}
+    # The checkpoint, the stored revision, was loaded again beside exactly its libraries
+    # (then the update that succeeded was replayed, and kept: the run's committed prefix).
+    assert shelved(mesh, "revisions") == {p.removeprefix("//libraries/"): 0o444 for p in links}
+    after = await stored_links(mesh, "rolled", tmp_path / "after.blend")
+    assert after == [newer, links[1]]
+    found = await downloaded(mesh, "rolled", tmp_path / "down", 1)
+    assert hero(found)[3] == HERO_X
+    assert sorted(p for p, _, _ in found["libraries"]) == links
