@@ -21,7 +21,6 @@ import re
 from typing import Any
 
 from contracts.scene_files import DEFAULT_MAX_UPLOAD_BYTES, is_blob_id
-from contracts.subjects import check_token
 
 LIBRARY_DIR = "libraries"
 # A shot links at most this many libraries, holding at most this many bytes together:
@@ -32,6 +31,7 @@ MAX_LIBRARIES_TOTAL_BYTES = 4 * DEFAULT_MAX_UPLOAD_BYTES
 MAX_REVISION = 10**8 - 1  # eight digits, as a scene's revision in its object name
 NAME_PATTERN = r"[a-z0-9][a-z0-9_-]{0,62}"
 _NAME = re.compile(NAME_PATTERN)
+_OWNER = re.compile(r"[A-Za-z0-9._@+-]{1,128}")  # a user name (services/runtime/server/users.py)
 # The only library paths a stored shot holds; Blender writes them with forward slashes.
 _LINK = re.compile(rf"//{LIBRARY_DIR}/({NAME_PATTERN})@([1-9][0-9]{{0,7}})\.blend")
 _UPLOADED = re.compile(rf"//{LIBRARY_DIR}/({NAME_PATTERN})\.blend")
@@ -45,10 +45,15 @@ def project_of(owner: str) -> str:
     """The project a scene of ``owner`` belongs to, whose libraries its links may name.
 
     Today every user has one personal project; the project a scene is filed under will
-    answer here once scenes can be shared.
+    answer here once scenes can be shared. A user name may hold ``. @ +``, which a store
+    key may not (and ``.`` separates a project from a library name there): each such
+    character, and ``=``, is written ``=XX``, so two users never share a project.
     """
-    check_token(owner, "scene owner")
-    return f"personal-{owner}"
+    if not _OWNER.fullmatch(owner):
+        raise ValueError(f"scene owner {owner[:80]!r} is not a user name")
+    return "personal-" + "".join(
+        c if c.isascii() and (c.isalnum() or c in "_-") else f"={ord(c):02X}" for c in owner
+    )
 
 
 def library_key(project: str, name: str) -> str:

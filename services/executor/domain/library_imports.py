@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from contracts.bridge import ToolResult
-from contracts.libraries import link, parse_link, parse_uploaded, project_of, uploaded_link
+from contracts.libraries import link, parse_link, parse_uploaded, uploaded_link
 from contracts.scene_files import blend_problem
-from services.executor.domain.library_shelf import LibraryShelf
+from services.executor.domain.library_shelf import LibraryShelf, project_for
 from services.runtime.nats.objects import ObjectTooLarge
 
 HEAD_BYTES = 1024 * 1024
@@ -55,9 +55,12 @@ async def publish_libraries(
             f"the shot links the libraries {', '.join(missing)}, which the import did not "
             "bring; import it with `blendmesh scenes import`, which brings each along"
         )
-    project = project_of(user)
+    project = project_for(user)
+    if project is None and staged:
+        return _refused(f"{user!r} is no user name a project can be kept for")
     revisions: dict[str, int] = {}
     for name, upload in sorted(staged.items()):
+        assert project is not None
         found = await _publish(shelf, uploads, user, project, name, upload, shot.parent)
         if isinstance(found, ToolResult):
             return found

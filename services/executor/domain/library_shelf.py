@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from contracts.libraries import LIBRARY_DIR, MAX_LIBRARIES, file_name, parse_link
+from contracts.libraries import LIBRARY_DIR, MAX_LIBRARIES, file_name, parse_link, project_of
 
 
 class LibraryStore(Protocol):
@@ -104,6 +104,15 @@ class LibraryShelf:
             return True
         finally:
             await asyncio.to_thread(part.unlink, missing_ok=True)
+
+
+def project_for(owner: str) -> str | None:
+    """The project of a scene of ``owner``; None for a scene of nobody's (or of a name no
+    user has), which may link no library."""
+    try:
+        return project_of(owner) if owner else None
+    except ValueError:
+        return None
 
 
 def _empty(folder: Path) -> None:

@@ -32,13 +32,13 @@ from contracts.bridge import (
     ToolResult,
 )
 from contracts.inspection import SceneInspection
-from contracts.libraries import UPDATE_TOOL, libraries_problem, project_of, update_problem
+from contracts.libraries import UPDATE_TOOL, libraries_problem, update_problem
 from contracts.scene_files import IMPORT_TOOL, REVERT_TOOL, blend_problem, is_blob_id
 from contracts.scenes import Head, SceneSummary
 from contracts.views import VIEW_TOOL, AssetImported, AssetParams, ViewParams
 from services.executor.domain.asset_tools import import_asset, render_view
 from services.executor.domain.library_imports import publish_libraries, relink
-from services.executor.domain.library_shelf import LibraryShelf
+from services.executor.domain.library_shelf import LibraryShelf, project_for
 from services.executor.domain.ports import Bridge, BridgeCrashed, BridgeError
 from services.runtime.nats.objects import ObjectTooLarge
 
@@ -84,7 +84,7 @@ class SceneTools:
     def bind(self, bridge: Bridge, scene_id: str, user: str) -> SceneToolBridge:
         if self.shelf is not None:
             # A run's user owns its scene (the runner refuses any other): their project's.
-            self.shelf.project = project_of(user)
+            self.shelf.project = project_for(user)
         return SceneToolBridge(bridge, self, scene_id, user)
 
 

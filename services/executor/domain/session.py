@@ -17,9 +17,8 @@ from pathlib import Path
 import msgspec
 
 from contracts.errors import BlendmeshError
-from contracts.libraries import project_of
 from contracts.scenes import Head
-from services.executor.domain.library_shelf import LibraryShelf
+from services.executor.domain.library_shelf import LibraryShelf, project_for
 from services.executor.domain.ports import (
     Bridge,
     Exports,
@@ -190,7 +189,7 @@ class Scenes:
             self.loaded = None
             return None, await self.bridge.reset()
         if self.shelf is not None:
-            self.shelf.project = project_of(head.owner) if head.owner else None
+            self.shelf.project = project_for(head.owner)
         path = self.revision_path(scene_id, head.revision)
         if self.loaded is not None and self.loaded[:2] == (scene_id, head.revision):
             # The bridge still holds this revision from the last run: skip the reload.

@@ -91,7 +91,9 @@ def test_libraries_problem_when_argument_is_hostile_names_what_is_wrong() -> Non
     assert "together" in (libraries.libraries_problem(total) or "")
 
 
-def test_project_of_when_owner_is_not_a_token_refuses_it() -> None:
+def test_project_of_when_owner_has_dots_or_at_signs_keeps_users_apart() -> None:
     assert libraries.project_of("ana") == "personal-ana"
-    with pytest.raises(ValueError):
-        libraries.project_of("ana.evil")
+    assert libraries.project_of("ana.b@studio+x") == "personal-ana=2Eb=40studio=2Bx"
+    for bad in ("", "ana/evil", "ana evil", "ana=2E", "x" * 129):
+        with pytest.raises(ValueError, match="is not a user name"):
+            libraries.project_of(bad)

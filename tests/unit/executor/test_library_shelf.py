@@ -202,3 +202,17 @@ async def test_relink_when_scene_links_the_library_points_every_link_at_the_revi
     refused = await relink(shelf(tmp_path, links), saved, "lamp", 2)
     assert refused is not None and "links no library 'lamp'" in refused.message
     assert "hero, props" in refused.message
+
+
+async def test_publish_when_user_name_has_dots_and_at_signs_keeps_them_in_their_project(
+    tmp_path: Path,
+) -> None:
+    store = FakeStore()
+    links = {"shot.blend": ["//libraries/props.blend"]}
+    uploads = FakeUploads({("ana.b@studio", "sha256:p"): BLEND})
+    staged = {"props": {"blob": "sha256:p", "bytes": len(BLEND)}}
+    done = await publish_libraries(
+        shelf(tmp_path, links, store), uploads, "ana.b@studio", staged, tmp_path / "shot.blend"
+    )
+    assert done is None
+    assert list(store.revisions) == [("personal-ana=2Eb=40studio", "props")]
