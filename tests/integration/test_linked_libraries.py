@@ -378,3 +378,16 @@ async def test_rollback_when_an_operation_fails_on_a_shot_restores_it_beside_its
     found = await downloaded(mesh, "rolled", tmp_path / "down", 1)
     assert hero(found)[3] == HERO_X
     assert sorted(p for p, _, _ in found["libraries"]) == links
+
+
+async def test_import_when_the_shot_is_a_download_keeps_its_library_names(
+    mesh: tuple[Mesh, Bus], tmp_path: Path
+) -> None:
+    imported = await import_shot(mesh, "roundtrip", await make_shot(tmp_path / "a"))
+    assert imported.status == "completed", imported
+    before = await stored_links(mesh, "roundtrip", tmp_path / "before.blend")
+    written = await door(mesh).download("roundtrip", "ana", tmp_path / "down")
+    again = await import_shot(mesh, "roundtrip-copy", written[0])
+    assert again.status == "completed", again
+    # The same bytes under the same names: the same library revisions, none renamed.
+    assert await stored_links(mesh, "roundtrip-copy", tmp_path / "after.blend") == before

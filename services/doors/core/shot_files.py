@@ -24,6 +24,7 @@ from contracts.libraries import (
     MAX_LIBRARIES_TOTAL_BYTES,
     MAX_LIBRARY_BYTES,
     name_for,
+    parse_link,
     uploaded_link,
 )
 from services.doors.core.client import ClientError
@@ -88,7 +89,10 @@ def gather(path: Path) -> Shot:
                 "a library may"
             )
         total += size
-        name = _unique(name_for(where.name) or "library", files)
+        # A shot downloaded from blendmesh keeps its libraries' names (``name@revision``).
+        stored_as = parse_link(stored.decode("utf-8", "replace"))
+        named = stored_as[0] if stored_as else name_for(where.name)
+        name = _unique(named or "library", files)
         names[stored], files[name] = name, where
     if total > MAX_LIBRARIES_TOTAL_BYTES:
         raise LibraryProblem(
