@@ -15,9 +15,9 @@ import asyncio
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol
 
-from contracts.bridge import ToolResult
+from contracts.bridge import ToolErrorCode, ToolResult
 from contracts.libraries import link, parse_link, parse_uploaded, uploaded_link
 from contracts.scene_files import blend_problem
 from services.executor.domain.library_shelf import LibraryShelf, project_for
@@ -29,11 +29,12 @@ HEAD_BYTES = 1024 * 1024
 class Staged(Protocol):
     """Port: the doors' staged uploads (ObjectStoreUploads)."""
 
-    async def fetch(self, user: str, blob: str, dest: Any, max_bytes: int) -> bool: ...
+    async def fetch(self, user: str, blob: str, dest: BinaryIO, max_bytes: int) -> bool: ...
 
 
-def _refused(message: str, code: str = "invalid_input") -> ToolResult:
-    return ToolResult(ok=False, error_code=code, message=message, mutated=False)  # type: ignore[arg-type]
+def _refused(message: str, code: ToolErrorCode = "invalid_input") -> ToolResult:
+    """Refused before Blender was touched: the scene is as it was."""
+    return ToolResult(ok=False, error_code=code, message=message, mutated=False)
 
 
 async def publish_libraries(
