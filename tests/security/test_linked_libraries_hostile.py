@@ -8,6 +8,7 @@ libraries are refused before Blender reads the file, and the scene stays as it w
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 from pathlib import Path
@@ -18,6 +19,7 @@ from blender_asset_tracer import blendfile as bat
 
 from contracts.bridge import INVALID_PARAMS
 from contracts.views import AssetParams
+from services.doors.core import shot_files
 from services.executor.adapters.bridge_client import BridgeError, BridgeProcess
 from tests.support.asset_files import glb, zstd_blend_bomb
 from tests.support.bridges import bridge_fixtures, ok
@@ -191,3 +193,23 @@ async def test_load_when_a_library_is_a_decompression_bomb_refuses_it_without_in
     zstd_blend_bomb(tmp_path / "libraries" / "props@1.blend", 2 * GIB)
     message = await refused(bridge, shot)
     assert "library props@1.blend:" in message and "once decompressed" in message
+
+
+async def test_gather_when_a_linked_library_is_missing_names_it_and_stages_nothing(
+    artist: Path, tmp_path: Path
+) -> None:
+    copy = tmp_path / "artist"
+    await asyncio.to_thread(shutil.copytree, artist, copy)
+    characters = str(copy / "lib" / "Characters.blend")
+    shot = relinked(artist, copy, (characters, str(copy / "lib" / "gone.blend")))
+    with pytest.raises(shot_files.LibraryProblem, match=r"links gone\.blend, which is not at"):
+        await asyncio.to_thread(shot_files.gather, shot)
+    found = await asyncio.to_thread(
+        shot_files.gather, relinked(artist, copy, (characters, characters))
+    )
+    try:
+        assert found.libraries == {"characters": copy / "lib" / "Characters.blend"}
+        assert found.file != shot and found.file.name == "shot.blend"
+    finally:
+        found.close()
+    assert found.folder is not None and not found.folder.exists()

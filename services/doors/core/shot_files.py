@@ -65,6 +65,15 @@ def gather(path: Path) -> Shot:
     """The shot at ``path`` ready to stage: unchanged when it links no library; else a
     copy linking ``//libraries/<name>.blend``, with each library named. Raises
     LibraryProblem naming the library and what to do."""
+    from services.executor.client import BlendFileLinks
+
+    try:
+        # Read first with blendmesh's own bounded reader, which streams a compressed file:
+        # BAT inflates one whole, and most files link nothing.
+        if not BlendFileLinks().read(path):
+            return Shot(path)
+    except ValueError:
+        return Shot(path)  # the import refuses it, saying why
     linked = linked_libraries(path)
     if not linked:
         return Shot(path)
