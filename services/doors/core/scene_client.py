@@ -54,6 +54,11 @@ class NotABlend(ClientError):
     """The file to import is not a .blend (HTTP 422)."""
 
 
+class LibraryProblem(ClientError):
+    """A library the shot links is missing, not staged, too large, or one too many (HTTP
+    422)."""
+
+
 class SceneFileChanged(ClientError):
     """The exported .blend is not what blendmesh wrote: a run would overwrite a person's
     work (HTTP 409). ``advice`` names the two ways out in the door's own words."""
@@ -126,12 +131,14 @@ class SceneDoor:
         pre_approved: bool = False,
         sha256: bytes | None = None,
         libraries: dict[str, Path] | None = None,
+        staged_libraries: dict[str, str] | None = None,
     ) -> RunRequested:
         """Stage ``data`` and build the run that makes it the scene's new revision: a new
         scene becomes ``user``'s; an existing one must be theirs already. ``data`` is the
         file (a seekable binary file, read a chunk at a time from where it stands) or, when
         small, its bytes; ``sha256`` its digest when the door computed it on receipt.
-        ``libraries`` are the library files the shot links by name (shot_files.py)."""
+        ``libraries`` are the library files the shot links by name (shot_files.py);
+        ``staged_libraries`` those a door staged already (``POST /api/uploads``), by name."""
         subjects.check_token(scene_id, "scene id")
         source = io.BytesIO(data) if isinstance(data, bytes) else data
         limit = self.settings.max_upload_bytes
@@ -142,6 +149,19 @@ class SceneDoor:
 
         uploads = ObjectStoreUploads(self.bus.js, self.bus.prefix)
         staged: dict[str, tuple[str, int]] = {}
+        for name, blob in sorted((staged_libraries or {}).items()):
+            held = await uploads.size(user, blob)
+            if held is None:
+                raise LibraryProblem(
+                    f"library {name}: no staged upload {blob[:19]}… of yours; stage the "
+                    "library's .blend with POST /api/uploads and name the blob it answers"
+                )
+            if held > MAX_LIBRARY_BYTES:
+                raise LibraryProblem(
+                    f"library {name} holds {held} bytes, more than the {MAX_LIBRARY_BYTES} "
+                    "a library may"
+                )
+            staged[name] = (blob, held)
         for name, path in sorted((libraries or {}).items()):
             with await asyncio.to_thread(path.open, "rb") as library:
                 what = f"library {path.name}"

@@ -27,11 +27,9 @@ from contracts.libraries import (
     parse_link,
     uploaded_link,
 )
-from services.doors.core.client import ClientError
+from services.doors.core.scene_client import LibraryProblem
 
-
-class LibraryProblem(ClientError):
-    """A library the shot links is missing, too large, or too many (HTTP 422)."""
+__all__ = ["LibraryProblem", "Shot", "gather"]
 
 
 @dataclass

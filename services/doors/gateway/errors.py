@@ -35,7 +35,13 @@ from contracts.errors import BlendmeshError
 from contracts.failures import ErrorCode
 from services.doors.core.ownership import NotOwned
 from services.doors.core.quota import QuotaExceeded
-from services.doors.core.scene_client import NoScene, NotABlend, SceneFileChanged, UploadTooLarge
+from services.doors.core.scene_client import (
+    LibraryProblem,
+    NoScene,
+    NotABlend,
+    SceneFileChanged,
+    UploadTooLarge,
+)
 from services.runtime.nats.quorum import JetStreamUnavailable
 
 log = logging.getLogger("blendmesh.gateway")
@@ -135,6 +141,7 @@ DOOR_ERRORS: dict[type[BlendmeshError], type[ApiError]] = {
     NoScene: NotFound,
     UploadTooLarge: TooLarge,
     NotABlend: ValidationError,
+    LibraryProblem: ValidationError,
     SceneFileChanged: Conflict,
     QuotaExceeded: TooMany,
 }
