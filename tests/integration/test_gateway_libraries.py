@@ -135,3 +135,33 @@ async def test_import_when_more_libraries_than_a_shot_may_answers_422(
     answer = await imported(api, "manylibs", b"BLENDER-v500", many, ANA)
     assert answer.status_code == 422, answer.text
     assert "at most 16 libraries" in answer.text
+
+
+async def test_library_route_when_scene_is_the_callers_sends_the_revision_its_links_name(
+    api: httpx.AsyncClient, mesh: tuple[Mesh, Bus], tmp_path: Path
+) -> None:
+    data, libraries = await shot_of(tmp_path)
+    named = [f"{name}={await staged(api, path)}" for name, path in sorted(libraries.items())]
+    answer = await imported(api, "sentshot", data, named, ANA)
+    assert answer.status_code == 200, answer.text
+    files = SceneFiles(mesh[1].js, mesh[1].prefix)
+    head = await files.head("sentshot")
+    assert head is not None
+    stored = tmp_path / "stored.blend"
+    await asyncio.to_thread(stored.write_bytes, await files.blend(head))
+    for link in sorted(library_paths(str(stored))):
+        file = link.removeprefix("//libraries/")
+        sent = await api.get(f"/api/scenes/sentshot/libraries/{file}", headers=ANA)
+        assert sent.status_code == 200, sent.text
+        name = file.split("@")[0]
+        original = await asyncio.to_thread(libraries[name].read_bytes)
+        assert sent.content == original
+        # Another user's request answers as for a scene that is not there.
+        other = await api.get(f"/api/scenes/sentshot/libraries/{file}", headers=BEN)
+        assert other.status_code == 404, other.text
+    missing = await api.get("/api/scenes/sentshot/libraries/props@9999.blend", headers=ANA)
+    assert missing.status_code == 404 and "no revision 9999 of library props" in missing.text
+    for bad in ("..%2Fprops@1.blend", "Props@1.blend", "props@0.blend", "props@1.blend.png"):
+        refused = await api.get(f"/api/scenes/sentshot/libraries/{bad}", headers=ANA)
+        assert refused.status_code in (404, 422), (bad, refused.text)
+        assert refused.headers.get("content-type", "").startswith("application/json")

@@ -35,6 +35,7 @@ from services.doors.gateway import (
     protected_resource,
     pushed_chunks,
     reads,
+    scene_libraries,
     scene_looks,
     scene_runs,
     scene_tags,
@@ -111,7 +112,7 @@ def create_app(
     )
     routers = (
         *(agent, approvals, cancels, me, reads, scenes, scene_runs, scene_looks, scene_tags),
-        *(uploads, pushed_chunks),
+        *(uploads, pushed_chunks, scene_libraries),
         *(health, metrics, protected_resource),
     )
     for module in routers:
