@@ -226,6 +226,11 @@ class Gateway:
         path = f"/api/scenes/{check_scene_id(scene_id)}/history?limit={int(limit)}"
         return list(self._json("GET", path)["revisions"])
 
+    def changes(self, scene_id: str, revision: int) -> dict[str, Any]:
+        """What ``revision`` changed against the one before it, with its reviews."""
+        path = f"/api/scenes/{check_scene_id(scene_id)}/changes?revision={int(revision)}"
+        return self._json("GET", path)
+
     def runs(self) -> list[dict[str, Any]]:
         return list(self._json("GET", "/api/runs")["runs"])
 

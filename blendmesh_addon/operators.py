@@ -5,7 +5,7 @@ from typing import Any
 
 import bpy
 
-from . import actions
+from . import actions, changes
 
 
 class _Operator(bpy.types.Operator):
@@ -127,6 +127,16 @@ class BLENDMESH_OT_follow(_Operator):
         return {"FINISHED"}
 
 
+class BLENDMESH_OT_changes(_Operator):
+    """List what the revision you have changed against the one before it, and its reviews"""
+
+    bl_idname = "blendmesh.changes"
+    bl_label = "What Changed"
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        return self.later(changes.show, "reading what changed")
+
+
 CLASSES = (
     BLENDMESH_OT_push,
     BLENDMESH_OT_ask,
@@ -136,4 +146,5 @@ CLASSES = (
     BLENDMESH_OT_pull,
     BLENDMESH_OT_keep,
     BLENDMESH_OT_follow,
+    BLENDMESH_OT_changes,
 )

@@ -1,26 +1,42 @@
 """The sidebar panel: 3D view, N panel, "blendmesh" tab."""
 
-import textwrap
-
+import blf
 import bpy
 
 from . import actions
 from .prefs import preferences
 from .session import approval_lines
+from .wrapping import wrap
 
-CHAR_PX = 7.5  # roughly the width of one character of Blender's UI font at scale 1
-_width = [30]  # characters a line holds in the sidebar as it was last drawn
+# Pixels at UI scale 1 that a label in the sidebar does not get for its text: the
+# region's margins and its strip of tabs, the panel's, a box's and the icon's. Measured
+# in Blender 3.4: a region 229 px wide showed 134 px of a boxed label's text.
+MARGIN_PX = 100
+_width = [200.0]  # pixels a label's text gets in the sidebar as it was last drawn
 
 
 def _text(layout: bpy.types.UILayout, text: str, icon: str = "NONE") -> None:
     """``text`` wrapped to the sidebar's width: Blender cuts a long label short."""
-    for n, line in enumerate(textwrap.wrap(text, _width[0]) or [""]):
+    for n, line in enumerate(wrap(text, _width[0], _text_width)):
         layout.label(text=line, icon=icon if n == 0 else "BLANK1")
 
 
+def _text_width(text: str) -> float:
+    return float(blf.dimensions(0, text)[0])
+
+
 def _measure(context: bpy.types.Context) -> None:
-    scale = context.preferences.system.ui_scale or 1.0
-    _width[0] = max(16, int(context.region.width / (CHAR_PX * scale)) - 6)
+    """Size the measuring font as the UI draws its labels, and note the room there is."""
+    # The UI's own factor: the resolution scale times what the display's DPI adds (under
+    # an X server of 75 dpi, 1.04 at a scale of 1.0); ui_scale alone drew 12 % narrower.
+    scale = (context.preferences.system.dpi or 72) / 72
+    style = context.preferences.ui_styles[0]
+    points = getattr(style, "widget_label", style.widget).points  # 4.x draws labels as widgets
+    try:
+        blf.size(0, points * scale)  # pixels from 4.0; 3.4 took them at 72 dpi, the same
+    except TypeError:  # a Blender before 3.4, where the dpi argument was still required
+        blf.size(0, int(points * scale), 72)
+    _width[0] = max(80.0, context.region.width - MARGIN_PX * scale)
 
 
 STATUS = {"awaiting_confirmation": "waiting for approval"}
@@ -44,7 +60,9 @@ class BLENDMESH_PT_panel(bpy.types.Panel):
         layout.prop(context.scene, "blendmesh_scene", text="Scene")
         synced = session.synced
         if synced is not None:
-            layout.label(text=f"In sync with revision {synced.revision}", icon="CHECKMARK")
+            row = layout.row()
+            row.label(text=f"In sync with revision {synced.revision}", icon="CHECKMARK")
+            row.operator("blendmesh.changes", text="", icon="TEXT")
         else:
             layout.label(text="Not pushed or pulled yet", icon="INFO")
         row = layout.row(align=True)
@@ -52,7 +70,12 @@ class BLENDMESH_PT_panel(bpy.types.Panel):
         row.operator("blendmesh.push", icon="EXPORT")
         row.operator("blendmesh.pull", icon="IMPORT")
         layout.label(text="What should change?")
+        prompt = context.window_manager.blendmesh_prompt
         layout.prop(context.window_manager, "blendmesh_prompt", text="")
+        if _text_width(prompt) > _width[0]:
+            # Blender's text field is one line and scrolls: a long request is read back
+            # whole, in lines, so the artist sees what Ask will send.
+            _text(layout.box().column(align=True), prompt, "TEXT")
         ask = layout.row()
         ask.enabled = not session.busy
         ask.operator("blendmesh.ask", icon="PLAY")
@@ -73,6 +96,13 @@ class BLENDMESH_PT_panel(bpy.types.Panel):
             for line in session.progress[-4:]:
                 _text(column, line)
         self.draw_followed(layout, session)
+        listed = session.listed_changes()
+        if listed:
+            box = layout.box()
+            box.label(text="What changed", icon="TEXT")
+            column = box.column(align=True)
+            for line in listed:
+                _text(column, line)
 
     def draw_changed(self, layout: bpy.types.UILayout) -> None:
         box = layout.box()

@@ -57,6 +57,8 @@ class Session:
     user_at: tuple[str, str] = ("", "")  # the gateway and token that said it
     too_new: str = ""  # the newer Blender ("5.0") the mesh's revisions are saved by
     tried: tuple[str, int] = ("", 0)  # the newest revision a replay looked at, per scene
+    changes: list[str] = field(default_factory=list)  # what revision ``changes_of`` changed
+    changes_of: tuple[str, int] = ("", 0)  # (scene, revision) the listed changes are of
 
     def start(self, what: str) -> None:
         self.busy, self.error, self.notice = what, "", ""
@@ -100,8 +102,16 @@ class Session:
         return (
             self.busy, self.error, self.notice, tuple(self.progress), repr(self.run),
             repr(self.approvals), repr(self.newer), repr(self.others), self.synced,
-            self.changed_locally, self.too_new, self.user,
+            self.changed_locally, self.too_new, self.user, tuple(self.changes),
         )  # fmt: skip
+
+    def listed_changes(self) -> list[str]:
+        """The change list fetched for the revision the session holds now; none once the
+        session moved to another revision (it would describe one it no longer has)."""
+        synced = self.synced
+        if synced is None or self.changes_of != (synced.scene_id, synced.revision):
+            return []
+        return self.changes
 
     def reached(self) -> None:
         """The gateway answered the token: an error that said it cannot be reached, or
@@ -156,6 +166,19 @@ class Session:
         work in it is not on the mesh."""
         synced = self.synced
         return synced is None or synced.scene_id != scene_id or synced.digest != digest_now
+
+
+MAX_CHANGE_LINES = 40  # lines of a change list the panel draws; the rest are counted
+
+
+def shown_changes(listed: dict[str, Any]) -> list[str]:
+    """A change list's text (``GET .../changes``), cut to what a sidebar holds, saying
+    how much was left and where the rest is."""
+    text = [str(line)[:300] for line in (listed.get("text") or [])[:10_000]]
+    if len(text) <= MAX_CHANGE_LINES:
+        return text
+    left = len(text) - MAX_CHANGE_LINES
+    return [*text[:MAX_CHANGE_LINES], f"... and {left} more lines: `blendmesh scenes diff`"]
 
 
 def unreplayable(ran: dict[str, Any]) -> str:

@@ -15,9 +15,16 @@ import msgspec
 
 from contracts import event_kinds
 from contracts.audit import AuditRecorded
-from contracts.door import DoorReply, FileRef, FileUpload, ListQuery, RunRef
+from contracts.door import (
+    ChangesQuery,
+    DoorReply,
+    FileRef,
+    FileUpload,
+    ListQuery,
+    ReviewAsk,
+    RunRef,
+)
 from contracts.events import (
-    AllowlistRevoked,
     AnyEvent,
     ApprovalResolved,
     CancelRequested,
@@ -42,6 +49,8 @@ DOOR_VERBS: dict[str, type[msgspec.Struct]] = {
     "run.audit": RunRef,
     "runs.list": ListQuery,
     "scenes.list": ListQuery,
+    "scenes.changes": ChangesQuery,
+    "scenes.review": ReviewAsk,
     "files.stage": FileUpload,
     "files.get": FileRef,
 }
@@ -109,9 +118,10 @@ def _channel(kind: type[msgspec.Struct]) -> tuple[str, dict[str, Any]]:
     elif kind is DeadLettered:
         address, params = "{prefix}.deadletter.{consumer}", ("prefix", "consumer")
         who = "any service's consumer loop"
-    elif kind is AllowlistRevoked:
-        address = "{prefix}.scene.{scene_id}.allowlist_revoked"
-        params, who = ("prefix", "scene_id"), "NATS role `policy`"
+    elif (scene := event_kinds.scene_event_kind(kind)) is not None:
+        address = f"{{prefix}}.scene.{{scene_id}}.{scene.token}"
+        params = ("prefix", "scene_id")
+        who = " or ".join(f"NATS role `{role}`" for role in scene.publishers)
     else:
         address = "{prefix}.audit.{user}.{scene_id}.{run_id}"
         params = ("prefix", "user", "scene_id", "run_id")
@@ -210,7 +220,7 @@ def asyncapi_document() -> dict[str, Any]:
     """The AsyncAPI 3.0 document of the bus, from a client's point of view: what it may
     send (run requests, approval resolutions) and every event it may receive."""
     _, schemas = msgspec.json.schema_components(
-        (*EVENT_TYPES, RunRef, ListQuery, FileUpload, FileRef, DoorReply),
+        (*EVENT_TYPES, RunRef, ListQuery, ChangesQuery, ReviewAsk, FileUpload, FileRef, DoorReply),
         ref_template="#/components/schemas/{name}",
     )
     return {

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from contracts.reviews import MAX_NOTE_CHARS, Verdict
 from contracts.scene_files import BLOB_PATTERN
 
 VERBS = (
@@ -24,6 +25,8 @@ VERBS = (
     "run.audit",
     "runs.list",
     "scenes.list",
+    "scenes.changes",
+    "scenes.review",
     "files.stage",
     "files.get",
 )
@@ -62,6 +65,29 @@ class ListQuery(_Message, frozen=True, kw_only=True):
     """``runs.list`` and ``scenes.list``: the asker's newest first."""
 
     limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_LIST)] = 50
+
+
+SceneId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9_-]{1,128}$")]
+Revision = Annotated[int, msgspec.Meta(ge=1, lt=2**31)]
+
+
+class ChangesQuery(_Message, frozen=True, kw_only=True):
+    """``scenes.changes``: what ``revision`` (default: the head) of one of the asker's
+    scenes changed against ``base`` (default: the revision before it), with its reviews."""
+
+    scene_id: SceneId
+    revision: Revision | None = None
+    base: Revision | None = None
+
+
+class ReviewAsk(_Message, frozen=True, kw_only=True):
+    """``scenes.review``: approve a revision or request changes, with a note; the asker is
+    the reviewer (the scene's owner, or an approver)."""
+
+    scene_id: SceneId
+    revision: Revision
+    verdict: Verdict
+    note: Annotated[str, msgspec.Meta(max_length=MAX_NOTE_CHARS)] = ""
 
 
 class FileUpload(_Message, frozen=True, kw_only=True):
@@ -103,3 +129,5 @@ class DoorReply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     blob: str | None = None  # files.stage, files.get: the file's content address
     size: int | None = None  # files.stage, files.get: the whole file's bytes
     data: str | None = None  # files.get: base64 of the bytes from the offset asked
+    changes: dict[str, Any] | None = None  # scenes.changes: the change list
+    review: dict[str, Any] | None = None  # scenes.review: the scene.reviewed event recorded

@@ -16,13 +16,17 @@ from __future__ import annotations
 import typing
 from dataclasses import dataclass
 
+import msgspec
+
 from contracts.events import (
+    AllowlistRevoked,
     AnyEvent,
     ApprovalRequested,
     ApprovalResolved,
     Approved,
     CancelRequested,
     Denied,
+    Event,
     Executed,
     GatesEvaluated,
     OperationFailed,
@@ -40,6 +44,7 @@ from contracts.events import (
     RunFailed,
     RunRequested,
 )
+from contracts.reviews import RevisionReviewed
 
 ASKERS = ("client", "door")  # the roles that carry a person's or a program's request
 
@@ -84,6 +89,34 @@ RUN_EVENT_KINDS: tuple[RunEventKind, ...] = (
     RunEventKind(Executed, ("executor",)),
     RunEventKind(GatesEvaluated, ("guardians",)),
 )
+
+
+@dataclass(frozen=True)
+class SceneEventKind:
+    """One event about a scene that belongs to no run, the last token of its subject
+    (``<prefix>.scene.<scene_id>.<token>``), and the roles that publish it."""
+
+    event: type[Event]
+    token: str
+    publishers: tuple[str, ...]
+
+
+SCENE_EVENT_KINDS: tuple[SceneEventKind, ...] = (
+    SceneEventKind(AllowlistRevoked, "allowlist_revoked", ("policy",)),
+    # A door records a review after its own check of who may review (the doors' core
+    # ``reviews.may_review``), as it sends an approval's resolution after its check.
+    SceneEventKind(RevisionReviewed, "reviewed", ASKERS),
+)
+
+
+def scene_event_kind(event: type[msgspec.Struct]) -> SceneEventKind | None:
+    """The row of a scene event type; None for any other event."""
+    return next((kind for kind in SCENE_EVENT_KINDS if kind.event is event), None)
+
+
+def scene_published_by(role: str) -> tuple[str, ...]:
+    """The subject tokens of the scene events ``role`` may publish (the server's rule)."""
+    return tuple(kind.token for kind in SCENE_EVENT_KINDS if role in kind.publishers)
 
 
 def run_event_types() -> tuple[type[RunEvent], ...]:

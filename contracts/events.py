@@ -20,8 +20,10 @@ from contracts.failures import FailureContract
 from contracts.focus import Focus
 from contracts.gates import GateEnvelope
 from contracts.operations import OperationSet, SafetyLevel
+from contracts.origins import RunOrigin
 from contracts.receipts import Receipt
 from contracts.resolutions import CodeHash, Resolution
+from contracts.reviews import RevisionReviewed
 from contracts.session import BUS, DeterminismRequest, HostProfile
 
 _E = TypeVar("_E", bound="RunEvent")
@@ -45,6 +47,8 @@ class RunRequested(RunEvent, frozen=True, kw_only=True, tag="run.requested"):
     # "required": refuse a nondeterministic tool (001 nondeterministic_refused).
     determinism: DeterminismRequest = "any"
     focus: Focus | None = None  # the open session's selection, from the Blender add-on
+    # The run this one re-runs or forks (ADR 0063); None: a fresh request.
+    origin: RunOrigin | None = None
 
 
 class PlanningStarted(RunEvent, frozen=True, kw_only=True, tag="run.planning"):
@@ -345,6 +349,7 @@ AnyEvent = (
     | DeadLettered
     | ThreadMessage
     | AllowlistRevoked
+    | RevisionReviewed
 )
 
 _decoder = msgspec.json.Decoder(AnyEvent)

@@ -88,6 +88,9 @@ class InspectedModifier(msgspec.Struct, frozen=True, kw_only=True, forbid_unknow
     show_viewport: bool = True
     node_group: str | None = None  # for NODES: the group it evaluates
     error: str | None = None  # what evaluating it reported, or None when it evaluated
+    # Its settings (segments, width, count, ...) as the scene hash covers them; empty in
+    # artifacts written before they were recorded.
+    properties: dict[str, Any] = {}
 
 
 class InspectedCamera(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -142,6 +145,20 @@ class InspectedMaterial(msgspec.Struct, frozen=True, kw_only=True, forbid_unknow
     # Linear RGBA of its Principled BSDF's Base Color (the viewport colour without one);
     # empty in artifacts written before it was recorded.
     base_color: list[float] = []
+    metallic: float | None = None  # None in artifacts written before it was recorded
+    roughness: float | None = None
+
+
+class InspectedData(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One mesh or curve datablock an object of the scene uses, counted as saved (before
+    modifiers), so a change list can tell an edit of the geometry from one of its object."""
+
+    name: str
+    type: str  # MESH or CURVE
+    vertices: int = 0  # a curve's control points
+    edges: int = 0
+    faces: int = 0  # a curve's splines
+    users: int = 0
 
 
 class RunOperation(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -196,6 +213,9 @@ class Inspection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     materials: list[InspectedMaterial] = []
     active_camera: str | None = None  # the camera object the scene renders through
     run: RunRecord | None = None
+    # The mesh and curve datablocks its objects use; empty in artifacts written before
+    # they were recorded.
+    data: list[InspectedData] = []
 
 
 class SceneInspection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -206,6 +226,7 @@ class SceneInspection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     node_groups: list[InspectedNodeGroup] = []
     materials: list[InspectedMaterial] = []
     active_camera: str | None = None
+    data: list[InspectedData] = []
 
 
 def encode(inspection: Inspection) -> bytes:

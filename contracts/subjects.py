@@ -18,6 +18,7 @@ import hashlib
 import re
 
 from contracts.events import AllowlistRevoked, Event, RunEvent, ThreadMessage, event_kind
+from contracts.reviews import RevisionReviewed
 
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 
@@ -80,7 +81,7 @@ def thread_events(prefix: str, thread_id: str, kind: str = "*") -> str:
 
 
 def scene_events(prefix: str, scene_id: str, kind: str = "*") -> str:
-    """Events about one scene that belong to no run (``allowlist_revoked``)."""
+    """Events about one scene that belong to no run (``allowlist_revoked``, ``reviewed``)."""
     return f"{prefix}.scene.{subject_token(scene_id)}.{kind}"
 
 
@@ -155,5 +156,7 @@ def for_event(prefix: str, event: Event) -> str:
         return thread_events(prefix, event.thread_id, kind.removeprefix("thread."))
     if isinstance(event, AllowlistRevoked):
         return scene_events(prefix, event.entry.scene_id, "allowlist_revoked")
+    if isinstance(event, RevisionReviewed):
+        return scene_events(prefix, event.scene_id, "reviewed")
     consumer = getattr(event, "consumer", "unknown")
     return deadletter(prefix, consumer)

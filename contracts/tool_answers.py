@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from contracts.bridge import PreviewEngine
+from contracts.changes import ChangeList
 from contracts.queries import ActionRow, AuditRecord, RunRow, TimelineEntry
 from contracts.receipts import AskedOperation, RunResult
 from contracts.scenes import MaterialSummary, ObjectSummary
@@ -64,7 +65,8 @@ class ApprovalAnswer(_Answer, frozen=True, kw_only=True):
 
 
 class RunAnswer(RunResult, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """A run as ``run``, ``run_status``, ``cancel_run`` and ``import_asset`` answer it."""
+    """A run as ``run``, ``run_status``, ``cancel_run``, ``rerun_run``, ``fork_run`` and
+    ``import_asset`` answer it."""
 
     ok: bool  # completed
     scene: SceneAnswer | None
@@ -127,12 +129,25 @@ class ViewAnswer(_Answer, frozen=True, kw_only=True):
     shading: Shading
 
 
+class ExportAnswer(_Answer, frozen=True, kw_only=True):
+    """An exported file: the answer's embedded resource holds it, ``file`` its address."""
+
+    run_id: str
+    scene_id: str
+    file: str
+    bytes: int
+    format: str
+    objects: int
+
+
 # Each tool's answers, besides ErrorAnswer. A read that policy holds for a person, or
 # whose run fails, answers like ``run``.
 ANSWERS: dict[str, tuple[type[msgspec.Struct], ...]] = {
     "run": (RunAnswer,),
     "run_status": (RunAnswer,),
     "cancel_run": (RunAnswer,),
+    "rerun_run": (RunAnswer,),
+    "fork_run": (RunAnswer,),
     "import_asset": (RunAnswer,),
     "answer_approval": (RunAnswer,),  # the approval card's, not the model's
     "runs": (RunsAnswer,),
@@ -140,9 +155,11 @@ ANSWERS: dict[str, tuple[type[msgspec.Struct], ...]] = {
     "scene": (SceneAnswer,),
     "scenes": (ScenesAnswer,),
     "scene_history": (HistoryAnswer,),
+    "scene_changes": (ChangeList,),
     "preview": (PreviewAnswer,),
     "inspect_object": (InspectAnswer, RunAnswer),
     "render_view": (ViewAnswer, RunAnswer),
+    "export_scene": (ExportAnswer, RunAnswer),
 }
 
 

@@ -19,6 +19,8 @@ OWNED_DATA = (
     (bpy.types.Mesh, "meshes"),
     (bpy.types.Camera, "cameras"),
     (bpy.types.Light, "lights"),
+    (bpy.types.Curve, "curves"),
+    (bpy.types.Armature, "armatures"),
 )
 
 

@@ -17,6 +17,10 @@ def detail(event: ev.RunEvent) -> str:
         case ev.RunRequested():
             what = repr(event.prompt) if event.prompt else "a plan as written"
             text = f"{event.user} asked for {what} on scene {event.scene_id}"
+            if (o := event.origin) is not None:
+                fork = o.kind == "fork"
+                start = f"revision {o.base_revision}" if fork else f"operation {o.from_op}"
+                text += f" ({o.kind} of {o.run} from {start})"
         case ev.PlanRejected() | ev.Denied() | ev.RunFailed():
             text = f"{event.failure.error_code}: {event.message}"
         case ev.PlanningStarted():

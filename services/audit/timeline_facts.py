@@ -30,8 +30,10 @@ def facts(event: ev.RunEvent) -> Facts:
     """The structured facts of ``event`` for its timeline entry; {} for none."""
     match event:
         case ev.RunRequested():
+            origin = msgspec.to_builtins(event.origin) if event.origin else None
             return {"scene_id": event.scene_id, "prompt": _text(event.prompt),
-                    "planner": event.planner, "transport": event.host.transport}  # fmt: skip
+                    "planner": event.planner, "transport": event.host.transport,
+                    "origin": origin}  # fmt: skip
         case ev.Planned():
             return _planned(event)
         case ev.PlanRejected() | ev.Denied() | ev.RunFailed():

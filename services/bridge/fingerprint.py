@@ -78,13 +78,17 @@ def json_value(value: Any, rna_type: str, is_array: bool) -> Any:
     return value
 
 
-def _modifier(mod: bpy.types.Modifier) -> dict[str, Any]:
-    props = {
+def modifier_values(mod: bpy.types.Modifier) -> dict[str, Any]:
+    """A modifier's content properties as canonical JSON (what the scene hash covers)."""
+    return {
         ident: json_value(getattr(mod, ident), rna_type, is_array)
         for ident, rna_type, is_array in modifier_props(mod)
         if ident not in UI_ONLY_MODIFIER_PROPS
     }
-    entry = {"name": mod.name, "type": mod.type, "properties": props}
+
+
+def _modifier(mod: bpy.types.Modifier) -> dict[str, Any]:
+    entry = {"name": mod.name, "type": mod.type, "properties": modifier_values(mod)}
     if mod.type == "NODES" and mod.node_group is not None:
         entry["inputs"] = modifier_inputs(mod)
     return entry

@@ -33,6 +33,7 @@ import msgspec
 from contracts.inspection import (
     DIGITS,
     InspectedCamera,
+    InspectedData,
     InspectedLight,
     InspectedLink,
     InspectedMaterial,
@@ -46,7 +47,7 @@ from contracts.inspection import (
 )
 
 from . import digests, inspect_parts
-from .fingerprint import material_values
+from .fingerprint import material_values, modifier_values
 from .inspect_parts import PARTS
 from .scene_state import LIGHT_SIZE_PROPS
 
@@ -215,6 +216,7 @@ def _modifier(mod: bpy.types.Modifier) -> InspectedModifier:
         show_viewport=mod.show_viewport,
         node_group=None if group is None else group.name,
         error=_modifier_error(mod),
+        properties=modifier_values(mod),
     )
 
 
@@ -284,12 +286,40 @@ def _material(mat: bpy.types.Material) -> InspectedMaterial:
         # Deprecated in 5.0 (every new material has nodes) and due to go in 6.0.
         warnings.simplefilter("ignore", DeprecationWarning)
         use_nodes = getattr(mat, "use_nodes", mat.node_tree is not None)
+    values = material_values(mat)
     return InspectedMaterial(
         name=mat.name,
         use_nodes=bool(use_nodes),
         users=mat.users,
-        base_color=material_values(mat)["base_color"],
+        base_color=values["base_color"],
+        metallic=values["metallic"],
+        roughness=values["roughness"],
     )
+
+
+def _datablock(data: Any) -> InspectedData | None:
+    """A mesh or curve as saved; counts are lengths of its arrays, cheap at any size."""
+    if isinstance(data, bpy.types.Mesh):
+        return InspectedData(
+            name=data.name,
+            type="MESH",
+            vertices=len(data.vertices),
+            edges=len(data.edges),
+            faces=len(data.polygons),
+            users=data.users,
+        )
+    if isinstance(data, bpy.types.Curve):
+        points = sum(len(s.bezier_points) + len(s.points) for s in data.splines)
+        return InspectedData(
+            name=data.name, type="CURVE", vertices=points, faces=len(data.splines), users=data.users
+        )
+    return None
+
+
+def _data(objects: Any) -> list[InspectedData]:
+    # By pointer: two objects sharing one mesh describe it once.
+    found = {ob.data.as_pointer(): _datablock(ob.data) for ob in objects if ob.data is not None}
+    return sorted((d for d in found.values() if d is not None), key=lambda d: d.name)
 
 
 def _users(part: _Counted, users: int) -> _Counted:
@@ -330,4 +360,5 @@ def inspect(full: bool = False) -> SceneInspection:
         node_groups=groups,
         materials=materials,
         active_camera=scene.camera.name if scene.camera is not None else None,
+        data=_data(scene.objects),
     )

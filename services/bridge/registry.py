@@ -145,9 +145,17 @@ class ToolSpec:
     determinism_class: DeterminismClass = "deterministic"
     min_blender_version: tuple[int, int, int] = (4, 2, 0)
     touches: Touches | None = None  # required unless read_only
+    # What a successful call's ``data`` holds (MCP ``outputSchema``), where it is declared.
+    output_schema: dict[str, Any] | None = None
 
     def to_mcp(self) -> dict[str, Any]:
         """The MCP ``tools/list`` entry, with blendmesh metadata under ``_meta``."""
+        entry = self._mcp_entry()
+        if self.output_schema is not None:
+            entry["outputSchema"] = self.output_schema
+        return entry
+
+    def _mcp_entry(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "description": self.description,

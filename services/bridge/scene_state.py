@@ -26,6 +26,7 @@ from blendmesh_addon.tools.keyframes import fcurves
 from blendmesh_addon.tools.lights import LIGHT_SIZE_PROPS
 
 from .canonical import DECIMALS, r, rvec
+from .output_state import object_entries, scene_entries
 
 # Read from here by inspect.py and the tools, beside the names below (the shared bodies').
 __all__ = ["LIGHT_SIZE_PROPS", "fcurves"]
@@ -128,6 +129,7 @@ def object_state(ob: bpy.types.Object) -> dict[str, Any]:
     curves = fcurves(ob)
     if curves:
         entry["keyframes"] = [_keys(c) for c in curves]
+    entry.update(object_entries(ob))
     return entry
 
 
@@ -180,6 +182,7 @@ def scene_state(scene: bpy.types.Scene) -> dict[str, Any]:
             for child in parent.children:
                 parents.setdefault(child.name, []).append(parent.name)
         state["collections"] = [[c.name, sorted(parents[c.name])] for c in collections]
+    state.update(scene_entries(scene))
     # The library revisions a shot links (ADR 0060): pointing it at another revision is a
     # change even when that revision's data looks the same. Only when there are any, so the
     # hash of a scene that links nothing is unchanged.

@@ -44,9 +44,21 @@ from contracts.bridge import (
     ToolList,
 )
 from contracts.errors import BlendmeshError
+from contracts.exports import ExportParams
 from contracts.views import AssetParams, ViewParams
 
-from . import assets, digests, gltf, heap, inspect, node_catalog, preview, registry, touched
+from . import (
+    assets,
+    digests,
+    exports,
+    gltf,
+    heap,
+    inspect,
+    node_catalog,
+    preview,
+    registry,
+    touched,
+)
 from .said import plain
 from .tools import python as python_tools
 from .tools import scene
@@ -149,6 +161,7 @@ class Server:
             "blendmesh/scene.snapshot_full": lambda p: scene.full_snapshot(),
             "blendmesh/scene.render_preview": self._render_preview,
             "blendmesh/scene.export_gltf": self._export_gltf,
+            "blendmesh/scene.export": lambda p: exports.export_scene(_params(p, ExportParams)),
             "blendmesh/scene.inspect": lambda p: inspect.inspect(),
             "blendmesh/scene.inspect_full": lambda p: inspect.inspect(full=True),
             "blendmesh/scene.render_view": lambda p: preview.render_view(_params(p, ViewParams)),

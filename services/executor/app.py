@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from contracts import assets, libraries, scene_files, views
+from contracts import assets, exports, libraries, scene_files, views
 from contracts.health import BlenderState
 from contracts.libraries import MAX_LIBRARY_BYTES
 from contracts.tools import catalog_from_mcp
@@ -112,6 +112,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
             *scene_files.tool_entries(),
             assets.tool_entry(),
             views.tool_entry(),
+            exports.tool_entry(),
             libraries.tool_entry(),
         ]
         catalog = catalog_from_mcp([*tools, *own], bridge.profile.version)

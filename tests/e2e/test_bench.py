@@ -48,10 +48,13 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
                 "0",
                 "--profile-runs",
                 "1",
+                "--floor-repeat",
+                "10",
             ],
             "mesh / peer loop at p50:",
         ),
         (["grammar.py", "--sample", "5"], "executed correctly:"),
+        (["floor.py", "--repeat", "10", "--batch", "3"], "as one atomic batch"),
         (["python_step.py", "--runs", "1"], "ratio warm / direct:"),
         pytest.param(
             ["live_session.py", "--runs", "1", "--skip-big"],

@@ -451,6 +451,8 @@ async def test_console_when_a_run_is_shown_lays_out_its_timeline(
         await expect(events.first).to_contain_text(re.compile(r"\d\d:\d\d:\d\d\.\d{3}\s*requested"))
         await expect(events.last).to_contain_text("completed")
         await expect(events.filter(has_text="approval_resolved")).to_contain_text("ana chose")
+        # The run came through the HTTP API (api_run), and is nobody's re-run.
+        await expect(page.get_by_test_id("timeline-origin")).to_have_text("Asked through http.")
         versions = page.get_by_test_id("timeline-versions")
         await expect(versions).to_contain_text(
             re.compile(r"Planned by blendmesh \S+, tool catalog")
@@ -460,4 +462,56 @@ async def test_console_when_a_run_is_shown_lays_out_its_timeline(
         await expect(revision).to_contain_text("It made revision 2.")
         await expect(revision).to_contain_text("gates passed on revision 2")
         await snap(page, tmp_path, "timeline-shown")
+        await expect(page.get_by_test_id("error")).to_be_hidden()
+
+
+async def test_console_when_changes_are_asked_shows_the_change_list_and_records_a_review(
+    browser: Any, console_url: str, tmp_path: Path
+) -> None:
+    assert (await api_run(console_url, ANA, "diffed", "add a cube named First"))["status"] == (
+        "completed"
+    )
+    made = await api_run(console_url, ANA, "diffed", "add a cube named Second at 2 0 0")
+    assert made["status"] == "completed", made
+    async with console(browser, console_url, ANA, tmp_path, "changes") as page:
+        picker = page.get_by_label("Pick a scene")
+        await expect(picker.locator("option", has_text="diffed")).to_have_count(1, timeout=30_000)
+        await picker.select_option("diffed")
+        rows = page.get_by_test_id("history-row")
+        await expect(rows).to_have_count(2, timeout=30_000)
+        await rows.first.get_by_test_id("changes").click()  # the newest first
+        text = page.get_by_test_id("changes-text")
+        await expect(text).to_contain_text("revision 2 against revision 1", timeout=30_000)
+        await expect(text).to_contain_text("+ object Second added")
+        await expect(text).to_contain_text("location: [2.0,0.0,0.0]")
+        await page.get_by_label("Review").select_option("request_changes")
+        await page.get_by_label("Note").fill("move it closer")
+        await page.get_by_test_id("review-submit").click()
+        await expect(text).to_contain_text("review: ana requested changes: move it closer")
+        await expect(page.get_by_test_id("error")).to_be_hidden()
+        await snap(page, tmp_path, "changes-reviewed")
+
+
+async def test_console_when_a_rerun_is_shown_names_the_run_it_came_from(
+    browser: Any, console_url: str, tmp_path: Path
+) -> None:
+    """ADR 0063: a re-run's timeline says which run and operation it re-ran from, and its
+    operations the original committed show as idempotent no-ops."""
+    async with console(browser, console_url, ANA, tmp_path, "rerun") as page:
+        made = await api_run(console_url, ANA, "rerun", "add a cube named Once")
+        assert made["status"] == "completed", made
+        headers = {"Authorization": f"Bearer {ANA}"}
+        async with httpx.AsyncClient(base_url=console_url, headers=headers, timeout=120) as http:
+            again = await http.post(f"/api/runs/{made['runId']}/rerun", json={"fromOp": 1})
+        assert again.status_code == 200 and again.json()["status"] == "completed", again.text
+        rerun_id = again.json()["runId"]
+        row = page.get_by_test_id("run-row").filter(has_text=rerun_id)
+        await expect(row.get_by_test_id("run-state")).to_have_text("completed", timeout=60_000)
+        await row.get_by_test_id("show-run").click()
+        await expect(page.get_by_test_id("timeline-origin")).to_have_text(
+            f"Asked through http. A rerun of run {made['runId']} from operation 1.",
+            timeout=30_000,
+        )
+        (op,) = await page.get_by_test_id("timeline-op").all()
+        await expect(op.locator("td").nth(5)).to_have_text("skipped_idempotent")
         await expect(page.get_by_test_id("error")).to_be_hidden()

@@ -129,14 +129,18 @@ async def test_mcp_when_listed_and_run_answers_tools_resources_and_preview(
         "runs",
         "run_status",
         "cancel_run",
+        "rerun_run",
+        "fork_run",
         "audit",
         "scene",
         "scenes",
         "scene_history",
+        "scene_changes",
         "preview",
         "inspect_object",
         "render_view",
         "import_asset",
+        "export_scene",
     }
     assert all(t.description and t.inputSchema["type"] == "object" for t in listed.tools)
     assert {str(r.uri) for r in resources.resources} == {

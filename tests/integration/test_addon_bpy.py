@@ -128,6 +128,29 @@ async def test_addon_when_artist_pushes_asks_approves_and_pulls_brings_each_revi
     assert "Cube" in rejected["objects"]
 
 
+async def test_what_changed_when_asked_after_a_run_lists_the_revisions_changes(
+    blender: BlenderSession, gateway_url: str
+) -> None:
+    await as_ana(blender, gateway_url, "listed")
+    early = await blender.send(do="op", name="changes")
+    assert "push or pull first" in early["error"], early
+    pushed = await blender.send(do="op", name="push")
+    assert pushed["synced"] == {"scene": "listed", "rev": 1}, pushed
+    asked = await blender.send(
+        do="op", name="ask", args={"prompt": "add a cube named Box at 0 0 2"}
+    )
+    assert asked["synced"] == {"scene": "listed", "rev": 2}, asked
+
+    shown = await blender.send(do="op", name="changes")
+
+    assert shown["error"] == "", shown
+    assert shown["changes"][0].startswith(
+        "scene listed revision 2 against revision 1: objects 1 added"
+    )
+    assert "  + object Box added" in shown["changes"]
+    assert "      location: [0.0,0.0,2.0]" in shown["changes"]
+
+
 async def test_live_edit_when_artist_asks_lands_in_the_open_session_as_one_undo_step(
     blender: BlenderSession, gateway_url: str
 ) -> None:

@@ -24,6 +24,15 @@ pytestmark = [
 ]
 
 shared_bridge, bridge = bridge_fixtures()
+# Text and curves, constraints and rigs, render settings and HDRI worlds.
+OUTPUT_TOOLS = {
+    "text.create", "text.set", "curve.create", "curve.set", "curve.to_mesh",
+    "constraint.track_to", "constraint.damped_track", "constraint.child_of",
+    "constraint.follow_path", "constraint.copy_location", "constraint.copy_rotation",
+    "constraint.limit_location", "constraint.limit_rotation", "constraint.limit_scale",
+    "constraint.remove", "empty.create", "armature.create", "armature.bind", "armature.pose",
+    "render.set", "render.color", "world.hdri", "world.hdris",
+}  # fmt: skip
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 PRIMITIVES = {
@@ -112,6 +121,7 @@ async def test_tools_list_when_started_every_tool_has_metadata(bridge: BridgePro
         "world.set", "object.duplicate", "object.parent", "object.unparent", "object.shade",
         "collection.create", "collection.move", "object.visibility", "modifier.apply",
         "keyframe.insert", "python.safe", "python.trusted", "object.inspect",
+        *OUTPUT_TOOLS,
     }  # fmt: skip
     for entry in tools:
         meta = entry["_meta"]["blendmesh"]

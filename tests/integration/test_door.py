@@ -346,3 +346,54 @@ async def test_door_when_the_server_reloads_its_users_still_answers_what_is_unde
         assert await server.reload_users()
         answers = await asyncio.gather(*asked)
         assert all(a["ok"] for a in answers), [a for a in answers if not a["ok"]][:2]
+
+
+async def test_door_scene_changes_when_asked_by_owner_approver_and_stranger_answers_each_its_own(
+    users: dict[str, User],
+) -> None:
+    alice, bob, carol = users["alice"], users["bob"], users["carol"]
+    assert (await alice.run(create("First"), "reviewed"))["type"] == "run.completed"
+    assert (await alice.run(create("Second"), "reviewed"))["type"] == "run.completed"
+
+    listed = await alice.ask("scenes.changes", {"scene_id": "reviewed"})
+    assert listed["ok"], listed
+    changes = listed["changes"]
+    assert (changes["base"], changes["revision"]) == (1, 2)
+    assert [(c["kind"], c["action"]) for c in changes["changes"]] == [
+        ("object", "added"),
+        ("data", "added"),  # the new cube's mesh
+    ]
+    assert changes["changes"][0]["name"] == "Second"
+    reviewed = await carol.ask(
+        "scenes.review",
+        {"scene_id": "reviewed", "revision": 2, "verdict": "approve", "note": "good"},
+    )
+    assert reviewed["ok"] and reviewed["review"]["reviewer"] == "carol", reviewed
+    again = await alice.ask("scenes.changes", {"scene_id": "reviewed", "revision": 2})
+    assert [(r["reviewer"], r["verdict"]) for r in again["changes"]["reviews"]] == [
+        ("carol", "approve")
+    ]
+
+    # bob is neither the owner nor an approver: the scene is unknown to him.
+    theirs = await bob.ask("scenes.changes", {"scene_id": "reviewed"})
+    unknown = await bob.ask("scenes.changes", {"scene_id": "never-made"})
+    assert theirs["error"]["code"] == unknown["error"]["code"] == "NOT_FOUND"
+    refused = await bob.ask(
+        "scenes.review", {"scene_id": "reviewed", "revision": 1, "verdict": "approve"}
+    )
+    assert refused["error"]["code"] == "NOT_FOUND"
+    for body, code in (
+        ({"scene_id": "reviewed", "revision": 9}, "NOT_FOUND"),
+        ({"scene_id": "reviewed", "revision": -1}, "INVALID"),
+        ({"scene_id": "reviewed", "revision": "2"}, "INVALID"),
+        ({"scene_id": "reviewed", "base": 2**40}, "INVALID"),
+        ({"scene_id": "../x"}, "INVALID"),
+    ):
+        answer = await alice.ask("scenes.changes", body)
+        assert answer["error"]["code"] == code, (body, answer)
+    long_note = {"scene_id": "reviewed", "revision": 2, "verdict": "approve", "note": "n" * 2001}
+    assert (await alice.ask("scenes.review", long_note))["error"]["code"] == "INVALID"
+    bad = {"scene_id": "reviewed", "revision": 2, "verdict": "merge"}
+    assert (await alice.ask("scenes.review", bad))["error"]["code"] == "INVALID"
+    after = await alice.ask("scenes.changes", {"scene_id": "reviewed", "revision": 2})
+    assert len(after["changes"]["reviews"]) == 1  # nothing refused was recorded

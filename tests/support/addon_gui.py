@@ -56,6 +56,10 @@ def install():
     return addon
 
 
+LONG_REQUEST = (
+    "make the cone named Tip twice as tall, give it a brushed steel material and "
+    "keyframe its rotation so it turns once between frame 1 and frame 48"
+)
 DRAWN = {"at": 0.0}  # when blendmesh's sidebar panel last drew: its tab is the active one
 
 
@@ -206,13 +210,19 @@ def click(command, what, x=gui.left, top=None):
 
 def ask_for(text, shot=""):
     """Type ``text`` into the panel's request box and click Ask, the button under it."""
+    field = yield from type_request(text, shot)
+    yield from click(ASK, "Ask", top=field[1] - 4)
+
+
+def type_request(text, shot=""):
+    """Type ``text`` into the panel's request box; where the box is."""
     wm = bpy.context.window_manager
     x = gui.left(sidebar())
     field = yield from gui.spot(lambda c: c == wm.blendmesh_prompt, x, "request box")
     yield from gui.type_at(field, text, "the request box", lambda: wm.blendmesh_prompt == text)
     if shot:
         yield from screenshot(shot)
-    yield from click(ASK, "Ask", top=field[1] - 4)
+    return field
 
 
 def below_ask():
@@ -338,6 +348,10 @@ def main():
         ("approve", lambda: approve(waiting_run())),
         ("deleted", lambda: idle() and at(7) and "Box" not in bpy.data.objects),
         ("shot-deleted", lambda: screenshot("session-after-approval.png")),
+        # A request longer than the one-line box is read back whole under it, in lines.
+        ("long", lambda: type_request(LONG_REQUEST)),
+        ("settle-long", lambda: time.monotonic() - state["since"] > 0.5),
+        ("shot-long", lambda: screenshot("panel-long-request.png")),
         ("delete-tip", lambda: ask_for("delete Tip")),
         ("waiting-tip", lambda: idle() and bool(waiting_run()) and bool(session.approvals)),
         ("cancel", lambda: cancel(waiting_run())),

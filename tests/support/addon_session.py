@@ -111,6 +111,7 @@ def state(addon: Any) -> dict[str, Any]:
         "scene": bpy.context.scene.blendmesh_scene,
         "longestTickMs": round(LONGEST["tick"] * 1000, 1),
         "pushedBytes": session.pushed_bytes,
+        "changes": session.changes,
     }
 
 

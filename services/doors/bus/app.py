@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -25,15 +25,19 @@ from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeoutError
 
 from contracts import subjects
+from contracts.changes import ChangeList
 from contracts.door import DoorReply
 from contracts.events import AnyEvent, ApprovalResolved, CancelRequested, RunRequested
+from contracts.reviews import RevisionReviewed
 from services.audit import client as audit
 from services.doors.bus.feed import Feed
 from services.doors.bus.handlers import MAX_REPLY_BYTES, DoorHandlers, refused
-from services.doors.bus.ports import DoorUnavailable
+from services.doors.bus.ports import DoorUnavailable, NotTheirs
 from services.doors.core.client import MeshClient
 from services.doors.core.fairness import Fairness, Limits
 from services.doors.core.quota import RunQuota
+from services.doors.core.reviews import NoRevision, Revisions
+from services.doors.core.scene_client import NoScene
 from services.executor.client import ObjectStoreUploads, SceneFiles
 from services.runtime.nats import access, delivered
 from services.runtime.nats.history import read_run
@@ -82,6 +86,13 @@ class BusReads:
     async def scene_owner(self, scene_id: str) -> str | None:
         return await self._scenes.owner(scene_id)
 
+    async def scene_head(self, scene_id: str) -> int | None:
+        head = await self._scenes.head(scene_id)
+        return head.revision if head is not None else None
+
+    async def scene_history(self, scene_id: str) -> list[tuple[int, str]]:
+        return await self._scenes.history(scene_id)
+
     async def audit_records(self, run_id: str) -> list[dict[str, Any]]:
         try:
             detail = await audit.query_run(self._bus.nc, self._bus.prefix, run_id)
@@ -128,6 +139,29 @@ class Suspension:
             self.seconds,
             time.strftime("%H:%M:%S", time.localtime(until)),
         )
+
+
+class BusReviews:
+    """The doors' change lists and reviews, their refusals in the door's words."""
+
+    def __init__(self, bus: Bus, approvers: Callable[[], frozenset[str]]) -> None:
+        self._revisions = Revisions(bus, approvers)
+
+    async def changes(
+        self, scene_id: str, user: str, base: int | None, revision: int | None
+    ) -> ChangeList:
+        try:
+            return await self._revisions.changes(scene_id, user, base, revision)
+        except (NoScene, NoRevision) as exc:
+            raise NotTheirs(str(exc)) from None
+
+    async def review(
+        self, scene_id: str, user: str, revision: int, verdict: str, note: str
+    ) -> RevisionReviewed:
+        try:
+            return await self._revisions.review(scene_id, user, revision, verdict, note)
+        except (NoScene, NoRevision) as exc:
+            raise NotTheirs(str(exc)) from None
 
 
 class LogWriter:
@@ -277,6 +311,7 @@ async def start(settings: Settings, bus: Bus) -> DoorService:
         approvers=users.approvers,
         files=ObjectStoreUploads(bus.js, bus.prefix),
         room=partial(RunQuota.from_env(settings.env).check, bus.nc, bus.prefix),
+        reviews=BusReviews(bus, users.approvers),
     )
     fairness = Fairness(Limits.from_env(settings.env), time.monotonic)
     seconds = suspensions.seconds_from(settings.env)

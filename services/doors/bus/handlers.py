@@ -17,16 +17,19 @@ from typing import TypeVar
 
 import msgspec
 
+from contracts.changes import to_data
 from contracts.door import (
     MAX_FILE_CHUNK,
     MAX_LIST,
     VERBS,
+    ChangesQuery,
     DoorError,
     DoorReply,
     ErrorCode,
     FileRef,
     FileUpload,
     ListQuery,
+    ReviewAsk,
     RunRef,
     run_prefix,
 )
@@ -40,11 +43,21 @@ from contracts.events import (
 )
 from contracts.request_limits import request_problem
 from contracts.resolutions import canonical_resolution
+from contracts.reviews import ReviewRefused
 from contracts.session import BUS
-from services.doors.bus.ports import DoorUnavailable, Files, MeshReads, RunWriter
+from services.doors.bus.ports import (
+    DoorUnavailable,
+    Files,
+    MeshReads,
+    NotTheirs,
+    RunWriter,
+    SceneReviews,
+)
+from services.doors.bus.steer import steered
 from services.doors.core import ownership
 from services.doors.core.cancels import RunOver, cancel_of
 from services.doors.core.quota import QuotaExceeded
+from services.doors.core.steering import NoRun, SteerInvalid, SteerRefused
 from services.runtime.server.identity import UserEntry, may_resolve
 
 log = logging.getLogger("blendmesh.security")
@@ -93,6 +106,7 @@ class DoorHandlers:
     clock: Callable[[], float] = time.time
     # Raises QuotaExceeded when the user may not start another run now (quota.py).
     room: Callable[[str], Awaitable[None]] | None = None
+    reviews: SceneReviews | None = None  # scenes.changes, scenes.review
 
     def table(self) -> dict[str, Verb]:
         """Verb -> handler: what a user's login may ask (``contracts.door.VERBS``)."""
@@ -104,6 +118,8 @@ class DoorHandlers:
             "run.audit": self.audit,
             "runs.list": self.runs,
             "scenes.list": self.scenes,
+            "scenes.changes": self.changes,
+            "scenes.review": self.review,
             "files.stage": self.stage,
             "files.get": self.file,
         }
@@ -172,6 +188,8 @@ class DoorHandlers:
         owner = await self.reads.scene_owner(event.scene_id)
         if owner is not None and not ownership.owns(owner, user.name):  # None: a new scene
             raise Refused("NOT_FOUND", f"no scene {event.scene_id}")
+        if event.origin is not None:
+            event = await self._steered(user, event)
         if self.room is not None:
             try:
                 await self.room(user.name)
@@ -180,6 +198,20 @@ class DoorHandlers:
         # The door, not the client, says what host the request came through (spec 001).
         await self.writer.publish(msgspec.structs.replace(event, host=BUS))
         return DoorReply(ok=True, run_id=event.run_id)
+
+    async def _steered(self, user: UserEntry, event: RunRequested) -> RunRequested:
+        try:
+            event = await steered(self.reads, user.name, event)
+        except NoRun as exc:
+            raise Refused("NOT_FOUND", str(exc)) from None
+        except (SteerInvalid, ValueError) as exc:
+            raise Refused("INVALID", str(exc)) from None
+        except SteerRefused as exc:
+            raise Refused("CONFLICT", str(exc)) from None
+        problem = request_problem(event, self.clock())
+        if problem is not None:
+            raise Refused("INVALID", problem)
+        return event
 
     async def resolve(self, user: UserEntry, data: bytes) -> DoorReply:
         event = _event(data, ApprovalResolved, "run.resolve", "run.approval_resolved")
@@ -245,6 +277,34 @@ class DoorHandlers:
     async def scenes(self, user: UserEntry, data: bytes) -> DoorReply:
         query = _decode(data, ListQuery, f'{{"limit": {MAX_LIST}}}')
         return DoorReply(ok=True, scenes=await self.reads.scenes_of(user.name, query.limit))
+
+    def _reviews(self) -> SceneReviews:
+        if self.reviews is None:
+            raise DoorUnavailable("this door reads no change lists; ask the gateway instead")
+        return self.reviews
+
+    async def changes(self, user: UserEntry, data: bytes) -> DoorReply:
+        query = _decode(data, ChangesQuery, '{"scene_id": "shot", "revision": 2}')
+        try:
+            listed = await self._reviews().changes(
+                query.scene_id, user.name, query.base, query.revision
+            )
+        except NotTheirs as exc:
+            raise Refused("NOT_FOUND", str(exc)) from None
+        return DoorReply(ok=True, changes=to_data(listed))
+
+    async def review(self, user: UserEntry, data: bytes) -> DoorReply:
+        example = '{"scene_id": "shot", "revision": 2, "verdict": "approve", "note": ""}'
+        ask = _decode(data, ReviewAsk, example)
+        try:
+            event = await self._reviews().review(
+                ask.scene_id, user.name, ask.revision, ask.verdict, ask.note
+            )
+        except NotTheirs as exc:
+            raise Refused("NOT_FOUND", str(exc)) from None
+        except ReviewRefused as exc:
+            raise Refused("INVALID", str(exc)) from None
+        return DoorReply(ok=True, review=msgspec.to_builtins(event))
 
     def _files(self) -> Files:
         if self.files is None:

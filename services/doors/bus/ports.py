@@ -5,12 +5,32 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from contracts.changes import ChangeList
 from contracts.errors import BlendmeshError
 from contracts.events import AnyEvent, ApprovalResolved, CancelRequested, RunRequested
+from contracts.reviews import RevisionReviewed
 
 
 class DoorUnavailable(BlendmeshError):
     """A service the answer needs did not answer; the message says which."""
+
+
+class NotTheirs(BlendmeshError):
+    """No such scene or revision, or not one the asker may see: the two look the same."""
+
+
+class SceneReviews(Protocol):
+    """Change lists and reviews of scenes (the doors' core ``reviews.Revisions``); both
+    raise ``NotTheirs`` for a scene or revision the user may not see, and ``review``
+    ``contracts.reviews.ReviewRefused`` for a review it cannot record."""
+
+    async def changes(
+        self, scene_id: str, user: str, base: int | None, revision: int | None
+    ) -> ChangeList: ...
+
+    async def review(
+        self, scene_id: str, user: str, revision: int, verdict: str, note: str
+    ) -> RevisionReviewed: ...
 
 
 class MeshReads(Protocol):
@@ -26,6 +46,14 @@ class MeshReads(Protocol):
 
     async def scene_owner(self, scene_id: str) -> str | None:
         """The owner of a scene's head; None for a scene that does not exist yet."""
+        ...
+
+    async def scene_head(self, scene_id: str) -> int | None:
+        """The revision a scene's head is at; None for a scene with none."""
+        ...
+
+    async def scene_history(self, scene_id: str) -> list[tuple[int, str]]:
+        """Every stored revision of a scene and its hash prefix, oldest first."""
         ...
 
     async def audit_records(self, run_id: str) -> list[dict[str, Any]]: ...

@@ -16,15 +16,18 @@ ADOPT, DISCARD = "--adopt", "--discard"
 # (tests/unit/doors/test_cli_imports.py), and a test holds the two equal.
 MIN_SIDE, MAX_SIDE = 64, 2048
 SHADINGS = ("material", "solid", "rendered")  # contracts.views.SHADINGS, likewise
+EXPORT_FORMATS = ("fbx", "glb", "obj", "stl", "usd")  # contracts.exports.FORMATS, likewise
 
 
 def add_commands(sub: Any) -> None:
     """Every command, onto ``blendmesh``'s subparsers."""
     run = _run(sub)
     _up(sub)
-    runs = sub.add_parser("runs", help="list recent runs, or `runs show RUN`: one's timeline")
+    runs = sub.add_parser(
+        "runs", help="list recent runs, or `runs show|rerun|fork|replay`: one's timeline, steering"
+    )
     runs.add_argument("--limit", type=int, default=20)
-    shown = runs.add_subparsers(dest="runs_command", metavar="show")
+    shown = runs.add_subparsers(dest="runs_command", metavar="show|rerun|fork|replay")
     one = shown.add_parser(
         "show",
         help="a run's timeline: every event, each operation with its arguments and receipt, "
@@ -32,6 +35,7 @@ def add_commands(sub: Any) -> None:
     )
     one.add_argument("run_id", help="the run, as `blendmesh runs` lists it")
     one.add_argument("--json", action="store_true", help="print the timeline as JSON")
+    _steering(shown)
     aud = sub.add_parser("audit", help="show a run's audit trail, or `audit rebuild`")
     aud.add_argument("run_id", help="a run id, or `rebuild` to replay the log into the views")
     _resolve(sub)
@@ -167,7 +171,8 @@ def _scenes(sub: Any, run: argparse.ArgumentParser) -> None:
         help="the exported .blend was changed by hand: keep a copy beside it and replace it",
     )
     scenes = sub.add_parser(
-        "scenes", help="your scenes; `scenes show|history|import|download|tag|gc`"
+        "scenes",
+        help="your scenes; `scenes show|history|diff|review|import|export|download|tag|gc`",
     )
     scenes.add_argument("--json", action="store_true", help="print JSON")
     verbs = scenes.add_subparsers(dest="scenes_command")
@@ -175,6 +180,7 @@ def _scenes(sub: Any, run: argparse.ArgumentParser) -> None:
         verb = verbs.add_parser(name, help=what)
         verb.add_argument("scene", help="the scene id")
         verb.add_argument("--json", action="store_true", help="print JSON")
+    _changes(verbs)
     imp = verbs.add_parser("import", help="make a .blend file a new revision of a scene")
     imp.add_argument("file", type=Path, help="a .blend saved by Blender")
     imp.add_argument("--scene", required=True, help="the scene id (a new id makes a new scene)")
@@ -187,6 +193,11 @@ def _scenes(sub: Any, run: argparse.ArgumentParser) -> None:
     down.add_argument("--revision", type=int, help="the revision (the newest when left out)")
     down.add_argument("--to", type=Path, default=Path("."), help="the folder (default: here)")
     down.add_argument("--json", action="store_true", help="print the files written as JSON")
+    exp = verbs.add_parser("export", help="download a scene as a glb, fbx, obj, usd or stl file")
+    exp.add_argument("scene", help="the scene id")
+    exp.add_argument("--format", required=True, choices=EXPORT_FORMATS, help="the file format")
+    exp.add_argument("--output", "-o", type=Path, required=True, help="the file to write")
+    exp.add_argument("--json", action="store_true", help="print the answer as JSON")
     _retention(verbs)
     libraries = sub.add_parser("libraries", help="your project's library revisions; `update`")
     libraries.add_argument("--json", action="store_true", help="print JSON")
@@ -204,6 +215,22 @@ def _scenes(sub: Any, run: argparse.ArgumentParser) -> None:
     revert.add_argument("revision", type=int, help="the revision to go back to")
     revert.add_argument("--approve", action="store_true", help="pre-approve the revert")
     revert.add_argument("--json", action="store_true", help="print the run result as JSON")
+
+
+def _changes(verbs: Any) -> None:
+    """``scenes diff`` and ``scenes review`` (services/doors/cli/changes.py)."""
+    diff = verbs.add_parser("diff", help="what a revision changed: SCENE [A|parent] [B|head]")
+    diff.add_argument("scene", help="the scene id")
+    diff.add_argument("base", nargs="?", help="the revision to compare with (default: B's parent)")
+    diff.add_argument("revision", nargs="?", help="the revision to show (default: the head)")
+    diff.add_argument("--json", action="store_true", help="print JSON")
+    review = verbs.add_parser("review", help="approve a revision or request changes to it")
+    review.add_argument("scene", help="the scene id")
+    review.add_argument("revision", help="the revision reviewed (a number, or head)")
+    review.add_argument("verdict", choices=("approve", "request-changes"), help="the verdict")
+    review.add_argument("--note", default="", help="what the artist should read with it")
+    review.add_argument("--json", action="store_true", help="print the recorded review as JSON")
+    review.set_defaults(base=None)
 
 
 def _retention(verbs: Any) -> None:
@@ -323,3 +350,55 @@ def _addon(sub: Any) -> None:
         type=Path,
         help="the zip to write (default: ./blendmesh-addon-<version>.zip)",
     )
+
+
+def _steering(shown: Any) -> None:
+    """``runs rerun``, ``runs fork`` and ``runs replay`` (ADR 0063)."""
+    rerun = shown.add_parser(
+        "rerun",
+        help="run a failed or completed run again from operation N: what it committed is "
+        "skipped as idempotent, the rest runs",
+    )
+    rerun.add_argument("run_id", help="your run, as `blendmesh runs` lists it")
+    rerun.add_argument(
+        "--from", dest="from_op", type=int, required=True, metavar="N",
+        help="the operation to run again from, 1 for the first, in `runs show` order",
+    )  # fmt: skip
+    fork = shown.add_parser(
+        "fork", help="a new run of a run's plan, or an edited one, on the revision it started from"
+    )
+    fork.add_argument("run_id", help="your run, as `blendmesh runs` lists it")
+    fork.add_argument(
+        "--from", dest="from_op", type=int, default=1, metavar="N",
+        help="start from the revision operation N met (default 1: the one the run started "
+        "from) and run the plan from N on",
+    )  # fmt: skip
+    replay = shown.add_parser(
+        "replay", help="re-run the runs a filter selects, after an incident; --dry-run first"
+    )
+    replay.add_argument(
+        "--since", help="runs created at or after: ISO 8601 (UTC unless it says), or seconds"
+    )
+    replay.add_argument(
+        "--until", help="runs created at or before: ISO 8601 (UTC unless it says), or seconds"
+    )
+    replay.add_argument("--status", choices=("completed", "failed"), help="only runs that ended so")
+    replay.add_argument("--error-code", help="only runs that failed with this code")
+    replay.add_argument("--limit", type=int, default=10, help="at most this many runs (1-50)")
+    replay.add_argument(
+        "--dry-run", action="store_true",
+        help="list what would run again and what is already committed; run nothing",
+    )  # fmt: skip
+    for cmd in (rerun, fork):
+        cmd.add_argument(
+            "--plan", type=Path, metavar="FILE",
+            help="an edited plan (a spec 000 operation set) instead of the run's own",
+        )  # fmt: skip
+    for cmd in (rerun, fork, replay):
+        cmd.add_argument(
+            "--approve", action="store_true", help="pre-approve destructive operations"
+        )
+        cmd.add_argument("--json", action="store_true", help="print the result as JSON")
+        cmd.add_argument(
+            "--timeout", type=float, default=600.0, help="seconds to wait for each result"
+        )

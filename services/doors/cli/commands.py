@@ -8,7 +8,6 @@ import argparse
 import asyncio
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -17,6 +16,7 @@ from contracts.events import RunRequested
 from contracts.session import CLI
 from services.doors.cli.common import EXIT_FAILED, EXIT_OK, connected, progress, report, watch
 from services.doors.cli.mesh import Mesh
+from services.doors.cli.plans import load_plan
 from services.doors.cli.screen import rich, screen
 from services.doors.cli.threads import scene_thread
 from services.doors.core.client import ClientError, MeshClient
@@ -30,20 +30,6 @@ if TYPE_CHECKING:
 
     from contracts.resolutions import Resolution
     from services.doors.cli.screen import Screen
-
-
-def load_plan(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text())
-    except OSError as exc:
-        raise ClientError(f"cannot read plan {path}: {exc.strerror}") from None
-    except ValueError as exc:
-        raise ClientError(f"plan {path} is not JSON: {exc}") from None
-    except RecursionError:
-        raise ClientError(
-            f"plan {path} is nested too deeply to read; an operation set (spec 000) is a "
-            "list of flat operations"
-        ) from None
 
 
 def run_request(args: argparse.Namespace, settings: Settings, plan: Any) -> RunRequested:
@@ -252,6 +238,10 @@ async def dispatch(args: argparse.Namespace, settings: Settings) -> int:
         case "runs" | "audit":
             from services.doors.cli import reads as cli_reads
 
+            if args.command == "runs" and args.runs_command in ("rerun", "fork", "replay"):
+                from services.doors.cli import steer as cli_steer
+
+                return await cli_steer.dispatch(args, settings, out, err)
             if args.command == "runs" and args.runs_command == "show":
                 from services.doors.cli import timeline as cli_timeline
 

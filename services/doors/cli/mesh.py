@@ -204,6 +204,12 @@ class Mesh:
             waits.append(self.guard.run())
         return await first_of([self.server_exited(), *waits])
 
+    @property
+    def server_pid(self) -> int | None:
+        """The embedded nats-server's process id (None for an external server), for the
+        benchmarks that count its fsyncs."""
+        return None if self._server is None else self._server.pid
+
     async def server_exited(self) -> str:
         """Wait until the embedded nats-server dies; forever for an external server."""
         if self._server is None:

@@ -1,5 +1,6 @@
-"""``blendmesh scenes`` (list, show, history, import), ``blendmesh revert`` and the guard
-that keeps ``blendmesh run`` from overwriting an exported .blend a person changed.
+"""``blendmesh scenes`` (list, show, history, import; diff and review in ``changes.py``),
+``blendmesh revert`` and the guard that keeps ``blendmesh run`` from overwriting an
+exported .blend a person changed.
 
 Import and revert are runs: they print and exit like ``blendmesh run`` (3 while one waits
 for approval: ``blendmesh approve RUN_ID``).
@@ -136,6 +137,14 @@ async def dispatch(args: argparse.Namespace, settings: Settings, out: Screen, er
         )
 
         return await cli_retention.dispatch(args, settings, rich(out))
+    if args.command == "scenes" and args.scenes_command in ("diff", "review"):
+        from services.doors.cli import changes as cli_changes
+
+        return await cli_changes.dispatch(args, settings, out)
+    if args.command == "scenes" and args.scenes_command == "export":
+        from services.doors.cli import looks as cli_looks
+
+        return await cli_looks.export(args, settings, out, err)
     services = tuple(Mesh.all_services())
     if args.command == "revert":
         async with connected(settings, services) as bus:

@@ -53,6 +53,15 @@ def _print(out: Console, account: dict[str, Any]) -> None:
     out.print(f"run {run['run_id']}: {run['state']} (user {run['user']}, scene {run['scene_id']})")
     if run.get("error_code"):
         out.print(f"  {run['error_code']}: {run.get('message') or ''}", markup=False)
+    if account["door"]:
+        out.print(f"  asked through {account['door']}", markup=False)
+    if origin := account["origin"]:
+        start = (
+            f"revision {origin['base_revision']}"
+            if origin["kind"] == "fork"
+            else f"operation {origin['from_op']}"
+        )
+        out.print(f"  {origin['kind']} of run {origin['run']} from {start}", markup=False)
     for stage in ("planned", "executed"):
         found = account["versions"][stage]
         if found:

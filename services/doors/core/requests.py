@@ -11,6 +11,7 @@ from contracts import subjects
 from contracts.events import RollbackBoundary, RunRequested, derive_event_id
 from contracts.focus import Focus
 from contracts.limits import DEFAULT_MAX_OPERATIONS, check_plan
+from contracts.origins import RunOrigin
 from contracts.session import BUS, DeterminismRequest, HostProfile
 from services.runtime.service.limits import encode_bounded
 
@@ -33,6 +34,7 @@ def build_request(
     host: HostProfile = BUS,
     determinism: DeterminismRequest = "any",
     focus: Focus | None = None,
+    origin: RunOrigin | None = None,
 ) -> RunRequested:
     """A RunRequested with fresh ids; a plan's own request_id is kept for idempotency.
 
@@ -64,6 +66,7 @@ def build_request(
         host=host,
         determinism=determinism,
         focus=focus,
+        origin=origin,
     )
     encode_bounded(request)
     return request

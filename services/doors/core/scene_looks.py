@@ -22,6 +22,7 @@ from contracts.assets import (
     import_asset_plan,
 )
 from contracts.events import RunRequested
+from contracts.exports import export_plan, export_problem
 from contracts.receipts import RunResult
 from contracts.scene_files import is_blob_id
 from contracts.views import DEFAULT_SHADING, Shading, inspect_plan, view_plan, view_problem
@@ -44,6 +45,10 @@ class NoUpload(ClientError):
 
 class BadView(ClientError):
     """A view no render takes (HTTP 422)."""
+
+
+class BadExport(ClientError):
+    """A format no export writes (HTTP 422)."""
 
 
 def check_asset(data: bytes, filename: str, collection: str, limit: int) -> AssetFormat:
@@ -98,6 +103,22 @@ class SceneLooks:
             raise BadView(problem)
         await self.scenes.own(scene_id, user)
         return build_request(user=user, scene_id=scene_id, plan=plan)
+
+    async def export_request(self, user: str, scene_id: str, fmt: str) -> RunRequested:
+        """The run that exports ``user``'s scene as ``fmt`` (glb, fbx, obj, usd, stl)."""
+        problem = export_problem(fmt)
+        if problem is not None:
+            raise BadExport(problem)
+        await self.scenes.own(scene_id, user)
+        return build_request(user=user, scene_id=scene_id, plan=export_plan(new_id("req"), fmt))
+
+    async def download(self, user: str, result: RunResult) -> bytes | None:
+        """The file a completed export run staged for ``user``; None when there is none."""
+        answered = operation_result(result) or {}
+        blob = answered.get("file")
+        if result.status != "completed" or not is_blob_id(blob):
+            return None
+        return await self._uploads.get(user, str(blob), self.scenes.settings.max_upload_bytes)
 
     async def asset_request(
         self,
@@ -156,6 +177,7 @@ class SceneLooks:
 
 __all__ = [
     "AssetRefused",
+    "BadExport",
     "BadView",
     "NoScene",
     "NoUpload",

@@ -78,10 +78,17 @@ def revision(detail: RunDetail) -> int | None:
     return made[-1] if made else None
 
 
+def request(detail: RunDetail) -> Row:
+    """Which door the run came through and, for a re-run or fork, the run it came from."""
+    asked = next((e.facts for e in detail.timeline if e.type == "run.requested"), {})
+    return {"door": asked.get("transport"), "origin": asked.get("origin")}
+
+
 def as_json(detail: RunDetail) -> Row:
     """The whole account, for ``--json`` and the HTTP run detail."""
     return {
         "run": msgspec.to_builtins(detail.run),
+        **request(detail),
         "versions": versions(detail),
         "revision": revision(detail),
         "operations": operations(detail),

@@ -28,6 +28,7 @@ from services.doors.gateway import (
     agent,
     approvals,
     cancels,
+    changes,
     errors,
     health,
     me,
@@ -35,11 +36,13 @@ from services.doors.gateway import (
     protected_resource,
     pushed_chunks,
     reads,
+    scene_exports,
     scene_libraries,
     scene_looks,
     scene_runs,
     scene_tags,
     scenes,
+    steer,
     uploads,
 )
 from services.doors.gateway.auth import Authenticator, Tokens
@@ -112,7 +115,8 @@ def create_app(
     )
     routers = (
         *(agent, approvals, cancels, me, reads, scenes, scene_runs, scene_looks, scene_tags),
-        *(uploads, pushed_chunks, scene_libraries),
+        steer,
+        *(uploads, pushed_chunks, changes, scene_exports, scene_libraries),
         *(health, metrics, protected_resource),
     )
     for module in routers:

@@ -33,8 +33,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from contracts.errors import BlendmeshError
 from contracts.failures import ErrorCode
+from contracts.reviews import ReviewRefused
 from services.doors.core.ownership import NotOwned
 from services.doors.core.quota import QuotaExceeded
+from services.doors.core.reviews import NoRevision
 from services.doors.core.scene_client import (
     LibraryProblem,
     NoScene,
@@ -139,6 +141,8 @@ STATUS: dict[type[ApiError], int] = {
 DOOR_ERRORS: dict[type[BlendmeshError], type[ApiError]] = {
     NotOwned: NotFound,
     NoScene: NotFound,
+    NoRevision: NotFound,
+    ReviewRefused: ValidationError,
     UploadTooLarge: TooLarge,
     NotABlend: ValidationError,
     LibraryProblem: ValidationError,

@@ -97,7 +97,7 @@ def _looks(gw: Gateway) -> SceneLooks:
     return SceneLooks(SceneDoor(gw.bus, gw.settings))
 
 
-def _refusal(result: RunResult) -> Exception:
+def refusal(result: RunResult) -> Exception:
     """A read that did not complete, as the error its receipt names."""
     failed = next((r for r in result.receipts if r.error_code), None)
     message = failed.message if failed else result.message or result.status
@@ -121,7 +121,7 @@ async def _read(
     result, response = await _ran(gw, request)
     found = operation_result(result)
     if result.status != "completed" or found is None:
-        raise _refusal(result)
+        raise refusal(result)
     return result, response, found
 
 

@@ -45,6 +45,15 @@ class OperationOut(_Model):
     reason: str | None = Field(default=None, description="why it was skipped")
 
 
+class OriginOut(_Model):
+    """The run a re-run or fork came from (ADR 0063)."""
+
+    run: str
+    kind: str = Field(description="rerun | fork | replay")
+    from_op: int = Field(description="the operation it ran again from, 1 for the first")
+    base_revision: int | None = Field(description="the revision a fork started from")
+
+
 class GatesOut(_Model):
     revision: int
     passed: bool
@@ -64,7 +73,10 @@ def operation_out(op: dict[str, Any]) -> OperationOut:
 def account_out(detail: RunDetail) -> dict[str, Any]:
     """The fields the run detail adds to its run and timeline."""
     found = timeline.versions(detail)
+    asked = timeline.request(detail)
     return {
+        "door": asked["door"],
+        "origin": OriginOut.model_validate(asked["origin"]) if asked["origin"] else None,
         "versions": RunVersions(
             planned=versions_out(found["planned"]), executed=versions_out(found["executed"])
         ),
@@ -89,6 +101,8 @@ class RunDetailResponse(_Model):
 
     run: RunSummary
     timeline: list[TimelineItem]
+    door: str | None = Field(description="the transport the request came through: cli, http...")
+    origin: OriginOut | None = Field(description="for a re-run or fork, the run it came from")
     versions: RunVersions
     revision: int | None = Field(description="the revision its last execution committed")
     operations: list[OperationOut]

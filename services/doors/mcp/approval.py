@@ -123,7 +123,14 @@ async def prepare(door: Door, user: str, args: dict[str, Any]) -> RunRequested:
 
 
 async def submit(door: Door, user: str, args: dict[str, Any], ctx: Context) -> types.CallToolResult:
-    request = await prepare(door, user, args)
+    return await follow_request(door, user, await prepare(door, user, args), ctx)
+
+
+async def follow_request(
+    door: Door, user: str, request: RunRequested, ctx: Context
+) -> types.CallToolResult:
+    """Submit ``request`` and follow it, asking the person through the host when it
+    waits for approval: how ``run``, ``rerun_run`` and ``fork_run`` answer."""
     console = asking.console_of(door, ctx)
     ask = asking.how_to_ask(ctx.session, console)
     before = await door.scene(request.scene_id, user)

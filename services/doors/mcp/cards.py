@@ -63,7 +63,9 @@ ANSWER_APPROVAL = types.Tool(
 )
 
 
-CARDED = frozenset({"run", "import_asset"})  # the tools whose answer is a run to show
+CARDED = frozenset(
+    {"run", "import_asset", "rerun_run", "fork_run"}
+)  # the tools whose answer is a run to show
 
 
 def carded(tool: types.Tool) -> types.Tool:

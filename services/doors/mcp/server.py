@@ -1,4 +1,4 @@
-"""The MCP server of 2025-11-25: twelve tools, three resources and two prompts over one
+"""The MCP server of 2025-11-25: fourteen tools, three resources and two prompts over one
 ``Door``, on stdio or HTTP (``modern.py`` serves the same to 2026-07-28 clients).
 
 Built on the SDK's low-level ``Server`` (as ``blendmesh mcp guardians`` is) so that every
@@ -24,12 +24,16 @@ from nats.errors import Error as NatsError
 from pydantic import AnyUrl
 
 from contracts.cancels import CANCELLED
+from contracts.change_text import summary
+from contracts.changes import to_data
 from contracts.session import MCP_STDIO, HostProfile
 from services.doors.core.cancels import cancel_run
 from services.doors.core.client import ClientError, MeshClient
 from services.doors.core.ownership import NotOwned
 from services.doors.core.quota import QuotaExceeded, RunQuota
-from services.doors.mcp import answers, cards, looks, prompts, tools
+from services.doors.core.reviews import NoRevision, Revisions, registry_approvers
+from services.doors.core.scene_client import NoScene
+from services.doors.mcp import answers, cards, exports, looks, prompts, steer, tools
 from services.doors.mcp.approval import submit
 from services.doors.mcp.door import Door, check, plain
 from services.doors.mcp.errors import AuthError, NotFound, ToolError, Unavailable, ValidationError
@@ -54,7 +58,7 @@ Context = RequestContext[Any, Any, Any]
 UserOf = Callable[[Context], str]
 # The tools a model may call; the runs they start show in the approval card where the
 # host renders MCP Apps.
-LISTED = [cards.carded(t) for t in [*tools.TOOLS, *looks.TOOLS]]
+LISTED = [cards.carded(t) for t in [*tools.TOOLS, *steer.TOOLS, *looks.TOOLS, *exports.TOOLS]]
 
 
 USER_KEY = "blendmesh.user"
@@ -126,6 +130,13 @@ async def _call(door: Door, user: str, name: str, args: Any, ctx: Context) -> ty
                 raise NotFound(f"no scene {scene_id}")
             n = len(history)
             return answers.result(f"scene {scene_id}: {n} revisions", {"revisions": history})
+        case "scene_changes":
+            checked = check(args, tools.SCENE_CHANGES.inputSchema)
+            revisions = Revisions(door.bus, registry_approvers(door.settings))
+            listed = await revisions.changes(
+                checked["scene_id"], user, checked.get("base"), checked.get("revision")
+            )
+            return answers.result(summary(listed), to_data(listed))
         case "preview":
             scene_id = check(args, tools.PREVIEW.inputSchema)["scene_id"]
             png = await door.preview(scene_id, user)
@@ -134,6 +145,10 @@ async def _call(door: Door, user: str, name: str, args: Any, ctx: Context) -> ty
             return answers.result(f"preview of scene {scene_id}", {"scene_id": scene_id}, [png])
     if name in looks.NAMES:
         return await looks.call(door, user, name, args, ctx)
+    if name in steer.NAMES:
+        return await steer.call(door, user, name, args, ctx)
+    if name in exports.NAMES:
+        return await exports.call(door, user, name, args, ctx)
     names = ", ".join(t.name for t in LISTED)
     raise ValidationError(f"unknown tool; this server has: {names}")
 
@@ -151,7 +166,7 @@ async def guarded(name: str, work: Callable[[], Awaitable[T]]) -> T | types.Call
         return await work()
     except ToolError as exc:
         return answers.tool_error(exc)
-    except NotOwned as exc:
+    except (NotOwned, NoScene, NoRevision) as exc:  # unknown and another's look the same
         return answers.tool_error(NotFound(str(exc)))
     except (QuotaExceeded, JetStreamUnavailable) as exc:  # their words name the limit
         return answers.tool_error(Unavailable(str(exc)))

@@ -190,7 +190,31 @@ SCENE_HISTORY = types.Tool(
     annotations=_READ,
 )
 
-TOOLS = [RUN, RUNS, RUN_STATUS, CANCEL_RUN, AUDIT, SCENE, SCENES, SCENE_HISTORY, PREVIEW]
+REVISION: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": 2**31 - 1}
+SCENE_CHANGES = types.Tool(
+    name="scene_changes",
+    title="What a revision changed",
+    description="The change list of one revision of your scene against another (by default "
+    "the head against the revision before it): objects, mesh and curve data, materials, "
+    "modifiers and node groups added, removed or changed, each changed property before and "
+    "after, and the reviews recorded on the revision. At most 500 changes are listed; "
+    "`more_changes` counts the rest.",
+    inputSchema=_schema(
+        {
+            "scene_id": SCENE_ID,
+            "revision": {**REVISION, "description": "the revision to show; default: the head"},
+            "base": {**REVISION, "description": "compare with; default: the one before"},
+        },
+        ["scene_id"],
+    ),
+    outputSchema=output_schema("scene_changes"),
+    annotations=_READ,
+)
+
+TOOLS = [
+    *(RUN, RUNS, RUN_STATUS, CANCEL_RUN, AUDIT),
+    *(SCENE, SCENES, SCENE_HISTORY, SCENE_CHANGES, PREVIEW),
+]
 
 CATALOG_URI = "blendmesh://catalog"
 NODES_URI = "blendmesh://nodes"

@@ -50,6 +50,7 @@ from contracts.bridge import (
     ToolList,
     ToolResult,
 )
+from contracts.exports import ExportParams, SceneExported
 from contracts.inspection import SceneInspection
 from contracts.nodes import NodeCatalog
 from contracts.scenes import SceneSummary
@@ -295,6 +296,10 @@ class BridgeProcess:
     async def import_asset(self, asset: AssetParams) -> AssetImported:
         """Import an asset file into a collection of the scene."""
         return await self.request("blendmesh/scene.import_asset", AssetImported, asset)
+
+    async def export_scene(self, want: ExportParams) -> SceneExported:
+        """Write the scene as a GLB, FBX, OBJ, USD or STL file at ``want.path``."""
+        return await self.request("blendmesh/scene.export", SceneExported, want)
 
     async def node_catalog(self) -> NodeCatalog:
         """Every node type the bridge's Blender accepts in a Geometry Nodes tree."""

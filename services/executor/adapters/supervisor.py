@@ -29,6 +29,7 @@ from contracts.bridge import (
     ToolResult,
 )
 from contracts.errors import BlendmeshError
+from contracts.exports import ExportParams, SceneExported
 from contracts.inspection import SceneInspection
 from contracts.nodes import NodeCatalog
 from contracts.scenes import SceneSummary
@@ -311,6 +312,9 @@ class SupervisedBridge:
 
     async def import_asset(self, asset: AssetParams) -> AssetImported:
         return await self._use(lambda p: p.import_asset(asset))
+
+    async def export_scene(self, want: ExportParams) -> SceneExported:
+        return await self._use(lambda p: p.export_scene(want))
 
     async def node_catalog(self) -> NodeCatalog:
         return await self._use(lambda p: p.node_catalog())

@@ -110,5 +110,6 @@ def document(scene: SceneInspection, head: Head, run: RunRecord | None) -> bytes
             materials=scene.materials,
             active_camera=scene.active_camera,
             run=run,
+            data=scene.data,
         )
     )

@@ -16,6 +16,7 @@ import msgspec
 
 from contracts.bridge import GltfExport, HashScheme, Preview, SavedScene, ToolResult
 from contracts.errors import BlendmeshError
+from contracts.exports import ExportParams, SceneExported
 from contracts.inspection import SceneInspection
 from contracts.nodes import NodeCatalog
 from contracts.scenes import Head, SceneSummary
@@ -89,6 +90,10 @@ class Bridge(Protocol):
 
     async def import_asset(self, asset: AssetParams) -> AssetImported:
         """Import the asset file at ``asset.path`` into a collection of the scene."""
+        ...
+
+    async def export_scene(self, want: ExportParams) -> SceneExported:
+        """Write the scene to ``want.path`` as ``want.format``, without changing it."""
         ...
 
     async def restart(self) -> None:

@@ -31,12 +31,14 @@ from contracts.bridge import (
     ToolErrorCode,
     ToolResult,
 )
+from contracts.exports import EXPORT_TOOL, ExportParams, SceneExported
 from contracts.inspection import SceneInspection
 from contracts.libraries import UPDATE_TOOL, libraries_problem, update_problem
 from contracts.scene_files import IMPORT_TOOL, REVERT_TOOL, blend_problem, is_blob_id
 from contracts.scenes import Head, SceneSummary
 from contracts.views import VIEW_TOOL, AssetImported, AssetParams, ViewParams
 from services.executor.domain.asset_tools import import_asset, render_view
+from services.executor.domain.export_tools import export_scene
 from services.executor.domain.library_imports import publish_libraries, relink
 from services.executor.domain.library_shelf import LibraryShelf, project_for
 from services.executor.domain.ports import Bridge, BridgeCrashed, BridgeError
@@ -118,6 +120,9 @@ class SceneToolBridge:
             return await import_asset(self, tools.uploads, work, limit, self.user, arguments)
         if name == VIEW_TOOL:
             return await render_view(self, tools.uploads, tools.work_dir, self.user, arguments)
+        if name == EXPORT_TOOL:
+            work, limit = tools.work_dir, tools.max_upload_bytes
+            return await export_scene(self, tools.uploads, work, limit, self.user, arguments)
         return await self.inner.call_tool(name, arguments, mcp_call_id, timeout)
 
     async def _import(self, args: dict[str, Any]) -> ToolResult:
@@ -328,6 +333,9 @@ class SceneToolBridge:
 
     async def import_asset(self, asset: AssetParams) -> AssetImported:
         return await self.inner.import_asset(asset)
+
+    async def export_scene(self, want: ExportParams) -> SceneExported:
+        return await self.inner.export_scene(want)
 
     async def restart(self) -> None:
         await self.inner.restart()

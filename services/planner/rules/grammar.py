@@ -10,7 +10,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from contracts.errors import BlendmeshError
-from services.planner.rules import create, dimensions, forms, geonodes, organize, stage, transform
+from services.planner.rules import (
+    create,
+    dimensions,
+    forms,
+    geonodes,
+    organize,
+    output,
+    stage,
+    transform,
+)
 from services.planner.rules.cursor import Cursor, Form, NoParse, Plan, Plans, first
 from services.planner.rules.lexer import Token
 from services.planner.rules.readers import targets
@@ -90,6 +99,8 @@ def _verb_add(cur: Cursor) -> Plans:
         return _add_array(cur)
     return first(
         cur,
+        output.add_text,  # before the shapes: they read "text" as an unknown one
+        output.add_curve,
         create.create,
         _add_modifier,
         _add_camera,
@@ -98,6 +109,9 @@ def _verb_add(cur: Cursor) -> Plans:
         organize.keyframe,
         _add_material,
         organize.put_in(False),
+        output.add_empty,
+        output.add_armature,
+        output.add_hdri,
     )
 
 
@@ -168,13 +182,31 @@ def _verb_make(cur: Cursor) -> Plans:
         organize.copies_of,
         forms.verb_make,
         forms.make_looks,
+        output.make_track,
     )
 
 
 def _verb_set(cur: Cursor) -> Plans:
     return first(
-        cur, stage.world, stage.set_lens, stage.active_camera, stage.set_light, forms.verb_set
+        cur,
+        stage.world,
+        stage.set_lens,
+        stage.active_camera,
+        stage.set_light,
+        forms.verb_set,
+        output.set_samples,
+        output.set_view,
     )
+
+
+def _verb_render(cur: Cursor) -> Plans:
+    """render with <engine> ...: the scene's render settings; any other render is no tool's."""
+    if cur.peek() is None or cur.peek().lower not in ("with", "in", "using"):  # type: ignore[union-attr]
+        raise NoTool(
+            "blendmesh sets how the scene renders (render with cycles at 64 samples) and "
+            "draws views of it (`blendmesh view`); it does not render animations or frames"
+        )
+    return output.render_with(cur)
 
 
 def _verb_go(cur: Cursor) -> Plans:
@@ -196,8 +228,8 @@ VERBS: dict[str, Form] = {
     "lift": transform.lift(1),
     "lower": transform.lift(-1),
     "drop": transform.lift(-1),
-    "rotate": transform.rotate,
-    "turn": lambda cur: first(cur, transform.rotate, stage.world),
+    "rotate": lambda cur: first(cur, output.pose_bone, transform.rotate),
+    "turn": lambda cur: first(cur, output.pose_bone, transform.rotate, stage.world),
     "spin": transform.rotate,
     "scale": transform.scale,
     "resize": transform.scale,
@@ -222,7 +254,7 @@ VERBS: dict[str, Form] = {
     "array": forms.array,
     "point": stage.point,
     "aim": stage.point,
-    "use": stage.active_camera,
+    "use": lambda cur: first(cur, stage.active_camera, output.add_hdri),
     "parent": organize.parent,
     "attach": organize.parent,
     "unparent": organize.unparent,
@@ -250,6 +282,11 @@ VERBS: dict[str, Form] = {
     "key": organize.keyframe,
     "animate": organize.keyframe,
     "go": _verb_go,
+    "render": _verb_render,
+    "export": output.export_as,
+    "convert": output.convert,
+    "bind": output.bind,
+    "skin": output.bind,
     "snapshot": _snapshot,
     "take": _snapshot,
     "describe": _snapshot,

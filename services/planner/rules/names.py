@@ -31,6 +31,15 @@ _REFERS: dict[str, tuple[str, ...]] = {
     "modifier.remove": ("object",),
     "modifier.apply": ("object",),
     "material.assign": ("object",),
+    "text.set": ("name",),
+    "curve.set": ("name",),
+    "curve.to_mesh": ("name",),
+    "constraint.track_to": ("object", "target"),
+    "constraint.follow_path": ("object", "target"),
+    "constraint.copy_location": ("object", "target"),
+    "constraint.copy_rotation": ("object", "target"),
+    "armature.bind": ("object", "armature"),
+    "armature.pose": ("armature",),
 }
 _CREATES: dict[str, str] = {
     "object.create": "name",
@@ -38,6 +47,10 @@ _CREATES: dict[str, str] = {
     "light.create": "name",
     "object.duplicate": "new_name",
     "object.rename": "new_name",
+    "text.create": "name",
+    "curve.create": "name",
+    "empty.create": "name",
+    "armature.create": "name",
 }
 
 

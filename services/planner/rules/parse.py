@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 
+from contracts.exports import EXPORT_TOOL
 from contracts.focus import Focus
 from contracts.geonodes import GeoNodeResponse, NodeTreePayload, NodeTreeStep, operation_id
 from contracts.nodes import NodeCatalog
@@ -31,6 +32,8 @@ from services.planner.rules.names import referred, touched
 from services.planner.rules.refusal import GRAMMAR_SUMMARY, UnreadableRequest
 from services.planner.rules.scene import Stage
 from services.planner.rules.thread import EarlierRun, is_again, it_after, last_copy, them_after
+
+AFTER_ALL = frozenset({EXPORT_TOOL})  # tools that read the scene every earlier step made
 
 __all__ = ["GRAMMAR_SUMMARY", "EarlierRun", "UnreadableRequest", "plan_request"]
 
@@ -161,6 +164,8 @@ def _operations(
             names = touched(tool, args)
             earlier = [last_touch[name] for name in names if name in last_touch]
             depends_on = [operations[max(earlier)].operation_id] if earlier else []
+            if tool in AFTER_ALL:  # reads the whole scene: after everything said before it
+                depends_on = [op.operation_id for op in operations]
             for call_id, call_tool, call_args in _calls(op_id, clause.text, tool, args, nodes):
                 spec = catalog.get(call_tool)
                 if spec is None:

@@ -19,6 +19,15 @@ from contracts.scenes import SceneSummary
 MAX_SUFFIX = 999  # Blender numbers copies .001 to .999
 
 
+# The Blender type of what each of the text, curve and rig tools makes.
+MADE_TYPES = {
+    "text.create": "FONT",
+    "curve.create": "CURVE",
+    "empty.create": "EMPTY",
+    "armature.create": "ARMATURE",
+}
+
+
 @dataclass
 class Thing:
     """One object of the stage: its Blender type, primitive if the plan made it, where it is."""
@@ -152,6 +161,11 @@ class Stage:
             kind = "CAMERA" if tool == "camera.create" else "LIGHT"
             location = [float(v) for v in args.get("location", [0, 0, 0])]
             self.things[args["name"]] = Thing(kind, None, location)
+        elif tool in MADE_TYPES and "name" in args:
+            location = [float(v) for v in args.get("location", [0, 0, 0])]
+            self.things[args["name"]] = Thing(MADE_TYPES[tool], None, location)
+        elif tool == "curve.to_mesh" and args["name"] in self.things:
+            self.things[args["name"]].type = "MESH"
         elif tool == "object.duplicate":
             self._duplicate(args)
         elif tool == "object.rename" and args["name"] in self.things:

@@ -138,8 +138,6 @@ KEYFRAME_PROPERTIES: dict[str, str] = {
 
 # Things an artist asks for that no blendmesh tool does, and what to say about them.
 NO_TOOL: dict[str, str] = {
-    "render": "blendmesh edits scenes; it does not render (open the saved .blend to render)",
-    "export": "blendmesh does not export files; the saved .blend is the result",
     "import": "blendmesh does not import files into a scene",
     "undo": "a request cannot undo a run; `blendmesh revert SCENE REVISION` makes a new "
     "revision equal to an earlier one (`blendmesh scenes history SCENE` lists them), or say "

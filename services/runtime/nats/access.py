@@ -171,8 +171,8 @@ def permissions(role: str, prefix: str) -> dict[str, Any]:
     allow += [subjects.any_run(prefix, kind) for kind in _RUN_EVENTS[role]]
     if role == "planner":
         allow.append(f"{prefix}.thread.>")
-    if role == "policy":  # a revoked standing approval stays in the log (spec 002 §9)
-        allow.append(subjects.any_scene(prefix, "allowlist_revoked"))
+    # Scene events: a revoked standing approval (policy's, spec 002 §9), a review (a door's).
+    allow += [subjects.any_scene(prefix, k) for k in event_kinds.scene_published_by(role)]
     if role == "audit":  # the audit stream is the audit service's alone to write
         allow += subjects.audit_stream_subjects(prefix)
     if role == CLIENT:

@@ -11,7 +11,15 @@ import pytest
 
 from blendmesh_addon import blendheader
 from blendmesh_addon.gateway import Gateway, GatewayError, check_scene_id
-from blendmesh_addon.session import Session, Synced, approval_lines, undo_label, unreplayable
+from blendmesh_addon.session import (
+    MAX_CHANGE_LINES,
+    Session,
+    Synced,
+    approval_lines,
+    shown_changes,
+    undo_label,
+    unreplayable,
+)
 from blendmesh_addon.worker import MAX_QUEUED, Worker
 
 CODE = "import bpy\n# \u202e looks harmless\nbpy.ops.wm.quit_blender()"
@@ -259,3 +267,24 @@ def test_drain_when_a_callback_raises_reports_it_and_keeps_draining() -> None:
         worker.drain()
         time.sleep(0.01)
     assert got == [2] and said == ["ReferenceError: StructRNA of type Mesh has been removed"]
+
+
+def test_shown_changes_when_the_list_is_long_cuts_it_and_says_where_the_rest_is() -> None:
+    text = [f"  + object Box{i} added" for i in range(MAX_CHANGE_LINES + 5)]
+
+    shown = shown_changes({"text": text})
+
+    assert shown[:MAX_CHANGE_LINES] == text[:MAX_CHANGE_LINES]
+    assert shown[-1] == "... and 5 more lines: `blendmesh scenes diff`"
+    assert shown_changes({"text": text[:3]}) == text[:3]
+    assert shown_changes({}) == []
+    assert len(shown_changes({"text": ["x" * 5000]})[0]) == 300
+
+
+def test_listed_changes_when_the_session_moves_on_are_no_longer_shown() -> None:
+    session = Session()
+    session.synced = Synced("room", 2, "digest")
+    session.changes, session.changes_of = ["scene room revision 2 ..."], ("room", 2)
+    assert session.listed_changes() == ["scene room revision 2 ..."]
+    session.synced = Synced("room", 3, "digest")
+    assert session.listed_changes() == []

@@ -25,6 +25,7 @@ INSIDE_BPY = {
     "gpu_extras",
     "idprop",
     "aud",
+    "blf",
     "freestyle",
 }
 

@@ -11,7 +11,7 @@ import pytest
 
 from contracts.receipts import RunResult
 from contracts.tool_answers import ANSWERS, HIDDEN, output_schema
-from services.doors.mcp import cards, looks, tools
+from services.doors.mcp import cards, exports, looks, steer, tools
 from services.doors.mcp.door import plain
 
 RUN = RunResult(
@@ -25,7 +25,7 @@ def valid(tool: str, answer: Any) -> bool:
 
 
 def test_every_tool_when_listed_declares_its_own_output_schema() -> None:
-    every = [*tools.TOOLS, *looks.TOOLS, cards.ANSWER_APPROVAL]
+    every = [*tools.TOOLS, *steer.TOOLS, *looks.TOOLS, *exports.TOOLS, cards.ANSWER_APPROVAL]
     listed = {t.name: t.outputSchema for t in every}
     assert set(listed) == set(ANSWERS)
     for name, schema in listed.items():

@@ -456,6 +456,7 @@ async function showSceneDetails(sceneId) {
     cell(row, revision.sceneHashPrefix);
     const action = cell(row, "");
     action.appendChild(compareButton(sceneId, revision.revision, revision.runId));
+    action.appendChild(changesButton(sceneId, revision.revision));
     action.appendChild(modelButton(sceneId, revision.revision));
     // The head is the scene as it is: only an earlier revision can be gone back to.
     if (revision.revision !== summary.revision) {
@@ -567,6 +568,12 @@ async function showTimeline(runId) {
   const said = (stage, v) =>
     v ? `${stage} by blendmesh ${v.blendmeshVersion || "?"}, tool catalog ` +
         `${v.catalogVersion || "?"}, Blender ${v.blenderVersion || "?"}` : "";
+  // Which door asked, and the run a re-run or fork came from (ADR 0063).
+  const origin = detail.origin;
+  const from = origin && (origin.kind === "fork"
+    ? `revision ${origin.baseRevision}` : `operation ${origin.fromOp}`);
+  $("timeline-origin").textContent = `Asked through ${detail.door || "?"}.` +
+    (origin ? ` A ${origin.kind} of run ${origin.run} from ${from}.` : "");
   const { planned, executed } = detail.versions;
   $("timeline-versions").textContent =
     [said("Planned", planned), said("executed", executed)].filter(Boolean).join("; ") + ".";
