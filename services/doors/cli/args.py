@@ -11,6 +11,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from services.doors.cli.library_args import add_download, add_libraries
+
 ADOPT, DISCARD = "--adopt", "--discard"
 # contracts.views.MIN_SIDE / MAX_SIDE, spelled here: parsing imports no msgspec
 # (tests/unit/doors/test_cli_imports.py), and a test holds the two equal.
@@ -186,30 +188,14 @@ def _scenes(sub: Any, run: argparse.ArgumentParser) -> None:
     imp.add_argument("--scene", required=True, help="the scene id (a new id makes a new scene)")
     imp.add_argument("--approve", action="store_true", help="pre-approve the import")
     imp.add_argument("--json", action="store_true", help="print the run result as JSON")
-    down = verbs.add_parser(
-        "download", help="write a revision of a scene and the library files it links to a folder"
-    )
-    down.add_argument("scene", help="the scene id")
-    down.add_argument("--revision", type=int, help="the revision (the newest when left out)")
-    down.add_argument("--to", type=Path, default=Path("."), help="the folder (default: here)")
-    down.add_argument("--json", action="store_true", help="print the files written as JSON")
+    add_download(verbs)
     exp = verbs.add_parser("export", help="download a scene as a glb, fbx, obj, usd or stl file")
     exp.add_argument("scene", help="the scene id")
     exp.add_argument("--format", required=True, choices=EXPORT_FORMATS, help="the file format")
     exp.add_argument("--output", "-o", type=Path, required=True, help="the file to write")
     exp.add_argument("--json", action="store_true", help="print the answer as JSON")
     _retention(verbs)
-    libraries = sub.add_parser("libraries", help="your project's library revisions; `update`")
-    libraries.add_argument("--json", action="store_true", help="print JSON")
-    library_verbs = libraries.add_subparsers(dest="libraries_command")
-    update = library_verbs.add_parser(
-        "update", help="point a scene's links to a library at another revision of it"
-    )
-    update.add_argument("scene", help="the scene id")
-    update.add_argument("name", help="the library's name (`blendmesh libraries` lists them)")
-    update.add_argument("revision", type=int, help="the library revision to link")
-    update.add_argument("--approve", action="store_true", help="pre-approve the update")
-    update.add_argument("--json", action="store_true", help="print the run result as JSON")
+    add_libraries(sub)
     revert = sub.add_parser("revert", help="make a new revision equal to an earlier one")
     revert.add_argument("scene", help="the scene id")
     revert.add_argument("revision", type=int, help="the revision to go back to")
