@@ -80,9 +80,15 @@ def _plan(request_id: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def import_plan(request_id: str, blob: str, size: int) -> dict[str, Any]:
-    """The plan of an import: replace the scene with the staged upload ``blob``."""
-    return _plan(request_id, IMPORT_TOOL, {"blob": blob, "bytes": size})
+def import_plan(
+    request_id: str, blob: str, size: int, libraries: dict[str, tuple[str, int]] | None = None
+) -> dict[str, Any]:
+    """The plan of an import: replace the scene with the staged upload ``blob``, bringing
+    the staged ``libraries`` it links (name -> (blob, size); contracts/libraries.py)."""
+    args: dict[str, Any] = {"blob": blob, "bytes": size}
+    if libraries:
+        args["libraries"] = {n: {"blob": b, "bytes": s} for n, (b, s) in libraries.items()}
+    return _plan(request_id, IMPORT_TOOL, args)
 
 
 def revert_plan(request_id: str, revision: int) -> dict[str, Any]:
@@ -99,12 +105,28 @@ def tool_entries() -> list[dict[str, Any]]:
         {
             "name": IMPORT_TOOL,
             "description": "Replace the scene with an uploaded .blend file (staged by "
-            "`blendmesh scenes import` or POST /api/scenes/{id}/import).",
+            "`blendmesh scenes import` or POST /api/scenes/{id}/import), with the library "
+            ".blend files it links.",
             "inputSchema": {
                 "type": "object",
                 "properties": {
                     "blob": {"type": "string", "pattern": BLOB_PATTERN},
                     "bytes": {"type": "integer", "minimum": 1},
+                    # The library .blend files a shot links, staged beside it (ADR 0060).
+                    "libraries": {
+                        "type": "object",
+                        "maxProperties": 16,
+                        "propertyNames": {"pattern": "^[a-z0-9][a-z0-9_-]{0,62}$"},
+                        "additionalProperties": {
+                            "type": "object",
+                            "properties": {
+                                "blob": {"type": "string", "pattern": BLOB_PATTERN},
+                                "bytes": {"type": "integer", "minimum": 1},
+                            },
+                            "required": ["blob", "bytes"],
+                            "additionalProperties": False,
+                        },
+                    },
                 },
                 "required": ["blob", "bytes"],
                 "additionalProperties": False,

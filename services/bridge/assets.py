@@ -22,6 +22,7 @@ import addon_utils
 import bpy
 
 from contracts.assets import asset_problem
+from contracts.libraries import parse_link
 from contracts.views import AssetImported, AssetParams
 
 from . import bounded, digests, memory_cap, references
@@ -87,6 +88,7 @@ def import_asset(want: AssetParams) -> AssetImported:
     if problem is not None:
         raise SceneRefused(problem)
     before = set(bpy.data.objects)
+    linked = {library.filepath for library in bpy.data.libraries}
     # An importer is no tool declaring what it touches: the digests are all redone.
     digests.CACHE.clear()
     tallied = bounded.ESTIMATES.current()
@@ -106,6 +108,8 @@ def import_asset(want: AssetParams) -> AssetImported:
     finally:
         view_layer.active_layer_collection = active
     added = [ob for ob in bpy.data.objects if ob not in before]
+    # A shot's own libraries (ADR 0060), there before the import, are not the asset's.
+    own = frozenset(path for path in linked if parse_link(path) is not None)
     if "FINISHED" not in status or not added:
         raise SceneError(
             f"Blender imported nothing from {shown} (it returned {sorted(status)}); "
@@ -117,7 +121,7 @@ def import_asset(want: AssetParams) -> AssetImported:
         for other in list(ob.users_collection):
             if other != target:
                 other.objects.unlink(ob)
-    outside = _paths_left()
+    outside = _paths_left(own)
     if outside:
         raise SceneRefused(
             f"cannot import {shown}: it refers to data outside it, which blendmesh does not "

@@ -3,7 +3,9 @@
 A scene may only hold what its own file holds: a linked library would be read from the
 host's disk when the file is opened (another user's scene, say), and an image, font,
 sound, cache, volume, text or movie clip stored as a path would be read from there when
-Blender needs it. Packed data lives inside the file and is fine. ``blendmesh/scene.load``
+Blender needs it. Packed data lives inside the file and is fine, and so is a shot's link to
+a library of its own project that the executor put beside it (shelf.py, ADR 0060): the
+caller says which stored paths those are. ``blendmesh/scene.load``
 refuses a file with any of these, naming each by kind and datablock name and showing only
 the last part of its path, never where it points on this host.
 """
@@ -11,6 +13,7 @@ the last part of its path, never where it points on this host.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .blendfile import Block, Sdna, read_blocks
@@ -54,6 +57,7 @@ _KINDS: dict[bytes, tuple[str, str, tuple[str, ...]]] = {
     b"MC\0\0": ("movie clip", "MovieClip", ("name", "filepath")),
 }
 _TEXT = b"TX\0\0"
+_LIBRARY = b"LI\0\0"
 _DATA = b"DATA"
 
 
@@ -83,21 +87,24 @@ class _Keep:
         return code in _KINDS
 
 
-def references(path: str) -> list[Reference]:
-    """Everything the file at ``path`` would read from outside itself, in file order.
+def references(path: str, accepts: Callable[[str], bool] | None = None) -> list[Reference]:
+    """Everything the file at ``path`` would read from outside itself, in file order, but
+    the libraries whose stored path ``accepts`` takes (a shot's own, shelf.py).
     Raises blendfile.Unreadable."""
     blocks, sdna = read_blocks(path, _Keep())
     data = {block.old: block for block in blocks if block.code == _DATA}
     found = []
     for block in blocks:
         if block.code in _KINDS:
-            ref = _outside(block, sdna, data)
+            ref = _outside(block, sdna, data, accepts)
             if ref is not None:
                 found.append(ref)
     return found
 
 
-def _outside(block: Block, sdna: Sdna, data: dict[int, Block]) -> Reference | None:
+def _outside(
+    block: Block, sdna: Sdna, data: dict[int, Block], accepts: Callable[[str], bool] | None
+) -> Reference | None:
     kind, struct_name, path_fields = _KINDS[block.code]
     name = (sdna.text(block, "id.name") or "")[2:]  # after the ID code Blender prefixes
     if sdna.struct_of(block) != struct_name:
@@ -113,6 +120,8 @@ def _outside(block: Block, sdna: Sdna, data: dict[int, Block]) -> Reference | No
         return Reference(kind, name, "a path blendmesh cannot read")
     packed = sdna.number(block, "packedfile") or sdna.number(block, "packedfiles.first")
     if block.code == b"LI\0\0":
+        if accepts is not None and not packed and accepts(stored):
+            return None
         return Reference(kind, name, last_part(stored))  # linked data is refused, packed or not
     if not stored or packed or (kind == "font" and stored == _BUILTIN_FONT):
         return None
@@ -123,3 +132,15 @@ def _outside(block: Block, sdna: Sdna, data: dict[int, Block]) -> Reference | No
 
 def _c_string(raw: bytes) -> str:
     return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
+
+
+def library_paths(path: str) -> list[str]:
+    """The paths of the libraries the file at ``path`` links, as it stores them, read with
+    the same bounds as ``references`` (the executor reads them to know which library
+    revisions to put beside a shot). Raises blendfile.Unreadable."""
+    blocks, sdna = read_blocks(path, lambda code, _: code == _LIBRARY)
+    found = []
+    for block in blocks:
+        fields = _KINDS[_LIBRARY][2]
+        found.append(next((t for f in fields if (t := sdna.text(block, f)) is not None), ""))
+    return found

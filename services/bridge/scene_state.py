@@ -168,7 +168,8 @@ def scene_collections(scene: bpy.types.Scene) -> list[bpy.types.Collection]:
 
 
 def scene_state(scene: bpy.types.Scene) -> dict[str, Any]:
-    """The scene's entries of this kind: active camera, world and collection tree."""
+    """The scene's entries of this kind: active camera, world, collection tree and the
+    libraries it links."""
     state: dict[str, Any] = {}
     if scene.camera is not None:
         state["active_camera"] = scene.camera.name
@@ -182,4 +183,10 @@ def scene_state(scene: bpy.types.Scene) -> dict[str, Any]:
                 parents.setdefault(child.name, []).append(parent.name)
         state["collections"] = [[c.name, sorted(parents[c.name])] for c in collections]
     state.update(scene_entries(scene))
+    # The library revisions a shot links (ADR 0060): pointing it at another revision is a
+    # change even when that revision's data looks the same. Only when there are any, so the
+    # hash of a scene that links nothing is unchanged.
+    libraries = sorted(library.filepath for library in bpy.data.libraries)
+    if libraries:
+        state["libraries"] = libraries
     return state

@@ -15,19 +15,22 @@ from typing import Any
 
 import msgspec
 
-from contracts import assets, exports, scene_files, views
+from contracts import assets, exports, libraries, scene_files, views
 from contracts.health import BlenderState
+from contracts.libraries import MAX_LIBRARY_BYTES
 from contracts.tools import catalog_from_mcp
 from services.executor.adapters.catalog import KvCatalog, KvNodeCatalog
 from services.executor.adapters.collector import Collector, collect_every, retention_of
 from services.executor.adapters.exports import SceneExports
 from services.executor.adapters.kv_journal import KvJournal
 from services.executor.adapters.leases import KvLeases
+from services.executor.adapters.libraries import BlendFileLinks, StoredLibraries, library_prefix
 from services.executor.adapters.previews import ObjectStorePreviews
 from services.executor.adapters.scene_store import JetStreamSceneStore
 from services.executor.adapters.scene_summaries import KvSceneSummaries
 from services.executor.adapters.supervisor import SupervisedBridge
 from services.executor.adapters.uploads import ObjectStoreUploads
+from services.executor.domain.library_shelf import LibraryShelf
 from services.executor.domain.preview_worker import PreviewWorker
 from services.executor.domain.project_access import refusals
 from services.executor.domain.runner import PlanRunner
@@ -114,8 +117,13 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         tools = await bridge.start()
         # The executor's own tools join the bridge's: the planner, the policy and the
         # capability gate judge plans against one catalog.
-        own = [*scene_files.tool_entries(), assets.tool_entry(), views.tool_entry()]
-        own.append(exports.tool_entry())
+        own = [
+            *scene_files.tool_entries(),
+            assets.tool_entry(),
+            views.tool_entry(),
+            exports.tool_entry(),
+            libraries.tool_entry(),
+        ]
         catalog = catalog_from_mcp([*tools, *own], bridge.profile.version)
         metrics.known_tools(catalog.names)  # the only tool names metrics label operations with
         node_catalog = await bridge.node_catalog()
@@ -135,6 +143,16 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         collector = Collector(bus.js, bus.prefix, retention_of(settings))
         collecting = asyncio.create_task(collect_every(collector, settings.gc_interval))
         files = SceneExports(settings.scenes_dir)
+        # Each project's libraries, kept as scenes are; a shot's revisions are put beside
+        # it before Blender opens it (ADR 0060).
+        library_store = JetStreamSceneStore(
+            bus.js, library_prefix(bus.prefix), whole_below=MAX_LIBRARY_BYTES + 1
+        )
+        stored = StoredLibraries(library_store)
+        shelf = LibraryShelf(stored, BlendFileLinks(), work_dir / "library-cache")
+        bridge.before_load = shelf.materialise
+        preview_shelf = LibraryShelf(stored, BlendFileLinks(), work_dir / "library-cache")
+        preview_bridge.before_load = preview_shelf.materialise
         scenes = Scenes(
             store=store,
             leases=KvLeases(bus.js, bus.prefix, owner, settings.lease_ttl),
@@ -145,6 +163,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
             # this Blender runs: one stopped for idling holds no scene.
             warm_for=settings.warm_hold,
             holds_scene=lambda: bridge.alive,
+            shelf=shelf,
         )
         # A run's unsaved scene lives in it; a warm hold's does not keep it running.
         bridge.keep_while(lambda: scenes is not None and scenes.open_sessions > 0)
@@ -159,6 +178,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
                 files=files,
                 previews=ObjectStorePreviews(bus.js, bus.prefix),
                 work_dir=work_dir / "previews",
+                shelf=preview_shelf,
             )
             preview_bridge.keep_while(lambda: worker is not None and worker.rendering)
         runner = PlanRunner(
@@ -177,6 +197,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
                 uploads=ObjectStoreUploads(bus.js, bus.prefix),
                 work_dir=work_dir / "imports",
                 max_upload_bytes=settings.max_upload_bytes,
+                shelf=shelf,
             ),
             release=BLENDMESH_VERSION,
             refusal=refusals(projects_of(bus).current, time.time),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
+from pathlib import Path
 
 from nats.js import JetStreamContext
 
@@ -19,6 +20,11 @@ from contracts.scenes import Head
 from services.executor.adapters.catalog import KvCatalog, KvNodeCatalog
 from services.executor.adapters.collector import Collected, Collector, retention_of
 from services.executor.adapters.exports import SceneExports as ExportedScenes
+from services.executor.adapters.libraries import (
+    BlendFileLinks,
+    StoredLibraries,
+    library_prefix,
+)
 from services.executor.adapters.previews import ObjectStorePreviews
 from services.executor.adapters.pushed_chunks import PushedChunks
 from services.executor.adapters.render_budgets import under_way
@@ -45,6 +51,7 @@ __all__ = [
     "KvNodeCatalog",
     "KvSceneSummaries",
     "KvSceneTags",
+    "LibraryFiles",
     "NodeCatalogSource",
     "ObjectStoreUploads",
     "PushedChunks",
@@ -53,6 +60,23 @@ __all__ = [
     "SceneSummaries",
     "retention_of",
 ]
+
+
+class LibraryFiles:
+    """Read side of the projects' library revisions, and of the library paths a .blend
+    stores: what a download of a shot brings along (ADR 0060)."""
+
+    def __init__(self, js: JetStreamContext, prefix: str) -> None:
+        self._libraries = StoredLibraries(JetStreamSceneStore(js, library_prefix(prefix)))
+        self.links = BlendFileLinks()
+
+    async def fetch(self, project: str, name: str, revision: int, dest: Path) -> bool:
+        """Write the revision to ``dest``; False when the project has no such revision."""
+        return await self._libraries.fetch(project, name, revision, dest)
+
+    async def listing(self, project: str) -> list[tuple[str, int, str]]:
+        """(name, revision, content hash prefix) of each of ``project``'s library revisions."""
+        return await self._libraries.listing(project)
 
 
 class SceneFiles:
@@ -69,6 +93,15 @@ class SceneFiles:
     async def blend(self, head: Head) -> bytes:
         """The .blend of ``head``, read into memory without touching the disk."""
         return await self._scenes.read(head)
+
+    async def find_revision(self, scene_id: str, revision: int) -> Head | None:
+        """Revision ``revision`` of ``scene_id`` as a head to read it by (its owner is the
+        scene head's to ask)."""
+        return await self._scenes.find_revision(scene_id, revision)
+
+    async def fetch(self, head: Head, dest: Path) -> None:
+        """Write ``head``'s .blend to ``dest``, a window of chunks at a time."""
+        await self._scenes.fetch(head, dest)
 
     async def manifest(self, head: Head) -> ChunkedRevision | None:
         """The chunks ``head``'s revision is made of, to read it a few at a time (a reader

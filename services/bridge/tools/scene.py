@@ -22,6 +22,7 @@ import bpy
 import msgspec
 from mathutils import Vector
 
+from contracts import libraries
 from contracts.bridge import Fingerprint, FullSnapshot, HashScheme, SavedScene, SceneHash
 from contracts.errors import BlendmeshError
 from contracts.scenes import (
@@ -32,7 +33,7 @@ from contracts.scenes import (
     object_summary,
 )
 
-from .. import blendfile, digests, fingerprint, references
+from .. import blendfile, digests, fingerprint, references, shelf
 from ..registry import Outcome, tool
 
 
@@ -81,10 +82,11 @@ def reset() -> SceneHash:
 
 
 def load(path: str) -> SceneHash:
-    """Open a .blend file as the current scene, if it holds everything it refers to.
+    """Open a .blend file as the current scene, if it holds everything it refers to but
+    the libraries of its project the executor put beside it (shelf.py).
 
-    A file that links a library or refers to an external file is refused before Blender
-    opens it, which would read the library from the host's disk (references.py); what
+    A file that links any other library or refers to an external file is refused before
+    Blender opens it, which would read the library from the host's disk (references.py); what
     only the opened file shows (a modifier's cache, a strip's movie) is refused after,
     with the scene emptied. Errors name the file by its last part, never its host path.
     """
@@ -92,12 +94,17 @@ def load(path: str) -> SceneHash:
     shown = os.path.basename(path)
     if not os.path.isfile(path):
         raise SceneError(f"cannot load {shown!r}: no such file")
+    beside = shelf.Shelf(os.path.dirname(path))
     try:
-        outside = references.references(path)
+        outside = references.references(path, beside.accepts)
     except blendfile.Unreadable as err:
         raise SceneRefused(f"cannot load {shown!r}: {err}") from None
     if outside:
         raise SceneRefused(_refusal(shown, outside))
+    problems = beside.problems()
+    if problems:
+        said = "; ".join(problems[: references.SHOWN])
+        raise SceneRefused(f"cannot load {shown!r}: {said}; {libraries.ADVICE}")
     # Cleared before opening: a failed open may have replaced part of the scene already.
     digests.CACHE.clear()
     try:
@@ -107,7 +114,7 @@ def load(path: str) -> SceneHash:
         raise SceneError(f"cannot load {shown!r}: {_hidden(str(err), path)}") from None
     if "FINISHED" not in status:
         raise SceneError(f"cannot load {shown!r}: Blender returned {sorted(status)}")
-    outside = _paths_left()
+    outside = _paths_left(frozenset(beside.used))
     if outside:
         reset()  # nothing of the file stays
         raise SceneRefused(_refusal(shown, outside), changed=True)
@@ -117,9 +124,11 @@ def load(path: str) -> SceneHash:
 
 
 def _refusal(shown: str, outside: list[references.Reference]) -> str:
+    linked = any(ref.kind == "library" for ref in outside)
+    advice = f"{references.ADVICE}; or {libraries.ADVICE}" if linked else references.ADVICE
     return (
         f"cannot load {shown!r}: it refers to data outside it, which blendmesh does not "
-        f"read: {references.describe(outside)}; {references.ADVICE}"
+        f"read: {references.describe(outside)}; {advice}"
     )
 
 
@@ -130,8 +139,9 @@ def _hidden(message: str, path: str) -> str:
     return message.replace(folder, "") if folder != os.sep else message
 
 
-def _paths_left() -> list[references.Reference]:
-    """The paths Blender still lists after opening, packed data aside. A weak reference
+def _paths_left(own: frozenset[str] = frozenset()) -> list[references.Reference]:
+    """The paths Blender still lists after opening, packed data aside and the shot's own
+    libraries (``own``, as the file stores them) too. A weak reference
     (where an appended datablock came from, which Blender never reads on its own: the
     default material's, for one) is listed too, so each is taken off once."""
     listed = Counter(bpy.utils.blend_paths(absolute=False, packed=False, local=False))
@@ -143,7 +153,7 @@ def _paths_left() -> list[references.Reference]:
                 weak = getattr(item, "library_weak_reference", None)
                 if weak is not None:
                     listed[weak.filepath] -= 1
-    left = sorted(path for path, times in listed.items() if times > 0)
+    left = sorted(path for path, times in listed.items() if times > 0 and path not in own)
     return [references.Reference("file", "", references.last_part(p)) for p in left]
 
 
@@ -154,7 +164,12 @@ def save(path: str, compress: bool = False, checked: bool = True) -> SavedScene:
     path = os.path.abspath(path)
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        status = bpy.ops.wm.save_as_mainfile(filepath=path, copy=True, compress=compress)
+        # Paths stay as the file holds them: a shot's links name its libraries beside
+        # whatever folder it is opened from (ADR 0060), and Blender's remapping would point
+        # them back at the folder it was last opened from.
+        status = bpy.ops.wm.save_as_mainfile(
+            filepath=path, copy=True, compress=compress, relative_remap=False
+        )
     except (OSError, RuntimeError) as err:
         raise SceneError(f"cannot save {path!r}: {err}") from None
     if "FINISHED" not in status or not os.path.isfile(path):

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from services.doors.cli import render_args, studio_args
+from services.doors.cli.library_args import add_download, add_libraries
 
 ADOPT, DISCARD = "--adopt", "--discard"
 # contracts.views.MIN_SIDE / MAX_SIDE, spelled here: parsing imports no msgspec
@@ -189,7 +190,8 @@ def _scenes(sub: Any, run: argparse.ArgumentParser) -> None:
     )
     scenes = sub.add_parser(
         "scenes",
-        help="your scenes; `scenes show|history|diff|review|import|export|tag|gc|lock|unlock`",
+        help="your scenes; `scenes show|history|diff|review|import|export|download|tag|gc`, "
+        "`scenes lock|unlock`",
     )
     scenes.add_argument("--json", action="store_true", help="print JSON")
     verbs = scenes.add_subparsers(dest="scenes_command")
@@ -203,6 +205,7 @@ def _scenes(sub: Any, run: argparse.ArgumentParser) -> None:
     imp.add_argument("--scene", required=True, help="the scene id (a new id makes a new scene)")
     imp.add_argument("--approve", action="store_true", help="pre-approve the import")
     imp.add_argument("--json", action="store_true", help="print the run result as JSON")
+    add_download(verbs)
     exp = verbs.add_parser("export", help="download a scene as a glb, fbx, obj, usd or stl file")
     exp.add_argument("scene", help="the scene id")
     exp.add_argument("--format", required=True, choices=EXPORT_FORMATS, help="the file format")
@@ -210,6 +213,7 @@ def _scenes(sub: Any, run: argparse.ArgumentParser) -> None:
     exp.add_argument("--json", action="store_true", help="print the answer as JSON")
     _retention(verbs)
     studio_args.locks(verbs)
+    add_libraries(sub)
     revert = sub.add_parser("revert", help="make a new revision equal to an earlier one")
     revert.add_argument("scene", help="the scene id")
     revert.add_argument("revision", type=int, help="the revision to go back to")

@@ -231,6 +231,10 @@ async def dispatch(args: argparse.Namespace, settings: Settings) -> int:
             from services.doors.cli import renders as cli_renders
 
             return await cli_renders.dispatch(args, settings, out, err)
+        case "libraries":
+            from services.doors.cli import libraries as cli_libraries
+
+            return await cli_libraries.dispatch(args, settings, out, err)
         case "inspect" | "view" | "import-asset":
             from services.doors.cli import looks as cli_looks
 

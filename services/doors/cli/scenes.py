@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
 import time
 from pathlib import Path
@@ -35,6 +36,7 @@ from services.runtime.service.settings import Settings
 if TYPE_CHECKING:
     from services.doors.cli.screen import Screen
     from services.doors.cli.tables import Column
+    from services.doors.core.shot_files import Shot
 
 
 def _json(value: Any) -> None:
@@ -79,6 +81,22 @@ async def adopt(
             soft_wrap=True,
         )
     return None if result.status == "completed" else result
+
+
+async def _gathered(path: Path, limit: int) -> Shot:
+    """The shot at ``path`` and the libraries it links, ready to stage. A file the store
+    would refuse is refused before a mesh starts for it: a person hears at once that it is
+    no .blend, too large, or links a library that is missing."""
+    from services.doors.core import shot_files
+
+    try:
+        with path.open("rb") as file:
+            await asyncio.to_thread(scene_client.check_upload, file, path.name, limit)
+        return await asyncio.to_thread(shot_files.gather, path)
+    except OSError as exc:
+        raise ClientError(f"cannot read {path}: {exc.strerror}") from None
+    except shot_files.bat.exceptions.BlendFileError as exc:
+        raise ClientError(f"cannot read the libraries {path.name} links: {exc}") from None
 
 
 def _carried(settings: Settings, import_run_id: str) -> Path:
@@ -140,18 +158,21 @@ async def dispatch(args: argparse.Namespace, settings: Settings, out: Screen, er
             result = await MeshClient(bus).run(request, progress(err, args.json))
         return report(result, args.json, out)
     if args.scenes_command == "import":
+        shot = await _gathered(args.file, settings.max_upload_bytes)
         try:
-            file = args.file.open("rb")  # streamed to the store from here, never read whole
+            file = shot.file.open("rb")  # streamed to the store from here, never read whole
         except OSError as exc:
+            shot.close()
             raise ClientError(f"cannot read {args.file}: {exc.strerror}") from None
-        with file:
-            # A file the store would refuse is refused before a mesh starts for it: a person
-            # hears at once that it is no .blend, or too large.
-            limit = settings.max_upload_bytes
-            await asyncio.to_thread(scene_client.check_upload, file, args.file.name, limit)
+        with file, contextlib.closing(shot):
             async with connected(settings, services) as bus:
                 request = await SceneDoor(bus, settings).import_request(
-                    settings.user, args.scene, file, args.file.name, pre_approved=args.approve
+                    settings.user,
+                    args.scene,
+                    file,
+                    args.file.name,
+                    pre_approved=args.approve,
+                    libraries=shot.libraries,
                 )
                 result = await MeshClient(bus).run(request, progress(err, args.json))
         return report(result, args.json, out)
@@ -176,6 +197,14 @@ async def dispatch(args: argparse.Namespace, settings: Settings, out: Screen, er
                         row["request"] = named.get(row["run_id"] or "")
                         row["stored_at"] = row["stored_at"][:19].replace("T", " ")
                     out.print(fitted_table("revisions", rows, HISTORY, out.width, "request"))
+            case "download":
+                if args.revision is not None and args.revision < 1:
+                    raise ClientError("--revision takes a revision number, 1 or more")
+                written = await door.download(args.scene, settings.user, args.to, args.revision)
+                if args.json:
+                    _json([str(path) for path in written])
+                else:
+                    _lines(out, [str(path) for path in written])
             case _:
                 rows = await door.scenes(settings.user)
                 if args.json:

@@ -18,6 +18,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 from contracts import inspection as artifacts
 from contracts import subjects
 from contracts.events import RunRequested
+from contracts.libraries import MAX_LIBRARY_BYTES
 from contracts.scene_files import blend_problem, import_plan, revert_plan
 from contracts.scene_report import RevisionEntry, scene_report
 from contracts.scenes import Head
@@ -53,6 +54,11 @@ class UploadTooLarge(ClientError):
 
 class NotABlend(ClientError):
     """The file to import is not a .blend (HTTP 422)."""
+
+
+class LibraryProblem(ClientError):
+    """A library the shot links is missing, not staged, too large, or one too many (HTTP
+    422)."""
 
 
 class SceneFileChanged(ClientError):
@@ -128,11 +134,15 @@ class SceneDoor:
         what: str,
         pre_approved: bool = False,
         sha256: bytes | None = None,
+        libraries: dict[str, Path] | None = None,
+        staged_libraries: dict[str, str] | None = None,
     ) -> RunRequested:
         """Stage ``data`` and build the run that makes it the scene's new revision: a new
         scene becomes ``user``'s; an existing one must be theirs already. ``data`` is the
         file (a seekable binary file, read a chunk at a time from where it stands) or, when
-        small, its bytes; ``sha256`` its digest when the door computed it on receipt."""
+        small, its bytes; ``sha256`` its digest when the door computed it on receipt.
+        ``libraries`` are the library files the shot links by name (shot_files.py);
+        ``staged_libraries`` those a door staged already (``POST /api/uploads``), by name."""
         subjects.check_token(scene_id, "scene id")
         source = io.BytesIO(data) if isinstance(data, bytes) else data
         limit = self.settings.max_upload_bytes
@@ -142,13 +152,50 @@ class SceneDoor:
         from services.executor.client import ObjectStoreUploads
 
         uploads = ObjectStoreUploads(self.bus.js, self.bus.prefix)
+        staged: dict[str, tuple[str, int]] = {}
+        for name, blob in sorted((staged_libraries or {}).items()):
+            held = await uploads.size(user, blob)
+            if held is None:
+                raise LibraryProblem(
+                    f"library {name}: no staged upload {blob[:19]}… of yours; stage the "
+                    "library's .blend with POST /api/uploads and name the blob it answers"
+                )
+            if held > MAX_LIBRARY_BYTES:
+                raise LibraryProblem(
+                    f"library {name} holds {held} bytes, more than the {MAX_LIBRARY_BYTES} "
+                    "a library may"
+                )
+            staged[name] = (blob, held)
+        for name, path in sorted((libraries or {}).items()):
+            with await asyncio.to_thread(path.open, "rb") as library:
+                what = f"library {path.name}"
+                held = await asyncio.to_thread(check_upload, library, what, MAX_LIBRARY_BYTES)
+                staged[name] = (await uploads.stage(user, library), held)
         blob = await uploads.stage(user, source, sha256)
         return build_request(
             user=user,
             scene_id=scene_id,
-            plan=import_plan(new_id("req"), blob, size),
+            plan=import_plan(new_id("req"), blob, size, staged),
             pre_approved=pre_approved,
         )
+
+    async def download(
+        self, scene_id: str, user: str, folder: Path, revision: int | None = None
+    ) -> list[Path]:
+        """Write a revision of ``user``'s scene (the head when None) into ``folder``, with
+        the library revisions it links (shot_download.py); the files written."""
+        from services.doors.core.shot_download import download
+        from services.executor.client import LibraryFiles
+
+        head = await self.own(scene_id, user)
+        found = head if revision is None else await self.files.find_revision(scene_id, revision)
+        if found is None:
+            raise NoScene(
+                f"scene {scene_id} has no revision {revision}; "
+                f"`blendmesh scenes history {scene_id}` lists its revisions"
+            )
+        libraries = LibraryFiles(self.bus.js, self.bus.prefix)
+        return await download(self.files, libraries, found, head.owner or user, folder)
 
     async def revert_request(
         self, user: str, scene_id: str, revision: int, pre_approved: bool = False

@@ -39,6 +39,7 @@ from services.doors.gateway import (
     reads,
     renders,
     scene_exports,
+    scene_libraries,
     scene_looks,
     scene_runs,
     scene_tags,
@@ -119,6 +120,7 @@ def create_app(
         *(agent, approvals, cancels, me, reads, scenes, scene_runs, scene_looks, scene_tags),
         steer,
         *(uploads, pushed_chunks, changes, scene_exports, projects, tools, renders),
+        scene_libraries,
         *(health, metrics, protected_resource),
     )
     for module in routers:

@@ -39,7 +39,13 @@ from services.doors.core.ownership import NotOwned
 from services.doors.core.quota import QuotaExceeded
 from services.doors.core.renders import RenderQuotaExceeded
 from services.doors.core.reviews import NoRevision
-from services.doors.core.scene_client import NoScene, NotABlend, SceneFileChanged, UploadTooLarge
+from services.doors.core.scene_client import (
+    LibraryProblem,
+    NoScene,
+    NotABlend,
+    SceneFileChanged,
+    UploadTooLarge,
+)
 from services.doors.core.studio import BadStudioRequest, Forbidden, SceneLocked
 from services.runtime.nats.quorum import JetStreamUnavailable
 from services.runtime.service.projects import BookBehind
@@ -143,6 +149,7 @@ DOOR_ERRORS: dict[type[BlendmeshError], type[ApiError]] = {
     ReviewRefused: ValidationError,
     UploadTooLarge: TooLarge,
     NotABlend: ValidationError,
+    LibraryProblem: ValidationError,
     SceneFileChanged: Conflict,
     QuotaExceeded: TooMany,
     Forbidden: PolicyError,

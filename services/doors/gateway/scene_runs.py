@@ -13,9 +13,11 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Request, Response
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
 
 from contracts.events import RunRequested
+from contracts.libraries import MAX_LIBRARIES, is_name
+from contracts.scene_files import is_blob_id
 from services.doors.core.scene_client import HEAD_BYTES, SceneDoor, check_head
 from services.doors.gateway import received
 from services.doors.gateway.agent import followed, settled
@@ -32,6 +34,10 @@ router = APIRouter(prefix="/api/scenes", tags=["scenes"])
 User = Annotated[str, Depends(current_user)]
 Gw = Annotated[Gateway, Depends(gateway)]
 SceneId = Annotated[str, Path(alias="sceneId", pattern=r"^[A-Za-z0-9_-]{1,128}$")]
+Libraries = Annotated[
+    list[str] | None,
+    Query(description="a library the shot brings: <name>=<blob of POST /api/uploads>"),
+]
 IMPORT_PATH = re.compile(r"/api/scenes/[A-Za-z0-9_-]{1,128}/import")
 UPLOAD_NAME = "the uploaded file"
 
@@ -77,10 +83,18 @@ async def follow(gw: Gateway, request: RunRequested, response: Response) -> Scen
     openapi_extra={"requestBody": IMPORT_BODY},
 )
 async def import_scene(
-    scene_id: SceneId, request: Request, response: Response, user: User, gw: Gw
+    scene_id: SceneId,
+    request: Request,
+    response: Response,
+    user: User,
+    gw: Gw,
+    library: Libraries = None,
 ) -> SceneRun:
     """Make an uploaded .blend the scene's next revision (a new scene id makes a new
-    scene, the caller's); the run waits for approval. Scripts in the file never run."""
+    scene, the caller's); the run waits for approval. Scripts in the file never run.
+    A shot linking ``//libraries/<name>.blend`` names each library it brings as
+    ``library=<name>=<blob>``, the blob ``POST /api/uploads`` answered for its file."""
+    staged = _libraries(library or [])
     files = SceneFiles(gw.bus.js, gw.prefix)
     if await files.head(scene_id) is not None:
         await gw.own_scene(scene_id, user)  # before reading a byte of someone else's import
@@ -89,9 +103,25 @@ async def import_scene(
     where = received.folder(gw.settings)
     async with received.received(request.stream(), where, _check_head, HEAD_BYTES) as got:
         built = await SceneDoor(gw.bus, gw.settings).import_request(
-            user, scene_id, got.file, UPLOAD_NAME, sha256=got.sha256
+            user, scene_id, got.file, UPLOAD_NAME, sha256=got.sha256, staged_libraries=staged
         )
     return await follow(gw, built, response)
+
+
+def _libraries(named: list[str]) -> dict[str, str]:
+    """``<name>=<blob>`` query values as a map; a ValidationError naming a bad one."""
+    if len(named) > MAX_LIBRARIES:
+        raise ValidationError(f"an import brings at most {MAX_LIBRARIES} libraries")
+    found: dict[str, str] = {}
+    for value in named:
+        name, _, blob = value.partition("=")
+        if not is_name(name) or not is_blob_id(blob) or name in found:
+            raise ValidationError(
+                f"library {value[:80]!r} is not <name>=sha256:<64 hex digits> (a name of "
+                "lower-case letters, digits, '_' or '-', each once)"
+            )
+        found[name] = blob
+    return found
 
 
 def _check_head(head: bytes) -> None:

@@ -89,6 +89,9 @@ class SupervisedBridge:
         self._running = asyncio.Event()  # clear while parked: the watcher has none to watch
         self._busy = 0  # calls under way: a bridge is never parked under one
         self._used = 0.0  # loop time the last call ended
+        # Called with the file before each load: the run bridge's puts a shot's library
+        # revisions beside it (services/executor/domain/library_shelf.py).
+        self.before_load: Callable[[str], Awaitable[object]] | None = None
         self._idler: asyncio.Task[None] | None = None
         self._kept: Callable[[], bool] = lambda: False
 
@@ -277,6 +280,8 @@ class SupervisedBridge:
         return await self._use(lambda p: p.reset())
 
     async def load(self, path: str) -> str:
+        if self.before_load is not None:
+            await self.before_load(path)  # a shot's libraries, put beside it (ADR 0060)
         return await self._use(lambda p: p.load(path))
 
     async def save(self, path: str, compress: bool = False, checked: bool = True) -> SavedScene:

@@ -21,7 +21,7 @@ import io
 from typing import IO, BinaryIO
 
 from nats.js import JetStreamContext
-from nats.js.errors import BucketNotFoundError, DigestMismatchError
+from nats.js.errors import BucketNotFoundError, DigestMismatchError, NotFoundError
 from nats.js.object_store import ObjectStore
 
 from contracts.scene_files import DEFAULT_MAX_UPLOAD_BYTES
@@ -79,6 +79,17 @@ class ObjectStoreUploads:
         await self._objects()  # made with its TTL on first use
         await put_file(self._js, self.bucket, _name(user, blob), source, sha256)
         return blob
+
+    async def size(self, user: str, blob: str) -> int | None:
+        """How many bytes ``user``'s staged upload ``blob`` holds; None when there is none
+        of ``user``'s (never staged, expired, or staged by someone else)."""
+        if not blob.startswith("sha256:"):
+            return None
+        try:
+            info = await (await self._objects()).get_info(_name(user, blob))
+        except NotFoundError:
+            return None
+        return info.size
 
     async def get(
         self, user: str, blob: str, max_bytes: int = DEFAULT_MAX_UPLOAD_BYTES

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from services.executor.domain.library_shelf import LibraryShelf
 from services.executor.domain.ports import Exports, PreviewBridge, Previews
 
 log = logging.getLogger("blendmesh.executor")
@@ -35,6 +36,7 @@ MAX_MODEL_BYTES = 16 * 1024 * 1024
 class _Pending:
     revision: int
     blend: Path  # a link to the revision's file, owned by the worker until rendered
+    project: str | None = None  # whose libraries the revision may link (ADR 0060)
 
 
 @dataclass
@@ -54,10 +56,13 @@ class PreviewWorker:
     _task: asyncio.Task[None] | None = None
     _bridge: PreviewBridge | None = None
     _rendering: bool = False
+    # Puts a shot's library revisions beside the file the preview bridge loads.
+    shelf: LibraryShelf | None = None
 
-    def submit(self, scene_id: str, revision: int, blend: Path) -> None:
-        """Ask for a picture of ``revision`` of ``scene_id`` whose file is ``blend``;
-        returns at once. The file is linked, so a later commit may delete it."""
+    def submit(self, scene_id: str, revision: int, blend: Path, project: str | None = None) -> None:
+        """Ask for a picture of ``revision`` of ``scene_id`` whose file is ``blend``, a
+        scene of ``project``; returns at once. The file is linked, so a later commit may
+        delete it."""
         if self._rendered.get(scene_id, -1) >= revision:
             return
         waiting = self._pending.get(scene_id)
@@ -76,7 +81,7 @@ class PreviewWorker:
             oldest = next(iter(self._pending))
             self._drop(self._pending.pop(oldest))
             log.warning("preview of scene %s dropped: %d scenes wait", oldest, self.max_pending)
-        self._pending[scene_id] = _Pending(revision, link)
+        self._pending[scene_id] = _Pending(revision, link, project)
         self._idle.clear()
         self._wake.set()
         self.start()
@@ -147,6 +152,8 @@ class PreviewWorker:
     async def _render(self, scene_id: str, waiting: _Pending) -> None:
         bridge = await self._open()
         png_path = self.work_dir / f"{scene_id}.png"
+        if self.shelf is not None:
+            self.shelf.project = waiting.project
         try:
             await bridge.load(str(waiting.blend))
             await bridge.render_preview(str(png_path), *PREVIEW_SIZE)

@@ -388,4 +388,6 @@ class PlanRunner:
             return
         revision = self.scenes.revision_path(executed.scene_id, executed.revision)
         blend = revision if revision.exists() else Path(executed.blend_path)
-        self.preview_worker.submit(executed.scene_id, executed.revision, blend)
+        shelf = self.scenes.shelf
+        project = shelf.project if shelf is not None else None  # the run's scene's, still
+        self.preview_worker.submit(executed.scene_id, executed.revision, blend, project)

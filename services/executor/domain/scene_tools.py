@@ -33,11 +33,14 @@ from contracts.bridge import (
 )
 from contracts.exports import EXPORT_TOOL, ExportParams, SceneExported
 from contracts.inspection import SceneInspection
+from contracts.libraries import UPDATE_TOOL, libraries_problem, update_problem
 from contracts.scene_files import IMPORT_TOOL, REVERT_TOOL, blend_problem, is_blob_id
 from contracts.scenes import Head, SceneSummary
 from contracts.views import VIEW_TOOL, AssetImported, AssetParams, ViewParams
 from services.executor.domain.asset_tools import import_asset, render_view
 from services.executor.domain.export_tools import export_scene
+from services.executor.domain.library_imports import publish_libraries, relink
+from services.executor.domain.library_shelf import LibraryShelf, project_for
 from services.executor.domain.ports import Bridge, BridgeCrashed, BridgeError
 from services.runtime.nats.objects import ObjectTooLarge
 
@@ -78,8 +81,12 @@ class SceneTools:
     uploads: Uploads
     work_dir: Path
     max_upload_bytes: int
+    shelf: LibraryShelf | None = None  # where a shot's libraries are published and put
 
     def bind(self, bridge: Bridge, scene_id: str, user: str) -> SceneToolBridge:
+        if self.shelf is not None:
+            # A run's user owns its scene (the runner refuses any other): their project's.
+            self.shelf.project = project_for(user)
         return SceneToolBridge(bridge, self, scene_id, user)
 
 
@@ -104,6 +111,8 @@ class SceneToolBridge:
             return await self._import(arguments)
         if name == REVERT_TOOL:
             return await self._revert(arguments)
+        if name == UPDATE_TOOL:
+            return await self._update_library(arguments)
         tools = self._tools
         if name == ASSET_TOOL:
             work = tools.work_dir
@@ -118,12 +127,20 @@ class SceneToolBridge:
 
     async def _import(self, args: dict[str, Any]) -> ToolResult:
         blob, size = args.get("blob"), args.get("bytes")
-        if set(args) != {"blob", "bytes"} or not is_blob_id(blob) or not isinstance(size, int):
+        known = set(args) in ({"blob", "bytes"}, {"blob", "bytes", "libraries"})
+        if not known or not is_blob_id(blob) or not isinstance(size, int):
             return _refused(
                 "invalid_input",
                 'scene.import takes {"blob": "sha256:<64 hex digits>", "bytes": <size>} '
-                "naming a staged upload; stage the file with `blendmesh scenes import`",
+                'naming a staged upload, and "libraries" naming the staged libraries it '
+                "links; stage the file with `blendmesh scenes import`",
             )
+        staged = args.get("libraries", {})
+        problem = libraries_problem(staged)
+        if problem is not None:
+            return _refused("invalid_input", problem)
+        if staged and self._tools.shelf is None:
+            return _refused("invalid_input", "this executor keeps no libraries")
         limit = self._tools.max_upload_bytes
         if not 0 < size <= limit:
             return _refused(
@@ -140,6 +157,14 @@ class SceneToolBridge:
         except BaseException:
             await asyncio.to_thread(path.unlink, missing_ok=True)
             raise
+        if refusal is None and self._tools.shelf is not None:
+            try:
+                refusal = await publish_libraries(
+                    self._tools.shelf, self._tools.uploads, self.user, staged, path
+                )
+            except BaseException:
+                await asyncio.to_thread(path.unlink, missing_ok=True)
+                raise
         if refusal is not None:
             await asyncio.to_thread(path.unlink, missing_ok=True)
             return refusal
@@ -165,6 +190,35 @@ class SceneToolBridge:
         if held != size:
             return _refused("invalid_input", f"the upload holds {held} bytes, the plan says {size}")
         return None
+
+    async def _update_library(self, args: dict[str, Any]) -> ToolResult:
+        """Save the scene as it is, point its links to the library at the revision asked
+        for, and open that: overridden properties keep the scene's values, the rest is the
+        library revision's."""
+        problem = update_problem(args)
+        if problem is not None:
+            return _refused("invalid_input", problem)
+        shelf = self._tools.shelf
+        project = shelf.project if shelf is not None else None
+        name, revision = args["name"], args["revision"]
+        if shelf is None or project is None or not await shelf.has(project, name, revision):
+            return _refused(
+                "not_found",
+                f"library {name!r} of your project has no revision {revision}; importing a "
+                "shot that brings a changed library publishes its next revision",
+            )
+        path = await asyncio.to_thread(_private_file, self._tools.work_dir)
+        try:
+            await self.inner.save(str(path))
+            refusal = await relink(shelf, path, name, revision)
+        except BaseException:
+            await asyncio.to_thread(path.unlink, missing_ok=True)
+            raise
+        if refusal is not None:
+            await asyncio.to_thread(path.unlink, missing_ok=True)
+            return refusal
+        what = f"scene {self.scene_id} with library {name} at revision {revision}"
+        return await self._load_file(path, what)
 
     async def _revert(self, args: dict[str, Any]) -> ToolResult:
         revision = args.get("revision")

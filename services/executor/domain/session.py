@@ -18,6 +18,7 @@ import msgspec
 
 from contracts.errors import BlendmeshError
 from contracts.scenes import Head
+from services.executor.domain.library_shelf import LibraryShelf, project_for
 from services.executor.domain.ports import (
     Bridge,
     Exports,
@@ -106,6 +107,9 @@ class Scenes:
     # (scene, warm holder, its epoch) -> when this executor first deferred a run to it.
     deferred: dict[tuple[str, str, int], float] = field(default_factory=dict)
     closing: bool = False  # shutting down: no new warm hold
+    # Puts a shot's library revisions beside it before each load (ADR 0060); told here
+    # whose project the scene being loaded is.
+    shelf: LibraryShelf | None = None
 
     async def open(self, scene_id: str) -> SceneSession:
         """Take the lease (``LeaseHeld`` if busy, or held warm by another executor that
@@ -184,6 +188,8 @@ class Scenes:
         if head is None:
             self.loaded = None
             return None, await self.bridge.reset()
+        if self.shelf is not None:
+            self.shelf.project = project_for(head.owner)
         path = self.revision_path(scene_id, head.revision)
         if self.loaded is not None and self.loaded[:2] == (scene_id, head.revision):
             # The bridge still holds this revision from the last run: skip the reload.

@@ -64,6 +64,7 @@ _KV_BUCKETS: dict[str, tuple[str, ...]] = {
         "catalog",
         "scene_tags",
         "render_budgets",  # what each user's render jobs under way cost (docs/renders.md)
+        "lib_scene_heads",  # each project's libraries, kept as scenes are (ADR 0060)
     ),
     # The doors set a user's tags on revisions of the user's own scenes (they check that);
     # the executor's collector keeps the tagged revisions (docs/storage.md).
@@ -73,7 +74,7 @@ _KV_BUCKETS: dict[str, tuple[str, ...]] = {
 # stages there the views it draws, for the doors to hand to their users.
 _OBJECT_STORES: dict[str, tuple[str, ...]] = {
     # ``renders``: the frames of render jobs, by content, per user (docs/renders.md).
-    "executor": ("scenes", "chunks", "previews", "uploads", "renders"),
+    "executor": ("scenes", "chunks", "previews", "uploads", "renders", "lib_scenes"),
     CLIENT: ("uploads",),
     DOOR: ("uploads",),
 }
