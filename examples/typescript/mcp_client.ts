@@ -352,6 +352,27 @@ async function drive(session: Session, scene: string): Promise<Json> {
     core: ((core.tools as { name: string }[] | undefined) ?? []).map((t) => t.name),
     search: ((bevel.tools as { name: string }[] | undefined) ?? []).map((t) => t.name),
   };
+  // What a revision changed, and the scene as a file.
+  const changes = structured(await call("scene_changes", { scene_id: scene }));
+  const exported = structured(await call("export_scene", { scene_id: scene, format: "glb" }));
+  // A run again from its first operation: what it committed answers as a no-op.
+  const keg = await run("add a cube named Keg at 3 0 0");
+  const again = structured(await call("rerun_run", { run_id: keg.run_id as string, from_op: 1 }));
+  // A render job, cancelled at once, then read back; the camera is what it renders from.
+  await run("add a camera named Cam at 0 -6 2");
+  const job = structured(
+    await call("render", { scene_id: scene, frames: "1-200", engine: "workbench", samples: 1, size: "16x16" }),
+  );
+  const stopped = structured(await call("cancel_render", { job_id: job.job_id as string }));
+  const read = structured(await call("render_job", { job_id: job.job_id as string }));
+  report.more = {
+    changes_revision: changes.revision,
+    exported_format: exported.format,
+    rerun_status: again.status,
+    rerun_receipts: ((again.receipts as { status: string }[] | undefined) ?? []).map((r) => r.status),
+    render_cancelled: stopped.status,
+    render_read: read.status,
+  };
   report.tasks = await session.tasks();
   return report;
 }

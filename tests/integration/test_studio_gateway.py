@@ -294,3 +294,26 @@ async def test_mcp_when_each_role_asks_gets_what_the_policy_says(mcp_url: str, s
         listed = structured(await ben.call_tool("scenes", {}))["scenes"]
         assert shot in str(listed)
         assert isinstance(made, types.CallToolResult)
+
+
+async def test_reviews_when_asked_by_each_role_follow_the_project(
+    api: httpx.AsyncClient, shot: str
+) -> None:
+    """A project's lead and supervisor review its scenes' revisions; an artist and a viewer
+    read what a revision changed but their verdicts are refused; an outsider finds nothing."""
+    for who in ("sue", "ben", "vic", "lea"):
+        listed = ok(await api.get(f"/api/scenes/{shot}/changes", headers=as_(who)))
+        assert listed["revision"] >= 1, listed
+    head = ok(await api.get(f"/api/scenes/{shot}/changes", headers=as_("lea")))["revision"]
+    path = f"/api/scenes/{shot}/revisions/{head}/review"
+    body = {"verdict": "request_changes", "note": "the hero reads too small"}
+    ok(await api.post(path, json=body, headers=as_("sue")))  # the supervisor
+    for who in ("ben", "vic"):
+        said = refused(await api.post(path, json=body, headers=as_(who)), 422)
+        assert "only a lead or supervisor" in said and "you are its" in said, said
+    assert "no scene" in refused(await api.post(path, json=body, headers=as_("zed")), 404)
+    assert "no scene" in refused(
+        await api.get(f"/api/scenes/{shot}/changes", headers=as_("zed")), 404
+    )
+    reviews = ok(await api.get(f"/api/scenes/{shot}/changes", headers=as_("ben")))["reviews"]
+    assert [(r["reviewer"], r["verdict"]) for r in reviews] == [("sue", "request_changes")]

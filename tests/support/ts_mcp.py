@@ -68,7 +68,10 @@ def check(report: dict[str, Any], line: str) -> None:
         assert tool["input_schema"] == {"ok": True}, tool
         assert tool["output_schema"] == {"ok": True}, tool
     called = {c["tool"] for c in report["calls"]}
-    assert set(tools) - {"import_asset"} <= called, called  # every tool but the upload
+    # Every tool but the upload, a fork (its revert would be a fourth question to answer)
+    # and a stored frame (a render job cancelled at once stores none): tests/integration/
+    # test_mcp_steer.py and test_gateway_renders.py call those through the SDK's server.
+    assert set(tools) - {"import_asset", "fork_run", "render_frame"} <= called, called
     assert all(c["matches_output_schema"] is True for c in report["calls"]), report["calls"]
     assert any(c["is_error"] for c in report["calls"])  # the declined run: its error answer too
 
@@ -78,6 +81,11 @@ def check(report: dict[str, Any], line: str) -> None:
     assert report["resources"]["catalog_names_delete"] is True
     assert "object.create" in report["found"]["core"], seen  # the catalog found on demand
     assert report["inspected"]["name"] == "Box", seen
+    more = report["more"]
+    assert more["exported_format"] == "glb" and more["changes_revision"] >= 1, seen
+    assert more["rerun_status"] == "completed", seen
+    assert more["rerun_receipts"] == ["skipped_idempotent"], seen
+    assert more["render_cancelled"] == "cancelled" == more["render_read"], seen
     rendered = report["rendered"]
     assert "image" in rendered["content"] and rendered["mime_type"] == "image/png", seen
     assert rendered["png"] == PNG, seen

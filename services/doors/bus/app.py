@@ -155,7 +155,7 @@ class BusReviews:
     """The doors' change lists and reviews, their refusals in the door's words."""
 
     def __init__(self, bus: Bus, approvers: Callable[[], frozenset[str]]) -> None:
-        self._revisions = Revisions(bus, approvers)
+        self._revisions = Revisions.of(bus, approvers)
 
     async def changes(
         self, scene_id: str, user: str, base: int | None, revision: int | None

@@ -38,7 +38,7 @@ async def dispatch(args: argparse.Namespace, settings: Settings, out: Screen) ->
     base = revision_word(args.base, "base revision", "parent")
     revision = revision_word(args.revision, "revision", "head")
     async with connected(settings, ()) as bus:
-        door = Revisions(bus, registry_approvers(settings))
+        door = Revisions.of(bus, registry_approvers(settings))
         if args.scenes_command == "review":
             if revision is None:
                 revision = (await door.reviewable(args.scene, settings.user)).revision

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -25,6 +25,7 @@ from contracts import inspection as artifacts
 from contracts import subjects
 from contracts.changes import ChangeList, Review
 from contracts.diff import diff
+from contracts.project_book import ProjectBook
 from contracts.reviews import MAX_REVIEWS_READ, ReviewRefused, RevisionReviewed, check_review
 from contracts.scenes import Head
 from services.doors.core.client import ClientError
@@ -46,10 +47,24 @@ class NoRevision(ClientError):
     """A revision number the scene does not have (HTTP 404); the message names its range."""
 
 
-def may_review(user: str, owner: str, approvers: frozenset[str] | set[str]) -> bool:
-    """Whether ``user`` may read the change lists of a scene ``owner`` owns and review its
-    revisions: the owner, or an approver. An unrecorded owner ("") is nobody's scene."""
-    return bool(owner) and (user == owner or user in approvers)
+REVIEWING_ROLES: frozenset[str] = frozenset({"lead", "supervisor"})  # docs/studio.md
+
+
+def may_review(
+    user: str, owner: str, approvers: frozenset[str] | set[str], role: str | None = None
+) -> bool:
+    """Whether ``user`` may review the revisions of a scene ``owner`` owns: the owner, an
+    approver, or a lead or supervisor of the project the scene is filed in (``role``, the
+    user's role there). An unrecorded owner ("") is nobody's scene."""
+    return bool(owner) and (user == owner or user in approvers or role in REVIEWING_ROLES)
+
+
+def may_read_changes(
+    user: str, owner: str, approvers: frozenset[str] | set[str], role: str | None = None
+) -> bool:
+    """Whether ``user`` may read a scene's change lists: whoever may review it, and every
+    member of its project (a viewer reads what it may not judge)."""
+    return bool(owner) and (may_review(user, owner, approvers, role) or role is not None)
 
 
 def check_revision(value: object, what: str) -> int:
@@ -75,6 +90,16 @@ class Revisions:
 
     bus: Bus
     approvers: Callable[[], frozenset[str]] = field(default=frozenset)
+    # The projects as the log holds them (services/runtime/service/projects.py); None:
+    # scenes are their owners' alone, as before projects.
+    book: Callable[[], Awaitable[ProjectBook]] | None = None
+
+    @classmethod
+    def of(cls, bus: Bus, approvers: Callable[[], frozenset[str]]) -> Revisions:
+        """Change lists and reviews on ``bus``, by the projects the log holds."""
+        from services.runtime.service.projects import projects_of
+
+        return cls(bus, approvers, projects_of(bus).current)
 
     @property
     def files(self) -> SceneFiles:
@@ -82,15 +107,26 @@ class Revisions:
 
         return SceneFiles(self.bus.js, self.bus.prefix)
 
-    async def reviewable(self, scene_id: str, user: str) -> Head:
-        """The head of a scene ``user`` may review; ``NoScene`` for any other."""
+    async def reviewable(self, scene_id: str, user: str, reviewing: bool = False) -> Head:
+        """The head of a scene whose change lists ``user`` may read (and, ``reviewing``,
+        whose revisions it may review); ``NoScene`` for any other, as for no scene."""
         try:
             subjects.check_token(scene_id, "scene id")
         except ValueError:
             raise NoScene(f"no scene {scene_id[:128]}; `blendmesh scenes` lists yours") from None
         head = await self.files.head(scene_id)
-        if head is None or not may_review(user, head.owner, self.approvers()):
+        if head is None:
             raise NoScene(f"no scene {scene_id}; `blendmesh scenes` lists yours")
+        role = None
+        if self.book is not None:
+            role = (await self.book()).scene_role(scene_id, head.owner, user)
+        if not may_read_changes(user, head.owner, self.approvers(), role):
+            raise NoScene(f"no scene {scene_id}; `blendmesh scenes` lists yours")
+        if reviewing and not may_review(user, head.owner, self.approvers(), role):
+            raise ReviewRefused(
+                f"only a lead or supervisor of scene {scene_id}'s project, its owner or an "
+                f"approver reviews its revisions; you are its {role}"
+            )
         return head
 
     async def _numbers(self, scene_id: str) -> list[int]:
@@ -147,7 +183,7 @@ class Revisions:
         """Record ``user``'s review of ``revision`` in the log; refused (``ReviewRefused``,
         ``NoScene``, ``NoRevision``) before anything is published."""
         checked = check_review(verdict, note)
-        await self.reviewable(scene_id, user)
+        await self.reviewable(scene_id, user, reviewing=True)
         if await self._count(scene_id) >= MAX_REVIEWS_READ:
             raise ReviewRefused(
                 f"scene {scene_id} holds {MAX_REVIEWS_READ} reviews, the most one scene "

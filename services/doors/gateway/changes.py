@@ -30,7 +30,7 @@ SceneId = Annotated[str, Path(alias="sceneId", pattern=r"^[A-Za-z0-9_-]{1,128}$"
 
 
 def _revisions(gw: Gateway) -> Revisions:
-    return Revisions(gw.bus, registry_approvers(gw.settings))
+    return Revisions.of(gw.bus, registry_approvers(gw.settings))
 
 
 @router.get(

@@ -153,7 +153,7 @@ async def _call(door: Door, user: str, name: str, args: Any, ctx: Context) -> ty
             return answers.result(f"scene {scene_id}: {n} revisions", {"revisions": history})
         case "scene_changes":
             checked = check(args, tools.SCENE_CHANGES.inputSchema)
-            revisions = Revisions(door.bus, registry_approvers(door.settings))
+            revisions = Revisions.of(door.bus, registry_approvers(door.settings))
             listed = await revisions.changes(
                 checked["scene_id"], user, checked.get("base"), checked.get("revision")
             )

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from services.doors.core.reviews import MAX_REVISION, NoRevision, check_revision, may_review
+from services.doors.core.reviews import (
+    MAX_REVISION,
+    NoRevision,
+    check_revision,
+    may_read_changes,
+    may_review,
+)
 
 
 @pytest.mark.parametrize(
@@ -22,6 +28,24 @@ def test_may_review_when_asked_allows_the_owner_and_approvers_only(
     user: str, owner: str, approvers: frozenset[str], allowed: bool
 ) -> None:
     assert may_review(user, owner, approvers) is allowed
+
+
+@pytest.mark.parametrize(
+    ("role", "reviews", "reads"),
+    [
+        ("lead", True, True),
+        ("supervisor", True, True),
+        ("artist", False, True),
+        ("viewer", False, True),
+        (None, False, False),
+    ],
+)
+def test_a_project_role_when_asked_reviews_as_a_lead_and_reads_as_a_member(
+    role: str | None, reviews: bool, reads: bool
+) -> None:
+    assert may_review("ben", "lea", frozenset(), role) is reviews
+    assert may_read_changes("ben", "lea", frozenset(), role) is reads
+    assert may_read_changes("ben", "", frozenset(), "lead") is False  # nobody's scene
 
 
 @pytest.mark.parametrize(
