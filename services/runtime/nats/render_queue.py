@@ -17,8 +17,10 @@ from services.runtime.nats.ready import READY_WAIT
 from services.runtime.nats.streams import DUPLICATE_WINDOW, ensure_stream, replicas_of
 
 RENDER_QUEUE_FRAMES = 10 * MAX_JOB_FRAMES  # ten largest jobs waiting at once
-RENDER_QUEUE_BYTES = 64 * 1024 * 1024  # a frame task is well under 1 KiB
-FRAME_TASK_BYTES = 4096
+FRAME_TASK_BYTES = 4096  # a frame task is well under 1 KiB
+# No max_bytes: JetStream reserves a stream's max_bytes against the store's whole limit at
+# once, so 64 MiB made a mesh with a 48 MiB store refuse to start. The queue is bounded by
+# its messages times their size instead (at most 400 MiB; about 30 MiB when full).
 
 
 def render_queue_config(prefix: str, replicas: int = 1) -> StreamConfig:
@@ -28,7 +30,6 @@ def render_queue_config(prefix: str, replicas: int = 1) -> StreamConfig:
         retention=RetentionPolicy.WORK_QUEUE,
         storage=StorageType.FILE,
         max_msgs=RENDER_QUEUE_FRAMES,
-        max_bytes=RENDER_QUEUE_BYTES,
         max_msg_size=FRAME_TASK_BYTES,
         discard=DiscardPolicy.NEW,
         # A request delivered twice enqueues its frames twice under the same ids.
