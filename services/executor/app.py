@@ -89,8 +89,12 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
     stop_renders: Callable[[], Awaitable[None]] | None = None
 
     async def cleanup() -> None:
+        stopped: list[BaseException] = []
         if stop_renders is not None:  # a frame in hand comes back to another executor
-            await stop_renders()
+            try:
+                await stop_renders()
+            except Exception as exc:  # noqa: BLE001 - the other Blenders close all the same
+                stopped.append(exc)
         if collecting is not None:
             collecting.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -107,7 +111,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         # preview's may first finish a render, so one after the other a stop took the sum.
         ended = await asyncio.gather(close_previews(), bridge.close(), return_exceptions=True)
         shutil.rmtree(work_dir, ignore_errors=True)
-        for error in ended:
+        for error in [*stopped, *ended]:
             if isinstance(error, BaseException):
                 raise error
 
