@@ -22,6 +22,7 @@ PREFIXES: dict[str, str] = {
     "object": "objects",
     "collection": "objects",
     "scene": "objects",
+    "library": "objects",  # a shot's linked library revisions (docs/studio.md)
     "modifier": "modifiers",
     "mesh": "modelling",
     "uv": "uv",
@@ -43,7 +44,8 @@ PREFIXES: dict[str, str] = {
 OTHER = "other"
 # category -> what it holds, for a host choosing where to look
 ABOUT: dict[str, str] = {
-    "objects": "create, move, name, parent, show and inspect objects; collections; snapshots",
+    "objects": "create, move, name, parent, show and inspect objects; collections; snapshots; "
+    "a shot's linked library revisions",
     "modifiers": "the modifier stack: add, set, remove, apply",
     "modelling": "mesh edits on named objects: extrude, inset, bevel, boolean, mirror, "
     "solidify, merge, normals, shading, join, separate, origin, apply transforms",
