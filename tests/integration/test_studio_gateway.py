@@ -224,7 +224,7 @@ async def test_hostile_inputs_when_sent_are_refused_with_what_was_wrong(
     bad_id = await api.post("/api/projects", json={"projectId": "user:lea"}, headers=lea)
     assert bad_id.status_code == 422
     taken = await api.post("/api/projects", json={"projectId": SHOT}, headers=as_("zed"))
-    assert "exists" in refused(taken, 422)
+    assert "exists" in refused(taken, 409)  # ids are never reused
     role = await api.put(f"/api/projects/{SHOT}/members/ben", json={"role": "owner"}, headers=lea)
     assert role.status_code == 422
     for body in ({"ttlSeconds": 10 * 86400}, {"note": "x" * 201}, {"ttlSeconds": "soon"}):

@@ -32,6 +32,7 @@ from services.doors.core.ownership import NotOwned
 from services.doors.core.studio import (
     BadStudioRequest,
     Forbidden,
+    ProjectExists,
     SceneLocked,
     Studio,
     lock_fields,
@@ -48,6 +49,7 @@ CODES: tuple[tuple[type[BlendmeshError], ErrorCode], ...] = (
     (NotOwned, "NOT_FOUND"),
     (Forbidden, "FORBIDDEN"),
     (SceneLocked, "CONFLICT"),
+    (ProjectExists, "CONFLICT"),
     (BadStudioRequest, "INVALID"),
     (BookBehind, "UNAVAILABLE"),
 )

@@ -50,6 +50,10 @@ class SceneLocked(ClientError):
     """Another user holds the scene's lock; the message names the holder and when it ends."""
 
 
+class ProjectExists(ClientError):
+    """A project of that id exists already: ids are never reused (HTTP 409)."""
+
+
 class BadStudioRequest(ClientError):
     """A project id, member name, role, note or time the door cannot take."""
 
@@ -205,7 +209,7 @@ class Studio:
     async def create(self, project_id: str, user: str) -> ProjectBook:
         book = await self.book.current()
         if _project_id(project_id) in book.projects:
-            raise BadStudioRequest(f"project {project_id} exists; choose another id")
+            raise ProjectExists(f"project {project_id} exists; choose another id")
         event = ProjectCreated(
             event_id=self._id("project"), at=self.clock(), project_id=project_id, by=user
         )

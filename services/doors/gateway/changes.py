@@ -56,7 +56,7 @@ async def scene_changes(
 @router.post(
     "/{sceneId}/revisions/{revision}/review",
     response_model=ReviewRecorded,
-    responses=responses(401, 404, 422, 503),
+    responses=responses(400, 401, 404, 422, 503),
 )
 async def review_revision(
     scene_id: SceneId,

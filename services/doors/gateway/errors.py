@@ -30,6 +30,7 @@ from fastapi.responses import JSONResponse
 from nats.errors import Error as NatsError
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from contracts.errors import BlendmeshError
 from contracts.failures import ErrorCode
@@ -46,7 +47,7 @@ from services.doors.core.scene_client import (
     SceneFileChanged,
     UploadTooLarge,
 )
-from services.doors.core.studio import BadStudioRequest, Forbidden, SceneLocked
+from services.doors.core.studio import BadStudioRequest, Forbidden, ProjectExists, SceneLocked
 from services.runtime.nats.quorum import JetStreamUnavailable
 from services.runtime.service.projects import BookBehind
 
@@ -154,6 +155,7 @@ DOOR_ERRORS: dict[type[BlendmeshError], type[ApiError]] = {
     QuotaExceeded: TooMany,
     Forbidden: PolicyError,
     SceneLocked: Conflict,
+    ProjectExists: Conflict,
     BadStudioRequest: ValidationError,
     BookBehind: Unavailable,
     RenderRefused: ValidationError,
@@ -281,6 +283,16 @@ def classify(exc: Exception) -> ApiError:
     return ApiError("the gateway failed; see its log")
 
 
+def allowed_methods(request: Request) -> str:
+    """Every method some route of the app takes at ``request``'s path, for a 405's Allow."""
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        match, _ = route.matches(request.scope)
+        if match is not Match.NONE:
+            methods |= getattr(route, "methods", None) or set()
+    return ", ".join(sorted(methods))
+
+
 def install(app: FastAPI) -> None:
     """Route every error through the table, including FastAPI's and Starlette's own."""
 
@@ -316,12 +328,17 @@ def install(app: FastAPI) -> None:
         kind = known.get(exc.status_code, ApiError)
         if exc.status_code == 404:
             return error_response(NotFound, 404, "no such route")
+        headers = getattr(exc, "headers", None)
+        if exc.status_code == 405:
+            # Starlette names the methods of the first route whose path matched; a path
+            # with a route per method (GET and POST /api/projects) has them all.
+            headers = {**(headers or {}), "Allow": allowed_methods(request)}
         return JSONResponse(
             ErrorBody(
                 error=ErrorDetail(type=type_name(kind), message=str(exc.detail))
             ).model_dump(),
             status_code=exc.status_code,
-            headers=getattr(exc, "headers", None),
+            headers=headers,
         )
 
     async def on_door_error(request: Request, exc: Exception) -> JSONResponse:

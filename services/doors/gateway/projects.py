@@ -37,7 +37,7 @@ Gw = Annotated[Gateway, Depends(gateway)]
 ProjectId = Annotated[str, Path(alias="projectId", pattern=r"^[A-Za-z0-9_-]{1,64}$")]
 SceneId = Annotated[str, Path(alias="sceneId", pattern=r"^[A-Za-z0-9_-]{1,128}$")]
 Member = Annotated[str, Path(pattern=r"^[^/\s]{1,128}$", description="A user name")]
-ERRORS = responses(401, 403, 404, 409, 422, 503)
+ERRORS = responses(400, 401, 403, 404, 409, 422, 503)
 MAX_HISTORY = 200  # lock events one answer lists
 # Lock events read from the log at most: a scene locked and released every minute for a
 # week; a log holding more answers 503 instead of reading without bound.

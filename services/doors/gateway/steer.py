@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends
-from pydantic import ConfigDict, Field
+from pydantic import BeforeValidator, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from contracts.limits import LimitExceeded
@@ -36,20 +36,30 @@ Gw = Annotated[Gateway, Depends(gateway)]
 ERRORS = (400, 401, 404, 409, 413, 422, 503, 504)
 
 
+def _whole(value: Any) -> Any:
+    """JSON's 3.0 is the integer 3 (JSON Schema says so too); 3.5 and "3" stay refused."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+WholeNumber = Annotated[int, BeforeValidator(_whole)]
+
+
 class _Strict(_Model):
     # No coercion: 0 is not false and "2" is not an operation, as the schema says.
     model_config = ConfigDict(**_Model.model_config, strict=True)
 
 
 class RerunBody(_Strict):
-    from_op: int = Field(ge=1, le=MAX_OPERATION_INDEX, description="1 for the first operation.")
+    from_op: WholeNumber = Field(
+        ge=1, le=MAX_OPERATION_INDEX, description="1 for the first operation."
+    )
     plan: dict[str, Any] | SkipJsonSchema[None] = Field(
         default=None, description="An edited operation set; operations before fromOp unchanged."
     )
 
 
 class ForkBody(_Strict):
-    from_op: int = Field(
+    from_op: WholeNumber = Field(
         default=1,
         ge=1,
         le=MAX_OPERATION_INDEX,
@@ -65,7 +75,7 @@ class ReplayBody(_Strict):
     until: float | None = Field(default=None, description="Created at or before (epoch s).")
     status: Literal["completed", "failed"] | None = None
     error_code: str | None = Field(default=None, min_length=1, max_length=64)
-    limit: int = Field(default=10, ge=1, le=MAX_REPLAY)
+    limit: WholeNumber = Field(default=10, ge=1, le=MAX_REPLAY)
     dry_run: bool = Field(default=False, description="List what would run; run nothing.")
 
 
