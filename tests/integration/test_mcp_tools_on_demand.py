@@ -9,9 +9,11 @@ import base64
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
+import mcp.types as types
 import pytest
 import pytest_asyncio
 from mcp import ClientSession
@@ -25,6 +27,7 @@ from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
 from tests.integration.test_bridge_shading_tools import BRUSHED_METAL
 from tests.support.asset_files import glb_with_image
+from tests.support.bridges import script_result
 from tests.support.checked_session import CheckedSession
 from tests.support.mcp_plans import structured
 from tests.support.meshes import mesh_fixture
@@ -156,23 +159,43 @@ async def test_host_when_it_looks_finds_and_calls_a_tool_of_every_category(
 
 
 async def test_issue_44_request_when_given_in_words_runs_with_no_python_step(
-    gateway: str,
+    gateway: str, tmp_path: Path
 ) -> None:
+    """The whole request, its GLB too: planned by the rules, run with no Python step, and
+    the file the host gets back opens in Blender with the bevelled, shaded box in it."""
     request = (
         "add a cube named Box, bevel the edges of Box by 0.05, unwrap it and give it a "
-        "brushed-metal shader with a slight scratch texture"
+        "brushed-metal shader with a slight scratch texture, then export it as a glb"
     )
     async with door(gateway) as session:
         ran = await session.call_tool("run", {"scene_id": "words", "request": request})
         looked = await session.call_tool("inspect_object", {"scene_id": "words", "name": "Box"})
+        exported = await session.call_tool("export_scene", {"scene_id": "words", "format": "glb"})
     result = structured(ran)
     assert result["status"] == "completed", json.dumps(result)[:3000]
     tools = [r["tool_name"] for r in result["receipts"]]
     assert {"modifier.add", "uv.smart_project", "shader.create", "shader.set_ramp"} <= set(tools)
+    assert tools[-1] == "scene.export", tools  # the export waits for every step before it
     assert not any(t.startswith("python.") for t in tools)
     box = structured(looked)
     assert [s["name"] for s in box["materials"]] == ["Box_BrushedMetal"]
     assert [m["type"] for m in box["modifiers"]] == ["BEVEL"]
+    assert exported.isError is False, exported.content
+    [resource] = [c for c in exported.content if isinstance(c, types.EmbeddedResource)]
+    assert isinstance(resource.resource, types.BlobResourceContents)
+    glb = tmp_path / "words.glb"
+    glb.write_bytes(base64.b64decode(resource.resource.blob))
+    opened, _ = await script_result(
+        "import bpy, json\n"
+        "bpy.ops.wm.read_factory_settings(use_empty=True)\n"
+        f"bpy.ops.import_scene.gltf(filepath={str(glb)!r})\n"
+        "box = bpy.data.objects['Box']\n"
+        "print('RESULT ' + json.dumps({'vertices': len(box.data.vertices), "
+        "'materials': [m.name for m in box.data.materials], "
+        "'uv': len(box.data.uv_layers)}))\n"
+    )
+    assert opened["vertices"] > 8, opened  # bevelled: more than a cube's corners
+    assert opened["materials"] == ["Box_BrushedMetal"] and opened["uv"] >= 1, opened
 
 
 async def test_shader_plan_when_it_names_a_node_blender_lacks_is_refused_before_running(
