@@ -33,3 +33,14 @@ def nullable(schema: dict[str, Any]) -> dict[str, Any]:
 def deleting(name: str) -> Compensation:
     """The inverse of a call that made the object ``name``."""
     return Compensation(tool="object.delete", arguments={"name": name})
+
+
+RGB: dict[str, Any] = {"type": "array", "items": NUMBER, "minItems": 3, "maxItems": 3}
+RGBA: dict[str, Any] = {"type": "array", "items": NUMBER, "minItems": 4, "maxItems": 4}
+COUNT: dict[str, Any] = {"type": "integer", "minimum": 0}
+# ``transform_of``: location, rotation in degrees and scale, as the tools take them.
+TRANSFORM: dict[str, Any] = {"location": VECTOR, "rotation": VECTOR, "scale": VECTOR}
+# A value read back from Blender as JSON (``rna_json``): a number, a boolean, a string, a
+# list or null, whatever the property holds.
+JSON_VALUE: dict[str, Any] = {}
+PLACED = answer({"name": STRING, **TRANSFORM})

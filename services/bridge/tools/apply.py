@@ -13,8 +13,14 @@ from typing import Any
 import bpy
 
 from ..registry import Outcome, ToolError, Touches, name_schema, tool
+from .answers import COUNT, STRING, answer
 from .modifiers import require_modifier
 from .placing import require_kind
+
+# The mesh's vertices and faces with the modifier applied.
+APPLIED = answer(
+    {"object": STRING, "modifier": STRING, "type": STRING, "vertices": COUNT, "faces": COUNT}
+)
 
 
 def _evaluated_alone(ob: bpy.types.Object, mod: bpy.types.Modifier) -> bpy.types.Mesh:
@@ -50,6 +56,7 @@ def _evaluated_alone(ob: bpy.types.Object, mod: bpy.types.Modifier) -> bpy.types
             "modifier": name_schema("Name of the modifier to apply."),
         },
     },
+    output_schema=APPLIED,
     safety_level="destructive",
     idempotence_class="non_idempotent",
     compensation="checkpoint",

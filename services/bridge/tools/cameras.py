@@ -15,6 +15,7 @@ from blendmesh_addon.tools import Done
 from blendmesh_addon.tools import cameras as body
 
 from ..registry import Outcome, Touches, name_schema, outcome, tool
+from .answers import BOOLEAN, NUMBER, STRING, TRANSFORM, answer
 from .objects import transform_of
 from .placing import location_schema, rotation_schema
 
@@ -26,6 +27,8 @@ LENS_SCHEMA: dict[str, Any] = {
 }
 LOOK_AT_OBJECT = name_schema("Aim the camera at this object's world location.")
 LOOK_AT_POINT = location_schema("Aim the camera at this world location.")
+# Whether it is the active camera, its lens in millimetres and its transform.
+CAMERA = answer({"name": STRING, "active": BOOLEAN, "lens": NUMBER, **TRANSFORM})
 
 
 def _done(done: Done) -> Outcome:
@@ -59,6 +62,7 @@ def _done(done: Done) -> Outcome:
             },
         },
     },
+    output_schema=CAMERA,
     safety_level="safe_write",
     idempotence_class="non_idempotent",
     compensation="object.delete",
@@ -91,6 +95,7 @@ def create(args: dict[str, Any]) -> Outcome:
             "look_at_point": LOOK_AT_POINT,
         },
     },
+    output_schema=CAMERA,
     safety_level="safe_write",
     idempotence_class="idempotent",
     compensation="checkpoint",
@@ -109,6 +114,7 @@ def set_camera(args: dict[str, Any]) -> Outcome:
         "required": ["name"],
         "properties": {"name": name_schema("Camera object name.")},
     },
+    output_schema=CAMERA,
     safety_level="safe_write",
     idempotence_class="idempotent",
     compensation="checkpoint",

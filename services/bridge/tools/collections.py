@@ -12,6 +12,7 @@ import bpy
 
 from ..registry import Outcome, ToolError, Touches, name_schema, tool
 from ..scene_state import scene_collections
+from .answers import NAMES, STRING, answer
 from .objects import require_object
 
 MAX_MOVED = 100
@@ -49,6 +50,7 @@ def require_collection(name: str) -> bpy.types.Collection:
             "parent": name_schema("Collection to nest it in (default 'Scene Collection')."),
         },
     },
+    output_schema=answer({"name": STRING, "parent": STRING}),
     safety_level="safe_write",
     idempotence_class="non_idempotent",
     compensation="checkpoint",
@@ -93,6 +95,7 @@ def create(args: dict[str, Any]) -> Outcome:
             "collection": name_schema("Target collection name."),
         },
     },
+    output_schema=answer({"collection": STRING, "moved": {**NAMES, "maxItems": MAX_MOVED}}),
     safety_level="safe_write",
     idempotence_class="idempotent",
     compensation="checkpoint",

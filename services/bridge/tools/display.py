@@ -8,6 +8,7 @@ import numpy as np
 
 from ..registry import Outcome, Touches, name_schema, tool
 from ..scene_state import smooth_faces
+from .answers import BOOLEAN, COUNT, STRING, answer
 from .objects import require_object
 from .placing import require_kind
 
@@ -28,6 +29,7 @@ from .placing import require_kind
             "smooth": {"type": "boolean", "description": "true: smooth, false: flat."},
         },
     },
+    output_schema=answer({"name": STRING, "smooth": BOOLEAN, "faces": COUNT}),
     safety_level="safe_write",
     idempotence_class="idempotent",
     compensation="checkpoint",
@@ -68,6 +70,7 @@ def shade(args: dict[str, Any]) -> Outcome:
             "render": {"type": "boolean", "description": "Visible in renders."},
         },
     },
+    output_schema=answer({"name": STRING, "viewport": BOOLEAN, "render": BOOLEAN}),
     safety_level="safe_write",
     idempotence_class="idempotent",
     compensation="checkpoint",

@@ -31,6 +31,10 @@ from ..inspect import r, rvec
 from ..registry import NAME_SCHEMA, Outcome, tool
 from .objects import require_object
 
+# The answer is an ``ObjectDetail``, so its schema is that type's, an object at the top.
+_, _DEFS = msgspec.json.schema_components([ObjectDetail], ref_template="#/$defs/{name}")
+OBJECT_DETAIL: dict[str, Any] = {**_DEFS["ObjectDetail"], "$defs": _DEFS}
+
 _MESHABLE = frozenset({"MESH", "CURVE", "SURFACE", "FONT", "META"})
 MAX_SETTINGS = 48  # settings a modifier lists: enough for any built-in modifier
 # Modifier properties every modifier has, or that say nothing about its result.
@@ -185,6 +189,7 @@ def describe(ob: bpy.types.Object) -> ObjectDetail:
         "properties": {"name": {**NAME_SCHEMA, "description": "the object's exact name"}},
         "required": ["name"],
     },
+    output_schema=OBJECT_DETAIL,
     safety_level="read_only",
     idempotence_class="idempotent",
     compensation="none",

@@ -13,9 +13,23 @@ from blendmesh_addon.tools import keyframes as body
 from blendmesh_addon.tools.keyframes import PATHS
 
 from ..registry import Outcome, Touches, name_schema, outcome, tool, vec3
+from .answers import COUNT, STRING, answer
 from .placing import LOCATION_LIMIT
 
 MAX_FRAME = 1048574  # Blender's last frame
+# The keyframes now on each keyed channel of the property, by array index ("0" is x).
+KEYED = answer(
+    {
+        "name": STRING,
+        "property": {"enum": sorted(PATHS)},
+        "frame": {"type": "integer", "minimum": 0, "maximum": MAX_FRAME},
+        "keyframes": {
+            "type": "object",
+            "propertyNames": {"enum": ["0", "1", "2"]},
+            "additionalProperties": {**COUNT, "minimum": 1},
+        },
+    }
+)
 
 
 @tool(
@@ -41,6 +55,7 @@ MAX_FRAME = 1048574  # Blender's last frame
             ),
         },
     },
+    output_schema=KEYED,
     safety_level="safe_write",
     idempotence_class="idempotent",
     compensation="checkpoint",

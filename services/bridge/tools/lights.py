@@ -18,6 +18,7 @@ from blendmesh_addon.tools.lights import MAX_SUN_ANGLE
 from ..canonical import r
 from ..registry import Outcome, ToolError, Touches, name_schema, outcome, rgb, tool
 from ..scene_state import background, light_values, world_values
+from .answers import NUMBER, RGB, STRING, answer, nullable
 from .placing import location_schema, rotation_schema
 
 POWER_SCHEMA: dict[str, Any] = {
@@ -36,6 +37,18 @@ SIZE_SCHEMA: dict[str, Any] = {
     ),
 }
 COLOR_SCHEMA = rgb("Linear RGB, each channel 0..1.")
+# Power in watts; size as the size argument gives it (the sun's in degrees).
+LIGHT_ANSWER = answer(
+    {
+        "name": STRING,
+        "type": {"enum": ["AREA", "POINT", "SPOT", "SUN"]},
+        "energy": NUMBER,
+        "color": RGB,
+        "size": NUMBER,
+    }
+)
+# The Background node's colour and strength; no strength when the world has no such node.
+WORLD_ANSWER = answer({"name": STRING, "color": RGB, "strength": nullable(NUMBER)})
 
 
 def _data(ob: bpy.types.Object) -> dict[str, Any]:
@@ -67,6 +80,7 @@ def _data(ob: bpy.types.Object) -> dict[str, Any]:
             "size": SIZE_SCHEMA,
         },
     },
+    output_schema=LIGHT_ANSWER,
     safety_level="safe_write",
     idempotence_class="non_idempotent",
     compensation="object.delete",
@@ -96,6 +110,7 @@ def create(args: dict[str, Any]) -> Outcome:
             "size": SIZE_SCHEMA,
         },
     },
+    output_schema=LIGHT_ANSWER,
     safety_level="safe_write",
     idempotence_class="idempotent",
     compensation="checkpoint",
@@ -127,6 +142,7 @@ def set_light(args: dict[str, Any]) -> Outcome:
             },
         },
     },
+    output_schema=WORLD_ANSWER,
     safety_level="safe_write",
     idempotence_class="idempotent",
     compensation="checkpoint",

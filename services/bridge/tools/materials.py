@@ -14,6 +14,18 @@ from blendmesh_addon.tools import materials as body
 
 from ..fingerprint import material_values
 from ..registry import Outcome, Touches, name_schema, outcome, tool
+from .answers import BOOLEAN, NUMBER, RGBA, STRING, answer
+
+MATERIAL_ANSWER = answer(
+    {
+        "object": STRING,
+        "material": STRING,
+        "created": BOOLEAN,
+        "base_color": RGBA,
+        "metallic": NUMBER,
+        "roughness": NUMBER,
+    }
+)
 
 UNIT: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1}
 
@@ -45,6 +57,7 @@ UNIT: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1}
             "roughness": {**UNIT, "description": "0..1"},
         },
     },
+    output_schema=MATERIAL_ANSWER,
     safety_level="safe_write",
     idempotence_class="idempotent",
     compensation="checkpoint",

@@ -19,7 +19,13 @@ from ..fingerprint import json_value, modifier_props
 from ..nodes import id_target, scalar
 from ..registry import Outcome, ToolError, Touches, name_schema, tool
 from . import nodes_modifier
+from .answers import STRING, answer
 from .objects import require_object
+
+# Property values by RNA identifier, read back as canonical JSON (``json_value``).
+_VALUES: dict[str, Any] = {"type": "object", "propertyNames": {"maxLength": 63}}
+MODIFIER_ANSWER = answer({"object": STRING, "name": STRING, "type": STRING, "properties": _VALUES})
+MODIFIER_SET_ANSWER = answer({"object": STRING, "name": STRING, "properties": _VALUES})
 
 # Blender's own default names for the supported modifier types.
 FRIENDLY_NAMES: dict[str, str] = {
@@ -127,6 +133,7 @@ def assign(mod: bpy.types.Modifier, ident: str, value: Any) -> None:
             ),
         },
     },
+    output_schema=MODIFIER_ANSWER,
     safety_level="safe_write",
     idempotence_class="non_idempotent",
     compensation="modifier.remove",
@@ -193,6 +200,7 @@ def add(args: dict[str, Any]) -> Outcome:
             "properties": {**PROPERTIES_SCHEMA, "minProperties": 1},
         },
     },
+    output_schema=MODIFIER_SET_ANSWER,
     safety_level="safe_write",
     idempotence_class="idempotent",
     compensation="modifier.set",
@@ -241,6 +249,7 @@ def set_properties(args: dict[str, Any]) -> Outcome:
             "name": name_schema("Modifier name."),
         },
     },
+    output_schema=answer({"object": STRING, "name": STRING, "type": STRING}),
     safety_level="safe_write",
     idempotence_class="non_idempotent",
     compensation="modifier.add",

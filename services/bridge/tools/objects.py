@@ -18,6 +18,7 @@ from blendmesh_addon.tools.objects import (
 )
 
 from ..registry import Outcome, Touches, name_schema, outcome, tool, vec3
+from .answers import BOOLEAN, PLACED, STRING, answer
 
 ROTATION_DOC = "Euler XYZ rotation in DEGREES."
 # A mesh 10 km across: beyond it float precision makes a scene's details jitter.
@@ -57,6 +58,7 @@ __all__ = ["OWNED_DATA", "ROTATION_DOC", "require_free_name", "require_object", 
             },
         },
     },
+    output_schema=PLACED,
     safety_level="safe_write",
     idempotence_class="non_idempotent",
     compensation="object.delete",
@@ -86,6 +88,7 @@ def create(args: dict[str, Any]) -> Outcome:
             "mode": {"enum": ["absolute", "relative"], "default": "absolute"},
         },
     },
+    output_schema=PLACED,
     safety_level="safe_write",
     idempotence_class="idempotent",
     compensation="object.transform",
@@ -111,6 +114,7 @@ def transform(args: dict[str, Any]) -> Outcome:
             "new_name": name_schema("New object name."),
         },
     },
+    output_schema=answer({"name": STRING, "previous_name": STRING}),
     safety_level="safe_write",
     idempotence_class="non_idempotent",
     compensation="object.rename",
@@ -133,6 +137,7 @@ def rename(args: dict[str, Any]) -> Outcome:
         "required": ["name"],
         "properties": {"name": name_schema("Object name.")},
     },
+    output_schema=answer({"name": STRING, "removed_data": BOOLEAN}),
     safety_level="destructive",
     idempotence_class="non_idempotent",
     compensation="checkpoint",

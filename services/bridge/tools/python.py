@@ -38,6 +38,7 @@ from ..sandbox.handoff import OutputRefused
 from ..sandbox.pool import Pool
 from ..sandbox.warm import Answer
 from . import scene
+from .answers import BOOLEAN, STRING, answer
 
 POOL = Pool(os.environ)
 atexit.register(POOL.close)  # the bridge's own exit closes it (__main__.leave); this, any other
@@ -160,6 +161,19 @@ def run(mode: str, args: dict[str, Any]) -> Outcome:
     return Outcome(data=data, mutated=answer.wrote, message=f"python.{mode} ran")
 
 
+def ran(mode: str) -> dict[str, Any]:
+    """What a step in ``mode`` answers: its code's hash, what it printed, whether it wrote."""
+    return answer(
+        {
+            "mode": {"const": mode},
+            "code_sha256": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
+            "output": STRING,
+            "output_bytes": {"type": "integer", "minimum": 0, "maximum": MAX_OUTPUT_BYTES},
+            "wrote": BOOLEAN,
+        }
+    )
+
+
 _COMMON = {
     "input_schema": INPUT_SCHEMA,
     "idempotence_class": "non_idempotent",
@@ -176,6 +190,7 @@ _COMMON = {
         "`import bpy` is a small facade over objects, transforms, modifiers, Geometry Nodes "
         "inputs and materials (docs/python-steps.md). print() output is returned."
     ),
+    output_schema=ran("safe"),
     safety_level="safe_write",
     **_COMMON,
 )
@@ -191,6 +206,7 @@ def python_safe(args: dict[str, Any]) -> Outcome:
         "only (no network, no files but its own folder, no processes). Needs a person's "
         "approval of exactly this code."
     ),
+    output_schema=ran("trusted"),
     safety_level="destructive",
     **_COMMON,
 )

@@ -11,7 +11,12 @@ from typing import Any
 from blendmesh_addon.tools import relations as body
 
 from ..registry import Outcome, Touches, name_schema, outcome, tool
+from .answers import STRING, TRANSFORM, answer, nullable
 from .placing import location_schema
+
+PARENTED = answer({"name": STRING, "parent": nullable(STRING), **TRANSFORM})
+# The copy's data is shared with the source when linked; an empty has none.
+DUPLICATED = answer({"name": STRING, "source": STRING, "data": nullable(STRING), **TRANSFORM})
 
 
 @tool(
@@ -34,6 +39,7 @@ from .placing import location_schema
             "offset": location_schema("Added to the copy's location (default 0,0,0)."),
         },
     },
+    output_schema=DUPLICATED,
     safety_level="safe_write",
     idempotence_class="non_idempotent",
     compensation="object.delete",
@@ -60,6 +66,7 @@ def duplicate(args: dict[str, Any]) -> Outcome:
             "parent": name_schema("Object it follows from now on."),
         },
     },
+    output_schema=PARENTED,
     safety_level="safe_write",
     idempotence_class="idempotent",
     compensation="checkpoint",
@@ -82,6 +89,7 @@ def parent(args: dict[str, Any]) -> Outcome:
         "required": ["name"],
         "properties": {"name": name_schema("Object to detach.")},
     },
+    output_schema=PARENTED,
     safety_level="safe_write",
     idempotence_class="idempotent",
     compensation="checkpoint",

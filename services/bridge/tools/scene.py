@@ -35,6 +35,27 @@ from contracts.scenes import (
 
 from .. import blendfile, digests, fingerprint, references, shelf
 from ..registry import Outcome, tool
+from .answers import NUMBER, RGBA, STRING, answer
+
+# The snapshot the scene hash is computed from: every object, the materials they use,
+# their Geometry Nodes groups (only when there are any) and the scene-level state
+# (cameras, lights, world, collections, ...), open to what a Blender version adds.
+_ENTRIES: dict[str, Any] = {"type": "array", "items": {"type": "object"}}
+SNAPSHOT: dict[str, Any] = {
+    "type": "object",
+    "required": ["hash", "materials", "objects"],
+    "properties": {
+        "hash": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+        "objects": _ENTRIES,
+        "materials": {
+            "type": "array",
+            "items": answer(
+                {"name": STRING, "base_color": RGBA, "metallic": NUMBER, "roughness": NUMBER}
+            ),
+        },
+        "node_groups": {**_ENTRIES, "minItems": 1},
+    },
+}
 
 
 class SceneError(BlendmeshError):
@@ -59,6 +80,7 @@ class SceneRefused(SceneError):
         "hash. Rotations here are radians, as Blender stores them."
     ),
     input_schema={"type": "object", "additionalProperties": False, "properties": {}},
+    output_schema=SNAPSHOT,
     safety_level="read_only",
     idempotence_class="idempotent",
     compensation="none",

@@ -23,6 +23,7 @@ from ...nodes import (
     stable_key,
 )
 from ...registry import Outcome, ToolError, Touches, tool
+from ..answers import NAMES, answer
 from . import schemas
 from .common import again, restore, target_args
 
@@ -36,6 +37,7 @@ from .common import again, restore, target_args
         "Group Input/Output nodes come from gn.ensure_group_io instead."
     ),
     input_schema=schemas.ADD_NODE,
+    output_schema=schemas.ADDED_NODE,
     safety_level="safe_write",
     idempotence_class="non_idempotent",
     compensation="gn.remove_node",
@@ -80,6 +82,7 @@ def add_node(args: dict[str, Any]) -> Outcome:
         "properties, input values, links) through gn.restore_node."
     ),
     input_schema=schemas.NODE_ONLY,
+    output_schema=schemas.REMOVED_NODE,
     safety_level="safe_write",
     idempotence_class="non_idempotent",
     compensation="gn.restore_node",
@@ -107,6 +110,7 @@ def remove_node(args: dict[str, Any]) -> Outcome:
         "restore the order of links into multi-input sockets. Sockets are named by identifier."
     ),
     input_schema=schemas.RESTORE_NODE,
+    output_schema=answer({"created": NAMES}),
     safety_level="safe_write",
     idempotence_class="non_idempotent",
     compensation="checkpoint",
@@ -131,6 +135,7 @@ def restore_node(args: dict[str, Any]) -> Outcome:
         "grid vertices at most 1000 per axis."
     ),
     input_schema=schemas.SET_INPUT,
+    output_schema=schemas.SET_INPUT_ANSWER,
     safety_level="safe_write",
     idempotence_class="idempotent",
     compensation="gn.set_input",
@@ -176,6 +181,7 @@ def set_input(args: dict[str, Any]) -> Outcome:
         "enable or disable sockets."
     ),
     input_schema=schemas.SET_PROPERTY,
+    output_schema=schemas.SET_PROPERTY_ANSWER,
     safety_level="safe_write",
     idempotence_class="idempotent",
     compensation="gn.set_property",
@@ -237,6 +243,7 @@ def _links_of(tree: bpy.types.NodeTree, node: bpy.types.Node) -> set[tuple[str, 
         "nodes (Group Input/Output nodes and frames stay). The compensation recreates them."
     ),
     input_schema=schemas.TARGET_ONLY,
+    output_schema=answer({"removed": NAMES}),
     safety_level="safe_write",
     idempotence_class="idempotent",
     compensation="gn.restore_node",

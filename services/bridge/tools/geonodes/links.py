@@ -63,6 +63,7 @@ def _link_args(
         "that would close a cycle is refused and leaves the group as it was."
     ),
     input_schema=schemas.LINK,
+    output_schema=schemas.LINKED,
     safety_level="safe_write",
     idempotence_class="idempotent",
     compensation="gn.unlink",
@@ -124,6 +125,7 @@ def link(args: dict[str, Any]) -> Outcome:
     touches=Touches(("object",), node_groups=True),
     description="Remove the link between two sockets (named as for gn.link).",
     input_schema=schemas.LINK,
+    output_schema=schemas.LINK_REF,
     safety_level="safe_write",
     idempotence_class="non_idempotent",
     compensation="gn.link",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...registry import name_schema
+from ..answers import BOOLEAN, JSON_VALUE, NAMES, STRING, answer
 
 # Interface socket types a Geometry Nodes group accepts in Blender 5.0 (Bundle and Closure
 # are new in 5.0; Shader and Texture sockets are refused there).
@@ -159,3 +160,29 @@ SET_GROUP_IO = schema(
 REMOVE_GROUP_IO = schema(
     ["in_out", "name"], in_out=IN_OUT, name=name_schema("Interface socket name.")
 )
+
+
+# What the gn tools answer (their outputSchema): nodes and sockets by name, as given back.
+_NODE_OUT = {"node_id": STRING, "bl_idname": STRING}
+_SOCKETS_OUT = {"inputs": NAMES, "outputs": NAMES}  # the enabled sockets, as errors name them
+ADDED_NODE = answer({**_NODE_OUT, **_SOCKETS_OUT})
+REMOVED_NODE = answer(_NODE_OUT)
+SET_INPUT_ANSWER = answer({"node_id": STRING, "socket": STRING, "value": JSON_VALUE})
+SET_PROPERTY_ANSWER = answer(
+    {"node_id": STRING, "property": STRING, "value": JSON_VALUE, **_SOCKETS_OUT}
+)
+_ENDS_OUT = {"from_node": STRING, "from_socket": STRING, "to_node": STRING, "to_socket": STRING}
+LINK_REF = answer(_ENDS_OUT, {"muted": {"const": True}})
+LINKED = answer(_ENDS_OUT, {"replaced": LINK_REF})
+TARGET_ANSWER = answer(
+    {
+        "object": STRING,
+        "modifier": STRING,
+        "node_group": STRING,
+        "created_modifier": BOOLEAN,
+        "created_node_group": BOOLEAN,
+    }
+)
+REMOVED_TARGET = answer({"object": STRING, "deleted_node_group": BOOLEAN})
+GROUP_IO_NODES = answer({"removed": NAMES, "renamed": NAMES, "created": NAMES})
+GROUP_IO_ANSWER = answer({"in_out": IN_OUT, "name": STRING, "socket_type": STRING})

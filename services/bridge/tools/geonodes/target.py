@@ -54,6 +54,7 @@ def _io_node(
         "different node_group is a conflict."
     ),
     input_schema=schemas.ENSURE_TARGET,
+    output_schema=schemas.TARGET_ANSWER,
     safety_level="safe_write",
     idempotence_class="idempotent",
     compensation="gn.remove_target",
@@ -123,6 +124,7 @@ def ensure_target(args: dict[str, Any]) -> Outcome:
         "remove the modifier when remove_modifier."
     ),
     input_schema=schemas.REMOVE_TARGET,
+    output_schema=schemas.REMOVED_TARGET,
     safety_level="destructive",
     idempotence_class="non_idempotent",
     compensation="checkpoint",
@@ -183,6 +185,7 @@ def _reroute(
         "Outputs the active one is kept)."
     ),
     input_schema=schemas.TARGET_ONLY,
+    output_schema=schemas.GROUP_IO_NODES,
     safety_level="safe_write",
     idempotence_class="idempotent",
     compensation="gn.restore_node",
@@ -239,6 +242,7 @@ def ensure_group_io(args: dict[str, Any]) -> Outcome:
         "modifier). The same name with another type is a conflict."
     ),
     input_schema=schemas.SET_GROUP_IO,
+    output_schema=schemas.GROUP_IO_ANSWER,
     safety_level="safe_write",
     idempotence_class="idempotent",
     compensation="gn.remove_group_io",
@@ -288,6 +292,7 @@ def _interface_socket(tree: bpy.types.NodeTree, in_out: str, name: str) -> Any:
         "group's interface, with the links to it."
     ),
     input_schema=schemas.REMOVE_GROUP_IO,
+    output_schema=schemas.GROUP_IO_ANSWER,
     safety_level="safe_write",
     idempotence_class="non_idempotent",
     compensation="gn.set_group_io",
