@@ -133,9 +133,11 @@ async def test_tools_list_when_started_every_tool_has_metadata(bridge: BridgePro
     }  # fmt: skip
     for entry in tools:
         meta = entry["_meta"]["blendmesh"]
-        # The registry does not check schemas when Blender starts; each must be valid.
+        # The registry does not check schemas when Blender starts; each must be valid, and
+        # every tool says what a successful answer holds.
         jsonschema.Draft202012Validator.check_schema(entry["inputSchema"])
-        jsonschema.Draft202012Validator.check_schema(entry.get("outputSchema", {}))
+        jsonschema.Draft202012Validator.check_schema(entry["outputSchema"])
+        assert entry["outputSchema"]["type"] == "object"
         assert entry["inputSchema"]["type"] == "object"
         assert entry["inputSchema"]["additionalProperties"] is False
         assert meta["safety_level"] in {"read_only", "safe_write", "destructive"}

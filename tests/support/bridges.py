@@ -1,6 +1,7 @@
 """A real Blender bridge for integration tests: one process a module, reset before each test.
 
-A test module takes its fixtures with ``shared_bridge, bridge = bridge_fixtures()``.
+A test module takes its fixtures with ``shared_bridge, bridge = bridge_fixtures()``. Every
+successful answer that bridge gives is held to its tool's ``outputSchema``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest_asyncio
 
 from contracts.bridge import ToolResult
@@ -23,13 +25,42 @@ _call_ids = itertools.count(1)
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
+class CheckedBridge(BridgeProcess):
+    """A bridge whose successful answers are each checked against the ``outputSchema`` its
+    tool declares in ``tools/list``: a tool that answers other than it says fails the test
+    that called it."""
+
+    _declared: dict[str, jsonschema.Draft202012Validator]
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        mcp_call_id: str,
+        timeout: float | None = None,
+    ) -> ToolResult:
+        result = await super().call_tool(name, arguments, mcp_call_id, timeout)
+        if not result.ok:
+            return result
+        if not hasattr(self, "_declared"):
+            self._declared = {
+                t["name"]: jsonschema.Draft202012Validator(t["outputSchema"])
+                for t in await self.list_tools()
+                if "outputSchema" in t
+            }
+        assert name in self._declared, f"tool {name} declares no outputSchema"
+        errors = sorted(self._declared[name].iter_errors(result.data), key=str)
+        assert not errors, f"{name} answered outside its outputSchema: {errors[0]}"
+        return result
+
+
 def bridge_fixtures() -> tuple[Any, Any]:
     """``shared_bridge`` (one bridge process for the module) and ``bridge`` (that bridge,
     its scene reset to empty before each test)."""
 
     @pytest_asyncio.fixture(scope="module", loop_scope="module", name="shared_bridge")
     async def shared_bridge() -> AsyncIterator[BridgeProcess]:
-        process = BridgeProcess()
+        process = CheckedBridge()
         await process.start()
         yield process
         await process.close()
