@@ -228,10 +228,12 @@ class Mesh:
             with contextlib.suppress(Exception):
                 await service.stop()
             await bus.close()
-        if self._server is not None:
-            await self._server.stop()
-            self._server = None
-        self._release_lock()
+        try:
+            if self._server is not None:
+                server, self._server = self._server, None
+                await server.stop()
+        finally:  # a server that failed to stop must not keep the home locked
+            self._release_lock()
 
     def _take_lock(self) -> None:
         home = self.settings.home

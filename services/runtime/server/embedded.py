@@ -273,7 +273,8 @@ class EmbeddedNats:
             with contextlib.suppress(asyncio.CancelledError):
                 await watch
         if proc is not None and proc.returncode is None:
-            proc.terminate()
+            with contextlib.suppress(ProcessLookupError):  # died, reaped, not yet heard of
+                proc.terminate()
             try:
                 await asyncio.wait_for(proc.wait(), 10)
             except TimeoutError:
