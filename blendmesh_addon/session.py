@@ -65,6 +65,8 @@ class Session:
 
     def failed(self, message: str) -> None:
         self.busy, self.error = "", message
+        if REFUSED_TOKEN in message:  # nobody the panel can name any more, at once
+            self.user = ""
 
     def add_progress(self, line: str) -> None:
         if line:

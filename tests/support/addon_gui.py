@@ -50,6 +50,10 @@ def install():
     prefs = bpy.context.preferences.addons["blendmesh"].preferences
     prefs.gateway_url, prefs.token = URL, TOKEN
     bpy.context.scene.blendmesh_scene = SCENE
+    # A tooltip opens under a button the pointer rests on for half a second, and on a
+    # loaded machine a look can take that long: the next row's field, covered, copies
+    # nothing. A person moves on; the test turns tooltips off.
+    bpy.context.preferences.view.show_tooltips = False
     watch_panel()
     area = gui.view3d()[1]
     area.spaces.active.show_region_ui = True

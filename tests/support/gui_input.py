@@ -146,22 +146,32 @@ def copied(x, y):
     return wm.clipboard
 
 
+WALKS = 3  # walks down the sidebar before a button counts as missing
+
+
 def find(wants: Callable[[str], bool], x, what, top=None):
     """The middle (x, y) of the first button down the sidebar from ``top`` whose copy
-    ``wants`` accepts."""
+    ``wants`` accepts. A walk that missed it walks again a third of a step lower: on a
+    loaded machine Blender now and then handles Ctrl-C before the button under the
+    pointer has lit up, and copies nothing."""
     _, _, sidebar = view3d()
-    y = sidebar.y + sidebar.height - 4 if top is None else top
     seen: list[str] = []  # what was copied on the way, for the error
-    while y > sidebar.y + 4:
-        copy = yield from copied(x, y)
-        if wants(copy):
+    for walk in range(WALKS):
+        y = (sidebar.y + sidebar.height - 4 if top is None else top) - walk * STEP // WALKS
+        found = None
+        while y > sidebar.y + 4:
+            copy = yield from copied(x, y)
+            if wants(copy):
+                found = y
+                break
+            if copy != NOTHING and (not seen or not seen[-1].endswith(f" {copy[:60]!r}")):
+                seen.append(f"y {y}: {copy[:60]!r}")
+            y -= STEP
+        if found is not None:
             break
-        if copy != NOTHING and (not seen or not seen[-1].endswith(f" {copy[:60]!r}")):
-            seen.append(f"y {y}: {copy[:60]!r}")
-        y -= STEP
     else:
-        found = "; ".join(seen) or "nothing"
-        raise LookupError(f"no {what} down the sidebar at x {x}; copied there: {found}")
+        said = "; ".join(seen) or "nothing"
+        raise LookupError(f"no {what} down the sidebar at x {x} in {WALKS} walks; copied: {said}")
     upper = lower = y
     while upper - y < STEP * 2 and wants((yield from copied(x, upper + FINE))):
         upper += FINE

@@ -162,6 +162,14 @@ def test_reached_when_the_gateway_answers_again_clears_only_its_unreachable_erro
     assert session.error.startswith("the open file")
 
 
+def test_failed_when_token_refused_forgets_the_user_at_once() -> None:
+    session = Session(user="ana")
+    session.failed("cannot reach the blendmesh gateway at http://x (refused): start it")
+    assert session.user == "ana"  # unreachable says nothing about who the token is
+    session.failed("the gateway at http://x refused the token (bad token): put your token")
+    assert session.user == "" and session.busy == ""
+
+
 def test_follow_failed_when_token_refused_forgets_the_user_and_names_the_refusal() -> None:
     session = Session(user="ana")
     session.follow_failed("the gateway at http://x refused the token (bad token): put yours")
