@@ -8,7 +8,7 @@ revisions it uses, and a revert, a checkpoint or a download needs no other recor
 executor puts those files, read-only, in a ``libraries`` folder beside the shot before
 Blender opens it; Blender resolves the links there. Any other library path (absolute, with
 ``..``, another project's, a library nobody supplied) is refused before Blender reads the
-file, as every link was before (services/bridge/references.py).
+file, as every link was before (services/bridge/blendfiles/references.py).
 
 An upload names its libraries without revisions, ``//libraries/<name>.blend``: the client
 rewrites its links so (``blendmesh scenes import``), and the executor, once it has

@@ -47,20 +47,13 @@ from contracts.errors import BlendmeshError
 from contracts.exports import ExportParams
 from contracts.renders import FrameParams
 from contracts.views import AssetParams, ViewParams
+from services.bridge import heap, registry, touched
+from services.bridge.imports import assets
+from services.bridge.inspection import inspect
+from services.bridge.nodes import node_catalog
+from services.bridge.output import exports, gltf, preview, render_frames
+from services.bridge.scene import digests
 
-from . import (
-    assets,
-    digests,
-    exports,
-    gltf,
-    heap,
-    inspect,
-    node_catalog,
-    preview,
-    registry,
-    render_frames,
-    touched,
-)
 from .said import plain
 from .tools import python as python_tools
 from .tools import scene

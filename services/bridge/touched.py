@@ -21,9 +21,10 @@ import bpy
 import msgspec
 
 from contracts.bridge import ToolResult
+from services.bridge import registry
+from services.bridge.budget import bounded
+from services.bridge.scene.digests import CACHE, action_name, nested_groups, node_groups_of
 
-from . import bounded, registry
-from .digests import CACHE, action_name, nested_groups, node_groups_of
 from .registry import Touches
 
 

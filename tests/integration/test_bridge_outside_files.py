@@ -13,7 +13,7 @@ import pytest_asyncio
 import zstandard
 
 from contracts.bridge import INVALID_PARAMS
-from services.bridge.blendfile import read_blocks
+from services.bridge.blendfiles.blendfile import read_blocks
 from services.executor.adapters.bridge_client import BridgeError, BridgeProcess
 from tests.support.bridges import bridge_fixtures, ok
 from tests.support.outside_files import REFERENCES, make_files

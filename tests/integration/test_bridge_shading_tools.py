@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from services.bridge.references import references
+from services.bridge.blendfiles.references import references
 from services.executor.adapters.bridge_client import BridgeProcess
 from tests.integration.test_bridge_artist_tools import data, refused, unbounded_numbers
 from tests.support.bridges import bridge_fixtures, call, ok, script_result

@@ -126,7 +126,8 @@ async def test_digest_cache_when_entries_are_dropped_or_the_snapshot_is_changed_
     # the cache handed out, through the tool and directly, and check the cache is intact.
     script = """
 import json, sys
-from services.bridge import digests, fingerprint, server
+from services.bridge.scene import digests, fingerprint
+from services.bridge import server
 from services.bridge.tools import scene
 scene.reset()
 s = server.Server(sys.stdout)

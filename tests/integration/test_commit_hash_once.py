@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
 PRELUDE = """
 import dataclasses
-from services.bridge import digests
+from services.bridge.scene import digests
 def rpc(method, **params):
     return answer(method, **params).result
 full_hashes = []
@@ -130,7 +130,7 @@ async def test_load_of_many_objects_in_several_collections_hashes_as_the_full_ha
         SERVER_PRELUDE
         + f"""
 import bpy
-from services.bridge import digests
+from services.bridge.scene import digests
 def rpc(method, **params):
     return answer(method, **params).result
 props, trees = bpy.data.collections.new("Props"), bpy.data.collections.new("Trees")

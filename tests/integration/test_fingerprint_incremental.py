@@ -204,7 +204,7 @@ async def test_scene_save_when_cache_is_stale_logs_and_returns_the_full_hash(
         SERVER_PRELUDE
         + f"""
 import dataclasses
-from services.bridge import digests
+from services.bridge.scene import digests
 def rpc(method, **params):
     return answer(method, **params).result
 rpc("tools/call", name="object.create", arguments={{"primitive": "cube", "name": "A"}})

@@ -14,7 +14,7 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from services.bridge.references import library_paths
+from services.bridge.blendfiles.references import library_paths
 from services.doors.cli.mesh import Mesh
 from services.doors.core import shot_files
 from services.doors.core.scene_client import SceneDoor

@@ -1,5 +1,5 @@
 """The geometry budget on a real bridge: what a call would make is bounded before Blender
-makes it, whatever property produces it (services/bridge/bounded.py).
+makes it, whatever property produces it (services/bridge/budget/bounded.py).
 
 An ARRAY's ``count`` is capped at 1000, but ``fit_length`` over a small offset, or three
 ARRAYs at their cap, multiply past any cap; the bridge estimates the result from RNA and
@@ -274,7 +274,7 @@ ESTIMATES = """
 import json
 import bpy
 from services.bridge import tools, touched
-from services.bridge.estimate import Estimator
+from services.bridge.budget.estimate import Estimator
 from services.bridge.tools import scene
 scene.reset()
 def tool(tool_name, /, **args):
@@ -322,8 +322,9 @@ async def test_estimate_when_compared_with_what_blender_makes_is_never_below_it(
 KEPT = """
 import json
 import bpy
-from services.bridge import bounded, tools, touched
-from services.bridge.estimate import Estimator
+from services.bridge.budget import bounded
+from services.bridge import tools, touched
+from services.bridge.budget.estimate import Estimator
 from services.bridge.tools import scene
 scene.reset()
 checks = {}
@@ -370,7 +371,8 @@ async def test_estimates_when_kept_across_calls_equal_estimates_made_afresh() ->
 BROKEN = """
 import json
 import bpy
-from services.bridge import estimate_modifiers, tools, touched
+from services.bridge.budget import estimate_modifiers
+from services.bridge import tools, touched
 from services.bridge.tools import scene
 scene.reset()
 def tool(tool_name, /, **args):

@@ -1,4 +1,4 @@
-"""How the inspection's kept parts (``services/bridge/inspect_parts.py``) are reused and
+"""How the inspection's kept parts (``services/bridge/inspection/inspect_parts.py``) are reused and
 forgotten, seen from inside a bridge's own Python (a bpy process of the test's own).
 
 What a description described afresh is counted (``PARTS.described``), so these tests can
@@ -21,7 +21,9 @@ PRELUDE = """
 import json, logging, sys
 logging.basicConfig(level=logging.ERROR)
 import bpy, msgspec
-from services.bridge import server, digests, inspect, inspect_parts
+from services.bridge import server
+from services.bridge.scene import digests
+from services.bridge.inspection import inspect, inspect_parts
 from services.bridge.tools import scene
 PARTS = inspect_parts.PARTS
 s = server.Server(sys.stdout)

@@ -16,7 +16,7 @@ import pytest
 from contracts.libraries import update_plan
 from contracts.receipts import RunResult
 from contracts.scene_files import import_plan
-from services.bridge.references import library_paths
+from services.bridge.blendfiles.references import library_paths
 from services.doors.cli.mesh import Mesh
 from services.doors.core import shot_files
 from services.doors.core.client import MeshClient

@@ -12,7 +12,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
 SCRIPT = """
 import json, bpy, numpy as np
-from services.bridge import fingerprint
+from services.bridge.scene import fingerprint
 from services.bridge.tools import scene
 scene.reset()
 bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=3)

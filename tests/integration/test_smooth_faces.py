@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.asyncio, pytest.mark.timeout(
 SCRIPT = """
 import json
 import bpy, numpy as np
-from services.bridge.scene_state import smooth_faces
+from services.bridge.scene.scene_state import smooth_faces
 bpy.ops.wm.read_factory_settings(use_empty=True)
 def per_polygon(m):
     flags = np.empty(len(m.polygons), dtype=bool)

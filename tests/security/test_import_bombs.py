@@ -19,7 +19,7 @@ import pytest_asyncio
 
 from contracts.bridge import INVALID_PARAMS
 from contracts.views import AssetParams
-from services.bridge.blendfile import DEFAULT_MAX_UNPACKED_BYTES, UNPACKED_SETTING
+from services.bridge.blendfiles.blendfile import DEFAULT_MAX_UNPACKED_BYTES, UNPACKED_SETTING
 from services.executor.adapters.bridge_client import BridgeError, BridgeProcess
 from tests.support.asset_files import glb, gltf_document, points_glb, zstd_blend_bomb
 

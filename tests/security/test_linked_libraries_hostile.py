@@ -96,7 +96,7 @@ async def test_load_when_links_name_the_libraries_beside_it_opens_the_shot_with_
     await ok(bridge, "object.transform", name="Hero", location=[HERO_X + 1, 0, 0])
     saved = tmp_path / "elsewhere" / "saved.blend"
     await bridge.save(str(saved))
-    from services.bridge.references import library_paths
+    from services.bridge.blendfiles.references import library_paths
 
     # Saved elsewhere, the links still name the libraries beside the shot, not this folder.
     assert sorted(library_paths(str(saved))) == sorted(links)

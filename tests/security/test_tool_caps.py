@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from jsonschema import Draft202012Validator
 
-from services.bridge.caps import PROPERTY_CAPS, capped_properties
+from services.bridge.budget.caps import PROPERTY_CAPS, capped_properties
 from services.bridge.registry import Outcome, RegisteredTool, ToolSpec, validate
 
 VALIDATOR = Draft202012Validator({"type": "object", "properties": capped_properties()})

@@ -10,8 +10,9 @@ from typing import Any
 
 import bpy
 
+from services.bridge.scene.scene_state import scene_collections
+
 from ..registry import Outcome, ToolError, Touches, name_schema, tool
-from ..scene_state import scene_collections
 from .answers import NAMES, STRING, answer
 from .objects import require_object
 

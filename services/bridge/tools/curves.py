@@ -15,8 +15,8 @@ from typing import Any
 import bpy
 
 from blendmesh_addon.tools.objects import require_free_name, require_object
+from services.bridge.scene.canonical import r
 
-from ..canonical import r
 from ..registry import Outcome, ToolError, Touches, name_schema, tool
 from .answers import BOOLEAN, INTEGER, NUMBER, STRING, answer, deleting
 from .placing import LOCATION_LIMIT, link_new, location_schema, require_kind, rotation_schema

@@ -6,8 +6,9 @@ from typing import Any
 
 import numpy as np
 
+from services.bridge.scene.scene_state import smooth_faces
+
 from ..registry import Outcome, Touches, name_schema, tool
-from ..scene_state import smooth_faces
 from .answers import BOOLEAN, COUNT, STRING, answer
 from .objects import require_object
 from .placing import require_kind

@@ -16,8 +16,9 @@ from typing import Any
 
 import bpy
 
-from ..canonical import r
-from ..output_state import HDRI_PREFIX, hdri_of
+from services.bridge.scene.canonical import r
+from services.bridge.scene.output_state import HDRI_PREFIX, hdri_of
+
 from ..registry import Outcome, ToolError, Touches, tool
 from .answers import NAMES, NUMBER, STRING, answer, nullable
 from .lights import new_world

@@ -25,9 +25,9 @@ from contracts.views import (
     ModifierDetail,
     ObjectDetail,
 )
+from services.bridge.inspection.inspect import r, rvec
+from services.bridge.scene.fingerprint import material_values
 
-from ..fingerprint import material_values
-from ..inspect import r, rvec
 from ..registry import NAME_SCHEMA, Outcome, tool
 from .objects import require_object
 

@@ -14,10 +14,10 @@ import bpy
 
 from blendmesh_addon.tools import lights as body
 from blendmesh_addon.tools.lights import MAX_SUN_ANGLE
+from services.bridge.scene.canonical import r
+from services.bridge.scene.scene_state import background, light_values, world_values
 
-from ..canonical import r
 from ..registry import Outcome, ToolError, Touches, name_schema, outcome, rgb, tool
-from ..scene_state import background, light_values, world_values
 from .answers import NUMBER, RGB, STRING, answer, nullable
 from .placing import location_schema, rotation_schema
 

@@ -11,8 +11,8 @@ from typing import Any
 import bpy
 
 from blendmesh_addon.tools import materials as body
+from services.bridge.scene.fingerprint import material_values
 
-from ..fingerprint import material_values
 from ..registry import Outcome, Touches, name_schema, outcome, tool
 from .answers import BOOLEAN, NUMBER, RGBA, STRING, answer
 

@@ -12,11 +12,11 @@ from typing import Any
 import bpy
 
 from contracts.bridge import Compensation
+from services.bridge.budget import bounded
+from services.bridge.budget.caps import capped_properties
+from services.bridge.nodes.nodes import id_target, scalar
+from services.bridge.scene.fingerprint import json_value, modifier_props
 
-from .. import bounded
-from ..caps import capped_properties
-from ..fingerprint import json_value, modifier_props
-from ..nodes import id_target, scalar
 from ..registry import Outcome, ToolError, Touches, name_schema, tool
 from . import nodes_modifier
 from .answers import STRING, answer

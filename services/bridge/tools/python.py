@@ -30,8 +30,8 @@ from contracts.python_steps import (
     THREADS,
     code_sha256,
 )
+from services.bridge.budget.caps import PROPERTY_CAPS
 
-from ..caps import PROPERTY_CAPS
 from ..registry import EVERYTHING, Outcome, ToolError, tool
 from ..sandbox.box import SandboxUnavailable
 from ..sandbox.handoff import OutputRefused

@@ -12,7 +12,8 @@ from typing import Any
 
 import bpy
 
-from ..output_state import ENGINES, color_values, render_values
+from services.bridge.scene.output_state import ENGINES, color_values, render_values
+
 from ..registry import Outcome, ToolError, Touches, tool
 from .answers import INTEGER, NUMBER, STRING, answer
 

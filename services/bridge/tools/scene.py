@@ -32,8 +32,9 @@ from contracts.scenes import (
     material_summary,
     object_summary,
 )
+from services.bridge.blendfiles import blendfile, references, shelf
+from services.bridge.scene import digests, fingerprint
 
-from .. import blendfile, digests, fingerprint, references, shelf
 from ..registry import Outcome, tool
 from .answers import NUMBER, RGBA, STRING, answer
 

@@ -2,8 +2,8 @@
 
 A text's font is a font datablock the scene already holds, and only Blender's built-in
 font or one packed into the file: a font stored as a path would be read from the host's
-disk whenever Blender draws the text (services/bridge/references.py refuses such a file on
-load for the same reason). A font file reaches a scene packed, through the asset import.
+disk whenever Blender draws the text (services/bridge/blendfiles/references.py refuses such
+a file on load for the same reason). A font file reaches a scene packed, through the asset import.
 
 Extrude and bevel make geometry Blender only knows once it evaluates the text; the
 geometry budget measures the evaluated scene after the call (``bounded.py``), and the
@@ -18,8 +18,8 @@ from typing import Any
 import bpy
 
 from blendmesh_addon.tools.objects import require_free_name
+from services.bridge.scene.canonical import r
 
-from ..canonical import r
 from ..registry import Outcome, ToolError, Touches, name_schema, tool
 from .answers import INTEGER, NUMBER, STRING, answer, deleting
 from .placing import link_new, location_schema, require_kind, rotation_schema

@@ -16,7 +16,8 @@ import bmesh
 import bpy
 from mathutils import Vector
 
-from .. import uv_layout
+from services.bridge.tools import uv_layout
+
 from ..registry import Outcome, ToolError, Touches, name_schema, tool
 from .modelling.common import OBJECT, edited, require_mesh
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from blender_asset_tracer import blendfile as bat
 
 from contracts.libraries import MAX_LIBRARY_BYTES, library_key
-from services.bridge import blendfile, references
+from services.bridge.blendfiles import blendfile, references
 from services.executor.adapters.scene_store import JetStreamSceneStore
 from services.executor.domain.chunking import RevisionDamaged
 from services.executor.domain.ports import StaleCommit

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from services.bridge.blendfile import (
+from services.bridge.blendfiles.blendfile import (
     DEFAULT_MAX_UNPACKED_BYTES,
     KEEP_BYTES,
     MAX_SDNA_BYTES,
@@ -21,8 +21,8 @@ from services.bridge.blendfile import (
     max_unpacked,
     read_blocks,
 )
-from services.bridge.budget import BudgetSettingError
-from services.bridge.references import Reference, describe, references
+from services.bridge.blendfiles.references import Reference, describe, references
+from services.bridge.budget.budget import BudgetSettingError
 
 # (file header, block header format with fields code, sdna, old, len, pointer size)
 LAYOUTS = {

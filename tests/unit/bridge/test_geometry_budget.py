@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.bridge.budget import LIMITS, BudgetSettingError, GeometryBudget
+from services.bridge.budget.budget import LIMITS, BudgetSettingError, GeometryBudget
 
 
 def test_budget_when_environment_sets_nothing_has_the_documented_defaults() -> None:

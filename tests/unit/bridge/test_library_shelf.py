@@ -1,4 +1,4 @@
-"""The libraries beside a shot (services/bridge/shelf.py): which links they satisfy, and
+"""The libraries beside a shot (services/bridge/blendfiles/shelf.py): which links they satisfy, and
 the bounds on how many there are and how much they hold, checked by the files' sizes
 before a byte of them is read. The links Blender would follow are tested against a real
 bridge in tests/security/test_linked_libraries_hostile.py."""
@@ -12,7 +12,7 @@ import pytest
 
 from contracts import libraries
 from contracts.libraries import MAX_LIBRARIES, MAX_LIBRARIES_TOTAL_BYTES, MAX_LIBRARY_BYTES
-from services.bridge.shelf import Shelf
+from services.bridge.blendfiles.shelf import Shelf
 
 
 def test_shelf_when_libraries_are_too_many_or_too_large_names_the_bound(tmp_path: Path) -> None:

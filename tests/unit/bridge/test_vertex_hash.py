@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from services.bridge.vertex_hash import VertexHashes
+from services.bridge.scene.vertex_hash import VertexHashes
 
 BIG = 70_000  # vertices: above REMEMBERED_FROM
 

@@ -7,11 +7,9 @@ from typing import Any
 import bpy
 
 from contracts.bridge import Compensation
-
-from ...caps import SOCKET_CAPS
-from ...fingerprint import node_props, rna_json
-from ...node_state import apply_patch, link_ref, reachable, removal_patch
-from ...nodes import (
+from services.bridge.budget.caps import SOCKET_CAPS
+from services.bridge.nodes.node_state import apply_patch, link_ref, reachable, removal_patch
+from services.bridge.nodes.nodes import (
     IO_NODES,
     UNREPRESENTABLE,
     describe,
@@ -22,6 +20,8 @@ from ...nodes import (
     set_rna,
     stable_key,
 )
+from services.bridge.scene.fingerprint import node_props, rna_json
+
 from ...registry import Outcome, ToolError, Touches, tool
 from ..answers import NAMES, answer
 from . import schemas

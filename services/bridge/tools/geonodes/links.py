@@ -7,9 +7,15 @@ from typing import Any
 import bpy
 
 from contracts.bridge import Compensation
+from services.bridge.nodes.node_state import add_link, input_order, link_ref, reachable
+from services.bridge.nodes.nodes import (
+    describe,
+    find_socket,
+    require_node,
+    require_tree,
+    stable_key,
+)
 
-from ...node_state import add_link, input_order, link_ref, reachable
-from ...nodes import describe, find_socket, require_node, require_tree, stable_key
 from ...registry import Outcome, ToolError, Touches, tool
 from . import schemas
 from .common import again, restore, target_args

@@ -7,9 +7,9 @@ from typing import Any
 import bpy
 
 from contracts.bridge import Compensation
+from services.bridge.nodes.node_state import link_ref, removal_patch
+from services.bridge.nodes.nodes import IO_NODES, require_nodes_modifier, require_tree
 
-from ...node_state import link_ref, removal_patch
-from ...nodes import IO_NODES, require_nodes_modifier, require_tree
 from ...registry import Outcome, ToolError, Touches, tool
 from ..objects import require_object
 from . import schemas

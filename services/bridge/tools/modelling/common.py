@@ -13,7 +13,8 @@ import bmesh
 import bpy
 from mathutils import Vector
 
-from ... import bounded
+from services.bridge.budget import bounded
+
 from ...registry import ToolError, name_schema
 from ..placing import require_kind
 

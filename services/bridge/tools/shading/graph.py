@@ -15,9 +15,9 @@ from typing import Any
 import bpy
 
 from contracts.bridge import Compensation
+from services.bridge.nodes.nodes import UNREPRESENTABLE, describe, exact_json, find_socket, set_rna
+from services.bridge.scene.fingerprint import node_props
 
-from ...fingerprint import node_props
-from ...nodes import UNREPRESENTABLE, describe, exact_json, find_socket, set_rna
 from ...registry import Outcome, ToolError, Touches, name_schema, tool
 from .catalog import MAX_LINKS, MAX_NODES, SHADER_NODES, require_material, require_shader_node
 

@@ -19,7 +19,7 @@ import bpy
 from mathutils import Matrix, Vector
 
 if TYPE_CHECKING:
-    from .estimate import Estimate
+    from services.bridge.budget.estimate import Estimate
 
 Prop = Callable[[str], Any]
 EPSILON = 1e-6  # Blender's: an ARRAY offset shorter than this makes one copy

@@ -15,10 +15,9 @@ import bpy
 import numpy as np
 
 from blendmesh_addon.tools.materials import principled
-
-from . import scene_state
-from .canonical import canonical_json, r, rvec
-from .vertex_hash import VertexHashes
+from services.bridge.scene import scene_state
+from services.bridge.scene.canonical import canonical_json, r, rvec
+from services.bridge.scene.vertex_hash import VertexHashes
 
 # Pure UI state: it changes when a neighbouring modifier is added or removed,
 # which would make add->remove round trips look like scene changes.

@@ -18,9 +18,8 @@ from typing import Any
 import bpy
 
 from contracts.exports import FORMATS, ExportParams, SceneExported
-
-from .gltf import least_bytes
-from .tools.scene import SceneError, SceneRefused
+from services.bridge.output.gltf import least_bytes
+from services.bridge.tools.scene import SceneError, SceneRefused
 
 
 def _glb(path: str) -> Any:

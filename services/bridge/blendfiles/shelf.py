@@ -22,8 +22,7 @@ from contracts.libraries import (
     file_name,
     parse_link,
 )
-
-from . import blendfile, references
+from services.bridge.blendfiles import blendfile, references
 
 
 class Shelf:

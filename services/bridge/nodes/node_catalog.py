@@ -20,9 +20,8 @@ from typing import Any
 import bpy
 
 from contracts.nodes import NodeCatalog, NodeSpec, PropertySpec, SocketSpec
-
-from .fingerprint import node_props
-from .nodes import sockets
+from services.bridge.nodes.nodes import sockets
+from services.bridge.scene.fingerprint import node_props
 
 PREFIXES = ("GeometryNode", "FunctionNode", "ShaderNode", "Node")
 _PROBE = "__blendmesh_probe__"

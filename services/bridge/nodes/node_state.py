@@ -18,9 +18,20 @@ from typing import Any
 
 import bpy
 
-from .fingerprint import NODE_BASE_PROPS, is_id_struct, node_props, ordered_links
-from .nodes import UNREPRESENTABLE, exact_json, set_rna, socket_by_identifier, sockets
-from .registry import ToolError
+from services.bridge.nodes.nodes import (
+    UNREPRESENTABLE,
+    exact_json,
+    set_rna,
+    socket_by_identifier,
+    sockets,
+)
+from services.bridge.registry import ToolError
+from services.bridge.scene.fingerprint import (
+    NODE_BASE_PROPS,
+    is_id_struct,
+    node_props,
+    ordered_links,
+)
 
 _recordable_types: dict[str, bool] = {}
 

@@ -16,8 +16,7 @@ import os
 import bpy
 
 from contracts.bridge import GltfExport
-
-from .tools.scene import SceneError
+from services.bridge.tools.scene import SceneError
 
 _NOT_EXPORTED = frozenset({"CAMERA", "LIGHT", "LIGHT_PROBE", "SPEAKER"})
 

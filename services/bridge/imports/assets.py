@@ -24,10 +24,11 @@ import bpy
 from contracts.assets import asset_problem
 from contracts.libraries import parse_link
 from contracts.views import AssetImported, AssetParams
-
-from . import bounded, digests, memory_cap, references
-from .said import plain
-from .tools.scene import SceneError, SceneRefused, _hidden, _paths_left
+from services.bridge.blendfiles import references
+from services.bridge.budget import bounded, memory_cap
+from services.bridge.said import plain
+from services.bridge.scene import digests
+from services.bridge.tools.scene import SceneError, SceneRefused, _hidden, _paths_left
 
 _GLTF_ADDON = "io_scene_gltf2"
 MAX_ASSET_BYTES = 1024 * 1024 * 1024  # far above any upload limit: a bound, not a policy

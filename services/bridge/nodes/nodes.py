@@ -14,8 +14,8 @@ from typing import Any
 
 import bpy
 
-from .fingerprint import is_id_struct
-from .registry import ToolError
+from services.bridge.registry import ToolError
+from services.bridge.scene.fingerprint import is_id_struct
 
 GROUP_INPUT = "group_input"
 GROUP_OUTPUT = "group_output"

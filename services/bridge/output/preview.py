@@ -22,8 +22,7 @@ from mathutils import Vector
 
 from contracts.bridge import Preview, PreviewEngine
 from contracts.views import Shading, ViewParams
-
-from .tools.scene import SceneError, SceneRefused
+from services.bridge.tools.scene import SceneError, SceneRefused
 
 log = logging.getLogger("blendmesh.bridge")
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import TypeVar, cast
 
-from .digests import CACHE, Entry
+from services.bridge.scene.digests import CACHE, Entry
 
 T = TypeVar("T")
 Key = tuple[str, str]  # (kind, name), as the digest cache's keys

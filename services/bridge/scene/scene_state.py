@@ -24,9 +24,8 @@ import numpy as np
 
 from blendmesh_addon.tools.keyframes import fcurves
 from blendmesh_addon.tools.lights import LIGHT_SIZE_PROPS
-
-from .canonical import DECIMALS, r, rvec
-from .output_state import object_entries, scene_entries
+from services.bridge.scene.canonical import DECIMALS, r, rvec
+from services.bridge.scene.output_state import object_entries, scene_entries
 
 # Read from here by inspect.py and the tools, beside the names below (the shared bodies').
 __all__ = ["LIGHT_SIZE_PROPS", "fcurves"]

@@ -17,7 +17,7 @@ import os
 import resource
 from collections.abc import Iterator, Mapping
 
-from .budget import BudgetSettingError
+from services.bridge.budget.budget import BudgetSettingError
 
 SETTING = "BLENDMESH_IMPORT_MEMORY_MIB"
 DEFAULT_MIB = 4096

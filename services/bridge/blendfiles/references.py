@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .blendfile import Block, Sdna, read_blocks
+from services.bridge.blendfiles.blendfile import Block, Sdna, read_blocks
 
 SHOWN = 10  # references a message names; it counts the rest
 ADVICE = (

@@ -19,12 +19,11 @@ import logging
 import os
 
 from contracts.bridge import ToolResult
-
-from . import registry
-from .budget import GeometryBudget
-from .digests import CACHE
-from .estimate import Overrides
-from .tally import Estimates, Tally
+from services.bridge import registry
+from services.bridge.budget.budget import GeometryBudget
+from services.bridge.budget.estimate import Overrides
+from services.bridge.budget.tally import Estimates, Tally
+from services.bridge.scene.digests import CACHE
 
 log = logging.getLogger("blendmesh.bridge")
 BUDGET = GeometryBudget.from_env(os.environ)

@@ -28,8 +28,8 @@ from typing import Any, Protocol
 import bpy
 import msgspec
 
-from . import fingerprint, scene_state
-from .canonical import canonical_json
+from services.bridge.scene import fingerprint, scene_state
+from services.bridge.scene.canonical import canonical_json
 
 log = logging.getLogger("blendmesh.bridge")
 

@@ -29,8 +29,7 @@ from typing import BinaryIO, Protocol
 import zstandard
 
 from contracts.errors import BlendmeshError
-
-from .budget import BudgetSettingError
+from services.bridge.budget.budget import BudgetSettingError
 
 _ZSTD = b"\x28\xb5\x2f\xfd"
 _GZIP = b"\x1f\x8b"

@@ -17,8 +17,8 @@ from typing import Any
 
 import bpy
 
-from .digests import CACHE
-from .estimate import MEASURED_TYPES, Estimate, Estimator, Overrides
+from services.bridge.budget.estimate import MEASURED_TYPES, Estimate, Estimator, Overrides
+from services.bridge.scene.digests import CACHE
 
 MAX_NESTING = 8  # instances of instances: deeper than any real tree goes
 

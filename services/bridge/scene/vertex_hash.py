@@ -19,7 +19,7 @@ from collections import OrderedDict
 import blake3
 import numpy as np
 
-from .canonical import DECIMALS
+from services.bridge.scene.canonical import DECIMALS
 
 REMEMBERED_FROM = 65_536  # vertices from which a mesh is remembered by its BLAKE3 digest
 # Up to this many bytes of positions (341 vertices) a mesh is remembered by the bytes.

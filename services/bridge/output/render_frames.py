@@ -18,9 +18,8 @@ import time
 import bpy
 
 from contracts.renders import BLENDER_ENGINE, FrameImage, FrameParams
-
-from .preview import _restored, _staged
-from .tools.scene import SceneError
+from services.bridge.output.preview import _restored, _staged
+from services.bridge.tools.scene import SceneError
 
 
 def render_frame(want: FrameParams) -> FrameImage:

@@ -22,9 +22,9 @@ from typing import Any
 
 import bpy
 
-from . import estimate_modifiers as rules
-from . import fingerprint
-from .estimate_modifiers import Shape
+from services.bridge.budget import estimate_modifiers as rules
+from services.bridge.budget.estimate_modifiers import Shape
+from services.bridge.scene import fingerprint
 
 # (object name, modifier name) -> property -> the value a call is about to set.
 Overrides = Mapping[tuple[str, str], Mapping[str, Any]]

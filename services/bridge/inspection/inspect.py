@@ -45,11 +45,11 @@ from contracts.inspection import (
     InterfaceSocket,
     SceneInspection,
 )
-
-from . import digests, inspect_parts
-from .fingerprint import material_values, modifier_values
-from .inspect_parts import PARTS
-from .scene_state import LIGHT_SIZE_PROPS
+from services.bridge.inspection import inspect_parts
+from services.bridge.inspection.inspect_parts import PARTS
+from services.bridge.scene import digests
+from services.bridge.scene.fingerprint import material_values, modifier_values
+from services.bridge.scene.scene_state import LIGHT_SIZE_PROPS
 
 # Object types whose evaluated geometry can be read as a mesh; others count 0.
 _MESHABLE = frozenset({"MESH", "CURVE", "SURFACE", "FONT", "META"})

@@ -14,7 +14,7 @@ from typing import Any
 
 import bpy
 
-from .canonical import r
+from services.bridge.scene.canonical import r
 
 ENGINES = {"eevee": "BLENDER_EEVEE", "cycles": "CYCLES", "workbench": "BLENDER_WORKBENCH"}
 HDRI_PREFIX = "HDRI "  # the packed image's name: "HDRI forest"

@@ -1,0 +1,1 @@
+"""A .blend file's blocks and what it refers to outside itself, read without Blender."""

@@ -1,0 +1,1 @@
+"""The scene described for the guardians, kept part by part beside its digests."""

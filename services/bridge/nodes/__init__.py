@@ -1,0 +1,1 @@
+"""Geometry Nodes trees: finding, setting and restoring their nodes, and their catalog."""

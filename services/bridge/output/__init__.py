@@ -1,0 +1,1 @@
+"""What the bridge renders or writes out of a scene: previews, frames, glTF and exports."""
