@@ -39,6 +39,10 @@ PROBES = {
         "from services.runtime.server import embedded",
         "The runtime's rooms are layered",
     ),
+    "services/bridge/scene/probe_tool.py": (
+        "from services.bridge.tools import objects",
+        "The bridge's rooms are layered",
+    ),
     "services/probe_loose.py": (
         "from services.doors.core import client",
         "The doors' core is theirs alone",
