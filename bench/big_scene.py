@@ -17,8 +17,10 @@ revision and downloads the head through the HTTP gateway into a file: for each, 
 time, the peak resident memory of this process (every service of the mesh, the executor
 among them, and the gateway) and of each Blender bridge (``bench/peaks.py``).
 
-Unless ``--skip-cli``, the rows of ``bench/cli_speed.py`` follow (``blendmesh --help``, an
-unreachable ``NATS_URL``, a warm CLI edit, the idle ``up``'s memory), and unless
+Unless ``--skip-cli``, the big scene's one-prop edit through ``blendmesh run`` against the
+same edit of a one-object scene (CLI wall time, the command a person types) and the rows
+of ``bench/cli_speed.py`` follow (``blendmesh --help``, an unreachable ``NATS_URL``, a
+warm CLI edit, the idle ``up``'s memory), and unless
 ``--skip-table`` the rows of ``bench/table.py`` (``--runs 8 --large 200 --executor-runs 4``),
 which must not get worse, so one run prints the whole table. Rows are a list of ``Row``;
 each measurement appends its own, so another measurement joins the table by adding a
@@ -344,6 +346,41 @@ def cli_rows(work: Path, runs: int) -> list[Row]:
     return rows
 
 
+def cli_big_rows(scene: Path, work: Path, runs: int) -> list[Row]:
+    """Issue 24's row as a person meets it: on one warm ``blendmesh up``, ``blendmesh run
+    --plan`` moving one prop of the big scene against the same edit on a one-object
+    scene, each a new command (its start, connection, run and exit), alternated so a
+    slower minute of the machine falls on both."""
+    home = work / "cli-big"
+    limit = str(max(scene.stat().st_size * 2, 64 * MIB))  # the import takes the whole shot
+    with cli_speed.up(home, BLENDMESH_MAX_UPLOAD_BYTES=limit) as (_, env):
+        command = [cli_speed.BLENDMESH, "--home", str(home)]
+        for args in (
+            ["scenes", "import", str(scene), "--scene", "big"],
+            ["run", "--scene", "small", "--plan", str(cli_speed.plan_file(home, -1))],
+        ):
+            wall, code, said = cli_speed.timed([*command, *args], env)
+            if code:
+                raise SystemExit(f"blendmesh {' '.join(args[:2])} failed: {said[-600:]}")
+        big: list[float] = []
+        small: list[float] = []
+        for i in range(runs + 1):  # the first of each warms the executor's scene
+            for walls, name, scene_id in ((big, "Prop_0001", "big"), (small, "Box", "small")):
+                plan = cli_speed.plan_file(home, 200 + i, name)
+                wall, code, said = cli_speed.timed(
+                    [*command, "run", "--scene", scene_id, "--plan", str(plan)], env
+                )
+                if code:
+                    raise SystemExit(f"the edit on {scene_id} failed: {said[-600:]}")
+                walls.extend([wall] if i else [])
+    on_big, on_small = statistics.median(big), statistics.median(small)
+    return [
+        Row("one-prop edit of the big scene, `blendmesh run` wall, p50", f"{on_big:.2f} s", "-"),
+        Row("the same edit of a one-object scene, p50", f"{on_small:.2f} s", "-"),
+        Row("big minus one-object, CLI wall", f"{on_big - on_small:+.2f} s", "<= +0.3 s"),
+    ]
+
+
 def table_rows() -> list[Row]:
     """The rows of ``bench/table.py``, measured here with the options its notes use."""
     measured, _, _ = table.measure(runs=8, large=200, executor_runs=4, profile_runs=2)
@@ -376,6 +413,7 @@ def main() -> None:
             if not args.skip_saves:
                 rows += save_options(scene, Path(work))
             if not args.skip_cli:
+                rows += cli_big_rows(scene, Path(work), max(args.edits, 5))
                 rows += cli_rows(Path(work), args.edits)
             if not args.skip_table:
                 rows += table_rows()

@@ -154,7 +154,7 @@ def blenders(pid: int) -> int:
     return count
 
 
-def plan_file(folder: Path, i: int) -> Path:
+def plan_file(folder: Path, i: int, name: str = "Box") -> Path:
     op = {
         "operation_id": "m1",
         "tool_name": "object.transform",
@@ -164,18 +164,18 @@ def plan_file(folder: Path, i: int) -> Path:
     if i < 0:
         op.update(tool_name="object.create", args={"primitive": "cube", "name": "Box"})
     else:
-        op["args"] = {"name": "Box", "location": [i % 7, 0, 0]}
+        op["args"] = {"name": name, "location": [i % 7, 0, 0]}
     path = folder / f"plan{i}.json"
     path.write_text(json.dumps({"request_id": f"bench-{time.time_ns()}-{i}", "operations": [op]}))
     return path
 
 
-def warm_mesh(home: Path, runs: int) -> list[tuple[str, float]]:
-    env = {k: v for k, v in os.environ.items() if k != "NATS_URL"}
-    # Idle is once the Blenders are stopped for idling (ADR 0033): sooner than the default
-    # 120 s, yet far longer than the gaps between the edits measured.
-    env["BLENDMESH_BRIDGE_IDLE"] = IDLE
-    up = subprocess.Popen(
+@contextlib.contextmanager
+def up(home: Path, **settings: str) -> Iterator[tuple[subprocess.Popen[str], dict[str, str]]]:
+    """``blendmesh up`` on ``home`` in the background, with ``settings`` in its
+    environment: the process and the environment a command joins it with."""
+    env = {k: v for k, v in os.environ.items() if k != "NATS_URL"} | settings
+    mesh = subprocess.Popen(
         [BLENDMESH, "--home", str(home), "up", "--port", "0"],
         stderr=subprocess.PIPE,
         text=True,
@@ -183,12 +183,21 @@ def warm_mesh(home: Path, runs: int) -> list[tuple[str, float]]:
         start_new_session=True,
     )
     try:
-        assert up.stderr is not None
-        banner = up.stderr.readline()
+        assert mesh.stderr is not None
+        banner = mesh.stderr.readline()
         url = re.search(r"NATS_URL=(\S+)", banner).group(1)  # type: ignore[union-attr]
-        stderr = up.stderr  # read on, so a chatty mesh never blocks on a full pipe
+        stderr = mesh.stderr  # read on, so a chatty mesh never blocks on a full pipe
         threading.Thread(target=stderr.read, daemon=True).start()
-        env = {**env, "NATS_URL": url}
+        yield mesh, {**env, "NATS_URL": url}
+    finally:
+        mesh.send_signal(2)
+        mesh.wait(60)
+
+
+def warm_mesh(home: Path, runs: int) -> list[tuple[str, float]]:
+    # Idle is once the Blenders are stopped for idling (ADR 0033): sooner than the default
+    # 120 s, yet far longer than the gaps between the edits measured.
+    with up(home, BLENDMESH_BRIDGE_IDLE=IDLE) as (mesh, env):
         command = [BLENDMESH, "--home", str(home), "run", "--scene", "bench", "--plan"]
         _, code, said = timed([*command, str(plan_file(home, -1))], env)
         assert code == 0, said
@@ -205,12 +214,9 @@ def warm_mesh(home: Path, runs: int) -> list[tuple[str, float]]:
             )
             phases.append(json.loads(out.stdout.strip().splitlines()[-1]))
         deadline = time.monotonic() + float(IDLE) + 60
-        while blenders(up.pid) and time.monotonic() < deadline:
+        while blenders(mesh.pid) and time.monotonic() < deadline:
             time.sleep(0.5)
-        rss = tree_rss(up.pid)
-    finally:
-        up.send_signal(2)
-        up.wait(60)
+        rss = tree_rss(mesh.pid)
     rows = [("a one-object edit on a warm mesh, CLI wall time", statistics.median(walls))]
     for phase in ("imports", "connect", "run"):
         rows.append((f"  of which {phase}", statistics.median(p[phase] for p in phases)))
