@@ -61,6 +61,8 @@ def log_config(name: str, subject_filters: list[str], replicas: int = 1) -> Stre
         discard=DiscardPolicy.OLD,
         allow_direct=True,
         num_replicas=replicas,
+        # A run's events are stored as one atomic batch where they are many (ADR 0069).
+        allow_atomic=True,
     )
 
 
@@ -120,7 +122,9 @@ async def ensure_log(js: JetStreamContext, config: StreamConfig, wait: float) ->
             name,
             config.num_replicas,
         )
-    if sorted(info.config.subjects or []) != sorted(config.subjects or []):
+    widen = sorted(info.config.subjects or []) != sorted(config.subjects or [])
+    # An older mesh's log takes no atomic batches; turning them on keeps its messages.
+    if widen or (config.allow_atomic and not info.config.allow_atomic):
         # A newer blendmesh logs more subjects; widening a stream keeps its messages.
         await js.update_stream(config.evolve(num_replicas=copies))
 

@@ -1,0 +1,176 @@
+"""A pipelined publisher that stores what a run sends together as one atomic batch.
+
+nats-server under ``sync_interval: always`` fsyncs once per stored message and never
+group-commits concurrent publishes; an atomic batch (ADR-50, the stream's ``allow_atomic``)
+costs four fsyncs however many messages it holds (ADR 0069 has the counts). Below
+``MIN_BATCH`` messages a batch costs more than the messages one by one, so a short flush
+goes out one by one, through ``JetStreamPipeline``.
+
+Crash safety is the one-by-one path's: every message keeps its ``Nats-Msg-Id``, and a batch
+is stored whole or not at all. A batch the server refuses (a re-sent one holds an id it
+already stored: error 10201, refused whole even when some of its messages are new) is sent
+again one by one, where the duplicate window drops what is stored and keeps what is not;
+so a retried batch neither duplicates nor loses. A stream without ``allow_atomic`` (10174,
+an older mesh's log) gets the same.
+
+Events wait ``linger`` seconds at most before they are sent, so a long operation's
+progress still shows while it runs; ``settle`` sends what is left at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import uuid
+from typing import Any
+
+from nats.aio.client import Client
+from nats.js import JetStreamContext
+
+from contracts import subjects
+from contracts.events import Event
+from services.runtime.service import tracing
+from services.runtime.service.limits import encode_bounded
+from services.runtime.service.publishers import JetStreamPipeline
+
+log = logging.getLogger("blendmesh.publish")
+
+MIN_BATCH = 5  # fewer messages cost fewer fsyncs one by one (a batch costs 4)
+MAX_BATCH = 1000  # nats-server's limit on the messages of one atomic batch
+MAX_BATCH_BYTES = 4 * 1024 * 1024  # a batch is staged whole on the server: keep it bounded
+LINGER = 0.25  # seconds an event may wait for others to share its batch
+COMMIT_TIMEOUT = 15.0  # seconds to wait for a batch's commit to be acknowledged
+ALREADY_STORED = 10201  # a batch holding a message id the stream already stored
+ATOMIC_DISABLED = 10174  # the stream does not take atomic batches
+
+Message = tuple[str, bytes, dict[str, str]]  # subject, data, headers
+
+
+class BatchRefused(Exception):
+    """nats-server refused a batch whole: nothing of it was stored."""
+
+    def __init__(self, code: int, description: str) -> None:
+        super().__init__(f"atomic batch refused ({code}): {description}")
+        self.code = code
+
+
+class AtomicPipeline:
+    """``PipelinedPublisher`` for one run's events: sends are buffered and stored in order,
+    in atomic batches where they are enough, one by one otherwise."""
+
+    def __init__(
+        self,
+        js: JetStreamContext,
+        nc: Client,
+        prefix: str,
+        linger: float = LINGER,
+        min_batch: int = MIN_BATCH,
+    ) -> None:
+        self._js = js
+        self._nc = nc
+        self._prefix = prefix
+        self._stream = subjects.stream_name(prefix)
+        self._linger = linger
+        self._min_batch = max(2, min(min_batch, MAX_BATCH))
+        self._buffer: list[Message] = []
+        self._bytes = 0
+        self._timer: asyncio.TimerHandle | None = None
+        self._flushed: asyncio.Future[None] | None = None  # the last flush, in order
+
+    async def send(self, event: Event) -> None:
+        data = encode_bounded(event)  # raises EventTooLarge before NATS would
+        headers = tracing.inject({"Nats-Msg-Id": event.event_id})
+        if self._buffer and (
+            len(self._buffer) >= MAX_BATCH or self._bytes + len(data) > MAX_BATCH_BYTES
+        ):
+            self._flush()
+        self._buffer.append((subjects.for_event(self._prefix, event), data, headers))
+        self._bytes += len(data)
+        if self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self._linger, self._flush)
+
+    async def settle(self) -> None:
+        """Send what is buffered now and wait until everything sent is stored; raise the
+        first failure (the handler's message is then delivered again)."""
+        self._flush()
+        flushed, self._flushed = self._flushed, None
+        if flushed is not None:
+            await flushed
+
+    def _flush(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self._buffer:
+            return
+        messages, self._buffer, self._bytes = self._buffer, [], 0
+        self._flushed = asyncio.ensure_future(self._store(self._flushed, messages))
+
+    async def _store(self, previous: asyncio.Future[None] | None, messages: list[Message]) -> None:
+        if previous is not None:
+            await previous  # in order; a failure before stops the rest
+        if len(messages) >= self._min_batch:
+            try:
+                await publish_atomic(self._nc, self._stream, messages)
+                return
+            except BatchRefused as refused:
+                if refused.code not in (ALREADY_STORED, ATOMIC_DISABLED):
+                    log.warning("%s; sending its %d events one by one", refused, len(messages))
+        await self._one_by_one(messages)
+
+    async def _one_by_one(self, messages: list[Message]) -> None:
+        # Pipelined as before: stored in the order sent, and settled before anything that
+        # builds on them (the run's result) is sent.
+        pipeline = JetStreamPipeline(self._js, self._prefix, self._nc)
+        for subject, data, headers in messages:
+            await pipeline.send_raw(subject, data, headers)
+        await pipeline.settle()
+
+    async def abandon(self) -> None:
+        """Drop what is buffered and wait out a flush under way (the run failed outright)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._buffer, self._bytes = [], 0
+        flushed, self._flushed = self._flushed, None
+        if flushed is not None:
+            with contextlib.suppress(Exception):
+                await flushed
+
+
+async def publish_atomic(nc: Client, stream: str, messages: list[Message]) -> None:
+    """Store ``messages`` (at most ``MAX_BATCH``) in ``stream`` as one atomic batch:
+    all of them, in order, or none (``BatchRefused``). Only the commit waits for an answer;
+    a batch whose sender dies before its commit is dropped whole by the server."""
+    if not 1 <= len(messages) <= MAX_BATCH:
+        raise ValueError(f"an atomic batch holds 1 to {MAX_BATCH} messages, not {len(messages)}")
+    batch = uuid.uuid4().hex
+    last = len(messages)
+    for seq, (subject, data, headers) in enumerate(messages[:-1], start=1):
+        marked = {**headers, "Nats-Batch-Id": batch, "Nats-Batch-Sequence": str(seq)}
+        await nc.publish(subject, data, headers=marked)
+    subject, data, headers = messages[-1]
+    commit = {
+        **headers,
+        "Nats-Batch-Id": batch,
+        "Nats-Batch-Sequence": str(last),
+        "Nats-Batch-Commit": "1",
+    }
+    answer = await nc.request(subject, data, COMMIT_TIMEOUT, headers=commit)
+    check_commit(answer.data, last, stream)
+
+
+def check_commit(reply: bytes, count: int, stream: str) -> None:
+    """Raise ``BatchRefused`` unless ``reply`` acknowledges ``count`` messages stored whole
+    in ``stream``."""
+    try:
+        ack: dict[str, Any] = json.loads(reply)
+    except ValueError:
+        raise BatchRefused(0, f"unreadable commit acknowledgement {reply[:200]!r}") from None
+    error = ack.get("error")
+    if isinstance(error, dict):
+        raise BatchRefused(int(error.get("err_code", 0)), str(error.get("description", "")))
+    if ack.get("stream") != stream or ack.get("count") != count:
+        raise BatchRefused(0, f"expected {count} messages stored in {stream}, got {ack}")
