@@ -21,8 +21,7 @@ from nats.js import JetStreamContext
 
 from contracts import subjects
 from contracts.audit import AuditRecorded, message_id
-from services.runtime.service import tracing
-from services.runtime.service.atomic_batches import (
+from services.runtime.nats.atomic import (
     ALREADY_STORED,
     ATOMIC_DISABLED,
     MAX_BATCH,
@@ -31,6 +30,7 @@ from services.runtime.service.atomic_batches import (
     Message,
     publish_atomic,
 )
+from services.runtime.service import tracing
 
 log = logging.getLogger("blendmesh.audit")
 

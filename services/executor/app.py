@@ -188,7 +188,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         runner = PlanRunner(
             bridge=bridge,
             scenes=scenes,
-            journal=KvJournal(bus.js, bus.prefix),
+            journal=KvJournal(bus.js, bus.prefix, bus.nc),
             catalog=lambda: catalog,
             profile=lambda: bridge.profile,
             op_timeout=settings.op_timeout,

@@ -5,13 +5,19 @@ ADR 0069)."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+from pathlib import Path
 
 import msgspec
 import pytest
 
 from contracts import subjects
 from contracts.events import RunRequested, decode_event
-from services.runtime.service.atomic_batches import AtomicPipeline, BatchRefused, check_commit
+from services.runtime.nats.atomic import BatchRefused, check_commit
+from services.runtime.nats.kv import KvKeyInvalid, TypedKv
+from services.runtime.server.embedded import EmbeddedNats
+from services.runtime.service.atomic_batches import AtomicPipeline
 from services.runtime.service.errors import EventTooLarge
 from services.runtime.service.host import Bus
 from tests.unit.test_handlers import requested
@@ -116,3 +122,97 @@ def test_check_commit_when_the_server_refused_the_batch_names_its_code() -> None
         check_commit(b'{"stream":"S","seq":9,"count":2}', 3, "S")
     with pytest.raises(BatchRefused, match="unreadable"):
         check_commit(b"<html>", 3, "S")
+
+
+async def kv_log(bus: Bus, bucket: str) -> list[tuple[str, dict[str, str]]]:
+    stream = f"KV_{bucket}"
+    state = (await bus.js.stream_info(stream)).state
+    out = []
+    for seq in range(state.first_seq, state.last_seq + 1):  # a key's last value only
+        msg = await bus.js.get_msg(stream, seq)
+        out.append((msg.subject, dict(msg.headers or {})))
+    return out
+
+
+@pytest.mark.parametrize("atomic", [True, False])
+async def test_put_many_when_the_bucket_does_or_does_not_take_batches_writes_each_key_in_order(
+    bus: Bus, atomic: bool
+) -> None:
+    table = TypedKv(bus.js, bus.prefix, "journal", dict[str, int])
+    await table.put("k00", {"n": -1})  # makes the bucket, as a first use does
+    stream = f"KV_{table.bucket}"
+    config = (await bus.js.stream_info(stream)).config
+    await bus.js.update_stream(config.evolve(allow_atomic=atomic))
+    await table.put_many([(f"k{i:02d}", {"n": i}) for i in range(12)], bus.nc)
+    for i in range(12):
+        found = await table.get(f"k{i:02d}")
+        assert found is not None and found.value == {"n": i}
+    written = await kv_log(bus, table.bucket)
+    assert [subject.rsplit(".", 1)[-1] for subject, _ in written] == [
+        f"k{i:02d}" for i in range(12)
+    ]
+    batches = {headers.get("Nats-Batch-Id") for _, headers in written}
+    assert (len(batches) == 1 and None not in batches) if atomic else batches == {None}
+
+
+async def test_put_many_when_a_key_is_invalid_writes_none_of_them(bus: Bus) -> None:
+    table = TypedKv(bus.js, bus.prefix, "journal", dict[str, int])
+    with pytest.raises(KvKeyInvalid, match="not valid"):
+        await table.put_many([("k1", {"n": 1}), ("../etc", {"n": 2}), ("k3", {"n": 3})], bus.nc)
+    assert await table.get("k1") is None
+
+
+async def killed_and_restarted(server: EmbeddedNats, folder: Path, port: int) -> EmbeddedNats:
+    """SIGKILL nats-server (no flush, no goodbye) and start it again on the same store."""
+    assert server.pid is not None
+    os.kill(server.pid, signal.SIGKILL)
+    await server.stop()
+    again = EmbeddedNats(folder, port=port)
+    await again.start()
+    return again
+
+
+async def until_connected(bus: Bus) -> None:
+    for _ in range(200):
+        if bus.nc.is_connected:
+            try:
+                await bus.js.stream_info(subjects.stream_name(bus.prefix))
+                return
+            except Exception:  # noqa: BLE001 - JetStream still recovering its streams
+                pass
+        await asyncio.sleep(0.05)
+    raise AssertionError("the client did not reconnect to the restarted server")
+
+
+async def test_batch_when_nats_server_is_killed_mid_batch_stores_none_of_it_then_all_once(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "nats"
+    server = EmbeddedNats(folder)
+    url = await server.start()
+    bus = await Bus.open(url, "bmtest", "test")
+    try:
+        batch = events(0, 12)
+        # The first half of a batch reaches the server; it dies before the commit.
+        for seq, event in enumerate(batch[:6], start=1):
+            headers = {
+                "Nats-Msg-Id": event.event_id,
+                "Nats-Batch-Id": "cut",
+                "Nats-Batch-Sequence": str(seq),
+            }
+            await bus.nc.publish(
+                subjects.for_event(bus.prefix, event), msgspec.json.encode(event), headers=headers
+            )
+        await bus.nc.flush()
+        server = await killed_and_restarted(server, folder, int(url.rsplit(":", 1)[1]))
+        await until_connected(bus)
+        assert await stored(bus) == []  # nothing of an uncommitted batch
+        await send_all(AtomicPipeline(bus.js, bus.nc, bus.prefix), batch)  # the retry
+        # Acknowledged, then the server dies at once: the whole batch is on disk.
+        server = await killed_and_restarted(server, folder, int(url.rsplit(":", 1)[1]))
+        await until_connected(bus)
+        await send_all(AtomicPipeline(bus.js, bus.nc, bus.prefix), batch)  # sent once more
+        assert [event_id for event_id, _ in await stored(bus)] == [e.event_id for e in batch]
+    finally:
+        await bus.close()
+        await server.stop()
