@@ -17,6 +17,7 @@ from contracts.events import RunRequested, decode_event
 from services.runtime.nats.atomic import BatchRefused, check_commit
 from services.runtime.nats.kv import KvKeyInvalid, TypedKv
 from services.runtime.server.embedded import EmbeddedNats
+from services.runtime.server.nats_setup import prepare_streams
 from services.runtime.service.atomic_batches import AtomicPipeline
 from services.runtime.service.errors import EventTooLarge
 from services.runtime.service.host import Bus
@@ -216,3 +217,26 @@ async def test_batch_when_nats_server_is_killed_mid_batch_stores_none_of_it_then
     finally:
         await bus.close()
         await server.stop()
+
+
+async def test_prepare_streams_when_an_older_mesh_made_the_logs_turns_atomic_batches_on(
+    nats_url: str,
+) -> None:
+    bus = await Bus.open(nats_url, "bmold", "test")
+    try:
+        await prepare_streams(nats_url, "bmold", None)
+        logs = [
+            subjects.stream_name("bmold"),
+            subjects.audit_stream_name("bmold"),
+            "KV_bmold_journal",
+        ]
+        for name in logs:  # as an older blendmesh left them
+            config = (await bus.js.stream_info(name)).config
+            await bus.js.update_stream(config.evolve(allow_atomic=False))
+        await bus.publisher.publish(events(0, 1)[0])
+        await prepare_streams(nats_url, "bmold", None)  # the admin, at the next start
+        for name in logs:
+            assert (await bus.js.stream_info(name)).config.allow_atomic, name
+        assert [event_id for event_id, _ in await stored(bus)] == ["e0000"]  # kept
+    finally:
+        await bus.close()

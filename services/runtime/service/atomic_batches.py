@@ -20,7 +20,6 @@ progress still shows while it runs; ``settle`` sends what is left at once.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 
 from nats.aio.client import Client
@@ -118,14 +117,3 @@ class AtomicPipeline:
         for subject, data, headers in messages:
             await pipeline.send_raw(subject, data, headers)
         await pipeline.settle()
-
-    async def abandon(self) -> None:
-        """Drop what is buffered and wait out a flush under way (the run failed outright)."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        self._buffer, self._bytes = [], 0
-        flushed, self._flushed = self._flushed, None
-        if flushed is not None:
-            with contextlib.suppress(Exception):
-                await flushed
