@@ -14,7 +14,7 @@ import pytest
 
 from contracts import subjects
 from contracts.events import RunRequested, decode_event
-from services.runtime.nats.atomic import BatchRefused, check_commit
+from services.runtime.nats.atomic import BatchRefused, BatchUnanswered, check_commit
 from services.runtime.nats.kv import KvKeyInvalid, TypedKv
 from services.runtime.server.embedded import EmbeddedNats
 from services.runtime.server.nats_setup import prepare_streams
@@ -240,3 +240,17 @@ async def test_prepare_streams_when_an_older_mesh_made_the_logs_turns_atomic_bat
         assert [event_id for event_id, _ in await stored(bus)] == ["e0000"]  # kept
     finally:
         await bus.close()
+
+
+async def test_settle_when_no_stream_takes_the_batch_says_so_and_sends_nothing_after(
+    bus: Bus,
+) -> None:
+    pipeline = AtomicPipeline(bus.js, bus.nc, "bmnolog", linger=0.01)  # no such log
+    for event in events(0, 6):
+        await pipeline.send(event)
+    await asyncio.sleep(0.1)  # that flush fails on its own; the next waits behind it
+    for event in events(6, 6):
+        await pipeline.send(event)
+    with pytest.raises(BatchUnanswered, match="nothing of it was stored"):
+        await pipeline.settle()
+    assert await stored(bus) == []

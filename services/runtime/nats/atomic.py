@@ -14,6 +14,8 @@ import uuid
 from typing import Any
 
 from nats.aio.client import Client
+from nats.errors import NoRespondersError
+from nats.errors import TimeoutError as NatsTimeoutError
 
 MIN_BATCH = 5  # fewer messages cost fewer fsyncs one by one (a batch costs 4)
 MAX_BATCH = 1000  # nats-server's limit on the messages of one atomic batch
@@ -22,6 +24,10 @@ ALREADY_STORED = 10201  # a batch holding a message id the stream already stored
 ATOMIC_DISABLED = 10174  # the stream does not take atomic batches
 
 Message = tuple[str, bytes, dict[str, str]]  # subject, data, headers
+
+
+class BatchUnanswered(Exception):
+    """A batch's commit had no answer: the stream is missing or unreachable."""
 
 
 class BatchRefused(Exception):
@@ -50,7 +56,20 @@ async def publish_atomic(nc: Client, stream: str, messages: list[Message]) -> No
         "Nats-Batch-Sequence": str(last),
         "Nats-Batch-Commit": "1",
     }
-    answer = await nc.request(subject, data, COMMIT_TIMEOUT, headers=commit)
+    try:
+        answer = await nc.request(subject, data, COMMIT_TIMEOUT, headers=commit)
+    except NoRespondersError:
+        raise BatchUnanswered(
+            f"no stream took the atomic batch of {last} messages for {stream} (no responders "
+            f"on {subject}): nothing of it was stored. Is the stream there and does it have a "
+            "leader? On a mesh blendmesh started, `blendmesh status` says."
+        ) from None
+    except NatsTimeoutError:
+        raise BatchUnanswered(
+            f"{stream} did not acknowledge the commit of an atomic batch of {last} messages "
+            f"within {COMMIT_TIMEOUT:g} s: it may or may not be stored. Sending it again stores "
+            "it once (its message ids, or a put of the same keys)."
+        ) from None
     check_commit(answer.data, last, stream)
 
 
