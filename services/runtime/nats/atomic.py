@@ -17,6 +17,8 @@ from nats.aio.client import Client
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeoutError
 
+from contracts.errors import BlendmeshError
+
 MIN_BATCH = 5  # fewer messages cost fewer fsyncs one by one (a batch costs 4)
 MAX_BATCH = 1000  # nats-server's limit on the messages of one atomic batch
 COMMIT_TIMEOUT = 15.0  # seconds to wait for a batch's commit to be acknowledged
@@ -26,11 +28,11 @@ ATOMIC_DISABLED = 10174  # the stream does not take atomic batches
 Message = tuple[str, bytes, dict[str, str]]  # subject, data, headers
 
 
-class BatchUnanswered(Exception):
+class BatchUnanswered(BlendmeshError):
     """A batch's commit had no answer: the stream is missing or unreachable."""
 
 
-class BatchRefused(Exception):
+class BatchRefused(BlendmeshError):
     """nats-server refused a batch whole: nothing of it was stored."""
 
     def __init__(self, code: int, description: str) -> None:
