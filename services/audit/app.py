@@ -34,7 +34,7 @@ async def serve(store: SqliteStore, settings: Settings, bus: Bus) -> ConsumerSer
         measured = RunMetrics()
         measured.start(await store.runs_in(WAITING))
         service.closers.append(measured.close)
-        records = JetStreamAuditPublisher(bus.js, bus.prefix)
+        records = JetStreamAuditPublisher(bus.js, bus.prefix, bus.nc)
         handlers = AuditHandlers(store, records, measured, JetStreamLog(bus.js, bus.prefix))
         for spec in consumers(handlers, settings):
             await service.add(bus, spec)

@@ -42,10 +42,10 @@ from services.runtime.nats import access
 from services.runtime.nats.history import last_of, read_run
 from services.runtime.nats.ready import until_ready
 from services.runtime.service import health, metrics
+from services.runtime.service.atomic_batches import AtomicPipeline
 from services.runtime.service.consumer_spec import ConsumerSpec
 from services.runtime.service.host import Bus, ConsumerService
 from services.runtime.service.projects import projects_of
-from services.runtime.service.publishers import JetStreamPipeline
 from services.runtime.service.settings import Settings
 from services.runtime.service.version import BLENDMESH_VERSION
 
@@ -188,7 +188,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         runner = PlanRunner(
             bridge=bridge,
             scenes=scenes,
-            journal=KvJournal(bus.js, bus.prefix),
+            journal=KvJournal(bus.js, bus.prefix, bus.nc),
             catalog=lambda: catalog,
             profile=lambda: bridge.profile,
             op_timeout=settings.op_timeout,
@@ -208,7 +208,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         )
         handlers = ExecutorHandlers(
             runner=runner,
-            progress=lambda: JetStreamPipeline(bus.js, bus.prefix, bus.nc),
+            progress=lambda: AtomicPipeline(bus.js, bus.nc, bus.prefix),
             history=partial(read_run, bus.js, bus.prefix),
             catalog_version=lambda: catalog.version,
             catalog_wait=settings.catalog_wait,

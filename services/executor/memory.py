@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 import msgspec
@@ -37,6 +37,10 @@ class MemoryJournal:
 
     async def put(self, key: str, entry: JournalEntry) -> None:
         self.entries[key] = entry
+
+    async def put_many(self, entries: Sequence[tuple[str, JournalEntry]]) -> None:
+        for key, entry in entries:
+            await self.put(key, entry)
 
     async def delete(self, key: str) -> None:
         self.entries.pop(key, None)

@@ -63,6 +63,12 @@ class JournalContract:
         await journal.put("k1", entry("op01", after="h3"))
         assert await journal.get("k1") == entry("op01", after="h3")
 
+    async def test_put_many_when_read_back_returns_every_entry(self, journal: Journal) -> None:
+        await journal.put("k0", entry("op00", after="h0"))
+        await journal.put_many([(f"k{i}", entry(f"op{i:02d}")) for i in range(12)])
+        for i in range(12):
+            assert await journal.get(f"k{i}") == entry(f"op{i:02d}")
+
 
 class TestMemoryJournal(JournalContract):
     @pytest.fixture

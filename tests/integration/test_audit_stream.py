@@ -24,6 +24,7 @@ from contracts.events import (
 from contracts.queries import AuditRecord
 from services.audit import app as audit_app
 from services.audit.client import query_run, rebuild
+from services.audit.stream import JetStreamAuditPublisher
 from services.runtime.service.host import Bus, ConsumerService
 from services.runtime.service.settings import Settings
 
@@ -167,3 +168,27 @@ async def test_audit_record_when_redelivered_is_published_once(
     assert ack.duplicate
     info = await bus.js.stream_info(subjects.audit_stream_name(PREFIX))
     assert info.state.messages == RECORDS
+
+
+async def test_audit_records_when_a_stored_batch_is_published_again_are_stored_once(
+    bus: Bus, audit: ConsumerService
+) -> None:
+    for event in history():
+        await bus.publisher.publish(event)
+    assert await published(bus) == RECORDS
+    every = await replay(bus, subjects.audit_records(PREFIX), RECORDS)
+    batched = [
+        msgspec.structs.replace(every[i % RECORDS], event_id=f"batch-{i}") for i in range(12)
+    ]
+    publisher = JetStreamAuditPublisher(bus.js, PREFIX, bus.nc)
+    await publisher.publish_many(batched[:8])  # one atomic batch
+    # A redelivered stretch publishes its records again, with some new behind them: the
+    # server refuses that batch whole (10201) and the records go again one by one.
+    await publisher.publish_many(batched)
+    stream = subjects.audit_stream_name(PREFIX)
+    info = await bus.js.stream_info(stream)
+    assert info.state.messages == RECORDS + 12
+    stored = await replay(bus, subjects.audit_records(PREFIX), RECORDS + 12)
+    assert [r.event_id for r in stored[RECORDS:]] == [f"batch-{i}" for i in range(12)]
+    first = await bus.js.get_msg(stream, RECORDS + 1)
+    assert (first.headers or {}).get("Nats-Batch-Id")

@@ -270,20 +270,19 @@ class OperationRunner:
             **self._determinism(call, result),
         )
         # Journal first: an announced success is always a committed one. The entry is
-        # written while the next operation runs; its announcement waits for it (ordered.py).
-        stored = self.events.write(
-            self.journal.put(
-                key,
-                JournalEntry(
-                    request_id=self.approved.request_id,
-                    operation_id=call.op.operation_id,
-                    args_digest=args_digest(call.op.args),
-                    run_id=self.approved.run_id,
-                    receipt=receipt,
-                    compensation=result.compensation,
-                    result_image=image,
-                ),
-            )
+        # stored with its group while the next operations run; its announcement waits for it
+        # (ordered.py).
+        stored = self.events.entry(
+            key,
+            JournalEntry(
+                request_id=self.approved.request_id,
+                operation_id=call.op.operation_id,
+                args_digest=args_digest(call.op.args),
+                run_id=self.approved.run_id,
+                receipt=receipt,
+                compensation=result.compensation,
+                result_image=image,
+            ),
         )
         if call.mutating:
             self.since.append(call.op)

@@ -7,7 +7,7 @@ and its real adapter to the same behaviour.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -107,6 +107,11 @@ class Journal(Protocol):
     async def get(self, key: str) -> JournalEntry | None: ...
 
     async def put(self, key: str, entry: JournalEntry) -> None: ...
+
+    async def put_many(self, entries: Sequence[tuple[str, JournalEntry]]) -> None:
+        """Store ``entries`` in order, stopping at the first that fails: the journal never
+        holds one without those before it. A store may write them as one atomic batch."""
+        ...
 
     async def delete(self, key: str) -> None: ...
 

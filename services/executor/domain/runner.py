@@ -110,7 +110,7 @@ class PlanRunner:
         it (its approvals come from the run's log), by default its operations alone;
         ``requested`` is the run's request, whose host and determinism the gate reads."""
         session = await self.scenes.open(approved.scene_id)  # LeaseHeld: try again later
-        events = OrderedEvents(emit)
+        events = OrderedEvents(emit, self.journal)
         watch = CancelWatch(self.cancels, approved.run_id)  # its first look starts now
         try:
             run = record or run_record(approved)

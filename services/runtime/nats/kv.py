@@ -26,19 +26,32 @@ to move onto this table.
 
 from __future__ import annotations
 
+import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
 
 import msgspec
+from nats.aio.client import Client
 from nats.js import JetStreamContext
 from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
 from contracts.errors import BlendmeshError
 from services.runtime.nats import access
+from services.runtime.nats.atomic import (
+    ATOMIC_DISABLED,
+    MAX_BATCH,
+    MIN_BATCH,
+    BatchRefused,
+    Message,
+    publish_atomic,
+)
 from services.runtime.nats.kv_keys import live_keys
 from services.runtime.nats.streams import ensure_kv
+
+log = logging.getLogger("blendmesh.bus")
 
 T = TypeVar("T")
 
@@ -184,6 +197,31 @@ class TypedKv(Generic[T]):
         """Write ``value`` under ``key`` whatever it held; the new revision."""
         kv = await self._kv()
         return await kv.put(self.check_key(key), self._encoder.encode(value))
+
+    async def put_many(self, items: Sequence[tuple[str, T]], nc: Client | None = None) -> None:
+        """Write each value under its key, in order, stopping at the first that fails. With
+        ``nc`` and enough of them, as atomic batches (ADR 0069): all of a batch or none;
+        a bucket that takes no batches gets them one by one."""
+        encoded = [(self.check_key(key), self._encoder.encode(value)) for key, value in items]
+        kv = await self._kv()
+        if nc is not None and len(encoded) >= MIN_BATCH:
+            stream = f"KV_{self.bucket}"
+            try:
+                for start in range(0, len(encoded), MAX_BATCH):
+                    chunk = encoded[start : start + MAX_BATCH]
+                    messages: list[Message] = [
+                        (f"$KV.{self.bucket}.{key}", data, {}) for key, data in chunk
+                    ]
+                    await publish_atomic(nc, stream, messages)
+                return
+            except BatchRefused as refused:
+                # An older mesh's bucket takes no batches, a busy server no more of them:
+                # one by one, in order. A chunk stored before is written again, which a
+                # put allows.
+                if refused.code != ATOMIC_DISABLED:
+                    log.warning("%s; writing %d keys one by one", refused, len(encoded))
+        for key, data in encoded:
+            await kv.put(key, data)
 
     async def create(self, key: str, value: T) -> int:
         """Write ``value`` only if ``key`` holds none (a deleted key counts as none); the

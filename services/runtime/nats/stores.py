@@ -39,8 +39,12 @@ async def _bucket(js: JetStreamContext, bucket: str) -> None:
     except BucketNotFoundError:
         await js.create_key_value(kv_config(js, bucket))
     info = elected(await js.stream_info(f"KV_{bucket}"))
-    if not info.config.allow_direct:  # made by a blendmesh that read keys the slow way
+    # Made by a blendmesh that read keys the slow way, or wrote them one by one: a run's
+    # journal entries go as one atomic batch (ADR 0069), which nats-py cannot ask for
+    # when it creates a bucket.
+    if not info.config.allow_direct or not info.config.allow_atomic:
         info.config.allow_direct = True
+        info.config.allow_atomic = True
         await js.update_stream(info.config)
 
 

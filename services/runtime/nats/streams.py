@@ -61,6 +61,8 @@ def log_config(name: str, subject_filters: list[str], replicas: int = 1) -> Stre
         discard=DiscardPolicy.OLD,
         allow_direct=True,
         num_replicas=replicas,
+        # A run's events are stored as one atomic batch where they are many (ADR 0069).
+        allow_atomic=True,
     )
 
 
@@ -123,6 +125,17 @@ async def ensure_log(js: JetStreamContext, config: StreamConfig, wait: float) ->
     if sorted(info.config.subjects or []) != sorted(config.subjects or []):
         # A newer blendmesh logs more subjects; widening a stream keeps its messages.
         await js.update_stream(config.evolve(num_replicas=copies))
+
+
+async def allow_atomic_batches(js: JetStreamContext, streams: list[str]) -> None:
+    """Let ``streams`` take atomic batches (ADR 0069), as the admin does at start: a log or
+    bucket an older blendmesh made has them off, and its messages stay as they are. Until
+    then, and on a server too old for them, publishers store one message at a time."""
+    for name in streams:
+        info = await js.stream_info(name)
+        if not info.config.allow_atomic:
+            info.config.allow_atomic = True
+            await js.update_stream(info.config)
 
 
 # Binding a bucket costs a round trip; adapters call ensure_kv on every access, so the

@@ -11,12 +11,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from contracts import subjects
 from contracts.errors import BlendmeshError
 from services.runtime.nats import access
 from services.runtime.nats.audit_log import ensure_audit_log
 from services.runtime.nats.ready import READY_WAIT
 from services.runtime.nats.render_queue import ensure_render_queue
 from services.runtime.nats.stores import ensure_stores
+from services.runtime.nats.streams import allow_atomic_batches
 from services.runtime.server.cluster import ClusterNode, render_cluster
 from services.runtime.service.host import Bus
 from services.runtime.service.store_limits import StoreLimits
@@ -93,6 +95,8 @@ async def prepare_streams(
     try:
         await ensure_stores(bus.js, prefix, wait)
         await ensure_audit_log(bus.js, prefix, wait)
+        logs = [subjects.stream_name(prefix), subjects.audit_stream_name(prefix)]
+        await allow_atomic_batches(bus.js, logs)
         await ensure_render_queue(bus.js, prefix, wait)
     finally:
         await bus.close()

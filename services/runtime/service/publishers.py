@@ -85,15 +85,18 @@ class JetStreamPipeline:
         self._reconnects = 0  # the connection's count when the first pending event was sent
 
     async def send(self, event: Event) -> None:
+        await self.send_raw(
+            subjects.for_event(self._prefix, event),
+            encode_bounded(event),
+            tracing.inject({"Nats-Msg-Id": event.event_id}),
+        )
+
+    async def send_raw(self, subject: str, data: bytes, headers: dict[str, str]) -> None:
+        """Send an encoded event (atomic_batches.py sends a refused batch's this way)."""
         if not self._pending:
             self._reconnects = self._reconnected()
         self._pending.append(
-            await self._js.publish_async(
-                subjects.for_event(self._prefix, event),
-                encode_bounded(event),
-                stream=self._stream,
-                headers=tracing.inject({"Nats-Msg-Id": event.event_id}),
-            )
+            await self._js.publish_async(subject, data, stream=self._stream, headers=headers)
         )
 
     async def settle(self, timeout: float = 15.0) -> None:
