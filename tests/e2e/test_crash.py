@@ -96,6 +96,8 @@ class Cluster:
             "BLENDMESH_HOME": str(self.home),
             "BLENDMESH_ACK_WAIT": "2",
             "BLENDMESH_LEASE_TTL": "2",
+            # One bridge each: the waits count one pull per executor process.
+            "BLENDMESH_BRIDGES": "1",
             "PYTHONPATH": str(ROOT),
         }
         self.executors.append(
