@@ -145,6 +145,9 @@ class Settings:
     # Blender bridges each executor keeps, for runs on different scenes at once (ADR
     # 0070); None: one per core, as many as memory holds, at most MAX_BRIDGES.
     bridges: int | None = None
+    # The embedded mesh runs the audit projection in a child process of its own, off the
+    # runs' event loop (ADR 0070); its run metrics are then served by that process.
+    audit_apart: bool = False
     trace_exporter: str = "none"  # where spans go: none, console (stderr) or otlp
     policy_dir: Path | None = None  # None: the built-in services/policy/policies/*.cedar
     approval_ttl: float = 3600.0  # seconds a pending approval waits before the run fails
@@ -220,6 +223,7 @@ class Settings:
             warm_hold=_seconds_or_off(env, "BLENDMESH_WARM_HOLD", 60.0),
             executors=_int(env, "BLENDMESH_EXECUTORS", 1),
             bridges=_bridges(env),
+            audit_apart=_flag(env, "BLENDMESH_AUDIT_APART"),
             trace_exporter=trace_exporter,
             policy_dir=Path(env["BLENDMESH_POLICY_DIR"]).absolute()
             if env.get("BLENDMESH_POLICY_DIR")
