@@ -9,6 +9,7 @@ figures: runs per second until the last run ended, each run's latency at p50 and
 its client saw it, and lost receipts: runs whose result came back without its receipt, or
 whose ``executed`` event with that receipt is not in the log when the load is over.
 ``--bridges`` sets the pool (BLENDMESH_BRIDGES); unset, the executor sizes it itself.
+BLENDMESH_AUDIT_APART=1 measures the mesh with its audit projection in a child process.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
 
 PREVIEWS = Settings.from_env().previews  # as every blendmesh process has them
+APART = Settings.from_env().audit_apart  # BLENDMESH_AUDIT_APART=1: the audit in a child
 MAX_CLIENTS = 64
 MAX_RUNS = 1000  # per client
 RUN_WITHIN = 120.0  # seconds one run may take before it counts as lost
@@ -103,7 +105,12 @@ async def in_log(bus: Bus, run_id: str) -> bool:
 async def load(clients: int, runs: int, bridges: int | None = None) -> Load:
     with tempfile.TemporaryDirectory(prefix="blendmesh-load-") as home:
         settings = Settings(
-            home=Path(home), prefix="load", user="load", previews=PREVIEWS, bridges=bridges
+            home=Path(home),
+            prefix="load",
+            user="load",
+            previews=PREVIEWS,
+            bridges=bridges,
+            audit_apart=APART,
         )
         async with Mesh(settings) as mesh:
             bus = await Bus.open(mesh.url, settings.prefix, "load", mesh.login("client"))
@@ -151,7 +158,10 @@ def main() -> None:
         parser.error(f"--bridges takes 1 to {MAX_BRIDGES}")
     measured = asyncio.run(load(args.clients, args.runs, args.bridges))
     pool = "sized by the executor" if args.bridges is None else str(args.bridges)
-    print(f"{args.clients} clients x {args.runs} runs, one executor, bridges: {pool}")
+    audit = "apart" if APART else "on the mesh's loop"
+    print(
+        f"{args.clients} clients x {args.runs} runs, one executor, bridges: {pool}, audit {audit}"
+    )
     print(f"load, one executor: {measured.row()}")
 
 
