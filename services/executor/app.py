@@ -84,8 +84,9 @@ def available_memory() -> int | None:
 
 @dataclass
 class _LaneParts:
+    """One lane of the pool as wired here: its Blender, the scene it holds, its runner."""
+
     bridge: SupervisedBridge
-    shelf: LibraryShelf
     scenes: Scenes
     runner: PlanRunner
 
@@ -253,7 +254,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
                 release=BLENDMESH_VERSION,
                 refusal=refusal,
             )
-            lanes.append(_LaneParts(lane_bridge, shelf, scenes, runner))
+            lanes.append(_LaneParts(lane_bridge, scenes, runner))
         pool = LanePool(
             [
                 Lane(i, lane.runner, partial(_holds, lane), partial(_alive, lane.bridge))
