@@ -2,7 +2,9 @@
 
 Used by ``blendmesh run`` (nothing running before, nothing left after) and ``blendmesh
 up``. Services run as tasks of this process, each with its own NATS connection, exactly
-as they would in their own processes (docs/adr/0002-embedded-mesh-in-one-process.md).
+as they would in their own processes (docs/adr/0002-embedded-mesh-in-one-process.md);
+with BLENDMESH_AUDIT_APART the audit projection is a child process instead, started and
+stopped with the rest (``mesh_apart.py``, ADR 0070).
 The mesh starts whole or not at all: when one service cannot start, the others are
 stopped before the error is raised. ``wait()`` says when a running mesh can no longer
 work: its nats-server exited, or a service died.
