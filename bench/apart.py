@@ -6,9 +6,10 @@ process of its own (BLENDMESH_AUDIT_APART, ADR 0070).
 For each round, one fresh embedded mesh per way (audit on the loop, then apart), each on a
 20-object scene: one-operation runs back to back, while a probe on the mesh's own event
 loop publishes to a stream of its own and awaits each ack, as every service's publish
-does. Printed per way and round: the runs' p50 and p90, and the probe's awaited publish
-at p50 and p90 while the runs went on. Rounds alternate the ways, so a machine that gets
-busier during the bench weighs on both.
+does, and the same probe runs meanwhile from a bare client in a process of its own.
+Printed per way and round: the runs' p50 and p90, and each probe's awaited publish at p50
+while the runs went on. Rounds alternate the ways, so a machine that gets busier during
+the bench weighs on both.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +34,7 @@ from plan25 import op, setup_plans
 from services.doors.cli.mesh import Mesh
 from services.doors.core.client import MeshClient
 from services.doors.core.requests import build_request
+from services.runtime.nats.access import ADMIN, login_for
 from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
 
@@ -56,8 +60,39 @@ async def probe(bus: Bus, seen: list[float], stop: asyncio.Event) -> None:
         await asyncio.sleep(PROBE_EVERY)
 
 
-async def one_way(apart: bool, runs: int) -> tuple[list[float], list[float]]:
-    """The runs' seconds and the probe's, on a fresh mesh."""
+async def bare_probe(url: str, credentials: Path, prefix: str) -> None:
+    """The probe from a process that does nothing else, until its stdin closes; prints
+    its seconds as JSON."""
+    bus = await Bus.open(url, prefix, "bare-probe", login_for(credentials, ADMIN))
+    seen: list[float] = []
+    stop = asyncio.Event()
+    probing = asyncio.create_task(probe(bus, seen, stop))
+    await asyncio.to_thread(sys.stdin.read)
+    stop.set()
+    await probing
+    await bus.close()
+    print(json.dumps(seen))
+
+
+def bare_process(mesh: Mesh) -> subprocess.Popen[str]:
+    """``bare_probe`` in a child process, probing until the parent closes its stdin."""
+    return subprocess.Popen(
+        [
+            sys.executable,
+            __file__,
+            "--bare-probe",
+            mesh.url,
+            str(mesh.settings.credentials_path),
+            mesh.settings.prefix,
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+async def one_way(apart: bool, runs: int) -> tuple[list[float], list[float], list[float]]:
+    """The runs' seconds, the in-mesh probe's and the bare probe's, on a fresh mesh."""
     with tempfile.TemporaryDirectory(prefix="blendmesh-apart-") as home:
         settings = Settings(
             home=Path(home), prefix="apart", user="bench", previews=PREVIEWS, audit_apart=apart
@@ -98,45 +133,55 @@ async def one_way(apart: bool, runs: int) -> tuple[list[float], list[float]]:
             seen: list[float] = []
             stop = asyncio.Event()
             probing = asyncio.create_task(probe(admin, seen, stop))
+            bare = bare_process(mesh)
             try:
                 seconds = [await run(plan) for plan in moved[3:]]
             finally:
                 stop.set()
                 await probing
+                out, _ = await asyncio.to_thread(bare.communicate)
             await admin.close()
             await bus.close()
-    return seconds, seen
+    return seconds, seen, json.loads(out or "[]")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--bare-probe", nargs=3, help=argparse.SUPPRESS)  # the child's mode
     args = parser.parse_args()
+    if args.bare_probe:
+        url, credentials, prefix = args.bare_probe
+        asyncio.run(bare_probe(url, Path(credentials), prefix))
+        return
     if not 1 <= args.runs <= MAX_RUNS:
         parser.error(f"--runs takes 1 to {MAX_RUNS}")
     if not 1 <= args.rounds <= MAX_ROUNDS:
         parser.error(f"--rounds takes 1 to {MAX_ROUNDS}")
     print(f"one-operation runs, {args.runs} per mesh, previews {'on' if PREVIEWS else 'off'}")
-    print("| round | audit | run p50 | run p90 | in-mesh publish p50 | p90 |")
-    print("|---|---|---|---|---|---|")
-    summary: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
+    print("| round | audit | run p50 | run p90 | in-mesh publish p50 | p90 | bare client p50 |")
+    print("|---|---|---|---|---|---|---|")
+    summary: dict[bool, list[tuple[float, float, float]]] = {False: [], True: []}
     for round_ in range(1, args.rounds + 1):
         for apart in (False, True) if round_ % 2 else (True, False):
-            runs, probes = asyncio.run(one_way(apart, args.runs))
+            runs, probes, bare = asyncio.run(one_way(apart, args.runs))
             p50, pub = statistics.median(runs), statistics.median(probes)
-            summary[apart].append((p50, pub))
+            alone = statistics.median(bare) if bare else float("nan")
+            summary[apart].append((p50, pub, alone))
             print(
                 f"| {round_} | {'apart' if apart else 'on the loop'} | {p50 * 1e3:.1f} ms "
                 f"| {quantile(runs, 0.9) * 1e3:.1f} ms | {pub * 1e3:.2f} ms "
-                f"| {quantile(probes, 0.9) * 1e3:.2f} ms |"
+                f"| {quantile(probes, 0.9) * 1e3:.2f} ms | {alone * 1e3:.2f} ms |"
             )
     for apart, figures in summary.items():
         runs_ = [f[0] * 1e3 for f in figures]
         pubs = [f[1] * 1e3 for f in figures]
+        bares = [f[2] * 1e3 for f in figures]
         print(
             f"audit {'apart' if apart else 'on the loop'}: run p50 {min(runs_):.1f}-"
-            f"{max(runs_):.1f} ms, in-mesh publish p50 {min(pubs):.2f}-{max(pubs):.2f} ms"
+            f"{max(runs_):.1f} ms, in-mesh publish p50 {min(pubs):.2f}-{max(pubs):.2f} ms, "
+            f"bare client {min(bares):.2f}-{max(bares):.2f} ms"
         )
 
 
