@@ -110,6 +110,9 @@ def spawn_executor(settings: Settings, url: str, home: Path) -> subprocess.Popen
         "BLENDMESH_PREFIX": settings.prefix,
         "BLENDMESH_HOME": str(home),
         "BLENDMESH_PREVIEWS": "1" if settings.previews else "0",
+        # Processes of one bridge each: this compares processes; table.py's load row
+        # measures one executor's pool.
+        "BLENDMESH_BRIDGES": "1",
         "PYTHONPATH": str(ROOT),
     }
     with open(home.with_suffix(".log"), "wb") as log:

@@ -1,13 +1,16 @@
 """Every row of the performance table from one run, and where a run's time goes.
 
     .venv/bin/python bench/table.py [--runs 20] [--large 1000] [--executor-runs 16]
+        [--load-clients 4] [--load-runs 20]
 
 One embedded mesh, warm, runs back to back on a 20-object scene: a one-operation run and
 the 25-operation run of bench/plan25.py; the same 25 operations on a ``--large``-object
 scene; the blender-mcp style peer loop (bench/peer_loop.py) on the same operations;
 two executors against one on independent scenes, each executor a process of its own as
 deployed (bench/executors.py; ``--executor-runs 0`` leaves that row out, as its two
-meshes take longer than the rest); ``audit rebuild`` against a raw replay of the same log.
+meshes take longer than the rest); one executor under load, ``--load-clients`` clients on
+scenes of their own (bench/load.py: runs/s, p50/p99, lost receipts; ``--load-runs 0``
+leaves it out); ``audit rebuild`` against a raw replay of the same log.
 The fsyncs nats-server makes per run are counted with strace (bench/floor.py), on runs
 apart from the timed ones. Then the floor under a run (bench/floor.py: an fsync, a bare
 publish and its ack, N messages one by one against one atomic batch) and a per-stage
@@ -32,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from executors import caught_up, throughput
 from floor import floor_rows, fsyncs_during
+from load import MAX_CLIENTS, MAX_RUNS, load
 from nats.aio.msg import Msg
 from nats.js.api import ConsumerConfig, DeliverPolicy
 from peer_loop import peer_latencies
@@ -169,7 +173,7 @@ def p50(values: list[float]) -> float:
 
 
 def measure(
-    runs: int, large: int, executor_runs: int, profile_runs: int
+    runs: int, large: int, executor_runs: int, profile_runs: int, load_clients: int, load_runs: int
 ) -> tuple[list[tuple[str, str, str]], dict[str, Any], float]:
     """The table's rows (name, measured, target), the mesh's figures (its per-stage
     profiles among them) and the ratio of the 25-operation run to the peer loop."""
@@ -180,6 +184,9 @@ def measure(
         one_executor = asyncio.run(throughput(1, executor_runs))
         two_executors = asyncio.run(throughput(2, executor_runs))
         executors = f"{one_executor / two_executors:.2f}x"
+    loaded = "not measured (--load-runs 0)"
+    if load_runs:
+        loaded = asyncio.run(load(load_clients, load_runs)).row()
     events, rebuild_s = mesh["rebuild"]
     one, small, big, loop = (p50(mesh["one"]), p50(mesh["small"]), p50(mesh["large"]), p50(peer))
     rows = [
@@ -197,6 +204,11 @@ def measure(
             ">= 1.6x",
         ),
         (
+            f"one executor, {load_clients} clients on scenes of their own, one-operation runs",
+            loaded,
+            ">= 20 runs/s, p99 <= 0.5 s, 0 lost",
+        ),
+        (
             "audit rebuild events/s / raw JetStream replay events/s",
             f"{mesh['raw replay'] / rebuild_s:.0%} ({events / rebuild_s:.0f} / "
             f"{events / mesh['raw replay']:.0f} events/s)",
@@ -212,13 +224,26 @@ def main() -> None:
     parser.add_argument("--large", type=int, default=1000, help="objects in the large scene")
     parser.add_argument("--executor-runs", type=int, default=16, help="0: no executors row")
     parser.add_argument("--profile-runs", type=int, default=10)
+    parser.add_argument("--load-clients", type=int, default=4, help="clients of the load row")
+    parser.add_argument("--load-runs", type=int, default=20, help="runs per client; 0: no row")
     parser.add_argument("--floor-repeat", type=int, default=200, help="samples per floor row")
     args = parser.parse_args()
     if not 10 <= args.floor_repeat <= 5000:
         parser.error("--floor-repeat takes 10 to 5000 samples")
     if args.executor_runs < 0:
         parser.error("--executor-runs must be 0 (the row left out) or more")
-    rows, mesh, ratio = measure(args.runs, args.large, args.executor_runs, args.profile_runs)
+    if not 1 <= args.load_clients <= MAX_CLIENTS:
+        parser.error(f"--load-clients takes 1 to {MAX_CLIENTS}")
+    if not 0 <= args.load_runs <= MAX_RUNS:
+        parser.error(f"--load-runs takes 0 (the row left out) to {MAX_RUNS}")
+    rows, mesh, ratio = measure(
+        args.runs,
+        args.large,
+        args.executor_runs,
+        args.profile_runs,
+        args.load_clients,
+        args.load_runs,
+    )
     print(f"{args.runs} runs per row, {SMALL}-object scene unless said, one run of this bench")
     print("| | measured | target |")
     print("|---|---|---|")

@@ -17,6 +17,8 @@ from typing import Annotated
 
 import msgspec
 
+from contracts.limits import MAX_BRIDGES
+
 # The services a run passes through, in the order it does; without one of them a run
 # waits for ever. The doors (the bus door, the gateway) are shown but not needed.
 RUN_NEEDS = ("planner", "policy", "executor", "guardians", "audit")
@@ -57,7 +59,9 @@ class InstanceData(_Data, frozen=True, kw_only=True):
     """What a service adds to its ``$SRV.STATS`` reply (``data``)."""
 
     consumers: list[ConsumerState] = []
-    blender: BlenderState | None = None
+    blender: BlenderState | None = None  # an executor's first bridge
+    # Every bridge of an executor's pool (ADR 0070), the first included.
+    bridges: Annotated[list[BlenderState], msgspec.Meta(max_length=MAX_BRIDGES)] = []
     # What the instance knows is wrong with itself (a consumer it cannot read).
     problems: list[str] = []
     # An executor's: the tool catalog it serves, and the runs pinned to another that it
@@ -97,6 +101,7 @@ class Instance(_Data, frozen=True, kw_only=True):
     problems: list[str] = []
     consumers: list[ConsumerState] = []
     blender: BlenderState | None = None
+    bridges: list[BlenderState] = []
     catalog_version: str | None = None
     waiting: list[str] = []
 
@@ -150,6 +155,12 @@ def instance_of(role: str, reply: StatsReply) -> Instance:
             problems.append("it does not say whether its Blender runs")
         elif not blender.up and not blender.idle:
             problems.append("its Blender is not running (it starts it again for the next run)")
+        for index, spare in enumerate(reply.data.bridges[1:], start=2):
+            if not spare.up and not spare.idle:
+                problems.append(
+                    f"its Blender {index} of {len(reply.data.bridges)} is not running "
+                    "(it starts it again for the next run)"
+                )
     return Instance(
         id=reply.id,
         version=reply.version,
@@ -158,6 +169,7 @@ def instance_of(role: str, reply: StatsReply) -> Instance:
         problems=problems,
         consumers=list(reply.data.consumers),
         blender=blender,
+        bridges=list(reply.data.bridges),
         catalog_version=reply.data.catalog_version,
         waiting=list(reply.data.waiting),
     )

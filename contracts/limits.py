@@ -19,6 +19,9 @@ from contracts.errors import BlendmeshError
 from contracts.geonodes import MAX_OPS_PER_STEP, MAX_STEPS, is_geonode_response
 
 DEFAULT_MAX_OPERATIONS = 500  # BLENDMESH_MAX_OPERATIONS: one run's receipts fit one event
+# Blender bridges one executor keeps at most (BLENDMESH_BRIDGES, ADR 0070): each is a
+# process of ~280 MB idle, and past a few the runs share cores anyway.
+MAX_BRIDGES = 8
 MAX_DEPTH = 32  # tool arguments nest a few levels; nothing a tool reads goes deeper
 # NATS refuses a message over max_payload (1 MiB by default, headers included): an event
 # is checked against this before it is published, with room left for the headers.

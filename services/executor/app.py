@@ -10,12 +10,14 @@ import socket
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import msgspec
 
 from contracts import assets, exports, libraries, scene_files, views
+from contracts.bridge import BlenderProfile
 from contracts.health import BlenderState
 from contracts.libraries import MAX_LIBRARY_BYTES
 from contracts.tools import catalog_from_mcp
@@ -30,6 +32,7 @@ from services.executor.adapters.scene_store import JetStreamSceneStore
 from services.executor.adapters.scene_summaries import KvSceneSummaries
 from services.executor.adapters.supervisor import SupervisedBridge
 from services.executor.adapters.uploads import ObjectStoreUploads
+from services.executor.domain.lanes import Lane, LanePool, pool_size
 from services.executor.domain.library_shelf import LibraryShelf
 from services.executor.domain.preview_worker import PreviewWorker
 from services.executor.domain.project_access import refusals
@@ -67,12 +70,41 @@ def blender_state(bridge: SupervisedBridge, scenes: Scenes) -> BlenderState:
     )
 
 
+def available_memory() -> int | None:
+    """MemAvailable from /proc/meminfo, in bytes; None where there is none."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+@dataclass
+class _LaneParts:
+    """One lane of the pool as wired here: its Blender, the scene it holds, its runner."""
+
+    bridge: SupervisedBridge
+    scenes: Scenes
+    runner: PlanRunner
+
+
 async def start(settings: Settings, bus: Bus) -> ConsumerService:
     owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
     work_dir = settings.work_dir / owner.replace(":", "-")
+    size = pool_size(
+        settings.bridges, os.cpu_count() or 1, await asyncio.to_thread(available_memory)
+    )
     # Each Blender is stopped after settings.bridge_idle seconds unused and started again
-    # by the next call (ADR 0033): an idle mesh keeps no Blender.
-    bridge = SupervisedBridge(call_timeout=settings.op_timeout, idle=settings.bridge_idle)
+    # by the next call (ADR 0033): an idle mesh keeps no Blender. The first bridge starts
+    # now, for the catalog; the pool's others when a run first needs them (ADR 0070).
+    bridges = [
+        SupervisedBridge(call_timeout=settings.op_timeout, idle=settings.bridge_idle)
+        for _ in range(size)
+    ]
+    bridge = bridges[0]
     # Previews render on a Blender process of their own, started by the first picture
     # asked for, so a picture never holds up the bridge the next run needs; at the lowest
     # CPU priority, so on a busy machine the runs' processes go first.
@@ -84,7 +116,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
     )
     worker: PreviewWorker | None = None
     collecting: asyncio.Task[None] | None = None
-    scenes: Scenes | None = None
+    lanes: list[_LaneParts] = []
 
     stop_renders: Callable[[], Awaitable[None]] | None = None
 
@@ -99,26 +131,30 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
             collecting.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await collecting
-        if scenes is not None:  # another executor takes its warm scene at once
-            await scenes.shutdown()
+        # Another executor takes the warm scenes at once.
+        await asyncio.gather(*(lane.scenes.shutdown() for lane in lanes))
 
         async def close_previews() -> None:
             if worker is not None:
                 await worker.close()
             await preview_bridge.close()
 
-        # The two Blenders end side by side: each takes a second or so to exit, and the
+        # The Blenders end side by side: each takes a second or so to exit, and the
         # preview's may first finish a render, so one after the other a stop took the sum.
-        ended = await asyncio.gather(close_previews(), bridge.close(), return_exceptions=True)
+        ended = await asyncio.gather(
+            close_previews(), *(b.close() for b in bridges), return_exceptions=True
+        )
         shutil.rmtree(work_dir, ignore_errors=True)
         for error in [*stopped, *ended]:
             if isinstance(error, BaseException):
                 raise error
 
-    # Without its Blender the executor is dead: a bridge that keeps dying ends the service.
-    service = ConsumerService("executor", closers=[cleanup], essentials=[bridge.gone])
+    # Without its Blenders the executor is dead: a bridge that keeps dying ends the service.
+    service = ConsumerService("executor", closers=[cleanup], essentials=[b.gone for b in bridges])
     try:
         tools = await bridge.start()
+        for spare in bridges[1:]:
+            spare.start_parked(bridge.profile)
         # The executor's own tools join the bridge's: the planner, the policy and the
         # capability gate judge plans against one catalog.
         own = [
@@ -153,24 +189,8 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
             bus.js, library_prefix(bus.prefix), whole_below=MAX_LIBRARY_BYTES + 1
         )
         stored = StoredLibraries(library_store)
-        shelf = LibraryShelf(stored, BlendFileLinks(), work_dir / "library-cache")
-        bridge.before_load = shelf.materialise
         preview_shelf = LibraryShelf(stored, BlendFileLinks(), work_dir / "library-cache")
         preview_bridge.before_load = preview_shelf.materialise
-        scenes = Scenes(
-            store=store,
-            leases=KvLeases(bus.js, bus.prefix, owner, settings.lease_ttl),
-            files=files,
-            work_dir=work_dir,
-            bridge=bridge,
-            # Between runs the scene stays held for the next run here (ADR 0037), while
-            # this Blender runs: one stopped for idling holds no scene.
-            warm_for=settings.warm_hold,
-            holds_scene=lambda: bridge.alive,
-            shelf=shelf,
-        )
-        # A run's unsaved scene lives in it; a warm hold's does not keep it running.
-        bridge.keep_while(lambda: scenes is not None and scenes.open_sessions > 0)
         if settings.previews:
 
             async def open_preview_bridge() -> SupervisedBridge:
@@ -185,45 +205,84 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
                 shelf=preview_shelf,
             )
             preview_bridge.keep_while(lambda: worker is not None and worker.rendering)
-        runner = PlanRunner(
-            bridge=bridge,
-            scenes=scenes,
-            journal=KvJournal(bus.js, bus.prefix, bus.nc),
-            catalog=lambda: catalog,
-            profile=lambda: bridge.profile,
-            op_timeout=settings.op_timeout,
-            allow_unsafe=settings.allow_unsafe_ops,
-            cancels=partial(last_of, bus.js, bus.prefix, kind="cancel_requested"),
-            summaries=KvSceneSummaries(bus.js, bus.prefix),
-            preview_worker=worker,
-            scene_tools=SceneTools(
-                revisions=store,
-                uploads=ObjectStoreUploads(bus.js, bus.prefix),
-                work_dir=work_dir / "imports",
-                max_upload_bytes=settings.max_upload_bytes,
+        journal = KvJournal(bus.js, bus.prefix, bus.nc)
+        summaries = KvSceneSummaries(bus.js, bus.prefix)
+        uploads = ObjectStoreUploads(bus.js, bus.prefix)
+        refusal = refusals(projects_of(bus).current, time.time)
+        for index, lane_bridge in enumerate(bridges):
+            shelf = LibraryShelf(stored, BlendFileLinks(), work_dir / "library-cache")
+            lane_bridge.before_load = shelf.materialise
+            scenes = Scenes(
+                store=store,
+                # Each lane leases as an owner of its own: the lease stays the one writer
+                # of a scene between this executor's Blenders too.
+                leases=KvLeases(
+                    bus.js,
+                    bus.prefix,
+                    owner if index == 0 else f"{owner}:{index}",
+                    settings.lease_ttl,
+                ),
+                files=files,
+                work_dir=work_dir,
+                bridge=lane_bridge,
+                # Between runs the scene stays held for the next run here (ADR 0037), while
+                # this Blender runs: one stopped for idling holds no scene.
+                warm_for=settings.warm_hold,
+                holds_scene=partial(_alive, lane_bridge),
                 shelf=shelf,
-            ),
-            release=BLENDMESH_VERSION,
-            refusal=refusals(projects_of(bus).current, time.time),
+            )
+            # A run's unsaved scene lives in it; a warm hold's does not keep it running.
+            lane_bridge.keep_while(partial(_in_run, scenes))
+            runner = PlanRunner(
+                bridge=lane_bridge,
+                scenes=scenes,
+                journal=journal,
+                catalog=lambda: catalog,
+                profile=partial(_profile, lane_bridge),
+                op_timeout=settings.op_timeout,
+                allow_unsafe=settings.allow_unsafe_ops,
+                cancels=partial(last_of, bus.js, bus.prefix, kind="cancel_requested"),
+                summaries=summaries,
+                preview_worker=worker,
+                scene_tools=SceneTools(
+                    revisions=store,
+                    uploads=uploads,
+                    work_dir=work_dir / f"imports-{index}",
+                    max_upload_bytes=settings.max_upload_bytes,
+                    shelf=shelf,
+                ),
+                release=BLENDMESH_VERSION,
+                refusal=refusal,
+            )
+            lanes.append(_LaneParts(lane_bridge, scenes, runner))
+        pool = LanePool(
+            [
+                Lane(i, lane.runner, partial(_holds, lane), partial(_alive, lane.bridge))
+                for i, lane in enumerate(lanes)
+            ]
         )
         handlers = ExecutorHandlers(
-            runner=runner,
+            runner=lanes[0].runner,
             progress=lambda: AtomicPipeline(bus.js, bus.nc, bus.prefix),
             history=partial(read_run, bus.js, bus.prefix),
             catalog_version=lambda: catalog.version,
             catalog_wait=settings.catalog_wait,
             max_deliver=settings.max_deliver * LEASE_PATIENCE,
+            lanes=pool if len(lanes) > 1 else None,
         )
+        # One consumer loop per lane on the one durable: a loop takes a run while the
+        # others' runs go on, and the pool gives it a free Blender.
         for spec in consumers(handlers, settings, bus.prefix):
-            await service.add(bus, spec)
+            for _ in lanes:
+                await service.add(bus, spec)
         stop_renders = await start_renders(settings, bus, service, store, owner, work_dir)
         read_consumer = health.consumer_stats(bus.js, bus.prefix, ["executor"], service.problems)
 
         async def stats() -> dict[str, Any]:
             found = await read_consumer()
-            blender = msgspec.to_builtins(blender_state(bridge, scenes))
+            states = [msgspec.to_builtins(blender_state(p.bridge, p.scenes)) for p in lanes]
             pins = {"catalog_version": catalog.version, "waiting": handlers.waiting()}
-            return found | {"blender": blender} | pins
+            return found | {"blender": states[0], "bridges": states} | pins
 
         registered = await health.register(bus, "executor", stats)
         service.closers.append(registered.stop)
@@ -231,6 +290,24 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         await service.stop()
         raise
     return service
+
+
+def _alive(bridge: SupervisedBridge) -> bool:
+    return bridge.alive
+
+
+def _profile(bridge: SupervisedBridge) -> BlenderProfile:
+    return bridge.profile
+
+
+def _in_run(scenes: Scenes) -> bool:
+    return scenes.open_sessions > 0
+
+
+def _holds(lane: _LaneParts) -> str | None:
+    """The scene a lane's Blender holds loaded now, if it runs."""
+    held = lane.scenes.loaded
+    return held[0] if held is not None and lane.bridge.alive else None
 
 
 def consumers(handlers: ExecutorHandlers, settings: Settings, prefix: str) -> list[ConsumerSpec]:

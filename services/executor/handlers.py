@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from contracts import subjects
@@ -21,6 +22,7 @@ from contracts.events import (
 from contracts.health import MAX_WAITING
 from services.executor.domain.authority import unbacked
 from services.executor.domain.inspection import run_record
+from services.executor.domain.lanes import LanePool
 from services.executor.domain.pinning import Leave, pinned_elsewhere
 from services.executor.domain.ports import LeaseHeld
 from services.executor.domain.runner import PlanRunner
@@ -49,6 +51,9 @@ class ExecutorHandlers:
     catalog_wait: float = 300.0
     max_deliver: int = 100
     clock: Callable[[], float] = time.time
+    # Several bridges (ADR 0070): each run takes the lane for its scene; None: ``runner``
+    # alone serves every run.
+    lanes: LanePool[PlanRunner] | None = None
     # Runs handed back lately, for its STATS: run id -> (what it said, when).
     _left: dict[str, tuple[str, float]] = field(default_factory=dict, init=False)
 
@@ -98,6 +103,20 @@ class ExecutorHandlers:
         if elsewhere is not None:
             log.error("run %s: %s", event.run_id, elsewhere.message)
             return [self.runner.unserved(event, elsewhere.failure, elsewhere.receipts)]
+        async with self._lane(event.scene_id) as runner:
+            return await self._execute(event, events, runner)
+
+    @contextlib.asynccontextmanager
+    async def _lane(self, scene_id: str) -> AsyncIterator[PlanRunner]:
+        if self.lanes is None:
+            yield self.runner
+            return
+        async with self.lanes.lane(scene_id) as runner:
+            yield runner
+
+    async def _execute(
+        self, event: Approved, events: Sequence[AnyEvent], runner: PlanRunner
+    ) -> Sequence[Event]:
         pipeline = self.progress()
         started = time.perf_counter()
         try:
@@ -105,7 +124,7 @@ class ExecutorHandlers:
             # Its request, found there too, names the host and any determinism asked for.
             requested = next((e for e in events if isinstance(e, RunRequested)), None)
             record = run_record(event, events)
-            executed = await self.runner.run(event, pipeline.send, record, requested)
+            executed = await runner.run(event, pipeline.send, record, requested)
             metrics.executor_busy(time.perf_counter() - started)
             for receipt in executed.receipts:
                 metrics.operation_ran(receipt.tool_name, receipt.status)
@@ -121,7 +140,7 @@ class ExecutorHandlers:
             raise Retry(str(busy), delay=min(max(busy.retry_in, floor), 5.0)) from None
         finally:
             await pipeline.settle()
-        await self.runner.preview(executed)
+        await runner.preview(executed)
         return []
 
     async def handle(self, event: AnyEvent, delivery: Delivery) -> Sequence[Event]:

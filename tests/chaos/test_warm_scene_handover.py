@@ -79,6 +79,7 @@ class Executors:
             "BLENDMESH_LEASE_TTL": str(TTL),
             "BLENDMESH_WARM_HOLD": "120",
             "BLENDMESH_PREVIEWS": "0",  # one Blender each: only the runs' one is under test
+            "BLENDMESH_BRIDGES": "1",  # the waits count one pull per executor process
             "PYTHONPATH": str(ROOT),
         }
         log = self.home / f"executor-{i}.log"

@@ -1,11 +1,12 @@
 """The benchmarks still run against the current code (their figures are not asserted).
 
 Each runs in a small mode: few runs, small scenes, and no part measured twice across
-scripts (table.py's executors row is executors.py's measurement, checked there, and
-executors.py measures one configuration alone), so a script costs about the meshes and
-Blenders it must start. They run with previews off, as every command the tests start
-does (BLENDMESH_PREVIEWS=0), and grammar.py on a sample: tests/integration/
-test_artist_requests_bpy.py executes every artist request on Blender already.
+scripts (table.py's executors and load rows are executors.py's and load.py's
+measurements, checked there, and executors.py measures one configuration alone), so a
+script costs about the meshes and Blenders it must start. They run with previews off, as
+every command the tests start does (BLENDMESH_PREVIEWS=0), and grammar.py on a sample:
+tests/integration/test_artist_requests_bpy.py executes every artist request on Blender
+already.
 """
 
 from __future__ import annotations
@@ -55,9 +56,13 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
                 "1",
                 "--floor-repeat",
                 "10",
+                "--load-runs",
+                "0",
             ],
             "mesh / peer loop at p50:",
         ),
+        (["load.py", "--clients", "2", "--runs", "2", "--bridges", "2"], "load, one executor:"),
+        (["apart.py", "--runs", "2", "--rounds", "1"], "audit apart: run p50"),
         (["grammar.py", "--sample", "5"], "executed correctly:"),
         (["floor.py", "--repeat", "10", "--batch", "3"], "as one atomic batch"),
         (["fsyncs.py", "--runs", "1"], "nats-server fsyncs counted over"),

@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -65,8 +65,9 @@ def transforms(request_id: str, count: int) -> dict[str, Any]:
 class Cluster:
     """nats-server and the light services in this process; executors as child processes."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, bridges: int = 1) -> None:
         self.home = home
+        self.bridges = bridges  # each executor's pool (ADR 0070)
         self.server = EmbeddedNats(home / "nats")
         self.executors: list[subprocess.Popen[bytes]] = []
 
@@ -86,7 +87,7 @@ class Cluster:
         self.bus = await Bus.open(self.url, PREFIX, "test")
         for _ in range(executors):
             self.spawn_executor()
-        await self.wait_for_executors(executors)
+        await self.wait_for_executors(executors * self.bridges)
 
     def spawn_executor(self) -> None:
         env = {
@@ -96,6 +97,8 @@ class Cluster:
             "BLENDMESH_HOME": str(self.home),
             "BLENDMESH_ACK_WAIT": "2",
             "BLENDMESH_LEASE_TTL": "2",
+            # The waits count one pull per lane of each executor process.
+            "BLENDMESH_BRIDGES": str(self.bridges),
             "PYTHONPATH": str(ROOT),
         }
         self.executors.append(
@@ -147,6 +150,65 @@ async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
         yield c
     finally:
         await c.stop()
+
+
+async def test_pool_executor_killed_with_two_runs_when_another_finishes_each_once(
+    tmp_path: Path,
+) -> None:
+    """Two users' runs under way on the one executor's two lanes when it is killed: the
+    executor started in its place finishes both, and no operation of either is applied
+    twice."""
+    cluster = Cluster(tmp_path, bridges=2)
+    try:
+        await cluster.start(executors=1)
+        client = MeshClient(cluster.bus)
+        reference = await client.run(
+            build_request(user="ana", scene_id="ref", plan=transforms("ref-1", 120)),
+            timeout=120,
+        )
+        assert reference.status == "completed"
+        killed: list[int] = []
+        started: dict[str, asyncio.Event] = {"pa": asyncio.Event(), "pb": asyncio.Event()}
+
+        def heard(scene: str) -> Callable[[AnyEvent], None]:
+            def on_event(event: AnyEvent) -> None:
+                if isinstance(event, OperationStarted) and event.operation_id == "op0030":
+                    started[scene].set()
+
+            return on_event
+
+        async def kill_when_both_run() -> None:
+            await asyncio.gather(*(e.wait() for e in started.values()))
+            pid = await cluster.lease_holder_pid("pa")
+            assert await cluster.lease_holder_pid("pb") == pid  # both on its two lanes
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+            cluster.spawn_executor()
+
+        killer = asyncio.create_task(kill_when_both_run())
+        results = await asyncio.gather(
+            *(
+                client.run(
+                    build_request(user=user, scene_id=scene, plan=transforms(f"{scene}-1", 120)),
+                    heard(scene),
+                    timeout=180,
+                )
+                for user, scene in (("ana", "pa"), ("bo", "pb"))
+            )
+        )
+        await killer
+        assert killed, "the executor was not killed"
+        for result in results:
+            assert result.status == "completed", result.message
+            assert result.scene_hash == reference.scene_hash
+            detail = await audit.query_run(cluster.bus.nc, PREFIX, result.run_id)
+            committed = Counter(
+                r.operation_id for r in detail.audit_records if r.status == "succeeded"
+            )
+            assert set(committed) == {r.operation_id for r in result.receipts}
+            assert max(committed.values()) == 1
+    finally:
+        await cluster.stop()
 
 
 async def test_executor_killed_midway_when_another_finishes_each_mutation_once(

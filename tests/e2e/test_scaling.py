@@ -62,7 +62,8 @@ def run_json(url: str, credentials: Path, home: Path, prompt: str, scene: str) -
 
 
 async def test_up_when_executors_2_binds_two_executors(tmp_path: Path) -> None:
-    with blendmesh_up(tmp_path / "mesh", "--executors", "2") as up:
+    # One bridge each, so two pulls on the durable are two executors.
+    with blendmesh_up(tmp_path / "mesh", "--executors", "2", env={"BLENDMESH_BRIDGES": "1"}) as up:
         assert "2 executors" in up.banner, up.banner
         url = up.nats_url
         credentials = tmp_path / "mesh" / "nats-credentials.json"

@@ -89,7 +89,9 @@ async def test_executor_when_closing_a_blender_fails_still_closes_the_other_and_
         raise RuntimeError("the bridge would not say goodbye")
 
     monkeypatch.setattr(SupervisedBridge, "close", failing)
-    settings = Settings(home=tmp_path / "home", nats_url=nats_url, prefix=PREFIX, user="ana")
+    settings = Settings(
+        home=tmp_path / "home", nats_url=nats_url, prefix=PREFIX, user="ana", bridges=2
+    )
     mesh = Mesh(settings, services=["executor"])
     await mesh.start()
     try:
@@ -97,9 +99,9 @@ async def test_executor_when_closing_a_blender_fails_still_closes_the_other_and_
     finally:
         with caplog.at_level("ERROR", "blendmesh"):
             await mesh.stop()
-    # The runs', the previews' and the render jobs' (never started): no failure skipped
-    # the closes after it.
-    assert len(closed) == 3
+    # The runs' two (the spare never started), the previews' and the render jobs' (never
+    # started): no failure skipped the closes after it.
+    assert len(closed) == 4
     assert bridge_pids(os.getpid()) == []
     assert "executor: closing failed" in caplog.text
     assert "the bridge would not say goodbye" in caplog.text

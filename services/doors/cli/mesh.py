@@ -2,7 +2,9 @@
 
 Used by ``blendmesh run`` (nothing running before, nothing left after) and ``blendmesh
 up``. Services run as tasks of this process, each with its own NATS connection, exactly
-as they would in their own processes (docs/adr/0002-embedded-mesh-in-one-process.md).
+as they would in their own processes (docs/adr/0002-embedded-mesh-in-one-process.md);
+with BLENDMESH_AUDIT_APART the audit projection is a child process instead, started and
+stopped with the rest (``mesh_apart.py``, ADR 0070).
 The mesh starts whole or not at all: when one service cannot start, the others are
 stopped before the error is raised. ``wait()`` says when a running mesh can no longer
 work: its nats-server exited, or a service died.
@@ -70,7 +72,8 @@ class Mesh:
         self.url = settings.nats_url or ""
         self._server: EmbeddedNats | None = None
         self._lock: IO[str] | None = None
-        self._running: list[tuple[Running, Bus]] = []
+        # A service in a child process (``mesh_apart``) has no bus of the mesh's.
+        self._running: list[tuple[Running, Bus | None]] = []
         self.limits: StoreLimits | None = None  # JetStream's, for an embedded server
         self.guard: StoreGuard | None = None  # keeps its store writable while ``wait`` runs
 
@@ -134,7 +137,30 @@ class Mesh:
         heap.settle()  # the services are up: what they keep from now on is what passes walk
         return self.url
 
+    def apart(self, name: str) -> bool:
+        """Whether ``name`` runs in a child process of its own (BLENDMESH_AUDIT_APART):
+        only beside an embedded server, whose admin login the mesh holds to see it up."""
+        return name == "audit" and self.settings.audit_apart and self.embedded
+
+    async def _start_apart(self, name: str) -> None:
+        from services.doors.cli.mesh_apart import spawn
+
+        settings = self.settings
+        probe = await Bus.open(
+            self.url, settings.prefix, "blendmesh-mesh", self.login(ADMIN), settings.replicas
+        )
+        try:
+            child = await spawn(name, settings, self.url, probe)
+        except Exception as exc:
+            raise ServiceFailed(name, exc, starting=True) from exc
+        finally:
+            await probe.close()
+        self._running.append((child, None))
+
     async def _start_one(self, name: str) -> None:
+        if self.apart(name):
+            await self._start_apart(name)
+            return
         settings = self.settings
         bus = await Bus.open(
             self.url,
@@ -227,7 +253,8 @@ class Mesh:
         for service, bus in reversed(running):
             with contextlib.suppress(Exception):
                 await service.stop()
-            await bus.close()
+            if bus is not None:
+                await bus.close()
         try:
             if self._server is not None:
                 server, self._server = self._server, None

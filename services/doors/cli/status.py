@@ -79,13 +79,16 @@ def _pins(instance: Instance) -> list[str]:
 
 
 def _blender(instance: Instance) -> list[str]:
-    b = instance.blender
-    if b is None:
-        return []
-    held = f", holds {b.scene} r{b.revision}" if b.scene else ""
-    restarts = f", {b.restarts} restarts" if b.restarts else ""
-    state = "up" if b.up else "idle (stopped, starts with the next run)" if b.idle else "DOWN"
-    return [f"Blender {b.version} {state}{held}{restarts}"]
+    """Each bridge of the executor's pool (ADR 0070), or its one Blender."""
+    bridges = instance.bridges or ([instance.blender] if instance.blender else [])
+    shown = []
+    for index, b in enumerate(bridges, start=1):
+        held = f", holds {b.scene} r{b.revision}" if b.scene else ""
+        restarts = f", {b.restarts} restarts" if b.restarts else ""
+        state = "up" if b.up else "idle (stopped, starts with the next run)" if b.idle else "DOWN"
+        which = f" {index}/{len(bridges)}" if len(bridges) > 1 else ""
+        shown.append(f"Blender{which} {b.version} {state}{held}{restarts}")
+    return shown
 
 
 def service_rows(service: ServiceStatus) -> list[dict[str, str]]:

@@ -137,6 +137,22 @@ class SupervisedBridge:
             self._idler = asyncio.create_task(self._park_when_idle(), name="bridge idle")
         return tools
 
+    def start_parked(self, profile: BlenderProfile) -> None:
+        """Stand by without a Blender, as if parked: the first call starts one (a pool's
+        spare bridge, ADR 0070). ``profile`` is another bridge's of the same Blender, so
+        its catalog and capability gate hold before this one ever ran."""
+        self._profile = profile
+        self._parked = True
+        self._used = asyncio.get_running_loop().time()
+        self._watch = asyncio.create_task(self._replace_when_exited(), name="bridge watch")
+        if self._idle is not None:
+            self._idler = asyncio.create_task(self._park_when_idle(), name="bridge idle")
+
+    @property
+    def pid(self) -> int | None:
+        """Its Blender's process id while one runs; for tests that kill it."""
+        return self._proc.pid if self.alive else None
+
     async def gone(self) -> BaseException:
         """Wait until the bridge is given up (it kept dying past its restart budget) and
         return why."""

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from contracts.errors import BlendmeshError
-from contracts.limits import DEFAULT_MAX_OPERATIONS
+from contracts.limits import DEFAULT_MAX_OPERATIONS, MAX_BRIDGES
 from contracts.scene_files import DEFAULT_MAX_UPLOAD_BYTES
 from contracts.subjects import check_token
 from services.runtime.nats.ready import READY_WAIT
@@ -101,6 +101,18 @@ def _port(env: Mapping[str, str], name: str) -> int | None:
     return int(raw)
 
 
+def _bridges(env: Mapping[str, str]) -> int | None:
+    if not env.get("BLENDMESH_BRIDGES", "").strip():
+        return None
+    count = _int(env, "BLENDMESH_BRIDGES", 1)
+    if not 1 <= count <= MAX_BRIDGES:
+        raise SettingsError(
+            f"BLENDMESH_BRIDGES={count} is out of range; use 1 to {MAX_BRIDGES}, "
+            "or leave it unset to size the pool by cores and memory"
+        )
+    return count
+
+
 def _flag(env: Mapping[str, str], name: str) -> bool:
     raw = env.get(name, "").strip().lower()
     if raw in ("", "0", "false", "no", "off"):
@@ -130,6 +142,12 @@ class Settings:
     # back to the Blender that has it loaded (ADR 0037); 0: released after each run.
     warm_hold: float = 60.0
     executors: int = 1  # executor instances the embedded mesh starts
+    # Blender bridges each executor keeps, for runs on different scenes at once (ADR
+    # 0070); None: one per core, as many as memory holds, at most MAX_BRIDGES.
+    bridges: int | None = None
+    # The embedded mesh runs the audit projection in a child process of its own, off the
+    # runs' event loop (ADR 0070); its run metrics are then served by that process.
+    audit_apart: bool = False
     trace_exporter: str = "none"  # where spans go: none, console (stderr) or otlp
     policy_dir: Path | None = None  # None: the built-in services/policy/policies/*.cedar
     approval_ttl: float = 3600.0  # seconds a pending approval waits before the run fails
@@ -204,6 +222,8 @@ class Settings:
             lease_ttl=_float(env, "BLENDMESH_LEASE_TTL", 15.0),
             warm_hold=_seconds_or_off(env, "BLENDMESH_WARM_HOLD", 60.0),
             executors=_int(env, "BLENDMESH_EXECUTORS", 1),
+            bridges=_bridges(env),
+            audit_apart=_flag(env, "BLENDMESH_AUDIT_APART"),
             trace_exporter=trace_exporter,
             policy_dir=Path(env["BLENDMESH_POLICY_DIR"]).absolute()
             if env.get("BLENDMESH_POLICY_DIR")

@@ -360,3 +360,13 @@ def test_instance_data_when_an_executor_lists_too_many_waiting_refuses_it() -> N
     too_many = {"catalog_version": "v2", "waiting": ["x"] * 21}
     with pytest.raises(msgspec.ValidationError, match="waiting"):
         msgspec.convert(too_many, InstanceData)
+
+
+def test_status_when_an_executor_has_a_pool_shows_each_bridge_and_what_it_holds() -> None:
+    first = BlenderState(up=True, version="5.0.1", scene="ana-s", revision=2)
+    spare = BlenderState(up=False, idle=True, version="5.0.1")
+    data = InstanceData(blender=first, bridges=[first, spare], catalog_version="v2")
+    reply = StatsReply(name="blendmesh-executor", id="e1", version="1", data=data)
+    (row,) = cli_status.service_rows(service_status("executor", [reply]))
+    assert "Blender 1/2 5.0.1 up, holds ana-s r2" in row["detail"]
+    assert "Blender 2/2 5.0.1 idle (stopped, starts with the next run)" in row["detail"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import msgspec
+import pytest
 
 from contracts.health import (
     ROLES,
@@ -19,6 +20,7 @@ from contracts.health import (
     jetstream_problems,
     unreachable,
 )
+from contracts.limits import MAX_BRIDGES
 from services.runtime.nats import access
 
 LOG = "BM_EVENTS"
@@ -178,3 +180,31 @@ def test_stats_reply_when_a_newer_service_adds_fields_still_decodes() -> None:
 def test_run_needs_when_compared_with_the_roles_are_the_service_roles() -> None:
     assert set(RUN_NEEDS) == set(access.SERVICE_ROLES)
     assert set(ROLES) == set(access.ROLES) - {access.ADMIN, access.CLIENT}
+
+
+def test_instance_when_a_spare_bridge_idles_is_healthy_and_shows_every_bridge() -> None:
+    found = full("planner", "policy", "guardians", "audit")
+    spare = BlenderState(up=False, idle=True, version="5.0.1")
+    found["executor"] = [reply("executor", bridges=[UP, spare])]
+    status = assess(found, jetstream(), LOG)
+    executor = next(s for s in status.services if s.role == "executor")
+    assert executor.instances[0].healthy
+    assert executor.instances[0].bridges == [UP, spare]
+
+
+def test_instance_when_a_spare_bridge_is_down_names_it_and_is_unhealthy() -> None:
+    found = full("planner", "policy", "guardians", "audit")
+    down = BlenderState(up=False, version="5.0.1")
+    found["executor"] = [reply("executor", bridges=[UP, UP, down])]
+    status = assess(found, jetstream(), LOG)
+    instance = next(s for s in status.services if s.role == "executor").instances[0]
+    assert not instance.healthy
+    assert instance.problems == [
+        "its Blender 3 of 3 is not running (it starts it again for the next run)"
+    ]
+
+
+def test_stats_reply_when_an_executor_claims_more_bridges_than_the_limit_is_refused() -> None:
+    many = msgspec.json.encode(reply("executor", bridges=[UP] * (MAX_BRIDGES + 1)))
+    with pytest.raises(msgspec.ValidationError, match="bridges"):
+        msgspec.json.decode(many, type=StatsReply)

@@ -73,6 +73,9 @@ def test_settings_when_env_set_reads_every_value() -> None:
         ({"BLENDMESH_START_WAIT": "0"}, "BLENDMESH_START_WAIT='0' must be greater than 0"),
         ({"BLENDMESH_BRIDGE_IDLE": "soon"}, "BLENDMESH_BRIDGE_IDLE='soon' is not a number"),
         ({"BLENDMESH_BRIDGE_IDLE": "-5"}, "must be greater than 0, or 0 to never stop it"),
+        ({"BLENDMESH_BRIDGES": "9"}, "BLENDMESH_BRIDGES=9 is out of range; use 1 to 8"),
+        ({"BLENDMESH_BRIDGES": "many"}, "BLENDMESH_BRIDGES='many' is not a whole number"),
+        ({"BLENDMESH_AUDIT_APART": "later"}, "BLENDMESH_AUDIT_APART='later' is not a yes or no"),
     ],
 )
 def test_settings_when_value_bad_raises_naming_it(env: dict[str, str], message: str) -> None:
