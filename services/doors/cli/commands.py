@@ -118,10 +118,19 @@ async def cmd_resolve(
 
 async def cmd_cancel(args: argparse.Namespace, settings: Settings, out: Screen, err: Screen) -> int:
     """Cancel a run as this home's user and print how it ended."""
-    from services.doors.core.cancels import cancel_run
+    from services.doors.core.cancels import NoSuchRun, cancel_run
+    from services.doors.core.reviews import registry_approvers
+    from services.runtime.server.identity import may_resolve
 
     async with connected(settings, tuple(Mesh.all_services())) as bus:
         client = MeshClient(bus, watch(bus, err))
+        asked = await client.requested(args.run_id)
+        # Another user's run answers as an unknown one, unless an approver asks: approvers
+        # may cancel any run, as at the other doors.
+        if asked is None or not may_resolve(
+            settings.user, asked.user, registry_approvers(settings)()
+        ):
+            raise NoSuchRun("there is no such run; `blendmesh runs` lists yours")
         view = await cancel_run(
             client, args.run_id, settings.user, args.reason, progress(err, args.json), args.timeout
         )
@@ -160,10 +169,13 @@ async def cmd_guardians(args: argparse.Namespace, settings: Settings, out: Conso
     """The guardians' verdict on a revision, as the guardians service would judge it."""
     from contracts import subjects
     from services.doors.cli import guardians as cli_guardians
+    from services.doors.core.scene_client import SceneDoor
     from services.guardians import client as guardians
 
     subjects.check_token(args.scene, "scene id")
     async with connected(settings, ()) as bus:
+        # Another user's scene, or another project's, answers as an unknown one.
+        await SceneDoor(bus, settings).own(args.scene, settings.user)
         try:
             result = await guardians.judge_revision(
                 bus.js, settings.prefix, args.scene, settings.env, args.revision, args.guardian
