@@ -48,6 +48,7 @@ from contracts.inspection import (
 
 from . import digests, inspect_parts
 from .fingerprint import material_values, modifier_values
+from .inspect_links import library_of, linked_libraries, overridden
 from .inspect_parts import PARTS
 from .scene_state import LIGHT_SIZE_PROPS
 
@@ -278,6 +279,8 @@ def _object(ob: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> InspectedOb
         evaluated_faces=faces,
         camera=_camera(ob),
         light=_light(ob),
+        library=library_of(ob),
+        overridden=overridden(ob),
     )
 
 
@@ -361,4 +364,5 @@ def inspect(full: bool = False) -> SceneInspection:
         materials=materials,
         active_camera=scene.camera.name if scene.camera is not None else None,
         data=_data(scene.objects),
+        libraries=linked_libraries(),
     )

@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from contracts import inspection as artifacts
+from contracts.change_text import change_lines
 from contracts.libraries import update_plan
 from contracts.receipts import RunResult
 from contracts.scene_files import import_plan
@@ -22,6 +24,7 @@ from services.doors.core import shot_files
 from services.doors.core.client import MeshClient
 from services.doors.core.library_client import LibraryDoor, NotALibrary
 from services.doors.core.requests import build_request
+from services.doors.core.reviews import Revisions
 from services.doors.core.scene_client import NoScene, SceneDoor
 from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
@@ -391,3 +394,64 @@ async def test_import_when_the_shot_is_a_download_keeps_its_library_names(
     assert again.status == "completed", again
     # The same bytes under the same names: the same library revisions, none renamed.
     assert await stored_links(mesh, "roundtrip-copy", tmp_path / "after.blend") == before
+
+
+async def test_change_list_when_a_shot_edits_its_override_and_moves_a_library_names_both(
+    mesh: tuple[Mesh, Bus], tmp_path: Path
+) -> None:
+    first = await import_shot(mesh, "diffed", await make_shot(tmp_path / "a"))
+    assert first.status == "completed", first
+    moved = build_request(
+        user="ana",
+        scene_id="diffed",
+        plan={
+            "request_id": "req-diff-move",
+            "operations": [
+                {
+                    "operation_id": "move",
+                    "tool_name": "object.transform",
+                    "args": {"name": "Hero", "location": [4.0, 1.0, 0.0]},
+                    "depends_on": [],
+                    "safety_level": "safe_write",
+                }
+            ],
+        },
+    )
+    assert (await run(mesh, moved)).status == "completed"
+    other = await import_shot(mesh, "diffed-other", await make_shot(tmp_path / "b"))
+    assert other.status == "completed", other
+    newer = (await stored_links(mesh, "diffed-other", tmp_path / "other.blend"))[0]
+    name, revision = newer.removeprefix("//libraries/").removesuffix(".blend").split("@")
+    was = (await stored_links(mesh, "diffed", tmp_path / "was.blend"))[0]
+    old_revision = int(was.removesuffix(".blend").split("@")[1])
+    assert (name, int(revision)) != ("characters", old_revision)
+    request = build_request(
+        user="ana", scene_id="diffed", plan=update_plan("req-diff-update", name, int(revision))
+    )
+    assert (await run(mesh, request)).status == "completed"
+    revisions = Revisions.of(mesh[1], frozenset)
+
+    edit = await revisions.changes("diffed", "ana", base=1, revision=2)
+    [hero_edit] = [c for c in edit.changes if c.kind == "object" and c.name == "Hero"]
+    assert {p.name: p.after for p in hero_edit.properties}["location"] == [4.0, 1.0, 0.0]
+    assert not [c for c in edit.changes if c.kind == "library"]  # the same revisions
+    found = await door(mesh).files.revision_inspection("diffed", 2)
+    assert found is not None
+    shown = artifacts.decode(found[1])
+    hero_now = next(o for o in shown.objects if o.name == "Hero")
+    assert hero_now.library == f"characters@{old_revision}" and "location" in hero_now.overridden
+    lamp = next(o for o in shown.objects if o.name == "Lamp")
+    assert lamp.library == "props@1" and lamp.overridden == []
+    assert shown.libraries == {"characters": old_revision, "props": 1}
+
+    update = await revisions.changes("diffed", "ana")  # the head against its parent
+    [library] = [c for c in update.changes if c.kind == "library"]
+    assert (library.name, library.action) == ("characters", "changed")
+    assert [(p.name, p.before, p.after) for p in library.properties] == [
+        ("revision", old_revision, int(revision))
+    ]
+    [hero_update] = [c for c in update.changes if c.kind == "object" and c.name == "Hero"]
+    assert {p.name: (p.before, p.after) for p in hero_update.properties}["library"] == (
+        f"characters@{old_revision}", f"characters@{revision}",
+    )  # fmt: skip
+    assert "library characters changed" in "\n".join(change_lines(update))
