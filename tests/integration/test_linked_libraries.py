@@ -25,7 +25,7 @@ from services.doors.core.client import MeshClient
 from services.doors.core.library_client import LibraryDoor, NotALibrary
 from services.doors.core.requests import build_request
 from services.doors.core.reviews import Revisions
-from services.doors.core.scene_client import NoScene, SceneDoor
+from services.doors.core.scene_client import NoScene, NotABlend, SceneDoor
 from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
 from tests.support.meshes import mesh_fixture
@@ -422,8 +422,9 @@ async def test_change_list_when_a_shot_edits_its_override_and_moves_a_library_na
     assert other.status == "completed", other
     newer = (await stored_links(mesh, "diffed-other", tmp_path / "other.blend"))[0]
     name, revision = newer.removeprefix("//libraries/").removesuffix(".blend").split("@")
-    was = (await stored_links(mesh, "diffed", tmp_path / "was.blend"))[0]
+    was, props = await stored_links(mesh, "diffed", tmp_path / "was.blend")
     old_revision = int(was.removesuffix(".blend").split("@")[1])
+    props_revision = int(props.removesuffix(".blend").split("@")[1])
     assert (name, int(revision)) != ("characters", old_revision)
     request = build_request(
         user="ana", scene_id="diffed", plan=update_plan("req-diff-update", name, int(revision))
@@ -441,8 +442,8 @@ async def test_change_list_when_a_shot_edits_its_override_and_moves_a_library_na
     hero_now = next(o for o in shown.objects if o.name == "Hero")
     assert hero_now.library == f"characters@{old_revision}" and "location" in hero_now.overridden
     lamp = next(o for o in shown.objects if o.name == "Lamp")
-    assert lamp.library == "props@1" and lamp.overridden == []
-    assert shown.libraries == {"characters": old_revision, "props": 1}
+    assert lamp.library == f"props@{props_revision}" and lamp.overridden == []
+    assert shown.libraries == {"characters": old_revision, "props": props_revision}
 
     update = await revisions.changes("diffed", "ana")  # the head against its parent
     [library] = [c for c in update.changes if c.kind == "library"]
@@ -455,3 +456,63 @@ async def test_change_list_when_a_shot_edits_its_override_and_moves_a_library_na
         f"characters@{old_revision}", f"characters@{revision}",
     )  # fmt: skip
     assert "library characters changed" in "\n".join(change_lines(update))
+
+
+async def test_library_publish_when_approved_makes_the_next_revision_only_this_shot_links(
+    mesh: tuple[Mesh, Bus], tmp_path: Path
+) -> None:
+    libraries = LibraryDoor(mesh[1], mesh[0].settings)
+    for scene in ("pub", "pub-kept"):
+        imported = await import_shot(mesh, scene, await make_shot(tmp_path / scene))
+        assert imported.status == "completed", imported
+    kept = await stored_links(mesh, "pub-kept", tmp_path / "kept.blend")
+    before = {(r["library"], r["revision"]) for r in await libraries.revisions("ana")}
+    # The library saved again by the artist, published on purpose for one shot.
+    await make_shot(tmp_path / "newer")
+    library = tmp_path / "newer" / "lib" / "Characters.blend"
+
+    request = await libraries.publish_request("ana", "pub", "characters", library)
+    asked = await MeshClient(mesh[1]).run(request, timeout=180)
+    assert asked.status == "awaiting_confirmation", asked  # destructive: a person approves
+    done = await MeshClient(mesh[1]).resolve(asked.run_id, "approve_once", "ana", timeout=180)
+    assert done.status == "completed", done
+
+    after = {(r["library"], r["revision"]) for r in await libraries.revisions("ana")}
+    [published] = after - before
+    assert published[0] == "characters" and published[1] > max(
+        rev for name, rev in before if name == "characters"
+    )
+    links = await stored_links(mesh, "pub", tmp_path / "pub.blend")
+    assert links[0] == f"//libraries/characters@{published[1]}.blend"
+    assert await stored_links(mesh, "pub-kept", tmp_path / "kept2.blend") == kept  # unmoved
+    head = await door(mesh).own("pub", "ana")
+    found = await downloaded(mesh, "pub", tmp_path / "down", head.revision)
+    assert not any(missing for _, missing, _ in found["libraries"]), found
+    assert hero(found)[3] == HERO_X  # the shot's override survives the new revision
+
+
+async def test_library_publish_when_hostile_is_refused_and_publishes_nothing(
+    mesh: tuple[Mesh, Bus], tmp_path: Path
+) -> None:
+    imported = await import_shot(mesh, "pub-bad", await make_shot(tmp_path / "shot"))
+    assert imported.status == "completed", imported
+    libraries = LibraryDoor(mesh[1], mesh[0].settings)
+    library = tmp_path / "shot" / "lib" / "props.blend"
+    with pytest.raises(NoScene, match="no scene pub-bad"):
+        await libraries.publish_request("bob", "pub-bad", "props", library)
+    with pytest.raises(NotALibrary, match="names no library"):
+        await libraries.publish_request("ana", "pub-bad", "../props", library)
+    with pytest.raises(ValueError, match="scene id"):
+        await libraries.publish_request("ana", "../pub-bad", "props", library)
+    text = tmp_path / "notes.blend"
+    text.write_bytes(b"not a blend at all" * 10)
+    with pytest.raises(NotABlend):
+        await libraries.publish_request("ana", "pub-bad", "props", text)
+    before = await libraries.revisions("ana")
+    # A library the shot does not link: refused before anything is published.
+    request = await libraries.publish_request("ana", "pub-bad", "sets", library)
+    result = await run(mesh, request)
+    assert result.status == "failed", result
+    assert "links no library 'sets'" in str(result.failure)
+    assert await libraries.revisions("ana") == before
+    assert (await door(mesh).own("pub-bad", "ana")).revision == 1

@@ -356,6 +356,7 @@ CLI_ASKS: tuple[tuple[str, ...], ...] = (
     ("scenes", "unlock", "{s}"),
     ("scenes", "lock", "{s}", "--break"),
     ("libraries", "update", "{s}", "characters", "1"),
+    ("libraries", "publish", "{s}", "characters", "{to}.blend"),
     ("revert", "{s}", "1"),
     ("inspect", "{s}", "Box"),
     ("view", "{s}", "-o", "{to}.png"),
@@ -389,7 +390,8 @@ async def test_cli_when_naming_anothers_scene_answers_as_for_an_unknown_one(
         assert not unknown.startswith("0"), (args, unknown)
         for others in (ZEDS_OWN, ZEDS_SHOT):
             assert await blendmesh(args, others) == unknown, (args, others)
-        assert not list(tmp_path.iterdir()), args  # nothing was written for either
+        written = await asyncio.to_thread(lambda: list(tmp_path.iterdir()))
+        assert not written, args  # nothing was written for either
     for run_args in (("runs", "show", "{s}"), ("audit", "{s}"), ("cancel", "{s}")):
         unknown = await blendmesh(run_args, world["unknown_run"])
         assert not unknown.startswith("0"), (run_args, unknown)
