@@ -15,7 +15,7 @@ import pytest
 
 from contracts import inspection as artifacts
 from contracts.change_text import change_lines
-from contracts.libraries import update_plan
+from contracts.libraries import publish_plan, update_plan
 from contracts.receipts import RunResult
 from contracts.scene_files import import_plan
 from services.bridge.references import library_paths
@@ -516,3 +516,35 @@ async def test_library_publish_when_hostile_is_refused_and_publishes_nothing(
     assert "links no library 'sets'" in str(result.failure)
     assert await libraries.revisions("ana") == before
     assert (await door(mesh).own("pub-bad", "ana")).revision == 1
+
+
+async def test_library_publish_when_the_file_links_others_or_is_anothers_upload_refuses_it(
+    mesh: tuple[Mesh, Bus], tmp_path: Path
+) -> None:
+    """The red team's library attacks by the new path: a "library" that is itself a shot
+    linking other files (a host path or another user's scene would be linked the same
+    way), and a plan naming another user's staged upload."""
+    from services.executor.client import ObjectStoreUploads
+
+    imported = await import_shot(mesh, "pub-evil", await make_shot(tmp_path / "shot"))
+    assert imported.status == "completed", imported
+    libraries = LibraryDoor(mesh[1], mesh[0].settings)
+    before = await libraries.revisions("ana")
+    linking = tmp_path / "shot" / "shot.blend"  # links lib/Characters.blend and props.blend
+    request = await libraries.publish_request("ana", "pub-evil", "props", linking)
+    result = await run(mesh, request)
+    assert result.status == "failed", result
+    assert "itself links 2 other .blend files" in str(result.failure)
+    assert str(tmp_path) not in str(result.failure)  # no host path is named back
+
+    await make_shot(tmp_path / "bobs")  # saved again: bytes ana never staged
+    props = tmp_path / "bobs" / "lib" / "props.blend"
+    with props.open("rb") as file:
+        bobs = await ObjectStoreUploads(mesh[1].js, mesh[1].prefix).stage("bob", file)
+    size = props.stat().st_size
+    plan = publish_plan("req-bobs-upload", "props", bobs, size)
+    stolen = await run(mesh, build_request(user="ana", scene_id="pub-evil", plan=plan))
+    assert stolen.status == "failed", stolen
+    assert "no staged upload" in str(stolen.failure) and "of ana" in str(stolen.failure)
+    assert await libraries.revisions("ana") == before
+    assert (await door(mesh).own("pub-evil", "ana")).revision == 1
