@@ -432,6 +432,9 @@ async def test_change_list_when_a_shot_edits_its_override_and_moves_a_library_na
     assert (await run(mesh, request)).status == "completed"
     revisions = Revisions.of(mesh[1], frozenset)
 
+    imported_list = await revisions.changes("diffed", "ana", revision=1)  # against nothing
+    added = {c.name for c in imported_list.changes if (c.kind, c.action) == ("library", "added")}
+    assert added == {"characters", "props"}
     edit = await revisions.changes("diffed", "ana", base=1, revision=2)
     [hero_edit] = [c for c in edit.changes if c.kind == "object" and c.name == "Hero"]
     assert {p.name: p.after for p in hero_edit.properties}["location"] == [4.0, 1.0, 0.0]
