@@ -392,6 +392,13 @@ async def test_cli_when_naming_anothers_scene_answers_as_for_an_unknown_one(
             assert await blendmesh(args, others) == unknown, (args, others)
         written = await asyncio.to_thread(lambda: list(tmp_path.iterdir()))
         assert not written, args  # nothing was written for either
+    # A run on an id nobody has makes it; on another's, it answers as a read of an unknown.
+    unknown = await blendmesh(("scenes", "show", "{s}"), UNKNOWN)
+    plan = tmp_path / "plan.json"
+    await asyncio.to_thread(plan.write_text, json.dumps(create("In")))
+    for others in (ZEDS_OWN, ZEDS_SHOT):
+        ran = await blendmesh(("run", "--scene", "{s}", "--plan", str(plan)), others)
+        assert ran == unknown, others
     for run_args in (("runs", "show", "{s}"), ("audit", "{s}"), ("cancel", "{s}")):
         unknown = await blendmesh(run_args, world["unknown_run"])
         assert not unknown.startswith("0"), (run_args, unknown)

@@ -55,6 +55,22 @@ def run_request(args: argparse.Namespace, settings: Settings, plan: Any) -> RunR
     return msgspec.structs.replace(request, thread_id=thread)
 
 
+async def _reached(bus: Any, scene_id: str, user: str) -> None:
+    """Refuse a run on another user's scene, or another project's, as a read of an unknown
+    scene is refused; a viewer's run and a locked scene are the policy's to deny, naming
+    why, as before."""
+    from services.doors.cli.projects import studio_of
+    from services.doors.core.ownership import NotOwned
+    from services.doors.core.studio import Forbidden, SceneLocked
+
+    try:
+        await studio_of(bus).may_start(scene_id, user)
+    except NotOwned:
+        raise ClientError(f"no scene {scene_id}; `blendmesh scenes` lists yours") from None
+    except (Forbidden, SceneLocked):
+        pass
+
+
 async def cmd_run(args: argparse.Namespace, settings: Settings, out: Screen, err: Screen) -> int:
     from services.doors.cli import scenes as cli_scenes
 
@@ -67,6 +83,7 @@ async def cmd_run(args: argparse.Namespace, settings: Settings, out: Screen, err
     request = run_request(args, settings, plan)
     adopt = cli_scenes.guard_export(args, settings)  # before anything is planned
     async with connected(settings, tuple(Mesh.all_services())) as bus:
+        await _reached(bus, args.scene, settings.user)
         client = MeshClient(bus, watch(bus, err))
         imported = adopt and await cli_scenes.adopt(args, settings, client, err, request)
         if imported:
