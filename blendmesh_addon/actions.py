@@ -9,7 +9,7 @@ from typing import Any
 
 import bpy
 
-from . import blendheader, content, files, replaying
+from . import blendheader, content, files, replaying, shot_libraries
 from .gateway import Gateway, GatewayError, check_scene_id
 from .prefs import preferences
 from .session import Session, Synced
@@ -100,12 +100,22 @@ def push(context: Any) -> bool:
         return False
     gw, scene = begun
     context.scene.blendmesh_scene = scene  # the link travels with the file
+    try:
+        # A shot's libraries travel with it (docs/studio.md): found here, read on the worker.
+        libraries = shot_libraries.gathered()
+    except shot_libraries.LibraryProblem as exc:
+        SESSION.failed(str(exc))
+        return False
     SESSION.changed_locally = False
-    data = files.saved_copy()
+    data = shot_libraries.saved_shot(libraries) if libraries else files.saved_copy()
     SESSION.pushed_digest = content.fingerprint()
 
     def job(progress: Any) -> tuple[dict[str, Any], dict[str, Any] | None, int]:
-        status, answer = gw.import_blend(scene, data)
+        if libraries:
+            brought = {lib.name: lib.read() for lib in libraries.values()}
+            status, answer = gw.import_shot(scene, data, brought)
+        else:
+            status, answer = gw.import_blend(scene, data)
         progress(_sent(gw.sent, len(data)))
         run, approval = answer["run"], answer.get("approval")
         return run, approval, _head_revision(gw, scene) if status == 200 else 0

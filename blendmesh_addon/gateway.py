@@ -154,9 +154,33 @@ class Gateway:
         body = b"".join(len(c).to_bytes(FRAME, "big") + c for c in batch)
         self._call("POST", "/api/uploads/chunks", body, "application/octet-stream", True)
 
-    def _import_whole(self, scene_id: str, data: bytes) -> tuple[int, dict[str, Any]]:
+    def _import_whole(
+        self, scene_id: str, data: bytes, libraries: dict[str, str] | None = None
+    ) -> tuple[int, dict[str, Any]]:
         path = f"/api/scenes/{check_scene_id(scene_id)}/import"
+        if libraries:
+            query = [("library", f"{name}={blob}") for name, blob in sorted(libraries.items())]
+            path += "?" + urllib.parse.urlencode(query)
         return self._call("POST", path, data, "application/octet-stream", long=True)
+
+    def stage(self, data: bytes) -> str:
+        """Stage ``data`` for the artist (``POST /api/uploads``); the blob that names it."""
+        _, answer = self._call("POST", "/api/uploads", data, "application/octet-stream", True)
+        blob = answer.get("blob")
+        if not isinstance(blob, str):
+            raise GatewayError("the gateway staged the file but named no blob for it")
+        return blob
+
+    def import_shot(
+        self, scene_id: str, data: bytes, libraries: dict[str, bytes]
+    ) -> tuple[int, dict[str, Any]]:
+        """A shot that links ``libraries`` (name -> the .blend's bytes) as the scene's next
+        revision, each library staged first and named on the import; sent whole, as the
+        import by chunks names no libraries."""
+        check_scene_id(scene_id)
+        self.sent = 0
+        staged = {name: self.stage(library) for name, library in sorted(libraries.items())}
+        return self._import_whole(scene_id, data, staged)
 
     def run(
         self,

@@ -7,9 +7,9 @@ left out on both sides, as Blender leaves it out of the saved file. A mesh's ver
 compared by count, as the artifact records them; moving vertices without adding any shows
 on the object's ``dimensions`` when it moves its bounds.
 
-Libraries: the artifact records no linked libraries yet. ``diff`` takes each side's
-``name -> revision`` mapping when its caller has one, and lists what changed between
-them as ``library`` entries, so projects with linked libraries add a field, not a format.
+Libraries: each side's artifact names the library revisions it links, and an entry of
+kind ``library`` says which one a shot moved to; an object linked from a library, or
+overriding one, says which revision, and which of its properties the shot overrides.
 """
 
 from __future__ import annotations
@@ -67,6 +67,8 @@ def object_props(obj: InspectedObject) -> Props:
         "evaluated_faces": obj.evaluated_faces,
         "camera": _plain(obj.camera),
         "light": _plain(obj.light),
+        "library": obj.library,
+        "overridden": obj.overridden,
     }
 
 
@@ -189,25 +191,14 @@ def _sides(inspection: Inspection | None) -> dict[Kind, dict[str, Props]]:
         "material": _by_name(_used(inspection.materials), lambda m: m.name, material_props),
         "modifier": _modifiers(inspection),
         "node_group": _by_name(_used(inspection.node_groups), lambda g: g.name, node_group_props),
-        "library": {},
+        "library": {name: {"revision": rev} for name, rev in inspection.libraries.items()},
     }
 
 
-def _libraries(found: Mapping[str, str] | None) -> dict[str, Props]:
-    return {name: {"revision": revision} for name, revision in (found or {}).items()}
-
-
-def diff(
-    before: Inspection | None,
-    after: Inspection,
-    libraries: tuple[Mapping[str, str], Mapping[str, str]] | None = None,
-) -> ChangeList:
+def diff(before: Inspection | None, after: Inspection) -> ChangeList:
     """What ``after`` changed against ``before`` (None: an empty scene), bounded as
-    ``contracts.changes`` says; ``libraries`` is each side's linked libraries, name ->
-    revision, when the caller knows them."""
+    ``contracts.changes`` says."""
     old, new = _sides(before), _sides(after)
-    if libraries is not None:
-        old["library"], new["library"] = _libraries(libraries[0]), _libraries(libraries[1])
     listed: list[Change] = []
     counts: dict[str, dict[str, int]] = {}
     total = 0

@@ -134,6 +134,12 @@ class InspectedObject(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     evaluated_faces: int = 0
     camera: InspectedCamera | None = None  # for CAMERA objects
     light: InspectedLight | None = None  # for LIGHT objects
+    # The library revision it is linked from or overrides, ``name@revision`` as the shot
+    # links it (contracts/libraries.py); None for an object of the shot's own.
+    library: str | None = None
+    # A library override's properties the shot stores instead of the library's (RNA
+    # paths such as ``location``), sorted: what an edit of the shot may change.
+    overridden: list[str] = []
 
 
 class InspectedMaterial(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -216,6 +222,9 @@ class Inspection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     # The mesh and curve datablocks its objects use; empty in artifacts written before
     # they were recorded.
     data: list[InspectedData] = []
+    # The library revisions the revision links, name -> revision; empty for a scene that
+    # links none, and in artifacts written before they were recorded.
+    libraries: dict[str, int] = {}
 
 
 class SceneInspection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -227,6 +236,7 @@ class SceneInspection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     materials: list[InspectedMaterial] = []
     active_camera: str | None = None
     data: list[InspectedData] = []
+    libraries: dict[str, int] = {}
 
 
 def encode(inspection: Inspection) -> bytes:

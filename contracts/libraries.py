@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from contracts.scene_files import DEFAULT_MAX_UPLOAD_BYTES, is_blob_id
+from contracts.scene_files import BLOB_PATTERN, DEFAULT_MAX_UPLOAD_BYTES, is_blob_id
 
 LIBRARY_DIR = "libraries"
 # A shot links at most this many libraries, holding at most this many bytes together:
@@ -141,32 +141,51 @@ UPDATE_TOOL = "library.update"
 
 
 def update_problem(args: Any) -> str | None:
-    """Why ``args`` are not ``library.update``'s; None when they are."""
-    if (
-        not isinstance(args, dict)
-        or set(args) != {"name", "revision"}
-        or not is_name(args["name"])
-        or not isinstance(args["revision"], int)
-        or isinstance(args["revision"], bool)
-        or not 1 <= args["revision"] <= MAX_REVISION
-    ):
-        return (
-            'library.update takes {"name": <a library the scene links>, "revision": <a '
-            "published revision, 1 or more>}; `blendmesh scenes download` shows the "
-            "revisions a scene links"
-        )
-    return None
+    """Why ``args`` are not ``library.update``'s; None when they are. Two forms: a
+    published revision (``name``, ``revision``), or a staged .blend to publish as the
+    library's next revision first (``name``, ``blob``, ``bytes``)."""
+    if isinstance(args, dict) and is_name(args.get("name")):
+        if set(args) == {"name", "revision"} and _count(args["revision"], MAX_REVISION):
+            return None
+        if (
+            set(args) == {"name", "blob", "bytes"}
+            and is_blob_id(args["blob"])
+            and _count(args["bytes"], MAX_LIBRARY_BYTES)
+        ):
+            return None
+    return (
+        'library.update takes {"name": <a library the scene links>, "revision": <a '
+        'published revision, 1 or more>}, or {"name", "blob": "sha256:<64 hex digits>", '
+        f'"bytes": <1 to {MAX_LIBRARY_BYTES}>}} naming a staged .blend to publish as its next '
+        "revision; `blendmesh scenes download` shows the revisions a scene links and "
+        "`blendmesh libraries publish` stages a file"
+    )
+
+
+def _count(value: Any, most: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= most
 
 
 def update_plan(request_id: str, name: str, revision: int) -> dict[str, Any]:
     """The plan that points a shot's links to library ``name`` at ``revision``."""
+    return _update(request_id, {"name": name, "revision": revision})
+
+
+def publish_plan(request_id: str, name: str, blob: str, size: int) -> dict[str, Any]:
+    """The plan that publishes the staged ``blob`` as the next revision of library
+    ``name`` and points a shot's links to it there: a revision is published only when a
+    person asks for it, and only the shot it is asked for moves to it."""
+    return _update(request_id, {"name": name, "blob": blob, "bytes": size})
+
+
+def _update(request_id: str, args: dict[str, Any]) -> dict[str, Any]:
     return {
         "request_id": request_id,
         "operations": [
             {
                 "operation_id": "library_update",
                 "tool_name": UPDATE_TOOL,
-                "args": {"name": name, "revision": revision},
+                "args": args,
                 "depends_on": [],
                 "safety_level": "destructive",
             }
@@ -180,14 +199,17 @@ def tool_entry() -> dict[str, Any]:
     return {
         "name": UPDATE_TOOL,
         "description": "Point the scene's links to a library at another published revision "
-        "of it; overridden properties keep the scene's values.",
+        "of it, or publish a staged .blend (blob and bytes instead of revision) as its next "
+        "revision and point them there; overridden properties keep the scene's values.",
         "inputSchema": {
             "type": "object",
             "properties": {
                 "name": {"type": "string", "pattern": f"^{NAME_PATTERN}$"},
                 "revision": {"type": "integer", "minimum": 1, "maximum": MAX_REVISION},
+                "blob": {"type": "string", "pattern": BLOB_PATTERN},
+                "bytes": {"type": "integer", "minimum": 1, "maximum": MAX_LIBRARY_BYTES},
             },
-            "required": ["name", "revision"],
+            "required": ["name"],
             "additionalProperties": False,
         },
         "_meta": {"blendmesh": {"safety_level": "destructive", "compensation": "checkpoint"}},

@@ -13,6 +13,7 @@ import httpx
 import pytest
 import pytest_asyncio
 
+from services.bridge.blendfiles.references import library_paths
 from services.doors.cli.mesh import Mesh
 from services.doors.gateway.app import GatewayServer, create_app
 from services.doors.gateway.auth import Tokens
@@ -20,6 +21,7 @@ from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
 from tests.support.blender_addon import BlenderSession
 from tests.support.meshes import mesh_fixture
+from tests.support.shot_files import HERO_X, make_shot, opened
 
 pytestmark = [
     pytest.mark.slow,
@@ -27,6 +29,7 @@ pytestmark = [
     pytest.mark.asyncio(loop_scope="module"),
 ]
 TOKENS = {"tok-ana": "ana", "tok-ben": "ben"}
+ANA = {"Authorization": "Bearer tok-ana"}
 
 
 @pytest.fixture(scope="module")
@@ -409,3 +412,50 @@ async def test_operators_when_input_is_bad_name_what_to_fix(
     shown = await blender.send(do="op", name="pull")
     assert "is not http(s)://host:port" in shown["error"]
     await asyncio.sleep(0)
+
+
+async def test_push_when_the_shot_links_libraries_brings_them_and_the_links_resolve(
+    blender: BlenderSession, gateway_url: str, tmp_path: Path
+) -> None:
+    shot = await make_shot(tmp_path / "studio")
+    opened_session = await blender.send(do="open", path=str(shot))
+    assert "Hero" in opened_session["objects"], opened_session
+    await as_ana(blender, gateway_url, "addon_shot")
+    pushed = await blender.send(do="op", name="push")
+    assert pushed["error"] == "" and pushed["synced"] == {"scene": "addon_shot", "rev": 1}, pushed
+    async with httpx.AsyncClient(base_url=gateway_url, timeout=60, headers=ANA) as http:
+        stored = await http.get("/api/scenes/addon_shot.blend")
+        assert stored.status_code == 200, stored.text
+        path = tmp_path / "down" / "addon_shot.blend"
+        (tmp_path / "down" / "libraries").mkdir(parents=True)
+        path.write_bytes(stored.content)
+        links = sorted(library_paths(str(path)))
+        assert [link.split("@")[0] for link in links] == [
+            "//libraries/characters", "//libraries/props",
+        ]  # fmt: skip
+        for link in links:  # each library revision the shot names, as a client fetches it
+            name = link.removeprefix("//libraries/")
+            fetched = await http.get(f"/api/scenes/addon_shot/libraries/{name}")
+            assert fetched.status_code == 200, fetched.text
+            (path.parent / "libraries" / name).write_bytes(fetched.content)
+    found = await opened(path)
+    assert not any(missing for _, missing, _ in found["libraries"]), found
+    hero = next(o for o in found["objects"] if o[0] == "Hero" and o[2])
+    assert hero[3] == HERO_X  # the override the artist made travelled with the shot
+    # The session keeps its own paths: a second push sends the same shot again.
+    again = await blender.send(do="op", name="push")
+    assert again["error"] == "" and again["synced"]["scene"] == "addon_shot", again
+
+
+async def test_push_when_a_linked_library_is_missing_names_it_and_sends_nothing(
+    blender: BlenderSession, gateway_url: str, tmp_path: Path
+) -> None:
+    shot = await make_shot(tmp_path / "studio")
+    (tmp_path / "studio" / "lib" / "props.blend").unlink()
+    await blender.send(do="open", path=str(shot))
+    await as_ana(blender, gateway_url, "addon_missing")
+    pushed = await blender.send(do="op", name="push")
+    assert "props.blend" in pushed["error"] and "Find Missing Files" in pushed["error"], pushed
+    assert pushed["synced"] is None and pushed["pushedBytes"] == 0, pushed
+    async with httpx.AsyncClient(base_url=gateway_url, timeout=60, headers=ANA) as http:
+        assert (await http.get("/api/scenes/addon_missing")).status_code == 404

@@ -556,12 +556,11 @@ async def test_scene_when_another_user_names_it_in_a_run_grants_nothing(
 ) -> None:
     """The red team's claim: a run naming a scene, even a failed one, gave the scene away."""
     await run(api, {"prompt": "add a cube named Keep", "sceneId": "gw_claimed"})
-    failed = await run(api, {"prompt": "paint the sky", "sceneId": "gw_claimed"}, BEN)
-    assert failed["status"] == "failed"
-    changed = await run(api, {"prompt": "delete Keep", "sceneId": "gw_claimed"}, BEN)
-    assert changed["status"] == "failed" and changed["ok"] is False
-    assert changed["failure"]["errorCode"] == "POLICY_BLOCKED", changed
-    assert "belongs to another user" in json.dumps(changed)
+    for prompt in ("paint the sky", "delete Keep"):
+        body = {"prompt": prompt, "sceneId": "gw_claimed"}
+        refused = await api.post("/api/agent/run", json=body, headers=BEN)
+        assert refused.status_code == 404, refused.text  # as for a scene nobody has
+        assert refused.json()["error"]["message"] == "no scene gw_claimed"
     for path in ("/api/scenes/gw_claimed.blend", "/api/scenes/gw_claimed/preview.png"):
         assert (await api.get(path, headers=BEN)).status_code == 404
     assert (await api.get("/api/scenes/gw_claimed.blend", headers=ANA)).status_code == 200

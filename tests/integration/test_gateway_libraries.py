@@ -14,6 +14,7 @@ import httpx
 import pytest
 import pytest_asyncio
 
+from contracts.libraries import publish_plan
 from services.bridge.blendfiles.references import library_paths
 from services.doors.cli.mesh import Mesh
 from services.doors.core import shot_files
@@ -165,3 +166,42 @@ async def test_library_route_when_scene_is_the_callers_sends_the_revision_its_li
         refused = await api.get(f"/api/scenes/sentshot/libraries/{bad}", headers=ANA)
         assert refused.status_code in (404, 422), (bad, refused.text)
         assert refused.headers.get("content-type", "").startswith("application/json")
+
+
+async def test_publish_over_http_when_a_plan_names_a_staged_library_links_its_next_revision(
+    api: httpx.AsyncClient, mesh: tuple[Mesh, Bus], tmp_path: Path
+) -> None:
+    data, libraries = await shot_of(tmp_path / "first")
+    named = [f"{name}={await staged(api, path)}" for name, path in sorted(libraries.items())]
+    assert (await imported(api, "pubshot", data, named, ANA)).status_code == 200
+    _, newer = await shot_of(tmp_path / "newer")  # the library saved again by its artist
+    size = (await asyncio.to_thread(newer["characters"].stat)).st_size
+    blob = await staged(api, newer["characters"])
+    plan = publish_plan("req-http-publish", "characters", blob, size)
+    body = {"plan": plan, "sceneId": "pubshot"}
+    asked = await api.post("/api/agent/run", json=body, headers=ANA)
+    assert asked.status_code == 200, asked.text
+    assert asked.json()["status"] == "awaiting_confirmation", asked.text  # destructive
+    theirs = await api.post("/api/agent/run", json=body, headers=BEN)
+    assert theirs.status_code == 404 and "no scene pubshot" in theirs.text  # as unknown
+    [approval] = [
+        a
+        for a in (await api.get("/api/agent/approvals/pending", headers=ANA)).json()["approvals"]
+        if a["runId"] == asked.json()["runId"]
+    ]
+    answer = {
+        "approvalId": approval["approvalId"],
+        "decision": "approve_once",
+        "requestHash": approval["requestHash"],
+    }
+    done = await api.post("/api/agent/approvals/resolve", json=answer, headers=ANA)
+    assert done.status_code == 200 and done.json()["status"] == "completed", done.text
+    files = SceneFiles(mesh[1].js, mesh[1].prefix)
+    head = await files.head("pubshot")
+    assert head is not None and head.revision == 2
+    stored = tmp_path / "stored.blend"
+    await asyncio.to_thread(stored.write_bytes, await files.blend(head))
+    characters = next(p for p in library_paths(str(stored)) if "characters@" in p)
+    sent = await api.get(f"/api/scenes/pubshot/libraries/{characters.split('/')[-1]}", headers=ANA)
+    assert sent.status_code == 200, sent.text
+    assert sent.content == await asyncio.to_thread(newer["characters"].read_bytes)

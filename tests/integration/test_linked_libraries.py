@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
-from contracts.libraries import update_plan
+from contracts import inspection as artifacts
+from contracts.change_text import change_lines
+from contracts.libraries import publish_plan, update_plan
 from contracts.receipts import RunResult
 from contracts.scene_files import import_plan
 from services.bridge.blendfiles.references import library_paths
@@ -22,7 +24,8 @@ from services.doors.core import shot_files
 from services.doors.core.client import MeshClient
 from services.doors.core.library_client import LibraryDoor, NotALibrary
 from services.doors.core.requests import build_request
-from services.doors.core.scene_client import NoScene, SceneDoor
+from services.doors.core.reviews import Revisions
+from services.doors.core.scene_client import NoScene, NotABlend, SceneDoor
 from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
 from tests.support.meshes import mesh_fixture
@@ -391,3 +394,160 @@ async def test_import_when_the_shot_is_a_download_keeps_its_library_names(
     assert again.status == "completed", again
     # The same bytes under the same names: the same library revisions, none renamed.
     assert await stored_links(mesh, "roundtrip-copy", tmp_path / "after.blend") == before
+
+
+async def test_change_list_when_a_shot_edits_its_override_and_moves_a_library_names_both(
+    mesh: tuple[Mesh, Bus], tmp_path: Path
+) -> None:
+    first = await import_shot(mesh, "diffed", await make_shot(tmp_path / "a"))
+    assert first.status == "completed", first
+    moved = build_request(
+        user="ana",
+        scene_id="diffed",
+        plan={
+            "request_id": "req-diff-move",
+            "operations": [
+                {
+                    "operation_id": "move",
+                    "tool_name": "object.transform",
+                    "args": {"name": "Hero", "location": [4.0, 1.0, 0.0]},
+                    "depends_on": [],
+                    "safety_level": "safe_write",
+                }
+            ],
+        },
+    )
+    assert (await run(mesh, moved)).status == "completed"
+    other = await import_shot(mesh, "diffed-other", await make_shot(tmp_path / "b"))
+    assert other.status == "completed", other
+    newer = (await stored_links(mesh, "diffed-other", tmp_path / "other.blend"))[0]
+    name, revision = newer.removeprefix("//libraries/").removesuffix(".blend").split("@")
+    was, props = await stored_links(mesh, "diffed", tmp_path / "was.blend")
+    old_revision = int(was.removesuffix(".blend").split("@")[1])
+    props_revision = int(props.removesuffix(".blend").split("@")[1])
+    assert (name, int(revision)) != ("characters", old_revision)
+    request = build_request(
+        user="ana", scene_id="diffed", plan=update_plan("req-diff-update", name, int(revision))
+    )
+    assert (await run(mesh, request)).status == "completed"
+    revisions = Revisions.of(mesh[1], frozenset)
+
+    imported_list = await revisions.changes("diffed", "ana", revision=1)  # against nothing
+    added = {c.name for c in imported_list.changes if (c.kind, c.action) == ("library", "added")}
+    assert added == {"characters", "props"}
+    edit = await revisions.changes("diffed", "ana", base=1, revision=2)
+    [hero_edit] = [c for c in edit.changes if c.kind == "object" and c.name == "Hero"]
+    assert {p.name: p.after for p in hero_edit.properties}["location"] == [4.0, 1.0, 0.0]
+    assert not [c for c in edit.changes if c.kind == "library"]  # the same revisions
+    found = await door(mesh).files.revision_inspection("diffed", 2)
+    assert found is not None
+    shown = artifacts.decode(found[1])
+    hero_now = next(o for o in shown.objects if o.name == "Hero")
+    assert hero_now.library == f"characters@{old_revision}" and "location" in hero_now.overridden
+    lamp = next(o for o in shown.objects if o.name == "Lamp")
+    assert lamp.library == f"props@{props_revision}" and lamp.overridden == []
+    assert shown.libraries == {"characters": old_revision, "props": props_revision}
+
+    update = await revisions.changes("diffed", "ana")  # the head against its parent
+    [library] = [c for c in update.changes if c.kind == "library"]
+    assert (library.name, library.action) == ("characters", "changed")
+    assert [(p.name, p.before, p.after) for p in library.properties] == [
+        ("revision", old_revision, int(revision))
+    ]
+    [hero_update] = [c for c in update.changes if c.kind == "object" and c.name == "Hero"]
+    assert {p.name: (p.before, p.after) for p in hero_update.properties}["library"] == (
+        f"characters@{old_revision}", f"characters@{revision}",
+    )  # fmt: skip
+    assert "library characters changed" in "\n".join(change_lines(update))
+
+
+async def test_library_publish_when_approved_makes_the_next_revision_only_this_shot_links(
+    mesh: tuple[Mesh, Bus], tmp_path: Path
+) -> None:
+    libraries = LibraryDoor(mesh[1], mesh[0].settings)
+    for scene in ("pub", "pub-kept"):
+        imported = await import_shot(mesh, scene, await make_shot(tmp_path / scene))
+        assert imported.status == "completed", imported
+    kept = await stored_links(mesh, "pub-kept", tmp_path / "kept.blend")
+    before = {(r["library"], r["revision"]) for r in await libraries.revisions("ana")}
+    # The library saved again by the artist, published on purpose for one shot.
+    await make_shot(tmp_path / "newer")
+    library = tmp_path / "newer" / "lib" / "Characters.blend"
+
+    request = await libraries.publish_request("ana", "pub", "characters", library)
+    asked = await MeshClient(mesh[1]).run(request, timeout=180)
+    assert asked.status == "awaiting_confirmation", asked  # destructive: a person approves
+    done = await MeshClient(mesh[1]).resolve(asked.run_id, "approve_once", "ana", timeout=180)
+    assert done.status == "completed", done
+
+    after = {(r["library"], r["revision"]) for r in await libraries.revisions("ana")}
+    [published] = after - before
+    assert published[0] == "characters" and published[1] > max(
+        rev for name, rev in before if name == "characters"
+    )
+    links = await stored_links(mesh, "pub", tmp_path / "pub.blend")
+    assert links[0] == f"//libraries/characters@{published[1]}.blend"
+    assert await stored_links(mesh, "pub-kept", tmp_path / "kept2.blend") == kept  # unmoved
+    head = await door(mesh).own("pub", "ana")
+    found = await downloaded(mesh, "pub", tmp_path / "down", head.revision)
+    assert not any(missing for _, missing, _ in found["libraries"]), found
+    assert hero(found)[3] == HERO_X  # the shot's override survives the new revision
+
+
+async def test_library_publish_when_hostile_is_refused_and_publishes_nothing(
+    mesh: tuple[Mesh, Bus], tmp_path: Path
+) -> None:
+    imported = await import_shot(mesh, "pub-bad", await make_shot(tmp_path / "shot"))
+    assert imported.status == "completed", imported
+    libraries = LibraryDoor(mesh[1], mesh[0].settings)
+    library = tmp_path / "shot" / "lib" / "props.blend"
+    with pytest.raises(NoScene, match="no scene pub-bad"):
+        await libraries.publish_request("bob", "pub-bad", "props", library)
+    with pytest.raises(NotALibrary, match="names no library"):
+        await libraries.publish_request("ana", "pub-bad", "../props", library)
+    with pytest.raises(ValueError, match="scene id"):
+        await libraries.publish_request("ana", "../pub-bad", "props", library)
+    text = tmp_path / "notes.blend"
+    text.write_bytes(b"not a blend at all" * 10)
+    with pytest.raises(NotABlend):
+        await libraries.publish_request("ana", "pub-bad", "props", text)
+    before = await libraries.revisions("ana")
+    # A library the shot does not link: refused before anything is published.
+    request = await libraries.publish_request("ana", "pub-bad", "sets", library)
+    result = await run(mesh, request)
+    assert result.status == "failed", result
+    assert "links no library 'sets'" in str(result.failure)
+    assert await libraries.revisions("ana") == before
+    assert (await door(mesh).own("pub-bad", "ana")).revision == 1
+
+
+async def test_library_publish_when_the_file_links_others_or_is_anothers_upload_refuses_it(
+    mesh: tuple[Mesh, Bus], tmp_path: Path
+) -> None:
+    """The red team's library attacks by the new path: a "library" that is itself a shot
+    linking other files (a host path or another user's scene would be linked the same
+    way), and a plan naming another user's staged upload."""
+    from services.executor.client import ObjectStoreUploads
+
+    imported = await import_shot(mesh, "pub-evil", await make_shot(tmp_path / "shot"))
+    assert imported.status == "completed", imported
+    libraries = LibraryDoor(mesh[1], mesh[0].settings)
+    before = await libraries.revisions("ana")
+    linking = tmp_path / "shot" / "shot.blend"  # links lib/Characters.blend and props.blend
+    request = await libraries.publish_request("ana", "pub-evil", "props", linking)
+    result = await run(mesh, request)
+    assert result.status == "failed", result
+    assert "itself links 2 other .blend files" in str(result.failure)
+    assert str(tmp_path) not in str(result.failure)  # no host path is named back
+
+    await make_shot(tmp_path / "bobs")  # saved again: bytes ana never staged
+    props = tmp_path / "bobs" / "lib" / "props.blend"
+    with props.open("rb") as file:
+        bobs = await ObjectStoreUploads(mesh[1].js, mesh[1].prefix).stage("bob", file)
+    size = props.stat().st_size
+    plan = publish_plan("req-bobs-upload", "props", bobs, size)
+    stolen = await run(mesh, build_request(user="ana", scene_id="pub-evil", plan=plan))
+    assert stolen.status == "failed", stolen
+    assert "no staged upload" in str(stolen.failure) and "of ana" in str(stolen.failure)
+    assert await libraries.revisions("ana") == before
+    assert (await door(mesh).own("pub-evil", "ana")).revision == 1

@@ -5,10 +5,12 @@ non-member is answered NOT_FOUND, and a lock names its holder (docs/bus.md §4).
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import time
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,12 +20,18 @@ from nats.errors import Error as NatsError
 
 from contracts import subjects
 from contracts.door import run_prefix
+from contracts.libraries import project_of, publish_plan
+from contracts.scene_files import import_plan
+from services.bridge.blendfiles.references import library_paths
 from services.doors.cli.mesh import Mesh
+from services.doors.core import shot_files
+from services.executor.client import LibraryFiles, SceneFiles
 from services.runtime.nats import access
 from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
 from tests.support.mcp_plans import create, delete
 from tests.support.meshes import mesh_fixture
+from tests.support.shot_files import make_shot
 from tests.support.signing import register
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
@@ -209,3 +217,60 @@ async def test_hostile_bodies_when_sent_are_refused_as_invalid(people: dict[str,
     ):
         answer = await lea.ask(verb, body)
         assert answer["error"]["code"] == "INVALID", (verb, body, answer)
+
+
+async def test_publish_over_the_bus_when_a_plan_names_a_staged_library_links_its_next_revision(
+    people: dict[str, Login], mesh: tuple[Mesh, Bus], tmp_path: Path
+) -> None:
+    lea = people["lea"]
+
+    async def stage(path: Path) -> tuple[str, int]:
+        data = await asyncio.to_thread(path.read_bytes)
+        answer = await lea.ask("files.stage", {"data": base64.b64encode(data).decode()})
+        assert answer["ok"], answer
+        return answer["blob"], answer["size"]
+
+    shot = await asyncio.to_thread(shot_files.gather, await make_shot(tmp_path / "first"))
+    try:
+        blob, size = await stage(shot.file)
+        brought = {name: await stage(path) for name, path in sorted(shot.libraries.items())}
+    finally:
+        shot.close()
+    made = await lea.run(import_plan("req-bus-shot", blob, size, brought), "bus_pubshot")
+    assert made["type"] == "run.completed", made
+    await make_shot(tmp_path / "newer")  # the library saved again by its artist
+    newer = tmp_path / "newer" / "lib" / "Characters.blend"
+    blob, size = await stage(newer)
+    waiting = await lea.run(publish_plan("req-bus-pub", "characters", blob, size), "bus_pubshot")
+    assert waiting["type"] == "run.approval_requested", waiting  # destructive: a person
+    theirs = publish_plan("req-zed-pub", "characters", blob, size)
+    stray = await people["zed"].run(theirs, "bus_pubshot")
+    assert stray["error"] == {"code": "NOT_FOUND", "message": "no scene bus_pubshot"}
+    answer = {
+        "type": "run.approval_resolved", "event_id": str(uuid.uuid4()), "at": time.time(),
+        "run_id": waiting["run_id"], "request_id": waiting["request_id"],
+        "thread_id": waiting["thread_id"], "user": "lea", "causation_id": waiting["event_id"],
+        "approval_id": waiting["approval_id"], "decision": "approve_once",
+        "request_hash": waiting["request_hash"], "resolved_by": "lea",
+    }  # fmt: skip
+    assert (await lea.ask("run.resolve", answer))["ok"]
+    for _ in range(200):
+        events = (await lea.ask("run.events", {"run_id": waiting["run_id"]}))["events"]
+        if events[-1]["type"] in ("run.completed", "run.failed"):
+            break
+        await asyncio.sleep(0.3)
+    assert events[-1]["type"] == "run.completed", events[-1]
+    files = SceneFiles(mesh[1].js, PREFIX)
+    head = await files.head("bus_pubshot")
+    assert head is not None and head.revision == 2
+    stored = tmp_path / "stored.blend"
+    await asyncio.to_thread(stored.write_bytes, await files.blend(head))
+    [characters] = [p for p in library_paths(str(stored)) if p.startswith("//libraries/char")]
+    name, revision = characters.removeprefix("//libraries/").removesuffix(".blend").split("@")
+    published = tmp_path / "published.blend"
+    assert await LibraryFiles(mesh[1].js, PREFIX).fetch(
+        project_of("lea"), name, int(revision), published
+    )
+    assert await asyncio.to_thread(published.read_bytes) == await asyncio.to_thread(
+        newer.read_bytes
+    )

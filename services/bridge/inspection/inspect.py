@@ -46,6 +46,7 @@ from contracts.inspection import (
     SceneInspection,
 )
 from services.bridge.inspection import inspect_parts
+from services.bridge.inspection.inspect_links import library_of, linked_libraries, overridden
 from services.bridge.inspection.inspect_parts import PARTS
 from services.bridge.scene import digests
 from services.bridge.scene.fingerprint import material_values, modifier_values
@@ -278,6 +279,8 @@ def _object(ob: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> InspectedOb
         evaluated_faces=faces,
         camera=_camera(ob),
         light=_light(ob),
+        library=library_of(ob),
+        overridden=overridden(ob),
     )
 
 
@@ -361,4 +364,5 @@ def inspect(full: bool = False) -> SceneInspection:
         materials=materials,
         active_camera=scene.camera.name if scene.camera is not None else None,
         data=_data(scene.objects),
+        libraries=linked_libraries(),
     )

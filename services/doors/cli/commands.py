@@ -55,6 +55,22 @@ def run_request(args: argparse.Namespace, settings: Settings, plan: Any) -> RunR
     return msgspec.structs.replace(request, thread_id=thread)
 
 
+async def _reached(bus: Any, scene_id: str, user: str) -> None:
+    """Refuse a run on another user's scene, or another project's, as a read of an unknown
+    scene is refused; a viewer's run and a locked scene are the policy's to deny, naming
+    why, as before."""
+    from services.doors.cli.projects import studio_of
+    from services.doors.core.ownership import NotOwned
+    from services.doors.core.studio import Forbidden, SceneLocked
+
+    try:
+        await studio_of(bus).may_start(scene_id, user)
+    except NotOwned:
+        raise ClientError(f"no scene {scene_id}; `blendmesh scenes` lists yours") from None
+    except (Forbidden, SceneLocked):
+        pass
+
+
 async def cmd_run(args: argparse.Namespace, settings: Settings, out: Screen, err: Screen) -> int:
     from services.doors.cli import scenes as cli_scenes
 
@@ -67,6 +83,7 @@ async def cmd_run(args: argparse.Namespace, settings: Settings, out: Screen, err
     request = run_request(args, settings, plan)
     adopt = cli_scenes.guard_export(args, settings)  # before anything is planned
     async with connected(settings, tuple(Mesh.all_services())) as bus:
+        await _reached(bus, args.scene, settings.user)
         client = MeshClient(bus, watch(bus, err))
         imported = adopt and await cli_scenes.adopt(args, settings, client, err, request)
         if imported:
@@ -118,10 +135,19 @@ async def cmd_resolve(
 
 async def cmd_cancel(args: argparse.Namespace, settings: Settings, out: Screen, err: Screen) -> int:
     """Cancel a run as this home's user and print how it ended."""
-    from services.doors.core.cancels import cancel_run
+    from services.doors.core.cancels import NoSuchRun, cancel_run
+    from services.doors.core.reviews import registry_approvers
+    from services.runtime.server.identity import may_resolve
 
     async with connected(settings, tuple(Mesh.all_services())) as bus:
         client = MeshClient(bus, watch(bus, err))
+        asked = await client.requested(args.run_id)
+        # Another user's run answers as an unknown one, unless an approver asks: approvers
+        # may cancel any run, as at the other doors.
+        if asked is None or not may_resolve(
+            settings.user, asked.user, registry_approvers(settings)()
+        ):
+            raise NoSuchRun("there is no such run; `blendmesh runs` lists yours")
         view = await cancel_run(
             client, args.run_id, settings.user, args.reason, progress(err, args.json), args.timeout
         )
@@ -160,10 +186,13 @@ async def cmd_guardians(args: argparse.Namespace, settings: Settings, out: Conso
     """The guardians' verdict on a revision, as the guardians service would judge it."""
     from contracts import subjects
     from services.doors.cli import guardians as cli_guardians
+    from services.doors.core.scene_client import SceneDoor
     from services.guardians import client as guardians
 
     subjects.check_token(args.scene, "scene id")
     async with connected(settings, ()) as bus:
+        # Another user's scene, or another project's, answers as an unknown one.
+        await SceneDoor(bus, settings).own(args.scene, settings.user)
         try:
             result = await guardians.judge_revision(
                 bus.js, settings.prefix, args.scene, settings.env, args.revision, args.guardian

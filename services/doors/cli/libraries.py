@@ -1,5 +1,6 @@
-"""``blendmesh libraries`` (your project's library revisions) and ``blendmesh libraries
-update SCENE NAME REVISION`` (a run: the default policy asks a person to approve it)."""
+"""``blendmesh libraries`` (your project's library revisions), ``blendmesh libraries
+update SCENE NAME REVISION`` and ``blendmesh libraries publish SCENE NAME FILE`` (runs:
+the default policy asks a person to approve them)."""
 
 from __future__ import annotations
 
@@ -20,11 +21,17 @@ if TYPE_CHECKING:
 
 
 async def dispatch(args: argparse.Namespace, settings: Settings, out: Screen, err: Screen) -> int:
-    if args.libraries_command == "update":
+    if args.libraries_command in ("update", "publish"):
         async with connected(settings, tuple(Mesh.all_services())) as bus:
-            request = await LibraryDoor(bus, settings).update_request(
-                settings.user, args.scene, args.name, args.revision, pre_approved=args.approve
-            )
+            door = LibraryDoor(bus, settings)
+            if args.libraries_command == "update":
+                request = await door.update_request(
+                    settings.user, args.scene, args.name, args.revision, pre_approved=args.approve
+                )
+            else:
+                request = await door.publish_request(
+                    settings.user, args.scene, args.name, args.file, pre_approved=args.approve
+                )
             result = await MeshClient(bus).run(request, progress(err, args.json))
         return report(result, args.json, out)
     async with connected(settings, ()) as bus:

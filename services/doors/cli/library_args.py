@@ -19,8 +19,11 @@ def add_download(verbs: Any) -> None:
 
 
 def add_libraries(sub: Any) -> None:
-    """``libraries`` and ``libraries update SCENE NAME REVISION``."""
-    libraries = sub.add_parser("libraries", help="your project's library revisions; `update`")
+    """``libraries``, ``libraries update SCENE NAME REVISION`` and ``libraries publish
+    SCENE NAME FILE``."""
+    libraries = sub.add_parser(
+        "libraries", help="your project's library revisions; `update`, `publish`"
+    )
     libraries.add_argument("--json", action="store_true", help="print JSON")
     library_verbs = libraries.add_subparsers(dest="libraries_command")
     update = library_verbs.add_parser(
@@ -31,3 +34,12 @@ def add_libraries(sub: Any) -> None:
     update.add_argument("revision", type=int, help="the library revision to link")
     update.add_argument("--approve", action="store_true", help="pre-approve the update")
     update.add_argument("--json", action="store_true", help="print the run result as JSON")
+    publish = library_verbs.add_parser(
+        "publish",
+        help="publish a .blend as a library's next revision and link it in a scene",
+    )
+    publish.add_argument("scene", help="the scene id (it links the library already)")
+    publish.add_argument("name", help="the library's name (`blendmesh libraries` lists them)")
+    publish.add_argument("file", type=Path, help="the library's .blend")
+    publish.add_argument("--approve", action="store_true", help="pre-approve the update")
+    publish.add_argument("--json", action="store_true", help="print the run result as JSON")

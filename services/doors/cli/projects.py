@@ -24,7 +24,8 @@ from services.runtime.service.settings import Settings
 LOCK_VERBS = ("lock", "unlock")  # under `blendmesh scenes`; their arguments: args.py
 
 
-def _studio(bus: Any) -> Studio:
+def studio_of(bus: Any) -> Studio:
+    """The doors' project and lock rules on ``bus``."""
     return Studio(projects_of(bus), SceneFiles(bus.js, bus.prefix), bus.publisher)
 
 
@@ -47,7 +48,7 @@ def _project_lines(fields: dict[str, Any]) -> list[str]:
 async def dispatch(args: argparse.Namespace, settings: Settings, out: Console) -> int:
     user = settings.user
     async with connected(settings, ()) as bus:
-        studio = _studio(bus)
+        studio = studio_of(bus)
         if args.command == "scenes":
             return await _locks(args, studio, user, out)
         match args.projects_command:

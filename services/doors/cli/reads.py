@@ -12,6 +12,7 @@ from services.doors.cli import console as show
 from services.doors.cli.common import EXIT_OK, READ_SERVICES, connected
 from services.doors.cli.tables import Column, fitted_table, plan_text, request_texts
 from services.doors.core.client import ClientError, MeshClient
+from services.doors.core.ownership import NotOwned, own_run
 from services.runtime.nats.history import read_run
 from services.runtime.service.settings import Settings
 
@@ -55,9 +56,13 @@ async def cmd_audit(args: argparse.Namespace, settings: Settings, out: Console) 
             )
             return EXIT_OK
         subjects.check_token(args.run_id, "run id")
-        asked = await MeshClient(bus).requested(args.run_id)
-        if asked is None:
-            raise ClientError(f"no run {args.run_id}; `blendmesh runs` lists the runs")
+        try:
+            # Another user's run answers as an unknown one, as at `runs show`.
+            asked = own_run(
+                await MeshClient(bus).requested(args.run_id), args.run_id, settings.user
+            )
+        except NotOwned:
+            raise ClientError(f"no run {args.run_id}; `blendmesh runs` lists the runs") from None
         view = await audit.query_run(bus.nc, settings.prefix, args.run_id)
         # Arguments and approvers are read from the log, the record of what was asked.
         details = show.operation_details(await read_run(bus.js, settings.prefix, args.run_id))

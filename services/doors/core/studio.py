@@ -167,17 +167,18 @@ class Studio:
         return book, head, role
 
     async def may_start(self, scene_id: str, user: str) -> None:
-        """Refuse a run the user may not start on the scene: a viewer's, or one on a scene
-        another user has locked. A scene with no head yet is anyone's first revision."""
+        """Refuse a run the user may not start on the scene: one on a scene it does not
+        reach (``NotOwned``, as for an unknown scene), a viewer's, or one on a scene another
+        user has locked. A scene with no head yet is anyone's first revision."""
         head = await self.heads.head(scene_id)
         if head is None:
             return
         book = await self.book.current()
         role = book.scene_role(scene_id, head.owner, user)
-        if role is None and scene_id in book.filed:
-            raise NotOwned(f"no scene {scene_id}")  # another project's: like an unknown one
         if role is None:
-            return  # another user's personal scene: the policy denies it as it always has
+            # Another user's personal scene or another project's: answered like an unknown
+            # one, so no door tells "not yours" from "not there" (the policy denies it too).
+            raise NotOwned(f"no scene {scene_id}")
         if not may_run(role):
             raise Forbidden(
                 f"you are a {role} of scene {scene_id}'s project and may only read it; "

@@ -54,7 +54,8 @@ async def start(body: RunBody, user: str, gw: Gateway) -> RunRequested:
     import of that file instead when the caller chose to adopt it."""
     if body.thread_id is not None:
         await gw.own_thread(body.thread_id, user)
-    await gw.studio.may_start(body.scene_id, user)  # a viewer's run, or a locked scene: 403/409
+    # Another user's scene: 404 as an unknown one; a viewer's run, a locked scene: 403/409.
+    await gw.studio.may_start(body.scene_id, user)
     request = _built(body, user, gw)  # a request that cannot be built changes no file
     adopted = await exports.guard(gw, user, body.scene_id, body.exported_file)
     return adopted if adopted is not None else request

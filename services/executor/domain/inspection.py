@@ -111,5 +111,6 @@ def document(scene: SceneInspection, head: Head, run: RunRecord | None) -> bytes
             active_camera=scene.active_camera,
             run=run,
             data=scene.data,
+            libraries=scene.libraries,
         )
     )

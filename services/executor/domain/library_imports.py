@@ -1,5 +1,6 @@
 """``scene.import`` of a shot that brings its libraries along, and ``library.update``,
-which points a shot's links at another revision of one (ADR 0060).
+which points a shot's links at another revision of one, or publishes a staged .blend as
+a library's next revision first (ADR 0060, docs/studio.md).
 
 The door staged the shot, its links rewritten to ``//libraries/<name>.blend``, and each
 library it links. Here each library is published as a revision of the project of the
@@ -137,7 +138,7 @@ async def relink(shelf: LibraryShelf, path: Path, name: str, revision: int) -> T
         return _refused(f"the scene cannot be read as a .blend: {err}")
     old = [p for p in linked if (found := parse_link(p)) is not None and found[0] == name]
     if not old:
-        names = sorted({found[0] for p in linked if (found := parse_link(p)) is not None})
+        names = _linked_names(linked)
         return _refused(
             f"the scene links no library {name!r}; it links "
             f"{', '.join(names) if names else 'none'}",
@@ -145,3 +146,32 @@ async def relink(shelf: LibraryShelf, path: Path, name: str, revision: int) -> T
         )
     await asyncio.to_thread(shelf.links.rewrite, path, dict.fromkeys(old, link(name, revision)))
     return None
+
+
+def _linked_names(linked: list[str]) -> list[str]:
+    return sorted({found[0] for p in linked if (found := parse_link(p)) is not None})
+
+
+async def publish_linked(
+    shelf: LibraryShelf,
+    uploads: Staged,
+    user: str,
+    project: str,
+    name: str,
+    upload: dict[str, Any],
+    path: Path,
+) -> int | ToolResult:
+    """Publish the staged ``upload`` as the next revision of library ``name`` when the
+    scene saved at ``path`` links that library (checked first, so a refused update
+    publishes nothing); the revision, or a refusal."""
+    try:
+        linked = _linked_names(await asyncio.to_thread(shelf.links.read, path))
+    except ValueError as err:
+        return _refused(f"the scene cannot be read as a .blend: {err}")
+    if name not in linked:
+        return _refused(
+            f"the scene links no library {name!r}; it links "
+            f"{', '.join(linked) if linked else 'none'}: import a shot that links it first",
+            "not_found",
+        )
+    return await _publish(shelf, uploads, user, project, name, upload, path.parent)

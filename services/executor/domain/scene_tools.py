@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
+import msgspec
+
 from contracts.assets import ASSET_TOOL
 from contracts.bridge import (
     INVALID_PARAMS,
@@ -39,7 +41,7 @@ from contracts.scenes import Head, SceneSummary
 from contracts.views import VIEW_TOOL, AssetImported, AssetParams, ViewParams
 from services.executor.domain.asset_tools import import_asset, render_view
 from services.executor.domain.export_tools import export_scene
-from services.executor.domain.library_imports import publish_libraries, relink
+from services.executor.domain.library_imports import publish_libraries, publish_linked, relink
 from services.executor.domain.library_shelf import LibraryShelf, project_for
 from services.executor.domain.ports import Bridge, BridgeCrashed, BridgeError
 from services.runtime.nats.objects import ObjectTooLarge
@@ -200,17 +202,29 @@ class SceneToolBridge:
             return _refused("invalid_input", problem)
         shelf = self._tools.shelf
         project = shelf.project if shelf is not None else None
-        name, revision = args["name"], args["revision"]
-        if shelf is None or project is None or not await shelf.has(project, name, revision):
+        name, revision = args["name"], args.get("revision")
+        if shelf is None or project is None:
+            return _refused("not_found", f"scene {self.scene_id} can link no libraries")
+        if revision is not None and not await shelf.has(project, name, revision):
             return _refused(
                 "not_found",
-                f"library {name!r} of your project has no revision {revision}; importing a "
-                "shot that brings a changed library publishes its next revision",
+                f"library {name!r} of your project has no revision {revision}; "
+                "`blendmesh libraries publish` publishes its next revision",
             )
         path = await asyncio.to_thread(_private_file, self._tools.work_dir)
         try:
             await self.inner.save(str(path))
-            refusal = await relink(shelf, path, name, revision)
+            if revision is None:  # a staged .blend, published as the next revision first
+                upload = {"blob": args["blob"], "bytes": args["bytes"]}
+                found = await publish_linked(
+                    shelf, self._tools.uploads, self.user, project, name, upload, path
+                )
+            else:
+                found = revision
+            refusal = found if isinstance(found, ToolResult) else None
+            if isinstance(found, int):
+                revision = found
+                refusal = await relink(shelf, path, name, found)
         except BaseException:
             await asyncio.to_thread(path.unlink, missing_ok=True)
             raise
@@ -218,7 +232,12 @@ class SceneToolBridge:
             await asyncio.to_thread(path.unlink, missing_ok=True)
             return refusal
         what = f"scene {self.scene_id} with library {name} at revision {revision}"
-        return await self._load_file(path, what)
+        loaded = await self._load_file(path, what)
+        if not loaded.ok:
+            return loaded
+        # Which revision the scene links now: the one a publish made is known only here.
+        data = {**(loaded.data or {}), "library": name, "revision": revision}
+        return msgspec.structs.replace(loaded, data=data)
 
     async def _revert(self, args: dict[str, Any]) -> ToolResult:
         revision = args.get("revision")

@@ -97,3 +97,38 @@ def test_project_of_when_owner_has_dots_or_at_signs_keeps_users_apart() -> None:
     for bad in ("", "ana/evil", "ana evil", "ana=2E", "x" * 129):
         with pytest.raises(ValueError, match="is not a user name"):
             libraries.project_of(bad)
+
+
+BLOB = "sha256:" + "a" * 64
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"name": "../characters", "revision": 1},
+        {"name": "characters", "revision": 0},
+        {"name": "characters", "revision": True},
+        {"name": "characters", "revision": "2"},
+        {"name": "characters", "revision": 1, "blob": BLOB, "bytes": 10},  # both forms
+        {"name": "characters", "blob": "/etc/passwd", "bytes": 10},
+        {"name": "characters", "blob": BLOB, "bytes": 0},
+        {"name": "characters", "blob": BLOB, "bytes": MAX_LIBRARY_BYTES + 1},
+        {"name": "characters", "blob": BLOB},
+        {"name": 7, "revision": 1},
+        ["characters", 1],
+    ],
+)
+def test_update_problem_when_arguments_are_hostile_says_both_forms(args: object) -> None:
+    said = libraries.update_problem(args)
+    assert said is not None and '"revision"' in said and '"blob"' in said
+
+
+def test_update_problem_when_a_revision_or_a_staged_file_is_named_accepts_it() -> None:
+    assert libraries.update_problem({"name": "characters", "revision": 2}) is None
+    staged = {"name": "characters", "blob": BLOB, "bytes": MAX_LIBRARY_BYTES}
+    assert libraries.update_problem(staged) is None
+    plan = libraries.publish_plan("req-1", "characters", BLOB, 10)
+    [op] = plan["operations"]
+    assert op["safety_level"] == "destructive" and op["args"] == {
+        "name": "characters", "blob": BLOB, "bytes": 10,
+    }  # fmt: skip

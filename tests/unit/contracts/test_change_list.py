@@ -75,6 +75,7 @@ def test_diff_when_every_kind_changes_names_each_with_before_and_after() -> None
         data=[InspectedData(name="CubeMesh", type="MESH", vertices=8, edges=12, faces=6)],
         materials=[InspectedMaterial(name="Red", base_color=[1.0, 0.0, 0.0, 1.0], users=1)],
         node_groups=[group(0.5)],
+        libraries={"props": 3},
     )
     moved = msgspec.structs.replace(
         cube,
@@ -95,9 +96,10 @@ def test_diff_when_every_kind_changes_names_each_with_before_and_after() -> None
         ],
         materials=[InspectedMaterial(name="Red", base_color=[0.0, 0.0, 1.0, 1.0], users=1)],
         node_groups=[group(2.0, linked=False)],
+        libraries={"props": 4, "sets": 1},
     )
 
-    found = diff(before, after, ({"props": "3"}, {"props": "4", "sets": "1"}))
+    found = diff(before, after)
 
     entries = {(c.kind, c.name): c for c in found.changes}
     assert {k: c.action for k, c in entries.items()} == {
@@ -118,6 +120,8 @@ def test_diff_when_every_kind_changes_names_each_with_before_and_after() -> None
     assert props["modifiers"] == (["Bevel"], ["Bevel", "Array"])
     data = {p.name: (p.before, p.after) for p in entries[("data", "CubeMesh")].properties}
     assert data["vertices"] == (8, 26)
+    props_library = entries[("library", "props")].properties
+    assert [(p.name, p.before, p.after) for p in props_library] == [("revision", 3, 4)]
     red = entries[("material", "Red")].properties
     assert [(p.name, p.before, p.after) for p in red] == [
         ("base_color", [1.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0, 1.0])
@@ -278,3 +282,28 @@ def test_diff_when_inputs_grow_stays_within_its_bounds(count: int, width: int) -
             for value in (prop.before, prop.after):
                 text = value if prop.cut else msgspec.json.encode(value).decode()
                 assert len(text) <= bounds.MAX_VALUE_CHARS
+
+
+def test_diff_when_an_override_is_edited_names_its_library_and_overridden_properties() -> None:
+    hero = InspectedObject(
+        name="Hero", type="MESH", location=[2.5, 0.0, 0.0], library="characters@1",
+        overridden=["location"],
+    )  # fmt: skip
+    edited = msgspec.structs.replace(
+        hero, location=[4.0, 0.0, 0.0], library="characters@2", overridden=["location", "scale"]
+    )
+    before = scene(1, objects=[hero], libraries={"characters": 1})
+    after = scene(2, objects=[edited], libraries={"characters": 2})
+
+    [entry, library] = diff(before, after).changes
+
+    assert (entry.kind, entry.name, library.kind, library.name) == (
+        "object", "Hero", "library", "characters",
+    )  # fmt: skip
+    assert {p.name: (p.before, p.after) for p in entry.properties} == {
+        "library": ("characters@1", "characters@2"),
+        "location": ([2.5, 0.0, 0.0], [4.0, 0.0, 0.0]),
+        "overridden": (["location"], ["location", "scale"]),
+    }
+    lines = change_lines(diff(before, after))
+    assert any("revision: 1 -> 2" in line for line in lines), lines
