@@ -107,15 +107,11 @@ def push(context: Any) -> bool:
         SESSION.failed(str(exc))
         return False
     SESSION.changed_locally = False
-    data = shot_libraries.saved_shot(libraries) if libraries else files.saved_copy()
+    data = shot_libraries.saved(libraries)
     SESSION.pushed_digest = content.fingerprint()
 
     def job(progress: Any) -> tuple[dict[str, Any], dict[str, Any] | None, int]:
-        if libraries:
-            brought = {lib.name: lib.read() for lib in libraries.values()}
-            status, answer = gw.import_shot(scene, data, brought)
-        else:
-            status, answer = gw.import_blend(scene, data)
+        status, answer = shot_libraries.send(gw, scene, data, libraries)
         progress(_sent(gw.sent, len(data)))
         run, approval = answer["run"], answer.get("approval")
         return run, approval, _head_revision(gw, scene) if status == 200 else 0

@@ -13,9 +13,12 @@ from __future__ import annotations
 import os
 import tempfile
 from dataclasses import dataclass
+from typing import Any
 
 import bpy
 
+from . import files
+from .gateway import Gateway
 from .library_names import MAX_LIBRARIES, MAX_LIBRARIES_TOTAL_BYTES, MAX_LIBRARY_BYTES, name_for
 
 
@@ -112,3 +115,17 @@ def saved_shot(libraries: dict[str, Library]) -> bytes:
     finally:
         for library, path in kept.items():
             library.filepath = path
+
+
+def saved(libraries: dict[str, Library]) -> bytes:
+    """What a push sends of the open file: the shot with its links pointing at the
+    libraries sent beside it, or the file as it is when it links none."""
+    return saved_shot(libraries) if libraries else files.saved_copy()
+
+
+def send(gw: Gateway, scene: str, data: bytes, libraries: dict[str, Library]) -> tuple[int, Any]:
+    """Import ``data`` as ``scene``, with each library's bytes when it links any (read
+    here, on the worker, never on Blender's thread)."""
+    if not libraries:
+        return gw.import_blend(scene, data)
+    return gw.import_shot(scene, data, {lib.name: lib.read() for lib in libraries.values()})
