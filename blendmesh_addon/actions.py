@@ -18,6 +18,8 @@ from .worker import Worker
 SESSION = Session()
 WORKER = Worker(broken=SESSION.failed)
 FOLLOW_EVERY = 3.0  # seconds between looks at the scene while idle
+TICK_EVERY = 0.2  # seconds between the timer's ticks while nothing is under way
+TICK_BUSY = 0.05  # and while the worker has a job out
 _last_follow = 0.0
 _deferred: list[Callable[[Any], Any]] = []
 
@@ -71,8 +73,11 @@ def _head_revision(gw: Gateway, scene: str) -> int:
     return int(revisions[-1]["revision"]) if revisions else 0
 
 
-def _ended(scene: str, answer: dict[str, Any], revision: int) -> None:
-    """A run answer, and the scene's head revision once it ended."""
+def _ended(
+    scene: str, answer: dict[str, Any], revision: int, brought: replaying.Brought | None = None
+) -> None:
+    """A run answer, and the scene's head revision once it ended; ``brought``: the run,
+    fetched with the answer to come into the session now (``replaying.ran_here``)."""
     SESSION.ran(answer, scene)
     if answer.get("status") == "awaiting_confirmation":
         return
@@ -88,6 +93,9 @@ def _ended(scene: str, answer: dict[str, Any], revision: int) -> None:
         else:
             where = "in a newer Blender" if SESSION.too_new else "here: Pull brings it in"
         SESSION.notice += f" Revision {revision} is {where}."
+    if brought is not None:
+        SESSION.tried = (scene, revision)
+        replaying.applied(SESSION, scene, *brought)
     follow_now()
 
 
@@ -144,33 +152,45 @@ def ask(context: Any, prompt: str) -> bool:
     if changes is False:
         return False
     imported: list[int] = []  # the revision the artist's changes became, pushed first
+    held = _held(scene)
 
     def job(progress: Any) -> tuple[Any, ...]:
         if isinstance(changes, bytes):  # the artist's edits become their own revision first
             status, pushed = gw.import_blend(scene, changes)
             if status != 200 or pushed["run"].get("status") != "completed":
-                return "pushed", pushed, 0
+                return "pushed", pushed, 0, None
             imported.append(_head_revision(gw, scene))
             progress(f"pushed your changes as revision {imported[0]}")
             progress(_sent(gw.sent, len(changes)))
         answer = gw.run(scene, prompt.strip(), progress, chosen)
         waiting = answer.get("status") == "awaiting_confirmation"
         approvals = gw.pending() if waiting else []
-        return answer, approvals, 0 if waiting else _head_revision(gw, scene)
+        revision = 0 if waiting else _head_revision(gw, scene)
+        base = imported[0] if imported and held else held
+        return answer, approvals, revision, replaying.ran_here(gw, scene, answer, revision, base)
 
     def done(result: tuple[Any, ...]) -> None:
         if result[0] == "pushed":
             _pushed_first(scene, result[1])
             return
-        answer, approvals, revision = result
+        answer, approvals, revision, brought = result
         if imported:
             SESSION.synced = Synced(scene, imported[0], SESSION.pushed_digest)
         asked = [a for a in approvals if a.get("runId") == answer.get("runId")]
         SESSION.approvals = asked + [a for a in SESSION.approvals if a not in asked]
-        _ended(scene, answer, revision)
+        _ended(scene, answer, revision, brought)
 
     WORKER.submit(job, done, SESSION.failed, SESSION.add_progress)
     return True
+
+
+def _held(scene: str) -> int:
+    """The revision the session holds of ``scene`` when its runs come in live; 0 when
+    they do not (not synced with the scene, or live edits off)."""
+    synced = SESSION.synced
+    if synced is None or synced.scene_id != scene or not _live():
+        return 0
+    return synced.revision
 
 
 def _changes_first(context: Any, scene: str) -> bytes | bool | None:
@@ -232,12 +252,14 @@ def resolve(context: Any, approval_id: str, decision: str) -> bool:
     if begun is None:
         return False
     gw, scene = begun
+    held = _held(scene)
 
-    def job(progress: Any) -> tuple[dict[str, Any], int]:
+    def job(progress: Any) -> tuple[dict[str, Any], int, replaying.Brought | None]:
         answer = gw.resolve(approval, decision)
-        return answer, _head_revision(gw, scene)
+        revision = _head_revision(gw, scene)
+        return answer, revision, replaying.ran_here(gw, scene, answer, revision, held)
 
-    def done(result: tuple[dict[str, Any], int]) -> None:
+    def done(result: tuple[dict[str, Any], int, replaying.Brought | None]) -> None:
         _ended(scene, *result)
 
     WORKER.submit(job, done, SESSION.failed, SESSION.add_progress)
@@ -392,4 +414,6 @@ def tick() -> float:
         follow(context)
     if handled and SESSION.shown() != before:
         redraw()
-    return 0.2
+    # While a job is out, its answer is looked for often: each tick it waits for adds to
+    # the time a run takes to show, and a tick that finds nothing costs microseconds.
+    return TICK_EVERY if WORKER.idle else TICK_BUSY

@@ -20,6 +20,8 @@ from .tools import ToolFailure
 from .worker import Worker
 
 Fetched = list[tuple[int, dict[str, Any]]]
+# The runs fetched, why the fetch stopped ('' when it did not), the head's summary.
+Brought = tuple[Fetched, str, dict[str, Any] | None]
 
 
 def start(gw: Gateway, scene: str, session: Session, worker: Worker) -> bool:
@@ -30,22 +32,10 @@ def start(gw: Gateway, scene: str, session: Session, worker: Worker) -> bool:
     head = int(entries[-1]["revision"])
     session.tried = (scene, head)
 
-    def job(progress: Any) -> tuple[Fetched, str, dict[str, Any] | None]:
-        fetched: Fetched = []
-        for entry in entries:
-            run_id = entry.get("runId")
-            if not run_id:
-                return fetched, f"revision {entry.get('revision')} has no run on record", None
-            try:
-                fetched.append((int(entry["revision"]), gw.operations(str(run_id))))
-            except GatewayError as exc:
-                if exc.status != 404:
-                    raise
-                who = entry.get("user") or "another user"
-                return fetched, f"revision {entry.get('revision')} was made by {who}", None
-        return fetched, "", gw.summary(scene)
+    def job(progress: Any) -> Brought:
+        return fetch(gw, scene, entries)
 
-    def done(result: tuple[Fetched, str, dict[str, Any] | None]) -> None:
+    def done(result: Brought) -> None:
         applied(session, scene, *result)
 
     def failed(message: str) -> None:
@@ -53,6 +43,40 @@ def start(gw: Gateway, scene: str, session: Session, worker: Worker) -> bool:
 
     worker.submit(job, done, failed, session.add_progress)
     return True
+
+
+def fetch(gw: Gateway, scene: str, entries: list[dict[str, Any]]) -> Brought:
+    """On the worker: each entry's run as it ran, oldest first, and the mesh's summary of
+    the scene; the fetch stops at the first run that is not there to replay, saying why."""
+    fetched: Fetched = []
+    for entry in entries:
+        run_id = entry.get("runId")
+        if not run_id:
+            return fetched, f"revision {entry.get('revision')} has no run on record", None
+        try:
+            fetched.append((int(entry["revision"]), gw.operations(str(run_id))))
+        except GatewayError as exc:
+            if exc.status != 404:
+                raise
+            who = entry.get("user") or "another user"
+            return fetched, f"revision {entry.get('revision')} was made by {who}", None
+    return fetched, "", gw.summary(scene)
+
+
+def ran_here(
+    gw: Gateway, scene: str, answer: dict[str, Any], revision: int, held: int
+) -> Brought | None:
+    """On the worker, right after a run this session asked for or approved ended: when it
+    made the revision after ``held`` (the one the session holds), its operations and the
+    summary, fetched at once, so the run comes into the session without waiting for the
+    next look at the scene; None when the run made no revision right after ``held``."""
+    if answer.get("status") != "completed" or not held or revision != held + 1:
+        return None
+    run_id = str(answer.get("runId") or "")
+    try:
+        return fetch(gw, scene, [{"revision": revision, "runId": run_id}])
+    except GatewayError:
+        return None  # the run ended all the same; the next look at the scene brings it
 
 
 def applied(

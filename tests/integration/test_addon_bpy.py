@@ -209,6 +209,31 @@ async def test_live_edit_when_artist_asks_lands_in_the_open_session_as_one_undo_
     assert "Tip" not in gone["objects"] and gone["synced"]["rev"] == 8, gone
 
 
+async def test_live_edit_when_following_is_off_the_run_asked_here_lands_with_its_answer(
+    blender: BlenderSession, gateway_url: str
+) -> None:
+    # No look at the scene ever runs: what lands came with the run's own answer.
+    await blender.send(do="prefs", url=gateway_url, token="tok-ana", follow=False)
+    await blender.send(do="scene", scene="live_now")
+    assert (await blender.send(do="op", name="push"))["synced"]["rev"] == 1
+    asked = await blender.send(do="op", name="ask", args={"prompt": "add a cube named Now"})
+    assert asked["synced"] == {"scene": "live_now", "rev": 2}, asked
+    assert "Now" in asked["objects"] and "Ctrl-Z undoes it" in asked["notice"], asked
+    assert asked["newer"] == [] and asked["others"] == []  # nothing was followed
+
+    waiting = await blender.send(do="op", name="ask", args={"prompt": "delete Now"})
+    assert waiting["run"]["status"] == "awaiting_confirmation", waiting
+    approved = await blender.send(do="op", name="approve")
+    assert approved["synced"]["rev"] == 3 and "Now" not in approved["objects"], approved
+
+    # A run from another door changes the scene meanwhile: the next asked run is not the
+    # revision after the session's, so it waits to be pulled, and nothing is replayed.
+    await other_door(gateway_url, "add a cube named Elsewhere at 4 0 0", "live_now")
+    skipped = await blender.send(do="op", name="ask", args={"prompt": "add a cube named Later"})
+    assert skipped["run"]["status"] == "completed" and skipped["synced"]["rev"] == 3, skipped
+    assert not {"Later", "Elsewhere"} & set(skipped["objects"]), skipped["objects"]
+
+
 async def test_replay_when_a_step_fails_leaves_the_session_as_it_was(
     blender: BlenderSession,
 ) -> None:

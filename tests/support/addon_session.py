@@ -40,11 +40,11 @@ def settle(addon: Any, timeout: float) -> None:
     LONGEST["tick"] = 0.0
     while time.monotonic() < deadline:
         start = time.perf_counter()
-        actions.tick()
+        interval = actions.tick()
         LONGEST["tick"] = max(LONGEST["tick"], time.perf_counter() - start)
         if actions.WORKER.idle and not actions.SESSION.busy:
             return
-        time.sleep(0.05)
+        time.sleep(interval)  # when Blender would call the timer next
     raise TimeoutError(f"the add-on was still busy after {timeout} s")
 
 
@@ -65,14 +65,14 @@ def synced_to(addon: Any, revision: int, timeout: float) -> None:
     actions = addon.actions
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        actions.tick()
+        interval = actions.tick()
         session = actions.SESSION
         done = session.synced is not None and session.synced.revision >= revision
         if (done or session.error or "cannot be replayed" in session.notice) and (
             actions.WORKER.idle
         ):
             return
-        time.sleep(0.1)
+        time.sleep(interval)
     raise TimeoutError(f"the session did not reach revision {revision} within {timeout} s")
 
 
