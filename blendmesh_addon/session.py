@@ -199,6 +199,15 @@ def unreplayable(ran: dict[str, Any]) -> str:
     return ""
 
 
+def run_words(run: dict[str, Any]) -> str:
+    """A run in the panel's list: its request, or what a run made without words does
+    (the gateway's ``request``: "import a .blend (76.7 MB)"), its id when neither came."""
+    said = run.get("request") or run.get("prompt")
+    if said:
+        return " ".join(str(said).split())[:200]
+    return f"run {str(run.get('runId'))[:16]}"
+
+
 def undo_label(ran: dict[str, Any]) -> str:
     """A replayed run's undo step: its request, as Edit > Undo History shows it."""
     said = " ".join(str(ran.get("prompt") or f"run {ran.get('runId', '?')}").split())

@@ -366,6 +366,9 @@ async def test_follow_when_another_door_runs_lists_its_revision_and_approval(
     assert seen["newer"][0]["runId"] == made["runId"]
     other = next(r for r in seen["others"] if r["runId"] == made["runId"])
     assert other["prompt"] == "add a cube named Ball at 2 0 0"  # the panel shows requests
+    # and what a run made without words did: the push is an import, not an id.
+    [pushed] = [r for r in seen["others"] if r["runId"] != made["runId"]]
+    assert pushed["prompt"] is None and pushed["request"].startswith("import a .blend ("), pushed
     assert seen["user"] == "ana"  # and who the token is
     pulled = await blender.send(do="op", name="pull")
     assert "Ball" in pulled["objects"] and pulled["newer"] == [], pulled
