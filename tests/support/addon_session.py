@@ -31,17 +31,23 @@ def install(path: str) -> Any:
 
 
 LONGEST = {"tick": 0.0}  # the longest tick of the last command that ticked, in s
+# Seconds from the last command's start to the end of the tick after which the object it
+# waited for was in the session (Blender draws it at its next redraw); -1: it never was.
+VISIBLE = {"after": -1.0}
 
 
-def settle(addon: Any, timeout: float) -> None:
-    """Tick as Blender's timer would until nothing is left to do."""
+def settle(addon: Any, timeout: float, appear: str = "", began: float = 0.0) -> None:
+    """Tick as Blender's timer would until nothing is left to do, noting when an object
+    named ``appear`` came into the session (timed from ``began``)."""
     actions = addon.actions
     deadline = time.monotonic() + timeout
-    LONGEST["tick"] = 0.0
+    LONGEST["tick"], VISIBLE["after"] = 0.0, -1.0
     while time.monotonic() < deadline:
         start = time.perf_counter()
         interval = actions.tick()
         LONGEST["tick"] = max(LONGEST["tick"], time.perf_counter() - start)
+        if appear and VISIBLE["after"] < 0 and appear in bpy.data.objects:
+            VISIBLE["after"] = time.perf_counter() - began
         if actions.WORKER.idle and not actions.SESSION.busy:
             return
         time.sleep(interval)  # when Blender would call the timer next
@@ -89,6 +95,16 @@ def held(addon: Any, seconds: float) -> float:
     return round(longest * 1000, 1)
 
 
+def by_hand(name: str) -> float:
+    """Add an object as Shift+A does (a cube, its scene's update, an undo step) and answer
+    the ms Blender took: what any addition costs on this scene, with or without blendmesh."""
+    start = time.perf_counter()
+    bpy.ops.mesh.primitive_cube_add(size=0.5, location=(0, 0, 6))
+    bpy.context.object.name = name
+    bpy.ops.ed.undo_push(message=f"Add {name}")
+    return round((time.perf_counter() - start) * 1000, 1)
+
+
 def state(addon: Any) -> dict[str, Any]:
     session = addon.actions.SESSION
     synced = session.synced
@@ -110,6 +126,7 @@ def state(addon: Any) -> dict[str, Any]:
         "filepath": bpy.data.filepath,
         "scene": bpy.context.scene.blendmesh_scene,
         "longestTickMs": round(LONGEST["tick"] * 1000, 1),
+        "visibleAfterS": round(VISIBLE["after"], 3),
         "pushedBytes": session.pushed_bytes,
         "changes": session.changes,
     }
@@ -128,8 +145,9 @@ def handle(addon: Any, command: dict[str, Any]) -> dict[str, Any]:
         case "scene":
             bpy.context.scene.blendmesh_scene = command["scene"]
         case "op":
+            began = time.perf_counter()
             getattr(bpy.ops.blendmesh, command["name"])(**command.get("args", {}))
-            settle(addon, command.get("timeout", 180))
+            settle(addon, command.get("timeout", 180), command.get("appear", ""), began)
         case "edit":  # the artist adds an object by hand
             mesh = bpy.data.meshes.new(command["name"])
             obj = bpy.data.objects.new(command["name"], mesh)
@@ -141,6 +159,8 @@ def handle(addon: Any, command: dict[str, Any]) -> dict[str, Any]:
             layer.objects.active = bpy.data.objects.get(command.get("active") or "")
         case "open":  # the artist opens a file
             bpy.ops.wm.open_mainfile(filepath=command["path"])
+        case "by_hand":  # what Blender itself takes when the artist adds an object
+            return {**state(addon), "by_hand_ms": by_hand(command["name"])}
         case "move":  # the artist moves one object by hand
             bpy.data.objects[command["name"]].location.x += command.get("by", 1.0)
         case "copy_size":  # the bytes a push of the open file sends
