@@ -9,7 +9,7 @@ from typing import Any
 
 import bpy
 
-from . import blendheader, content, files, replaying
+from . import blendheader, content, files, replaying, view
 from .gateway import Gateway, GatewayError, check_scene_id
 from .prefs import preferences
 from .session import Session, Synced
@@ -43,19 +43,9 @@ def scene_id(context: Any) -> str:
     return check_scene_id(context.scene.blendmesh_scene or files.default_scene_id())
 
 
-def redraw() -> None:
-    """Redraw the sidebars the panel is in, not the whole 3D view: a viewport redrawn
-    every few seconds for nothing stalled a heavy scene (frames of up to 2.5 s)."""
-    for window in getattr(bpy.context.window_manager, "windows", []):
-        for area in window.screen.areas:
-            if area.type == "VIEW_3D":
-                for region in area.regions:
-                    if region.type == "UI":
-                        region.tag_redraw()
-
-
 def _begin(context: Any, what: str) -> tuple[Gateway, str] | None:
     """The gateway and scene id, or None with the reason in the panel."""
+    replaying.check(SESSION)  # before anything reads the session's fingerprint
     if not WORKER.idle:
         SESSION.failed("wait for the request that runs to end")
         return None
@@ -147,7 +137,7 @@ def ask(context: Any, prompt: str) -> bool:
         return False
     gw, scene = begun
     SESSION.progress = []
-    chosen = focus(context)
+    chosen = view.focus(context)
     changes = _changes_first(context, scene)
     if changes is False:
         return False
@@ -226,20 +216,6 @@ def _pushed_first(scene: str, pushed: dict[str, Any]) -> None:
             "Your changes were pushed first and wait for your approval below; once "
             "approved, Ask again: the request then plans on them."
         )
-
-
-MAX_FOCUS = 500  # selected names a request carries (the gateway's limit)
-
-
-def focus(context: Any) -> dict[str, Any]:
-    """What the artist has selected now: "it" and "this" are the active object, "the
-    selected ones" the selection, when the planner reads the request."""
-    # From the view layer, not context.selected_objects: the ask runs from the add-on's
-    # timer, whose context has no window to select in.
-    layer = context.view_layer
-    selected = [ob.name for ob in layer.objects if ob.select_get()][:MAX_FOCUS]
-    active = layer.objects.active
-    return {"selected": selected, "active": active.name if active else None}
 
 
 def resolve(context: Any, approval_id: str, decision: str) -> bool:
@@ -400,7 +376,8 @@ def tick() -> float:
     """The timer: apply what the worker finished, look at the scene now and then; redraw
     the panel only when what it shows changed."""
     before = SESSION.shown()
-    handled = WORKER.drain()
+    # What the last replay left for the tick after it, then what the worker finished.
+    handled = int(replaying.check(SESSION)) + WORKER.drain()
     context = bpy.context
     while _deferred and WORKER.idle:  # after a look at the scene that is under way
         _deferred.pop(0)(context)
@@ -413,7 +390,7 @@ def tick() -> float:
     if linked and wanted and WORKER.idle and time.monotonic() - _last_follow > FOLLOW_EVERY:
         follow(context)
     if handled and SESSION.shown() != before:
-        redraw()
+        view.redraw()
     # While a job is out, its answer is looked for often: each tick it waits for adds to
     # the time a run takes to show, and a tick that finds nothing costs microseconds.
     return TICK_EVERY if WORKER.idle else TICK_BUSY

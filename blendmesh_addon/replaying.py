@@ -9,6 +9,7 @@ be replayed here, or from a run the token's user did not make (the gateway answe
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import bpy
@@ -96,20 +97,22 @@ def applied(
             "are back in Object Mode."
         )
         return
+    check(session)  # a replay's check still left: done first, it settles the digest
     if session.local_changes(scene, content.fingerprint()):
         session.notice = (
             f"Revision {runs[-1][0]} is on the mesh, but you changed the scene since "
             f"revision {synced.revision}: push your changes, or pull (yours is kept aside)."
         )
         return
-    said, at = [], synced.revision
+    said, at, whole = [], synced.revision, True
     for revision, ran in runs:
         why = unreplayable(ran)
         if revision != at + 1:
             why = f"the session holds revision {at}"
         if why:
             _offer_pull(session, revision, why)
-            return
+            whole = False
+            break
         try:
             live.replay(ran)
         except ToolFailure as exc:
@@ -117,22 +120,78 @@ def applied(
                 f"Revision {revision} could not be replayed here ({exc.message}); your "
                 "session is as it was. Pull brings it in."
             )
-            return
-        session.synced, at = Synced(scene, revision, content.fingerprint()), revision
+            whole = False
+            break
+        at = revision
         session.newer = [r for r in session.newer if int(r.get("revision", 0)) > revision]
         said.append(f"revision {revision} ({undo_label(ran)[11:]})")
-    session.notice = f"In your session: {', '.join(said)}. Ctrl-Z undoes it."
-    if stopped:
-        _offer_pull(session, runs[-1][0] + 1, stopped)
-    elif summary is not None and summary.get("revision") == at:
-        wrong = live.differences(summary)
-        if wrong:
-            session.synced = Synced(scene, at, "")  # not what the mesh holds: a local change
-            session.error = (
-                f"After the replay your session differs from revision "
-                f"{summary.get('revision')} on the mesh: {'; '.join(wrong)}. Pull brings "
-                "the mesh's version; Push makes yours the next revision."
-            )
+    if whole:
+        session.notice = f"In your session: {', '.join(said)}. Ctrl-Z undoes it."
+        if stopped:
+            _offer_pull(session, runs[-1][0] + 1, stopped)
+    if not said:
+        return
+    # The session holds ``at`` now; its fingerprint and the comparison with the mesh come
+    # at the next tick, so Blender draws the change first (ADR 0071). Until then the
+    # digest is unknown, which reads as a local change: nothing is pulled over it.
+    session.synced = Synced(scene, at, "")
+    compare = whole and not stopped and summary is not None and summary.get("revision") == at
+    _checks[:] = [_Check(scene, at, summary if compare else None, content.edits())]
+
+
+@dataclass
+class _Check:
+    """What a replay left to do after Blender has drawn it: the session's fingerprint and
+    its comparison with the mesh's summary of the revision it holds."""
+
+    scene: str
+    revision: int
+    summary: dict[str, Any] | None
+    edits: int  # content.edits() right after the replay
+
+
+_checks: list[_Check] = []  # at most one: a newer replay replaces an older check
+
+
+def checking() -> bool:
+    """Whether a replay's check is left for the next tick."""
+    return bool(_checks)
+
+
+def check(session: Session) -> bool:
+    """Finish the last replay's check, if one is left (True when one was): the timer's
+    next tick calls this, and so does anything about to read the session's fingerprint
+    before then."""
+    if not _checks:
+        return False
+    left = _checks.pop()
+    _compare(session, left)
+    return True
+
+
+def _compare(session: Session, left: _Check) -> None:
+    synced = session.synced
+    if synced is None or (synced.scene_id, synced.revision, synced.digest) != (
+        left.scene,
+        left.revision,
+        "",
+    ):
+        return  # the session moved on (a pull, a push): nothing of this replay to check
+    if content.edits(settled=True) != left.edits:
+        # The artist changed the scene between the replay and now: the digest stays
+        # unknown, so the change counts as theirs and is never taken for the mesh's.
+        return
+    session.synced = Synced(left.scene, left.revision, content.fingerprint())
+    if left.summary is None:
+        return
+    wrong = live.differences(left.summary)
+    if wrong:
+        session.synced = Synced(left.scene, left.revision, "")  # not the mesh's: a local change
+        session.error = (
+            f"After the replay your session differs from revision {left.revision} on the "
+            f"mesh: {'; '.join(wrong)}. Pull brings the mesh's version; Push makes yours "
+            "the next revision."
+        )
 
 
 def _offer_pull(session: Session, revision: int, why: str) -> None:

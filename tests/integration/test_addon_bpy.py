@@ -234,6 +234,33 @@ async def test_live_edit_when_following_is_off_the_run_asked_here_lands_with_its
     assert not {"Later", "Elsewhere"} & set(skipped["objects"]), skipped["objects"]
 
 
+async def test_replay_check_when_the_artist_edits_before_the_next_tick_counts_it_as_theirs(
+    blender: BlenderSession, gateway_url: str
+) -> None:
+    await as_ana(blender, gateway_url, "live_check")
+    assert (await blender.send(do="op", name="push"))["synced"]["rev"] == 1
+
+    def ran(name: str) -> dict[str, Any]:
+        args = {"primitive": "cube", "name": name, "location": [0, 0, 3]}
+        made = {"tool": "object.create", "state": "completed", "args": args}
+        return {"prompt": f"add {name}", "committed": True, "operations": [made]}
+
+    # Replayed, the session's fingerprint is taken at the next tick: known once it ran.
+    came = await blender.send(do="applied", scene="live_check", rev=2, ran=ran("One"))
+    assert came["synced"]["rev"] == 2 and not came["digestKnown"] and "One" in came["objects"]
+    ticked = await blender.send(do="tick")
+    assert ticked["digestKnown"] and ticked["error"] == "", ticked
+
+    # The artist moves an object between the replay and that tick: it stays a change of
+    # theirs, so a pull keeps it and offers to push it, rather than taking it for the mesh's.
+    await blender.send(do="applied", scene="live_check", rev=3, ran=ran("Two"))
+    await blender.send(do="move", name="One")
+    ticked = await blender.send(do="tick")
+    assert ticked["synced"]["rev"] == 3 and not ticked["digestKnown"], ticked
+    pulled = await blender.send(do="op", name="pull")
+    assert pulled["changedLocally"] is True and "Two" in pulled["objects"], pulled
+
+
 async def test_replay_when_a_step_fails_leaves_the_session_as_it_was(
     blender: BlenderSession,
 ) -> None:

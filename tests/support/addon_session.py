@@ -48,7 +48,7 @@ def settle(addon: Any, timeout: float, appear: str = "", began: float = 0.0) -> 
         LONGEST["tick"] = max(LONGEST["tick"], time.perf_counter() - start)
         if appear and VISIBLE["after"] < 0 and appear in bpy.data.objects:
             VISIBLE["after"] = time.perf_counter() - began
-        if actions.WORKER.idle and not actions.SESSION.busy:
+        if actions.WORKER.idle and not actions.SESSION.busy and not addon.replaying.checking():
             return
         time.sleep(interval)  # when Blender would call the timer next
     raise TimeoutError(f"the add-on was still busy after {timeout} s")
@@ -75,7 +75,7 @@ def synced_to(addon: Any, revision: int, timeout: float) -> None:
         session = actions.SESSION
         done = session.synced is not None and session.synced.revision >= revision
         if (done or session.error or "cannot be replayed" in session.notice) and (
-            actions.WORKER.idle
+            actions.WORKER.idle and not addon.replaying.checking()
         ):
             return
         time.sleep(interval)
@@ -119,6 +119,7 @@ def state(addon: Any) -> dict[str, Any]:
         "others": session.others,
         "synced": None if synced is None else {"scene": synced.scene_id, "rev": synced.revision},
         "changedLocally": session.changed_locally,
+        "digestKnown": bool(synced and synced.digest),
         "user": session.user,
         "objects": sorted(o.name for o in bpy.data.objects),
         "animated": sorted(o.name for o in bpy.data.objects if o.animation_data),
@@ -161,6 +162,16 @@ def handle(addon: Any, command: dict[str, Any]) -> dict[str, Any]:
             bpy.ops.wm.open_mainfile(filepath=command["path"])
         case "by_hand":  # what Blender itself takes when the artist adds an object
             return {**state(addon), "by_hand_ms": by_hand(command["name"])}
+        case "applied":  # a fetched run comes in, as the worker hands it over; no tick
+            addon.replaying.applied(
+                addon.actions.SESSION,
+                command["scene"],
+                [(command["rev"], command["ran"])],
+                "",
+                None,
+            )
+        case "tick":  # one tick of Blender's timer
+            addon.actions.tick()
         case "move":  # the artist moves one object by hand
             bpy.data.objects[command["name"]].location.x += command.get("by", 1.0)
         case "copy_size":  # the bytes a push of the open file sends
