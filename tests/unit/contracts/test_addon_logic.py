@@ -306,4 +306,3 @@ def test_run_words_when_a_run_has_no_prompt_shows_what_it_did_not_its_id() -> No
     # From a gateway that does not say what a run was: its id, cut short.
     assert run_words({"runId": "run-" + "x" * 300}) == "run run-xxxxxxxxxxxx"
     assert len(run_words({"runId": "r", "request": "y" * 5000})) == 200
-
