@@ -83,7 +83,7 @@ def _ended(
         else:
             where = "in a newer Blender" if SESSION.too_new else "here: Pull brings it in"
         SESSION.notice += f" Revision {revision} is {where}."
-    if brought is not None:
+    if brought is not None and not ours:  # the session's own push is its content already
         SESSION.tried = (scene, revision)
         replaying.applied(SESSION, scene, *brought)
     follow_now()

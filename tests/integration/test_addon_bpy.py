@@ -164,6 +164,7 @@ async def test_live_edit_when_artist_asks_lands_in_the_open_session_as_one_undo_
     assert first["approvals"][0]["operations"][0]["tool"] == "scene.import"
     approved = await blender.send(do="op", name="approve")
     assert approved["synced"] == {"scene": "live", "rev": 2}, approved
+    assert approved["notice"] == "Pushed as revision 2 of scene live.", approved["notice"]
 
     asked = await blender.send(
         do="op", name="ask", args={"prompt": "add a cube named Box at 0 0 2"}
