@@ -23,6 +23,10 @@ from .worker import Worker
 Fetched = list[tuple[int, dict[str, Any]]]
 # The runs fetched, why the fetch stopped ('' when it did not), the head's summary.
 Brought = tuple[Fetched, str, dict[str, Any] | None]
+# A revision's run is recorded just after the revision is stored: a look at the scene in
+# between finds none. Looked for again this many times before the panel offers a pull.
+UNRECORDED = "has no run on record"
+MAX_UNRECORDED = 5
 
 
 def start(gw: Gateway, scene: str, session: Session, worker: Worker) -> bool:
@@ -53,7 +57,7 @@ def fetch(gw: Gateway, scene: str, entries: list[dict[str, Any]]) -> Brought:
     for entry in entries:
         run_id = entry.get("runId")
         if not run_id:
-            return fetched, f"revision {entry.get('revision')} has no run on record", None
+            return fetched, f"revision {entry.get('revision')} {UNRECORDED}", None
         try:
             fetched.append((int(entry["revision"]), gw.operations(str(run_id))))
         except GatewayError as exc:
@@ -84,6 +88,14 @@ def applied(
     session: Session, scene: str, runs: Fetched, stopped: str, summary: dict[str, Any] | None
 ) -> None:
     """On Blender's thread: replay ``runs`` oldest first, then check against ``summary``."""
+    if UNRECORDED in stopped and session.unrecorded < MAX_UNRECORDED:
+        session.unrecorded += 1
+        session.tried = (scene, 0)  # the next look fetches the rest again
+        stopped = ""
+        if not runs:
+            return
+    elif not stopped:
+        session.unrecorded = 0
     synced = session.synced
     if synced is None or synced.scene_id != scene or not runs:
         _offer_pull(session, runs[0][0] if runs else 0, stopped)

@@ -59,6 +59,7 @@ class Session:
     tried: tuple[str, int] = ("", 0)  # the newest revision a replay looked at, per scene
     changes: list[str] = field(default_factory=list)  # what revision ``changes_of`` changed
     changes_of: tuple[str, int] = ("", 0)  # (scene, revision) the listed changes are of
+    unrecorded: int = 0  # looks in a row that found a newer revision without its run
 
     def start(self, what: str) -> None:
         self.busy, self.error, self.notice = what, "", ""

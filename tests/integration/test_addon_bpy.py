@@ -262,6 +262,27 @@ async def test_replay_check_when_the_artist_edits_before_the_next_tick_counts_it
     assert pulled["changedLocally"] is True and "Two" in pulled["objects"], pulled
 
 
+async def test_follow_when_a_revision_is_seen_before_its_run_is_recorded_looks_again(
+    blender: BlenderSession, gateway_url: str
+) -> None:
+    # The run of a revision is recorded just after the revision is stored: a look at the
+    # scene in between finds the revision without it. It is looked for again, a few times,
+    # before the panel gives up and offers a pull.
+    await as_ana(blender, gateway_url, "live_unrecorded")
+    assert (await blender.send(do="op", name="push"))["synced"]["rev"] == 1
+    missing = "revision 2 has no run on record"
+    for _ in range(5):
+        seen = await blender.send(do="applied", scene="live_unrecorded", stopped=missing)
+        assert seen["notice"] == "Pushed as revision 1 of scene live_unrecorded.", seen
+    # A run made through another door comes in all the same once it is recorded.
+    await other_door(gateway_url, "add a cube named Later at 0 2 0", "live_unrecorded")
+    came = await blender.send(do="synced", rev=2)
+    assert "Later" in came["objects"] and came["error"] == "", came
+    for _ in range(6):
+        seen = await blender.send(do="applied", scene="live_unrecorded", stopped=missing)
+    assert "cannot be replayed in this session: " + missing in seen["notice"], seen
+
+
 async def test_replay_when_a_step_fails_leaves_the_session_as_it_was(
     blender: BlenderSession,
 ) -> None:

@@ -163,13 +163,10 @@ def handle(addon: Any, command: dict[str, Any]) -> dict[str, Any]:
         case "by_hand":  # what Blender itself takes when the artist adds an object
             return {**state(addon), "by_hand_ms": by_hand(command["name"])}
         case "applied":  # a fetched run comes in, as the worker hands it over; no tick
-            addon.replaying.applied(
-                addon.actions.SESSION,
-                command["scene"],
-                [(command["rev"], command["ran"])],
-                "",
-                None,
-            )
+            runs = [(command["rev"], command["ran"])] if command.get("ran") else []
+            session = addon.actions.SESSION
+            stopped = command.get("stopped", "")
+            addon.replaying.applied(session, command["scene"], runs, stopped, None)
         case "tick":  # one tick of Blender's timer
             addon.actions.tick()
         case "move":  # the artist moves one object by hand
