@@ -9,7 +9,7 @@ from typing import Any
 
 import bpy
 
-from . import blendheader, content, files, replaying, shot_libraries
+from . import blendheader, content, files, replaying, shot_libraries, view
 from .gateway import Gateway, GatewayError, check_scene_id
 from .prefs import preferences
 from .session import Session, Synced
@@ -18,6 +18,8 @@ from .worker import Worker
 SESSION = Session()
 WORKER = Worker(broken=SESSION.failed)
 FOLLOW_EVERY = 3.0  # seconds between looks at the scene while idle
+TICK_EVERY = 0.2  # seconds between the timer's ticks while nothing is under way
+TICK_BUSY = 0.05  # and while the worker has a job out
 _last_follow = 0.0
 _deferred: list[Callable[[Any], Any]] = []
 
@@ -41,19 +43,9 @@ def scene_id(context: Any) -> str:
     return check_scene_id(context.scene.blendmesh_scene or files.default_scene_id())
 
 
-def redraw() -> None:
-    """Redraw the sidebars the panel is in, not the whole 3D view: a viewport redrawn
-    every few seconds for nothing stalled a heavy scene (frames of up to 2.5 s)."""
-    for window in getattr(bpy.context.window_manager, "windows", []):
-        for area in window.screen.areas:
-            if area.type == "VIEW_3D":
-                for region in area.regions:
-                    if region.type == "UI":
-                        region.tag_redraw()
-
-
 def _begin(context: Any, what: str) -> tuple[Gateway, str] | None:
     """The gateway and scene id, or None with the reason in the panel."""
+    replaying.check(SESSION)  # before anything reads the session's fingerprint
     if not WORKER.idle:
         SESSION.failed("wait for the request that runs to end")
         return None
@@ -71,8 +63,11 @@ def _head_revision(gw: Gateway, scene: str) -> int:
     return int(revisions[-1]["revision"]) if revisions else 0
 
 
-def _ended(scene: str, answer: dict[str, Any], revision: int) -> None:
-    """A run answer, and the scene's head revision once it ended."""
+def _ended(
+    scene: str, answer: dict[str, Any], revision: int, brought: replaying.Brought | None = None
+) -> None:
+    """A run answer, and the scene's head revision once it ended; ``brought``: the run,
+    fetched with the answer to come into the session now (``replaying.ran_here``)."""
     SESSION.ran(answer, scene)
     if answer.get("status") == "awaiting_confirmation":
         return
@@ -88,6 +83,9 @@ def _ended(scene: str, answer: dict[str, Any], revision: int) -> None:
         else:
             where = "in a newer Blender" if SESSION.too_new else "here: Pull brings it in"
         SESSION.notice += f" Revision {revision} is {where}."
+    if brought is not None and not ours:  # the session's own push is its content already
+        SESSION.tried = (scene, revision)
+        replaying.applied(SESSION, scene, *brought)
     follow_now()
 
 
@@ -112,7 +110,7 @@ def push(context: Any) -> bool:
 
     def job(progress: Any) -> tuple[dict[str, Any], dict[str, Any] | None, int]:
         status, answer = shot_libraries.send(gw, scene, data, libraries)
-        progress(_sent(gw.sent, len(data)))
+        progress(view.sent(gw.sent, len(data)))
         run, approval = answer["run"], answer.get("approval")
         return run, approval, _head_revision(gw, scene) if status == 200 else 0
 
@@ -128,11 +126,6 @@ def push(context: Any) -> bool:
     return True
 
 
-def _sent(sent: int, size: int) -> str:
-    mib = 1024 * 1024
-    return f"sent {sent / mib:.2f} MiB of the {size / mib:.1f} MiB file: the parts the mesh lacked"
-
-
 # -- ask, approve, reject --------------------------------------------------------------
 
 
@@ -145,38 +138,50 @@ def ask(context: Any, prompt: str) -> bool:
         return False
     gw, scene = begun
     SESSION.progress = []
-    chosen = focus(context)
+    chosen = view.focus(context)
     changes = _changes_first(context, scene)
     if changes is False:
         return False
     imported: list[int] = []  # the revision the artist's changes became, pushed first
+    held = _held(scene)
 
     def job(progress: Any) -> tuple[Any, ...]:
         if isinstance(changes, bytes):  # the artist's edits become their own revision first
             status, pushed = gw.import_blend(scene, changes)
             if status != 200 or pushed["run"].get("status") != "completed":
-                return "pushed", pushed, 0
+                return "pushed", pushed, 0, None
             imported.append(_head_revision(gw, scene))
             progress(f"pushed your changes as revision {imported[0]}")
-            progress(_sent(gw.sent, len(changes)))
+            progress(view.sent(gw.sent, len(changes)))
         answer = gw.run(scene, prompt.strip(), progress, chosen)
         waiting = answer.get("status") == "awaiting_confirmation"
         approvals = gw.pending() if waiting else []
-        return answer, approvals, 0 if waiting else _head_revision(gw, scene)
+        revision = 0 if waiting else _head_revision(gw, scene)
+        base = imported[0] if imported and held else held
+        return answer, approvals, revision, replaying.ran_here(gw, scene, answer, revision, base)
 
     def done(result: tuple[Any, ...]) -> None:
         if result[0] == "pushed":
             _pushed_first(scene, result[1])
             return
-        answer, approvals, revision = result
+        answer, approvals, revision, brought = result
         if imported:
             SESSION.synced = Synced(scene, imported[0], SESSION.pushed_digest)
         asked = [a for a in approvals if a.get("runId") == answer.get("runId")]
         SESSION.approvals = asked + [a for a in SESSION.approvals if a not in asked]
-        _ended(scene, answer, revision)
+        _ended(scene, answer, revision, brought)
 
     WORKER.submit(job, done, SESSION.failed, SESSION.add_progress)
     return True
+
+
+def _held(scene: str) -> int:
+    """The revision the session holds of ``scene`` when its runs come in live; 0 when
+    they do not (not synced with the scene, or live edits off)."""
+    synced = SESSION.synced
+    if synced is None or synced.scene_id != scene or not _live():
+        return 0
+    return synced.revision
 
 
 def _changes_first(context: Any, scene: str) -> bytes | bool | None:
@@ -214,20 +219,6 @@ def _pushed_first(scene: str, pushed: dict[str, Any]) -> None:
         )
 
 
-MAX_FOCUS = 500  # selected names a request carries (the gateway's limit)
-
-
-def focus(context: Any) -> dict[str, Any]:
-    """What the artist has selected now: "it" and "this" are the active object, "the
-    selected ones" the selection, when the planner reads the request."""
-    # From the view layer, not context.selected_objects: the ask runs from the add-on's
-    # timer, whose context has no window to select in.
-    layer = context.view_layer
-    selected = [ob.name for ob in layer.objects if ob.select_get()][:MAX_FOCUS]
-    active = layer.objects.active
-    return {"selected": selected, "active": active.name if active else None}
-
-
 def resolve(context: Any, approval_id: str, decision: str) -> bool:
     approval = next((a for a in SESSION.approvals if a["approvalId"] == approval_id), None)
     if approval is None:
@@ -238,12 +229,14 @@ def resolve(context: Any, approval_id: str, decision: str) -> bool:
     if begun is None:
         return False
     gw, scene = begun
+    held = _held(scene)
 
-    def job(progress: Any) -> tuple[dict[str, Any], int]:
+    def job(progress: Any) -> tuple[dict[str, Any], int, replaying.Brought | None]:
         answer = gw.resolve(approval, decision)
-        return answer, _head_revision(gw, scene)
+        revision = _head_revision(gw, scene)
+        return answer, revision, replaying.ran_here(gw, scene, answer, revision, held)
 
-    def done(result: tuple[dict[str, Any], int]) -> None:
+    def done(result: tuple[dict[str, Any], int, replaying.Brought | None]) -> None:
         _ended(scene, *result)
 
     WORKER.submit(job, done, SESSION.failed, SESSION.add_progress)
@@ -384,7 +377,8 @@ def tick() -> float:
     """The timer: apply what the worker finished, look at the scene now and then; redraw
     the panel only when what it shows changed."""
     before = SESSION.shown()
-    handled = WORKER.drain()
+    # What the last replay left for the tick after it, then what the worker finished.
+    handled = int(replaying.check(SESSION)) + WORKER.drain()
     context = bpy.context
     while _deferred and WORKER.idle:  # after a look at the scene that is under way
         _deferred.pop(0)(context)
@@ -397,5 +391,7 @@ def tick() -> float:
     if linked and wanted and WORKER.idle and time.monotonic() - _last_follow > FOLLOW_EVERY:
         follow(context)
     if handled and SESSION.shown() != before:
-        redraw()
-    return 0.2
+        view.redraw()
+    # While a job is out, its answer is looked for often: each tick it waits for adds to
+    # the time a run takes to show, and a tick that finds nothing costs microseconds.
+    return TICK_EVERY if WORKER.idle else TICK_BUSY

@@ -124,6 +124,21 @@ def unwatch() -> None:
     CACHE.clear()
 
 
+class _Edits:
+    """How many times a depsgraph update said content changed, or Blender undid, redid or
+    loaded: equal at two moments, no edit Blender reports came between them."""
+
+    count = 0
+
+
+def edits(settled: bool = False) -> int:
+    """``_Edits.count``; ``settled``: once the updates still pending reached ``_updated``
+    (a change made from Python is told to the depsgraph only at its next evaluation)."""
+    if settled and getattr(bpy.context, "view_layer", None) is not None:
+        bpy.context.view_layer.update()
+    return _Edits.count
+
+
 @bpy.app.handlers.persistent
 def _updated(scene: Any, depsgraph: Any) -> None:
     for update in depsgraph.updates:
@@ -132,6 +147,7 @@ def _updated(scene: Any, depsgraph: Any) -> None:
         # it would make each run that adds one hash the whole scene again.
         if not (update.is_updated_transform or update.is_updated_geometry):
             continue
+        _Edits.count += 1
         block = getattr(update.id, "original", update.id)
         CACHE.forget(block.as_pointer())
         geometry = update.is_updated_geometry and isinstance(block, bpy.types.Object)
@@ -141,6 +157,7 @@ def _updated(scene: Any, depsgraph: Any) -> None:
 
 @bpy.app.handlers.persistent
 def _reset(*args: Any) -> None:
+    _Edits.count += 1
     CACHE.clear()
 
 

@@ -64,7 +64,8 @@ def differences(summary: dict[str, Any]) -> list[str]:
     /api/scenes/{id}``), in words; [] when every object it lists is here, alike."""
     found: list[str] = []
     listed = summary.get("objects") or []
-    here = bpy.context.scene.objects
+    # By name once: a collection's ``get`` walks it, once per listed object.
+    here = {ob.name: ob for ob in bpy.context.scene.objects}
     for want in listed:
         ob = here.get(want["name"])
         if ob is None:
@@ -73,7 +74,7 @@ def differences(summary: dict[str, Any]) -> list[str]:
         found += [f"{ob.name}: {d}" for d in _object_differences(ob, want)]
     if not summary.get("moreObjects"):
         names = {w["name"] for w in listed}
-        found += [f"{o.name} is not on the mesh" for o in here if o.name not in names]
+        found += [f"{name} is not on the mesh" for name in here if name not in names]
     if len(found) > MAX_DIFFERENCES:
         found = [*found[:MAX_DIFFERENCES], f"and {len(found) - MAX_DIFFERENCES} more"]
     return found

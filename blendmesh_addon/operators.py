@@ -5,7 +5,7 @@ from typing import Any
 
 import bpy
 
-from . import actions, changes
+from . import actions, changes, view
 
 
 class _Operator(bpy.types.Operator):
@@ -18,7 +18,7 @@ class _Operator(bpy.types.Operator):
         else:
             actions.SESSION.start(what)
             actions.defer(action)
-        actions.redraw()
+        view.redraw()
         return {"FINISHED"}
 
 
@@ -112,7 +112,7 @@ class BLENDMESH_OT_keep(_Operator):
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         actions.keep()
-        actions.redraw()
+        view.redraw()
         return {"FINISHED"}
 
 

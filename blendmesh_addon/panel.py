@@ -5,7 +5,7 @@ import bpy
 
 from . import actions
 from .prefs import preferences
-from .session import approval_lines
+from .session import approval_lines, run_words
 from .wrapping import wrap
 
 # Pixels at UI scale 1 that a label in the sidebar does not get for its text: the
@@ -159,7 +159,7 @@ class BLENDMESH_PT_panel(bpy.types.Panel):
             column = box.column(align=True)
             for run in session.others[:5]:
                 status = STATUS.get(str(run.get("status")), str(run.get("status")))
-                asked = run.get("prompt") or f"run {str(run.get('runId'))[:16]}"
+                asked = run_words(run)
                 _text(column, f"{asked}: {status}", "DOT")
 
 

@@ -59,6 +59,7 @@ class Session:
     tried: tuple[str, int] = ("", 0)  # the newest revision a replay looked at, per scene
     changes: list[str] = field(default_factory=list)  # what revision ``changes_of`` changed
     changes_of: tuple[str, int] = ("", 0)  # (scene, revision) the listed changes are of
+    unrecorded: int = 0  # looks in a row that found a newer revision without its run
 
     def start(self, what: str) -> None:
         self.busy, self.error, self.notice = what, "", ""
@@ -197,6 +198,15 @@ def unreplayable(ran: dict[str, Any]) -> str:
         if op.get("state") != "completed":
             return f"its {tool} step is {op.get('state')}"
     return ""
+
+
+def run_words(run: dict[str, Any]) -> str:
+    """A run in the panel's list: its request, or what a run made without words does
+    (the gateway's ``request``: "import a .blend (76.7 MB)"), its id when neither came."""
+    said = run.get("request") or run.get("prompt")
+    if said:
+        return " ".join(str(said).split())[:200]
+    return f"run {str(run.get('runId'))[:16]}"
 
 
 def undo_label(ran: dict[str, Any]) -> str:

@@ -68,6 +68,9 @@ class RunRow(_Message, frozen=True, kw_only=True):
     scene_hash: str | None
     created_at: float
     updated_at: float
+    # What a run made without words does ("import a .blend (76.7 MB)"); None for a
+    # request in words, and in rows projected before it was kept.
+    plan_words: str | None = None
 
 
 class ActionRow(_Message, frozen=True, kw_only=True):

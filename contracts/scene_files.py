@@ -146,3 +146,30 @@ def tool_entries() -> list[dict[str, Any]]:
             "_meta": {"blendmesh": meta},
         },
     ]
+
+
+MAX_PLAN_WORDS = 200  # characters of a plan run's words a list shows
+
+
+def plan_words(plan: Any) -> str:
+    """A plan run as written, in words a list of runs shows in place of a request: an
+    import, a revert, or its tools (a run made without words has no request to show)."""
+    operations = plan.get("operations") if isinstance(plan, dict) else None
+    ops = [op for op in operations or [] if isinstance(op, dict)]
+    tools = [str(op.get("tool_name") or op.get("tool") or "?") for op in ops]
+    args = ops[0].get("args") if len(ops) == 1 else None
+    args = args if isinstance(args, dict) else {}
+    if tools == [IMPORT_TOOL]:
+        size = args.get("bytes")
+        said = f"import a .blend ({_size(size)})" if isinstance(size, int) else "import a .blend"
+    elif tools == [REVERT_TOOL]:
+        said = f"revert to revision {args.get('revision')}"
+    elif tools:
+        said = "plan: " + ", ".join(tools)
+    else:
+        said = "(plan as written)"
+    return said if len(said) <= MAX_PLAN_WORDS else said[: MAX_PLAN_WORDS - 1] + "…"
+
+
+def _size(n: int) -> str:
+    return f"{n / 1024 / 1024:.1f} MB" if n >= 1024 * 1024 else f"{max(1, round(n / 1024))} KB"

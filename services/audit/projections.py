@@ -18,6 +18,7 @@ from contracts import events as ev
 from contracts.canonical import canonical_hash
 from contracts.fold import action_changes, run_state_after
 from contracts.render_events import RenderEvent
+from contracts.scene_files import plan_words
 from services.audit.timeline import detail
 from services.audit.timeline_facts import facts
 
@@ -72,6 +73,7 @@ MESSAGE_CHARS = 500  # an audit record says what happened; the receipt keeps the
 RUN_COLUMNS = (
     "run_id", "request_id", "thread_id", "user", "scene_id", "prompt", "state", "planner",
     "model", "error_code", "message", "blend_path", "scene_hash", "created_at", "updated_at",
+    "plan_words",
 )  # fmt: skip
 ACTION_COLUMNS = (
     "run_id", "operation_id", "tool_name", "safety_level", "state", "decision", "mcp_call_id",
@@ -93,6 +95,9 @@ def _run_row(prev: Row | None, event: ev.RunEvent) -> Row:
                 user=event.user,
                 scene_id=event.scene_id,
                 prompt=event.prompt,
+                # A run made without words (an import, a revert, a plan as written) is
+                # listed by what it does: a list showed it by its id alone.
+                plan_words=plan_words(event.plan) if event.prompt is None else None,
                 created_at=event.at,
             )
         case ev.PlanningStarted():

@@ -16,7 +16,8 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS tracking (id INTEGER PRIMARY KEY CHECK (id = 1), last_seq INTEGER);
 CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, request_id TEXT, thread_id TEXT,
   user TEXT, scene_id TEXT, prompt TEXT, state TEXT, planner TEXT, model TEXT, error_code TEXT,
-  message TEXT, blend_path TEXT, scene_hash TEXT, created_at REAL, updated_at REAL);
+  message TEXT, blend_path TEXT, scene_hash TEXT, created_at REAL, updated_at REAL,
+  plan_words TEXT);
 CREATE INDEX IF NOT EXISTS runs_newest ON runs (created_at DESC, run_id DESC);
 CREATE INDEX IF NOT EXISTS runs_by_user ON runs (user, created_at DESC, run_id DESC);
 CREATE TABLE IF NOT EXISTS actions (run_id TEXT, operation_id TEXT, tool_name TEXT,
@@ -39,6 +40,7 @@ CREATE TABLE IF NOT EXISTS dead_letters (stream_seq INTEGER PRIMARY KEY, consume
 # Columns added after the first release: a database made before them gets them (NULL in
 # old rows until ``blendmesh audit rebuild``) instead of failing on its first write.
 ADDED_COLUMNS: dict[str, tuple[str, ...]] = {
+    "runs": ("plan_words",),
     "actions": ("approval_id", "input_hash", "created_at", "updated_at"),
     "audit_records": (
         "scene_id", "model", "input_hash", "decision", "approval_id", "error_code", "message",

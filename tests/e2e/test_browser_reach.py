@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.e2e import test_browser_console as shared
@@ -63,6 +64,22 @@ async def test_runs_when_a_new_run_arrives_keep_focus_show_requests_and_fit_390_
         wide = await page.evaluate(WIDEST)
         assert await page.evaluate(WIDTH) <= PHONE["width"], wide
         await snap(page, tmp_path, "runs-phone-390")
+        # A run made without words, an import, is listed by what it does.
+        imported = await api_import(console_url, ANA, "narrow_file")
+        row = page.get_by_test_id("run-row").filter(has_text=imported)
+        await expect(row).to_contain_text("import a .blend (1 KB)", timeout=30_000)
+
+
+async def api_import(url: str, token: str, scene: str) -> str:
+    """A file pushed as a new scene (the add-on's push, the CLI's import): the run's id.
+    This file is only a .blend's header, so the run fails: listed, it shows what it was."""
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/octet-stream"}
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=120) as http:
+        body = b"BLENDER-v405RENDH" + b"\0" * 1000
+        answer = await http.post(f"/api/scenes/{scene}/import", content=body)
+    assert answer.status_code == 200 and answer.json()["run"]["status"] == "failed", answer.text
+    run_id: str = answer.json()["run"]["runId"]
+    return run_id
 
 
 async def test_console_when_the_mesh_stops_says_so_disables_approving_and_recovers(

@@ -167,6 +167,7 @@ async def test_live_edit_when_artist_asks_lands_in_the_open_session_as_one_undo_
     assert first["approvals"][0]["operations"][0]["tool"] == "scene.import"
     approved = await blender.send(do="op", name="approve")
     assert approved["synced"] == {"scene": "live", "rev": 2}, approved
+    assert approved["notice"] == "Pushed as revision 2 of scene live.", approved["notice"]
 
     asked = await blender.send(
         do="op", name="ask", args={"prompt": "add a cube named Box at 0 0 2"}
@@ -210,6 +211,79 @@ async def test_live_edit_when_artist_asks_lands_in_the_open_session_as_one_undo_
     assert waiting["run"]["status"] == "awaiting_confirmation", waiting
     gone = await blender.send(do="op", name="approve")
     assert "Tip" not in gone["objects"] and gone["synced"]["rev"] == 8, gone
+
+
+async def test_live_edit_when_following_is_off_the_run_asked_here_lands_with_its_answer(
+    blender: BlenderSession, gateway_url: str
+) -> None:
+    # No look at the scene ever runs: what lands came with the run's own answer.
+    await blender.send(do="prefs", url=gateway_url, token="tok-ana", follow=False)
+    await blender.send(do="scene", scene="live_now")
+    assert (await blender.send(do="op", name="push"))["synced"]["rev"] == 1
+    asked = await blender.send(do="op", name="ask", args={"prompt": "add a cube named Now"})
+    assert asked["synced"] == {"scene": "live_now", "rev": 2}, asked
+    assert "Now" in asked["objects"] and "Ctrl-Z undoes it" in asked["notice"], asked
+    assert asked["newer"] == [] and asked["others"] == []  # nothing was followed
+
+    waiting = await blender.send(do="op", name="ask", args={"prompt": "delete Now"})
+    assert waiting["run"]["status"] == "awaiting_confirmation", waiting
+    approved = await blender.send(do="op", name="approve")
+    assert approved["synced"]["rev"] == 3 and "Now" not in approved["objects"], approved
+
+    # A run from another door changes the scene meanwhile: the next asked run is not the
+    # revision after the session's, so it waits to be pulled, and nothing is replayed.
+    await other_door(gateway_url, "add a cube named Elsewhere at 4 0 0", "live_now")
+    skipped = await blender.send(do="op", name="ask", args={"prompt": "add a cube named Later"})
+    assert skipped["run"]["status"] == "completed" and skipped["synced"]["rev"] == 3, skipped
+    assert not {"Later", "Elsewhere"} & set(skipped["objects"]), skipped["objects"]
+
+
+async def test_replay_check_when_the_artist_edits_before_the_next_tick_counts_it_as_theirs(
+    blender: BlenderSession, gateway_url: str
+) -> None:
+    await as_ana(blender, gateway_url, "live_check")
+    assert (await blender.send(do="op", name="push"))["synced"]["rev"] == 1
+
+    def ran(name: str) -> dict[str, Any]:
+        args = {"primitive": "cube", "name": name, "location": [0, 0, 3]}
+        made = {"tool": "object.create", "state": "completed", "args": args}
+        return {"prompt": f"add {name}", "committed": True, "operations": [made]}
+
+    # Replayed, the session's fingerprint is taken at the next tick: known once it ran.
+    came = await blender.send(do="applied", scene="live_check", rev=2, ran=ran("One"))
+    assert came["synced"]["rev"] == 2 and not came["digestKnown"] and "One" in came["objects"]
+    ticked = await blender.send(do="tick")
+    assert ticked["digestKnown"] and ticked["error"] == "", ticked
+
+    # The artist moves an object between the replay and that tick: it stays a change of
+    # theirs, so a pull keeps it and offers to push it, rather than taking it for the mesh's.
+    await blender.send(do="applied", scene="live_check", rev=3, ran=ran("Two"))
+    await blender.send(do="move", name="One")
+    ticked = await blender.send(do="tick")
+    assert ticked["synced"]["rev"] == 3 and not ticked["digestKnown"], ticked
+    pulled = await blender.send(do="op", name="pull")
+    assert pulled["changedLocally"] is True and "Two" in pulled["objects"], pulled
+
+
+async def test_follow_when_a_revision_is_seen_before_its_run_is_recorded_looks_again(
+    blender: BlenderSession, gateway_url: str
+) -> None:
+    # The run of a revision is recorded just after the revision is stored: a look at the
+    # scene in between finds the revision without it. It is looked for again, a few times,
+    # before the panel gives up and offers a pull.
+    await as_ana(blender, gateway_url, "live_unrecorded")
+    assert (await blender.send(do="op", name="push"))["synced"]["rev"] == 1
+    missing = "revision 2 has no run on record"
+    for _ in range(5):
+        seen = await blender.send(do="applied", scene="live_unrecorded", stopped=missing)
+        assert seen["notice"] == "Pushed as revision 1 of scene live_unrecorded.", seen
+    # A run made through another door comes in all the same once it is recorded.
+    await other_door(gateway_url, "add a cube named Later at 0 2 0", "live_unrecorded")
+    came = await blender.send(do="synced", rev=2)
+    assert "Later" in came["objects"] and came["error"] == "", came
+    for _ in range(6):
+        seen = await blender.send(do="applied", scene="live_unrecorded", stopped=missing)
+    assert "cannot be replayed in this session: " + missing in seen["notice"], seen
 
 
 async def test_replay_when_a_step_fails_leaves_the_session_as_it_was(
@@ -344,6 +418,9 @@ async def test_follow_when_another_door_runs_lists_its_revision_and_approval(
     assert seen["newer"][0]["runId"] == made["runId"]
     other = next(r for r in seen["others"] if r["runId"] == made["runId"])
     assert other["prompt"] == "add a cube named Ball at 2 0 0"  # the panel shows requests
+    # and what a run made without words did: the push is an import, not an id.
+    [pushed] = [r for r in seen["others"] if r["runId"] != made["runId"]]
+    assert pushed["prompt"] is None and pushed["request"].startswith("import a .blend ("), pushed
     assert seen["user"] == "ana"  # and who the token is
     pulled = await blender.send(do="op", name="pull")
     assert "Ball" in pulled["objects"] and pulled["newer"] == [], pulled

@@ -4,6 +4,7 @@ guard for an exported file a person changed."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -193,6 +194,11 @@ async def test_import_when_real_blend_approved_makes_it_the_scenes_revision(
         (2, ["scene.import"]),
     ]
     assert history["revisions"][1]["approvedBy"] == "ana"
+    # Listed, the import says what it was, though it was asked without words.
+    listed = (await api.get("/api/runs", headers=ANA)).json()["runs"]
+    [run] = [r for r in listed if r["runId"] == done["runId"]]
+    assert run["prompt"] is None, run
+    assert re.fullmatch(r"import a \.blend \(\d+(\.\d)? [KM]B\)", run["request"]), run
     assert "gs_import" in {
         r["sceneId"] for r in (await api.get("/api/scenes", headers=ANA)).json()["scenes"]
     }
@@ -289,6 +295,9 @@ async def test_revert_when_approved_makes_head_hash_equal_the_revisions(
     assert await object_names(api, "gs_rev") == {"Box"}
     history = (await api.get("/api/scenes/gs_rev/history", headers=ANA)).json()
     assert history["revisions"][-1]["runId"] == done["runId"]
+    listed = (await api.get("/api/runs", headers=ANA)).json()["runs"]
+    [run] = [r for r in listed if r["runId"] == done["runId"]]
+    assert run["request"] == "revert to revision 1", run
     assert history["revisions"][-1]["tools"] == ["scene.revert"]
 
 

@@ -31,20 +31,26 @@ def install(path: str) -> Any:
 
 
 LONGEST = {"tick": 0.0}  # the longest tick of the last command that ticked, in s
+# Seconds from the last command's start to the end of the tick after which the object it
+# waited for was in the session (Blender draws it at its next redraw); -1: it never was.
+VISIBLE = {"after": -1.0}
 
 
-def settle(addon: Any, timeout: float) -> None:
-    """Tick as Blender's timer would until nothing is left to do."""
+def settle(addon: Any, timeout: float, appear: str = "", began: float = 0.0) -> None:
+    """Tick as Blender's timer would until nothing is left to do, noting when an object
+    named ``appear`` came into the session (timed from ``began``)."""
     actions = addon.actions
     deadline = time.monotonic() + timeout
-    LONGEST["tick"] = 0.0
+    LONGEST["tick"], VISIBLE["after"] = 0.0, -1.0
     while time.monotonic() < deadline:
         start = time.perf_counter()
-        actions.tick()
+        interval = actions.tick()
         LONGEST["tick"] = max(LONGEST["tick"], time.perf_counter() - start)
-        if actions.WORKER.idle and not actions.SESSION.busy:
+        if appear and VISIBLE["after"] < 0 and appear in bpy.data.objects:
+            VISIBLE["after"] = time.perf_counter() - began
+        if actions.WORKER.idle and not actions.SESSION.busy and not addon.replaying.checking():
             return
-        time.sleep(0.05)
+        time.sleep(interval)  # when Blender would call the timer next
     raise TimeoutError(f"the add-on was still busy after {timeout} s")
 
 
@@ -65,14 +71,14 @@ def synced_to(addon: Any, revision: int, timeout: float) -> None:
     actions = addon.actions
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        actions.tick()
+        interval = actions.tick()
         session = actions.SESSION
         done = session.synced is not None and session.synced.revision >= revision
         if (done or session.error or "cannot be replayed" in session.notice) and (
-            actions.WORKER.idle
+            actions.WORKER.idle and not addon.replaying.checking()
         ):
             return
-        time.sleep(0.1)
+        time.sleep(interval)
     raise TimeoutError(f"the session did not reach revision {revision} within {timeout} s")
 
 
@@ -89,6 +95,16 @@ def held(addon: Any, seconds: float) -> float:
     return round(longest * 1000, 1)
 
 
+def by_hand(name: str) -> float:
+    """Add an object as Shift+A does (a cube, its scene's update, an undo step) and answer
+    the ms Blender took: what any addition costs on this scene, with or without blendmesh."""
+    start = time.perf_counter()
+    bpy.ops.mesh.primitive_cube_add(size=0.5, location=(0, 0, 6))
+    bpy.context.object.name = name
+    bpy.ops.ed.undo_push(message=f"Add {name}")
+    return round((time.perf_counter() - start) * 1000, 1)
+
+
 def state(addon: Any) -> dict[str, Any]:
     session = addon.actions.SESSION
     synced = session.synced
@@ -103,6 +119,7 @@ def state(addon: Any) -> dict[str, Any]:
         "others": session.others,
         "synced": None if synced is None else {"scene": synced.scene_id, "rev": synced.revision},
         "changedLocally": session.changed_locally,
+        "digestKnown": bool(synced and synced.digest),
         "user": session.user,
         "objects": sorted(o.name for o in bpy.data.objects),
         "animated": sorted(o.name for o in bpy.data.objects if o.animation_data),
@@ -110,6 +127,7 @@ def state(addon: Any) -> dict[str, Any]:
         "filepath": bpy.data.filepath,
         "scene": bpy.context.scene.blendmesh_scene,
         "longestTickMs": round(LONGEST["tick"] * 1000, 1),
+        "visibleAfterS": round(VISIBLE["after"], 3),
         "pushedBytes": session.pushed_bytes,
         "changes": session.changes,
     }
@@ -128,8 +146,9 @@ def handle(addon: Any, command: dict[str, Any]) -> dict[str, Any]:
         case "scene":
             bpy.context.scene.blendmesh_scene = command["scene"]
         case "op":
+            began = time.perf_counter()
             getattr(bpy.ops.blendmesh, command["name"])(**command.get("args", {}))
-            settle(addon, command.get("timeout", 180))
+            settle(addon, command.get("timeout", 180), command.get("appear", ""), began)
         case "edit":  # the artist adds an object by hand
             mesh = bpy.data.meshes.new(command["name"])
             obj = bpy.data.objects.new(command["name"], mesh)
@@ -141,6 +160,15 @@ def handle(addon: Any, command: dict[str, Any]) -> dict[str, Any]:
             layer.objects.active = bpy.data.objects.get(command.get("active") or "")
         case "open":  # the artist opens a file
             bpy.ops.wm.open_mainfile(filepath=command["path"])
+        case "by_hand":  # what Blender itself takes when the artist adds an object
+            return {**state(addon), "by_hand_ms": by_hand(command["name"])}
+        case "applied":  # a fetched run comes in, as the worker hands it over; no tick
+            runs = [(command["rev"], command["ran"])] if command.get("ran") else []
+            session = addon.actions.SESSION
+            stopped = command.get("stopped", "")
+            addon.replaying.applied(session, command["scene"], runs, stopped, None)
+        case "tick":  # one tick of Blender's timer
+            addon.actions.tick()
         case "move":  # the artist moves one object by hand
             bpy.data.objects[command["name"]].location.x += command.get("by", 1.0)
         case "copy_size":  # the bytes a push of the open file sends

@@ -13,7 +13,7 @@ from typing import Any
 from rich import box
 from rich.table import Table
 
-from contracts.scene_files import IMPORT_TOOL, REVERT_TOOL
+from contracts.scene_files import plan_words as plan_text
 from services.doors.cli import console as show
 from services.doors.core.client import MeshClient
 
@@ -42,25 +42,6 @@ def fitted_table(
 
 def _cell(value: Any) -> str:
     return "-" if value is None else str(value)
-
-
-def plan_text(plan: Any) -> str:
-    """A plan run as written, named by what it does: an import, a revert, or its tools."""
-    operations = plan.get("operations") if isinstance(plan, dict) else None
-    ops = [op for op in operations or [] if isinstance(op, dict)]
-    tools = [str(op.get("tool_name") or op.get("tool") or "?") for op in ops]
-    if tools == [IMPORT_TOOL]:
-        size = ops[0].get("args", {}).get("bytes")
-        return f"import a .blend ({_size(size)})" if isinstance(size, int) else "import a .blend"
-    if tools == [REVERT_TOOL]:
-        return f"revert to revision {ops[0].get('args', {}).get('revision')}"
-    if tools:
-        return "plan: " + ", ".join(tools)
-    return "(plan as written)"
-
-
-def _size(n: int) -> str:
-    return f"{n / 1024 / 1024:.1f} MB" if n >= 1024 * 1024 else f"{max(1, round(n / 1024))} KB"
 
 
 async def request_texts(client: MeshClient, run_ids: Iterable[str]) -> dict[str, str]:

@@ -213,6 +213,12 @@ class RunSummary(_Model):
     prompt: str | None = Field(
         default=None, description="The request in words; none for a plan or an import"
     )
+    request: str | None = Field(
+        default=None,
+        description="What the run was, in words: its prompt, or what a run made without "
+        "words does ('import a .blend (76.7 MB)', 'revert to revision 3'); none for a run "
+        "listed before the mesh kept it",
+    )
     status: RunState
     scene_id: str | None
     thread_id: str
@@ -351,6 +357,7 @@ def summary_out(row: RunRow) -> RunSummary:
     return RunSummary(
         run_id=row.run_id,
         prompt=row.prompt,
+        request=row.prompt if row.prompt is not None else row.plan_words,
         status=row.state or "queued",
         scene_id=row.scene_id,
         thread_id=row.thread_id,

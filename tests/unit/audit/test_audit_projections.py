@@ -471,6 +471,7 @@ async def test_recorded_history_when_replayed_produces_expected_rows(store: Any)
         "scene_hash": "h3",
         "created_at": T0,
         "updated_at": events[15].at,
+        "plan_words": None,  # a request in words is listed by its words
     }
     assert (mat["state"], mat["error_code"], mat["message"], mat["scene_hash"]) == (
         "failed",

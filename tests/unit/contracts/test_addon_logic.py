@@ -16,6 +16,7 @@ from blendmesh_addon.session import (
     Session,
     Synced,
     approval_lines,
+    run_words,
     shown_changes,
     undo_label,
     unreplayable,
@@ -296,3 +297,12 @@ def test_listed_changes_when_the_session_moves_on_are_no_longer_shown() -> None:
     assert session.listed_changes() == ["scene room revision 2 ..."]
     session.synced = Synced("room", 3, "digest")
     assert session.listed_changes() == []
+
+
+def test_run_words_when_a_run_has_no_prompt_shows_what_it_did_not_its_id() -> None:
+    imported = {"runId": "run-1", "prompt": None, "request": "import a .blend (76.7 MB)"}
+    assert run_words(imported) == "import a .blend (76.7 MB)"
+    assert run_words({"runId": "run-2", "prompt": "add a\ncube", "request": None}) == "add a cube"
+    # From a gateway that does not say what a run was: its id, cut short.
+    assert run_words({"runId": "run-" + "x" * 300}) == "run run-xxxxxxxxxxxx"
+    assert len(run_words({"runId": "r", "request": "y" * 5000})) == 200

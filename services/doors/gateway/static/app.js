@@ -687,7 +687,9 @@ function fillRunRow(row, run) {
     return td;
   };
   put("run", run.runId);
-  put("request", run.prompt).title = run.prompt || "";
+  // A run made without words (an import, a revert) is listed by what it does.
+  const asked = run.request || run.prompt;
+  put("request", asked).title = asked || "";
   put("scene", run.sceneId);
   const state = put("state", run.status);
   state.className = `state-${run.status}`;
