@@ -210,6 +210,10 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         uploads = ObjectStoreUploads(bus.js, bus.prefix)
         refusal = refusals(projects_of(bus).current, time.time)
         for index, lane_bridge in enumerate(bridges):
+            # Each Blender loads its revisions and imports beside libraries of its own: a
+            # shelf holds exactly the revisions its last load named, which another lane's
+            # shot may not.
+            lane_dir = work_dir if index == 0 else work_dir / f"lane-{index}"
             shelf = LibraryShelf(stored, BlendFileLinks(), work_dir / "library-cache")
             lane_bridge.before_load = shelf.materialise
             scenes = Scenes(
@@ -223,7 +227,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
                     settings.lease_ttl,
                 ),
                 files=files,
-                work_dir=work_dir,
+                work_dir=lane_dir,
                 bridge=lane_bridge,
                 # Between runs the scene stays held for the next run here (ADR 0037), while
                 # this Blender runs: one stopped for idling holds no scene.
@@ -247,7 +251,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
                 scene_tools=SceneTools(
                     revisions=store,
                     uploads=uploads,
-                    work_dir=work_dir / f"imports-{index}",
+                    work_dir=lane_dir / "imports",
                     max_upload_bytes=settings.max_upload_bytes,
                     shelf=shelf,
                 ),

@@ -43,7 +43,8 @@ def test_guardians_when_scene_unknown_exits_2_saying_so(joined: Joined) -> None:
     never = joined.scene("never")
     proc = blendmesh(joined.home, "guardians", never, env=joined.env())
     assert proc.returncode == 2
-    assert f"scene {never} has no committed revision" in proc.stderr
+    # As a scene of another user's is answered: nothing tells the two apart.
+    assert f"no scene {never}; `blendmesh scenes` lists yours" in proc.stderr
 
 
 def test_guardians_when_guardian_unknown_fails_closed_exit_1(joined: Joined) -> None:

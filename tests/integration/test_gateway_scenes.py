@@ -418,8 +418,8 @@ async def test_run_when_another_user_names_a_scene_with_an_edited_export_leaves_
         "exportedFile": "discard",
     }
     response = await api.post("/api/agent/run", json=body, headers=BEN)
-    assert response.status_code == 200, response.text
-    assert response.json()["status"] == "failed"  # the executor refuses another's scene
+    # Answered as an unknown scene is, before anything is planned or set aside.
+    assert error(response, 404) == "no scene gs_notbens"
     assert path.read_bytes() == edited
     assert not list(path.parent.glob("gs_notbens.blend.bak-*"))
 

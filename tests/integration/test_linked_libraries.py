@@ -43,7 +43,10 @@ LINKS = ["//libraries/characters@1.blend", "//libraries/props@1.blend"]
 @pytest.fixture(scope="module")
 def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     # Previews on: the preview's own Blender loads the shot too, beside its libraries.
-    return Settings(home=tmp_path_factory.mktemp("home"), prefix="bmshots", user="ana")
+    # One Blender for runs: the tests read which revision it loaded beside which libraries,
+    # and a second would keep a shot warm that the first loads from the store.
+    home = tmp_path_factory.mktemp("home")
+    return Settings(home=home, prefix="bmshots", user="ana", bridges=1)
 
 
 mesh = mesh_fixture()
@@ -75,11 +78,12 @@ async def import_shot(mesh: tuple[Mesh, Bus], scene: str, path: Path, user: str 
 def shelved(mesh: tuple[Mesh, Bus], beside: str = "imports") -> dict[str, int]:
     """The files in the ``libraries`` folder beside the files the executor loads from
     ``beside``, with their modes: what Blender could read next to the last one it loaded."""
-    found = {}
-    for folder in (mesh[0].settings.work_dir).glob(f"*/{beside}/libraries"):
-        for file in folder.iterdir():
-            found[file.name] = stat.S_IMODE(file.stat().st_mode)
-    return found
+    # Each of the executor's Blenders loads in a folder of its own: the last one filled.
+    folders = list(mesh[0].settings.work_dir.glob(f"**/{beside}/libraries"))
+    if not folders:
+        return {}
+    folder = max(folders, key=lambda f: f.stat().st_mtime_ns)
+    return {file.name: stat.S_IMODE(file.stat().st_mode) for file in folder.iterdir()}
 
 
 async def downloaded(mesh: tuple[Mesh, Bus], scene: str, to: Path, revision: int) -> Any:

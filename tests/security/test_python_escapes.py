@@ -304,7 +304,8 @@ async def test_trusted_environment_holds_no_variable_of_the_bridge(
     seen = set(ast.literal_eval(result.data["output"]))
     # The sandbox sets these few (bpy adds some of its own); nothing else comes from outside.
     sandbox_sets = {"PATH", "HOME", "LANG", "TMPDIR", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE"}
-    assert not seen & (set(os.environ) - sandbox_sets - {"PWD"})
+    leaked = seen & (set(os.environ) - sandbox_sets - {"PWD"})
+    assert not leaked, sorted(leaked)
     assert not [name for name in seen if "NATS" in name or "BLENDMESH" in name or "KEY" in name]
     assert await bridge.fingerprint() == before
 

@@ -59,12 +59,15 @@ async def _reached(bus: Any, scene_id: str, user: str) -> None:
     """Refuse a run on another user's scene, or another project's, as a read of an unknown
     scene is refused; a viewer's run and a locked scene are the policy's to deny, naming
     why, as before."""
-    from services.doors.cli.projects import studio_of
+    # The heads alone: every store the executor's client reaches would slow each run.
     from services.doors.core.ownership import NotOwned
-    from services.doors.core.studio import Forbidden, SceneLocked
+    from services.doors.core.studio import Forbidden, SceneLocked, Studio
+    from services.executor.adapters.heads import KvHeads
+    from services.runtime.service.projects import projects_of
 
+    studio = Studio(projects_of(bus), KvHeads(bus.js, bus.prefix), bus.publisher)
     try:
-        await studio_of(bus).may_start(scene_id, user)
+        await studio.may_start(scene_id, user)
     except NotOwned:
         raise ClientError(f"no scene {scene_id}; `blendmesh scenes` lists yours") from None
     except (Forbidden, SceneLocked):

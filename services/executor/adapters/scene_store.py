@@ -27,8 +27,6 @@ import msgspec
 from nats.js import JetStreamContext
 from nats.js.errors import (
     BucketNotFoundError,
-    KeyDeletedError,
-    KeyNotFoundError,
     KeyWrongLastSequenceError,
     NotFoundError,
     ObjectNotFoundError,
@@ -40,6 +38,7 @@ from contracts.revisions import ChunkedRevision
 from contracts.scenes import Head
 from services.executor.adapters import packing
 from services.executor.adapters.chunk_store import ChunkUnreadable, JetStreamChunks
+from services.executor.adapters.heads import read_head
 from services.executor.adapters.revision_files import (
     MAX_BLEND_BYTES,
     _decode,
@@ -112,13 +111,7 @@ class JetStreamSceneStore:
         return self._store
 
     async def head(self, scene_id: str) -> Head | None:
-        kv = await ensure_kv(self._js, self._prefix, "scene_heads")
-        try:
-            entry = await kv.get(scene_id)
-        except (KeyNotFoundError, KeyDeletedError):
-            return None
-        head = msgspec.json.decode(entry.value or b"", type=Head)
-        return msgspec.structs.replace(head, kv_revision=entry.revision or 0)
+        return await read_head(self._js, self._prefix, scene_id)
 
     async def _revision(self, head: Head) -> bytes | ChunkedRevision:
         """What ``head``'s object holds: a whole .blend (unpacked) or a manifest."""

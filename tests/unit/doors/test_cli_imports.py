@@ -63,7 +63,11 @@ RUN_HEAVY = (
 )
 # The one adapter a run reads: the rule for a changed exported .blend, which needs only the
 # standard library (no store, no I/O of its own).
-RUN_ADAPTERS = ("services.executor.adapters", "services.executor.adapters.exports")
+RUN_ADAPTERS = (
+    "services.executor.adapters",
+    "services.executor.adapters.exports",
+    "services.executor.adapters.heads",
+)
 CHILD = """
 import json, sys
 from services.doors.cli.main import main
