@@ -31,6 +31,15 @@ def test_mutation_file_when_read_has_forty_or_more_each_naming_a_clause() -> Non
     assert len({m.name for m in mutations}) == len(mutations)
 
 
+def test_mutation_file_when_read_names_snippets_the_code_still_holds_once() -> None:
+    # A snippet the code no longer holds is a mutation that never runs: the bench calls it
+    # broken, and the clause silently loses its check. Failing here names it at once.
+    root = MUTATIONS.parents[1]
+    for m in load(MUTATIONS, set(load_clauses())):
+        text = (root / m.file).read_text(encoding="utf-8")
+        assert mutate(text, m) != text, m.name
+
+
 def test_mutation_file_when_well_formed_gives_its_mutations(tmp_path: Path) -> None:
     (m,) = load(write(tmp_path, GOOD), CLAUSES)
     assert m == Mutation(
