@@ -152,7 +152,7 @@ def run_tests(
 ) -> subprocess.CompletedProcess[str]:
     """The fast subset of ``selected`` (test ids, or ``tests`` for all) run in ``tree``, on
     ``workers`` xdist processes (0: in one process, no xdist)."""
-    spread = ["-n", str(workers)] if workers > 0 else ["-p", "no:xdist"]
+    spread = ["-n", str(workers)] if workers > 0 else []
     args = ["-m", "pytest", "-q", "-x", "-m", FAST, *spread, *selected]
     try:
         return _python(tree, args, timeout=RUN_TIMEOUT)
@@ -213,7 +213,8 @@ def _run(tree: Path, chosen: list[Mutation], full: bool, workers: int = 0) -> in
     every = ["tests"] if full else sorted({t for s in selections.values() for t in s})
     base = run_tests(tree, every, workers if full else 0)
     if base.returncode != 0:
-        print(f"mutations: the unmutated tree fails its tests:\n{base.stdout[-3000:]}")
+        said = (base.stdout + base.stderr)[-3000:]
+        print(f"mutations: the unmutated tree fails its tests:\n{said}")
         return 2
     results: list[tuple[Mutation, str, str]] = []
     for m in chosen:
