@@ -296,3 +296,33 @@ async def test_unsafe_argument_when_planned_is_denied_without_asking_or_running(
     ]
     (decided,) = [e for e in await flows.history(result.run_id) if isinstance(e, PolicyDecided)]
     assert [(d.operation_id, d.mode) for d in decided.decisions[:1]] == [("far", "deny")]
+
+
+@pytest.mark.clause("000-§correlation.2", "000-§correlation.3", "000-§audit-record.5")
+async def test_two_runs_of_one_plan_when_committed_give_each_call_and_mutation_its_own_id(
+    flows: Flows,
+) -> None:
+    def plan(request_id: str, name: str) -> dict[str, Any]:
+        look = op("look", "scene.snapshot", {}, level="read_only")
+        make = op("make", "object.create", {"primitive": "cube", "name": name}, ["look"])
+        return {"request_id": request_id, "operations": [look, make]}
+
+    first = await flows.run("ids", plan=plan("ids-1", "One"))
+    second = await flows.run("ids", plan=plan("ids-2", "Two"))
+    receipts = [*first.receipts, *second.receipts]
+    assert [(r.operation_id, r.status) for r in receipts] == [
+        ("look", "succeeded"),
+        ("make", "succeeded"),
+    ] * 2
+    calls = [r.mcp_call_id or "" for r in receipts]
+    assert all(calls) and len(set(calls)) == 4  # one id per tool invocation, across runs
+    assert not set(calls) & {"look", "make"}  # linked to an operation, not the operation's id
+    look1, make1, look2, make2 = receipts
+    assert look1.blender_mutation_id is None and look2.blender_mutation_id is None  # read-only
+    mutations = {make1.blender_mutation_id, make2.blender_mutation_id}
+    assert None not in mutations and len(mutations) == 2 and not mutations & set(calls)
+    view = await flows.audit_run(second.run_id)
+    ops = [r for r in view.audit_records if not r.operation_id.startswith("gates")]
+    assert [(r.operation_id, r.mcp_call_id, r.blender_mutation_id) for r in ops] == [
+        (r.operation_id, r.mcp_call_id, r.blender_mutation_id) for r in second.receipts
+    ]
