@@ -5,8 +5,6 @@ share (order of events, rollback, approvals, audit views) are in tests/flows."""
 from __future__ import annotations
 
 import asyncio
-import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +18,7 @@ from services.executor.adapters.previews import ObjectStorePreviews
 from services.executor.domain.preview_worker import PREVIEW_SIZE
 from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
+from tests.support.fresh_bpy import read_with_bpy
 from tests.support.meshes import mesh_fixture
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
@@ -39,23 +38,9 @@ sys.__stdout__.write("RESULT " + json.dumps(out) + "\\n")
 
 
 async def inspect_blend(path: str) -> dict[str, Any]:
-    """Open a .blend in a fresh bpy process (the test process never imports bpy).
-
-    Awaited, not run blocking: the mesh shares this event loop, and a loop stalled for the
-    seconds bpy takes to start would starve its services' acks and heartbeats.
-    """
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-c",
-        INSPECT,
-        path,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), timeout=120)
-    assert proc.returncode == 0, err.decode(errors="replace")
-    line = next(x for x in out.decode().splitlines() if x.startswith("RESULT "))
-    return json.loads(line.removeprefix("RESULT "))
+    """The objects of the .blend at ``path``, read in a fresh bpy process."""
+    found: dict[str, Any] = await read_with_bpy(INSPECT, path)
+    return found
 
 
 @pytest.fixture(scope="module")
