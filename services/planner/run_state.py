@@ -36,7 +36,7 @@ def backend_of(event: RunRequested) -> str:
 class RunState:
     """One run as the planner sees it; ``RunState()`` is a run nothing is known of."""
 
-    # The events folded, in log order: a model's next turn reads the run whole.
+    # The events ``fold`` read, in log order: a model's next turn reads the run whole.
     events: tuple[AnyEvent, ...] = ()
     requested: RunRequested | None = None  # the run's first request
     # The planner its requests asked for; "" when two requests of the run disagreed.
@@ -45,7 +45,9 @@ class RunState:
     gated: bool | None = None  # whether it requires gate verification (004 §7); None: no plan
     # The event ids of the requests planned or refused already: one plan per request.
     answered: frozenset[str] = frozenset()
-    ended: bool = False  # a run has one outcome: completed or failed
+    # A run has one outcome, completed or failed: a service whose consumer was recreated
+    # replays the log past the duplicate window, and an old run must not get a second one.
+    ended: bool = False
     executions: Mapping[str, Executed] = field(default_factory=lambda: _NONE)  # by event id
 
     def planned_by(self, planner: str) -> bool:
@@ -71,34 +73,34 @@ class RunState:
 
 
 def step(state: RunState, event: AnyEvent) -> RunState:
-    """``state`` once ``event`` happened; events the planner does not ask about keep it."""
-    events = (*state.events, event)
+    """``state`` once ``event`` happened; events the planner does not ask about keep it.
+    ``events`` is left as it was: ``fold`` records what it read in one go."""
     match event:
         case RunRequested():
             backend = backend_of(event)
             agreed = backend if state.backend in (None, backend) else ""
-            first = state.requested or event
-            return replace(state, events=events, requested=first, backend=agreed)
+            return replace(state, requested=state.requested or event, backend=agreed)
         case Planned():
             answered = state.answered | _cause(event)
             gated = event.requires_gate_verification
-            return replace(state, events=events, plan=event, gated=gated, answered=answered)
+            return replace(state, plan=event, gated=gated, answered=answered)
         case PlanRejected():
-            return replace(state, events=events, answered=state.answered | _cause(event))
+            return replace(state, answered=state.answered | _cause(event))
         case Executed():
             executions = MappingProxyType({**state.executions, event.event_id: event})
-            return replace(state, events=events, executions=executions)
+            return replace(state, executions=executions)
         case RunCompleted() | RunFailed():
-            return replace(state, events=events, ended=True)
-    return replace(state, events=events)
+            return replace(state, ended=True)
+    return state
 
 
 def fold(events: Iterable[AnyEvent], state: RunState | None = None) -> RunState:
     """The state after ``events``, in order, starting from ``state`` (nothing known)."""
+    read = tuple(events)
     folded = state or RunState()
-    for event in events:
+    for event in read:
         folded = step(folded, event)
-    return folded
+    return replace(folded, events=(*folded.events, *read))
 
 
 def _cause(event: Planned | PlanRejected) -> frozenset[str]:
