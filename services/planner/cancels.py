@@ -31,7 +31,7 @@ from contracts.events import (
 from contracts.failures import FailureContract
 from contracts.fold import latest
 from services.planner.model.runs import ModelRuns
-from services.planner.run_events import ended
+from services.planner.run_state import fold
 
 
 def was_cancelled(event: Executed) -> tuple[FailureContract, str] | None:
@@ -59,7 +59,7 @@ def finishing(events: Sequence[AnyEvent]) -> bool:
 
 def ends_here(events: Sequence[AnyEvent], model_run: bool) -> bool:
     """Whether the planner ends a cancelled run (the module's docstring says when)."""
-    if ended(events) or executor_holds(events):
+    if fold(events).ended or executor_holds(events):
         return False
     return model_run or not finishing(events)
 

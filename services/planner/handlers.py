@@ -30,7 +30,6 @@ from contracts.events import (
     follow,
 )
 from contracts.failures import failure
-from contracts.fold import latest
 from contracts.gates import awaits_gates
 from contracts.geonodes import DEFAULT_MAX_PYTHON_CHARS
 from contracts.limits import DEFAULT_MAX_OPERATIONS
@@ -47,8 +46,8 @@ from services.planner.intake import needs_nodes, node_catalog
 from services.planner.model.runs import ModelRuns
 from services.planner.outcomes import completed, dead_run, naming_step, replied, unreadable_request
 from services.planner.recall import RulesThreads
-from services.planner.recent import RECENT_EXECUTIONS, RECENT_RUNS, Recent
-from services.planner.run_events import ended, last_plan, planned_operations
+from services.planner.recent import HeardRuns
+from services.planner.run_state import RunState, backend_of, fold
 from services.planner.settings import PlanLimits
 from services.planner.versions import planned_by
 from services.runtime.nats.retry import poll
@@ -88,19 +87,8 @@ class PlannerHandlers:
     # retried (and, at last, dead-lettered): a mesh whose executor starts late still plans
     # it. 0: retry at once (the in-memory tests).
     catalog_wait: float = 0.0
-    # Which planner each recent run's request asked for ("" when two requests disagreed),
-    # and the executions awaiting their gates, by event id (recent.py).
-    _backends: Recent[str, str] = field(
-        default_factory=lambda: Recent(RECENT_RUNS), init=False, repr=False
-    )
-    _executions: Recent[str, Executed] = field(
-        default_factory=lambda: Recent(RECENT_EXECUTIONS), init=False, repr=False
-    )
-    # Whether each recent run's plan required gate verification (004 §7), so an execution
-    # no gate judges is finished without reading the run back.
-    _gated: Recent[str, bool] = field(
-        default_factory=lambda: Recent(RECENT_RUNS), init=False, repr=False
-    )
+    # What the planner heard of each recent run, so finishing it needs no read of the log.
+    _heard: HeardRuns = field(default_factory=HeardRuns, init=False, repr=False)
     _models: cancels.InFlight = field(default_factory=cancels.InFlight, init=False, repr=False)
 
     async def _catalog(self) -> ToolCatalog:
@@ -118,56 +106,48 @@ class PlannerHandlers:
             )
         return _present(catalog)
 
-    def _remember(self, event: RunRequested) -> None:
-        backend = _backend(event)
-        known = self._backends.get(event.run_id)
-        self._backends.put(event.run_id, backend if known in (None, backend) else "")
-
     def _plain(self, run_id: str) -> bool:
         """Whether no model planned ``run_id``, known without reading the log: its request,
         heard by this planner, asked for another planner (or there is no model)."""
         if self.models is None:
             return True
-        backend = self._backends.get(run_id)
+        backend = self._heard.get(run_id).backend
         return bool(backend) and backend != self.models.name
 
-    async def _model_run(
-        self, run_id: str, events: Sequence[AnyEvent] | None = None
-    ) -> Sequence[AnyEvent] | None:
-        """The events of ``run_id`` when a model planned it, else None; ``events`` is the
-        run's history when the caller read it already (one read per handler)."""
-        if self.models is None or self.history is None:
+    async def _read(self, run_id: str) -> RunState | None:
+        """The run folded from its events read back from the log; None without a log."""
+        return fold(await self.history(run_id)) if self.history is not None else None
+
+    async def _kinds(self, run_id: str) -> set[str] | None:
+        """Which kinds of event the run has (one cheap question before reading the run
+        back), or None when the mesh gives no such question."""
+        return await self.kinds(run_id) if self.kinds is not None else None
+
+    def _model_run(self, state: RunState | None) -> Sequence[AnyEvent] | None:
+        """The run's events when a model planned it, else None."""
+        if self.models is None or state is None or not state.planned_by(self.models.name):
             return None
-        if events is None:
-            events = await self.history(run_id)
-        requested = next((e for e in events if isinstance(e, RunRequested)), None)
-        planned = latest(events, Planned)
-        if requested is None or planned is None or planned.planner != self.models.name:
-            return None
-        return events
+        return state.events
 
     async def _planned_before(self, event: RunRequested) -> bool:
         if self.history is None:
             return False
-        if self.kinds is not None:
-            kinds = await self.kinds(event.run_id)
-            if kinds & NOT_TO_PLAN:
-                return True  # ended or cancelled before it was planned: nothing to plan
-            if not PLAN_KINDS & kinds:
-                return False  # nothing planned in this run yet: no need to read it back
-        return any(
-            isinstance(e, Planned | PlanRejected) and e.causation_id == event.event_id
-            for e in await self.history(event.run_id)
-        )
+        kinds = await self._kinds(event.run_id)
+        if kinds is not None and kinds & NOT_TO_PLAN:
+            return True  # ended or cancelled before it was planned: nothing to plan
+        if kinds is not None and not PLAN_KINDS & kinds:
+            return False  # nothing planned in this run yet: no need to read it back
+        state = await self._read(event.run_id)
+        return state is not None and event.event_id in state.answered
 
     async def on_requested(self, event: RunRequested) -> Sequence[Event]:
-        self._remember(event)
+        self._heard.heard(event)
         # Two round trips at once: the handlers of every service share one event loop.
         before, published = await asyncio.gather(self._planned_before(event), self.catalog.get())
         if before:
             return []  # planned before: a replay past the duplicate window plans nothing new
         catalog = await self._present(published)
-        backend = _backend(event)
+        backend = backend_of(event)
         if self.models is not None and backend == self.models.name:
             call = self.models.requested(event, catalog, self.clock())
             return await self._models.run(event.run_id, call)
@@ -184,11 +164,10 @@ class PlannerHandlers:
             return self._rejected(event, backend, exc)
         if isinstance(plan, Reply):
             return replied(event, backend, plan.text, self.clock())
-        self._gated.put(event.run_id, plan.requires_gate_verification)
         log.info(
             "planned %d operations with the %s planner", len(plan.operation_set.operations), backend
         )
-        return [
+        planned = [
             follow(
                 event,
                 Planned,
@@ -205,6 +184,8 @@ class PlannerHandlers:
                 **planned_by(catalog),
             )
         ]
+        self._heard.heard(planned[0])  # whether its execution must pass the gates (004 §7)
+        return planned
 
     def _plan(
         self,
@@ -239,7 +220,7 @@ class PlannerHandlers:
         if awaits_gates(event):
             # The guardians judge the committed revision first: on_gates goes on, with
             # this execution at hand instead of read back from the log.
-            self._executions.put(event.event_id, event)
+            self._heard.heard(event)
             return []
         return await self._executed(event)
 
@@ -247,24 +228,24 @@ class PlannerHandlers:
         self,
         event: Executed,
         gates: GatesEvaluated | None = None,
-        events: Sequence[AnyEvent] | None = None,
+        state: RunState | None = None,
     ) -> Sequence[Event]:
         passed = gates is None or gates.envelope.success
         # No gate will judge a successful execution: its plan may have required one (004 §7),
         # which only the log's Planned says.
         unjudged = gates is None and event.failure is None and not awaits_gates(event)
-        unjudged = unjudged and self._gated.get(event.run_id) is not False
-        if events is None and passed and not unjudged and self.kinds and self._plain(event.run_id):
+        unjudged = unjudged and self._heard.get(event.run_id).gated is not False
+        if state is None and passed and not unjudged and self._plain(event.run_id):
             # The outcome is built from the execution and its gates alone: the log is only
             # asked whether the run ended already (a replay past the duplicate window).
-            finished = END_KINDS & await self.kinds(event.run_id)
-            return [] if finished else self._outcome(event, gates)
-        if events is None and self.history is not None:
-            events = await self.history(event.run_id)
-        if events is not None and ended(events):
+            kinds = await self._kinds(event.run_id)
+            if kinds is not None:
+                return [] if END_KINDS & kinds else self._outcome(event, gates)
+        state = state or await self._read(event.run_id)
+        if state is not None and state.ended:
             return []
-        model_run = await self._model_run(event.run_id, events)
-        refused = unverified(event, last_plan(events or ())) if unjudged else None
+        model_run = self._model_run(state)
+        refused = unverified(event, state.plan if state else None) if unjudged else None
         refused = refused or cancels.was_cancelled(event)  # no model repairs a cancel
         if refused is not None:
             failed = follow(event, RunFailed, self.clock(), failure=refused[0], message=refused[1])
@@ -275,18 +256,18 @@ class PlannerHandlers:
             catalog = await self._catalog()
             call = self.models.executed(event, model_run, catalog, self.clock(), gates)
             return await self._models.run(event.run_id, call)
-        return self._outcome(event, gates, events)
+        return self._outcome(event, gates, state)
 
     def _outcome(
         self,
         event: Executed,
         gates: GatesEvaluated | None,
-        events: Sequence[AnyEvent] | None = None,
+        state: RunState | None = None,
     ) -> Sequence[Event]:
-        """The end of a run no model planned; ``events`` name the plan when gates failed."""
+        """The end of a run no model planned; ``state`` names the plan when gates failed."""
         now = self.clock()
         if gates is not None and not gates.envelope.success:
-            planned = planned_operations(events or ())
+            planned = state.planned_operations() if state is not None else []
             contract = gates_failure(gates.envelope, planned)
             text = f"the committed scene failed its gates: {', '.join(gates.envelope.failed_gates)}"
             return [follow(gates, RunFailed, now, failure=contract, message=text)]
@@ -297,30 +278,28 @@ class PlannerHandlers:
 
     async def on_gates(self, event: GatesEvaluated) -> Sequence[Event]:
         """The guardians' verdict: complete the run, send it back to the model, or fail it."""
-        heard = self._executions.pop(event.causation_id) if event.causation_id else None
-        if heard is not None and heard.run_id == event.run_id:
+        judged = event.causation_id or ""
+        heard = self._heard.judged(event.run_id, judged)
+        if heard is not None:
             return await self._executed(heard, event)
-        if self.history is None:
+        state = await self._read(event.run_id)
+        if state is None:
             raise Retry("the planner reads a run's history to finish it after its gates", 1.0)
-        events = await self.history(event.run_id)
-        executed = next(
-            (e for e in events if isinstance(e, Executed) and e.event_id == event.causation_id),
-            None,
-        )
+        executed = state.executions.get(judged)
         if executed is None:
             raise Retry(f"the execution gates {event.event_id} judged is not in the log yet", 0.5)
-        return await self._executed(executed, event, events)
+        return await self._executed(executed, event, state)
 
     async def on_denied(self, event: Denied) -> Sequence[Event]:
         now = self.clock()
         failed = follow(event, RunFailed, now, failure=event.failure, message=event.message)
-        if self.kinds is not None and self._plain(event.run_id):
+        if self._plain(event.run_id) and (kinds := await self._kinds(event.run_id)) is not None:
             # As in _executed: one cheap question instead of reading the run back.
-            return [] if END_KINDS & await self.kinds(event.run_id) else [failed]
-        events = await self.history(event.run_id) if self.history is not None else None
-        if events is not None and ended(events):
+            return [] if END_KINDS & kinds else [failed]
+        state = await self._read(event.run_id)
+        if state is not None and state.ended:
             return []
-        if self.models is not None and await self._model_run(event.run_id, events) is not None:
+        if self.models is not None and self._model_run(state) is not None:
             return [failed, self.models.ended(event, event.failure, event.message, now)]
         return [failed]
 
@@ -329,24 +308,25 @@ class PlannerHandlers:
         Runs of other planners have no thread to tell."""
         if self.models is None or self._plain(event.run_id):
             return []
-        model_run = await self._model_run(event.run_id)
+        model_run = self._model_run(await self._read(event.run_id))
         return [self.models.asking(event, self.clock())] if model_run else []
 
     async def on_cancel(self, event: CancelRequested) -> Sequence[Event]:
         """End a cancelled run the executor holds no part of (cancels.py says when)."""
         self._models.stop(event.run_id)
-        events = await self.history(event.run_id) if self.history is not None else []
+        state = await self._read(event.run_id)
+        events = state.events if state is not None else ()
         return cancels.outcome(event, events, self.models, self.clock())
 
     async def on_dead_letter(self, event: DeadLettered) -> Sequence[Event]:
         """A run whose event no service could process is failed, never left open."""
         run_id = subjects.run_id_in(event.subject)
-        if event.consumer not in RUN_SERVICES or run_id is None or self.history is None:
+        if event.consumer not in RUN_SERVICES or run_id is None:
             return []
-        events = await self.history(run_id)
-        requested = next((e for e in events if isinstance(e, RunRequested)), None)
-        if ended(events):
+        state = await self._read(run_id)
+        if state is None or state.ended:
             return []
+        requested = state.requested
         if requested is None:
             # The request itself did not match its schema (a client of the bus wrote it):
             # the run still ends, failed, with the reason, under the ids it claimed.
@@ -371,11 +351,6 @@ class PlannerHandlers:
             case CancelRequested():  # from the cancel consumer
                 return await self.on_cancel(event)
         return []
-
-
-def _backend(event: RunRequested) -> str:
-    """The planner a request asks for: a given plan is planned as given."""
-    return "plan" if event.plan is not None else event.planner
 
 
 def _present(catalog: ToolCatalog | None) -> ToolCatalog:

@@ -16,7 +16,7 @@ from contracts.events import AnyEvent, RunRequested, ThreadMessage
 from services.planner.model.runs import Announce, message
 from services.planner.recent import RECENT_THREADS, Recent
 from services.planner.rules.parse import EarlierRun
-from services.planner.run_events import last_plan
+from services.planner.run_state import fold
 
 RunHistory = Callable[[str], Awaitable[Sequence[AnyEvent]]]
 ThreadReader = Callable[[str], Awaitable[Sequence[ThreadMessage]]]
@@ -53,7 +53,7 @@ async def read_back(
     for said in await thread(event.thread_id):
         if said.role != "user" or said.run_id == event.run_id:
             continue
-        planned = last_plan(await history(said.run_id))
+        planned = fold(await history(said.run_id)).plan
         if planned is None:
             continue  # refused or lost: it changed nothing "it" could mean
         ops = planned.operation_set.operations

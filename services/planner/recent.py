@@ -12,6 +12,9 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Generic, TypeVar
 
+from contracts.events import AnyEvent, Executed
+from services.planner.run_state import RunState, step
+
 K = TypeVar("K")
 V = TypeVar("V")
 
@@ -41,5 +44,47 @@ class Recent(Generic[K, V]):
     def pop(self, key: K) -> V | None:
         return self._entries.pop(key, None)
 
+    def oldest(self) -> K | None:
+        """The key written longest ago, or None when there is none."""
+        return next(iter(self._entries), None)
+
     def __len__(self) -> int:
         return len(self._entries)
+
+
+class HeardRuns:
+    """The lean state (run_state.py) of each of the ``RECENT_RUNS`` runs heard last: which
+    planner its request asked for, whether its plan required gate verification (004 §7),
+    and the executions awaiting their gates. Those executions hold their receipts, so only
+    the ``RECENT_EXECUTIONS`` heard last are kept; an older one is read back from the log
+    when its gates come."""
+
+    def __init__(self) -> None:
+        self._runs: Recent[str, RunState] = Recent(RECENT_RUNS)
+        self._awaited: Recent[str, str] = Recent(RECENT_EXECUTIONS + 1)  # execution -> run
+
+    def get(self, run_id: str) -> RunState:
+        return self._runs.get(run_id) or RunState()
+
+    def heard(self, event: AnyEvent) -> RunState:
+        """The run's state once ``event`` is heard too (whole; the kept one is lean)."""
+        run_id = getattr(event, "run_id", "")
+        state = step(self.get(run_id), event)
+        self._runs.put(run_id, state.lean())
+        if isinstance(event, Executed):
+            self._awaited.put(event.event_id, run_id)
+            if len(self._awaited) > RECENT_EXECUTIONS:
+                oldest = self._awaited.oldest()
+                if oldest is not None:
+                    self.judged(self._awaited.pop(oldest) or "", oldest)
+        return state
+
+    def judged(self, run_id: str, execution_id: str) -> Executed | None:
+        """The run's execution ``execution_id`` heard awaiting its gates, now forgotten;
+        None when it was not heard or was pushed out."""
+        self._awaited.pop(execution_id)
+        known = self._runs.get(run_id)
+        if known is None or execution_id not in known.executions:
+            return None
+        self._runs.put(run_id, known.without_execution(execution_id))
+        return known.executions[execution_id]

@@ -29,7 +29,11 @@ def marked(items: Iterable[pytest.Item]) -> dict[str, list[Marked]]:
         fast = not any(item.get_closest_marker(m) for m in FAST)
         for mark in item.iter_markers("clause"):
             for cid in mark.args:
-                by_clause.setdefault(cid, {})[test] = Marked(test, fast)
+                tests = by_clause.setdefault(cid, {})
+                # A function run on both buses (tests/flows) is fast when one of its
+                # variants is: `-m "not integration"` on its id still runs that one.
+                known = tests.get(test)
+                tests[test] = Marked(test, fast or (known is not None and known.fast))
     return {cid: sorted(t.values(), key=lambda m: m.test) for cid, t in by_clause.items()}
 
 

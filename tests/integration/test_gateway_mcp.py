@@ -16,7 +16,6 @@ import httpx
 import mcp.types as types
 import msgspec
 import pytest
-import pytest_asyncio
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.context import RequestContext
@@ -31,6 +30,7 @@ from services.runtime.nats.streams import ensure_kv
 from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
 from tests.support.checked_session import CheckedSession
+from tests.support.gateways import gateway_fixture
 from tests.support.mcp_plans import create, delete, error_type, structured
 from tests.support.meshes import mesh_fixture, role_bus
 
@@ -58,15 +58,7 @@ def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 mesh = mesh_fixture(client="test-gateway-mcp")
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def gateway(mesh: tuple[Mesh, Bus]) -> AsyncIterator[str]:
-    app = create_app(mesh[0].settings, mesh[1], Tokens(TOKENS), run_timeout=120)
-    server = GatewayServer(app, port=0)
-    url = await server.start()
-    try:
-        yield f"{url}/mcp"
-    finally:
-        await server.stop()
+gateway = gateway_fixture(TOKENS, path="/mcp")
 
 
 @asynccontextmanager

@@ -3,11 +3,8 @@ the bridge's gn.* tools and the node catalog its Blender publishes."""
 
 from __future__ import annotations
 
-import asyncio
 import copy
-import json
 import re
-import sys
 from typing import Any
 
 import pytest
@@ -22,6 +19,7 @@ from services.doors.core.requests import build_request
 from services.runtime.nats.history import read_run
 from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
+from tests.support.fresh_bpy import read_with_bpy
 from tests.support.geonode_fixture import EXAMPLE_9
 from tests.support.meshes import mesh_fixture
 
@@ -46,18 +44,8 @@ sys.__stdout__.write("RESULT " + json.dumps(out) + "\\n")
 async def inspect_blend(path: str) -> dict[str, Any]:
     """Each object's modifiers (a NODES one by its node group) and how many instances its
     evaluated geometry holds, read in a fresh bpy process."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-c",
-        INSPECT,
-        path,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), timeout=120)
-    assert proc.returncode == 0, err.decode(errors="replace")
-    line = next(x for x in out.decode().splitlines() if x.startswith("RESULT "))
-    return json.loads(line.removeprefix("RESULT "))
+    found: dict[str, Any] = await read_with_bpy(INSPECT, path)
+    return found
 
 
 @pytest.fixture(scope="module")

@@ -7,25 +7,16 @@ from __future__ import annotations
 
 import base64
 import struct
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
-import httpx
 import mcp.types as types
 import pytest
 import pytest_asyncio
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import McpError
 
-from services.doors.cli.mesh import Mesh
-from services.doors.gateway.app import GatewayServer, create_app
-from services.doors.gateway.auth import Tokens
-from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
 from tests.support.asset_files import OBJ, OBJ_WITH_LIBRARY, glb, gltf_document
-from tests.support.checked_session import CheckedSession
+from tests.support.gateways import gateway_fixture, mcp_door
 from tests.support.mcp_plans import error_type, op, structured
 from tests.support.meshes import mesh_fixture
 
@@ -46,27 +37,10 @@ def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 mesh = mesh_fixture(client="test-mcp-looks")
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def gateway(mesh: tuple[Mesh, Bus]) -> AsyncIterator[str]:
-    app = create_app(mesh[0].settings, mesh[1], Tokens(TOKENS), run_timeout=120)
-    server = GatewayServer(app, port=0)
-    url = await server.start()
-    try:
-        yield f"{url}/mcp"
-    finally:
-        await server.stop()
+gateway = gateway_fixture(TOKENS, path="/mcp")
 
 
-@asynccontextmanager
-async def door(url: str, token: str) -> AsyncIterator[ClientSession]:
-    headers = {"Authorization": f"Bearer {token}"}
-    async with (
-        httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(30, read=300)) as http,
-        streamable_http_client(url, http_client=http) as (read, write, _),
-        CheckedSession(read, write) as session,
-    ):
-        await session.initialize()
-        yield session
+door = mcp_door
 
 
 def asset(name: str, data: bytes, scene: str, collection: str = "Props") -> dict[str, Any]:

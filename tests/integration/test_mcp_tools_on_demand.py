@@ -7,28 +7,20 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
-import httpx
 import mcp.types as types
 import pytest
-import pytest_asyncio
 from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 
 from contracts.tool_categories import category_of, estimated_tokens
-from services.doors.cli.mesh import Mesh
-from services.doors.gateway.app import GatewayServer, create_app
-from services.doors.gateway.auth import Tokens
-from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
 from tests.integration.test_bridge_shading_tools import BRUSHED_METAL
 from tests.support.asset_files import glb_with_image
 from tests.support.bridges import script_result
-from tests.support.checked_session import CheckedSession
+from tests.support.gateways import gateway_fixture, mcp_door
 from tests.support.mcp_plans import structured
 from tests.support.meshes import mesh_fixture
 from tests.support.png import solid_png
@@ -55,27 +47,11 @@ def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 mesh = mesh_fixture(client="test-mcp-find")
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def gateway(mesh: tuple[Mesh, Bus]) -> AsyncIterator[str]:
-    app = create_app(mesh[0].settings, mesh[1], Tokens(TOKENS), run_timeout=240)
-    server = GatewayServer(app, port=0)
-    url = await server.start()
-    try:
-        yield f"{url}/mcp"
-    finally:
-        await server.stop()
+gateway = gateway_fixture(TOKENS, run_timeout=240, path="/mcp")
 
 
-@asynccontextmanager
-async def door(url: str) -> AsyncIterator[ClientSession]:
-    headers = {"Authorization": "Bearer tok-ana"}
-    async with (
-        httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(30, read=300)) as http,
-        streamable_http_client(url, http_client=http) as (read, write, _),
-        CheckedSession(read, write) as session,
-    ):
-        await session.initialize()
-        yield session
+def door(url: str) -> AbstractAsyncContextManager[ClientSession]:
+    return mcp_door(url, "tok-ana")
 
 
 def _op(op_id: str, tool: str, args: dict[str, Any], after: str | None) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Policy and approvals through the whole mesh: standing approvals, expiry, unsafe args."""
+"""Policy and approvals through the whole mesh: standing approvals and their revocation on
+the log, expiry on the wall clock. Unsafe arguments run on both buses in tests/flows."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 import pytest
 
 from contracts import subjects
-from contracts.events import AllowlistRevoked, ApprovalRequested, PolicyDecided, RunFailed
+from contracts.events import AllowlistRevoked, PolicyDecided, RunFailed
 from contracts.receipts import RunResult
 from services.doors.cli.mesh import Mesh
 from services.doors.core.client import MeshClient, RequestMismatch
@@ -104,34 +105,3 @@ async def test_approval_when_nobody_answers_expires_and_fails_the_run(
         failed = next((e for e in events if isinstance(e, RunFailed)), None)
     assert failed is not None, "the approval never expired"
     assert failed.failure.error_code == "APPROVAL_EXPIRED"
-
-
-@pytest.mark.clause("002-§policy.4")
-async def test_unsafe_argument_when_planned_is_denied_without_asking(
-    mesh: tuple[Mesh, Bus],
-) -> None:
-    ops = [
-        {
-            "operation_id": "far",
-            "tool_name": "object.create",
-            "args": {"primitive": "cube", "name": "Far", "location": [0, 0, 1e7]},
-            "depends_on": [],
-            "safety_level": "safe_write",
-        },
-        {
-            "operation_id": "gone",
-            "tool_name": "object.delete",
-            "args": {"name": "Far"},
-            "depends_on": ["far"],
-            "safety_level": "destructive",
-        },
-    ]
-    result = await run(mesh, "unsafe", plan={"request_id": "unsafe-1", "operations": ops})
-    assert result.status == "failed", result
-    assert result.failure is not None and result.failure.error_code == "POLICY_BLOCKED"
-    assert [(s.operation_id, s.action) for s in result.failure.minimal_repair_plan] == [
-        ("far", "replace_args")
-    ]
-    assert "'location[2]'" in result.message
-    events = await read_run(mesh[1].js, mesh[1].prefix, result.run_id)
-    assert not any(isinstance(e, ApprovalRequested) for e in events)

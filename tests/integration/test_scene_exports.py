@@ -22,12 +22,11 @@ from mcp.client.streamable_http import streamable_http_client
 
 from services.doors.cli import main as cli
 from services.doors.cli.mesh import Mesh
-from services.doors.gateway.app import GatewayServer, create_app
-from services.doors.gateway.auth import Tokens
 from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
 from tests.support.bridges import script_result
 from tests.support.checked_session import CheckedSession
+from tests.support.gateways import gateway_fixture
 from tests.support.mcp_plans import structured
 from tests.support.meshes import mesh_fixture
 
@@ -82,15 +81,7 @@ def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 mesh = mesh_fixture(client="test-scene-exports")
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def gateway(mesh: tuple[Mesh, Bus]) -> AsyncIterator[str]:
-    app = create_app(mesh[0].settings, mesh[1], Tokens(TOKENS), run_timeout=120)
-    server = GatewayServer(app, port=0)
-    url = await server.start()
-    try:
-        yield url
-    finally:
-        await server.stop()
+gateway = gateway_fixture(TOKENS)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

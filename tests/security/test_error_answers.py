@@ -13,14 +13,12 @@ import json
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import mcp.types as types
 import pytest
-import pytest_asyncio
 from mcp.client.streamable_http import streamable_http_client
 from nats.aio.client import Client
 from nats.errors import Error as NatsError
@@ -28,13 +26,12 @@ from nats.errors import Error as NatsError
 from contracts import subjects
 from contracts.door import run_prefix
 from services.doors.cli.mesh import Mesh
-from services.doors.gateway.app import GatewayServer, create_app
-from services.doors.gateway.auth import Tokens
 from services.runtime.nats import access
 from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
 from tests.support.asset_files import glb, gltf_document
 from tests.support.checked_session import CheckedSession
+from tests.support.gateways import gateway_fixture
 from tests.support.mcp_plans import plan
 from tests.support.meshes import mesh_fixture
 from tests.support.signing import register
@@ -84,15 +81,7 @@ def assert_clean(where: str, text: str, home: Path) -> None:
         assert str(folder) not in text, f"{where}: {folder} in {text[:2000]}"
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def gateway(mesh: tuple[Mesh, Bus]) -> AsyncIterator[str]:
-    app = create_app(mesh[0].settings, mesh[1], Tokens({"tok-ana": "ana"}), run_timeout=120)
-    server = GatewayServer(app, port=0)
-    url = await server.start()
-    try:
-        yield url
-    finally:
-        await server.stop()
+gateway = gateway_fixture({"tok-ana": "ana"})
 
 
 async def test_http_errors_name_nothing_of_the_host(gateway: str, mesh_settings: Settings) -> None:

@@ -29,7 +29,7 @@ from services.doors.core.requests import build_request
 from services.planner.graph import PlanInvalid, validate
 from services.runtime.service.settings import Settings, SettingsError
 from tests.support.catalog_fixture import CATALOG
-from tests.support.planners import planner
+from tests.support.planners import planner, requested
 
 HUGE_INT = int("9" * 400)
 
@@ -142,15 +142,8 @@ def test_validate_when_json_text_nested_thousands_deep_rejects_without_recursion
 
 
 async def test_planner_when_plan_holds_400_digit_int_fails_run_with_args_invalid() -> None:
-    event = RunRequested(
-        event_id="e0",
-        at=0.0,
-        run_id="r1",
-        request_id="q1",
-        thread_id="t1",
-        user="ana",
-        scene_id="s1",
-        plan={"request_id": "q1", "operations": [create("op1", location=[HUGE_INT, 0, 0])]},
+    event = requested(
+        plan={"request_id": "q1", "operations": [create("op1", location=[HUGE_INT, 0, 0])]}
     )
     handlers = planner()
     rejected_event, failed = await handlers.on_requested(event)

@@ -8,8 +8,9 @@ summaries, a node catalog, a limit), or a scripted model for the gemini backend.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
-from contracts.events import ThreadMessage
+from contracts.events import AnyEvent, RunRequested, ThreadMessage
 from contracts.limits import DEFAULT_MAX_OPERATIONS
 from contracts.tools import ToolCatalog
 from services.executor.client import CatalogSource, NodeCatalogSource, SceneSummaries
@@ -23,6 +24,31 @@ from tests.support.catalog_fixture import CATALOG
 NOW = 5.0  # every event the planner makes is at this time
 
 ThreadReader = Callable[[str], Awaitable[Sequence[ThreadMessage]]]
+
+
+def requested(prompt: str | None = None, plan: Any = None, **fields: Any) -> RunRequested:
+    """ana's request (run r1, request q1, thread t1, scene s1) as the planner hears it;
+    ``fields`` replace any of those, or name the planner asked for."""
+    ids: dict[str, Any] = {
+        "event_id": "e0",
+        "at": 0.0,
+        "run_id": "r1",
+        "request_id": "q1",
+        "thread_id": "t1",
+        "user": "ana",
+        "scene_id": "s1",
+    }
+    return RunRequested(**{**ids, "prompt": prompt, "plan": plan, **fields})
+
+
+class Log:
+    """A planner's ``history``: the events given, read back per run in the order given."""
+
+    def __init__(self, *events: AnyEvent) -> None:
+        self.events = list(events)
+
+    async def __call__(self, run_id: str) -> Sequence[AnyEvent]:
+        return [e for e in self.events if getattr(e, "run_id", None) == run_id]
 
 
 def planner(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import msgspec
 import pytest
 
@@ -150,7 +152,15 @@ async def test_gemini_run_when_gates_fail_sends_the_envelope_into_the_next_itera
     (again,) = await handlers(model, log).on_gates(verdict(done, FAILED))
     assert isinstance(again, Planned) and again.iteration == 2
     said = model.requests[0].contents[-1].text
-    assert '"failed_gates":["MODIFIERS_EVALUATE"]' in said and "verification gates" in said
+    assert "verification gates" in said
+    # 004 §8: the model gets the whole envelope, the gates' messages above all, since they
+    # say what to fix.
+    sent = json.loads(said.split("Gate envelope: ", 1)[1].split("\n", 1)[0])
+    assert sent == {
+        "success": False,
+        "failed_gates": ["MODIFIERS_EVALUATE"],
+        "messages": ["modifier 'Bevel' of object 'Box' did not evaluate: no geometry"],
+    }
 
 
 async def test_gemini_run_when_gates_fail_on_the_last_iteration_fails_gates_failed() -> None:

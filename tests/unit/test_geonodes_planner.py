@@ -4,19 +4,16 @@ backend, the model's ``geonodes_json`` answers, ``done`` and failures naming the
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from contracts.events import (
-    AnyEvent,
     Executed,
     GatesEvaluated,
     Planned,
     RunCompleted,
     RunFailed,
-    RunRequested,
     ThreadMessage,
     follow,
 )
@@ -34,7 +31,7 @@ from services.planner.model.prompt_geonodes import node_section
 from services.planner.outcomes import naming_step
 from services.runtime.service.errors import Retry
 from tests.support.geonode_fixture import EXAMPLE_9, GN_CATALOG, NODES, subdivide
-from tests.support.planners import model_planner, planner
+from tests.support.planners import Log, model_planner, planner, requested
 
 
 class StaticNodes:
@@ -53,29 +50,6 @@ class ScriptedModel:
     async def generate(self, request: ModelRequest) -> ModelReply:
         self.requests.append(request)
         return ModelReply(text=self.answers.pop(0), model="gemini-test", finish_reason="STOP")
-
-
-class Log:
-    def __init__(self, *events: AnyEvent) -> None:
-        self.events = list(events)
-
-    async def __call__(self, run_id: str) -> Sequence[AnyEvent]:
-        return [e for e in self.events if getattr(e, "run_id", None) == run_id]
-
-
-def requested(prompt: str | None = None, plan: Any = None, planner: str = "rules") -> RunRequested:
-    return RunRequested(
-        event_id="e0",
-        at=0.0,
-        run_id="r1",
-        request_id="q1",
-        thread_id="t1",
-        user="ana",
-        scene_id="s1",
-        prompt=prompt,
-        plan=plan,
-        planner=planner,
-    )
 
 
 def handlers(

@@ -19,7 +19,6 @@ from contracts.events import (
     PolicyDecided,
     RunCompleted,
     RunFailed,
-    RunRequested,
     follow,
 )
 from contracts.failures import failure
@@ -31,22 +30,7 @@ from services.policy.handlers import PolicyHandlers
 from services.policy.memory import MemoryAllowlist
 from services.runtime.service.errors import Retry
 from tests.support.catalog_fixture import CATALOG
-from tests.support.planners import planner
-
-
-def requested(prompt: str | None = None, plan: Any = None, **kw: Any) -> RunRequested:
-    return RunRequested(
-        event_id="e0",
-        at=0.0,
-        run_id="r1",
-        request_id="q1",
-        thread_id="t1",
-        user="ana",
-        scene_id="s1",
-        prompt=prompt,
-        plan=plan,
-        **kw,
-    )
+from tests.support.planners import planner, requested
 
 
 async def test_planner_when_no_catalog_yet_retries() -> None:

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from contracts.events import (
-    AnyEvent,
     Denied,
     Event,
     Executed,
@@ -28,7 +27,7 @@ from contracts.receipts import Receipt
 from services.planner.handlers import PlannerHandlers
 from services.planner.model.port import ModelError, ModelReply, ModelRequest
 from tests.support.catalog_fixture import CATALOG
-from tests.support.planners import model_planner
+from tests.support.planners import Log, model_planner, requested
 
 
 class ScriptedModel:
@@ -69,25 +68,7 @@ CYCLE = wire(("a", "scene.snapshot", {}, ["b"]), ("b", "scene.snapshot", {}, ["a
 UNKNOWN = wire(("op01", "python.exec", {"code": "1"}, []))
 BAD_ARGS = wire(("op01", "object.create", {"primitive": "teapot"}, []))
 
-REQUESTED = RunRequested(
-    event_id="e0",
-    at=0.0,
-    run_id="r1",
-    request_id="q1",
-    thread_id="t1",
-    user="ana",
-    scene_id="s1",
-    prompt="add a cube named Box",
-    planner="gemini",
-)
-
-
-class Log:
-    def __init__(self, *events: AnyEvent) -> None:
-        self.events = list(events)
-
-    async def __call__(self, run_id: str) -> Sequence[AnyEvent]:
-        return [e for e in self.events if getattr(e, "run_id", None) == run_id]
+REQUESTED = requested("add a cube named Box", planner="gemini")
 
 
 def handlers(model: ScriptedModel, log: Log | None = None) -> PlannerHandlers:

@@ -157,6 +157,7 @@ async def test_policy_when_code_hash_does_not_match_the_code_denies() -> None:
     assert "is not the hash of its code" in denied.message
 
 
+@pytest.mark.clause("004-§python.3")
 async def test_resolution_when_it_does_not_quote_the_code_hash_changes_nothing() -> None:
     policy_, _, asked = await ask(planned(python_op()))
     assert await policy_.on_resolved(resolve(asked)) == []
@@ -178,6 +179,7 @@ async def test_rejection_when_it_quotes_no_hash_still_rejects() -> None:
     assert denied.operation_ids == ["py-trusted"]
 
 
+@pytest.mark.clause("004-§python.3")
 async def test_always_allow_when_given_for_trusted_code_covers_that_code_only() -> None:
     allowlist = MemoryAllowlist()
     policy_, _, asked = await ask(planned(python_op()), allowlist)

@@ -7,14 +7,14 @@ from typing import Any
 
 import msgspec
 
-from contracts.events import Executed, Planned, PlanRejected, RunRequested
+from contracts.events import Executed, Planned, PlanRejected
 from contracts.receipts import Receipt
 from contracts.snapshot_text import described, snapshot_lines
 from services.executor.memory import MemorySceneSummaries
 from services.planner.outcomes import completed
 from tests.fixtures.artist_requests import ROOM
 from tests.support.artist_scene import catalog, summary
-from tests.support.planners import planner
+from tests.support.planners import planner, requested
 
 SNAPSHOT: dict[str, Any] = {
     "objects": [
@@ -51,19 +51,6 @@ SNAPSHOT: dict[str, Any] = {
     "materials": [{"name": "Red", "base_color": [1, 0, 0, 1], "metallic": 0.0, "roughness": 0.5}],
     "hash": "abc",
 }
-
-
-def requested(prompt: str) -> RunRequested:
-    return RunRequested(
-        event_id="e0",
-        at=0.0,
-        run_id="r1",
-        request_id="q1",
-        thread_id="t1",
-        user="ana",
-        scene_id="s1",
-        prompt=prompt,
-    )
 
 
 def receipt(tool: str, result: dict[str, Any] | None = None) -> Receipt:

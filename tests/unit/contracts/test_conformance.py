@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -117,6 +119,35 @@ def test_collection_when_a_mark_names_a_clause_runs_the_test(tmp_path: Path) -> 
     done = run_pytest(tmp_path, "001-§safety-modes.2")
     assert done.returncode == pytest.ExitCode.OK, done.stdout + done.stderr
     assert "1 passed" in done.stdout
+
+
+class _Item:
+    """What ``marked`` reads of a collected test: its id and its marks."""
+
+    def __init__(self, nodeid: str, *marks: pytest.MarkDecorator) -> None:
+        self.nodeid = nodeid
+        self.marks = [m.mark for m in marks]
+
+    def get_closest_marker(self, name: str) -> pytest.Mark | None:
+        return next((m for m in self.marks if m.name == name), None)
+
+    def iter_markers(self, name: str) -> Iterator[pytest.Mark]:
+        return (m for m in self.marks if m.name == name)
+
+
+def test_marked_when_one_variant_of_a_function_is_fast_counts_it_fast() -> None:
+    clause = pytest.mark.clause("000-§planning.1")
+    items = [
+        _Item("f.py::test_x[nats]", clause, pytest.mark.integration),
+        _Item("f.py::test_x[memory]", clause),
+        _Item("f.py::test_x[real]", clause, pytest.mark.e2e),
+        _Item("f.py::test_y[nats]", clause, pytest.mark.integration),
+        _Item("f.py::test_y[real]", clause, pytest.mark.e2e),
+    ]
+    assert marked(cast(list[pytest.Item], items))["000-§planning.1"] == [
+        Marked("f.py::test_x", True),
+        Marked("f.py::test_y", False),
+    ]
 
 
 def test_status_when_tests_or_adr_or_neither() -> None:

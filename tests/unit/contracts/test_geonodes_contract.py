@@ -229,6 +229,16 @@ def test_check_plan_when_response_has_too_many_steps_raises_limit() -> None:
         check_plan(doc, 500)
 
 
+@pytest.mark.clause("004-§validation.5")
+def test_check_plan_when_response_has_exactly_the_most_steps_passes() -> None:
+    # The boundary itself: 25 steps are allowed (004 §7: "at most 25").
+    step = EXAMPLE_9["steps"][1]
+    doc = changed(EXAMPLE_9, ["steps"], [{**step, "id": f"s{n}"} for n in range(MAX_STEPS)])
+    assert MAX_STEPS == 25
+    check_plan(doc, 500)
+    assert len(convert_geonode_response(doc).steps) == MAX_STEPS
+
+
 def test_check_plan_when_response_compiles_to_too_many_operations_raises_limit() -> None:
     with pytest.raises(LimitExceeded, match="BLENDMESH_MAX_OPERATIONS"):
         check_plan(subdivide(), 3)

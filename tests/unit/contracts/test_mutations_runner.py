@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from bench.mutations import MUTATIONS, Mutation, MutationError, load, mutate, verdict
+from bench.mutations import MUTANT, MUTATIONS, Mutation, MutationError, load, mutate, verdict
 from tests.conformance.clauses import load as load_clauses
 
 CLAUSES = {"002-§run-states.2"}
@@ -29,6 +30,17 @@ def test_mutation_file_when_read_has_forty_or_more_each_naming_a_clause() -> Non
     mutations = load(MUTATIONS, set(load_clauses()))
     assert len(mutations) >= 40
     assert len({m.name for m in mutations}) == len(mutations)
+
+
+def test_mutation_file_when_read_names_snippets_the_code_still_holds_once() -> None:
+    # A snippet the code no longer holds is a mutation that never runs: the bench calls it
+    # broken, and the clause silently loses its check. Failing here names it at once.
+    if os.environ.get(MUTANT):
+        pytest.skip("the bench mutated a file on purpose: its snippet is gone while it runs")
+    root = MUTATIONS.parents[1]
+    for m in load(MUTATIONS, set(load_clauses())):
+        text = (root / m.file).read_text(encoding="utf-8")
+        assert mutate(text, m) != text, m.name
 
 
 def test_mutation_file_when_well_formed_gives_its_mutations(tmp_path: Path) -> None:

@@ -63,7 +63,7 @@ async def test_plan_when_meta_omitted_requires_verification_and_an_operation_set
     assert isinstance(planned, Planned) and not planned.requires_gate_verification
 
 
-@pytest.mark.clause("004-§validation.4")
+@pytest.mark.clause("004-§validation.4", "000-§failure-contract.9")
 async def test_executed_when_verification_required_and_no_gate_can_judge_fails_closed() -> None:
     planner = handlers()
     (planned,) = await planner.on_requested(requested(plan=verify(True)))
@@ -73,6 +73,8 @@ async def test_executed_when_verification_required_and_no_gate_can_judge_fails_c
     assert isinstance(failed, RunFailed) and failed.failure.error_code == "GATES_FAILED"
     assert "meta.requires_gate_verification" in failed.message
     assert failed.failure.retry_hint.startswith(UNVERIFIED_GATE)
+    # Only a person can say the scene needs no verifying: no follow-up plan is safe.
+    assert failed.failure.recoverable is False
 
 
 @pytest.mark.clause("004-§validation.4")
