@@ -16,7 +16,7 @@ import bmesh
 import bpy
 from mathutils import Vector
 
-from services.bridge.tools import uv_layout
+from services.bridge import uv_layout
 
 from ..registry import Outcome, ToolError, Touches, name_schema, tool
 from .modelling.common import OBJECT, edited, require_mesh

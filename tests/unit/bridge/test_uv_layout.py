@@ -1,11 +1,11 @@
-"""Packing UV islands (services/bridge/tools/uv_layout.py): inside the unit square, apart,
+"""Packing UV islands (services/bridge/uv_layout.py): inside the unit square, apart,
 at one scale."""
 
 from __future__ import annotations
 
 import itertools
 
-from services.bridge.tools.uv_layout import pack
+from services.bridge.uv_layout import pack
 
 
 def _boxes(sizes: list[tuple[float, float]], margin: float) -> list[tuple[float, ...]]:
