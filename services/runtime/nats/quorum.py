@@ -23,6 +23,35 @@ class JetStreamUnavailable(BlendmeshError, ConnectionError):
     """JetStream stored nothing in time; the message says how many servers answer."""
 
 
+def log_unavailable(exc: BaseException) -> bool:
+    """Whether a write failed because JetStream could not store anything then: no stream
+    leader (an election after a server died), too few servers, or no answer at all. Such
+    a write succeeds once a leader is elected; nothing about the message was wrong."""
+    from nats.errors import NoRespondersError  # imported on a failure only
+    from nats.js.errors import NoStreamResponseError, ServiceUnavailableError
+
+    from services.runtime.nats.atomic import BatchUnanswered
+
+    unavailable = (
+        JetStreamUnavailable,
+        BatchUnanswered,
+        NoRespondersError,
+        NoStreamResponseError,
+        ServiceUnavailableError,
+    )
+    seen: BaseException | None = exc
+    for _ in range(CHAIN_DEPTH):
+        if seen is None:
+            return False
+        if isinstance(seen, unavailable):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+CHAIN_DEPTH = 8  # links of ``__cause__`` / ``__context__`` looked at (a chain may loop)
+
+
 async def _answers(url: ParseResult) -> bool:
     try:
         _, writer = await asyncio.wait_for(

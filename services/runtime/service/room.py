@@ -1,9 +1,11 @@
-"""Waiting for room: a consumer's message whose writes storage refuses is tried again in
-place, not nak'd, and the loop says since when (ADR 0040).
+"""Waiting for room: a consumer's message whose writes storage refuses, or that JetStream
+cannot store while a stream has no leader, is tried again in place, not nak'd, and the
+loop says since when (ADR 0040, ADR 0073).
 
-A nak would count a delivery each time, and a disk full for longer than ``max_deliver``
-deliveries would dead-letter work that only waits for room (or, with the dead letter
-refused too, leave it undelivered for good).
+A nak would count a delivery each time. A disk full, or a leader election after a server
+died, that lasts longer than ``max_deliver`` deliveries would dead-letter work that only
+waits for the log; and the dead letter, refused too, leaves the message undelivered for
+good (the server stops at ``max_deliver``): the run it belongs to never ends.
 """
 
 from __future__ import annotations
@@ -38,31 +40,40 @@ class Room:
         self._backoff_cap = backoff_cap
         self._patience = patience
         self.stop_asked = asyncio.Event()
-        # When a message last failed because storage refused a write; None once one is
-        # handled again. The service's STATS say so (``problem``), and a follower reads it.
+        # When a message last failed because storage refused a write, or the log stored
+        # nothing; None once one is handled again. The service's STATS say so
+        # (``problem``), and a follower reads it.
         self.refused_at: float | None = None
+        self._unstored = False  # the last refusal was the log's, not a full store's
 
     def problem(self) -> str | None:
         """What is wrong with the loop's work now, for its service's STATS; None: nothing."""
         if self.refused_at is None:
             return None
-        from services.runtime.service.store_limits import refusing  # as below: only once refused
+        # Imported once refused only: the CLI's run loads the consumer and nothing of this.
+        from services.runtime.service.store_limits import refusing, unstored
 
-        return refusing(max(0.0, self._clock() - self.refused_at))
+        waited = max(0.0, self._clock() - self.refused_at)
+        return unstored(waited) if self._unstored else refusing(waited)
 
     def _refused(self, error: BaseException) -> bool:
-        """Whether storage refused ``error``'s write, remembering since when."""
-        # Imported on a failure only: the CLI's run loads the consumer and nothing of this.
+        """Whether storage refused ``error``'s write or the log could not store it,
+        remembering since when."""
+        from services.runtime.nats.quorum import log_unavailable  # as above
         from services.runtime.service.store_limits import out_of_room
 
-        refused = out_of_room(error)
-        if refused and self.refused_at is None:
+        full = out_of_room(error)
+        unstored = not full and log_unavailable(error)
+        if (full or unstored) and self.refused_at is None:
             self.refused_at = self._clock()
-        return refused
+        if full or unstored:
+            self._unstored = unstored
+        return full or unstored
 
     async def until_room(self, work: Work, hold: Hold | None = None) -> None:
-        """Do ``work``; while storage refuses its writes, do it again in place for
-        ``patience`` seconds at most, with ``hold`` keeping its messages in progress."""
+        """Do ``work``; while storage refuses its writes or the log stores nothing, do it
+        again in place for ``patience`` seconds at most, with ``hold`` keeping its messages
+        in progress."""
         tries = 0
         holding: asyncio.Task[None] | None = None
         loop = asyncio.get_running_loop()
@@ -82,9 +93,12 @@ class Room:
                         holding = asyncio.create_task(hold())
                     delay = backoff(tries, self._backoff_cap)
                     log.warning(
-                        "%s: storage refuses writes (%s); trying again in %.2fs",
-                        self._durable, exc, delay,
-                    )  # fmt: skip
+                        "%s: %s (%s); trying again in %.2fs",
+                        self._durable,
+                        "the log stored nothing" if self._unstored else "storage refuses writes",
+                        exc,
+                        delay,
+                    )
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(self.stop_asked.wait(), delay)
                     if self.stop_asked.is_set():  # asked to stop meanwhile: give it back

@@ -130,3 +130,13 @@ def refusing(seconds: float) -> str:
         f"full. Free disk space where the mesh keeps its home, or raise {VARIABLE}; the "
         "work goes on by itself once there is room"
     )
+
+
+def unstored(seconds: float) -> str:
+    """What a service says of itself while JetStream stores none of its writes
+    (``quorum.log_unavailable``): a stream without a leader, or too few servers."""
+    return (
+        f"JetStream has stored none of its writes for {seconds:.0f} s: a stream has no "
+        "leader (a server stopped, or too few answer). `blendmesh status` shows the "
+        "servers; the work goes on by itself once the stream has a leader again"
+    )

@@ -172,3 +172,40 @@ async def test_loop_when_a_handler_fails_otherwise_naks_and_reports_no_room_prob
     await loop.process(delivered(client, 1))
     assert [payload[:4] for _, payload in client.settled] == [b"-NAK"]
     assert loop.problem() is None
+
+
+async def test_loop_when_the_log_has_no_leader_waits_in_place_saying_so() -> None:
+    """A server died and its streams elect new leaders: the handler's publishes fail for
+    seconds. Spending a delivery on each would dead-letter the run's next step (the dead
+    letter refused too, and the server stops delivering at max_deliver): the run would
+    never end."""
+    from nats.errors import NoRespondersError
+
+    from services.runtime.nats.atomic import BatchUnanswered
+    from services.runtime.nats.quorum import JetStreamUnavailable
+
+    unstored = JetStreamUnavailable("JetStream did not store the event in BM_EVENTS in time")
+    wrapped = RuntimeError("could not announce the step")
+    wrapped.__context__ = NoRespondersError()
+    no_leader = ServiceUnavailableError(code=503, description="no responders")
+    now, client = [100.0], Client()
+    handler = Handler(unstored, wrapped, BatchUnanswered("no stream took it"), no_leader, unstored)
+    loop = loop_of(handler, now)
+    await loop.process(delivered(client, 1))
+    assert len(handler.said) == 6 and handler.said[0] is None
+    for said in handler.said[1:]:
+        assert said is not None and said.startswith("JetStream has stored none"), said
+        assert "no leader" in said and "blendmesh status" in said, said
+    assert client.settled == [("$JS.ACK.S.executor.1.1.1.1700000000000000000.0", b"+ACK")]
+    assert loop.problem() is None
+
+
+async def test_loop_when_full_after_leaderless_says_the_store_is_full() -> None:
+    from services.runtime.nats.quorum import JetStreamUnavailable
+
+    now, client = [0.0], Client()
+    handler = Handler(JetStreamUnavailable("not stored in time"), FULL)
+    loop = loop_of(handler, now)
+    await loop.process(delivered(client, 1))
+    assert handler.said[1] is not None and handler.said[1].startswith("JetStream has stored")
+    assert handler.said[2] is not None and handler.said[2].startswith("its writes are refused")
