@@ -37,7 +37,7 @@ pytestmark = pytest.mark.slow
 
 PREFIX = "bmchaos"
 STREAM = subjects.stream_name(PREFIX)
-OPERATIONS = 40
+OPERATIONS = 200  # about a second of work: the run's events go out in batches of 0.25 s
 
 
 def plan(request_id: str) -> dict[str, Any]:
@@ -120,24 +120,18 @@ async def test_mesh_when_event_log_leader_killed_midway_completes_each_operation
         before = await log_ids(bus)
         leader = await stream_leader(bus.js, STREAM)
         killed: list[str] = []
-        done: list[str] = []  # operations seen succeeding, in order
-        done_at_kill: list[int] = []
         heard_before_kill: list[str] = []  # the run's events the log had acknowledged
 
         def on_event(event: AnyEvent) -> None:
             if not killed:
                 heard_before_kill.append(event.event_id)
-            if isinstance(event, OperationSucceeded):
-                done.append(event.operation_id)
             if isinstance(event, OperationStarted) and event.operation_id == "op004" and not killed:
                 cluster.kill(leader)
                 killed.append(leader)
-                done_at_kill.append(len(done))
 
         request = build_request(user="ana", scene_id="storm", plan=plan("storm-1"))
         result = await client.run(request, on_event, timeout=90)
         assert killed, "no server was killed"
-        assert done_at_kill[0] < OPERATIONS - 10, "the run was not in the middle"
         assert result.status == "completed", result.message
         assert result.scene_hash == reference.scene_hash
         assert len(result.receipts) == OPERATIONS
@@ -150,6 +144,13 @@ async def test_mesh_when_event_log_leader_killed_midway_completes_each_operation
 
         events = await read_run(bus.js, PREFIX, result.run_id)
         succeeded = [e for e in events if isinstance(e, OperationSucceeded)]
+        # The run was in its middle: many of its steps were stored after the last event
+        # the client had heard from the old leader (events leave in batches of 0.25 s, so
+        # hearing op004 start says little of how far the executor was).
+        seq_of = {event_id: seq for seq, event_id in after.items()}
+        last_heard = max(seq_of[i] for i in heard_before_kill)
+        later = [e for e in succeeded if seq_of[e.event_id] > last_heard]
+        assert len(later) >= OPERATIONS // 4, f"only {len(later)} steps stored after the kill"
         assert Counter(e.operation_id for e in succeeded) == Counter(
             r.operation_id for r in result.receipts
         )
