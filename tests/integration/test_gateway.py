@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -272,11 +272,8 @@ async def test_scene_when_ownership_index_lags_still_knows_its_owner(
     await run(api, {"prompt": "add a cube named Lag", "sceneId": "gw_lag"})  # a fact to index
 
     class Stalled(LogOwners):
-        def _applier(self, kind: str) -> Callable[[Msg], Awaitable[None]]:
-            async def drop(msg: Msg) -> None:
-                pass
-
-            return drop
+        def _handle(self, follows: str, msg: Msg) -> int | None:
+            return None
 
     app = create_app(mesh[0].settings, mesh[1], Tokens(TOKENS))
     stalled = app.state.gateway.owners = Stalled(mesh[1], 0.2)

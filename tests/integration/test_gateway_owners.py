@@ -3,8 +3,6 @@ sees every event published before it, like the scan it replaces."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 import pytest
 from nats.aio.msg import Msg
 
@@ -71,11 +69,8 @@ async def test_owners_when_index_cannot_catch_up_says_try_again(bus: Bus) -> Non
     class Stalled(LogOwners):
         """Receives the events but never applies them, like a stuck consumer."""
 
-        def _applier(self, kind: str) -> Callable[[Msg], Awaitable[None]]:
-            async def drop(msg: Msg) -> None:
-                pass
-
-            return drop
+        def _handle(self, follows: str, msg: Msg) -> int | None:
+            return None
 
     owners = Stalled(bus, catch_up_timeout=0.2)
     try:

@@ -10,21 +10,15 @@ such event in the log (one round trip), so it sees exactly what a scan would hav
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from nats.aio.msg import Msg
-from nats.aio.subscription import Subscription
-from nats.js.api import DeliverPolicy
-from nats.js.errors import NotFoundError
 
 from contracts import subjects
 from contracts.errors import BlendmeshError
 from contracts.events import AnyEvent, ApprovalRequested, RunRequested
 from services.runtime.nats import delivered
-from services.runtime.nats.retry import poll
+from services.runtime.nats.tail import LogTail
 from services.runtime.service.host import Bus
 
 KINDS = ("requested", "approval_requested")
@@ -60,73 +54,44 @@ class LogOwners:
         self._bus = bus  # read when first used: the app may be built before it connects
         self._timeout = catch_up_timeout
         self._index = OwnerIndex()
-        self._seen: dict[str, int] = dict.fromkeys(KINDS, 0)  # newest stream seq applied
-        self._subs: list[Subscription] = []
-        self._starting = asyncio.Lock()
+        self._kinds: dict[str, str] = {}  # filter -> kind
+        self._tail: LogTail | None = None
 
     async def current(self) -> OwnerIndex:
         """The index, once it holds every ownership event the log has now."""
-        await self._start()
-        stream = subjects.stream_name(self._bus.prefix)
-        newest: dict[str, int] = {}
-        for kind in KINDS:
-            try:
-                last = await self._bus.js.get_last_msg(
-                    stream, subjects.any_run(self._bus.prefix, kind)
-                )
-            except NotFoundError:
-                continue
-            newest[kind] = last.seq or 0
-
-        async def behind() -> list[str]:
-            return [kind for kind, seq in newest.items() if self._seen[kind] < seq]
-
-        lagging = await poll(behind, lambda kinds: not kinds, self._timeout, pause=0.01)
+        lagging = await self._follow().caught_up(self._timeout)
         if lagging:
-            raise IndexBehind(f"the ownership index is behind the log ({lagging[0]}); try again")
+            kind = self._kinds[lagging[0]]
+            raise IndexBehind(f"the ownership index is behind the log ({kind}); try again")
         return self._index
 
     async def close(self) -> None:
-        for sub in self._subs:
-            with contextlib.suppress(Exception):
-                await sub.unsubscribe()
-        self._subs = []
+        if self._tail is not None:
+            await self._tail.close()
 
-    async def _start(self) -> None:
-        async with self._starting:
-            if self._subs:
-                return
-            stream = subjects.stream_name(self._bus.prefix)
-            for kind in KINDS:
-                self._subs.append(
-                    await self._bus.js.subscribe(
-                        subjects.any_run(self._bus.prefix, kind),
-                        stream=stream,
-                        ordered_consumer=True,
-                        deliver_policy=DeliverPolicy.ALL,
-                        cb=self._applier(kind),
-                    )
-                )
+    def _follow(self) -> LogTail:
+        if self._tail is None:
+            prefix = self._bus.prefix
+            self._kinds = {subjects.any_run(prefix, kind): kind for kind in KINDS}
+            stream = subjects.stream_name(prefix)
+            self._tail = LogTail(self._bus.js, stream, list(self._kinds), self._handle)
+        return self._tail
 
-    def _applier(self, kind: str) -> Callable[[Msg], Awaitable[None]]:
+    def _handle(self, follows: str, msg: Msg) -> int | None:
         prefix = self._bus.prefix
-        stream = subjects.stream_name(prefix)
-
-        async def apply(msg: Msg) -> None:
-            # Only the log's own ``kind`` events count: a push consumer aimed at this
-            # inbox by someone else delivers other subjects (ADR 0015).
-            if not msg.subject.endswith(f".{kind}"):
-                delivered.log.warning("ignored a delivery on %s", msg.subject[:200])
-                return
-            try:
-                metadata = msg.metadata
-            except ValueError:  # not a JetStream delivery at all
-                return
-            if metadata.stream != stream:
-                return
-            event = delivered.run_event(prefix, msg.subject, msg.data)
-            if event is not None:
-                self._index.apply(event)
-            self._seen[kind] = max(self._seen[kind], metadata.sequence.stream)
-
-        return apply
+        kind = self._kinds[follows]
+        # Only the log's own ``kind`` events count: a push consumer aimed at this
+        # inbox by someone else delivers other subjects (ADR 0015).
+        if not msg.subject.endswith(f".{kind}"):
+            delivered.log.warning("ignored a delivery on %s", msg.subject[:200])
+            return None
+        try:
+            metadata = msg.metadata
+        except ValueError:  # not a JetStream delivery at all
+            return None
+        if metadata.stream != subjects.stream_name(prefix):
+            return None
+        event = delivered.run_event(prefix, msg.subject, msg.data)
+        if event is not None:
+            self._index.apply(event)
+        return metadata.sequence.stream
