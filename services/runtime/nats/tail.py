@@ -122,7 +122,7 @@ class LogTail(Generic[E]):
         self._subs: dict[str, Subscription] = {}
         self._starting = asyncio.Lock()
         self._stopped = False
-        self._broken: TailFailed | None = None
+        self._broken: str | None = None  # why the view stopped, once it did
 
     @property
     def follows(self) -> tuple[str, ...]:
@@ -165,6 +165,8 @@ class LogTail(Generic[E]):
     async def caught_up(self, timeout: float | None = None) -> None:
         """Return once the view holds every message the log has now on its filters;
         ``TailBehind`` after ``timeout`` seconds (the tail's own by default)."""
+        if timeout is not None and timeout < 0:
+            raise ValueError(f"{self.name}: a catch-up timeout cannot be negative, got {timeout}")
         await self.start()
         newest = await self._newest()
 
@@ -192,7 +194,8 @@ class LogTail(Generic[E]):
         if self._stopped:
             raise TailStopped(f"{self.name} was stopped; build a new one to follow the log")
         if self._broken is not None:
-            raise self._broken
+            # A new error each time: raising one instance again grows its traceback.
+            raise TailFailed(self._broken)
 
     async def _newest(self) -> dict[str, int]:
         newest: dict[str, int] = {}
@@ -249,7 +252,7 @@ class LogTail(Generic[E]):
                 self._apply(event)
         except Exception as exc:
             log.exception("%s failed applying message %d on %s", self.name, seq, subject)
-            self._broken = TailFailed(
+            self._broken = (
                 f"{self.name} stopped following the log: applying message {seq} on "
                 f"{subject[:200]} failed ({exc!r}); restart the service (see its log)"
             )

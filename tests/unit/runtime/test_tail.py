@@ -72,6 +72,11 @@ def test_tail_when_timeout_is_not_positive_is_refused(timeout: float) -> None:
         tail(["a.b"], timeout)
 
 
+async def test_caught_up_when_timeout_is_negative_is_refused_before_the_server() -> None:
+    with pytest.raises(ValueError, match="the test view: a catch-up timeout cannot be negative"):
+        await tail(["a.b"]).caught_up(timeout=-0.5)
+
+
 def test_inbox_when_asked_for_a_filter_it_does_not_follow_names_the_ones_it_does() -> None:
     with pytest.raises(ValueError, match=r"does not follow 'a\.>'; it follows \('a\.b',\)"):
         tail(["a.b"]).inbox("a.>")
