@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
 import pytest
 import pytest_asyncio
-from nats.aio.msg import Msg
 
 from contracts.events import Approved, Executed
 from services.doors.cli.mesh import Mesh
@@ -20,7 +19,7 @@ from services.doors.gateway.app import create_app
 from services.doors.gateway.auth import Tokens
 from services.runtime.nats.history import read_run
 from services.runtime.service.host import Bus
-from services.runtime.service.owners import LogOwners
+from services.runtime.service.owners import IndexBehind, LogOwners
 from services.runtime.service.settings import Settings
 from tests.support.meshes import mesh_fixture
 
@@ -271,22 +270,15 @@ async def test_scene_when_ownership_index_lags_still_knows_its_owner(
     """A scene's owner is in its head revision, read consistently: no index to wait for."""
     await run(api, {"prompt": "add a cube named Lag", "sceneId": "gw_lag"})  # a fact to index
 
-    class Stalled(LogOwners):
-        def _applier(self, kind: str) -> Callable[[Msg], Awaitable[None]]:
-            async def drop(msg: Msg) -> None:
-                pass
-
-            return drop
-
     app = create_app(mesh[0].settings, mesh[1], Tokens(TOKENS))
-    stalled = app.state.gateway.owners = Stalled(mesh[1], 0.2)
+    stalled = app.state.gateway.owners = LogOwners(mesh[1])
+    await stalled.close()  # an index that answers nothing at all
+    with pytest.raises(IndexBehind):
+        await stalled.current()
     transport = httpx.ASGITransport(app=app)
-    try:
-        async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as client:
-            mine = await client.get("/api/scenes/gw_lag.blend", headers=ANA)
-            theirs = await client.get("/api/scenes/gw_lag.blend", headers=BEN)
-    finally:
-        await stalled.close()
+    async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as client:
+        mine = await client.get("/api/scenes/gw_lag.blend", headers=ANA)
+        theirs = await client.get("/api/scenes/gw_lag.blend", headers=BEN)
     assert mine.status_code == 200 and theirs.status_code == 404
 
 

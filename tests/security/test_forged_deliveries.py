@@ -102,7 +102,7 @@ async def test_owner_index_when_a_forged_approval_is_pushed_into_its_inbox_keeps
             forged = encode_event(asked("arun", "bob"))
             await admin.js.publish(f"{PREFIX}.signed.x.requested", forged)
             await policy.publisher.publish(asked("brun", "bob"))
-            inbox = owners._subs[1].subject  # the approval follower's deliver subject
+            inbox = owners.tail.inbox(subjects.any_run(PREFIX, "approval_requested"))
             await aim(mesh, f"{PREFIX}.signed.>", inbox)
             await asyncio.sleep(1.0)
             index = await owners.current()

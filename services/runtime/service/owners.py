@@ -3,35 +3,30 @@
 Ownership is read from the log, the only source of truth: a thread belongs to the user
 whose run first used it, a scene to every user who ran something on it, an approval to
 the user of its run. Scanning the log on every request grew with every run ever made, so
-ordered consumers tail the ``requested`` and ``approval_requested`` events into an
-``OwnerIndex`` instead. Before answering, a lookup waits until the index holds the newest
-such event in the log (one round trip), so it sees exactly what a scan would have seen.
+a tail of the log (``services/runtime/nats/tail.py``) folds the ``requested`` and
+``approval_requested`` events into an ``OwnerIndex`` instead. Before answering, a lookup
+waits until the index holds the newest such event in the log (one round trip), so it sees
+exactly what a scan would have seen.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-
-from nats.aio.msg import Msg
-from nats.aio.subscription import Subscription
-from nats.js.api import DeliverPolicy
-from nats.js.errors import NotFoundError
+from functools import partial
 
 from contracts import subjects
 from contracts.errors import BlendmeshError
 from contracts.events import AnyEvent, ApprovalRequested, RunRequested
 from services.runtime.nats import delivered
-from services.runtime.nats.retry import poll
+from services.runtime.nats.tail import LogTail, TailError
 from services.runtime.service.host import Bus
 
 KINDS = ("requested", "approval_requested")
 
 
 class IndexBehind(BlendmeshError, RuntimeError):
-    """The index did not reach the log's newest events in time."""
+    """The index cannot answer as the log stands now: it did not catch up in time, could
+    not follow the log, or was closed; the message says which."""
 
 
 @dataclass
@@ -60,73 +55,32 @@ class LogOwners:
         self._bus = bus  # read when first used: the app may be built before it connects
         self._timeout = catch_up_timeout
         self._index = OwnerIndex()
-        self._seen: dict[str, int] = dict.fromkeys(KINDS, 0)  # newest stream seq applied
-        self._subs: list[Subscription] = []
-        self._starting = asyncio.Lock()
+        self._tail: LogTail[AnyEvent] | None = None
+
+    @property
+    def tail(self) -> LogTail[AnyEvent]:
+        """What follows the log into the index: wait on it (``caught_up``), or ``stop`` it."""
+        if self._tail is None:
+            prefix = self._bus.prefix
+            self._tail = LogTail(
+                "the ownership index",
+                self._bus.js,
+                subjects.stream_name(prefix),
+                [subjects.any_run(prefix, kind) for kind in KINDS],
+                partial(delivered.run_event, prefix),
+                self._index.apply,
+                self._timeout,
+            )
+        return self._tail
 
     async def current(self) -> OwnerIndex:
-        """The index, once it holds every ownership event the log has now."""
-        await self._start()
-        stream = subjects.stream_name(self._bus.prefix)
-        newest: dict[str, int] = {}
-        for kind in KINDS:
-            try:
-                last = await self._bus.js.get_last_msg(
-                    stream, subjects.any_run(self._bus.prefix, kind)
-                )
-            except NotFoundError:
-                continue
-            newest[kind] = last.seq or 0
-
-        async def behind() -> list[str]:
-            return [kind for kind, seq in newest.items() if self._seen[kind] < seq]
-
-        lagging = await poll(behind, lambda kinds: not kinds, self._timeout, pause=0.01)
-        if lagging:
-            raise IndexBehind(f"the ownership index is behind the log ({lagging[0]}); try again")
+        """The index, once it holds every ownership event the log has now; else
+        ``IndexBehind`` saying why."""
+        try:
+            await self.tail.caught_up()
+        except TailError as exc:
+            raise IndexBehind(str(exc)) from exc
         return self._index
 
     async def close(self) -> None:
-        for sub in self._subs:
-            with contextlib.suppress(Exception):
-                await sub.unsubscribe()
-        self._subs = []
-
-    async def _start(self) -> None:
-        async with self._starting:
-            if self._subs:
-                return
-            stream = subjects.stream_name(self._bus.prefix)
-            for kind in KINDS:
-                self._subs.append(
-                    await self._bus.js.subscribe(
-                        subjects.any_run(self._bus.prefix, kind),
-                        stream=stream,
-                        ordered_consumer=True,
-                        deliver_policy=DeliverPolicy.ALL,
-                        cb=self._applier(kind),
-                    )
-                )
-
-    def _applier(self, kind: str) -> Callable[[Msg], Awaitable[None]]:
-        prefix = self._bus.prefix
-        stream = subjects.stream_name(prefix)
-
-        async def apply(msg: Msg) -> None:
-            # Only the log's own ``kind`` events count: a push consumer aimed at this
-            # inbox by someone else delivers other subjects (ADR 0015).
-            if not msg.subject.endswith(f".{kind}"):
-                delivered.log.warning("ignored a delivery on %s", msg.subject[:200])
-                return
-            try:
-                metadata = msg.metadata
-            except ValueError:  # not a JetStream delivery at all
-                return
-            if metadata.stream != stream:
-                return
-            event = delivered.run_event(prefix, msg.subject, msg.data)
-            if event is not None:
-                self._index.apply(event)
-            self._seen[kind] = max(self._seen[kind], metadata.sequence.stream)
-
-        return apply
+        await self.tail.stop()

@@ -1,39 +1,35 @@
 """The projects book, kept current by tailing the log's project and lock events.
 
-Like ``owners.py``: ordered consumers apply ``<prefix>.project.>`` and ``<prefix>.lock.>``
-to a ``ProjectBook`` (contracts/project_book.py), and a lookup first waits until the book
-holds the newest such event in the log, so a member added a moment ago through another
-door is a member here too. The doors and the policy service each keep one.
+Like ``owners.py``: a tail of the log (``services/runtime/nats/tail.py``) applies
+``<prefix>.project.>`` and ``<prefix>.lock.>`` to a ``ProjectBook``
+(contracts/project_book.py), and a lookup first waits until the book holds the newest such
+event in the log, so a member added a moment ago through another door is a member here
+too. The doors and the policy service each keep one.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import weakref
-from collections.abc import Awaitable, Callable
+from functools import partial
 
 import msgspec
 from nats.aio.client import Client
-from nats.aio.msg import Msg
-from nats.aio.subscription import Subscription
-from nats.js.api import DeliverPolicy
-from nats.js.errors import NotFoundError
 
 from contracts import subjects
 from contracts.errors import BlendmeshError
 from contracts.events import decode_event
 from contracts.project_book import ProjectBook
 from contracts.projects import StudioEvent
-from services.runtime.nats.retry import poll
+from services.runtime.nats.tail import LogTail, TailError
 from services.runtime.service.host import Bus
 
 log = logging.getLogger("blendmesh.security")
 
 
 class BookBehind(BlendmeshError, RuntimeError):
-    """The book did not reach the log's newest project or lock event in time."""
+    """The book cannot answer as the log stands now: it did not catch up in time, could
+    not follow the log, or was closed; the message says which."""
 
 
 def studio_event(prefix: str, subject: str, data: bytes) -> StudioEvent | None:
@@ -57,69 +53,35 @@ class LogProjects:
         self._bus = bus  # read when first used: the app may be built before it connects
         self._timeout = catch_up_timeout
         self._book = ProjectBook()
-        self._filters = subjects.studio_events(bus.prefix)
-        self._seen: dict[str, int] = dict.fromkeys(self._filters, 0)
-        self._subs: list[Subscription] = []
-        self._starting = asyncio.Lock()
+        self._tail: LogTail[StudioEvent] | None = None
+
+    @property
+    def tail(self) -> LogTail[StudioEvent]:
+        """What follows the log into the book: wait on it (``caught_up``), or ``stop`` it."""
+        if self._tail is None:
+            prefix = self._bus.prefix
+            self._tail = LogTail(
+                "the projects book",
+                self._bus.js,
+                subjects.stream_name(prefix),
+                subjects.studio_events(prefix),
+                partial(studio_event, prefix),
+                self._book.apply,
+                self._timeout,
+            )
+        return self._tail
 
     async def current(self) -> ProjectBook:
-        """The book, once it holds every project and lock event the log has now."""
-        await self._start()
-        stream = subjects.stream_name(self._bus.prefix)
-        newest: dict[str, int] = {}
-        for subject in self._filters:
-            try:
-                last = await self._bus.js.get_last_msg(stream, subject)
-            except NotFoundError:
-                continue
-            newest[subject] = last.seq or 0
-
-        async def behind() -> list[str]:
-            return [s for s, seq in newest.items() if self._seen[s] < seq]
-
-        if await poll(behind, lambda lagging: not lagging, self._timeout, pause=0.01):
-            raise BookBehind("the projects book is behind the log; try again")
+        """The book, once it holds every project and lock event the log has now; else
+        ``BookBehind`` saying why."""
+        try:
+            await self.tail.caught_up()
+        except TailError as exc:
+            raise BookBehind(str(exc)) from exc
         return self._book
 
     async def close(self) -> None:
-        for sub in self._subs:
-            with contextlib.suppress(Exception):
-                await sub.unsubscribe()
-        self._subs = []
-
-    async def _start(self) -> None:
-        async with self._starting:
-            if self._subs:
-                return
-            stream = subjects.stream_name(self._bus.prefix)
-            for subject in self._filters:
-                self._subs.append(
-                    await self._bus.js.subscribe(
-                        subject,
-                        stream=stream,
-                        ordered_consumer=True,
-                        deliver_policy=DeliverPolicy.ALL,
-                        cb=self._applier(subject),
-                    )
-                )
-
-    def _applier(self, subject: str) -> Callable[[Msg], Awaitable[None]]:
-        prefix = self._bus.prefix
-        stream = subjects.stream_name(prefix)
-
-        async def apply(msg: Msg) -> None:
-            try:
-                metadata = msg.metadata
-            except ValueError:  # not a JetStream delivery at all
-                return
-            if metadata.stream != stream:
-                return
-            event = studio_event(prefix, msg.subject, msg.data)
-            if event is not None:
-                self._book.apply(event)
-            self._seen[subject] = max(self._seen[subject], metadata.sequence.stream)
-
-        return apply
+        await self.tail.stop()
 
 
 # Keyed by the connection: a Bus is a dataclass, compared by value and not hashable.
