@@ -328,6 +328,8 @@ async def test_bus_when_naming_anothers_scene_run_or_project_answers_as_for_an_u
         "request_id": "alike", "thread_id": "thread-alike", "user": "ben", "cancelled_by": "ben",
     }  # fmt: skip
     for verb, body in (("run.events", {"run_id": "{s}"}), ("run.audit", {"run_id": "{s}"}),
+                       ("run.events", {"run_id": "{s}", "offset": 1}),
+                       ("run.audit", {"run_id": "{s}", "offset": 1}),
                        ("run.cancel", cancel)):  # fmt: skip
         unknown = await ask(verb, body, world["unknown_run"])
         assert "NOT_FOUND" in unknown, (verb, unknown)

@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -79,6 +79,20 @@ class Refused(BlendmeshError):
 
 def refused(code: ErrorCode, message: str) -> DoorReply:
     return DoorReply(ok=False, error=DoorError(code=code, message=message))
+
+
+def _page(items: list[dict[str, Any]], offset: int) -> tuple[list[dict[str, Any]], int | None]:
+    """The items from ``offset`` that fit one answer (at least one), and the offset of the
+    next page; None when these are the last."""
+    page: list[dict[str, Any]] = []
+    size = 0
+    for item in items[offset:]:
+        size += len(msgspec.json.encode(item))
+        if page and size > MAX_REPLY_BYTES:
+            break
+        page.append(item)
+    end = offset + len(page)
+    return page, end if end < len(items) else None
 
 
 def _decode(data: bytes, kind: type[_T], example: str) -> _T:
@@ -295,27 +309,15 @@ class DoorHandlers:
         ref = _decode(data, RunRef, '{"run_id": "run-1"}')
         await self._own_run(user, ref.run_id)
         events = [msgspec.to_builtins(e) for e in await self.reads.events(ref.run_id)]
-        page: list[dict[str, object]] = []
-        size = 0
-        for event in events[ref.offset :]:
-            size += len(msgspec.json.encode(event))
-            if page and size > MAX_REPLY_BYTES:
-                break
-            page.append(event)
-        end = ref.offset + len(page)
-        return DoorReply(
-            ok=True,
-            run_id=ref.run_id,
-            events=page,
-            next_offset=end if end < len(events) else None,
-        )
+        page, next_offset = _page(events, ref.offset)
+        return DoorReply(ok=True, run_id=ref.run_id, events=page, next_offset=next_offset)
 
     async def audit(self, user: UserEntry, data: bytes) -> DoorReply:
-        ref = _decode(data, RunRef, '{"run_id": "run-1"}')
+        ref = _decode(data, RunRef, '{"run_id": "run-1", "offset": 0}')
         await self._own_run(user, ref.run_id)
-        return DoorReply(
-            ok=True, run_id=ref.run_id, records=await self.reads.audit_records(ref.run_id)
-        )
+        # A run of the most operations a plan may hold has more records than one answer.
+        page, next_offset = _page(await self.reads.audit_records(ref.run_id), ref.offset)
+        return DoorReply(ok=True, run_id=ref.run_id, records=page, next_offset=next_offset)
 
     async def runs(self, user: UserEntry, data: bytes) -> DoorReply:
         query = _decode(data, ListQuery, f'{{"limit": {MAX_LIST}}}')
