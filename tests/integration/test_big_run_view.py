@@ -35,6 +35,7 @@ from services.doors.core.client import MeshClient
 from services.doors.core.requests import build_request
 from services.doors.gateway.app import GatewayServer, create_app
 from services.doors.gateway.auth import Tokens
+from services.doors.mcp.door import AUDIT_PAGE_BYTES
 from services.runtime.nats import access
 from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
@@ -276,21 +277,43 @@ async def mcp_url(mesh: tuple[Mesh, Bus]) -> AsyncIterator[str]:
         await server.stop()
 
 
-async def test_mcp_audit_when_run_holds_max_operations_answers_whole_trail(
-    mcp_url: str, big_run: str
+async def test_mcp_audit_when_run_holds_max_operations_answers_it_in_pages(
+    mesh: tuple[Mesh, Bus], mcp_url: str, big_run: str
 ) -> None:
     headers = {"Authorization": "Bearer tok-ana"}
+    trail: dict[str, list[Any]] = {"actions": [], "audit_records": [], "timeline": []}
     async with (
         httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(30, read=120)) as http,
         streamable_http_client(mcp_url, http_client=http) as (read, write, _),
         CheckedSession(read, write) as session,
     ):
         await session.initialize()
-        answer = await session.call_tool("audit", {"run_id": big_run})
-    assert answer.isError is not True, answer.content[:1]
-    trail = structured(answer)
+        offset: int | None = 0
+        answers = 0
+        while offset is not None:
+            answer = await session.call_tool("audit", {"run_id": big_run, "offset": offset})
+            assert answer.isError is not True, answer.content[:1]
+            page = structured(answer)
+            rows = {view: page[view] for view in trail}
+            held = sum(len(found) for found in rows.values())
+            # A page holds one row at least (the run's execution, with every receipt, is
+            # some 150 KB alone); more only within the bound, commas and brackets aside.
+            assert held == 1 or len(msgspec.json.encode(rows)) <= AUDIT_PAGE_BYTES + held + 64
+            for view, found in rows.items():
+                trail[view] += found
+            assert page["offset"] == offset and page["run"]["run_id"] == big_run
+            offset = page["next_offset"]
+            answers += 1
+            assert answers < 100
+        for bad in (-1, 100_001, "3"):
+            refused = await session.call_tool("audit", {"run_id": big_run, "offset": bad})
+            assert refused.isError is True
+            assert "offset" in structured(refused)["error"]["message"], refused.content
+    assert answers > 5  # each page is a part a host can read
+    whole = await audit.query_run(mesh[1].nc, PREFIX, big_run)
     assert [a["operation_id"] for a in trail["actions"]] == op_ids()
-    assert len(trail["audit_records"]) == DEFAULT_MAX_OPERATIONS + 1  # + the gates' verdict
+    assert trail["audit_records"] == [msgspec.to_builtins(r) for r in whole.audit_records]
+    assert [t["stream_seq"] for t in trail["timeline"]] == [t.stream_seq for t in whole.timeline]
 
 
 async def test_run_pages_when_asked_a_few_rows_at_a_time_add_up_to_the_whole_run(

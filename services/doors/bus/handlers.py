@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import msgspec
 
@@ -55,7 +55,7 @@ from services.doors.bus.ports import (
 )
 from services.doors.bus.steer import steered
 from services.doors.bus.studio_verbs import StudioVerbs
-from services.doors.core import ownership
+from services.doors.core import ownership, pages
 from services.doors.core.cancels import RunOver, cancel_of
 from services.doors.core.quota import QuotaExceeded
 from services.doors.core.steering import NoRun, SteerInvalid, SteerRefused
@@ -79,20 +79,6 @@ class Refused(BlendmeshError):
 
 def refused(code: ErrorCode, message: str) -> DoorReply:
     return DoorReply(ok=False, error=DoorError(code=code, message=message))
-
-
-def _page(items: list[dict[str, Any]], offset: int) -> tuple[list[dict[str, Any]], int | None]:
-    """The items from ``offset`` that fit one answer (at least one), and the offset of the
-    next page; None when these are the last."""
-    page: list[dict[str, Any]] = []
-    size = 0
-    for item in items[offset:]:
-        size += len(msgspec.json.encode(item))
-        if page and size > MAX_REPLY_BYTES:
-            break
-        page.append(item)
-    end = offset + len(page)
-    return page, end if end < len(items) else None
 
 
 def _decode(data: bytes, kind: type[_T], example: str) -> _T:
@@ -309,14 +295,15 @@ class DoorHandlers:
         ref = _decode(data, RunRef, '{"run_id": "run-1"}')
         await self._own_run(user, ref.run_id)
         events = [msgspec.to_builtins(e) for e in await self.reads.events(ref.run_id)]
-        page, next_offset = _page(events, ref.offset)
+        page, next_offset = pages.page(events, ref.offset, MAX_REPLY_BYTES)
         return DoorReply(ok=True, run_id=ref.run_id, events=page, next_offset=next_offset)
 
     async def audit(self, user: UserEntry, data: bytes) -> DoorReply:
         ref = _decode(data, RunRef, '{"run_id": "run-1", "offset": 0}')
         await self._own_run(user, ref.run_id)
         # A run of the most operations a plan may hold has more records than one answer.
-        page, next_offset = _page(await self.reads.audit_records(ref.run_id), ref.offset)
+        records = await self.reads.audit_records(ref.run_id)
+        page, next_offset = pages.page(records, ref.offset, MAX_REPLY_BYTES)
         return DoorReply(ok=True, run_id=ref.run_id, records=page, next_offset=next_offset)
 
     async def runs(self, user: UserEntry, data: bytes) -> DoorReply:
