@@ -180,6 +180,17 @@ async def test_http_when_run_holds_max_operations_answers_whole_detail_and_audit
     assert len({r["operationId"] for r in records}) == DEFAULT_MAX_OPERATIONS + 1  # + gates
 
 
+@pytest.mark.parametrize("path", ["/api/runs/{r}", "/api/runs/{r}/audit"])
+async def test_http_when_another_user_asks_for_the_big_run_answers_as_for_an_unknown_one(
+    api: httpx.AsyncClient, big_run: str, path: str
+) -> None:
+    zed = {"Authorization": "Bearer tok-zed"}
+    theirs = await api.get(path.format(r=big_run), headers=zed)
+    nobody = await api.get(path.format(r="run-nobody-has"), headers=zed)
+    assert theirs.status_code == nobody.status_code == 404
+    assert theirs.text.replace(big_run, "<id>") == nobody.text.replace("run-nobody-has", "<id>")
+
+
 async def test_cli_when_run_holds_max_operations_shows_audit_and_timeline(
     mesh: tuple[Mesh, Bus],
     big_run: str,
