@@ -39,6 +39,7 @@ from services.doors.mcp.door import AUDIT_PAGE_BYTES
 from services.runtime.nats import access
 from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
+from tests.support.big_plans import biggest_plan, op_ids
 from tests.support.checked_session import CheckedSession
 from tests.support.mcp_plans import structured
 from tests.support.meshes import mesh_fixture
@@ -53,8 +54,6 @@ pytestmark = [
 PREFIX = "bmbig"
 USER = "ana"
 TOKENS = {"tok-ana": "ana", "tok-zed": "zed"}
-SHAPES = ("cube", "cylinder", "uv_sphere", "cone")
-STEPS = 4  # operations per crate: create, move, bevel, paint
 
 
 @pytest.fixture(scope="module")
@@ -63,65 +62,6 @@ def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 
 
 mesh = mesh_fixture(client="test-big-run")
-
-
-def crate(i: int) -> list[dict[str, Any]]:
-    """One crate of a warehouse aisle: created, placed, bevelled and painted, as a person
-    laying out a scene asks for it."""
-    name = f"Crate_{i:03d}"
-    row, col = divmod(i, 25)
-    made = f"make_{i:03d}"
-
-    def op(step: str, tool: str, args: dict[str, Any], after: list[str]) -> dict[str, Any]:
-        return {
-            "operation_id": f"{step}_{i:03d}",
-            "tool_name": tool,
-            "args": args,
-            "depends_on": after,
-            "safety_level": "safe_write",
-        }
-
-    return [
-        op(
-            "make",
-            "object.create",
-            {
-                "primitive": SHAPES[i % len(SHAPES)],
-                "name": name,
-                "location": [col * 2.5, row * 3.0, 0.0],
-                "rotation": [0.0, 0.0, (i * 15) % 360],
-            },
-            [],
-        ),
-        op(
-            "move",
-            "object.transform",
-            {"name": name, "location": [col * 2.5, row * 3.0, 0.5], "scale": [1.0, 0.8, 1.0]},
-            [made],
-        ),
-        op(
-            "bevel",
-            "modifier.add",
-            {"object": name, "type": "BEVEL", "properties": {"segments": 2, "width": 0.05}},
-            [made],
-        ),
-        op(
-            "paint",
-            "material.assign",
-            {
-                "object": name,
-                "base_color": [0.35 + (i % 5) * 0.1, 0.25, 0.12],
-                "roughness": 0.6,
-            },
-            [made],
-        ),
-    ]
-
-
-def biggest_plan() -> dict[str, Any]:
-    ops = [op for i in range(DEFAULT_MAX_OPERATIONS // STEPS) for op in crate(i)]
-    assert len(ops) == DEFAULT_MAX_OPERATIONS
-    return {"request_id": "req-aisle", "operations": ops}
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -142,10 +82,6 @@ async def api(mesh: tuple[Mesh, Bus]) -> AsyncIterator[httpx.AsyncClient]:
         transport=transport, base_url="http://gateway", timeout=60
     ) as client:
         yield client
-
-
-def op_ids() -> list[str]:
-    return sorted(op["operation_id"] for op in biggest_plan()["operations"])
 
 
 async def test_audit_client_when_run_holds_max_operations_reads_whole_detail(
@@ -397,7 +333,7 @@ async def test_audit_client_when_run_is_under_way_reads_one_state_of_it(
     """Read again and again while a second run of as many operations goes on: each view
     put together from pages is one state of the run, its actions agreeing with its
     timeline."""
-    plan = biggest_plan() | {"request_id": "req-aisle-2"}
+    plan = biggest_plan("req-aisle-2")
     request = build_request(user=USER, scene_id="aisle2", plan=plan, planner="plan")
     running = asyncio.ensure_future(MeshClient(mesh[1]).run(request, timeout=480))
     seen: list[str | None] = []
