@@ -15,6 +15,14 @@ import msgspec
 from contracts.receipts import ActionState, RunState
 
 MAX_RUNS = 1000
+# Rows of a run's detail one page may hold: the audit service sends fewer when they would
+# not fit one message (ADR 0076). A page's rows are read and measured together, so this
+# bounds the work of one page too.
+MAX_PAGE_ROWS = 2000
+# How far into a run's rows a page may start: far past any run the mesh accepts (a plan
+# of BLENDMESH_MAX_OPERATIONS operations, repaired a few times, is some thousands).
+MAX_RUN_ROWS = 100_000
+MAX_SEQ = 2**63 - 1  # a stream sequence, as SQLite stores it
 
 
 class _Message(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -34,9 +42,20 @@ class RunsQuery(_Message, frozen=True, kw_only=True):
 
 
 class RunQuery(_Message, frozen=True, kw_only=True):
-    """One run with its actions, audit records and timeline (``run``)."""
+    """One page of a run with its actions, audit records and timeline (``run``).
+
+    The run's rows are numbered in one sequence: its actions (by operation id), then its
+    audit records and its timeline (each in log order). A page holds up to ``limit`` of
+    them from ``offset``, fewer when more would not fit one message, and its reply says
+    where the next page starts. ``upto_seq`` is the first page's: later pages read the
+    records and timeline only up to it, so the pages add up to one state of the run
+    (``services.audit.client.query_run`` asks for them all).
+    """
 
     run_id: Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
+    offset: Annotated[int, msgspec.Meta(ge=0, le=MAX_RUN_ROWS)] = 0
+    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_PAGE_ROWS)] = MAX_PAGE_ROWS
+    upto_seq: Annotated[int, msgspec.Meta(ge=0, le=MAX_SEQ)] | None = None
 
 
 class DumpQuery(_Message, frozen=True, kw_only=True):
@@ -140,7 +159,8 @@ class TimelineEntry(_Message, frozen=True, kw_only=True):
 
 
 class RunDetail(_Message, frozen=True, kw_only=True):
-    """Everything the audit views know about one run: its row, actions, records, timeline."""
+    """Everything the audit views know about one run: its row, actions, records, timeline
+    (in a ``RunReply``, the rows of one page of them)."""
 
     run: RunRow
     actions: list[ActionRow] = []
@@ -165,10 +185,26 @@ class RunsReply(Reply, frozen=True, kw_only=True):
     runs: list[RunRow] = []
 
 
+class RunPage(_Message, frozen=True, kw_only=True):
+    """Where one page of a run's rows sits among them, and where the next one starts."""
+
+    offset: int  # the first row of this page
+    next_offset: int | None  # None: this page is the last
+    rows: int  # the run's rows up to ``upto_seq``: actions, audit records, timeline
+    # The run's last event this page reads up to (the views' stream sequence); a later
+    # page asked with it adds up with this one.
+    upto_seq: int
+    # The run has events after ``upto_seq``: its actions (kept up to date, not in log
+    # order) may have changed since the first page.
+    moved: bool = False
+
+
 class RunReply(Reply, frozen=True, kw_only=True):
-    """The answer to a ``RunQuery``: ``detail`` is set whenever ``ok`` is."""
+    """The answer to a ``RunQuery``: ``detail`` (one page of rows) and ``page`` are set
+    whenever ``ok`` is."""
 
     detail: RunDetail | None = None
+    page: RunPage | None = None
 
 
 class DumpReply(Reply, frozen=True, kw_only=True):

@@ -81,10 +81,16 @@ class RunsAnswer(_Answer, frozen=True, kw_only=True):
 
 
 class AuditAnswer(_Answer, frozen=True, kw_only=True):
+    """One page of a run's trail: its rows numbered actions first, then audit records, then
+    timeline, from ``offset``, as many as a host should read at once (ADR 0076)."""
+
     run: RunRow
     actions: list[ActionRow]
     audit_records: list[AuditRecord]
     timeline: list[TimelineEntry]
+    offset: int = 0  # the first row of this page
+    next_offset: int | None = None  # ask again with it for the rest; None: the last page
+    rows: int | None = None  # the run's rows in all
 
 
 class SceneHeadAnswer(_Answer, frozen=True, kw_only=True):

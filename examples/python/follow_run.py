@@ -88,11 +88,18 @@ class Door:
 
     async def events(self, run_id: str) -> list[dict[str, Any]]:
         """Every event of the run so far, page by page."""
+        return await self.pages("run.events", "events", run_id)
+
+    async def records(self, run_id: str) -> list[dict[str, Any]]:
+        """Every audit record of the run so far, page by page."""
+        return await self.pages("run.audit", "records", run_id)
+
+    async def pages(self, verb: str, field: str, run_id: str) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         offset: int | None = 0
         while offset is not None:
-            answer = await self.ask("run.events", {"run_id": run_id, "offset": offset})
-            out += answer["events"]
+            answer = await self.ask(verb, {"run_id": run_id, "offset": offset})
+            out += answer[field]
             offset = answer.get("next_offset")
         return out
 
@@ -137,7 +144,7 @@ async def read_audit(door: Door, run_id: str, idle: float) -> None:
     records: list[dict[str, Any]] = []
     still = time.monotonic()
     while time.monotonic() - still < idle:
-        found = (await door.ask("run.audit", {"run_id": run_id}))["records"]
+        found = await door.records(run_id)
         if len(found) != len(records):
             records, still = found, time.monotonic()
         await asyncio.sleep(0.2)

@@ -77,11 +77,20 @@ class Door {
 
   /** Every event of the run so far, page by page. */
   async events(runId: string): Promise<Json[]> {
+    return this.pages("run.events", "events", runId);
+  }
+
+  /** Every audit record of the run so far, page by page. */
+  async records(runId: string): Promise<Json[]> {
+    return this.pages("run.audit", "records", runId);
+  }
+
+  private async pages(verb: string, field: string, runId: string): Promise<Json[]> {
     const out: Json[] = [];
     let offset: number | undefined = 0;
     while (offset !== undefined) {
-      const answer = await this.ask("run.events", { run_id: runId, offset });
-      out.push(...(answer.events as Json[]));
+      const answer = await this.ask(verb, { run_id: runId, offset });
+      out.push(...(answer[field] as Json[]));
       offset = typeof answer.next_offset === "number" ? answer.next_offset : undefined;
     }
     return out;
@@ -168,7 +177,7 @@ async function readAudit(door: Door, runId: string, idleMs: number): Promise<voi
   let records: Json[] = [];
   let still = Date.now();
   while (Date.now() - still < idleMs) {
-    const found = (await door.ask("run.audit", { run_id: runId })).records as Json[];
+    const found = await door.records(runId);
     if (found.length !== records.length) {
       records = found;
       still = Date.now();

@@ -27,9 +27,7 @@ from contracts.queries import (
     RebuildCommand,
     RebuildReply,
     Reply,
-    RunDetail,
     RunQuery,
-    RunReply,
     RunRow,
     RunsQuery,
     RunsReply,
@@ -37,6 +35,7 @@ from contracts.queries import (
 from contracts.request_limits import MAX_PROMPT
 from services.audit.rebuild_store import RebuildStore
 from services.audit.replay import replay
+from services.audit.run_pages import cut
 from services.audit.store import SqliteStore
 from services.runtime.nats import delivered
 from services.runtime.nats.retry import poll
@@ -145,13 +144,15 @@ class QueryResponders:
         return RunsReply(ok=True, last_seq=seq, runs=msgspec.convert(rows, list[RunRow]))
 
     async def run(self, data: bytes) -> Reply:
-        query = decode_query("run", data, RunQuery, '{"run_id": "RUN_ID"}')
-        seq = await self.caught_up()
-        detail = await self._store.run(query.run_id)
-        if detail is None:
+        """One page of the run's rows, as many as fit one message (``run_pages.py``)."""
+        query = decode_query("run", data, RunQuery, '{"run_id": "RUN_ID", "offset": 0}')
+        # A later page reads the run up to where the first stopped, which the views held.
+        seq = await self.caught_up() if query.upto_seq is None else await self._store.last_seq()
+        found = await self._store.run_page(query.run_id, query.offset, query.limit, query.upto_seq)
+        if found is None:
             raise QueryFailed(f"no run {query.run_id}; `blendmesh runs` lists the known runs")
-        detail["timeline"] = [with_facts(entry) for entry in detail["timeline"]]
-        return RunReply(ok=True, last_seq=seq, detail=msgspec.convert(detail, RunDetail))
+        found["timeline"] = [with_facts(entry) for entry in found["timeline"]]
+        return cut(found, query.offset, seq, self._bus.nc.max_payload - REPLY_HEADROOM)
 
     async def dump(self, data: bytes) -> Reply:
         decode_query("dump", data, DumpQuery, "{}")

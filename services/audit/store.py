@@ -20,10 +20,12 @@ from typing import Any, Protocol, TypeVar
 
 from services.audit.projections import Row
 from services.audit.run_cache import CACHE_ROWS
+from services.audit.run_pages import ORDER, SECTIONS, windows
 from services.audit.sqlite_views import SqliteViews, ViewsThread, open_views, remove_sidecars
 from services.audit.tables import VIEWS, Applied, Batch, Project
 
 RECORDS_AT = "SELECT * FROM audit_records WHERE stream_seq = ?"
+LATEST = "SELECT max(stream_seq) AS seq FROM timeline WHERE run_id = ?"
 # A run under way or waiting for a person (its state is none of the ends).
 ACTIVE = "(state IS NULL OR state NOT IN ('completed', 'failed'))"
 
@@ -150,6 +152,35 @@ class SqliteStore:
 
         return await self._run(read)
 
+    async def run_page(
+        self, run_id: str, offset: int, limit: int, upto_seq: int | None = None
+    ) -> dict[str, Any] | None:
+        """Rows ``offset`` to ``offset + limit`` of the run (``run_pages.SECTIONS``), its
+        audit records and timeline read up to ``upto_seq`` (None: its last event), read
+        in one call so the run's row, its actions and the counts agree; None: no such run.
+        Beside them: ``rows``, ``upto_seq`` and ``latest_seq``, the run's last event."""
+
+        def read(views: SqliteViews) -> dict[str, Any] | None:
+            found = views.rows("SELECT * FROM runs WHERE run_id = ?", (run_id,))
+            if not found:
+                return None
+            latest = views.rows(LATEST, (run_id,))[0]["seq"] or 0
+            upto = latest if upto_seq is None else upto_seq
+            where = {view: _of_run(view, run_id, upto) for view in SECTIONS}
+            counts = {
+                view: views.rows(f"SELECT count(*) AS n FROM {view} WHERE {sql}", args)[0]["n"]
+                for view, (sql, args) in where.items()
+            }
+            page: dict[str, Any] = {"run": found[0], "upto_seq": upto, "latest_seq": latest}
+            page["rows"] = sum(counts.values())
+            for view, (first, many) in windows(counts, offset, limit).items():
+                sql, args = where[view]
+                select = f"SELECT * FROM {view} WHERE {sql} ORDER BY {ORDER[view]} LIMIT ? OFFSET ?"
+                page[view] = views.rows(select, (*args, many, first)) if many else []
+            return page
+
+        return await self._run(read)
+
     async def dump(self) -> dict[str, list[Row]]:
         def read(views: SqliteViews) -> dict[str, list[Row]]:
             dump = {"tracking": [{"last_seq": views.last_seq()}]}
@@ -198,3 +229,11 @@ class SqliteStore:
     def _connect(self) -> sqlite3.Connection:
         # An acked event must not vanish: WAL, and every commit synced.
         return open_views(self.path, ("journal_mode=WAL", "synchronous=FULL"), self._busy_timeout)
+
+
+def _of_run(view: str, run_id: str, upto: int) -> tuple[str, tuple[Any, ...]]:
+    """The rows of ``view`` a page of run ``run_id`` reads: its actions as they stand, its
+    audit records and timeline (append-only, in log order) up to stream sequence ``upto``."""
+    if view == "actions":
+        return "run_id = ?", (run_id,)
+    return "run_id = ? AND stream_seq <= ?", (run_id, upto)

@@ -252,8 +252,11 @@ async def test_mcp_when_naming_anothers_scene_or_run_answers_as_for_an_unknown_o
         for others in (ZEDS_OWN, ZEDS_SHOT):
             ran = await ask("run", {"scene_id": "{s}", "plan": "{plan}"}, others)
             assert ran == unknown, others
-        for tool in ("run_status", "audit", "cancel_run", "rerun_run", "fork_run"):
-            args = {"run_id": "{s}", **({"from_op": 1} if tool == "rerun_run" else {})}
+        for tool, more in (
+            ("run_status", {}), ("audit", {}), ("audit", {"offset": 3}), ("cancel_run", {}),
+            ("rerun_run", {"from_op": 1}), ("fork_run", {}),
+        ):  # fmt: skip
+            args = {"run_id": "{s}", **more}
             unknown = await ask(tool, args, world["unknown_run"])
             assert '"isError": true' in unknown, (tool, unknown)
             assert await ask(tool, args, world["run"]) == unknown, tool
@@ -328,6 +331,8 @@ async def test_bus_when_naming_anothers_scene_run_or_project_answers_as_for_an_u
         "request_id": "alike", "thread_id": "thread-alike", "user": "ben", "cancelled_by": "ben",
     }  # fmt: skip
     for verb, body in (("run.events", {"run_id": "{s}"}), ("run.audit", {"run_id": "{s}"}),
+                       ("run.events", {"run_id": "{s}", "offset": 1}),
+                       ("run.audit", {"run_id": "{s}", "offset": 1}),
                        ("run.cancel", cancel)):  # fmt: skip
         unknown = await ask(verb, body, world["unknown_run"])
         assert "NOT_FOUND" in unknown, (verb, unknown)

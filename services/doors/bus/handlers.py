@@ -55,7 +55,7 @@ from services.doors.bus.ports import (
 )
 from services.doors.bus.steer import steered
 from services.doors.bus.studio_verbs import StudioVerbs
-from services.doors.core import ownership
+from services.doors.core import ownership, pages
 from services.doors.core.cancels import RunOver, cancel_of
 from services.doors.core.quota import QuotaExceeded
 from services.doors.core.steering import NoRun, SteerInvalid, SteerRefused
@@ -295,27 +295,16 @@ class DoorHandlers:
         ref = _decode(data, RunRef, '{"run_id": "run-1"}')
         await self._own_run(user, ref.run_id)
         events = [msgspec.to_builtins(e) for e in await self.reads.events(ref.run_id)]
-        page: list[dict[str, object]] = []
-        size = 0
-        for event in events[ref.offset :]:
-            size += len(msgspec.json.encode(event))
-            if page and size > MAX_REPLY_BYTES:
-                break
-            page.append(event)
-        end = ref.offset + len(page)
-        return DoorReply(
-            ok=True,
-            run_id=ref.run_id,
-            events=page,
-            next_offset=end if end < len(events) else None,
-        )
+        page, next_offset = pages.page(events, ref.offset, MAX_REPLY_BYTES)
+        return DoorReply(ok=True, run_id=ref.run_id, events=page, next_offset=next_offset)
 
     async def audit(self, user: UserEntry, data: bytes) -> DoorReply:
-        ref = _decode(data, RunRef, '{"run_id": "run-1"}')
+        ref = _decode(data, RunRef, '{"run_id": "run-1", "offset": 0}')
         await self._own_run(user, ref.run_id)
-        return DoorReply(
-            ok=True, run_id=ref.run_id, records=await self.reads.audit_records(ref.run_id)
-        )
+        # A run of the most operations a plan may hold has more records than one answer.
+        records = await self.reads.audit_records(ref.run_id)
+        page, next_offset = pages.page(records, ref.offset, MAX_REPLY_BYTES)
+        return DoorReply(ok=True, run_id=ref.run_id, records=page, next_offset=next_offset)
 
     async def runs(self, user: UserEntry, data: bytes) -> DoorReply:
         query = _decode(data, ListQuery, f'{{"limit": {MAX_LIST}}}')

@@ -20,6 +20,7 @@ from contracts.events import RunRequested, decode_event
 from contracts.queries import MAX_RUNS
 from contracts.session import MCP_STDIO, HostProfile
 from services.audit import client as audit
+from services.doors.core import pages
 from services.doors.core.client import MeshClient
 from services.doors.core.ownership import NotOwned, Owners, own_thread
 from services.doors.core.run_view import RunView
@@ -40,6 +41,10 @@ from services.runtime.service.settings import Settings
 
 # Paths on the mesh's host say nothing a remote caller may know.
 HIDDEN = ("blend_path",)
+# What one answer of the ``audit`` tool holds at most, as JSON: a host reads it whole into
+# its context, and a run of the most operations has some 1.3 MB of trail (ADR 0076).
+AUDIT_PAGE_BYTES = 128 * 1024
+AUDIT_VIEWS = ("actions", "audit_records", "timeline")
 
 
 def check(arguments: Any, schema: dict[str, Any]) -> dict[str, Any]:
@@ -146,14 +151,28 @@ class Door:
         )
         return [plain(row) for row in rows]
 
-    async def audit(self, run_id: str, user: str) -> dict[str, Any]:
+    async def audit(self, run_id: str, user: str, offset: int = 0) -> dict[str, Any]:
+        """One page of the user's run's trail from row ``offset`` (actions, then audit
+        records, then timeline), at most ``AUDIT_PAGE_BYTES`` of them."""
         await self.own_run(run_id, user)
         detail = await ask(audit.query_run(self.bus.nc, self.prefix, run_id))
+        rows = [
+            (view, plain(row))
+            for view, found in (
+                ("actions", detail.actions),
+                ("audit_records", detail.audit_records),
+                ("timeline", detail.timeline),
+            )
+            for row in found
+        ]
+        kept, next_offset = pages.page([row for _, row in rows], offset, AUDIT_PAGE_BYTES)
+        shown = rows[offset : offset + len(kept)]
         return {
             "run": plain(detail.run),
-            "actions": [plain(a) for a in detail.actions],
-            "audit_records": [plain(r) for r in detail.audit_records],
-            "timeline": [plain(t) for t in detail.timeline],
+            **{view: [row for at, row in shown if at == view] for view in AUDIT_VIEWS},
+            "offset": offset,
+            "next_offset": next_offset,
+            "rows": len(rows),
         }
 
     async def scene(self, scene_id: str, user: str) -> dict[str, Any] | None:

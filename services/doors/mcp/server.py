@@ -130,10 +130,13 @@ async def _call(door: Door, user: str, name: str, args: Any, ctx: Context) -> ty
             # The run failed as asked: for this call that is success, not an error.
             return ended.model_copy(update={"isError": False}) if done else ended
         case "audit":
-            run_id = check(args, tools.AUDIT.inputSchema)["run_id"]
-            trail = await door.audit(run_id, user)
+            checked = check(args, tools.AUDIT.inputSchema)
+            run_id = checked["run_id"]
+            trail = await door.audit(run_id, user, checked.get("offset", 0))
             n = len(trail["audit_records"])
-            return answers.result(f"run {run_id}: {n} audit records", trail)
+            more = trail["next_offset"]
+            rest = f"; more from offset {more} of {trail['rows']} rows" if more is not None else ""
+            return answers.result(f"run {run_id}: {n} audit records{rest}", trail)
         case "scene":
             scene_id = check(args, tools.SCENE.inputSchema)["scene_id"]
             scene = await door.scene(scene_id, user)

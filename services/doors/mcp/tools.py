@@ -11,6 +11,7 @@ from typing import Any
 
 import mcp.types as types
 
+from contracts.queries import MAX_RUN_ROWS
 from contracts.tool_answers import output_schema
 from services.doors.core.requests import new_id
 
@@ -148,8 +149,23 @@ CANCEL_RUN = types.Tool(
 AUDIT = types.Tool(
     name="audit",
     title="A run's audit trail",
-    description="One of your runs' actions, spec 000 audit records and timeline.",
-    inputSchema=_schema({"run_id": RUN_ID}, ["run_id"]),
+    description=(
+        "One of your runs' actions, spec 000 audit records and timeline. A long run's comes "
+        "in pages: when the answer has a `next_offset`, call again with `offset` set to it."
+    ),
+    inputSchema=_schema(
+        {
+            "run_id": RUN_ID,
+            "offset": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": MAX_RUN_ROWS,
+                "default": 0,
+                "description": "the first row of the page: a `next_offset` the last page gave",
+            },
+        },
+        ["run_id"],
+    ),
     outputSchema=output_schema("audit"),
     annotations=_READ,
 )
