@@ -220,7 +220,7 @@ async def test_disk_when_filled_mid_run_resumes_the_run_once_freed_applying_each
     longer be stored, its follower is told why, and it goes on once space is freed, each
     operation applied once."""
     running, bus = mesh
-    count = 300  # stopped 246 in here: its events are stored in batches, so the run is quick
+    count = 480  # 300 stopped at 246 in here: its events go out in batches, the run is quick
     request = build_request(
         user="ana", scene_id="busy", plan=creates("Cube", count), planner="plan"
     )
