@@ -66,13 +66,16 @@ class LogProjects:
         """The book, once it holds every project and lock event the log has now."""
         await self._start()
         stream = subjects.stream_name(self._bus.prefix)
-        newest: dict[str, int] = {}
-        for subject in self._filters:
+
+        async def last_seq(subject: str) -> int:
             try:
-                last = await self._bus.js.get_last_msg(stream, subject)
+                return (await self._bus.js.get_last_msg(stream, subject)).seq or 0
             except NotFoundError:
-                continue
-            newest[subject] = last.seq or 0
+                return 0
+
+        # Asked together: the policy and the executor ask this on every run's path.
+        found = await asyncio.gather(*(last_seq(s) for s in self._filters))
+        newest = {s: seq for s, seq in zip(self._filters, found, strict=True) if seq}
 
         async def behind() -> list[str]:
             return [s for s, seq in newest.items() if self._seen[s] < seq]
