@@ -32,6 +32,11 @@ class PipelinedPublisher(Protocol):
         """Wait until every sent event is stored; raise if any was not."""
         ...
 
+    async def finish(self, last: Event) -> None:
+        """Send ``last`` once everything sent before is stored (or together with it, all
+        or nothing), and wait until it is stored: what a run's result goes out with."""
+        ...
+
 
 class JetStreamPublisher:
     """Publishes with ``Nats-Msg-Id`` = the event id, so re-publishing is idempotent.
@@ -83,6 +88,11 @@ class JetStreamPipeline:
         self._nc = nc
         self._pending: list[asyncio.Future[Any]] = []
         self._reconnects = 0  # the connection's count when the first pending event was sent
+
+    async def finish(self, last: Event) -> None:
+        await self.settle()
+        await self.send(last)
+        await self.settle()
 
     async def send(self, event: Event) -> None:
         await self.send_raw(

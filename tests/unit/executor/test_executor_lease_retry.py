@@ -33,6 +33,9 @@ class Busy:
     async def settle(self) -> None:
         return None
 
+    async def finish(self, last: Any) -> None:
+        self.sent.append(last)
+
 
 @pytest.mark.parametrize(
     ("held", "delay"),

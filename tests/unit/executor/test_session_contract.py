@@ -216,6 +216,9 @@ class Pipeline:
     async def settle(self) -> None:
         return None
 
+    async def finish(self, last: Any) -> None:
+        return None
+
 
 @pytest.mark.clause("001-§capability-gate.1", "001-§core-concepts.4")
 async def test_executor_handler_when_approved_hands_the_runs_request_to_the_gate() -> None:
