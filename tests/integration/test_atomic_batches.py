@@ -114,6 +114,22 @@ async def test_send_when_an_event_is_too_large_refuses_it_before_nats(bus: Bus) 
     assert await stored(bus) == []
 
 
+async def test_flush_when_the_operations_are_over_stores_the_events_without_waiting(
+    bus: Bus,
+) -> None:
+    pipeline = AtomicPipeline(bus.js, bus.nc, bus.prefix, linger=60.0)
+    for event in events(0, 3):
+        await pipeline.send(event)
+    pipeline.flush()  # no settle and no linger: they go now
+    for _ in range(100):
+        if len(await stored(bus)) == 3:
+            break
+        await asyncio.sleep(0.02)
+    assert [event_id for event_id, _ in await stored(bus)] == ["e0000", "e0001", "e0002"]
+    await pipeline.finish(result_event())
+    assert [event_id for event_id, _ in await stored(bus)][-1] == "result"
+
+
 def result_event() -> RunRequested:
     """Stands for a run's result: any event sent last with ``finish``."""
     return msgspec.structs.replace(requested(), event_id="result")

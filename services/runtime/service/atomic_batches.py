@@ -78,6 +78,12 @@ class AtomicPipeline:
         if self._timer is None:
             self._timer = asyncio.get_running_loop().call_later(self._linger, self._flush)
 
+    def flush(self) -> None:
+        """Start storing what is buffered now, without waiting for the linger: the run's
+        operations are over, and its events are stored while the revision is committed
+        instead of after it."""
+        self._flush()
+
     async def finish(self, last: Event) -> None:
         """Send ``last`` (the run's result) after everything sent before, and wait until all
         of it is stored. When the buffered events make an atomic batch, ``last`` closes

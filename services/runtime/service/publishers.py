@@ -32,6 +32,11 @@ class PipelinedPublisher(Protocol):
         """Wait until every sent event is stored; raise if any was not."""
         ...
 
+    def flush(self) -> None:
+        """Start storing what is sent so far, without waiting for it (a pipeline that
+        sends at once has nothing to do)."""
+        ...
+
     async def finish(self, last: Event) -> None:
         """Send ``last`` once everything sent before is stored (or together with it, all
         or nothing), and wait until it is stored: what a run's result goes out with."""
@@ -88,6 +93,9 @@ class JetStreamPipeline:
         self._nc = nc
         self._pending: list[asyncio.Future[Any]] = []
         self._reconnects = 0  # the connection's count when the first pending event was sent
+
+    def flush(self) -> None:
+        """Nothing waits here: every event is sent as it comes."""
 
     async def finish(self, last: Event) -> None:
         await self.settle()

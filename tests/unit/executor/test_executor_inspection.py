@@ -62,6 +62,9 @@ class Sent:
     async def finish(self, last: Event) -> None:
         self.events.append(last)
 
+    def flush(self) -> None:
+        pass
+
 
 async def test_executor_when_approved_by_a_person_stores_the_approval_in_the_artifact(
     tmp_path: Path,

@@ -36,6 +36,9 @@ class Busy:
     async def finish(self, last: Any) -> None:
         self.sent.append(last)
 
+    def flush(self) -> None:
+        return None
+
 
 @pytest.mark.parametrize(
     ("held", "delay"),
