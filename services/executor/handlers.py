@@ -128,10 +128,11 @@ class ExecutorHandlers:
             metrics.executor_busy(time.perf_counter() - started)
             for receipt in executed.receipts:
                 metrics.operation_ran(receipt.tool_name, receipt.status)
-            # Every operation event is stored before the result that sums them up, or with
-            # it in one atomic batch: a result must never be in the log without the events
-            # it reports. It goes out before the preview is rendered: nobody waits for that.
-            await pipeline.finish(executed)
+            # Every operation event is stored before the result that sums them up: a
+            # result must never be in the log without the events it reports.
+            await pipeline.settle()
+            # The result goes out before the preview is rendered: nobody waits for a picture.
+            await pipeline.send(executed)
         except LeaseHeld as busy:
             # Another executor writes this scene: come back when its lease may be free. Or
             # it holds the scene warm (ADR 0037): come back at once, for it to take the run.

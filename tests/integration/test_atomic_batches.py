@@ -126,63 +126,8 @@ async def test_flush_when_the_operations_are_over_stores_the_events_without_wait
             break
         await asyncio.sleep(0.02)
     assert [event_id for event_id, _ in await stored(bus)] == ["e0000", "e0001", "e0002"]
-    await pipeline.finish(result_event())
-    assert [event_id for event_id, _ in await stored(bus)][-1] == "result"
-
-
-def result_event() -> RunRequested:
-    """Stands for a run's result: any event sent last with ``finish``."""
-    return msgspec.structs.replace(requested(), event_id="result")
-
-
-async def test_finish_when_the_run_sent_a_batch_of_events_stores_the_result_in_it(
-    bus: Bus,
-) -> None:
-    pipeline = AtomicPipeline(bus.js, bus.nc, bus.prefix)
-    for event in events(0, 10):
-        await pipeline.send(event)
-    await pipeline.finish(result_event())
-    log = await stored(bus)
-    assert [event_id for event_id, _ in log] == [*(f"e{i:04d}" for i in range(10)), "result"]
-    assert len({headers.get("Nats-Batch-Id") for _, headers in log}) == 1  # all or nothing
-    assert log[-1][1].get("Nats-Batch-Commit") == "1"
-
-
-async def test_finish_when_few_events_stores_the_result_one_by_one_after_them(bus: Bus) -> None:
-    pipeline = AtomicPipeline(bus.js, bus.nc, bus.prefix)
-    for event in events(0, 2):
-        await pipeline.send(event)
-    await pipeline.finish(result_event())
-    log = await stored(bus)
-    assert [event_id for event_id, _ in log] == ["e0000", "e0001", "result"]
-    assert all("Nats-Batch-Id" not in headers for _, headers in log)
-
-
-async def test_finish_when_the_log_takes_no_atomic_batches_stores_the_result_last_once(
-    bus: Bus,
-) -> None:
-    stream = subjects.stream_name(bus.prefix)
-    config = (await bus.js.stream_info(stream)).config
-    await bus.js.update_stream(config.evolve(allow_atomic=False))  # an older mesh's log
-    for _ in range(2):  # the second time as a redelivered run sends it
-        pipeline = AtomicPipeline(bus.js, bus.nc, bus.prefix)
-        for event in events(0, 8):
-            await pipeline.send(event)
-        await pipeline.finish(result_event())
-    log = await stored(bus)
-    assert [event_id for event_id, _ in log] == [*(f"e{i:04d}" for i in range(8)), "result"]
-
-
-async def test_finish_when_the_result_is_too_large_refuses_it_and_keeps_the_events(
-    bus: Bus,
-) -> None:
-    pipeline = AtomicPipeline(bus.js, bus.nc, bus.prefix)
-    for event in events(0, 6):
-        await pipeline.send(event)
-    with pytest.raises(EventTooLarge):
-        await pipeline.finish(requested(prompt="x" * 2_000_000))
-    await pipeline.settle()  # what the executor's handler does after any failure
-    assert [event_id for event_id, _ in await stored(bus)] == [f"e{i:04d}" for i in range(6)]
+    await send_all(pipeline, events(3, 1))  # the result, after them
+    assert [event_id for event_id, _ in await stored(bus)][-1] == "e0003"
 
 
 def test_check_commit_when_the_server_refused_the_batch_names_its_code() -> None:

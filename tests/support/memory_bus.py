@@ -115,9 +115,6 @@ class MemoryPipeline:
     def flush(self) -> None:
         """Nothing is buffered."""
 
-    async def finish(self, last: Event) -> None:
-        await self.send(last)
-
 
 class MemoryBus:
     """The log, the durables bound to it, and a virtual clock; see the module docstring."""

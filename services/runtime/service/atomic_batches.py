@@ -70,11 +70,14 @@ class AtomicPipeline:
         self._flushed: asyncio.Future[None] | None = None  # the last flush, in order
 
     async def send(self, event: Event) -> None:
-        message = self._message(event)
-        if self._buffer and not self._fits(message):
+        data = encode_bounded(event)  # raises EventTooLarge before NATS would
+        headers = tracing.inject({"Nats-Msg-Id": event.event_id})
+        if self._buffer and (
+            len(self._buffer) >= MAX_BATCH or self._bytes + len(data) > MAX_BATCH_BYTES
+        ):
             self._flush()
-        self._buffer.append(message)
-        self._bytes += len(message[1])
+        self._buffer.append((subjects.for_event(self._prefix, event), data, headers))
+        self._bytes += len(data)
         if self._timer is None:
             self._timer = asyncio.get_running_loop().call_later(self._linger, self._flush)
 
@@ -84,32 +87,6 @@ class AtomicPipeline:
         instead of after it."""
         self._flush()
 
-    async def finish(self, last: Event) -> None:
-        """Send ``last`` (the run's result) after everything sent before, and wait until all
-        of it is stored. When the buffered events make an atomic batch, ``last`` closes
-        that batch: stored with them or not at all, for one round trip and one fsync less.
-        Otherwise it is sent only once they are stored, so a result is never in the log
-        without the events it reports, even one by one."""
-        message = self._message(last)
-        if len(self._buffer) + 1 < self._min_batch or not self._fits(message):
-            await self.settle()
-            await self.send(last)
-            await self.settle()
-            return
-        self._buffer.append(message)
-        self._bytes += len(message[1])
-        self._flush(last_apart=True)
-        await self.settle()
-
-    def _message(self, event: Event) -> Message:
-        data = encode_bounded(event)  # raises EventTooLarge before NATS would
-        headers = tracing.inject({"Nats-Msg-Id": event.event_id})
-        return (subjects.for_event(self._prefix, event), data, headers)
-
-    def _fits(self, message: Message) -> bool:
-        """Whether ``message`` may join the buffered batch within its bounds."""
-        return len(self._buffer) < MAX_BATCH and self._bytes + len(message[1]) <= MAX_BATCH_BYTES
-
     async def settle(self) -> None:
         """Send what is buffered now and wait until everything sent is stored; raise the
         first failure (the handler's message is then delivered again)."""
@@ -118,20 +95,16 @@ class AtomicPipeline:
         if flushed is not None:
             await flushed
 
-    def _flush(self, last_apart: bool = False) -> None:
+    def _flush(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         if not self._buffer:
             return
         messages, self._buffer, self._bytes = self._buffer, [], 0
-        self._flushed = asyncio.ensure_future(self._store(self._flushed, messages, last_apart))
+        self._flushed = asyncio.ensure_future(self._store(self._flushed, messages))
 
-    async def _store(
-        self, previous: asyncio.Future[None] | None, messages: list[Message], last_apart: bool
-    ) -> None:
-        """``last_apart``: the last message is a result, which one by one goes only once
-        the others are stored."""
+    async def _store(self, previous: asyncio.Future[None] | None, messages: list[Message]) -> None:
         if previous is not None:
             await previous  # in order; a failure before stops the rest
         if len(messages) >= self._min_batch:
@@ -141,9 +114,6 @@ class AtomicPipeline:
             except BatchRefused as refused:
                 if refused.code not in (ALREADY_STORED, ATOMIC_DISABLED):
                     log.warning("%s; sending its %d events one by one", refused, len(messages))
-        if last_apart:
-            await self._one_by_one(messages[:-1])
-            messages = messages[-1:]
         await self._one_by_one(messages)
 
     async def _one_by_one(self, messages: list[Message]) -> None:

@@ -37,11 +37,6 @@ class PipelinedPublisher(Protocol):
         sends at once has nothing to do)."""
         ...
 
-    async def finish(self, last: Event) -> None:
-        """Send ``last`` once everything sent before is stored (or together with it, all
-        or nothing), and wait until it is stored: what a run's result goes out with."""
-        ...
-
 
 class JetStreamPublisher:
     """Publishes with ``Nats-Msg-Id`` = the event id, so re-publishing is idempotent.
@@ -96,11 +91,6 @@ class JetStreamPipeline:
 
     def flush(self) -> None:
         """Nothing waits here: every event is sent as it comes."""
-
-    async def finish(self, last: Event) -> None:
-        await self.settle()
-        await self.send(last)
-        await self.settle()
 
     async def send(self, event: Event) -> None:
         await self.send_raw(

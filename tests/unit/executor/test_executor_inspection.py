@@ -59,9 +59,6 @@ class Sent:
     async def settle(self) -> None:
         pass
 
-    async def finish(self, last: Event) -> None:
-        self.events.append(last)
-
     def flush(self) -> None:
         pass
 

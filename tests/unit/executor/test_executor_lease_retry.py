@@ -33,9 +33,6 @@ class Busy:
     async def settle(self) -> None:
         return None
 
-    async def finish(self, last: Any) -> None:
-        self.sent.append(last)
-
     def flush(self) -> None:
         return None
 

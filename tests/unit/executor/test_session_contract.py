@@ -218,9 +218,6 @@ class Pipeline:
     async def settle(self) -> None:
         return None
 
-    async def finish(self, last: Any) -> None:
-        return None
-
     def flush(self) -> None:
         return None
 
