@@ -14,7 +14,8 @@ so a retried batch neither duplicates nor loses. A stream without ``allow_atomic
 an older mesh's log) gets the same.
 
 Events wait ``linger`` seconds at most before they are sent, so a long operation's
-progress still shows while it runs; ``settle`` sends what is left at once.
+progress still shows while it runs; ``flush`` (the run's operations are over) and ``settle``
+send what is left at once.
 """
 
 from __future__ import annotations
