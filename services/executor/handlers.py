@@ -124,7 +124,7 @@ class ExecutorHandlers:
             # Its request, found there too, names the host and any determinism asked for.
             requested = next((e for e in events if isinstance(e, RunRequested)), None)
             record = run_record(event, events)
-            executed = await runner.run(event, pipeline.send, record, requested)
+            executed = await runner.run(event, pipeline.send, record, requested, pipeline.flush)
             metrics.executor_busy(time.perf_counter() - started)
             for receipt in executed.receipts:
                 metrics.operation_ran(receipt.tool_name, receipt.status)

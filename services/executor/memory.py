@@ -152,6 +152,20 @@ class MemoryLeases:
         )
         return self._write(lease, current)
 
+    async def retake(self, lease: Lease) -> Lease:
+        current = self.held.get(lease.scene_id)
+        if lease.owner != self.owner:
+            raise LeaseLost(f"lease on scene {lease.scene_id} is {lease.owner}'s, not ours")
+        if current is None or current.kv_revision != lease.kv_revision:
+            raise LeaseLost(f"lease on scene {lease.scene_id} changed since it was held")
+        taken = Lease(
+            scene_id=lease.scene_id,
+            owner=self.owner,
+            epoch=lease.epoch + 1,
+            expires_at=self._clock() + self.ttl,
+        )
+        return self._write(taken, current)
+
     async def renew(self, lease: Lease) -> Lease:
         current = self.held.get(lease.scene_id)
         if current is None or current.kv_revision != lease.kv_revision:

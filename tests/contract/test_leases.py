@@ -158,6 +158,47 @@ class LeasesContract:
         with pytest.raises(LeaseLost):
             await one.renew(warm)
 
+    async def test_retake_of_its_own_warm_hold_runs_it_at_the_next_epoch(
+        self, one: Leases, two: Leases, clock: Clock
+    ) -> None:
+        held = await one.acquire("s")
+        warm = await one.renew(msgspec.structs.replace(held, idle=True))
+        again = await one.retake(warm)
+        assert (again.owner, again.epoch, again.idle) == ("exec-1", held.epoch + 1, False)
+        assert again.expires_at == pytest.approx(clock.now + TTL)
+        with pytest.raises(LeaseHeld, match="being written by exec-1"):
+            await two.acquire("s", take_idle=True)  # a running lease, not a hold any more
+        with pytest.raises(LeaseLost):
+            await one.renew(warm)
+        assert (await one.renew(again)).epoch == again.epoch
+
+    async def test_retake_when_the_hold_was_taken_over_raises_lease_lost(
+        self, one: Leases, two: Leases
+    ) -> None:
+        held = await one.acquire("s")
+        warm = await one.renew(msgspec.structs.replace(held, idle=True))
+        taken = await two.acquire("s", take_idle=True)
+        with pytest.raises(LeaseLost):
+            await one.retake(warm)
+        assert (await two.renew(taken)).owner == "exec-2"  # the new holder keeps it
+
+    async def test_retake_of_an_old_copy_of_the_hold_raises_lease_lost(self, one: Leases) -> None:
+        held = await one.acquire("s")
+        warm = await one.renew(msgspec.structs.replace(held, idle=True))
+        renewed = await one.renew(warm)
+        with pytest.raises(LeaseLost):
+            await one.retake(warm)
+        assert (await one.retake(renewed)).epoch == held.epoch + 1
+
+    async def test_retake_of_another_owners_hold_raises_lease_lost_and_changes_nothing(
+        self, one: Leases, two: Leases
+    ) -> None:
+        held = await one.acquire("s")
+        warm = await one.renew(msgspec.structs.replace(held, idle=True))
+        with pytest.raises(LeaseLost, match="exec-1's, not ours"):
+            await two.retake(warm)
+        assert (await one.renew(warm)).owner == "exec-1"  # exec-1's hold is untouched
+
 
 class TestMemoryLeases(LeasesContract):
     @pytest.fixture

@@ -66,6 +66,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
         (["grammar.py", "--sample", "5"], "executed correctly:"),
         (["floor.py", "--repeat", "10", "--batch", "3"], "as one atomic batch"),
         (["fsyncs.py", "--runs", "1"], "nats-server fsyncs counted over"),
+        (["hops.py", "--runs", "2"], "round trips per run:"),
         (["python_step.py", "--runs", "1"], "ratio warm / direct:"),
         pytest.param(
             ["live_session.py", "--runs", "1", "--skip-big"],

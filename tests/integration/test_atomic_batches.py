@@ -114,6 +114,22 @@ async def test_send_when_an_event_is_too_large_refuses_it_before_nats(bus: Bus) 
     assert await stored(bus) == []
 
 
+async def test_flush_when_the_operations_are_over_stores_the_events_without_waiting(
+    bus: Bus,
+) -> None:
+    pipeline = AtomicPipeline(bus.js, bus.nc, bus.prefix, linger=60.0)
+    for event in events(0, 3):
+        await pipeline.send(event)
+    pipeline.flush()  # no settle and no linger: they go now
+    for _ in range(100):
+        if len(await stored(bus)) == 3:
+            break
+        await asyncio.sleep(0.02)
+    assert [event_id for event_id, _ in await stored(bus)] == ["e0000", "e0001", "e0002"]
+    await send_all(pipeline, events(3, 1))  # the result, after them
+    assert [event_id for event_id, _ in await stored(bus)][-1] == "e0003"
+
+
 def test_check_commit_when_the_server_refused_the_batch_names_its_code() -> None:
     reply = b'{"error":{"code":400,"err_code":10201,"description":"duplicate"},"stream":"S"}'
     with pytest.raises(BatchRefused) as refused:

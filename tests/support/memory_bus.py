@@ -112,6 +112,9 @@ class MemoryPipeline:
     async def settle(self) -> None:
         """Nothing to wait for: a send is stored when it returns."""
 
+    def flush(self) -> None:
+        """Nothing is buffered."""
+
 
 class MemoryBus:
     """The log, the durables bound to it, and a virtual clock; see the module docstring."""

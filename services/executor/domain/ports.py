@@ -152,9 +152,15 @@ class Leases(Protocol):
     """Port: one writer per scene. ``acquire`` raises ``LeaseHeld`` while another owner's
     lease is unexpired, unless ``take_idle`` and that lease is an idle warm hold, which it
     then takes over (the epoch goes up; the former holder's next renewal raises
-    ``LeaseLost``). ``renew`` writes the lease as given, ``idle`` included."""
+    ``LeaseLost``). ``renew`` writes the lease as given, ``idle`` included. ``retake``
+    turns this owner's own warm hold back into a running lease in one compare-and-set,
+    without reading the bucket first (the epoch goes up, as with ``acquire``); it raises
+    ``LeaseLost`` when the bucket no longer holds that hold as given, and the caller then
+    acquires as usual."""
 
     async def acquire(self, scene_id: str, take_idle: bool = False) -> Lease: ...
+
+    async def retake(self, lease: Lease) -> Lease: ...
 
     async def renew(self, lease: Lease) -> Lease: ...
 

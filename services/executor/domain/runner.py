@@ -105,17 +105,20 @@ class PlanRunner:
         emit: Emit,
         record: RunRecord | None = None,
         requested: RunRequested | None = None,
+        flush: Callable[[], None] | None = None,
     ) -> Executed:
         """Run ``approved``; ``record`` is what the run did as the inspection artifact tells
         it (its approvals come from the run's log), by default its operations alone;
-        ``requested`` is the run's request, whose host and determinism the gate reads."""
+        ``requested`` is the run's request, whose host and determinism the gate reads;
+        ``flush`` starts storing the events emitted so far, called once the operations
+        are over."""
         session = await self.scenes.open(approved.scene_id)  # LeaseHeld: try again later
         events = OrderedEvents(emit, self.journal)
         watch = CancelWatch(self.cancels, approved.run_id)  # its first look starts now
         try:
             run = record or run_record(approved)
             contract = self.contract(requested)
-            executed = await self._run(approved, session, events, run, contract, watch)
+            executed = await self._run(approved, session, events, run, contract, watch, flush)
             await events.settle()  # a refusal may return before the run's own settle
             return executed
         except BaseException:
@@ -133,6 +136,7 @@ class PlanRunner:
         record: RunRecord,
         session_contract: SessionContract,
         watch: CancelWatch,
+        flush: Callable[[], None] | None = None,
     ) -> Executed:
         ops = {op.operation_id: op for op in approved.operation_set.operations}
         bridge: Bridge = self.bridge
@@ -231,6 +235,8 @@ class PlanRunner:
         # Every journal entry stored and every operation event sent before a revision is
         # built on them: a write that failed fails the run here, and it resumes later.
         await events.settle()
+        if flush is not None:
+            flush()  # stored while Blender saves and checks the revision, not after it
         return await self._finish(approved, session, receipts, scene_hash, failed, record)
 
     def _declared(self, tool_name: str) -> DeterminismClass | None:

@@ -145,6 +145,8 @@ class Scenes:
             # renewal may race it.
             self.warm = None
             await _stop(warm.keeper)
+            with contextlib.suppress(LeaseLost):  # changed since: acquired as usual below
+                return await self.leases.retake(warm.lease)
         try:
             return await self.leases.acquire(scene_id)
         except LeaseHeld as held:

@@ -198,19 +198,23 @@ class LogTail(Generic[E]):
             raise TailFailed(self._broken)
 
     async def _newest(self) -> dict[str, int]:
-        newest: dict[str, int] = {}
-        for subject in self._follows:
+        """The newest sequence on each filter, asked together: the policy and the executor
+        wait for the projects book on every run's path, and one read after another waited
+        once per filter."""
+
+        async def last_seq(subject: str) -> int:
             try:
-                last = await self._js.get_last_msg(self._stream, subject)
+                return (await self._js.get_last_msg(self._stream, subject)).seq or 0
             except NotFoundError:
-                continue  # nothing on this filter yet: caught up with it at once
+                return 0  # nothing on this filter yet: caught up with it at once
             except Exception as exc:
                 raise TailFailed(
                     f"{self.name} could not read the log's newest message on {subject} "
                     f"({exc!r}); try again"
                 ) from exc
-            newest[subject] = last.seq or 0
-        return newest
+
+        found = await asyncio.gather(*(last_seq(s) for s in self._follows))
+        return {s: seq for s, seq in zip(self._follows, found, strict=True) if seq}
 
     async def _unsubscribe(self) -> None:
         for sub in self._subs.values():

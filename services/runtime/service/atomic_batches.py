@@ -14,7 +14,8 @@ so a retried batch neither duplicates nor loses. A stream without ``allow_atomic
 an older mesh's log) gets the same.
 
 Events wait ``linger`` seconds at most before they are sent, so a long operation's
-progress still shows while it runs; ``settle`` sends what is left at once.
+progress still shows while it runs; ``flush`` (the run's operations are over) and ``settle``
+send what is left at once.
 """
 
 from __future__ import annotations
@@ -80,6 +81,12 @@ class AtomicPipeline:
         self._bytes += len(data)
         if self._timer is None:
             self._timer = asyncio.get_running_loop().call_later(self._linger, self._flush)
+
+    def flush(self) -> None:
+        """Start storing what is buffered now, without waiting for the linger: the run's
+        operations are over, and its events are stored while the revision is committed
+        instead of after it."""
+        self._flush()
 
     async def settle(self) -> None:
         """Send what is buffered now and wait until everything sent is stored; raise the

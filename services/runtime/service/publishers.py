@@ -32,6 +32,11 @@ class PipelinedPublisher(Protocol):
         """Wait until every sent event is stored; raise if any was not."""
         ...
 
+    def flush(self) -> None:
+        """Start storing what is sent so far, without waiting for it (a pipeline that
+        sends at once has nothing to do)."""
+        ...
+
 
 class JetStreamPublisher:
     """Publishes with ``Nats-Msg-Id`` = the event id, so re-publishing is idempotent.
@@ -83,6 +88,9 @@ class JetStreamPipeline:
         self._nc = nc
         self._pending: list[asyncio.Future[Any]] = []
         self._reconnects = 0  # the connection's count when the first pending event was sent
+
+    def flush(self) -> None:
+        """Nothing waits here: every event is sent as it comes."""
 
     async def send(self, event: Event) -> None:
         await self.send_raw(

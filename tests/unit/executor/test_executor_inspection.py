@@ -59,6 +59,9 @@ class Sent:
     async def settle(self) -> None:
         pass
 
+    def flush(self) -> None:
+        pass
+
 
 async def test_executor_when_approved_by_a_person_stores_the_approval_in_the_artifact(
     tmp_path: Path,

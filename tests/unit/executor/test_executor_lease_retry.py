@@ -33,6 +33,9 @@ class Busy:
     async def settle(self) -> None:
         return None
 
+    def flush(self) -> None:
+        return None
+
 
 @pytest.mark.parametrize(
     ("held", "delay"),

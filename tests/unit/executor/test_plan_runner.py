@@ -146,3 +146,25 @@ class TestBridgeReplaced:
         assert executed.revision == (first.revision or 0) + 1
         again = await runner(bridge, tmp_path).run(approved(cone), Recorder())
         assert again.failure is None and set(bridge.scene) == {"Box", "Cone"}
+
+
+class TestFlushBeforeCommit:
+    """The run's events are handed on to be stored once its operations are over, so they
+    are written while the revision is committed rather than after it."""
+
+    async def test_run_when_its_operations_are_over_flushes_its_events_before_the_commit(
+        self, tmp_path: Path
+    ) -> None:
+        run = runner(FakeBridge(), tmp_path)
+        recorder = Recorder()
+        flushed: list[tuple[int, int | None]] = []  # (events emitted, head revision) then
+
+        def flush() -> None:
+            head = run.scenes.store.heads.get("s1")  # type: ignore[attr-defined]
+            flushed.append((len(recorder.events), head.revision if head else None))
+
+        done = await run.run(approved(CUBE), recorder, flush=flush)
+        assert done.failure is None and done.revision == 1
+        # Once, with every operation event emitted and no revision committed yet.
+        assert flushed == [(len(recorder.events), None)]
+        assert {type(e).__name__ for e in recorder.events} >= {"OperationSucceeded"}

@@ -199,7 +199,9 @@ class RecordingRunner:
     def __init__(self) -> None:
         self.requests: list[RunRequested | None] = []
 
-    async def run(self, event: Approved, emit: Any, record: Any, req: Any = None) -> Executed:
+    async def run(
+        self, event: Approved, emit: Any, record: Any, req: Any = None, flush: Any = None
+    ) -> Executed:
         self.requests.append(req)
         return follow(
             event, Executed, 1.0, scene_id="s1", receipts=[], scene_hash="h", blend_path=None
@@ -214,6 +216,9 @@ class Pipeline:
         return None
 
     async def settle(self) -> None:
+        return None
+
+    def flush(self) -> None:
         return None
 
 

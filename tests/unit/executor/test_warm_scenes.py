@@ -386,6 +386,11 @@ class DownLeases(MemoryLeases):
             raise ConnectionError("no responders")
         return await super().acquire(scene_id, take_idle)
 
+    async def retake(self, lease: Lease) -> Lease:
+        if self.acquire_down:
+            raise ConnectionError("no responders")
+        return await super().retake(lease)
+
     async def release(self, lease: Lease) -> None:
         if self.release_down:
             raise ConnectionError("no responders")
@@ -435,3 +440,44 @@ async def test_shutdown_when_the_release_fails_stops_renewing(mesh: Mesh) -> Non
     written = mesh.held["s"].kv_revision
     await asyncio.sleep(TTL)
     assert mesh.held["s"].kv_revision == written  # it expires on its own
+
+
+class CountingLeases(MemoryLeases):
+    """Leases that count the acquires, each of which reads the bucket before it writes."""
+
+    acquires = 0
+
+    async def acquire(self, scene_id: str, take_idle: bool = False) -> Lease:
+        self.acquires += 1
+        return await super().acquire(scene_id, take_idle)
+
+
+async def test_open_own_warm_scene_retakes_the_hold_without_reading_the_bucket(
+    mesh: Mesh,
+) -> None:
+    a = mesh.executor("a")
+    a.leases = leases = CountingLeases("a", ttl=TTL, held=mesh.held)
+    first = await run(a, "s", "Box")
+    assert leases.acquires == 1 and mesh.held["s"].idle
+    session = await a.open("s")
+    assert leases.acquires == 1  # the hold became the run's lease in one write
+    assert session.lease.epoch == first.lease.epoch + 1 and not mesh.held["s"].idle
+    assert a.bridge.loads == 0  # still the warm scene
+    await a.close(session)
+    await a.shutdown()
+
+
+async def test_open_own_warm_scene_when_the_hold_changed_acquires_as_usual(
+    mesh: Mesh,
+) -> None:
+    a = mesh.executor("a")
+    a.leases = leases = CountingLeases("a", ttl=TTL, held=mesh.held)
+    await run(a, "s", "Box")
+    assert a.warm is not None
+    # Written behind the keeper's back, as a renewal that landed while it was stopped.
+    mesh.held["s"] = await MemoryLeases("a", ttl=TTL, held=mesh.held).renew(a.warm.lease)
+    session = await a.open("s")
+    assert leases.acquires == 2  # the retake was refused; the acquire read and took it
+    assert session.lease.owner == "a" and not mesh.held["s"].idle
+    await a.close(session)
+    await a.shutdown()
