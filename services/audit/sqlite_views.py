@@ -105,15 +105,20 @@ class Writes:
     def flush(self, db: sqlite3.Connection) -> None:
         for table, keyed in self._keyed.items():
             if keyed:
-                db.executemany(self._insert(table, True), keyed.values())
+                db.executemany(self._insert(table, True), map(self._values(table), keyed.values()))
         for (table, replace), rows in self._appended.items():
-            db.executemany(self._insert(table, replace), rows)
+            db.executemany(self._insert(table, replace), map(self._values(table), rows))
+
+    def _values(self, table: str) -> Callable[[Row], tuple[Any, ...]]:
+        # Bound by position, not by name: sqlite3 makes a string of every name of every
+        # row it binds, which cost a rebuild more than the tuples do.
+        return itemgetter(*self._columns[table])
 
     def _insert(self, table: str, replace: bool) -> str:
         cols = self._columns[table]
         verb = "INSERT OR REPLACE" if replace else "INSERT"
         names = ", ".join(f'"{c}"' for c in cols)
-        return f"{verb} INTO {table} ({names}) VALUES ({', '.join(f':{c}' for c in cols)})"
+        return f"{verb} INTO {table} ({names}) VALUES ({', '.join('?' for _ in cols)})"
 
 
 class SqliteViews:
