@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -25,10 +25,12 @@ from services.audit.timeline_facts import facts
 Row = dict[str, Any]
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):
     """One row to write. Keyed views (runs, actions) ``replace`` by primary key; the audit
-    records, timeline and dead letters are append-only, so a second insert fails loudly."""
+    records, timeline and dead letters are append-only, so a second insert fails loudly.
+
+    A named tuple rather than a frozen dataclass: a rebuild makes four for every event of
+    the log, and a frozen dataclass is built a field at a time through ``__setattr__``."""
 
     table: str
     row: Row
