@@ -9,7 +9,7 @@ one transaction with the stream sequence.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import msgspec
@@ -37,13 +37,14 @@ class Change(NamedTuple):
     replace: bool = False
 
 
-@dataclass(frozen=True)
-class RunView:
-    """What the projection builds on: the run's row, its actions, each op's last record."""
+class RunView(NamedTuple):
+    """What the projection builds on: the run's row, its actions, each op's last record.
+
+    A named tuple for the reason ``Change`` is one: one is made for every event."""
 
     run: Row | None = None
-    actions: Mapping[str, Row] = field(default_factory=dict)
-    records: Mapping[str, Row] = field(default_factory=dict)
+    actions: Mapping[str, Row] = MappingProxyType({})
+    records: Mapping[str, Row] = MappingProxyType({})
 
 
 def project(event: ev.AnyEvent, seq: int, view: RunView) -> list[Change]:
@@ -67,7 +68,8 @@ def project(event: ev.AnyEvent, seq: int, view: RunView) -> list[Change]:
         # JSON text: a view row holds scalars; the run query hands it out decoded.
         "facts": msgspec.json.encode(facts(event), order="sorted").decode(),
     }
-    return [*changes, Change("timeline", entry)]
+    changes.append(Change("timeline", entry))
+    return changes
 
 
 MESSAGE_CHARS = 500  # an audit record says what happened; the receipt keeps the rest

@@ -86,20 +86,22 @@ class Writes:
 
     def add(self, change: Change) -> Row:
         """Queue ``change``; returns its row with every column of the view."""
-        cols = self._columns.get(change.table)
+        table, row, replace = change
+        cols = self._columns.get(table)
         if cols is None:
-            raise ValueError(f"no view named {change.table!r}")
-        row = change.row
+            raise ValueError(f"no view named {table!r}")
         if row.keys() != cols.keys():
             row = dict.fromkeys(cols) | row
             if len(row) != len(cols):
                 unknown = sorted(row.keys() - cols)
-                raise ValueError(f"the {change.table} view has no columns {unknown}")
-        key = KEYS.get(change.table) if change.replace else None
+                raise ValueError(f"the {table} view has no columns {unknown}")
+        key = KEYS.get(table) if replace else None
         if key is not None:  # a later write of the same row replaces it: keep the last
-            self._keyed[change.table][key(row)] = row
+            self._keyed[table][key(row)] = row
+        elif (rows := self._appended.get((table, replace))) is not None:
+            rows.append(row)
         else:
-            self._appended.setdefault((change.table, change.replace), []).append(row)
+            self._appended[(table, replace)] = [row]
         return row
 
     def flush(self, db: sqlite3.Connection) -> None:
@@ -142,13 +144,14 @@ class SqliteViews:
             self._forget_foreign_writes()
             last = self.last_seq()
             writes, records, new = Writes(self._columns), [], False
+            add, get = writes.add, self._cache.get
             for seq, run_id, project in batch:
                 if seq <= last:
                     continue
                 new = True
-                rows = self._cache.get(run_id) if run_id is not None else RunRows()
+                rows = get(run_id) if run_id is not None else RunRows()
                 for change in project(rows.view()):
-                    row = writes.add(change)
+                    row = add(change)
                     rows.remember(change.table, row)
                     if change.table == "audit_records":
                         records.append(dict(row))
