@@ -50,7 +50,7 @@ async def stretches(
     """
     if upto <= after:
         return
-    arrived = _Arrivals(2 * batch_size)
+    arrived = Arrivals(2 * batch_size)
     config = ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=after + 1)
     sub = await js.subscribe(
         ">",
@@ -86,7 +86,7 @@ async def stretches(
         await sub.unsubscribe()
 
 
-class _Arrivals:
+class Arrivals:
     """Messages pushed to the replay, held until it takes them, ``limit`` at most.
 
     A deque and two events rather than an ``asyncio.Queue``: a message that finds room is
