@@ -9,8 +9,8 @@ one transaction with the stream sequence.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -25,23 +25,26 @@ from services.audit.timeline_facts import facts
 Row = dict[str, Any]
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):
     """One row to write. Keyed views (runs, actions) ``replace`` by primary key; the audit
-    records, timeline and dead letters are append-only, so a second insert fails loudly."""
+    records, timeline and dead letters are append-only, so a second insert fails loudly.
+
+    A named tuple rather than a frozen dataclass: a rebuild makes four for every event of
+    the log, and a frozen dataclass is built a field at a time through ``__setattr__``."""
 
     table: str
     row: Row
     replace: bool = False
 
 
-@dataclass(frozen=True)
-class RunView:
-    """What the projection builds on: the run's row, its actions, each op's last record."""
+class RunView(NamedTuple):
+    """What the projection builds on: the run's row, its actions, each op's last record.
+
+    A named tuple for the reason ``Change`` is one: one is made for every event."""
 
     run: Row | None = None
-    actions: Mapping[str, Row] = field(default_factory=dict)
-    records: Mapping[str, Row] = field(default_factory=dict)
+    actions: Mapping[str, Row] = MappingProxyType({})
+    records: Mapping[str, Row] = MappingProxyType({})
 
 
 def project(event: ev.AnyEvent, seq: int, view: RunView) -> list[Change]:
@@ -65,7 +68,8 @@ def project(event: ev.AnyEvent, seq: int, view: RunView) -> list[Change]:
         # JSON text: a view row holds scalars; the run query hands it out decoded.
         "facts": msgspec.json.encode(facts(event), order="sorted").decode(),
     }
-    return [*changes, Change("timeline", entry)]
+    changes.append(Change("timeline", entry))
+    return changes
 
 
 MESSAGE_CHARS = 500  # an audit record says what happened; the receipt keeps the rest

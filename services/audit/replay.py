@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import deque
 from collections.abc import AsyncGenerator, Sequence
 
 import msgspec
@@ -20,8 +21,11 @@ from services.audit.rebuild_store import RebuildStore
 from services.runtime.service.consumer_spec import Delivery
 
 # Events one transaction applies at most; twice as many are read ahead, and beyond that
-# the ordered consumer's flow control holds the server back.
-BATCH = 256
+# the ordered consumer's flow control holds the server back. 128 rather than 256: every
+# message and event in flight lives through several of the garbage collector's passes,
+# which took 13-18 ms a rebuild of 2,700 events at 256 and 3-10 ms at 128
+# (docs/performance.md).
+BATCH = 128
 
 Stretch = Sequence[tuple[AnyEvent, Delivery]]
 
@@ -49,27 +53,25 @@ async def stretches(
     """
     if upto <= after:
         return
-    arrived: asyncio.Queue[Msg] = asyncio.Queue(maxsize=2 * batch_size)
-
-    async def on_msg(msg: Msg) -> None:
-        await arrived.put(msg)
-
+    arrived = Arrivals(2 * batch_size)
     config = ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=after + 1)
     sub = await js.subscribe(
-        ">", stream=subjects.stream_name(prefix), cb=on_msg, ordered_consumer=True, config=config
+        ">",
+        stream=subjects.stream_name(prefix),
+        cb=arrived.put,
+        ordered_consumer=True,
+        config=config,
     )
     try:
         seq = after
         while seq < upto:
             try:
-                msgs = [await asyncio.wait_for(arrived.get(), idle)]
+                msgs = await arrived.take(batch_size, idle)
             except TimeoutError:
                 raise ReplayStalled(
                     f"the event log sent nothing for {idle:g} s after sequence {seq}, short of "
                     f"{upto}; check that nats-server is up and run `blendmesh audit rebuild` again"
                 ) from None
-            while len(msgs) < batch_size and not arrived.empty():
-                msgs.append(arrived.get_nowait())
             stretch: list[tuple[AnyEvent, Delivery]] = []
             for msg in msgs:
                 seq = msg.metadata.sequence.stream
@@ -85,6 +87,39 @@ async def stretches(
                 yield stretch
     finally:
         await sub.unsubscribe()
+
+
+class Arrivals:
+    """Messages pushed to the replay, held until it takes them, ``limit`` at most.
+
+    A deque and two events rather than an ``asyncio.Queue``: a message that finds room is
+    kept without a coroutine or a waiter of its own, which cost a rebuild a few
+    microseconds per event; only a full buffer makes the subscription wait, and that wait
+    is what holds the server back (the ordered consumer's flow control).
+    """
+
+    def __init__(self, limit: int) -> None:
+        self._msgs: deque[Msg] = deque()
+        self._limit = limit
+        self._ready = asyncio.Event()
+        self._room = asyncio.Event()
+        self._room.set()
+
+    async def put(self, msg: Msg) -> None:
+        while len(self._msgs) >= self._limit:
+            self._room.clear()
+            await self._room.wait()
+        self._msgs.append(msg)
+        self._ready.set()
+
+    async def take(self, most: int, idle: float) -> list[Msg]:
+        """Up to ``most`` messages, waiting ``idle`` seconds at most for the first."""
+        if not self._msgs:
+            self._ready.clear()
+            await asyncio.wait_for(self._ready.wait(), idle)
+        taken = [self._msgs.popleft() for _ in range(min(most, len(self._msgs)))]
+        self._room.set()
+        return taken
 
 
 async def replay(

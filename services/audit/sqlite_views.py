@@ -86,34 +86,41 @@ class Writes:
 
     def add(self, change: Change) -> Row:
         """Queue ``change``; returns its row with every column of the view."""
-        cols = self._columns.get(change.table)
+        table, row, replace = change
+        cols = self._columns.get(table)
         if cols is None:
-            raise ValueError(f"no view named {change.table!r}")
-        row = change.row
+            raise ValueError(f"no view named {table!r}")
         if row.keys() != cols.keys():
             row = dict.fromkeys(cols) | row
             if len(row) != len(cols):
                 unknown = sorted(row.keys() - cols)
-                raise ValueError(f"the {change.table} view has no columns {unknown}")
-        key = KEYS.get(change.table) if change.replace else None
+                raise ValueError(f"the {table} view has no columns {unknown}")
+        key = KEYS.get(table) if replace else None
         if key is not None:  # a later write of the same row replaces it: keep the last
-            self._keyed[change.table][key(row)] = row
+            self._keyed[table][key(row)] = row
+        elif (rows := self._appended.get((table, replace))) is not None:
+            rows.append(row)
         else:
-            self._appended.setdefault((change.table, change.replace), []).append(row)
+            self._appended[(table, replace)] = [row]
         return row
 
     def flush(self, db: sqlite3.Connection) -> None:
         for table, keyed in self._keyed.items():
             if keyed:
-                db.executemany(self._insert(table, True), keyed.values())
+                db.executemany(self._insert(table, True), map(self._values(table), keyed.values()))
         for (table, replace), rows in self._appended.items():
-            db.executemany(self._insert(table, replace), rows)
+            db.executemany(self._insert(table, replace), map(self._values(table), rows))
+
+    def _values(self, table: str) -> Callable[[Row], tuple[Any, ...]]:
+        # Bound by position, not by name: sqlite3 makes a string of every name of every
+        # row it binds, which cost a rebuild more than the tuples do.
+        return itemgetter(*self._columns[table])
 
     def _insert(self, table: str, replace: bool) -> str:
         cols = self._columns[table]
         verb = "INSERT OR REPLACE" if replace else "INSERT"
         names = ", ".join(f'"{c}"' for c in cols)
-        return f"{verb} INTO {table} ({names}) VALUES ({', '.join(f':{c}' for c in cols)})"
+        return f"{verb} INTO {table} ({names}) VALUES ({', '.join('?' for _ in cols)})"
 
 
 class SqliteViews:
@@ -137,13 +144,14 @@ class SqliteViews:
             self._forget_foreign_writes()
             last = self.last_seq()
             writes, records, new = Writes(self._columns), [], False
+            add, get = writes.add, self._cache.get
             for seq, run_id, project in batch:
                 if seq <= last:
                     continue
                 new = True
-                rows = self._cache.get(run_id) if run_id is not None else RunRows()
+                rows = get(run_id) if run_id is not None else RunRows()
                 for change in project(rows.view()):
-                    row = writes.add(change)
+                    row = add(change)
                     rows.remember(change.table, row)
                     if change.table == "audit_records":
                         records.append(dict(row))
