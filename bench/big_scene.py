@@ -383,7 +383,9 @@ def cli_big_rows(scene: Path, work: Path, runs: int) -> list[Row]:
 
 def table_rows() -> list[Row]:
     """The rows of ``bench/table.py``, measured here with the options its notes use."""
-    measured, _, _ = table.measure(runs=8, large=200, executor_runs=4, profile_runs=2)
+    measured, _, _ = table.measure(
+        runs=8, large=200, executor_runs=4, profile_runs=2, load_clients=4, load_runs=10
+    )
     return [Row(f"bench/table.py: {name}", value, target) for name, value, target in measured]
 
 
