@@ -167,13 +167,7 @@ class MeshClient:
         """
         resolution = await self._resolution(run_id, decision, user, request_hash, code_sha256)
         if resolution is None:
-            # Another resolution won the race and the run goes on: this answer is its
-            # outcome, exactly as the winner will see it. Followed from that resolution:
-            # the approval it answered is earlier in the log, and is no end any more.
-            sub = await self._subscribe(run_id)
-            return await self._follow(
-                run_id, sub, on_event, timeout, after=await self._last_resolution(run_id)
-            )
+            return await self.resolved_view(run_id, on_event, timeout)
         # The approval continues the run's trace, from where the policy asked for it.
         with tracing.tracer().start_as_current_span(
             "blendmesh approval",
@@ -193,6 +187,17 @@ class MeshClient:
             )
             span.set_attribute("blendmesh.status", view.status)
             return view
+
+    async def resolved_view(
+        self, run_id: str, on_event: OnEvent | None = None, timeout: float = 600.0
+    ) -> RunView:
+        """The outcome of ``run_id``'s latest resolution, for one that lost the race to
+        it: exactly what the winner will see. Followed from that resolution, since the
+        approval it answered is earlier in the log and is no end any more."""
+        sub = await self._subscribe(run_id)
+        return await self._follow(
+            run_id, sub, on_event, timeout, after=await self._last_resolution(run_id)
+        )
 
     async def answer(
         self,

@@ -7,6 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends
 
+from contracts.fold import is_terminal
 from contracts.project_book import may_manage
 from contracts.queries import MAX_RUNS, RunRow
 from contracts.trusted_code import quote_problem
@@ -83,6 +84,11 @@ async def resolve(body: ResolveBody, user: User, gw: Gw) -> RunResponse:
     if view is None:
         raise NotFound(f"no approval {body.approval_id}")
     current = view.pending
+    if current is None and not is_terminal(view.result):
+        # Resolved by a racing request a moment ago and under way: its outcome, as the
+        # winner will answer it (eight racing clients all hear how the run ended).
+        return await answer(gw, gw.client.resolved_view(asked.run_id, timeout=gw.run_timeout),
+                            asked.run_id)  # fmt: skip
     if current is None or current.approval_id != body.approval_id:
         return run_response(view)  # no longer pending: the run as it stands
     if body.request_hash != current.quote:
