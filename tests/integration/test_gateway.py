@@ -15,6 +15,7 @@ import pytest_asyncio
 
 from contracts.events import Approved, Executed
 from services.doors.cli.mesh import Mesh
+from services.doors.core.client import MeshClient
 from services.doors.gateway.app import create_app
 from services.doors.gateway.auth import Tokens
 from services.runtime.nats.history import read_run
@@ -451,6 +452,26 @@ async def test_destructive_run_when_approved_completes_once(api: httpx.AsyncClie
         "/api/agent/approvals/resolve", json={**body, "decision": "reject"}, headers=ANA
     )
     assert again.status_code == 200 and again.json()["status"] == "completed"
+
+
+async def test_resolve_when_another_just_resolved_it_answers_how_the_run_ended(
+    api: httpx.AsyncClient, mesh: tuple[Mesh, Bus]
+) -> None:
+    """A resolution that arrives once another's is in the log, while the run still
+    executes, answers the run's end as the winner hears it, not "executing"."""
+    waiting = await waiting_delete(api, "gw_late", "Late")
+    pending = await pending_for(api, waiting["runId"])
+    await MeshClient(mesh[1]).answer(waiting["runId"], "approve_once", "ana")  # not followed
+    body = {
+        "approvalId": pending["approvalId"],
+        "decision": "approve_once",
+        "requestHash": pending["requestHash"],
+    }
+    late = await api.post("/api/agent/approvals/resolve", json=body, headers=ANA)
+    assert late.status_code == 200, late.text
+    assert late.json()["status"] == "completed", late.json()
+    events = await read_run(mesh[1].js, mesh[0].settings.prefix, waiting["runId"])
+    assert sum(isinstance(e, Approved) for e in events) == 1
 
 
 async def test_resolve_when_eight_race_for_one_approval_one_wins_and_all_answer_it(
