@@ -94,9 +94,7 @@ class _LaneParts:
 async def start(settings: Settings, bus: Bus) -> ConsumerService:
     owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
     work_dir = settings.work_dir / owner.replace(":", "-")
-    size = pool_size(
-        settings.bridges, os.cpu_count() or 1, await asyncio.to_thread(available_memory)
-    )
+    size = pool_size(settings.bridges, await asyncio.to_thread(available_memory))
     # Each Blender is stopped after settings.bridge_idle seconds unused and started again
     # by the next call (ADR 0033): an idle mesh keeps no Blender. The first bridge starts
     # now, for the catalog; the pool's others when a run first needs them (ADR 0070).

@@ -31,9 +31,15 @@ class PoolSizeError(BlendmeshError, ValueError):
     """A pool size outside 1..MAX_BRIDGES was asked for."""
 
 
-def pool_size(asked: int | None, cores: int, available_bytes: int | None) -> int:
-    """How many bridges an executor keeps: ``asked`` when given (1..MAX_BRIDGES), else one
-    per core, as many as the available memory holds, at least one and at most the limit."""
+def pool_size(asked: int | None, available_bytes: int | None) -> int:
+    """How many bridges an executor keeps: ``asked`` when given (1..MAX_BRIDGES), else as
+    many as the available memory holds, at least one and at most the limit.
+
+    Not one per core (ADR 0078): a lane is worth the scene it keeps warm, not a core. A
+    warm bridge spends a few hundredths of a core at the runs it serves, while a run on a
+    scene no lane holds loads the file first; with fewer lanes than scenes in use, every
+    run paid that load and one executor served 9-10 runs/s where one lane per scene
+    served 28-30."""
     if asked is not None:
         if not 1 <= asked <= MAX_BRIDGES:
             raise PoolSizeError(
@@ -42,7 +48,7 @@ def pool_size(asked: int | None, cores: int, available_bytes: int | None) -> int
             )
         return asked
     by_memory = MAX_BRIDGES if available_bytes is None else available_bytes // BRIDGE_BYTES
-    return max(1, min(cores, by_memory, MAX_BRIDGES))
+    return max(1, min(by_memory, MAX_BRIDGES))
 
 
 @dataclass

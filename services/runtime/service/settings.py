@@ -143,7 +143,7 @@ class Settings:
     warm_hold: float = 60.0
     executors: int = 1  # executor instances the embedded mesh starts
     # Blender bridges each executor keeps, for runs on different scenes at once (ADR
-    # 0070); None: one per core, as many as memory holds, at most MAX_BRIDGES.
+    # 0070); None: as many as memory holds, at most MAX_BRIDGES (ADR 0078).
     bridges: int | None = None
     # The embedded mesh runs the audit projection in a child process of its own, off the
     # runs' event loop (ADR 0070); its run metrics are then served by that process.

@@ -148,19 +148,21 @@ def test_pool_when_empty_is_refused() -> None:
         LanePool[int]([])
 
 
-def test_pool_size_when_unset_is_bounded_by_cores_memory_and_the_limit() -> None:
-    assert pool_size(None, cores=2, available_bytes=64 * BRIDGE_BYTES) == 2
-    assert pool_size(None, cores=64, available_bytes=3 * BRIDGE_BYTES) == 3
-    assert pool_size(None, cores=64, available_bytes=None) == MAX_BRIDGES
-    assert pool_size(None, cores=4, available_bytes=0) == 1  # one Blender, whatever is left
+def test_pool_size_when_unset_is_bounded_by_memory_and_the_limit_not_by_cores() -> None:
+    # A lane keeps a scene warm; cores do not bound it (ADR 0078).
+    assert pool_size(None, available_bytes=64 * BRIDGE_BYTES) == MAX_BRIDGES
+    assert pool_size(None, available_bytes=3 * BRIDGE_BYTES) == 3
+    assert pool_size(None, available_bytes=3 * BRIDGE_BYTES - 1) == 2
+    assert pool_size(None, available_bytes=None) == MAX_BRIDGES
+    assert pool_size(None, available_bytes=0) == 1  # one Blender, whatever is left
 
 
 def test_pool_size_when_asked_takes_it_within_the_limit() -> None:
-    assert pool_size(3, cores=1, available_bytes=0) == 3
+    assert pool_size(3, available_bytes=0) == 3
     with pytest.raises(PoolSizeError, match=f"use 1 to {MAX_BRIDGES}"):
-        pool_size(MAX_BRIDGES + 1, cores=64, available_bytes=None)
+        pool_size(MAX_BRIDGES + 1, available_bytes=None)
     with pytest.raises(PoolSizeError, match="out of range"):
-        pool_size(0, cores=64, available_bytes=None)
+        pool_size(0, available_bytes=None)
 
 
 @pytest.mark.parametrize("raw", ["9", "1000000", "0", "-1", "two", "2.5"])
