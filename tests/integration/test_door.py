@@ -343,7 +343,9 @@ async def test_door_when_the_server_reloads_its_users_still_answers_what_is_unde
         asked = [asyncio.ensure_future(bob.ask("files.stage", body)) for _ in range(8)]
         await asyncio.sleep(0.005 * round_)  # some asked, some under way, some answered
         register(mesh_settings.home, f"newcomer{round_}")
-        assert await server.reload_users()
+        reloaded = await server.reload_users()
+        # The mesh's own watcher may have found the newcomer first and reloaded then.
+        assert reloaded or server.admits(f"newcomer{round_}")
         answers = await asyncio.gather(*asked)
         assert all(a["ok"] for a in answers), [a for a in answers if not a["ok"]][:2]
 

@@ -77,6 +77,9 @@ class EmbeddedNats:
         self._run_dir: Path | None = None  # config, ports file and the server's log
         self._registry: Registry | None = None  # users.toml, watched while it runs
         self._watch: asyncio.Task[None] | None = None
+        # One reload at a time: the watcher's and a caller's would read the registry on
+        # two threads at once, and the later would find nothing changed.
+        self._reloading = asyncio.Lock()
         self._restarting: asyncio.Future[None] | None = None  # while ``restart`` runs
         self.url = ""
 
@@ -116,16 +119,21 @@ class EmbeddedNats:
 
     async def reload_users(self) -> bool:
         """Read the registry again; when it changed, rewrite the config and have the
-        server reload it. Whether it reloaded."""
-        proc, registry = self._proc, self._registry
-        if proc is None or proc.returncode is not None or registry is None:
-            return False
-        if not await asyncio.to_thread(registry.changed):
-            return False
-        await asyncio.to_thread(self._write_config)
-        proc.send_signal(signal.SIGHUP)
-        log.info("nats-server %s: user logins reloaded (%d keys)", proc.pid, registry.count)
-        return True
+        server reload it. Whether it reloaded (False also when the watcher already had)."""
+        async with self._reloading:
+            proc, registry = self._proc, self._registry
+            if proc is None or proc.returncode is not None or registry is None:
+                return False
+            if not await asyncio.to_thread(registry.changed):
+                return False
+            await asyncio.to_thread(self._write_config)
+            proc.send_signal(signal.SIGHUP)
+            log.info("nats-server %s: user logins reloaded (%d keys)", proc.pid, registry.count)
+            return True
+
+    def admits(self, user: str) -> bool:
+        """Whether the config last given to the server lets ``user`` log in."""
+        return self._registry is not None and self._registry.admits(user)
 
     async def _watch_users(self, interval: float) -> None:
         while True:

@@ -37,6 +37,10 @@ class Registry:
     def count(self) -> int:
         return len(self._keys)
 
+    def admits(self, user: str) -> bool:
+        """Whether some key of ``user`` is admitted now."""
+        return user in self._keys.values()
+
     @property
     def authorization(self) -> dict[str, Any]:
         return access.authorization(self._passwords, self._prefix, self._keys)
