@@ -9,11 +9,13 @@ it lasts, over ``--runs`` runs of ``--ops`` operations (1 or 25). A gap between 
 service's end and the next one's start is the bus and the consumer's fetch; a span that
 ends after the client's is off the run's path.
 
-Then the round trips to nats-server per run, by kind, from every service and the client
-in this process (``Client.request``: each publish to a stream, KV or object store waits
-for its fsync; each read, consumer creation and ``ack_sync`` for its answer). Like the
-fsyncs, these counts do not move with the machine's load, so they compare before and
-after a change to a run's path (ADR 0075).
+Then the CPU each kind of process spent per run (``bench/proctree.py``: this process runs
+every service and the client on one event loop, the bridges are Blender), which with the
+round trips is what a run's wall time is made of; and the round trips to nats-server per
+run, by kind, from every service and the client in this process (``Client.request``: each
+publish to a stream, KV or object store waits for its fsync; each read, consumer creation
+and ``ack_sync`` for its answer). Like the fsyncs, these counts do not move with the
+machine's load, so they compare before and after a change to a run's path (ADR 0075).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import proctree
 from nats.aio.client import Client
 from plan25 import plan25, setup_plans
 from stages import Spans
@@ -81,9 +84,13 @@ def counted_requests() -> Iterator[collections.Counter[str]]:
 Placed = dict[str, list[tuple[float, float]]]
 
 
-async def measure(runs: int, ops: int) -> tuple[list[float], Placed, collections.Counter[str]]:
+Measured = tuple[list[float], Placed, collections.Counter[str], dict[str, tuple[int, float]]]
+
+
+async def measure(runs: int, ops: int) -> Measured:
     """The client's seconds per run, per span name its (start, length) in seconds on its
-    run's clock, and the requests made during the runs by kind."""
+    run's clock, the requests made during the runs by kind, and the CPU seconds each kind
+    of process spent meanwhile (``proctree.cpu_by_kind``)."""
     with tempfile.TemporaryDirectory(prefix="blendmesh-hops-") as home:
         settings = Settings(home=Path(home), prefix="bench", user="bench", previews=PREVIEWS)
         async with Mesh(settings) as mesh:
@@ -96,8 +103,12 @@ async def measure(runs: int, ops: int) -> tuple[list[float], Placed, collections
             spans = Spans(settings)
             plans = [one_op(i) for i in range(1, runs + 1)] if ops == 1 else None
             plans = plans or [plan25(i) for i in range(1, runs + 1)]
+            before = proctree.snapshot()
             with counted_requests() as requests:
                 seconds = await timed_runs(client, "small", plans, ops)
+                # Before the wait: a run's work that goes on after its result (the audit's
+                # last records, its preview) is counted for the runs before the first.
+                cpu = proctree.cpu_by_kind(before, proctree.snapshot())
                 await asyncio.sleep(1.0)  # the audit's last records come after the result
             finished = spans.exporter.get_finished_spans()
             spans.close()
@@ -115,7 +126,7 @@ async def measure(runs: int, ops: int) -> tuple[list[float], Placed, collections
         for span in trace:
             start, length = (span.start_time - origin) / 1e9, (span.end_time - span.start_time)
             placed[span.name].append((start, length / 1e9))
-    return seconds, placed, requests
+    return seconds, placed, requests, cpu
 
 
 def main() -> None:
@@ -125,7 +136,7 @@ def main() -> None:
     args = parser.parse_args()
     if not 1 <= args.runs <= MAX_RUNS:
         parser.error(f"--runs takes 1 to {MAX_RUNS}")
-    seconds, placed, requests = asyncio.run(measure(args.runs, args.ops))
+    seconds, placed, requests, cpu = asyncio.run(measure(args.runs, args.ops))
     print(f"{args.ops}-operation runs, {args.runs} runs, previews {'on' if PREVIEWS else 'off'}")
     print(f"client end to end p50 {statistics.median(seconds) * 1e3:.1f} ms")
     print(f"{'span':64}{'start ms':>9}{'ms':>8}{'n/run':>7}")
@@ -134,6 +145,10 @@ def main() -> None:
         start = statistics.median(s for s, _ in found)
         length = statistics.median(n for _, n in found)
         print(f"{name[:64]:64}{start * 1e3:9.2f}{length * 1e3:8.2f}{len(found) / args.runs:7.1f}")
+    print(f"\n{'CPU per run, by kind of process [processes]':64}{'ms':>9}")
+    for kind, (count, used) in cpu.items():
+        label = kind if kind == proctree.OUTSIDE else f"{kind} [{count}]"
+        print(f"{label:64}{used / args.runs * 1e3:9.1f}")
     print(f"\n{'round trips to nats-server, by kind':64}{'per run':>9}")
     for kind, calls in sorted(requests.items(), key=lambda kv: (-kv[1], kv[0])):
         print(f"{kind[:64]:64}{calls / args.runs:9.1f}")
