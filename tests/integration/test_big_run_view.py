@@ -22,7 +22,6 @@ import pytest
 import pytest_asyncio
 from mcp.client.streamable_http import streamable_http_client
 from nats.aio.client import Client
-from nats.errors import Error as NatsError
 
 from contracts import subjects
 from contracts.limits import DEFAULT_MAX_OPERATIONS
@@ -36,10 +35,10 @@ from services.doors.core.requests import build_request
 from services.doors.gateway.app import GatewayServer, create_app
 from services.doors.gateway.auth import Tokens
 from services.doors.mcp.door import AUDIT_PAGE_BYTES
-from services.runtime.nats import access
 from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
 from tests.support.big_plans import biggest_plan, op_ids
+from tests.support.bus_logins import user_login
 from tests.support.checked_session import CheckedSession
 from tests.support.mcp_plans import structured
 from tests.support.meshes import mesh_fixture
@@ -152,26 +151,10 @@ async def test_cli_when_run_holds_max_operations_shows_audit_and_timeline(
     assert time.monotonic() - began < 60
 
 
-async def _quiet(exc: Exception) -> None:
-    pass
-
-
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def ana_door(mesh: tuple[Mesh, Bus]) -> AsyncIterator[Client]:
     """ana's own NATS login, as a program on the bus door uses it."""
-    seed = register(mesh[0].settings.home, USER)
-    nc = Client()
-    for _ in range(50):  # the server admits keys registered after it started within ~1 s
-        try:
-            await nc.connect(
-                mesh[0].url, nkeys_seed_str=seed.decode(), error_cb=_quiet,
-                inbox_prefix=access.user_inbox_prefix(USER), allow_reconnect=False,
-            )  # fmt: skip
-            break
-        except (NatsError, OSError):
-            await nc.close()
-            nc = Client()
-            await asyncio.sleep(0.1)
+    nc = await user_login(mesh[0].url, register(mesh[0].settings.home, USER), USER)
     try:
         yield nc
     finally:

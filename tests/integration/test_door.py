@@ -16,15 +16,14 @@ import pytest
 import pytest_asyncio
 from nats.aio.client import Client
 from nats.aio.msg import Msg
-from nats.errors import Error as NatsError
 
 from contracts import subjects
 from contracts.door import run_prefix
 from services.doors.cli.mesh import Mesh
-from services.runtime.nats import access
 from services.runtime.nats.history import read_run
 from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
+from tests.support.bus_logins import user_login
 from tests.support.mcp_plans import create, delete
 from tests.support.meshes import mesh_fixture, role_bus
 from tests.support.signing import register
@@ -120,31 +119,12 @@ async def users(mesh: tuple[Mesh, Bus], seeds: dict[str, bytes]) -> AsyncIterato
     running, _ = mesh
     out: dict[str, User] = {}
     for name, seed in seeds.items():
-        nc = Client()
-        for _ in range(50):  # the server admits keys registered after it started within ~1 s
-            try:
-                await nc.connect(
-                    running.url,
-                    nkeys_seed_str=seed.decode(),
-                    inbox_prefix=access.user_inbox_prefix(name),
-                    allow_reconnect=False,
-                    error_cb=_quiet,
-                )
-                break
-            except (NatsError, OSError):  # not admitted yet (refused, or reset mid-login)
-                await nc.close()
-                nc = Client()
-                await asyncio.sleep(0.1)
-        out[name] = User(name, nc)
+        out[name] = User(name, await user_login(running.url, seed, name))
     try:
         yield out
     finally:
         for user in out.values():
             await user.nc.close()
-
-
-async def _quiet(exc: Exception) -> None:
-    pass
 
 
 async def test_door_when_a_user_runs_a_plan_follows_it_on_the_feed_to_completion(

@@ -5,7 +5,6 @@ not base64 or too large for one message is refused saying what to do."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import struct
 from collections.abc import AsyncIterator
@@ -13,18 +12,16 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from nats.aio.client import Client
-from nats.errors import Error as NatsError
 
 from contracts.assets import import_asset_plan
 from contracts.door import MAX_FILE_CHUNK
 from contracts.views import view_plan
 from services.doors.cli.mesh import Mesh
-from services.runtime.nats import access
 from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
 from tests.integration.test_door import PREFIX, User
 from tests.support.asset_files import glb
+from tests.support.bus_logins import user_login
 from tests.support.meshes import mesh_fixture
 from tests.support.signing import register
 
@@ -46,21 +43,7 @@ async def users(mesh: tuple[Mesh, Bus], mesh_settings: Settings) -> AsyncIterato
     out: dict[str, User] = {}
     for name in ("alice", "bob"):
         seed = register(mesh_settings.home, name)
-        nc = Client()
-        for _ in range(50):  # the server admits keys registered after it started within ~1 s
-            try:
-                await nc.connect(
-                    mesh[0].url,
-                    nkeys_seed_str=seed.decode(),
-                    inbox_prefix=access.user_inbox_prefix(name),
-                    allow_reconnect=False,
-                )
-                break
-            except NatsError:
-                await nc.close()
-                nc = Client()
-                await asyncio.sleep(0.1)
-        out[name] = User(name, nc)
+        out[name] = User(name, await user_login(mesh[0].url, seed, name))
     try:
         yield out
     finally:

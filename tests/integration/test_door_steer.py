@@ -4,23 +4,20 @@ and request id from the original run, which must be the asker's."""
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 import pytest_asyncio
-from nats.aio.client import Client
-from nats.errors import Error as NatsError
 
 from contracts.events import Executed, RunRequested
 from services.doors.cli.mesh import Mesh
-from services.runtime.nats import access
 from services.runtime.nats.history import read_run
 from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
 from tests.integration.test_door import PREFIX, User, requested
+from tests.support.bus_logins import user_login
 from tests.support.meshes import mesh_fixture
 from tests.support.signing import register
 
@@ -36,28 +33,12 @@ def mesh_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 mesh = mesh_fixture(client="test-door-steer")
 
 
-async def _quiet(exc: Exception) -> None:
-    pass
-
-
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def users(mesh: tuple[Mesh, Bus], mesh_settings: Settings) -> AsyncIterator[dict[str, User]]:
     out: dict[str, User] = {}
     for name in ("alice", "bob"):
         seed = register(mesh_settings.home, name)
-        nc = Client()
-        for _ in range(50):  # the server admits keys registered after it started within ~1 s
-            try:
-                await nc.connect(
-                    mesh[0].url, nkeys_seed_str=seed.decode(), allow_reconnect=False,
-                    inbox_prefix=access.user_inbox_prefix(name), error_cb=_quiet,
-                )  # fmt: skip
-                break
-            except (NatsError, OSError):
-                await nc.close()
-                nc = Client()
-                await asyncio.sleep(0.1)
-        out[name] = User(name, nc)
+        out[name] = User(name, await user_login(mesh[0].url, seed, name))
     try:
         yield out
     finally:

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from nats.aio.client import Client
-from nats.errors import Error as NatsError
 
 from contracts import subjects
 from contracts.door import run_prefix
@@ -26,9 +25,9 @@ from services.bridge.blendfiles.references import library_paths
 from services.doors.cli.mesh import Mesh
 from services.doors.core import shot_files
 from services.executor.client import LibraryFiles, SceneFiles
-from services.runtime.nats import access
 from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
+from tests.support.bus_logins import user_login
 from tests.support.mcp_plans import create, delete
 from tests.support.meshes import mesh_fixture
 from tests.support.shot_files import make_shot
@@ -82,10 +81,6 @@ class Login:
             await sub.unsubscribe()
 
 
-async def _quiet(exc: Exception) -> None:
-    pass
-
-
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def people(
     mesh: tuple[Mesh, Bus], mesh_settings: Settings
@@ -93,19 +88,7 @@ async def people(
     seeds = {name: register(mesh_settings.home, name) for name in PEOPLE}
     out: dict[str, Login] = {}
     for name, seed in seeds.items():
-        nc = Client()
-        for _ in range(50):  # the server admits keys registered after it started within ~1 s
-            try:
-                await nc.connect(
-                    mesh[0].url, nkeys_seed_str=seed.decode(), error_cb=_quiet,
-                    inbox_prefix=access.user_inbox_prefix(name), allow_reconnect=False,
-                )  # fmt: skip
-                break
-            except (NatsError, OSError):
-                await nc.close()
-                nc = Client()
-                await asyncio.sleep(0.1)
-        out[name] = Login(name, nc)
+        out[name] = Login(name, await user_login(mesh[0].url, seed, name))
     lea = out["lea"]
     assert (await lea.run(create("Hero"), "bus_shot"))["type"] == "run.completed"
     assert (await out["zed"].run(create("Zed"), "bus_zed"))["type"] == "run.completed"

@@ -20,7 +20,6 @@ import pytest
 import pytest_asyncio
 from mcp.client.streamable_http import streamable_http_client
 from nats.aio.client import Client
-from nats.errors import Error as NatsError
 
 from contracts import subjects
 from contracts.door import run_prefix
@@ -28,9 +27,9 @@ from services.doors.cli import main as cli
 from services.doors.cli.mesh import Mesh
 from services.doors.gateway.app import GatewayServer, create_app
 from services.doors.gateway.auth import Tokens
-from services.runtime.nats import access
 from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
+from tests.support.bus_logins import user_login
 from tests.support.checked_session import CheckedSession
 from tests.support.mcp_plans import create
 from tests.support.meshes import mesh_fixture
@@ -262,27 +261,11 @@ async def test_mcp_when_naming_anothers_scene_or_run_answers_as_for_an_unknown_o
             assert await ask(tool, args, world["run"]) == unknown, tool
 
 
-async def _quiet(exc: Exception) -> None:
-    pass
-
-
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def bus_ben(
     mesh: tuple[Mesh, Bus], mesh_settings: Settings, world: dict[str, str]
 ) -> AsyncIterator[Client]:
-    seed = register(mesh_settings.home, "ben")
-    nc = Client()
-    for _ in range(50):  # the server admits keys registered after it started within ~1 s
-        try:
-            await nc.connect(
-                mesh[0].url, nkeys_seed_str=seed.decode(), error_cb=_quiet,
-                inbox_prefix=access.user_inbox_prefix("ben"), allow_reconnect=False,
-            )  # fmt: skip
-            break
-        except (NatsError, OSError):
-            await nc.close()
-            nc = Client()
-            await asyncio.sleep(0.1)
+    nc = await user_login(mesh[0].url, register(mesh_settings.home, "ben"), "ben")
     try:
         yield nc
     finally:
