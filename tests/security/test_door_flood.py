@@ -37,6 +37,7 @@ from services.runtime.nats import access
 from services.runtime.server import suspensions
 from services.runtime.service.host import Bus
 from services.runtime.service.settings import Settings
+from tests.support.bus_logins import user_login
 from tests.support.mcp_plans import create, delete
 from tests.support.meshes import mesh_fixture
 from tests.support.signing import register
@@ -70,26 +71,12 @@ mesh = mesh_fixture()
 
 
 async def _quiet(exc: Exception) -> None:
-    """Logins refused until the server admits the new key are expected."""
+    """A login refused while the user is suspended is expected."""
 
 
 async def login(url: str, name: str, seed: bytes) -> Client:
-    for _ in range(150):  # the server admits keys registered (or let back in) within ~1 s
-        nc = Client()
-        try:
-            await nc.connect(
-                url,
-                nkeys_seed_str=seed.decode(),
-                inbox_prefix=access.user_inbox_prefix(name),
-                allow_reconnect=False,
-                max_outstanding_pings=10,
-                error_cb=_quiet,
-            )
-            return nc
-        except (NatsError, OSError):  # not admitted yet, refused or reset mid-login
-            await nc.close()
-            await asyncio.sleep(0.1)
-    raise AssertionError(f"{name} was never admitted")
+    # Registered, or let back in after a suspension: admitted within about a second.
+    return await user_login(url, seed, name, within=15.0, max_outstanding_pings=10)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
