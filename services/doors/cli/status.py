@@ -79,15 +79,24 @@ def _pins(instance: Instance) -> list[str]:
 
 
 def _blender(instance: Instance) -> list[str]:
-    """Each bridge of the executor's pool (ADR 0070), or its one Blender."""
+    """Each bridge of the executor's pool (ADR 0070), or its one Blender. Neighbours that
+    say the same are one entry ("Blender 2-8/8 ... idle"): a pool is up to 8, most of them
+    stopped until runs need them (ADR 0078)."""
     bridges = instance.bridges or ([instance.blender] if instance.blender else [])
-    shown = []
-    for index, b in enumerate(bridges, start=1):
+    said = []
+    for b in bridges:
         held = f", holds {b.scene} r{b.revision}" if b.scene else ""
         restarts = f", {b.restarts} restarts" if b.restarts else ""
         state = "up" if b.up else "idle (stopped, starts with the next run)" if b.idle else "DOWN"
-        which = f" {index}/{len(bridges)}" if len(bridges) > 1 else ""
-        shown.append(f"Blender{which} {b.version} {state}{held}{restarts}")
+        said.append(f"{b.version} {state}{held}{restarts}")
+    if len(said) == 1:
+        return [f"Blender {said[0]}"]
+    shown, first = [], 0
+    for end in range(1, len(said) + 1):
+        if end == len(said) or said[end] != said[first]:
+            which = f"{first + 1}" if end == first + 1 else f"{first + 1}-{end}"
+            shown.append(f"Blender {which}/{len(said)} {said[first]}")
+            first = end
     return shown
 
 

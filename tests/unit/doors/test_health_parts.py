@@ -370,3 +370,29 @@ def test_status_when_an_executor_has_a_pool_shows_each_bridge_and_what_it_holds(
     (row,) = cli_status.service_rows(service_status("executor", [reply]))
     assert "Blender 1/2 5.0.1 up, holds ana-s r2" in row["detail"]
     assert "Blender 2/2 5.0.1 idle (stopped, starts with the next run)" in row["detail"]
+
+
+def test_status_when_a_pool_has_spares_alike_shows_them_as_one_entry() -> None:
+    up = BlenderState(up=True, version="5.0.1", scene="ana-s", revision=2)
+    spare = BlenderState(up=False, idle=True, version="5.0.1")
+    down = BlenderState(up=False, idle=False, version="5.0.1")
+    bridges = [up, spare, spare, down, spare, spare, spare, up]
+    data = InstanceData(blender=up, bridges=bridges, catalog_version="v2")
+    reply = StatsReply(name="blendmesh-executor", id="e1", version="1", data=data)
+    (row,) = cli_status.service_rows(service_status("executor", [reply]))
+    blenders = [part for part in row["detail"].split("; ") if part.startswith("Blender")]
+    assert blenders == [
+        "Blender 1/8 5.0.1 up, holds ana-s r2",
+        "Blender 2-3/8 5.0.1 idle (stopped, starts with the next run)",
+        "Blender 4/8 5.0.1 DOWN",
+        "Blender 5-7/8 5.0.1 idle (stopped, starts with the next run)",
+        "Blender 8/8 5.0.1 up, holds ana-s r2",
+    ]
+
+
+def test_status_when_the_executor_has_one_blender_numbers_none() -> None:
+    one = BlenderState(up=True, version="5.0.1")
+    data = InstanceData(blender=one, bridges=[one], catalog_version="v2")
+    reply = StatsReply(name="blendmesh-executor", id="e1", version="1", data=data)
+    (row,) = cli_status.service_rows(service_status("executor", [reply]))
+    assert row["detail"].startswith("Blender 5.0.1 up; ")
