@@ -24,6 +24,11 @@ from tests.e2e.test_scaling import waiting_executors
 from tests.support.meshes import BLENDMESH, blendmesh_up, command_env
 
 WAIT = 8  # seconds a run waits for an executor of its catalog, here
+# One Blender, so one pull, per executor process: the waits below count executors by their
+# pulls, and a run pinned to one catalog goes round the pulls queued on the consumer. With
+# a pool per executor (ADR 0078), the stock one's idle loops could take a pinned run's
+# every hand-back within this short wait, while the upgraded one waited behind them.
+BRIDGES = {"BLENDMESH_BRIDGES": "1"}
 
 
 @contextmanager
@@ -35,6 +40,7 @@ def next_release_executor(home: Path, url: str, credentials: Path) -> Iterator[N
             "BLENDMESH_NATS_CREDENTIALS": str(credentials),
             "BLENDMESH_HOME": str(home),
             "BLENDMESH_CATALOG_WAIT": str(WAIT),
+            **BRIDGES,
         }
     )
     proc = subprocess.Popen(
@@ -111,7 +117,7 @@ async def test_rolling_upgrade_when_catalogs_differ_runs_each_pinned_run_on_its_
 ) -> None:
     mesh_home = tmp_path / "mesh"
     credentials = mesh_home / "nats-credentials.json"
-    with blendmesh_up(mesh_home, env={"BLENDMESH_CATALOG_WAIT": str(WAIT)}) as up:
+    with blendmesh_up(mesh_home, env={"BLENDMESH_CATALOG_WAIT": str(WAIT), **BRIDGES}) as up:
         url = up.nats_url
         assert await waiting_executors(url, "blendmesh", 1, credentials) >= 1
         bus = await Bus.open(url, "blendmesh", "probe", login_for(credentials, ADMIN))
