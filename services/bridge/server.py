@@ -123,8 +123,10 @@ def blender_profile() -> BlenderProfile:
 # Results written by msgspec rather than the json module: a commit of a 2,000-object scene
 # waits for its inspection (1 MB) and summary (0.6 MB), which the json module framed in
 # 15-20 ms each (56 when the copy it makes first set off the garbage collector) and msgspec
-# in 2-3. msgspec writes a non-finite float as null, which the executor's typed decode of
-# these results refuses, as it refused the json module's error before.
+# in 2-3. msgspec writes a non-finite float as null, never as a number: where the result's
+# type wants a number the executor's typed decode refuses it, as the json module's error
+# refused the whole result before; where it allows none (a material's metallic, a socket
+# default, a modifier's properties) it reads as not recorded.
 MSGSPEC_FRAMED = (SceneInspection, SceneSummary)
 
 _P = TypeVar("_P", bound=msgspec.Struct)

@@ -1,7 +1,7 @@
 """How the bridge frames a big result: a scene's inspection and summary are written by
 msgspec (``server.MSGSPEC_FRAMED``) and read exactly as the json module would have
-written them; a non-finite float in one becomes null, which the executor's typed decode
-refuses, so no such value passes for a number."""
+written them; a non-finite float in one becomes null, never a number, which the
+executor's typed decode refuses where a number is due."""
 
 from __future__ import annotations
 
