@@ -31,6 +31,7 @@ from services.executor.adapters.previews import ObjectStorePreviews
 from services.executor.adapters.scene_store import JetStreamSceneStore
 from services.executor.adapters.scene_summaries import KvSceneSummaries
 from services.executor.adapters.supervisor import SupervisedBridge
+from services.executor.adapters.trash import Trash
 from services.executor.adapters.uploads import ObjectStoreUploads
 from services.executor.domain.lanes import Lane, LanePool, pool_size
 from services.executor.domain.library_shelf import LibraryShelf
@@ -114,6 +115,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
     )
     worker: PreviewWorker | None = None
     collecting: asyncio.Task[None] | None = None
+    trash: Trash | None = None
     lanes: list[_LaneParts] = []
 
     stop_renders: Callable[[], Awaitable[None]] | None = None
@@ -142,6 +144,8 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         ended = await asyncio.gather(
             close_previews(), *(b.close() for b in bridges), return_exceptions=True
         )
+        if trash is not None:
+            await asyncio.to_thread(trash.close)
         shutil.rmtree(work_dir, ignore_errors=True)
         for error in [*stopped, *ended]:
             if isinstance(error, BaseException):
@@ -180,7 +184,9 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         # Retention's collector (docs/storage.md) runs beside the runs, never on their path.
         collector = Collector(bus.js, bus.prefix, retention_of(settings))
         collecting = asyncio.create_task(collect_every(collector, settings.gc_interval))
-        files = SceneExports(settings.scenes_dir)
+        # Big files are deleted by the trash's own thread, never on a run's path.
+        trash = Trash(work_dir / "trash")
+        files = SceneExports(settings.scenes_dir, trash)
         # Each project's libraries, kept as scenes are; a shot's revisions are put beside
         # it before Blender opens it (ADR 0060).
         library_store = JetStreamSceneStore(
@@ -201,6 +207,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
                 previews=ObjectStorePreviews(bus.js, bus.prefix),
                 work_dir=work_dir / "previews",
                 shelf=preview_shelf,
+                discard=trash.discard,
             )
             preview_bridge.keep_while(lambda: worker is not None and worker.rendering)
         journal = KvJournal(bus.js, bus.prefix, bus.nc)
@@ -232,6 +239,7 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
                 warm_for=settings.warm_hold,
                 holds_scene=partial(_alive, lane_bridge),
                 shelf=shelf,
+                discard=trash.discard,
             )
             # A run's unsaved scene lives in it; a warm hold's does not keep it running.
             lane_bridge.keep_while(partial(_in_run, scenes))

@@ -281,11 +281,22 @@ class NodeCatalogSource(Protocol):
 
 @dataclass(frozen=True)
 class StagedExport:
-    """A copy of a revision's file written beside the exported one, with its SHA-256."""
+    """A copy of a revision's file written beside the exported one, with the digest of its
+    bytes as ``<scheme>:<hex>``."""
 
     scene_id: str
     path: Path
-    sha256: str
+    digest: str
+
+
+# Port: take a file the executor no longer needs away now, and delete it where deleting
+# it holds up nobody (adapters/trash.py); a missing file is no error.
+Discard = Callable[[Path], None]
+
+
+def unlink_now(path: Path) -> None:
+    """The plain ``Discard``: delete at once, as a small file or a test may."""
+    path.unlink(missing_ok=True)
 
 
 class Exports(Protocol):

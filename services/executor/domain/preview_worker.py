@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from services.executor.domain.library_shelf import LibraryShelf
-from services.executor.domain.ports import Exports, PreviewBridge, Previews
+from services.executor.domain.ports import Discard, Exports, PreviewBridge, Previews, unlink_now
 
 log = logging.getLogger("blendmesh.executor")
 
@@ -49,6 +49,9 @@ class PreviewWorker:
     previews: Previews | None  # the object store the gateway reads
     work_dir: Path
     max_pending: int = MAX_PENDING
+    # Deletes a rendered revision's link: the last one of a big scene's file took 50-90 ms
+    # to delete, on the event loop (adapters/trash.py).
+    discard: Discard = unlink_now
     _pending: dict[str, _Pending] = field(default_factory=dict)
     _rendered: dict[str, int] = field(default_factory=dict)  # scene -> revision pictured
     _wake: asyncio.Event = field(default_factory=asyncio.Event)
@@ -70,7 +73,7 @@ class PreviewWorker:
             return
         self.work_dir.mkdir(parents=True, exist_ok=True)
         link = self.work_dir / f"{scene_id}-{revision:08d}.blend"
-        link.unlink(missing_ok=True)
+        self.discard(link)
         try:
             os.link(blend, link)
         except OSError as exc:  # e.g. gone already: a newer commit replaced it
@@ -191,7 +194,6 @@ class PreviewWorker:
         finally:
             glb_path.unlink(missing_ok=True)
 
-    @staticmethod
-    def _drop(waiting: _Pending | None) -> None:
+    def _drop(self, waiting: _Pending | None) -> None:
         if waiting is not None:
-            waiting.blend.unlink(missing_ok=True)
+            self.discard(waiting.blend)

@@ -91,4 +91,4 @@ async def test_commit_when_the_store_refuses_leaves_the_users_file_as_it_was(
     await scenes.close(session)
     assert exported.read_bytes() == first
     assert scenes.files.changed("s1") is None  # its record still names these bytes
-    assert sorted(p.name for p in exported.parent.iterdir()) == [".s1.blend.sha256", "s1.blend"]
+    assert sorted(p.name for p in exported.parent.iterdir()) == [".s1.blend.written", "s1.blend"]
