@@ -4,7 +4,8 @@
 
 Builds bench/big_scene.py's scene, imports it into one warm embedded mesh and moves one
 prop ``--runs`` times after two warm-up edits. For each run it prints, in milliseconds from
-the run's request, every call the executor makes on its ports (the bridge, the scene
+the run's request, every call the executor makes on its ports (the bridge, with the CPU
+its Blender spent on the call, the scene
 store, the summaries, the exported copy and its trash, the revision's notes; "blocking"
 marks a call that blocks the thread it runs on) and every stall of the event loop over 4
 ms, so what waits on what can be read off one run. The previews' Blender is left out: it
@@ -52,6 +53,7 @@ class Timeline:
     def __init__(self) -> None:
         self.started = time.perf_counter()
         self.spans: list[Span] = []
+        self._cpu: dict[int, int] = {}  # Blender pid -> its CPU ns when its last call ended
 
     def start(self) -> None:
         self.started, self.spans = time.perf_counter(), []
@@ -71,9 +73,21 @@ class Timeline:
             try:
                 return await original(owner, *args, **kwargs)
             finally:
-                self._mark(f"{cls.__name__}.{name}", began)
+                self._mark(f"{cls.__name__}.{name}{self._blender_cpu(owner)}", began)
 
         setattr(cls, name, timed)
+
+    def _blender_cpu(self, owner: Any) -> str:
+        """For a bridge call, the CPU its Blender spent since its previous call ended: a
+        Blender answers one request at a time and idles between them, so that is the
+        CPU of this call, whatever part of its wall time it waited for a core."""
+        pid = getattr(owner, "pid", None)
+        if not isinstance(owner, SupervisedBridge) or pid is None:
+            return ""
+        spent = cpu_ns(pid)
+        last = self._cpu.get(pid)
+        self._cpu[pid] = spent
+        return "" if last is None else f" [Blender CPU {(spent - last) / 1e6:.1f}]"
 
     def wrap_thread(self, cls: type, name: str) -> None:
         original: Callable[..., Any] = getattr(cls, name)
@@ -99,6 +113,18 @@ class Timeline:
     def lines(self) -> list[str]:
         ordered = sorted(self.spans, key=lambda span: span[1])
         return [f"  {a:7.1f} -> {b:7.1f}  ({b - a:6.1f})  {name}" for name, a, b in ordered]
+
+
+def cpu_ns(pid: int) -> int:
+    """Nanoseconds on a CPU of every thread of ``pid`` (the scheduler's own count, exact
+    where /proc/PID/stat counts in ticks of 10 ms)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # a thread that ended meanwhile
+    return total
 
 
 def installed() -> Timeline:
