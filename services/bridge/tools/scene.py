@@ -232,7 +232,7 @@ def summary(scene_id: str) -> SceneSummary:
     return SceneSummary(
         scene_id=scene_id,
         scene_hash=scene_hash,
-        objects=measures.measured(objects),
+        objects=measures.MEASURES.measured(objects),
         materials=materials,
     )
 
