@@ -84,6 +84,10 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
         (["fsyncs.py", "--runs", "1"], "nats-server fsyncs counted over"),
         (["hops.py", "--runs", "2"], "round trips per run:"),
         (["python_step.py", "--runs", "1"], "ratio warm / direct:"),
+        (
+            ["commit_timeline.py", "--runs", "1", "--grid", "10", "--props", "20"],
+            "SupervisedBridge.verify [Blender CPU",
+        ),
         pytest.param(
             ["live_session.py", "--runs", "1", "--skip-big"],
             "ask -> change in the session",
