@@ -119,6 +119,8 @@ class InspectedObject(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     location: list[float] = []
     rotation_euler: list[float] = []  # radians
     scale: list[float] = []
+    # Empty, as ``world_location``, for an object Blender does not evaluate (disabled in
+    # viewports, or in a collection the view layer excludes): what it holds is stale.
     dimensions: list[float] = []
     # Its origin in the world (``location`` is in its parent's space); empty in artifacts
     # written before it was recorded.

@@ -23,9 +23,11 @@ class ObjectSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     modifiers: list[str]  # "Name:TYPE"
     materials: list[str]
     # Where it is and how big in the world (parents, rotation and modifiers counted), as the
-    # bridge measures it; None in summaries written before these were kept, or where the
-    # snapshot alone was summarised (it has no bounds). ``dimensions`` is Blender's own
-    # (the N panel's): the object's bounds times its scale, in scene units.
+    # bridge measures it; None in summaries written before these were kept, where the
+    # snapshot alone was summarised (it has no bounds), and for an object Blender does not
+    # evaluate (disabled in viewports, or in a collection the view layer excludes).
+    # ``dimensions`` is Blender's own (the N panel's): the object's bounds times its scale,
+    # in scene units.
     dimensions: list[float] | None = None
     world_location: list[float] | None = None
     world_bounds: list[list[float]] | None = None  # [min x,y,z], [max x,y,z]

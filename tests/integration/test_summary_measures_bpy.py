@@ -66,3 +66,43 @@ async def test_measures_when_nothing_moved_are_kept_and_always_equal_fresh_ones(
     assert found["modifier"]["computed"] == 1
     assert "Chair" not in found["deleted"]["objects"]
     assert found["deleted"]["computed"] == 0
+
+
+UNEVALUATED = (
+    SERVER_PRELUDE
+    + """
+import bpy, msgspec
+from services.bridge.inspection.inspect import inspect
+def call(tool, **arguments):
+    result = answer("tools/call", name=tool, arguments=arguments).result.structured_content
+    assert result.ok, result
+call("object.create", primitive="cube", name="Seen", location=[4, 0, 0])
+call("object.create", primitive="cube", name="Disabled", location=[1, 2, 3])
+call("object.visibility", name="Disabled", viewport=False)
+call("object.create", primitive="cube", name="Excluded", location=[5, 6, 7])
+call("collection.create", name="Stored")
+call("collection.move", objects=["Excluded"], collection="Stored")
+# As an artist unticks a collection in the outliner: no tool does it, a file may.
+bpy.context.view_layer.layer_collection.children["Stored"].exclude = True
+got = answer("blendmesh/scene.summary", scene_id="room").result
+objects = {o.name: msgspec.to_builtins(o) for o in got.objects}
+inspected = {o.name: msgspec.to_builtins(o) for o in inspect().objects}
+print("RESULT", json.dumps({"summary": objects, "inspection": inspected}))
+"""
+)
+
+
+async def test_measures_when_blender_evaluates_no_object_say_not_measured_not_the_origin() -> (
+    None
+):
+    found, _ = await script_result(UNEVALUATED)
+    summary, inspection = found["summary"], found["inspection"]
+    assert summary["Seen"]["world_location"] == [4.0, 0.0, 0.0]
+    assert summary["Seen"]["dimensions"] == [2.0, 2.0, 2.0]
+    for name in ("Disabled", "Excluded"):
+        # Blender left these at the origin: no number is better than a wrong one.
+        assert summary[name]["world_location"] is None, summary[name]
+        assert summary[name]["world_bounds"] is None and summary[name]["dimensions"] is None
+        assert inspection[name]["world_location"] == [] and inspection[name]["dimensions"] == []
+        assert summary[name]["location"] != [0.0, 0.0, 0.0]  # its own transform is kept
+    assert inspection["Seen"]["world_location"] == [4.0, 0.0, 0.0]

@@ -50,6 +50,7 @@ from services.bridge.inspection.inspect_links import library_of, linked_librarie
 from services.bridge.inspection.inspect_parts import PARTS
 from services.bridge.scene import digests
 from services.bridge.scene.fingerprint import material_values, modifier_values
+from services.bridge.scene.measures import was_evaluated
 from services.bridge.scene.scene_state import LIGHT_SIZE_PROPS
 
 # Object types whose evaluated geometry can be read as a mesh; others count 0.
@@ -259,6 +260,7 @@ def _light(ob: bpy.types.Object) -> InspectedLight | None:
 
 def _object(ob: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> InspectedObject:
     evaluated = ob.evaluated_get(depsgraph)
+    measured = was_evaluated(ob, evaluated)
     vertices, faces = _counts(ob, evaluated)
     return InspectedObject(
         name=ob.name,
@@ -268,8 +270,9 @@ def _object(ob: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> InspectedOb
         rotation_euler=rvec(ob.rotation_euler),
         scale=rvec(ob.scale),
         # Of the evaluated geometry, as the counts: the original's may be a stale fallback.
-        dimensions=rvec(evaluated.dimensions),
-        world_location=rvec(evaluated.matrix_world.translation),
+        # Left empty (not recorded) for an object Blender does not evaluate.
+        dimensions=rvec(evaluated.dimensions) if measured else [],
+        world_location=rvec(evaluated.matrix_world.translation) if measured else [],
         modifiers=[_modifier(m) for m in ob.modifiers],
         materials=[s.material.name for s in ob.material_slots if s.material is not None],
         data=ob.data.name if ob.data else None,

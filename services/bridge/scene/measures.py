@@ -47,6 +47,9 @@ class Measures:
                 found.append(summary)
                 continue
             evaluated = ob.evaluated_get(depsgraph)
+            if not was_evaluated(ob, evaluated):
+                found.append(summary)  # not measured: what Blender holds is stale
+                continue
             world, box = evaluated.matrix_world, evaluated.bound_box
             reads = (*(row[:] for row in world), box[0][:], box[6][:], evaluated.dimensions[:])
             last = self._last.get(summary.name)
@@ -60,6 +63,14 @@ class Measures:
             found.append(result)
         self._last = kept  # only this call's objects: bounded by the scene
         return found
+
+
+def was_evaluated(ob: bpy.types.Object, evaluated: bpy.types.Object) -> bool:
+    """Whether the depsgraph evaluated ``ob`` (``evaluated`` is its ``evaluated_get``).
+    Blender evaluates no object disabled in viewports or in a collection the view layer
+    excludes: ``evaluated_get`` gives the original back, whose world matrix and bounds
+    are whatever an evaluation left there last, the origin for one never evaluated."""
+    return bool(evaluated.as_pointer() != ob.as_pointer())
 
 
 def _measure(summary: ObjectSummary, world: Any, box: Any, dimensions: Any) -> ObjectSummary:
