@@ -92,9 +92,7 @@ print("RESULT", json.dumps({"summary": objects, "inspection": inspected}))
 )
 
 
-async def test_measures_when_blender_evaluates_no_object_say_not_measured_not_the_origin() -> (
-    None
-):
+async def test_measures_when_blender_evaluates_no_object_say_not_measured_not_the_origin() -> None:
     found, _ = await script_result(UNEVALUATED)
     summary, inspection = found["summary"], found["inspection"]
     assert summary["Seen"]["world_location"] == [4.0, 0.0, 0.0]
