@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -31,7 +32,7 @@ from services.executor.adapters.previews import ObjectStorePreviews
 from services.executor.adapters.scene_store import JetStreamSceneStore
 from services.executor.adapters.scene_summaries import KvSceneSummaries
 from services.executor.adapters.supervisor import SupervisedBridge
-from services.executor.adapters.trash import Trash
+from services.executor.adapters.trash import Trash, stale_work_dirs
 from services.executor.adapters.uploads import ObjectStoreUploads
 from services.executor.domain.lanes import Lane, LanePool, pool_size
 from services.executor.domain.library_shelf import LibraryShelf
@@ -184,8 +185,9 @@ async def start(settings: Settings, bus: Bus) -> ConsumerService:
         # Retention's collector (docs/storage.md) runs beside the runs, never on their path.
         collector = Collector(bus.js, bus.prefix, retention_of(settings))
         collecting = asyncio.create_task(collect_every(collector, settings.gc_interval))
-        # Big files are deleted by the trash's own thread, never on a run's path.
-        trash = Trash(work_dir / "trash")
+        # Big files are deleted by the trash's own thread, never on a run's path; so are
+        # the work directories of this host's executors that died (adapters/trash.py).
+        trash = await asyncio.to_thread(_open_trash, settings.work_dir)
         files = SceneExports(settings.scenes_dir, trash)
         # Each project's libraries, kept as scenes are; a shot's revisions are put beside
         # it before Blender opens it (ADR 0060).
@@ -312,6 +314,13 @@ def _profile(bridge: SupervisedBridge) -> BlenderProfile:
 
 def _in_run(scenes: Scenes) -> bool:
     return scenes.open_sessions > 0
+
+
+def _open_trash(work_root: Path) -> Trash:
+    trash = Trash(work_root / "trash")
+    for stale in stale_work_dirs(work_root, socket.gethostname()):
+        trash.discard(stale)
+    return trash
 
 
 def _holds(lane: _LaneParts) -> str | None:

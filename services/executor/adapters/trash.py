@@ -9,8 +9,12 @@ over the old. Here a discarded file is renamed into the trash folder at once, wh
 nothing, and unlinked later; ``keep`` holds a second link to a file about to be replaced,
 so the replace frees nothing either.
 
-What a stopped executor left in its trash is deleted when the next one starts. A file
-that cannot be moved there (another file system) is deleted at once, as before.
+The trash is one folder for every executor of a blendmesh home (``<work>/trash``), so what
+one that died left there is deleted when the next one starts, as is the work directory of
+an executor of this host whose process is gone (``stale_work_dirs``): each executor works in
+a directory of its own, named for its host, process and a random tag, which it removes
+when it stops and which a crash left behind for good, checkpoints of big scenes and all.
+A file that cannot be moved to the trash (another file system) is deleted at once.
 """
 
 from __future__ import annotations
@@ -20,8 +24,11 @@ import itertools
 import logging
 import os
 import queue
+import re
 import secrets
+import shutil
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 log = logging.getLogger("blendmesh.executor")
@@ -31,6 +38,8 @@ log = logging.getLogger("blendmesh.executor")
 # it is deleted by whoever discards it, which is slower but loses nothing.
 MAX_WAITING = 256
 NICE = 19  # the lowest priority: whatever else wants the CPU goes first
+# An executor's work directory: ``<host>-<pid>-<6 hex>`` (executor/app.py names it).
+WORK_DIR = re.compile(r"(?P<host>.+)-(?P<pid>[0-9]+)-[0-9a-f]{6}")
 
 
 class Trash:
@@ -49,14 +58,15 @@ class Trash:
             self._put(left)
 
     def discard(self, path: Path) -> None:
-        """Take ``path`` away now and delete it later; a missing file is no error."""
+        """Take ``path`` (a file, or a directory and all in it) away now and delete it
+        later; a missing one is no error."""
         target = self.root / f"{next(self._names)}-{path.name}"
         try:
             os.rename(path, target)
         except FileNotFoundError:
             return
         except OSError:  # e.g. another file system: a rename would copy it
-            path.unlink(missing_ok=True)
+            _delete(path)
             return
         self._put(target)
 
@@ -82,7 +92,7 @@ class Trash:
 
     def _put(self, target: Path) -> None:
         if self._waiting.qsize() >= self.max_waiting:
-            target.unlink(missing_ok=True)
+            _delete(target)
             return
         self._waiting.put(target)
 
@@ -96,8 +106,45 @@ class Trash:
             try:
                 if path is None:
                     return
-                path.unlink(missing_ok=True)
+                _delete(path)
+            except FileNotFoundError:
+                pass  # another executor's trash thread, sweeping at its start, was first
             except OSError as exc:
                 log.warning("could not delete %s: %s", path, exc)
             finally:
                 self._waiting.task_done()
+
+
+def _delete(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def stale_work_dirs(
+    root: Path, host: str, alive: Callable[[int], bool] | None = None
+) -> list[Path]:
+    """The work directories under ``root`` of this host's executors whose process is gone.
+    Another host's are left alone (a home may be shared): only that host can tell."""
+    alive = alive or _alive
+    found = []
+    for path in sorted(root.iterdir()) if root.is_dir() else []:
+        named = WORK_DIR.fullmatch(path.name)
+        if named is None or named["host"] != host.replace(":", "-") or not path.is_dir():
+            continue
+        if not alive(int(named["pid"])):
+            found.append(path)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs. A pid reused by another process counts as alive,
+    which only keeps a directory that could have gone."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True

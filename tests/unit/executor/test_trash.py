@@ -1,6 +1,7 @@
 """The trash: a discarded file is gone from where it was at once and deleted later by a
 thread at the lowest priority, never by the caller, so a big scene's file costs a commit
-a rename, not the 50-90 ms its deletion takes."""
+a rename, not the 50-90 ms its deletion takes; and the work directories of this host's
+executors that died are found to be thrown away, never a live one's or another host's."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from services.executor.adapters import trash as trash_module
-from services.executor.adapters.trash import NICE, Trash
+from services.executor.adapters.trash import NICE, Trash, stale_work_dirs
 
 
 def made(path: Path, data: bytes = b"BLENDER") -> Path:
@@ -98,3 +99,38 @@ def test_the_thread_deletes_at_the_lowest_priority(tmp_path: Path) -> None:
     assert native is not None
     assert os.getpriority(os.PRIO_PROCESS, native) == NICE
     trash.close()
+
+
+def test_discard_when_given_a_directory_deletes_it_and_all_in_it(tmp_path: Path) -> None:
+    trash = Trash(tmp_path / "trash")
+    folder = tmp_path / "work" / "box-41-abcdef"
+    made(folder / "lane-1" / "revisions" / "s1-00000001.blend")
+    trash.discard(folder)
+    assert not folder.exists()
+    trash.drain()
+    assert list((tmp_path / "trash").iterdir()) == []
+    trash.close()
+
+
+def test_stale_work_dirs_are_this_hosts_executors_whose_process_is_gone(tmp_path: Path) -> None:
+    for name in (
+        "box-41-abcdef",  # this host, process gone
+        "box-42-abcdef",  # this host, alive
+        "my-box-43-0a1b2c",  # this host named with a dash, gone
+        "other-41-abcdef",  # another host: only it can tell
+        "box-41-notahex",  # not an executor's name
+        "guardians",  # another service's folder
+        "trash",
+    ):
+        (tmp_path / name).mkdir()
+    made(tmp_path / "box-44-abcdef")  # a file of that name is no work directory
+    alive = {42}.__contains__
+    assert stale_work_dirs(tmp_path, "box", alive) == [tmp_path / "box-41-abcdef"]
+    assert stale_work_dirs(tmp_path, "my-box", alive) == [tmp_path / "my-box-43-0a1b2c"]
+
+
+def test_stale_work_dirs_never_names_this_process_or_a_missing_root(tmp_path: Path) -> None:
+    ours = tmp_path / f"box-{os.getpid()}-abcdef"
+    ours.mkdir()
+    assert stale_work_dirs(tmp_path, "box") == []
+    assert stale_work_dirs(tmp_path / "absent", "box") == []
