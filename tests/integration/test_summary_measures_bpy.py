@@ -12,15 +12,22 @@ from tests.support.bridges import SERVER_PRELUDE, script_result
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
-SCRIPT = (
+# The prelude, and a tool call that must succeed.
+PRELUDE = (
     SERVER_PRELUDE
+    + """
+def call(tool, **arguments):
+    result = answer("tools/call", name=tool, arguments=arguments).result.structured_content
+    assert result.ok, result
+"""
+)
+
+SCRIPT = (
+    PRELUDE
     + """
 import msgspec
 from services.bridge.scene import measures
 from services.bridge.scene.measures import Measures
-def call(tool, **arguments):
-    result = answer("tools/call", name=tool, arguments=arguments).result.structured_content
-    assert result.ok, result
 call("object.create", primitive="cube", name="Table", location=[1, 0, 0])
 call("object.create", primitive="cube", name="Cup", location=[1, 0, 2], scale=[0.2, 0.2, 0.2])
 call("object.create", primitive="cube", name="Chair", location=[-3, 0, 0])
@@ -69,13 +76,10 @@ async def test_measures_when_nothing_moved_are_kept_and_always_equal_fresh_ones(
 
 
 UNEVALUATED = (
-    SERVER_PRELUDE
+    PRELUDE
     + """
 import bpy, msgspec
 from services.bridge.inspection.inspect import inspect
-def call(tool, **arguments):
-    result = answer("tools/call", name=tool, arguments=arguments).result.structured_content
-    assert result.ok, result
 call("object.create", primitive="cube", name="Seen", location=[4, 0, 0])
 call("object.create", primitive="cube", name="Disabled", location=[1, 2, 3])
 call("object.visibility", name="Disabled", viewport=False)
