@@ -13,6 +13,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp.types as types
 import pytest
 from mcp import ClientSession, StdioServerParameters
@@ -62,6 +63,7 @@ async def door(
     # The door's own log, shown when a call fails: a call that gets no answer says which
     # one it was (the read timeout) and what the mesh was doing meanwhile.
     stderr = home / "mcp-door.log"  # home is the test's own tmp_path: it exists
+    answered = False
     with stderr.open("w") as errlog:
         try:
             async with (
@@ -76,13 +78,27 @@ async def door(
                 await session.initialize()
                 session.asked = asked  # type: ignore[attr-defined]
                 yield session
+                answered = True
         except BaseException as exc:
+            if answered and reader_broke_on_close(exc):
+                return
+
             tail = stderr.read_text(errors="replace")[-4000:]
             exc.add_note(f"blendmesh mcp wrote, last 4000 characters:\n{tail}")
             if joined is not None:  # and what the mesh it joined was doing meanwhile
                 said = joined.mesh.log.read_text(errors="replace")[-8000:]
                 exc.add_note(f"the shared blendmesh up wrote, last 8000 characters:\n{said}")
             raise
+
+
+def reader_broke_on_close(exc: BaseException) -> bool:
+    """Whether ``exc`` is only the 1.x SDK's stdio client breaking its own reader as it
+    closes, when the door wrote a line at that moment (modelcontextprotocol/python-sdk
+    #1960, fixed on its main branch, not in 1.x): every call had its answer by then."""
+    if not isinstance(exc, BaseExceptionGroup):
+        return False
+    _, rest = exc.split(anyio.BrokenResourceError)
+    return rest is None
 
 
 async def test_mcp_when_listed_and_run_answers_tools_resources_and_preview(

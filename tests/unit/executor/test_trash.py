@@ -49,14 +49,19 @@ def test_discard_when_two_files_share_a_name_keeps_both_until_deleted(tmp_path: 
 
 def test_keep_holds_the_file_so_replacing_it_frees_nothing_until_drained(tmp_path: Path) -> None:
     trash = Trash(tmp_path / "trash")
+    trash.close()  # nothing deletes meanwhile: the held link stays to be seen
     path = made(tmp_path / "scenes" / "s1.blend", b"old")
+    old = path.stat().st_ino
     trash.keep(path)
     assert path.stat().st_nlink == 2
     os.replace(made(tmp_path / "scenes" / "new.blend", b"new"), path)
     assert path.read_bytes() == b"new"
-    trash.drain()
+    [held] = (tmp_path / "trash").iterdir()
+    assert (held.stat().st_ino, held.read_bytes()) == (old, b"old")
+    again = Trash(tmp_path / "trash")  # the next executor deletes what was left
+    again.drain()
     assert list((tmp_path / "trash").iterdir()) == []
-    trash.close()
+    again.close()
 
 
 def test_a_new_trash_deletes_what_a_stopped_executor_left(tmp_path: Path) -> None:
