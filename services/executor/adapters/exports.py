@@ -128,7 +128,8 @@ class SceneExports:
         if recorded is None:
             return path
         written, stamp, recorded_at = recorded
-        # Every `blendmesh run` asks this first, and hashing a 77 MiB shot costs 0.1-0.3 s:
+        # Every `blendmesh run` asks this first, and hashing a 77 MiB shot cost 0.1-0.3 s
+        # with SHA-256 (BLAKE3 still takes tens of ms):
         # a file whose size, inode and modification time are the ones recorded, and that
         # was last written before the record was (not within one tick of a coarse clock,
         # the racy case git's index guards against too), holds the bytes recorded.

@@ -1,7 +1,8 @@
 """The trash: a discarded file is gone from where it was at once and deleted later by a
-thread at the lowest priority, never by the caller, so a big scene's file costs a commit
-a rename, not the 50-90 ms its deletion takes; and the work directories of this host's
-executors that died are found to be thrown away, never a live one's or another host's."""
+thread at the lowest priority, not by the caller (unless the trash is full), so a big
+scene's file costs a commit a rename, not the 50-90 ms its deletion takes; and the work
+directories of this host's executors that died are found to be thrown away, never a
+live one's or another host's."""
 
 from __future__ import annotations
 
